@@ -1,0 +1,47 @@
+"""The `robot_dynamics` command line: offline tools that call the core.
+
+Each sub-command lives in ``robot_dynamics/tools/<module>.py`` and provides
+``add_arguments(parser)`` and ``run(args) -> int`` (the exit code); the first line of
+the module docstring is its one-line help. Heavy imports happen inside ``run``.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+SUBCOMMANDS = {
+    'demo': 'robot_dynamics.tools.demo',
+    'validate': 'robot_dynamics.tools.validate',
+    'identify-payload': 'robot_dynamics.tools.identify_payload',
+    'identify': 'robot_dynamics.tools.identify',
+    'excitation': 'robot_dynamics.tools.excitation',
+    'bench': 'robot_dynamics.tools.bench',
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog='robot_dynamics', description=__doc__.splitlines()[0])
+    subparsers = parser.add_subparsers(dest='command', required=True, metavar='COMMAND')
+    for name, module_name in SUBCOMMANDS.items():
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as error:
+            if error.name != module_name:
+                raise
+            continue
+        help_line = (module.__doc__ or name).strip().splitlines()[0]
+        subparser = subparsers.add_parser(name, help=help_line, description=module.__doc__,
+                                          formatter_class=argparse.RawDescriptionHelpFormatter)
+        module.add_arguments(subparser)
+        subparser.set_defaults(run=module.run)
+    return parser
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    return int(args.run(args) or 0)
+
+
+if __name__ == '__main__':
+    sys.exit(main())

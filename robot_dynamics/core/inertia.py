@@ -1,0 +1,123 @@
+"""Rigid-body inertial parameters: the 10-parameter sets, spatial and pseudo inertia.
+
+Two 10-parameter orders exist and are never mixed silently:
+
+* pinocchio (``Inertia.toDynamicParameters``):
+  ``[m, m·cx, m·cy, m·cz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz]``
+* the seed chapters (002 §1.1): ``[m, hx, hy, hz, Ixx, Ixy, Ixz, Iyy, Iyz, Izz]``
+
+In both, h = m·c is the first mass moment and the rotational inertia is about the *frame
+origin* (not the CoM), as tensor entries: Ī = I_C + m(cᵀc·1 − c cᵀ) (chapter 000 §1.5).
+Units: kg, kg·m, kg·m².
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pinocchio as pin
+
+PINOCCHIO_ORDER = ('m', 'hx', 'hy', 'hz', 'Ixx', 'Ixy', 'Iyy', 'Ixz', 'Iyz', 'Izz')
+CHAPTER_ORDER = ('m', 'hx', 'hy', 'hz', 'Ixx', 'Ixy', 'Ixz', 'Iyy', 'Iyz', 'Izz')
+PINOCCHIO_TO_CHAPTER = np.array([PINOCCHIO_ORDER.index(name) for name in CHAPTER_ORDER])
+"""``chapter_vector = pinocchio_vector[PINOCCHIO_TO_CHAPTER]`` (swaps Iyy and Ixz); self-inverse."""
+
+
+def skew(vector: np.ndarray) -> np.ndarray:
+    """The cross-product matrix [v]× such that [v]× x = v × x."""
+    x, y, z = vector
+    return np.array([[0.0, -z, y], [z, 0.0, -x], [-y, x, 0.0]])
+
+
+def parallel_axis(inertia_com: np.ndarray, mass: float, offset: np.ndarray) -> np.ndarray:
+    """Inertia about a point A from the inertia about the CoM (same axes).
+
+    ``offset`` is the vector from A to the CoM [m]: Ī_A = I_C + m(|p|²·1 − p pᵀ)
+    (chapter 000 §1.5, chapter 003 §11.5).
+    """
+    offset = np.asarray(offset, dtype=float)
+    return inertia_com + mass * (offset @ offset * np.eye(3) - np.outer(offset, offset))
+
+
+@dataclass(frozen=True)
+class InertialParameters:
+    """Mass [kg], CoM ``com`` [m] and inertia about the CoM ``inertia_com`` [kg·m²] (3×3),
+    all expressed in one reference frame (named by whoever holds the object)."""
+
+    mass: float
+    com: np.ndarray
+    inertia_com: np.ndarray
+
+    def __post_init__(self):
+        object.__setattr__(self, 'mass', float(self.mass))
+        object.__setattr__(self, 'com', np.array(self.com, dtype=float).reshape(3))
+        object.__setattr__(self, 'inertia_com', np.array(self.inertia_com, dtype=float).reshape(3, 3))
+
+    @classmethod
+    def point_mass(cls, mass: float, com) -> 'InertialParameters':
+        return cls(mass, com, np.zeros((3, 3)))
+
+    @classmethod
+    def from_pinocchio(cls, inertia: pin.Inertia) -> 'InertialParameters':
+        return cls(inertia.mass, inertia.lever, inertia.inertia)
+
+    @classmethod
+    def from_pinocchio_vector(cls, parameters: np.ndarray) -> 'InertialParameters':
+        """From pinocchio's 10-vector (order :data:`PINOCCHIO_ORDER`, about the origin).
+
+        Needs m > 0 (the CoM is h/m).
+        """
+        return cls.from_pinocchio(pin.Inertia.FromDynamicParameters(np.asarray(parameters, dtype=float)))
+
+    @classmethod
+    def from_chapter_vector(cls, parameters: np.ndarray) -> 'InertialParameters':
+        """From the chapters' 10-vector (order :data:`CHAPTER_ORDER`, about the origin)."""
+        return cls.from_pinocchio_vector(np.asarray(parameters, dtype=float)[PINOCCHIO_TO_CHAPTER])
+
+    def to_pinocchio(self) -> pin.Inertia:
+        return pin.Inertia(self.mass, self.com, self.inertia_com)
+
+    def pinocchio_vector(self) -> np.ndarray:
+        """10 parameters about the frame origin, pinocchio order."""
+        return self.to_pinocchio().toDynamicParameters()
+
+    def chapter_vector(self) -> np.ndarray:
+        """10 parameters about the frame origin, chapter order."""
+        return self.pinocchio_vector()[PINOCCHIO_TO_CHAPTER]
+
+    def inertia_origin(self) -> np.ndarray:
+        """Rotational inertia about the frame origin [kg·m²]."""
+        return parallel_axis(self.inertia_com, self.mass, self.com)
+
+    def pseudo_inertia(self) -> np.ndarray:
+        """4×4 pseudo-inertia J = [[Σ, h], [hᵀ, m]], Σ = ½tr(Ī)·1 − Ī (chapter 002 §1.7).
+
+        J ⪰ 0 iff the parameters are realisable by a non-negative mass density.
+        """
+        return pseudo_inertia_from_vector(self.pinocchio_vector())
+
+    def transformed(self, rotation: np.ndarray, translation: np.ndarray) -> 'InertialParameters':
+        """The same body expressed in a parent frame where this frame has pose (R, p)."""
+        rotation = np.asarray(rotation, dtype=float)
+        return InertialParameters(self.mass, rotation @ self.com + np.asarray(translation, dtype=float),
+                                  rotation @ self.inertia_com @ rotation.T)
+
+    def __add__(self, other: 'InertialParameters') -> 'InertialParameters':
+        return InertialParameters.from_pinocchio(self.to_pinocchio() + other.to_pinocchio())
+
+    def __repr__(self) -> str:
+        return (f'InertialParameters(mass={self.mass:.6g} kg, com={np.round(self.com, 6).tolist()} m, '
+                f'inertia_com diag={np.round(np.diag(self.inertia_com), 9).tolist()} kg·m²)')
+
+
+def pseudo_inertia_from_vector(parameters: np.ndarray) -> np.ndarray:
+    """Pseudo-inertia J from a pinocchio-order 10-vector (linear in it, so usable in an LMI
+    when the entries are cvxpy expressions... for numpy arrays use this directly)."""
+    m, hx, hy, hz, ixx, ixy, iyy, ixz, iyz, izz = parameters
+    inertia = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
+    sigma = 0.5 * np.trace(inertia) * np.eye(3) - inertia
+    pseudo = np.zeros((4, 4))
+    pseudo[:3, :3] = sigma
+    pseudo[:3, 3] = pseudo[3, :3] = (hx, hy, hz)
+    pseudo[3, 3] = m
+    return pseudo

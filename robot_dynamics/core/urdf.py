@@ -1,0 +1,387 @@
+"""Safe reading of URDF robot descriptions into a checked, typed tree.
+
+A description may come from anyone on the ROS graph, so it is treated as untrusted: a size
+limit, no DOCTYPE / entity declarations (no billion-laughs, no external entities), a link
+count limit, and a structural check (one root, every parent known, no cycles, known joint
+types, finite non-negative masses) that names the offending element. Only after these
+checks is the text handed to pinocchio's parser.
+
+Conventions (URDF): ``<inertial><origin>`` is the pose of the centre-of-mass frame in the
+link frame; ``ixx..izz`` are the inertia tensor entries about the CoM in that frame, with
+the products as tensor entries (``ixy = -∫ρxy dV``). Lengths in m, masses in kg,
+inertias in kg·m², angles in rad.
+"""
+from __future__ import annotations
+
+import math
+import re
+import xml.etree.ElementTree as ElementTree
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+import numpy as np
+
+from robot_dynamics.core.errors import DescriptionError
+
+MAX_DESCRIPTION_BYTES = 10 * 1024 * 1024
+"""Largest description accepted (bytes). Real robots' URDFs are well under 1 MB."""
+
+MAX_LINKS = 2000
+"""Largest number of links accepted (a full humanoid has under 100)."""
+
+SUPPORTED_JOINT_TYPES = ('revolute', 'continuous', 'prismatic', 'fixed')
+MOVING_JOINT_TYPES = ('revolute', 'continuous', 'prismatic')
+_KNOWN_JOINT_TYPES = SUPPORTED_JOINT_TYPES + ('floating', 'planar')
+_UNSAFE_MARKUP = re.compile(r'<!\s*(DOCTYPE|ENTITY)', re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Pose:
+    """A URDF ``<origin>``: translation ``xyz`` [m] and roll-pitch-yaw ``rpy`` [rad]."""
+
+    xyz: tuple = (0.0, 0.0, 0.0)
+    rpy: tuple = (0.0, 0.0, 0.0)
+
+    def rotation(self) -> np.ndarray:
+        """Rotation matrix R = Rz(yaw) Ry(pitch) Rx(roll) (URDF fixed-axis convention)."""
+        roll, pitch, yaw = self.rpy
+        cr, sr = math.cos(roll), math.sin(roll)
+        cp, sp = math.cos(pitch), math.sin(pitch)
+        cy, sy = math.cos(yaw), math.sin(yaw)
+        return np.array([
+            [cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
+            [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
+            [-sp, cp * sr, cp * cr],
+        ])
+
+
+@dataclass(frozen=True)
+class UrdfInertial:
+    """A link's ``<inertial>``: mass [kg], CoM frame pose in the link frame, and the
+    inertia tensor about the CoM in the CoM frame [kg·m²] (URDF tensor entries)."""
+
+    mass: float
+    origin: Pose
+    ixx: float
+    ixy: float
+    ixz: float
+    iyy: float
+    iyz: float
+    izz: float
+
+    def tensor(self) -> np.ndarray:
+        """3×3 inertia tensor about the CoM, in the CoM frame (``<inertial><origin rpy>``)."""
+        return np.array([[self.ixx, self.ixy, self.ixz],
+                         [self.ixy, self.iyy, self.iyz],
+                         [self.ixz, self.iyz, self.izz]])
+
+    def tensor_in_link_frame(self) -> np.ndarray:
+        """Inertia tensor about the CoM with the link frame's axes: R I Rᵀ."""
+        rotation = self.origin.rotation()
+        return rotation @ self.tensor() @ rotation.T
+
+
+@dataclass(frozen=True)
+class UrdfGeometry:
+    """A ``<collision>`` or ``<visual>`` geometry. ``kind`` is box, cylinder, sphere or mesh.
+
+    ``size`` (box, full edge lengths [m]), ``radius`` / ``length`` [m], ``filename`` and
+    ``scale`` (mesh) are set according to ``kind``; ``origin`` is its pose in the link frame.
+    """
+
+    kind: str
+    origin: Pose
+    size: Optional[tuple] = None
+    radius: Optional[float] = None
+    length: Optional[float] = None
+    filename: Optional[str] = None
+    scale: tuple = (1.0, 1.0, 1.0)
+
+
+@dataclass(frozen=True)
+class UrdfLink:
+    name: str
+    inertial: Optional[UrdfInertial]
+    collisions: tuple = ()
+    visuals: tuple = ()
+
+
+@dataclass(frozen=True)
+class JointLimit:
+    """URDF ``<limit>``: position [rad or m], effort [N·m or N], velocity [rad/s or m/s]."""
+
+    lower: float = -math.inf
+    upper: float = math.inf
+    effort: float = math.inf
+    velocity: float = math.inf
+
+
+@dataclass(frozen=True)
+class Mimic:
+    """URDF ``<mimic>``: q_follower = multiplier · q_leader + offset."""
+
+    joint: str
+    multiplier: float = 1.0
+    offset: float = 0.0
+
+
+@dataclass(frozen=True)
+class UrdfJoint:
+    name: str
+    type: str
+    parent: str
+    child: str
+    origin: Pose
+    axis: tuple = (1.0, 0.0, 0.0)
+    limit: Optional[JointLimit] = None
+    mimic: Optional[Mimic] = None
+
+
+@dataclass
+class UrdfDescription:
+    """A checked URDF tree. ``joints`` keeps file order; ``root`` is the root link name."""
+
+    name: str
+    links: dict
+    joints: dict
+    root: str
+    text: str
+    warnings: list = field(default_factory=list)
+
+    def moving_joints(self) -> list:
+        return [j for j in self.joints.values() if j.type in MOVING_JOINT_TYPES]
+
+    def parent_joint_of(self, link_name: str) -> Optional[UrdfJoint]:
+        for joint in self.joints.values():
+            if joint.child == link_name:
+                return joint
+        return None
+
+    def total_mass(self) -> float:
+        return sum(link.inertial.mass for link in self.links.values() if link.inertial)
+
+    def __repr__(self) -> str:
+        return (f'UrdfDescription(name={self.name!r}, links={len(self.links)}, '
+                f'joints={len(self.joints)}, root={self.root!r})')
+
+
+def read_description_file(path, max_bytes: int = MAX_DESCRIPTION_BYTES) -> str:
+    """Read a URDF file as text, refusing files larger than ``max_bytes``."""
+    path = Path(path)
+    try:
+        size = path.stat().st_size
+    except OSError as error:
+        raise DescriptionError(f'cannot read robot description file {path}: {error.strerror}') from None
+    if size > max_bytes:
+        raise DescriptionError(f'robot description file {path} is {size} bytes, over the {max_bytes}-byte limit')
+    return path.read_text(encoding='utf-8', errors='replace')
+
+
+def parse_urdf(text: str, max_bytes: int = MAX_DESCRIPTION_BYTES, max_links: int = MAX_LINKS) -> UrdfDescription:
+    """Parse and check a URDF string. Raises :class:`DescriptionError` naming the problem."""
+    if not isinstance(text, str) or not text.strip():
+        raise DescriptionError('robot description is empty')
+    if len(text) > max_bytes:
+        raise DescriptionError(f'robot description is {len(text)} characters, over the {max_bytes} limit')
+    if _UNSAFE_MARKUP.search(text):
+        raise DescriptionError('robot description contains a DOCTYPE or ENTITY declaration; '
+                               'these are refused (entity-expansion attacks). Expand xacro/entities first.')
+    try:
+        root = ElementTree.fromstring(text)
+    except ElementTree.ParseError as error:
+        raise DescriptionError(f'robot description is not valid XML: {error}') from None
+    if root.tag != 'robot':
+        raise DescriptionError(f"robot description's root element is <{root.tag}>, expected <robot>")
+    link_elements = root.findall('link')
+    if not link_elements:
+        raise DescriptionError('robot description has no <link>')
+    if len(link_elements) > max_links:
+        raise DescriptionError(f'robot description has {len(link_elements)} links, over the {max_links} limit')
+    warnings: list = []
+    links = {}
+    for element in link_elements:
+        link = _parse_link(element)
+        if link.name in links:
+            raise DescriptionError(f'link "{link.name}" is defined twice')
+        links[link.name] = link
+    joints = {}
+    for element in root.findall('joint'):
+        joint = _parse_joint(element)
+        if joint.name in joints:
+            raise DescriptionError(f'joint "{joint.name}" is defined twice')
+        joints[joint.name] = joint
+    root_link = _check_tree(links, joints)
+    _check_mimics(joints)
+    for link in links.values():
+        if link.inertial is None and link.name != root_link and link.collisions:
+            warnings.append(f'link "{link.name}" has collision geometry but no <inertial>: treated as massless')
+    return UrdfDescription(name=root.get('name', ''), links=links, joints=joints, root=root_link,
+                           text=text, warnings=warnings)
+
+
+def _floats(element, attribute: str, count: int, default: tuple, where: str) -> tuple:
+    raw = element.get(attribute) if element is not None else None
+    if raw is None:
+        return default
+    try:
+        values = tuple(float(token) for token in raw.split())
+    except ValueError:
+        raise DescriptionError(f'{where}: {attribute}="{raw}" is not a list of numbers') from None
+    if len(values) != count:
+        raise DescriptionError(f'{where}: {attribute}="{raw}" needs {count} numbers')
+    if not all(math.isfinite(v) for v in values):
+        raise DescriptionError(f'{where}: {attribute}="{raw}" is not finite')
+    return values
+
+
+def _number(element, attribute: str, where: str, default: Optional[float] = None) -> float:
+    raw = element.get(attribute)
+    if raw is None:
+        if default is None:
+            raise DescriptionError(f'{where}: missing attribute {attribute}')
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise DescriptionError(f'{where}: {attribute}="{raw}" is not a number') from None
+    if math.isnan(value):
+        raise DescriptionError(f'{where}: {attribute} is NaN')
+    return value
+
+
+def _pose(element, where: str) -> Pose:
+    return Pose(_floats(element, 'xyz', 3, (0.0, 0.0, 0.0), where),
+                _floats(element, 'rpy', 3, (0.0, 0.0, 0.0), where))
+
+
+def _parse_link(element) -> UrdfLink:
+    name = element.get('name')
+    if not name:
+        raise DescriptionError('a <link> has no name')
+    where = f'link "{name}"'
+    inertial = None
+    inertial_element = element.find('inertial')
+    if inertial_element is not None:
+        mass_element = inertial_element.find('mass')
+        if mass_element is None:
+            raise DescriptionError(f'{where}: <inertial> without <mass>')
+        mass = _number(mass_element, 'value', where + ' <mass>')
+        if not math.isfinite(mass) or mass < 0.0:
+            raise DescriptionError(f'{where}: mass {mass} kg is not a finite non-negative number')
+        inertia_element = inertial_element.find('inertia')
+        values = {}
+        for key in ('ixx', 'ixy', 'ixz', 'iyy', 'iyz', 'izz'):
+            value = 0.0 if inertia_element is None else _number(inertia_element, key, where + ' <inertia>', 0.0)
+            if not math.isfinite(value):
+                raise DescriptionError(f'{where}: inertia {key}={value} is not finite')
+            values[key] = value
+        inertial = UrdfInertial(mass=mass, origin=_pose(inertial_element.find('origin'), where + ' <inertial>'),
+                                **values)
+    collisions = tuple(g for g in (_parse_geometry(e, where) for e in element.findall('collision')) if g)
+    visuals = tuple(g for g in (_parse_geometry(e, where) for e in element.findall('visual')) if g)
+    return UrdfLink(name=name, inertial=inertial, collisions=collisions, visuals=visuals)
+
+
+def _parse_geometry(element, where: str) -> Optional[UrdfGeometry]:
+    origin = _pose(element.find('origin'), where + ' geometry')
+    geometry = element.find('geometry')
+    if geometry is None or len(geometry) == 0:
+        return None
+    shape = geometry[0]
+    if shape.tag == 'box':
+        return UrdfGeometry('box', origin, size=_floats(shape, 'size', 3, (0.0, 0.0, 0.0), where + ' <box>'))
+    if shape.tag == 'cylinder':
+        return UrdfGeometry('cylinder', origin, radius=_number(shape, 'radius', where + ' <cylinder>'),
+                            length=_number(shape, 'length', where + ' <cylinder>'))
+    if shape.tag == 'sphere':
+        return UrdfGeometry('sphere', origin, radius=_number(shape, 'radius', where + ' <sphere>'))
+    if shape.tag == 'mesh':
+        return UrdfGeometry('mesh', origin, filename=shape.get('filename', ''),
+                            scale=_floats(shape, 'scale', 3, (1.0, 1.0, 1.0), where + ' <mesh>'))
+    return None
+
+
+def _parse_joint(element) -> UrdfJoint:
+    name = element.get('name')
+    if not name:
+        raise DescriptionError('a <joint> has no name')
+    where = f'joint "{name}"'
+    joint_type = element.get('type', '')
+    if joint_type not in _KNOWN_JOINT_TYPES:
+        raise DescriptionError(f'{where}: unknown joint type "{joint_type}"')
+    if joint_type not in SUPPORTED_JOINT_TYPES:
+        raise DescriptionError(f'{where}: joint type "{joint_type}" is not supported inside the tree '
+                               f'(supported: {", ".join(SUPPORTED_JOINT_TYPES)}); for a free-flying base use '
+                               f'root_joint="floating" instead of a floating joint')
+    parent, child = element.find('parent'), element.find('child')
+    if parent is None or not parent.get('link') or child is None or not child.get('link'):
+        raise DescriptionError(f'{where}: needs <parent link=...> and <child link=...>')
+    axis = _floats(element.find('axis'), 'xyz', 3, (1.0, 0.0, 0.0), where + ' <axis>')
+    if joint_type in MOVING_JOINT_TYPES and math.hypot(*axis) < 1e-9:
+        raise DescriptionError(f'{where}: axis has zero length')
+    limit = None
+    limit_element = element.find('limit')
+    if limit_element is not None:
+        limit = JointLimit(lower=_number(limit_element, 'lower', where + ' <limit>', -math.inf),
+                           upper=_number(limit_element, 'upper', where + ' <limit>', math.inf),
+                           effort=abs(_number(limit_element, 'effort', where + ' <limit>', math.inf)),
+                           velocity=abs(_number(limit_element, 'velocity', where + ' <limit>', math.inf)))
+        if joint_type == 'continuous':
+            limit = JointLimit(effort=limit.effort, velocity=limit.velocity)
+    mimic = None
+    mimic_element = element.find('mimic')
+    if mimic_element is not None and joint_type in MOVING_JOINT_TYPES:
+        leader = mimic_element.get('joint')
+        if not leader:
+            raise DescriptionError(f'{where}: <mimic> without joint=')
+        mimic = Mimic(leader, _number(mimic_element, 'multiplier', where + ' <mimic>', 1.0),
+                      _number(mimic_element, 'offset', where + ' <mimic>', 0.0))
+    return UrdfJoint(name=name, type=joint_type, parent=parent.get('link'), child=child.get('link'),
+                     origin=_pose(element.find('origin'), where), axis=axis, limit=limit, mimic=mimic)
+
+
+def _check_tree(links: dict, joints: dict) -> str:
+    parent_of = {}
+    children = {name: [] for name in links}
+    for joint in joints.values():
+        for role, link in (('parent', joint.parent), ('child', joint.child)):
+            if link not in links:
+                raise DescriptionError(f'joint "{joint.name}": {role} link "{link}" is not defined')
+        if joint.child in parent_of:
+            raise DescriptionError(f'link "{joint.child}" is the child of two joints '
+                                   f'("{parent_of[joint.child]}" and "{joint.name}")')
+        if joint.parent == joint.child:
+            raise DescriptionError(f'joint "{joint.name}" connects link "{joint.child}" to itself')
+        parent_of[joint.child] = joint.name
+        children[joint.parent].append(joint.child)
+    roots = [name for name in links if name not in parent_of]
+    if not roots:
+        raise DescriptionError('robot description has no root link (the joints form a cycle)')
+    if len(roots) > 1:
+        raise DescriptionError(f'robot description has {len(roots)} root links ({", ".join(roots[:5])}); '
+                               'every link but one must be the child of a joint')
+    reached, stack = set(), [roots[0]]
+    while stack:
+        link = stack.pop()
+        reached.add(link)
+        stack.extend(children[link])
+    unreached = [name for name in links if name not in reached]
+    if unreached:
+        raise DescriptionError(f'links {", ".join(unreached[:5])} are not connected to the root '
+                               f'"{roots[0]}" (a cycle in the joint graph)')
+    return roots[0]
+
+
+def _check_mimics(joints: dict) -> None:
+    for joint in joints.values():
+        if joint.mimic is None:
+            continue
+        leader = joints.get(joint.mimic.joint)
+        if leader is None:
+            raise DescriptionError(f'joint "{joint.name}" mimics unknown joint "{joint.mimic.joint}"')
+        if leader.type not in MOVING_JOINT_TYPES:
+            raise DescriptionError(f'joint "{joint.name}" mimics "{leader.name}", which is {leader.type}')
+        if leader.mimic is not None:
+            raise DescriptionError(f'joint "{joint.name}" mimics "{leader.name}", which is itself a mimic '
+                                   'joint (chained mimics are not supported)')
