@@ -399,12 +399,13 @@ HIP_GEOMETRY = [
     Primitive('cylinder', (0.05, 0.06), (0.0, 0.06, 0.0), 'y'),          # HFE actuator
 ]
 THIGH_GEOMETRY = [
-    Primitive('cylinder', (0.05, 0.05), (0.0, 0.005, 0.0), 'y'),         # KFE actuator at hip
-    Primitive('box', (0.04, 0.03, 0.2), (0.0, 0.0, -0.15)),              # thigh bar
+    Primitive('cylinder', (0.055, 0.07), (0.0, 0.015, 0.0), 'y'),        # KFE actuator at hip
+    Primitive('box', (0.06, 0.04, 0.195), (0.0, 0.0, -0.1525)),          # thigh bar
 ]
 SHANK_GEOMETRY = [
-    Primitive('cylinder', (0.025, 0.04), (0.0, 0.0, 0.0), 'y'),          # knee pulley
-    Primitive('cylinder', (0.012, 0.205), (0.0, 0.0, -0.1275), 'z'),     # shank rod
+    Primitive('cylinder', (0.035, 0.05), (0.0, 0.0, 0.0), 'y'),          # knee housing
+    Primitive('box', (0.045, 0.035, 0.09), (0.0, 0.0, -0.08)),           # upper shank
+    Primitive('box', (0.025, 0.02, 0.105), (0.0, 0.0, -0.1775)),         # lower shank rod
     Primitive('sphere', (FOOT_RADIUS,), FOOT_CENTER),                    # foot
 ]
 

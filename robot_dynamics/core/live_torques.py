@@ -1,0 +1,94 @@
+"""Per-message torque estimation for a live joint-state stream (what dynamics_node runs).
+
+:class:`LiveTorqueEstimator` merges joint-state samples by name, and once every joint has
+a recent value computes, in ``robot.joint_names`` order:
+
+* ``gravity`` g(q);
+* ``inverse_dynamics`` M(q) q̈ + C(q, q̇) q̇ + g(q), with q̈ from the causal least-squares
+  slope of the measured velocities (:class:`CausalDifferentiator`, delay ≈ half the
+  window) or zero (``acceleration_mode='zero'``);
+* ``external`` τ_measured − τ_inverse_dynamics when every joint has a recent effort
+  (the signal used for collision detection and hand guiding).
+
+Units: N·m for revolute, N for prismatic joints; stamps in seconds. Floating-base models
+are evaluated with the base at rest at the identity pose (joint torques only).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional, Sequence
+
+import numpy as np
+import pinocchio as pin
+
+from robot_dynamics.core import dynamics
+from robot_dynamics.core.differentiation import CausalDifferentiator
+from robot_dynamics.core.joint_states import JointStateMerger
+from robot_dynamics.core.model import RobotModel
+
+ACCELERATION_MODES = ('estimated', 'zero')
+
+
+@dataclass(frozen=True)
+class TorqueSample:
+    """Torques for one complete joint state (arrays in ``joint_names`` order)."""
+
+    stamp: float
+    positions: np.ndarray
+    velocities: Optional[np.ndarray]
+    efforts: Optional[np.ndarray]
+    gravity: np.ndarray
+    inverse_dynamics: np.ndarray
+    external: Optional[np.ndarray]
+
+
+class LiveTorqueEstimator:
+    """Joint states in, torques out; one instance per model (not thread-safe: one stream)."""
+
+    def __init__(self, robot: RobotModel, stale_timeout: float = 0.1, acceleration_mode: str = 'estimated',
+                 acceleration_window: int = 15, merger: Optional[JointStateMerger] = None):
+        if acceleration_mode not in ACCELERATION_MODES:
+            raise ValueError(f'acceleration_mode must be one of {ACCELERATION_MODES}, got {acceleration_mode!r}')
+        self.robot = robot
+        self.stale_timeout = float(stale_timeout)
+        self.acceleration_mode = acceleration_mode
+        self.merger = merger if merger is not None else JointStateMerger(robot.joint_names)
+        self.differentiator = CausalDifferentiator(robot.num_joints, acceleration_window)
+        self._zeros = np.zeros(robot.num_joints)
+        self._base = slice(robot.base_dofs, None)
+        self._fast = robot.model.nq == robot.model.nv == robot.num_joints and not robot.mimic_joint_names
+
+    def update(self, names: Sequence[str], positions: Sequence[float], velocities: Sequence[float],
+               efforts: Sequence[float], stamp: float) -> Optional[TorqueSample]:
+        """Take one sample; return the torques, or None while some joint has no recent value.
+
+        Raises :class:`~robot_dynamics.core.errors.JointStateError` for an unusable sample.
+        """
+        merger = self.merger
+        merger.update(names, positions, velocities, efforts, stamp)
+        oldest = stamp - self.stale_timeout
+        if not merger.complete(now=stamp, max_age=self.stale_timeout):
+            return None
+        have_velocity = merger.has_velocity(oldest)
+        have_effort = merger.has_effort(oldest)
+        q = merger.positions.copy()
+        v = merger.velocities.copy() if have_velocity else self._zeros
+        if self.acceleration_mode == 'estimated' and have_velocity:
+            a = self.differentiator.update(stamp, v)
+        else:
+            a = self._zeros
+        gravity, inverse = self._torques(q, v, a)
+        efforts_now = merger.efforts.copy() if have_effort else None
+        external = efforts_now - inverse if have_effort else None
+        return TorqueSample(stamp, q, v if have_velocity else None, efforts_now, gravity, inverse, external)
+
+    def _torques(self, positions: np.ndarray, velocities: np.ndarray, accelerations: np.ndarray) -> tuple:
+        robot = self.robot
+        if self._fast:
+            gravity = pin.computeGeneralizedGravity(robot.model, robot.data, positions).copy()
+            inverse = pin.rnea(robot.model, robot.data, positions, velocities, accelerations).copy()
+            return gravity, inverse
+        q = robot.configuration(positions)
+        gravity = dynamics.gravity_torques(robot, q)[self._base]
+        inverse = dynamics.inverse_dynamics(robot, q, robot.tangent(velocities), robot.tangent(accelerations))
+        return gravity, inverse[self._base]

@@ -1,0 +1,196 @@
+"""Shared plumbing of the robot_dynamics nodes: model source, joint-state intake, counters,
+rate-limited logging and diagnostics. No dynamics here: the nodes call the core.
+
+Model source precedence: the ``robot_description`` parameter when non-empty, else
+``urdf_file`` when non-empty, else the ``robot_description`` topic (std_msgs/String,
+reliable + transient local, as robot_state_publisher publishes it). A new description
+replaces the model while the node runs (hot swap); an invalid one is rejected with the
+reason and the last good model stays.
+"""
+from __future__ import annotations
+
+import time
+from collections import Counter
+from typing import Callable, Optional
+
+import numpy as np
+from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
+from rcl_interfaces.msg import ParameterDescriptor
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from std_msgs.msg import String
+
+from robot_dynamics.core.errors import DescriptionError
+from robot_dynamics.core.model import RobotModel
+from robot_dynamics.core.urdf import read_description_file
+
+DESCRIPTION_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                             durability=DurabilityPolicy.TRANSIENT_LOCAL, history=HistoryPolicy.KEEP_LAST)
+"""QoS of robot_description (as robot_state_publisher publishes it)."""
+
+LATCHED_QOS = DESCRIPTION_QOS
+"""QoS of results that late joiners must still get (e.g. ~/payload)."""
+
+SENSOR_QOS = QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE,
+                        history=HistoryPolicy.KEEP_LAST)
+"""QoS of joint_states and of the torque outputs (reliable, like joint_state_broadcaster)."""
+
+
+def stamp_seconds(stamp) -> float:
+    """builtin_interfaces/Time → seconds."""
+    return stamp.sec + stamp.nanosec * 1e-9
+
+
+class RateLimitedLogger:
+    """Logs each key at most once per ``period`` seconds (wall time)."""
+
+    def __init__(self, logger, period: float = 1.0):
+        self._logger = logger
+        self._period = period
+        self._last: dict = {}
+
+    def _due(self, key: str) -> bool:
+        now = time.monotonic()
+        if now - self._last.get(key, -1e9) < self._period:
+            return False
+        self._last[key] = now
+        return True
+
+    def warn(self, key: str, message: str) -> None:
+        if self._due(key):
+            self._logger.warning(message)
+
+    def error(self, key: str, message: str) -> None:
+        if self._due(key):
+            self._logger.error(message)
+
+
+class RejectionCounter:
+    """Counts rejected inputs by reason and logs each reason at most once per second."""
+
+    def __init__(self, logger):
+        self.counts: Counter = Counter()
+        self._log = RateLimitedLogger(logger)
+
+    def reject(self, reason: str, message: str) -> None:
+        self.counts[reason] += 1
+        self._log.warn(reason, f'rejected input ({reason}, {self.counts[reason]} so far): {message}')
+
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+
+class RateMeter:
+    """Input rate [Hz] over a sliding count of wall-clock arrivals."""
+
+    def __init__(self, window: int = 200):
+        self._times = np.zeros(window)
+        self._count = 0
+
+    def tick(self) -> None:
+        self._times[self._count % len(self._times)] = time.monotonic()
+        self._count += 1
+
+    def rate(self) -> float:
+        filled = min(self._count, len(self._times))
+        if filled < 2:
+            return 0.0
+        times = self._times[:filled]
+        span = times.max() - times.min()
+        return (filled - 1) / span if span > 0 else 0.0
+
+
+class ModelSource:
+    """Owns the node's current :class:`RobotModel` and rebuilds it when a description arrives.
+
+    ``on_model(robot)`` is called with each new model (the node swaps its reference
+    atomically; the old model is never mutated). Declares the parameters
+    ``robot_description``, ``urdf_file``, ``root_joint`` and ``gravity``.
+    """
+
+    def __init__(self, node: Node, on_model: Callable[[RobotModel], None], callback_group=None):
+        self._node = node
+        self._on_model = on_model
+        self._log = RateLimitedLogger(node.get_logger(), period=1.0)
+        node.declare_parameter('robot_description', '', describe(
+            'URDF text; when set it overrides the robot_description topic and urdf_file'))
+        node.declare_parameter('urdf_file', '', describe('path of a URDF file used when robot_description is empty'))
+        node.declare_parameter('root_joint', 'fixed', describe("'fixed' (arm on a table) or 'floating' (free-flyer base)"))
+        node.declare_parameter('gravity', [0.0, 0.0, -9.81], describe('gravity vector in the world frame [m/s^2]'))
+        self.root_joint = node.get_parameter('root_joint').value
+        if self.root_joint not in ('fixed', 'floating'):
+            node.get_logger().error(f"root_joint '{self.root_joint}' is neither 'fixed' nor 'floating'; using 'fixed'")
+            self.root_joint = 'fixed'
+        self.gravity = list(node.get_parameter('gravity').value)
+        self.robot: Optional[RobotModel] = None
+        self.swaps = 0
+        self.rejected = 0
+        self.last_error = ''
+        self._current_text: Optional[str] = None
+        description = node.get_parameter('robot_description').value
+        urdf_file = node.get_parameter('urdf_file').value
+        self.source = 'parameter' if description else ('file' if urdf_file else 'topic')
+        if description:
+            self.load(description)
+        elif urdf_file:
+            try:
+                self.load(read_description_file(urdf_file))
+            except DescriptionError as error:
+                self._reject(str(error))
+        else:
+            node.create_subscription(String, 'robot_description', self._on_description, DESCRIPTION_QOS,
+                                     callback_group=callback_group)
+
+    def _on_description(self, message: String) -> None:
+        try:
+            self.load(message.data)
+        except Exception as error:  # a node never dies from a message
+            self._reject(f'unexpected error while loading the description: {error!r}')
+
+    def load(self, text: str) -> bool:
+        """Build a model from URDF text; on failure keep the last good model. Returns success."""
+        if text == self._current_text:
+            return True
+        try:
+            robot = RobotModel.from_urdf_string(text, root_joint=self.root_joint, gravity=self.gravity)
+        except (DescriptionError, ValueError) as error:
+            self._reject(str(error))
+            return False
+        self._current_text = text
+        self.robot = robot
+        self.swaps += 1
+        self._node.get_logger().info(f'model loaded: {robot!r}')
+        for warning in robot.warnings:
+            self._node.get_logger().warning(f'robot description: {warning}')
+        self._on_model(robot)
+        return True
+
+    def _reject(self, reason: str) -> None:
+        self.rejected += 1
+        self.last_error = reason
+        kept = f'keeping model "{self.robot.name}"' if self.robot else 'no model loaded yet'
+        self._log.error('description', f'robot description rejected ({kept}): {reason}')
+
+
+def joint_state_fields(message) -> tuple:
+    """(names, positions, velocities, efforts, stamp [s]) of a sensor_msgs/JointState."""
+    return message.name, message.position, message.velocity, message.effort, stamp_seconds(message.header.stamp)
+
+
+def diagnostic_status(name: str, level: bytes, message: str, values: dict, hardware_id: str = '') -> DiagnosticStatus:
+    """A diagnostic_msgs/DiagnosticStatus with ``values`` rendered as strings."""
+    status = DiagnosticStatus(name=name, level=level, message=message, hardware_id=hardware_id)
+    status.values = [KeyValue(key=str(key), value=_format_value(value)) for key, value in values.items()]
+    return status
+
+
+def _format_value(value) -> str:
+    if isinstance(value, float):
+        return f'{value:.6g}'
+    return str(value)
+
+
+def describe(text: str):
+    """A ParameterDescriptor carrying ``text`` (every parameter is declared with one)."""
+    return ParameterDescriptor(description=text)
+

@@ -1,0 +1,438 @@
+"""dynamics_node: live gravity, inverse-dynamics and external joint torques from joint_states.
+
+Topics (relative names; the node's default name is ``dynamics``):
+
+* subscribes ``joint_states`` (sensor_msgs/JointState, any number of publishers, any order
+  and subset: merged by name) and ``robot_description`` (std_msgs/String, transient local);
+* publishes ``~/inverse_dynamics_torques``, ``~/gravity_torques``, ``~/external_torques``
+  (sensor_msgs/JointState: names in model order, ``effort`` filled [N·m / N], stamp copied
+  from the input that triggered them), ``~/payload`` (geometry_msgs/InertiaStamped,
+  transient local) and ``/diagnostics``;
+* services (std_srvs/Trigger): ``~/identify_payload``, ``~/validate_inertia``,
+  ``~/clear_payload_buffer``, ``~/record_baseline``.
+
+q̈ for inverse dynamics comes from :class:`~robot_dynamics.core.differentiation.CausalDifferentiator`
+on the measured velocities (least-squares slope over ``acceleration_window`` samples,
+delay ≈ half the window: 7 ms for 15 samples at 1 kHz), or is zero with
+``acceleration_mode: zero``. The torque stream runs in its own callback group; services
+run in another, on a multi-threaded executor, so a long identification never stalls it.
+"""
+from __future__ import annotations
+
+import os
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+import numpy as np
+import rclpy
+import yaml
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
+from geometry_msgs.msg import InertiaStamped
+from rcl_interfaces.msg import ParameterDescriptor
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
+from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+from rclpy.node import Node
+from sensor_msgs.msg import JointState
+from std_srvs.srv import Trigger
+
+from robot_dynamics.core import dynamics
+from robot_dynamics.core.errors import JointStateError, PayloadError
+from robot_dynamics.core.live_torques import LiveTorqueEstimator
+from robot_dynamics.core.model import RobotModel
+from robot_dynamics.core.ring_buffer import SampleRingBuffer
+from robot_dynamics.ros.common import (LATCHED_QOS, SENSOR_QOS, ModelSource, RateLimitedLogger, RateMeter,
+                                       RejectionCounter, describe, diagnostic_status, joint_state_fields)
+
+OK, WARN, ERROR = DiagnosticStatus.OK, DiagnosticStatus.WARN, DiagnosticStatus.ERROR
+
+
+@dataclass
+class _LiveModel:
+    """Everything the torque stream needs for one model; replaced as a whole on a swap."""
+
+    robot: RobotModel
+    estimator: LiveTorqueEstimator
+    buffer: SampleRingBuffer
+    payload_link: str
+
+
+class DynamicsNode(Node):
+    """Publishes g(q), M q̈ + C q̇ + g and τ_measured − τ_model for every complete joint state."""
+
+    def __init__(self, node_name: str = 'dynamics', **kwargs):
+        super().__init__(node_name, **kwargs)
+        self._stream_group = MutuallyExclusiveCallbackGroup()
+        self._service_group = MutuallyExclusiveCallbackGroup()
+        self._diagnostics_group = MutuallyExclusiveCallbackGroup()
+        self._declare_parameters()
+        self.rejections = RejectionCounter(self.get_logger())
+        self._log = RateLimitedLogger(self.get_logger())
+        self._rate = RateMeter()
+        self._processing_times = np.zeros(1000)
+        self._processed = 0
+        self._incomplete = 0
+        self._last_torques: Optional[np.ndarray] = None
+        self._last_input_wall = None
+        self._live: Optional[_LiveModel] = None
+        self._live_lock = threading.Lock()
+        self.baseline = None
+        self._validation_statuses: list = []
+        self._gravity_pub = self.create_publisher(JointState, '~/gravity_torques', SENSOR_QOS)
+        self._inverse_pub = self.create_publisher(JointState, '~/inverse_dynamics_torques', SENSOR_QOS)
+        self._external_pub = self.create_publisher(JointState, '~/external_torques', SENSOR_QOS)
+        self._payload_pub = self.create_publisher(InertiaStamped, '~/payload', LATCHED_QOS)
+        self._diagnostics_pub = self.create_publisher(DiagnosticArray, '/diagnostics', 10)
+        self.model_source = ModelSource(self, self._on_model, callback_group=self._stream_group)
+        self.create_subscription(JointState, 'joint_states', self._on_joint_state, SENSOR_QOS,
+                                 callback_group=self._stream_group)
+        for name, handler in (('~/identify_payload', self._identify_payload),
+                              ('~/validate_inertia', self._validate_inertia),
+                              ('~/clear_payload_buffer', self._clear_payload_buffer),
+                              ('~/record_baseline', self._record_baseline)):
+            self.create_service(Trigger, name, handler, callback_group=self._service_group)
+        self.create_timer(self.get_parameter('diagnostics_period').value, self._publish_diagnostics,
+                          callback_group=self._diagnostics_group)
+        self._load_baseline_file()
+
+    # ------------------------------------------------------------------ parameters
+    def _declare_parameters(self) -> None:
+        declare = self.declare_parameter
+        declare('payload_link', '', describe('link whose frame carries the payload; empty: the last link of the '
+                                             'chain (following fixed joints)'))
+        declare('buffer_duration', 30.0, describe('seconds of (q, qd, effort) kept for payload identification'))
+        declare('buffer_max_rate', 1000.0, describe('highest joint_states rate the buffer is sized for [Hz]'))
+        declare('payload_mode', 'auto', describe("'auto', 'mass_com' (4 parameters) or 'full' (10 parameters)"))
+        declare('apply_identified_payload', False, describe('attach an identified payload to the live model'))
+        declare('acceleration_mode', 'estimated', describe("'estimated' (causal differentiation of velocity) or "
+                                                           "'zero' (q̈ = 0 in the inverse dynamics)"))
+        declare('acceleration_window', 15, describe('samples in the least-squares velocity slope (delay ≈ half)'))
+        declare('stale_timeout', 0.1, describe('a joint value older than this [s] than the newest is stale'))
+        declare('torque_warn_ratio', 0.8, describe('|tau|/effort limit above which diagnostics warn (error > 1)'))
+        declare('diagnostics_period', 1.0, describe('period of /diagnostics [s]'))
+        declare('report_directory', '', describe('where YAML reports go; empty: ~/.ros/robot_dynamics'))
+        declare('baseline_file', '', describe('CSV file the no-payload baseline is saved to / loaded from'))
+        declare('mesh_package_paths', [], ParameterDescriptor(
+            description='NAME=DIR entries to resolve package:// meshes for validate_inertia', dynamic_typing=True))
+        declare('mesh_allowed_roots', [], ParameterDescriptor(
+            description='directories file:// meshes may be read from (validate_inertia)', dynamic_typing=True))
+        self.acceleration_mode = self.get_parameter('acceleration_mode').value
+        if self.acceleration_mode not in ('estimated', 'zero'):
+            self.get_logger().error(f"acceleration_mode '{self.acceleration_mode}' unknown; using 'estimated'")
+            self.acceleration_mode = 'estimated'
+        self.stale_timeout = float(self.get_parameter('stale_timeout').value)
+        self.torque_warn_ratio = float(self.get_parameter('torque_warn_ratio').value)
+
+    # ------------------------------------------------------------------ model
+    def _on_model(self, robot: RobotModel) -> None:
+        previous = self._live
+        if previous is not None and previous.robot.joint_names == robot.joint_names:
+            merger, buffer = previous.estimator.merger, previous.buffer
+        else:
+            capacity = max(2, int(self.get_parameter('buffer_duration').value *
+                                  self.get_parameter('buffer_max_rate').value))
+            merger, buffer = None, SampleRingBuffer(capacity, robot.num_joints)
+        payload_link = self.get_parameter('payload_link').value or _chain_end_link(robot)
+        self._install(_LiveModel(robot, self._estimator(robot, merger), buffer, payload_link))
+
+    def _estimator(self, robot: RobotModel, merger=None) -> LiveTorqueEstimator:
+        return LiveTorqueEstimator(robot, self.stale_timeout, self.acceleration_mode,
+                                   max(2, int(self.get_parameter('acceleration_window').value)), merger)
+
+    def _install(self, live: _LiveModel) -> None:
+        with self._live_lock:
+            self._live = live
+            self._last_torques = None
+
+    @property
+    def robot(self) -> Optional[RobotModel]:
+        live = self._live
+        return live.robot if live else None
+
+    # ------------------------------------------------------------------ torque stream
+    def _on_joint_state(self, message: JointState) -> None:
+        started = time.perf_counter()
+        self._rate.tick()
+        live = self._live
+        if live is None:
+            self.rejections.reject('no_model', 'no robot model loaded yet')
+            return
+        try:
+            self._process(live, message)
+        except JointStateError as error:
+            self.rejections.reject(error.reason, str(error))
+            return
+        except Exception as error:  # a node never dies from a message
+            self.rejections.reject('internal_error', repr(error))
+            return
+        elapsed = time.perf_counter() - started
+        self._processing_times[self._processed % len(self._processing_times)] = elapsed
+        self._processed += 1
+
+    def _process(self, live: _LiveModel, message: JointState) -> None:
+        sample = live.estimator.update(*joint_state_fields(message))
+        if sample is None:
+            self._incomplete += 1
+            return
+        names, header = live.robot.joint_names, message.header
+        self._inverse_pub.publish(_torque_message(header, names, sample.inverse_dynamics))
+        self._gravity_pub.publish(_torque_message(header, names, sample.gravity))
+        if sample.external is not None:
+            self._external_pub.publish(_torque_message(header, names, sample.external))
+            if sample.velocities is not None:
+                live.buffer.append(sample.stamp, sample.positions, sample.velocities, sample.efforts)
+        self._last_torques = sample.inverse_dynamics
+        self._last_input_wall = time.monotonic()
+
+    # ------------------------------------------------------------------ services
+    def _clear_payload_buffer(self, request, response):
+        live = self._live
+        if live is None:
+            return _answer(response, False, 'no robot model loaded yet')
+        live.buffer.clear()
+        return _answer(response, True, f'recording restarted: keeps the last '
+                                       f'{self.get_parameter("buffer_duration").value:g} s of motion')
+
+    def _record_baseline(self, request, response):
+        recording = self._snapshot()
+        if recording is None:
+            return _answer(response, False, 'nothing recorded yet: move the robot (with efforts published) first')
+        self.baseline = recording
+        message = f'baseline kept: {len(recording.time)} samples over {recording.time[-1] - recording.time[0]:.1f} s'
+        path = self.get_parameter('baseline_file').value
+        if path:
+            try:
+                from robot_dynamics.core.recordings import write_csv
+                write_csv(path, recording)
+                message += f', saved to {path}'
+            except Exception as error:
+                message += f' (not saved to {path}: {error})'
+        return _answer(response, True, message)
+
+    def _identify_payload(self, request, response):
+        live = self._live
+        recording = self._snapshot()
+        if live is None or recording is None:
+            return _answer(response, False, 'nothing recorded yet: move the robot with the payload (efforts '
+                                            'published), then call identify_payload')
+        try:
+            from robot_dynamics.core.payload import identify_payload
+            robot = RobotModel(live.robot.description, live.robot.floating_base,
+                               live.robot.model.gravity.linear)
+            report = identify_payload(robot, recording, live.payload_link,
+                                      mode=self.get_parameter('payload_mode').value, baseline=self.baseline)
+        except Exception as error:
+            self.get_logger().error(f'identify_payload failed: {error!r}')
+            return _answer(response, False, f'identification failed: {error}')
+        self._write_report('payload', report.to_dict())
+        if report.success:
+            self._publish_payload(live.payload_link, report)
+            if self.get_parameter('apply_identified_payload').value:
+                self._apply_payload(live, report)
+        return _answer(response, report.success, report.summary())
+
+    def _validate_inertia(self, request, response):
+        live = self._live
+        if live is None:
+            return _answer(response, False, 'no robot model loaded yet')
+        try:
+            from robot_dynamics.core.validation import validate_description
+            report = validate_description(live.robot.description, package_paths=self._package_paths(),
+                                          allowed_roots=list(self.get_parameter('mesh_allowed_roots').value or []),
+                                          floating_base=live.robot.floating_base)
+        except Exception as error:
+            self.get_logger().error(f'validate_inertia failed: {error!r}')
+            return _answer(response, False, f'validation failed: {error}')
+        self._validation_statuses = _validation_statuses(self.get_name(), report)
+        self._write_report('validation', report.to_dict())
+        self._publish_diagnostics()
+        return _answer(response, report.worst_severity() != 'error', report.summary())
+
+    def _snapshot(self):
+        live = self._live
+        if live is None or len(live.buffer) < 2:
+            return None
+        from robot_dynamics.core.signals import Recording
+        stamps, positions, velocities, efforts = live.buffer.arrays()
+        return Recording(time=stamps, positions=positions, velocities=velocities, efforts=efforts,
+                         joint_names=live.robot.joint_names)
+
+    def _publish_payload(self, link: str, report) -> None:
+        message = InertiaStamped()
+        message.header.stamp = self.get_clock().now().to_msg()
+        message.header.frame_id = link
+        message.inertia.m = float(report.mass)
+        message.inertia.com.x, message.inertia.com.y, message.inertia.com.z = (float(c) for c in report.com)
+        inertia = report.inertia or {}
+        for key in ('ixx', 'ixy', 'ixz', 'iyy', 'iyz', 'izz'):
+            setattr(message.inertia, key, float(inertia.get(key, 0.0)))
+        self._payload_pub.publish(message)
+
+    def _apply_payload(self, live: _LiveModel, report) -> None:
+        parameters = report.inertial_parameters()
+        if parameters is None:
+            return
+        robot = RobotModel(live.robot.description, live.robot.floating_base, live.robot.model.gravity.linear)
+        try:
+            robot.attach_payload(live.payload_link, parameters)
+        except PayloadError as error:
+            self.get_logger().error(f'identified payload not applied: {error}')
+            return
+        self._install(_LiveModel(robot, self._estimator(robot, live.estimator.merger), live.buffer,
+                                 live.payload_link))
+        self.get_logger().info(f'payload applied to the live model: {parameters!r}')
+
+    def _write_report(self, kind: str, content: dict) -> None:
+        directory = Path(self.get_parameter('report_directory').value or
+                         os.path.join(os.path.expanduser('~'), '.ros', 'robot_dynamics'))
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+            path = directory / f'{kind}_{time.strftime("%Y%m%d_%H%M%S")}.yaml'
+            path.write_text(yaml.safe_dump(content, sort_keys=False))
+            (directory / f'{kind}_latest.yaml').write_text(path.read_text())
+        except OSError as error:
+            self._log.warn('report', f'could not write the {kind} report to {directory}: {error}')
+
+    def _package_paths(self) -> dict:
+        paths = {}
+        for entry in self.get_parameter('mesh_package_paths').value or []:
+            name, _, directory = str(entry).partition('=')
+            if name and directory:
+                paths[name] = directory
+        return paths
+
+    def _load_baseline_file(self) -> None:
+        path = self.get_parameter('baseline_file').value
+        if not path or not os.path.isfile(path):
+            return
+        try:
+            from robot_dynamics.core.recordings import read_csv
+            self.baseline = read_csv(path)
+            self.get_logger().info(f'baseline loaded from {path}')
+        except Exception as error:
+            self.get_logger().error(f'baseline file {path} not loaded: {error}')
+
+    # ------------------------------------------------------------------ diagnostics
+    def _publish_diagnostics(self) -> None:
+        array = DiagnosticArray()
+        array.header.stamp = self.get_clock().now().to_msg()
+        array.status = [self._model_status(), self._input_status(), self._margin_status()]
+        array.status.extend(self._validation_statuses)
+        self._diagnostics_pub.publish(array)
+
+    def _model_status(self) -> DiagnosticStatus:
+        name = f'{self.get_name()}: model'
+        robot, source = self.robot, self.model_source
+        if robot is None:
+            return diagnostic_status(name, ERROR, 'no robot model loaded', {
+                'source': source.source, 'last_error': source.last_error})
+        payload = robot.payload
+        return diagnostic_status(name, WARN if source.rejected else OK,
+                                 f'{robot.name}: {robot.num_joints} joints, {robot.total_mass():.3f} kg', {
+                                     'source': source.source, 'joints': ' '.join(robot.joint_names),
+                                     'total_mass_kg': robot.total_mass(), 'models_loaded': source.swaps,
+                                     'descriptions_rejected': source.rejected, 'last_error': source.last_error,
+                                     'payload': f'{payload[1].mass:.4g} kg on {payload[0]}' if payload else 'none',
+                                     'warnings': '; '.join(robot.warnings)})
+
+    def _input_status(self) -> DiagnosticStatus:
+        name = f'{self.get_name()}: joint_states'
+        rate = self._rate.rate()
+        filled = min(self._processed, len(self._processing_times))
+        times = self._processing_times[:filled] * 1e3
+        values = {'input_rate_hz': rate, 'processed': self._processed, 'incomplete': self._incomplete,
+                  'rejected_total': self.rejections.total(),
+                  'processing_ms_p50': float(np.median(times)) if filled else 0.0,
+                  'processing_ms_max': float(times.max()) if filled else 0.0}
+        values.update({f'rejected_{reason}': count for reason, count in sorted(self.rejections.counts.items())})
+        live = self._live
+        if live is not None:
+            values['recorded_s'] = live.buffer.duration()
+            values['buffer_bytes'] = live.buffer.nbytes
+        if self._last_input_wall is None:
+            return diagnostic_status(name, WARN, 'no complete joint state yet', values)
+        age = time.monotonic() - self._last_input_wall
+        if age > max(self.stale_timeout, 1.0):
+            return diagnostic_status(name, WARN, f'stale: last complete joint state {age:.1f} s ago', values)
+        level = WARN if self.rejections.total() else OK
+        return diagnostic_status(name, level, f'{rate:.0f} Hz', values)
+
+    def _margin_status(self) -> DiagnosticStatus:
+        name = f'{self.get_name()}: torque margins'
+        torques, robot = self._last_torques, self.robot
+        if torques is None or robot is None or len(torques) != robot.num_joints:
+            return diagnostic_status(name, OK, 'no torques yet', {})
+        margins = dynamics.torque_margins(robot, torques)
+        worst = int(np.argmax(margins)) if len(margins) else 0
+        values = {joint: round(float(m), 4) for joint, m in zip(robot.joint_names, margins)}
+        peak = float(margins[worst]) if len(margins) else 0.0
+        level = ERROR if peak > 1.0 else WARN if peak > self.torque_warn_ratio else OK
+        return diagnostic_status(name, level, f'highest |tau|/limit {peak:.2f} at {robot.joint_names[worst]}'
+                                 if len(margins) else 'no joints', values)
+
+
+def _torque_message(header, names: tuple, torques: np.ndarray) -> JointState:
+    message = JointState()
+    message.header = header
+    message.name = list(names)
+    message.effort = torques.tolist()
+    return message
+
+
+def _answer(response, success: bool, message: str):
+    response.success = bool(success)
+    response.message = message
+    return response
+
+
+def _chain_end_link(robot: RobotModel) -> str:
+    """The link at the end of the chain: the child of the last moving joint, then down
+    single fixed joints (fr3_link7 → fr3_flange → tool0)."""
+    description = robot.description
+    moving = [j for j in description.joints.values() if j.name in robot.joint_names]
+    if not moving:
+        return description.root
+    link = moving[-1].child
+    while True:
+        fixed_children = [j.child for j in description.joints.values() if j.parent == link and j.type == 'fixed']
+        if len(fixed_children) != 1:
+            return link
+        link = fixed_children[0]
+
+
+def _validation_statuses(node_name: str, report) -> list:
+    levels = {'error': ERROR, 'warning': WARN}
+    statuses = []
+    links = sorted({finding.link for finding in report.findings})
+    for link in links:
+        findings = report.findings_for(link)
+        worst = ERROR if any(f.severity == 'error' for f in findings) else (
+            WARN if any(f.severity == 'warning' for f in findings) else OK)
+        statuses.append(diagnostic_status(f'{node_name}: inertia {link}', worst,
+                                          '; '.join(f.message for f in findings)[:500],
+                                          {f'{f.check}': f.severity for f in findings}))
+    statuses.append(diagnostic_status(f'{node_name}: inertia validation', levels.get(report.worst_severity(), OK),
+                                      report.summary(), {}))
+    return statuses
+
+
+def main(args=None) -> None:
+    rclpy.init(args=args)
+    node = DynamicsNode()
+    executor = MultiThreadedExecutor(num_threads=3)
+    executor.add_node(node)
+    try:
+        executor.spin()
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        executor.shutdown()
+        node.destroy_node()
+        if rclpy.ok():
+            rclpy.try_shutdown()
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,126 @@
+"""dynamics_node through real rclpy topics: intake, outputs, hot swap and bad input."""
+import math
+
+import numpy as np
+import pytest
+from rclpy.parameter import Parameter
+from ros_harness import wait_for
+
+from robot_dynamics.core import dynamics
+from robot_dynamics.core.model import RobotModel
+from robot_dynamics.models import ARM_URDF, QUADRUPED_URDF
+
+pytest.importorskip('rclpy')
+from sensor_msgs.msg import JointState  # noqa: E402
+from std_msgs.msg import String  # noqa: E402
+
+from robot_dynamics.ros.common import DESCRIPTION_QOS, SENSOR_QOS  # noqa: E402
+from robot_dynamics.ros.dynamics_node import DynamicsNode  # noqa: E402
+
+ARM_TEXT = ARM_URDF.read_text()
+
+
+def joint_state(names, positions, velocities=(), efforts=(), stamp=1.0) -> JointState:
+    message = JointState()
+    message.header.stamp.sec = int(stamp)
+    message.header.stamp.nanosec = int(round((stamp - int(stamp)) * 1e9))
+    message.name = list(names)
+    message.position = [float(x) for x in positions]
+    message.velocity = [float(x) for x in velocities]
+    message.effort = [float(x) for x in efforts]
+    return message
+
+
+def make_node(**parameters) -> DynamicsNode:
+    overrides = [Parameter(name, value=value) for name, value in parameters.items()]
+    return DynamicsNode(node_name=f'dynamics_{id(overrides)}', parameter_overrides=overrides)
+
+
+def reference_torques(robot, positions, velocities=None, accelerations=None):
+    q = robot.configuration(np.asarray(positions, float))
+    zeros = np.zeros(robot.num_joints)
+    v = robot.tangent(zeros if velocities is None else np.asarray(velocities, float))
+    a = robot.tangent(zeros if accelerations is None else np.asarray(accelerations, float))
+    return (robot.joint_part(dynamics.gravity_torques(robot, q)),
+            robot.joint_part(dynamics.inverse_dynamics(robot, q, v, a)))
+
+
+def test_shuffled_partial_sources_give_core_torques(ros):
+    robot = RobotModel.from_urdf_file(ARM_URDF)
+    node = make_node(robot_description=ARM_TEXT, acceleration_mode='zero')
+    with ros(node) as harness:
+        gravity_out = harness.collect(JointState, f'/{node.get_name()}/gravity_torques', SENSOR_QOS)
+        inverse_out = harness.collect(JointState, f'/{node.get_name()}/inverse_dynamics_torques', SENSOR_QOS)
+        arm_pub = harness.probe.create_publisher(JointState, 'joint_states', SENSOR_QOS)
+        wrist_pub = harness.probe.create_publisher(JointState, 'joint_states', SENSOR_QOS)
+        assert wait_for(lambda: node.count_publishers('joint_states') >= 1 and
+                        harness.probe.count_subscribers('joint_states') >= 1, 5)
+        rng = np.random.default_rng(3)
+        positions = rng.uniform(-1, 1, 7)
+        velocities = rng.uniform(-1, 1, 7)
+        names = list(robot.joint_names)
+        # Source 1: joints 4, 1, 3, 2 (shuffled); source 2: joints 7, 5, 6 plus a gripper joint the model lacks.
+        first, second = [3, 0, 2, 1], [6, 4, 5]
+        for _ in range(50):
+            if gravity_out:
+                break
+            arm_pub.publish(joint_state([names[i] for i in first], positions[first], velocities[first], stamp=2.0))
+            wrist_pub.publish(joint_state([names[i] for i in second] + ['gripper_finger'],
+                                          list(positions[second]) + [0.01], list(velocities[second]) + [0.0],
+                                          stamp=2.0))
+            wait_for(lambda: bool(gravity_out), 0.1)
+        assert wait_for(lambda: bool(gravity_out) and bool(inverse_out), 5)
+        expected_gravity, expected_inverse = reference_torques(robot, positions, velocities)
+        assert gravity_out[-1].name == names
+        np.testing.assert_allclose(gravity_out[-1].effort, expected_gravity, atol=1e-12)
+        np.testing.assert_allclose(inverse_out[-1].effort, expected_inverse, atol=1e-12)
+        assert gravity_out[-1].header.stamp.sec == 2
+
+
+def test_transient_local_description_before_start_then_hot_swap_and_invalid(ros):
+    arm = RobotModel.from_urdf_file(ARM_URDF)
+    quadruped = RobotModel.from_urdf_file(QUADRUPED_URDF)
+    with ros() as harness:
+        description_pub = harness.probe.create_publisher(String, 'robot_description', DESCRIPTION_QOS)
+        description_pub.publish(String(data=ARM_TEXT))
+        node = harness.add(make_node())
+        assert wait_for(lambda: node.robot is not None, 10), 'latched description not received'
+        assert node.robot.joint_names == arm.joint_names
+        description_pub.publish(String(data=QUADRUPED_URDF.read_text()))
+        assert wait_for(lambda: node.robot.joint_names == quadruped.joint_names, 10), 'hot swap failed'
+        description_pub.publish(String(data='<robot name="broken"><link name="a"/><joint name="j" type="revolute">'))
+        assert wait_for(lambda: node.model_source.rejected >= 1, 10)
+        assert node.robot.joint_names == quadruped.joint_names, 'invalid description replaced the good model'
+        assert 'not valid XML' in node.model_source.last_error
+
+
+def test_bad_messages_are_counted_and_survived_and_external_torque_is_zero_for_model_effort(ros):
+    robot = RobotModel.from_urdf_file(ARM_URDF)
+    node = make_node(robot_description=ARM_TEXT, acceleration_mode='zero')
+    names = list(robot.joint_names)
+    positions = np.array([0.1, -0.5, 0.2, -2.0, 0.3, 1.5, 0.4])
+    velocities = np.array([0.2, -0.1, 0.3, 0.1, -0.2, 0.1, 0.5])
+    _, model_torque = reference_torques(robot, positions, velocities)
+    bad = [
+        joint_state(names, [math.nan] + list(positions[1:]), stamp=5.0),
+        joint_state(names, positions[:3], stamp=5.0),
+        joint_state(names[:2] + names[:1], positions[:3], stamp=5.0),
+        joint_state([], [], stamp=5.0),
+        joint_state(['unknown_a', 'unknown_b'], [0.0, 0.0], stamp=5.0),
+        joint_state(names, positions, [math.inf] * 7, stamp=5.0),
+        joint_state(names, [1e12] * 7, stamp=5.0),
+    ]
+    with ros(node) as harness:
+        external_out = harness.collect(JointState, f'/{node.get_name()}/external_torques', SENSOR_QOS)
+        publisher = harness.probe.create_publisher(JointState, 'joint_states', SENSOR_QOS)
+        assert wait_for(lambda: node.count_publishers('joint_states') >= 1, 5)
+        for message in bad:
+            publisher.publish(message)
+        good = joint_state(names, positions, velocities, model_torque, stamp=6.0)
+        publisher.publish(good)
+        assert wait_for(lambda: bool(external_out), 5)
+        publisher.publish(joint_state(names, positions, velocities, model_torque, stamp=5.5))  # out of order
+        expected = {'non_finite': 2, 'length_mismatch': 1, 'duplicate_names': 1, 'empty': 1, 'no_known_joints': 1,
+                    'out_of_range': 1, 'out_of_order': 1}
+        assert wait_for(lambda: dict(node.rejections.counts) == expected, 5), dict(node.rejections.counts)
+        np.testing.assert_allclose(external_out[-1].effort, np.zeros(7), atol=1e-9)
