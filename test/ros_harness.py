@@ -17,15 +17,18 @@ class RosHarness:
     def __init__(self, *nodes: Node, threads: int = 4):
         self.probe = rclpy.create_node(f'test_probe_{id(self)}')
         self.executor = MultiThreadedExecutor(num_threads=threads)
-        self.nodes = list(nodes) + [self.probe]
-        for node in self.nodes:
-            self.executor.add_node(node)
+        self.nodes = []
+        for node in (*nodes, self.probe):
+            self.add(node)
         self._thread = threading.Thread(target=self.executor.spin, daemon=True)
         self._thread.start()
 
     def add(self, node: Node) -> Node:
-        self.nodes.append(node)
-        self.executor.add_node(node)
+        """Spin ``node`` (and its service companion node, if it has one)."""
+        for member in (node, getattr(getattr(node, 'service_host', None), 'node', None)):
+            if member is not None:
+                self.nodes.append(member)
+                self.executor.add_node(member)
         return node
 
     def collect(self, message_type, topic: str, qos=10) -> list:

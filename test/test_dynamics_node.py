@@ -69,7 +69,7 @@ def test_shuffled_partial_sources_give_core_torques(ros):
                                           list(positions[second]) + [0.01], list(velocities[second]) + [0.0],
                                           stamp=2.0))
             wait_for(lambda: bool(gravity_out), 0.1)
-        assert wait_for(lambda: bool(gravity_out) and bool(inverse_out), 5)
+        assert wait_for(lambda: bool(gravity_out) and bool(inverse_out), 5), (dict(node.rejections.counts), node._incomplete, node._processed)
         expected_gravity, expected_inverse = reference_torques(robot, positions, velocities)
         assert gravity_out[-1].name == names
         np.testing.assert_allclose(gravity_out[-1].effort, expected_gravity, atol=1e-12)

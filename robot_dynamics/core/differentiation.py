@@ -50,7 +50,8 @@ class CausalDifferentiator:
         spread = centred @ centred
         if spread <= 0.0:
             return np.zeros(self._values.shape[1])
-        return centred @ (values - values.mean(axis=0)) / spread
+        # Σ(tᵢ − t̄) = 0, so the values need no centring: slope = Σ(tᵢ − t̄) xᵢ / Σ(tᵢ − t̄)².
+        return centred @ values / spread
 
     def delay(self) -> float:
         """Current group delay of the estimate [s]: newest time minus the window's mean time."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pinocchio as pin
 
+from robot_dynamics.core.errors import SingularMassMatrix
 from robot_dynamics.core.model import RobotModel
 
 
@@ -60,9 +61,16 @@ def forward_dynamics(robot: RobotModel, q: np.ndarray, v: np.ndarray, tau: np.nd
     """
     tau = np.asarray(tau, dtype=float)
     if not robot.mimic_joint_names:
-        return pin.aba(robot.model, robot.data, q, v, tau).copy()
-    bias = nonlinear_effects(robot, q, v)
-    return np.linalg.solve(mass_matrix(robot, q), tau - bias)
+        accelerations = pin.aba(robot.model, robot.data, q, v, tau).copy()
+    else:
+        try:
+            accelerations = np.linalg.solve(mass_matrix(robot, q), tau - nonlinear_effects(robot, q, v))
+        except np.linalg.LinAlgError:
+            accelerations = np.full(robot.nv_reduced, np.nan)
+    if not np.all(np.isfinite(accelerations)):
+        raise SingularMassMatrix(f'model "{robot.name}": the mass matrix is singular (a joint moves no mass or '
+                                 'inertia); forward dynamics is undefined')
+    return accelerations
 
 
 def torque_margins(robot: RobotModel, joint_torques: np.ndarray) -> np.ndarray:

@@ -29,3 +29,7 @@ class PayloadError(RobotDynamicsError):
 
 class IdentificationRefused(RobotDynamicsError):
     """The data cannot give a trustworthy estimate; the message says why in operator words."""
+
+
+class SingularMassMatrix(RobotDynamicsError):
+    """Forward dynamics is undefined: some joint moves no mass or inertia."""

@@ -121,3 +121,74 @@ def pseudo_inertia_from_vector(parameters: np.ndarray) -> np.ndarray:
     pseudo[:3, 3] = pseudo[3, :3] = (hx, hy, hz)
     pseudo[3, 3] = m
     return pseudo
+
+
+from robot_dynamics.core.errors import RobotDynamicsError  # noqa: E402  (appended section)
+
+
+class InertiaProjectionError(RobotDynamicsError):
+    """The nearest physically consistent inertia could not be computed (solver failure)."""
+
+
+def principal_inertia(inertia: np.ndarray) -> tuple:
+    """Principal moments (ascending) [kg·m²] and principal axes (columns, same frame as
+    ``inertia``) of a symmetric 3×3 inertia tensor (chapter 000 §1.2)."""
+    inertia = np.asarray(inertia, dtype=float)
+    return np.linalg.eigh(0.5 * (inertia + inertia.T))
+
+
+def triangle_margins(principal_moments: np.ndarray) -> np.ndarray:
+    """Margins λ_j + λ_k − λ_i [kg·m²] for i = 0, 1, 2 (chapter 000 §1.9 b).
+
+    All ≥ 0 iff the moments belong to a rigid body; they equal twice the eigenvalues of the
+    second moment Σ_C = ½tr(I_C)·1 − I_C.
+    """
+    moments = np.asarray(principal_moments, dtype=float)
+    return moments.sum() - 2.0 * moments
+
+
+def box_inertia(mass: float, size) -> np.ndarray:
+    """Inertia about the centre [kg·m²] of a uniform box with edge lengths ``size`` [m] along
+    x, y, z (chapter 000 §1.3)."""
+    a, b, c = np.asarray(size, dtype=float) ** 2
+    return mass / 12.0 * np.diag([b + c, a + c, a + b])
+
+
+def cylinder_inertia(mass: float, radius: float, length: float) -> np.ndarray:
+    """Inertia about the centre [kg·m²] of a uniform solid cylinder, axis z (chapter 000 §1.3)."""
+    transverse = mass * (3.0 * radius ** 2 + length ** 2) / 12.0
+    return np.diag([transverse, transverse, 0.5 * mass * radius ** 2])
+
+
+def sphere_inertia(mass: float, radius: float) -> np.ndarray:
+    """Inertia about the centre [kg·m²] of a uniform solid sphere: (2/5) m r² · 1."""
+    return 0.4 * mass * radius ** 2 * np.eye(3)
+
+
+def nearest_consistent_inertia(inertia: np.ndarray, relative_margin: float = 1e-4) -> np.ndarray:
+    """The physically consistent inertia about the CoM closest (Frobenius norm) to ``inertia``.
+
+    Solves the small SDP  min ‖X − I‖_F  s.t.  ½tr(X)·1 − X ⪰ δ·1  with cvxpy/Clarabel:
+    the second moment about the CoM is positive definite, which is the triangle inequality
+    with margin 2δ and implies X ≻ 0 (chapter 002 §1.7 with mass and CoM held fixed).
+    δ = ``relative_margin`` × the tensor's scale, so the result stays consistent after
+    printing with a few significant digits. Frame and units those of ``inertia`` [kg·m²].
+    """
+    import cvxpy as cp
+
+    inertia = 0.5 * (np.asarray(inertia, dtype=float) + np.asarray(inertia, dtype=float).T)
+    scale = float(np.max(np.abs(np.linalg.eigvalsh(inertia))))
+    if scale == 0.0:
+        raise InertiaProjectionError('the inertia tensor is zero: there is no nearest tensor to choose')
+    target = inertia / scale
+    variable = cp.Variable((3, 3), symmetric=True)
+    second_moment = 0.5 * cp.trace(variable) * np.eye(3) - variable
+    problem = cp.Problem(cp.Minimize(cp.norm(variable - target, 'fro')),
+                         [second_moment >> relative_margin * np.eye(3)])
+    try:
+        problem.solve(solver=cp.CLARABEL)
+    except cp.error.SolverError as error:
+        raise InertiaProjectionError(f'the inertia projection SDP failed: {error}') from None
+    if problem.status not in ('optimal', 'optimal_inaccurate') or variable.value is None:
+        raise InertiaProjectionError(f'the inertia projection SDP ended with status {problem.status}')
+    return 0.5 * (variable.value + variable.value.T) * scale

@@ -74,14 +74,13 @@ class JointStateMerger:
         velocity = np.asarray(velocities, dtype=float)[rows] if len(velocities) else None
         effort = np.asarray(efforts, dtype=float)[rows] if len(efforts) else None
         for label, values in (('position', position), ('velocity', velocity), ('effort', effort)):
-            if values is None:
-                continue
-            if not np.all(np.isfinite(values)):
-                raise JointStateError('non_finite', f'{label} contains NaN or Inf')
-            if np.any(np.abs(values) > MAX_ABS_VALUE):
+            # One comparison catches NaN, Inf and absurd magnitudes; the reason is sorted out only on failure.
+            if values is not None and not (np.abs(values) <= MAX_ABS_VALUE).all():
+                if not np.isfinite(values).all():
+                    raise JointStateError('non_finite', f'{label} contains NaN or Inf')
                 raise JointStateError('out_of_range', f'{label} has a value beyond ±{MAX_ABS_VALUE:g}')
         targets = layout.model_indices
-        if np.any(self.position_stamps[targets] > stamp):
+        if stamp < self.position_stamps[targets].max():
             raise JointStateError('out_of_order', f'stamp {stamp:.6f} s is older than the last sample of these joints')
         self.positions[targets] = position
         self.position_stamps[targets] = stamp
@@ -112,20 +111,18 @@ class JointStateMerger:
         ``max_age`` seconds older than ``now`` (the newest position stamp if ``now`` is None)."""
         if now is None:
             now = float(np.max(self.position_stamps)) if len(self.position_stamps) else 0.0
+        fresh = self.freshness(now, max_age)
+        return fresh[0] and (fresh[1] or not need_velocity) and (fresh[2] or not need_effort)
+
+    def freshness(self, now: float, max_age: float) -> tuple:
+        """(positions complete, velocities complete, efforts complete): whether every joint's
+        last position / velocity / effort is at most ``max_age`` seconds older than ``now``."""
+        # Stamps start at -inf (never received), which must fail even when max_age is inf.
         oldest = now - max_age
-        if np.any(self.position_stamps < oldest):
-            return False
-        if need_velocity and np.any(self.velocity_stamps < oldest):
-            return False
-        return not (need_effort and np.any(self.effort_stamps < oldest))
+        return tuple(bool(stamps.min() > -math.inf and stamps.min() >= oldest)
+                     for stamps in (self.position_stamps, self.velocity_stamps, self.effort_stamps))
 
     def stale_joints(self, now: float, max_age: float) -> list:
         """Names of joints whose last position is older than ``max_age`` seconds at ``now``."""
         return [self.joint_names[i] for i in np.flatnonzero(self.position_stamps < now - max_age)]
 
-    def has_effort(self, since: float) -> bool:
-        """True when every joint's effort is at least as new as ``since``."""
-        return bool(np.all(self.effort_stamps >= since))
-
-    def has_velocity(self, since: float) -> bool:
-        return bool(np.all(self.velocity_stamps >= since))

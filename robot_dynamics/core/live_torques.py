@@ -29,7 +29,7 @@ from robot_dynamics.core.model import RobotModel
 ACCELERATION_MODES = ('estimated', 'zero')
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class TorqueSample:
     """Torques for one complete joint state (arrays in ``joint_names`` order)."""
 
@@ -66,11 +66,9 @@ class LiveTorqueEstimator:
         """
         merger = self.merger
         merger.update(names, positions, velocities, efforts, stamp)
-        oldest = stamp - self.stale_timeout
-        if not merger.complete(now=stamp, max_age=self.stale_timeout):
+        complete, have_velocity, have_effort = merger.freshness(stamp, self.stale_timeout)
+        if not complete:
             return None
-        have_velocity = merger.has_velocity(oldest)
-        have_effort = merger.has_effort(oldest)
         q = merger.positions.copy()
         v = merger.velocities.copy() if have_velocity else self._zeros
         if self.acceleration_mode == 'estimated' and have_velocity:

@@ -101,9 +101,6 @@ class RobotModel:
         self._prepare_index_arrays()
         self.limits = self._limits()
         self.warnings = list(description.warnings)
-        for name, joint in description.joints.items():
-            if joint.type in ('revolute', 'prismatic') and joint.limit is None:
-                self.warnings.append(f'joint "{name}" has no <limit>: effort limit unknown')
 
     # ------------------------------------------------------------------ construction
     @classmethod

@@ -213,9 +213,15 @@ def parse_urdf(text: str, max_bytes: int = MAX_DESCRIPTION_BYTES, max_links: int
         joints[joint.name] = joint
     root_link = _check_tree(links, joints)
     _check_mimics(joints)
+    moved_by = {joint.child: joint for joint in joints.values() if joint.type in MOVING_JOINT_TYPES}
     for link in links.values():
-        if link.inertial is None and link.name != root_link and link.collisions:
+        if link.inertial is not None or link.name == root_link:
+            continue
+        if link.collisions:
             warnings.append(f'link "{link.name}" has collision geometry but no <inertial>: treated as massless')
+        elif link.name in moved_by:
+            warnings.append(f'link "{link.name}" is moved by joint "{moved_by[link.name].name}" but has no '
+                            '<inertial>: treated as massless')
     return UrdfDescription(name=root.get('name', ''), links=links, joints=joints, root=root_link,
                            text=text, warnings=warnings)
 
@@ -322,13 +328,16 @@ def _parse_joint(element) -> UrdfJoint:
         raise DescriptionError(f'{where}: axis has zero length')
     limit = None
     limit_element = element.find('limit')
+    if joint_type in ('revolute', 'prismatic') and (limit_element is None or limit_element.get('effort') is None
+                                                    or limit_element.get('velocity') is None):
+        raise DescriptionError(f'{where}: a {joint_type} joint needs <limit effort=... velocity=...> (URDF spec)')
     if limit_element is not None:
-        limit = JointLimit(lower=_number(limit_element, 'lower', where + ' <limit>', -math.inf),
-                           upper=_number(limit_element, 'upper', where + ' <limit>', math.inf),
+        # URDF spec: lower/upper default to 0 for revolute and prismatic joints; continuous joints have none.
+        unbounded = joint_type == 'continuous'
+        limit = JointLimit(lower=-math.inf if unbounded else _number(limit_element, 'lower', where + ' <limit>', 0.0),
+                           upper=math.inf if unbounded else _number(limit_element, 'upper', where + ' <limit>', 0.0),
                            effort=abs(_number(limit_element, 'effort', where + ' <limit>', math.inf)),
                            velocity=abs(_number(limit_element, 'velocity', where + ' <limit>', math.inf)))
-        if joint_type == 'continuous':
-            limit = JointLimit(effort=limit.effort, velocity=limit.velocity)
     mimic = None
     mimic_element = element.find('mimic')
     if mimic_element is not None and joint_type in MOVING_JOINT_TYPES:

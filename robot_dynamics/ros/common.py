@@ -9,13 +9,17 @@ reason and the last good model stays.
 """
 from __future__ import annotations
 
+import sys
+import threading
 import time
 from collections import Counter
 from typing import Callable, Optional
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
+import rclpy
 from rcl_interfaces.msg import ParameterDescriptor
+from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import String
@@ -194,3 +198,49 @@ def describe(text: str):
     """A ParameterDescriptor carrying ``text`` (every parameter is declared with one)."""
     return ParameterDescriptor(description=text)
 
+
+
+class ServiceHost:
+    """A companion node that serves ``owner``'s services from its own executor thread, so a
+    long service (identification, validation) never delays the owner's topic stream.
+
+    Service names resolve against the owner: ``~/identify_payload`` on node ``dynamics`` is
+    ``/dynamics/identify_payload``, exactly as if the owner served it.
+    """
+
+    def __init__(self, owner: Node):
+        self.owner = owner
+        self.node = rclpy.create_node(f'{owner.get_name()}_services', namespace=owner.get_namespace(),
+                                      context=owner.context, start_parameter_services=False)
+
+    def create_service(self, service_type, name: str, handler):
+        return self.node.create_service(service_type, self.owner.resolve_service_name(name), handler)
+
+
+def spin_nodes(nodes: list) -> None:
+    """Spin ``nodes`` until shutdown: their topic callbacks on one single-threaded executor in
+    this thread (lowest latency in rclpy), their :class:`ServiceHost` companions on another
+    executor in a background thread."""
+    stream, services = SingleThreadedExecutor(), SingleThreadedExecutor()
+    for node in nodes:
+        stream.add_node(node)
+        host = getattr(node, 'service_host', None)
+        if isinstance(host, ServiceHost):
+            services.add_node(host.node)
+    # Let the stream thread take the GIL back quickly while a service computes in Python.
+    sys.setswitchinterval(0.0005)
+    service_thread = threading.Thread(target=services.spin, daemon=True)
+    service_thread.start()
+    try:
+        stream.spin()
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        services.shutdown(timeout_sec=1.0)
+        stream.shutdown(timeout_sec=1.0)
+        for node in nodes:
+            host = getattr(node, 'service_host', None)
+            if isinstance(host, ServiceHost):
+                host.node.destroy_node()
+            node.destroy_node()
+        rclpy.try_shutdown()

@@ -14,8 +14,11 @@ Topics (relative names; the node's default name is ``dynamics``):
 q̈ for inverse dynamics comes from :class:`~robot_dynamics.core.differentiation.CausalDifferentiator`
 on the measured velocities (least-squares slope over ``acceleration_window`` samples,
 delay ≈ half the window: 7 ms for 15 samples at 1 kHz), or is zero with
-``acceleration_mode: zero``. The torque stream runs in its own callback group; services
-run in another, on a multi-threaded executor, so a long identification never stalls it.
+``acceleration_mode: zero``. The torque stream runs on a single-threaded executor (the
+lowest-latency one in rclpy); the services are served by a companion node on its own
+executor thread (:class:`~robot_dynamics.ros.common.ServiceHost`), so a long
+identification never stalls the stream. Every model change installs a new model object
+(never mutated while the stream uses it), so services and stream share no pinocchio Data.
 """
 from __future__ import annotations
 
@@ -32,8 +35,6 @@ import yaml
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from geometry_msgs.msg import InertiaStamped
 from rcl_interfaces.msg import ParameterDescriptor
-from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
-from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from std_srvs.srv import Trigger
@@ -44,7 +45,8 @@ from robot_dynamics.core.live_torques import LiveTorqueEstimator
 from robot_dynamics.core.model import RobotModel
 from robot_dynamics.core.ring_buffer import SampleRingBuffer
 from robot_dynamics.ros.common import (LATCHED_QOS, SENSOR_QOS, ModelSource, RateLimitedLogger, RateMeter,
-                                       RejectionCounter, describe, diagnostic_status, joint_state_fields)
+                                       RejectionCounter, ServiceHost, describe, diagnostic_status,
+                                       joint_state_fields, spin_nodes)
 
 OK, WARN, ERROR = DiagnosticStatus.OK, DiagnosticStatus.WARN, DiagnosticStatus.ERROR
 
@@ -64,9 +66,6 @@ class DynamicsNode(Node):
 
     def __init__(self, node_name: str = 'dynamics', **kwargs):
         super().__init__(node_name, **kwargs)
-        self._stream_group = MutuallyExclusiveCallbackGroup()
-        self._service_group = MutuallyExclusiveCallbackGroup()
-        self._diagnostics_group = MutuallyExclusiveCallbackGroup()
         self._declare_parameters()
         self.rejections = RejectionCounter(self.get_logger())
         self._log = RateLimitedLogger(self.get_logger())
@@ -85,16 +84,15 @@ class DynamicsNode(Node):
         self._external_pub = self.create_publisher(JointState, '~/external_torques', SENSOR_QOS)
         self._payload_pub = self.create_publisher(InertiaStamped, '~/payload', LATCHED_QOS)
         self._diagnostics_pub = self.create_publisher(DiagnosticArray, '/diagnostics', 10)
-        self.model_source = ModelSource(self, self._on_model, callback_group=self._stream_group)
-        self.create_subscription(JointState, 'joint_states', self._on_joint_state, SENSOR_QOS,
-                                 callback_group=self._stream_group)
+        self.model_source = ModelSource(self, self._on_model)
+        self.create_subscription(JointState, 'joint_states', self._on_joint_state, SENSOR_QOS)
+        self.service_host = ServiceHost(self)
         for name, handler in (('~/identify_payload', self._identify_payload),
                               ('~/validate_inertia', self._validate_inertia),
                               ('~/clear_payload_buffer', self._clear_payload_buffer),
                               ('~/record_baseline', self._record_baseline)):
-            self.create_service(Trigger, name, handler, callback_group=self._service_group)
-        self.create_timer(self.get_parameter('diagnostics_period').value, self._publish_diagnostics,
-                          callback_group=self._diagnostics_group)
+            self.service_host.create_service(Trigger, name, handler)
+        self.create_timer(self.get_parameter('diagnostics_period').value, self._publish_diagnostics)
         self._load_baseline_file()
 
     # ------------------------------------------------------------------ parameters
@@ -420,18 +418,7 @@ def _validation_statuses(node_name: str, report) -> list:
 
 def main(args=None) -> None:
     rclpy.init(args=args)
-    node = DynamicsNode()
-    executor = MultiThreadedExecutor(num_threads=3)
-    executor.add_node(node)
-    try:
-        executor.spin()
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        executor.shutdown()
-        node.destroy_node()
-        if rclpy.ok():
-            rclpy.try_shutdown()
+    spin_nodes([DynamicsNode()])
 
 
 if __name__ == '__main__':

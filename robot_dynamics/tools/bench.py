@@ -1,0 +1,254 @@
+"""Benchmark a node against a bare relay measured in the same run (latency, answered fraction, compute).
+
+`robot_dynamics bench dynamics`: dynamics_node in its own process, fed 7-DoF joint_states
+at 1 kHz from this process; latency = receipt of ~/inverse_dynamics_torques − input stamp.
+`robot_dynamics bench centroidal`: centroidal_node on the floating-base quadruped fed
+joint_states and odom at 500 Hz; latency = receipt of ~/com − input stamp.
+Each run first measures a relay node (subscribe joint_states, republish unchanged) under the
+same feed, and prints the node's figures as ratios to it. Medians and percentiles over all
+messages; the machine is shared, so read ratios, not absolute numbers. Every ROS process runs
+with ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST and this run's own ROS_DOMAIN_ID.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass
+
+TARGETS = {
+    # target: (module, output topic, default rate [Hz], model, root joint)
+    'dynamics': ('robot_dynamics.ros.dynamics_node', 'inverse_dynamics_torques', 1000.0, 'fr3_arm.urdf', 'fixed'),
+    'centroidal': ('robot_dynamics.ros.centroidal_node', 'com', 500.0, 'quadruped.urdf', 'floating'),
+}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument('target', choices=sorted(TARGETS), help='which node to measure')
+    parser.add_argument('--duration', type=float, default=20.0, help='seconds of feed per phase (default 20)')
+    parser.add_argument('--rate', type=float, help='feed rate [Hz] (default: 1000 dynamics, 500 centroidal)')
+    parser.add_argument('--warmup', type=float, default=2.0, help='seconds fed before measuring (default 2)')
+    parser.add_argument('--format', choices=('text', 'json'), default='text')
+
+
+@dataclass
+class StreamFigures:
+    """Latency [ms] percentiles and the answered fraction of one measured phase."""
+
+    sent: int
+    answered: int
+    p50_ms: float
+    p90_ms: float
+    p99_ms: float
+    max_ms: float
+
+    @property
+    def answered_fraction(self) -> float:
+        return self.answered / self.sent if self.sent else 0.0
+
+
+def run(args: argparse.Namespace) -> int:
+    _isolate_ros_environment()
+    module, output, default_rate, model, root_joint = TARGETS[args.target]
+    rate = args.rate or default_rate
+    from robot_dynamics.models import model_path
+    urdf = str(model_path(model))
+    relay = _measure_process(['robot_dynamics.ros.relay'], 'relayed_joint_states', urdf, root_joint, rate, args)
+    node = _measure_process([module, '-p', f'urdf_file:={urdf}', '-p', f'root_joint:={root_joint}'],
+                            output, urdf, root_joint, rate, args, node_output=True)
+    compute = _compute_figures(args.target, urdf, root_joint)
+    result = {
+        'target': args.target, 'rate_hz': rate, 'duration_s': args.duration,
+        'answered_fraction': node.answered_fraction, 'relay_answered_fraction': relay.answered_fraction,
+        'p50_ratio': node.p50_ms / relay.p50_ms if relay.p50_ms else float('inf'),
+        'p99_ratio': node.p99_ms / relay.p99_ms if relay.p99_ms else float('inf'),
+        'compute_ratio': compute['ratio'],
+        'node_latency_ms': _latencies(node), 'relay_latency_ms': _latencies(relay),
+        'compute_us': compute,
+    }
+    if args.format == 'json':
+        print(json.dumps(result, indent=2))
+    else:
+        _print_text(result)
+    passed = (result['answered_fraction'] >= 0.999 and result['p50_ratio'] <= 1.25 and result['p99_ratio'] <= 1.5
+              and (compute['ratio'] <= 3.0 or args.target != 'dynamics'))
+    return 0 if passed else 1
+
+
+def _isolate_ros_environment() -> None:
+    os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
+    os.environ.setdefault('ROS_DOMAIN_ID', str(os.getpid() % 100 + 1))
+
+
+def _latencies(figures: StreamFigures) -> dict:
+    return {'p50': figures.p50_ms, 'p90': figures.p90_ms, 'p99': figures.p99_ms, 'max': figures.max_ms,
+            'sent': figures.sent, 'answered': figures.answered}
+
+
+def _measure_process(module_args: list, output: str, urdf: str, root_joint: str, rate: float,
+                     args: argparse.Namespace, node_output: bool = False) -> StreamFigures:
+    """Start a node process, feed it, and measure latency on its output topic."""
+    node_name = f'bench_{module_args[0].rsplit(".", 1)[-1]}_{os.getpid()}'
+    command = [sys.executable, '-m', module_args[0], '--ros-args', '-r', f'__node:={node_name}',
+               '-r', 'joint_states:=/bench/joint_states', '-r', 'odom:=/bench/odom',
+               '-r', 'relayed_joint_states:=/bench/relayed', '--log-level', 'error'] + module_args[1:]
+    topic = f'/{node_name}/{output}' if node_output else '/bench/relayed'
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        return _feed_and_measure(topic, output, urdf, root_joint, rate, args.duration, args.warmup)
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
+def _feed_and_measure(topic: str, output: str, urdf: str, root_joint: str, rate: float, duration: float,
+                      warmup: float) -> StreamFigures:
+    import numpy as np
+    import rclpy
+    from geometry_msgs.msg import PointStamped
+    from nav_msgs.msg import Odometry
+    from rclpy.executors import SingleThreadedExecutor
+    from sensor_msgs.msg import JointState
+
+    from robot_dynamics.core.model import RobotModel
+    from robot_dynamics.ros.common import SENSOR_QOS
+
+    robot = RobotModel.from_urdf_file(urdf, root_joint=root_joint)
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    node = rclpy.create_node(f'bench_feeder_{os.getpid()}', context=context)
+    received = []
+    output_type = PointStamped if output == 'com' else JointState
+    node.create_subscription(output_type, topic, lambda m: received.append(
+        (m.header.stamp.sec * 1_000_000_000 + m.header.stamp.nanosec, time.time_ns())), SENSOR_QOS)
+    joint_pub = node.create_publisher(JointState, '/bench/joint_states', SENSOR_QOS)
+    odom_pub = node.create_publisher(Odometry, '/bench/odom', SENSOR_QOS) if root_joint == 'floating' else None
+    executor = SingleThreadedExecutor(context=context)
+    executor.add_node(node)
+    spinner = threading.Thread(target=executor.spin, daemon=True)
+    spinner.start()
+    try:
+        deadline = time.monotonic() + 30.0
+        while node.count_publishers(topic) < 1 or joint_pub.get_subscription_count() < 1:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f'the node under test never connected to {topic}')
+            time.sleep(0.05)
+        message = JointState(name=list(robot.joint_names))
+        rng = np.random.default_rng(0)
+        positions = np.clip(rng.uniform(-0.5, 0.5, robot.num_joints), robot.limits.lower, robot.limits.upper)
+        odom = Odometry()
+        odom.header.frame_id, odom.child_frame_id = 'world', 'base'
+        odom.pose.pose.position.z, odom.pose.pose.orientation.w = 0.45, 1.0
+        sent = []
+        period = 1.0 / rate
+        start = time.monotonic()
+        total = warmup + duration
+        tick = 0
+        while True:
+            target = start + tick * period
+            now = time.monotonic()
+            if now - start >= total:
+                break
+            if target > now:
+                time.sleep(max(0.0, target - now - 0.0002))
+                while time.monotonic() < target:
+                    pass
+            phase = tick * period
+            stamp_ns = time.time_ns()
+            message.header.stamp.sec, message.header.stamp.nanosec = divmod(stamp_ns, 1_000_000_000)
+            message.position = (positions + 0.2 * np.sin(2.0 * phase)).tolist()
+            message.velocity = (0.4 * np.cos(2.0 * phase) * np.ones(robot.num_joints)).tolist()
+            if odom_pub is not None:
+                odom.header.stamp = message.header.stamp
+                odom_pub.publish(odom)
+            joint_pub.publish(message)
+            if phase >= warmup:
+                sent.append(stamp_ns)
+            tick += 1
+        time.sleep(1.0)
+    finally:
+        executor.shutdown(timeout_sec=1.0)
+        node.destroy_node()
+        rclpy.try_shutdown(context=context)
+    return _figures(sent, received)
+
+
+def _figures(sent: list, received: list) -> StreamFigures:
+    import numpy as np
+    sent_set = set(sent)
+    latencies = {}
+    for stamp, arrival in received:
+        if stamp in sent_set and stamp not in latencies:
+            latencies[stamp] = (arrival - stamp) * 1e-6
+    values = np.array(list(latencies.values())) if latencies else np.array([np.nan])
+    return StreamFigures(sent=len(sent), answered=len(latencies), p50_ms=float(np.percentile(values, 50)),
+                         p90_ms=float(np.percentile(values, 90)), p99_ms=float(np.percentile(values, 99)),
+                         max_ms=float(np.max(values)))
+
+
+def _compute_figures(target: str, urdf: str, root_joint: str, repeats: int = 5, count: int = 5000) -> dict:
+    """Per-message compute of the node's core call vs the raw pinocchio calls it needs [µs]."""
+    import numpy as np
+    import pinocchio as pin
+
+    from robot_dynamics.core.live_torques import LiveTorqueEstimator
+    from robot_dynamics.core.model import RobotModel
+
+    robot = RobotModel.from_urdf_file(urdf, root_joint=root_joint)
+    n = robot.num_joints
+    names = list(robot.joint_names)
+    rng = np.random.default_rng(1)
+    samples = [(rng.uniform(-1, 1, n).tolist(), rng.uniform(-1, 1, n).tolist(), rng.uniform(-5, 5, n).tolist())
+               for _ in range(64)]
+    model, data = robot.model, robot.model.createData()
+    zeros = np.zeros(model.nv)
+    base_pose = [0, 0, 0.45, 0, 0, 0, 1]
+
+    def raw(k):
+        position, velocity, _ = samples[k % 64]
+        q = np.concatenate([base_pose, position]) if robot.floating_base else np.asarray(position)
+        v = np.concatenate([zeros[:6], velocity]) if robot.floating_base else np.asarray(velocity)
+        pin.computeGeneralizedGravity(model, data, q)
+        pin.rnea(model, data, q, v, zeros)
+
+    estimator = LiveTorqueEstimator(robot)
+
+    def ours(k):
+        position, velocity, effort = samples[k % 64]
+        estimator.update(names, position, velocity, effort, 1.0 + k * 1e-3)
+
+    raw_us = _median_time_us(raw, repeats, count)
+    ours_us = _median_time_us(ours, repeats, count)
+    return {'raw_pinocchio': raw_us, 'node_core': ours_us, 'ratio': ours_us / raw_us}
+
+
+def _median_time_us(function, repeats: int, count: int) -> float:
+    import statistics
+    timings = []
+    for repeat in range(repeats):
+        started = time.perf_counter()
+        for k in range(count):
+            function(repeat * count + k)
+        timings.append((time.perf_counter() - started) / count * 1e6)
+    return statistics.median(timings)
+
+
+def _print_text(result: dict) -> None:
+    node, relay, compute = result['node_latency_ms'], result['relay_latency_ms'], result['compute_us']
+    print(f"bench {result['target']}: {result['rate_hz']:.0f} Hz for {result['duration_s']:.0f} s per phase")
+    print(f"{'':18}{'answered':>10}{'p50 ms':>9}{'p90 ms':>9}{'p99 ms':>9}{'max ms':>9}")
+    for label, figures in (('relay (baseline)', relay), ('node', node)):
+        fraction = figures['answered'] / figures['sent'] if figures['sent'] else 0.0
+        print(f"{label:18}{fraction:>10.4%}{figures['p50']:>9.3f}{figures['p90']:>9.3f}"
+              f"{figures['p99']:>9.3f}{figures['max']:>9.3f}")
+    print(f"answered fraction {result['answered_fraction']:.4%} (target >= 99.9%)")
+    print(f"p50 ratio {result['p50_ratio']:.2f} (target <= 1.25), p99 ratio {result['p99_ratio']:.2f} (target <= 1.5)")
+    print(f"compute per message: node core {compute['node_core']:.1f} us vs raw pinocchio "
+          f"{compute['raw_pinocchio']:.1f} us, ratio {compute['ratio']:.2f} (target <= 3)")

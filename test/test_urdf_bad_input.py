@@ -1,0 +1,160 @@
+"""Bad robot descriptions: a DescriptionError naming the element, never a crash in pinocchio.
+
+Every malformed description is fed both to the parser (``parse_urdf``) and to the model
+builder (``RobotModel.from_urdf_string``, which must stop before pinocchio sees it).
+"""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+from robot_dynamics.core.dynamics import gravity_torques, mass_matrix
+from robot_dynamics.core.errors import DescriptionError
+from robot_dynamics.core.model import RobotModel
+from robot_dynamics.core.urdf import MAX_DESCRIPTION_BYTES, parse_urdf, read_description_file
+
+INERTIAL = ('<inertial><origin xyz="0.1 0 0"/><mass value="{mass}"/>'
+            '<inertia ixx="{ixx}" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial>')
+LIMIT = '<limit lower="-1" upper="1" effort="5" velocity="1"/>'
+
+
+def _link(name: str, mass: str = '1.0', ixx: str = '0.01') -> str:
+    return f'<link name="{name}">{INERTIAL.format(mass=mass, ixx=ixx)}</link>'
+
+
+def _joint(name: str, parent: str, child: str, joint_type: str = 'revolute', extra: str = '') -> str:
+    return (f'<joint name="{name}" type="{joint_type}"><parent link="{parent}"/><child link="{child}"/>'
+            f'<axis xyz="0 1 0"/>{LIMIT}{extra}</joint>')
+
+
+def _robot(*elements: str) -> str:
+    return '<?xml version="1.0"?>\n<robot name="bad">' + ''.join(elements) + '</robot>'
+
+
+BILLION_LAUGHS = ('<?xml version="1.0"?><!DOCTYPE robot [<!ENTITY a "aaaaaaaaaa">'
+                  '<!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;"><!ENTITY c "&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;">]>'
+                  '<robot name="&c;"><link name="base"/></robot>')
+EXTERNAL_ENTITY = ('<?xml version="1.0"?><!DOCTYPE robot [<!ENTITY secret SYSTEM "file:///etc/passwd">]>'
+                   '<robot name="&secret;"><link name="base"/></robot>')
+
+BAD_DESCRIPTIONS = {
+    'not_xml': ('<robot name="bad"><link name="base"></robot>', 'not valid XML'),
+    'empty': ('   ', 'empty'),
+    'wrong_root_element': ('<sdf><link name="base"/></sdf>', '<sdf>'),
+    'no_links': ('<robot name="bad"/>', 'no <link>'),
+    'cycle_through_root': (_robot(_link('a'), _link('b'), _link('c'), _joint('ab', 'a', 'b'),
+                                  _joint('bc', 'b', 'c'), _joint('ca', 'c', 'a')), 'cycle'),
+    'detached_cycle': (_robot(_link('base'), _link('a'), _link('b'), _link('c'), _joint('base_a', 'base', 'a'),
+                              _joint('bc', 'b', 'c'), _joint('cb', 'c', 'b')), 'links b, c are not connected'),
+    'two_roots': (_robot(_link('base'), _link('a'), _link('island')), '3 root links (base, a, island)'),
+    'child_of_two_joints': (_robot(_link('base'), _link('a'), _joint('j1', 'base', 'a'), _joint('j2', 'base', 'a')),
+                            'link "a" is the child of two joints'),
+    'unknown_joint_type': (_robot(_link('base'), _link('a'), _joint('wrist', 'base', 'a', 'ball')),
+                           'joint "wrist": unknown joint type "ball"'),
+    'floating_joint_inside_tree': (_robot(_link('base'), _link('a'), _joint('drift', 'base', 'a', 'floating')),
+                                   'joint "drift": joint type "floating" is not supported'),
+    'unknown_parent_link': (_robot(_link('base'), _link('a'), _joint('j1', 'ghost', 'a')),
+                            'joint "j1": parent link "ghost" is not defined'),
+    'nan_mass': (_robot(_link('base'), _link('forearm', mass='nan'), _joint('j1', 'base', 'forearm')),
+                 'link "forearm" <mass>: value is NaN'),
+    'negative_mass': (_robot(_link('base'), _link('forearm', mass='-2.5'), _joint('j1', 'base', 'forearm')),
+                      'link "forearm": mass -2.5 kg'),
+    'infinite_mass': (_robot(_link('base'), _link('forearm', mass='inf'), _joint('j1', 'base', 'forearm')),
+                      'link "forearm": mass inf kg'),
+    'nan_inertia': (_robot(_link('base'), _link('forearm', ixx='NaN'), _joint('j1', 'base', 'forearm')),
+                    'link "forearm" <inertia>: ixx is NaN'),
+    'text_as_mass': (_robot(_link('base'), _link('forearm', mass='heavy'), _joint('j1', 'base', 'forearm')),
+                     'link "forearm" <mass>: value="heavy" is not a number'),
+    'zero_axis': (_robot(_link('base'), _link('a'),
+                         '<joint name="j1" type="revolute"><parent link="base"/><child link="a"/>'
+                         f'<axis xyz="0 0 0"/>{LIMIT}</joint>'), 'joint "j1": axis has zero length'),
+    'mimic_of_unknown_joint': (_robot(_link('base'), _link('a'),
+                                      _joint('j1', 'base', 'a', extra='<mimic joint="ghost"/>')),
+                               'joint "j1" mimics unknown joint "ghost"'),
+    'entity_expansion_bomb': (BILLION_LAUGHS, 'DOCTYPE or ENTITY'),
+    'external_entity': (EXTERNAL_ENTITY, 'DOCTYPE or ENTITY'),
+    'duplicate_link': (_robot(_link('base'), _link('base')), 'link "base" is defined twice'),
+}
+
+
+@pytest.mark.parametrize('case', sorted(BAD_DESCRIPTIONS))
+def test_bad_description_raises_description_error_naming_the_element(case):
+    text, words = BAD_DESCRIPTIONS[case]
+    with pytest.raises(DescriptionError, match=re.escape(words)):
+        parse_urdf(text)
+    with pytest.raises(DescriptionError, match=re.escape(words)):
+        RobotModel.from_urdf_string(text)
+
+
+def test_oversize_description_is_refused_before_parsing():
+    text = _robot(_link('base')) + '<!--' + 'x' * MAX_DESCRIPTION_BYTES + '-->'
+    with pytest.raises(DescriptionError, match='over the'):
+        RobotModel.from_urdf_string(text)
+
+
+def test_oversize_file_is_refused_before_reading(tmp_path):
+    path = tmp_path / 'big.urdf'
+    path.write_text(_robot(_link('base')) + ' ' * 2000)
+    with pytest.raises(DescriptionError, match='over the 1000-byte limit'):
+        read_description_file(path, max_bytes=1000)
+    with pytest.raises(DescriptionError, match='cannot read'):
+        read_description_file(tmp_path / 'missing.urdf')
+
+
+def test_too_many_links_is_refused():
+    links = [_link('base')] + [_link(f'l{i}') for i in range(30)]
+    joints = [_joint(f'j{i}', 'base', f'l{i}') for i in range(30)]
+    with pytest.raises(DescriptionError, match='31 links, over the 20 limit'):
+        parse_urdf(_robot(*links, *joints), max_links=20)
+
+
+def test_bad_root_joint_and_gravity_are_refused():
+    text = _robot(_link('base'), _link('a'), _joint('j1', 'base', 'a'))
+    with pytest.raises(ValueError, match='root_joint'):
+        RobotModel.from_urdf_string(text, root_joint='planar')
+    with pytest.raises(ValueError, match='gravity'):
+        RobotModel.from_urdf_string(text, gravity=(0.0, float('nan'), -9.81))
+
+
+SENSOR_ON_JOINT = _robot(_link('base'), _link('arm'), '<link name="sensor"><collision><geometry>'
+                         '<sphere radius="0.02"/></geometry></collision></link>',
+                         _joint('shoulder', 'base', 'arm'), _joint('sensor_pan', 'arm', 'sensor'))
+BARE_SENSOR_ON_JOINT = _robot(_link('base'), _link('arm'), '<link name="sensor"/>',
+                              _joint('shoulder', 'base', 'arm'), _joint('sensor_pan', 'arm', 'sensor'))
+
+
+def test_moving_link_without_inertial_is_massless_and_reported():
+    robot = RobotModel.from_urdf_string(SENSOR_ON_JOINT)
+    assert robot.joint_names == ('shoulder', 'sensor_pan')
+    assert robot.link_inertial_parameters('sensor').mass == 0.0
+    assert robot.total_mass() == pytest.approx(1.0)
+    q = robot.configuration(np.array([0.3, 0.5]))
+    np.testing.assert_allclose(mass_matrix(robot, q)[1], 0.0)  # the massless link adds no inertia
+    assert gravity_torques(robot, q)[1] == 0.0
+    assert any('sensor' in warning for warning in robot.warnings)
+
+
+def test_bare_moving_link_without_inertial_is_reported():
+    robot = RobotModel.from_urdf_string(BARE_SENSOR_ON_JOINT)
+    assert any('sensor' in warning for warning in robot.warnings)
+
+
+def test_massless_frames_on_fixed_joints_are_not_warned_about():
+    """Tool and foot frames (fixed joints, no <inertial>, no geometry) are normal, not suspicious."""
+    text = _robot(_link('base'), _link('arm'), '<link name="tool0"/>', _joint('shoulder', 'base', 'arm'),
+                  '<joint name="tool_mount" type="fixed"><parent link="arm"/><child link="tool0"/></joint>')
+    robot = RobotModel.from_urdf_string(text)
+    assert robot.warnings == []
+    assert robot.frame_id('tool0') > 0
+
+
+@pytest.mark.parametrize('limit', ['', '<limit lower="-1" upper="1" velocity="1"/>',
+                                   '<limit lower="-1" upper="1" effort="3"/>'])
+def test_revolute_joint_without_effort_or_velocity_limit_is_named(limit):
+    text = _robot(_link('base'), _link('a'), '<joint name="free_spin" type="revolute"><parent link="base"/>'
+                  f'<child link="a"/><axis xyz="0 0 1"/>{limit}</joint>')
+    with pytest.raises(DescriptionError) as error:
+        RobotModel.from_urdf_string(text)
+    assert 'free_spin' in str(error.value)
