@@ -1,0 +1,127 @@
+"""dynamics_node services through real rclpy service calls: identify_payload (with known
+truth, refusals and applying the result), record_baseline / clear_payload_buffer and
+validate_inertia (same findings as the CLI)."""
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+from rclpy.parameter import Parameter
+from ros_harness import wait_for
+from test_payload import LINK, PAYLOAD, fourier_motion, measured, static_motion, true_robot
+
+from robot_dynamics.core import dynamics
+from robot_dynamics.core.payload import REPORT_KEYS
+from robot_dynamics.models import ARM_URDF
+
+pytest.importorskip('rclpy')
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus  # noqa: E402
+from geometry_msgs.msg import InertiaStamped  # noqa: E402
+from sensor_msgs.msg import JointState  # noqa: E402
+from std_srvs.srv import Trigger  # noqa: E402
+
+from robot_dynamics.ros.common import LATCHED_QOS, SENSOR_QOS  # noqa: E402
+from robot_dynamics.ros.dynamics_node import DynamicsNode  # noqa: E402
+
+CORPUS = Path(__file__).resolve().parent / 'data' / 'broken_urdfs'
+
+
+def make_node(tmp_path, **parameters) -> DynamicsNode:
+    defaults = {'robot_description': ARM_URDF.read_text(), 'payload_link': LINK, 'report_directory': str(tmp_path),
+                'acceleration_mode': 'zero'}
+    defaults.update(parameters)
+    overrides = [Parameter(name, value=value) for name, value in defaults.items()]
+    return DynamicsNode(node_name=f'dynamics_srv_{time.monotonic_ns()}', parameter_overrides=overrides)
+
+
+def publish_recording(harness, node, recording, stride: int = 2) -> None:
+    """Publish every ``stride``-th sample as a JointState (stamps from the recording) and
+    wait until the node has buffered them."""
+    publisher = harness.probe.create_publisher(JointState, 'joint_states', SENSOR_QOS)
+    assert wait_for(lambda: publisher.get_subscription_count() >= 1, 5)
+    names = list(recording.joint_names)
+    rows = range(0, len(recording.time), stride)
+    for count, row in enumerate(rows):
+        message = JointState(name=names, position=recording.positions[row].tolist(),
+                             velocity=recording.velocities[row].tolist(), effort=recording.efforts[row].tolist())
+        message.header.stamp.sec, nanoseconds = divmod(int(round(recording.time[row] * 1e9)), 1_000_000_000)
+        message.header.stamp.nanosec = nanoseconds
+        publisher.publish(message)
+        if count % 20 == 0:  # flow control: the subscriber keeps the last 50 messages
+            assert wait_for(lambda: node._processed + node._incomplete >= count - 20, 5, period=0.0005)
+    assert wait_for(lambda: len(node._live.buffer) >= 0.98 * len(rows), 20), len(node._live.buffer)
+
+
+def test_identify_payload_service_recovers_a_known_payload_and_applies_it(ros, tmp_path):
+    truth = true_robot(PAYLOAD)
+    recording = measured(fourier_motion(truth, duration=8.0), truth, effort_noise=0.05)
+    node = make_node(tmp_path, apply_identified_payload=True, buffer_duration=20.0)
+    with ros(node) as harness:
+        payloads = harness.collect(InertiaStamped, f'/{node.get_name()}/payload', LATCHED_QOS)
+        publish_recording(harness, node, recording)
+        response = harness.call(Trigger, f'/{node.get_name()}/identify_payload')
+        assert response.success, response.message
+        assert 'kg' in response.message
+        assert wait_for(lambda: bool(payloads), 5)
+        message = payloads[-1]
+        assert message.header.frame_id == LINK
+        assert abs(message.inertia.m - PAYLOAD.mass) < 0.02
+        com = np.array([message.inertia.com.x, message.inertia.com.y, message.inertia.com.z])
+        assert np.linalg.norm(com - PAYLOAD.com) < 0.003
+        report = yaml.safe_load((tmp_path / 'payload_latest.yaml').read_text())
+        assert tuple(report) == REPORT_KEYS and report['success'] is True
+        # Applied: the live model's gravity torques now include the payload.
+        assert wait_for(lambda: node.robot.payload is not None, 5)
+        q = node.robot.configuration(recording.positions[-1])
+        applied = node.robot.joint_part(dynamics.gravity_torques(node.robot, q))
+        expected = truth.joint_part(dynamics.gravity_torques(truth, truth.configuration(recording.positions[-1])))
+        np.testing.assert_allclose(applied, expected, atol=0.05)
+
+
+def test_service_refusals_are_answered_in_operator_words(ros, tmp_path):
+    truth = true_robot(PAYLOAD)
+    static = measured(static_motion(truth, poses=4, hold=1.5, move=0.8), truth)
+    node = make_node(tmp_path, payload_mode='full')
+    with ros(node) as harness:
+        nothing = harness.call(Trigger, f'/{node.get_name()}/identify_payload')
+        assert not nothing.success and 'nothing recorded' in nothing.message
+        no_baseline = harness.call(Trigger, f'/{node.get_name()}/record_baseline')
+        assert not no_baseline.success
+        publish_recording(harness, node, static)
+        refused = harness.call(Trigger, f'/{node.get_name()}/identify_payload')
+        assert not refused.success
+        assert 'static' in refused.message.lower() or 'still' in refused.message.lower(), refused.message
+        kept = harness.call(Trigger, f'/{node.get_name()}/record_baseline')
+        assert kept.success and 'baseline kept' in kept.message
+        cleared = harness.call(Trigger, f'/{node.get_name()}/clear_payload_buffer')
+        assert cleared.success and len(node._live.buffer) == 0
+        assert node.baseline is not None, 'clearing the recording must not drop the baseline'
+
+
+def test_validate_inertia_service_reports_the_same_findings_as_the_cli(ros, tmp_path):
+    urdf = CORPUS / 'triangle_violation.urdf'
+    node = make_node(tmp_path, robot_description=urdf.read_text(), payload_link='')
+    with ros(node) as harness:
+        diagnostics = harness.collect(DiagnosticArray, '/diagnostics')
+        response = harness.call(Trigger, f'/{node.get_name()}/validate_inertia')
+        assert not response.success and 'error' in response.message
+        service_report = yaml.safe_load((tmp_path / 'validation_latest.yaml').read_text())
+        cli = subprocess.run([sys.executable, '-m', 'robot_dynamics', 'validate', str(urdf), '--format', 'json'],
+                             capture_output=True, text=True, timeout=120)
+        assert cli.returncode == 2, cli.stderr
+        cli_findings = json.loads(cli.stdout)
+
+        def keyed(findings):
+            return sorted((f['link'], f['check'], f['severity'], f['message']) for f in findings)
+
+        assert keyed(service_report['findings']) == keyed(cli_findings)
+
+        def link_error_published():
+            return any(status.name.endswith('inertia arm') and status.level == DiagnosticStatus.ERROR
+                       for array in diagnostics for status in array.status)
+
+        assert wait_for(link_error_published, 5)
