@@ -12,6 +12,8 @@ export _ROS_WHEELS_BOOTSTRAP_COMPLETE=1
 # Never let DDS discovery leave loopback, and keep parallel runs apart.
 export ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST
 export ROS_DOMAIN_ID="${ROS_DOMAIN_ID:-$(( $$ % 100 + 1 ))}"
+# Small matrices: multi-threaded BLAS only adds contention on a shared machine.
+export OPENBLAS_NUM_THREADS="${OPENBLAS_NUM_THREADS:-1}"
 export RMW_IMPLEMENTATION="${RMW_IMPLEMENTATION:-rmw_fastrtps_cpp}"
 export PATH="$VENV/bin:$PATH"
 exec "$@"

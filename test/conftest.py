@@ -6,6 +6,8 @@ import sys
 from pathlib import Path
 
 os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
+# Multi-threaded BLAS on small matrices is much slower on a shared 2-core machine.
+os.environ.setdefault('OPENBLAS_NUM_THREADS', '1')
 os.environ.setdefault('ROS_DOMAIN_ID', str(os.getpid() % 100 + 1))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 

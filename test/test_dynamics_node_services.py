@@ -53,7 +53,8 @@ def publish_recording(harness, node, recording, stride: int = 2) -> None:
         publisher.publish(message)
         if count % 20 == 0:  # flow control: the subscriber keeps the last 50 messages
             assert wait_for(lambda: node._processed + node._incomplete >= count - 20, 5, period=0.0005)
-    assert wait_for(lambda: len(node._live.buffer) >= 0.98 * len(rows), 20), len(node._live.buffer)
+    assert wait_for(lambda: node._processed + node._incomplete >= len(rows), 20)
+    assert len(node._live.buffer) >= 0.98 * len(rows), len(node._live.buffer)
 
 
 def test_identify_payload_service_recovers_a_known_payload_and_applies_it(ros, tmp_path):

@@ -2,9 +2,12 @@
 
 :class:`SampleRingBuffer` preallocates ``capacity`` rows of (stamp, q, q̇, τ_measured) and
 overwrites the oldest: O(1) per sample, memory fixed at construction:
-``8 · capacity · (1 + 3·n_joints)`` bytes (30 s at 1 kHz for 7 joints: 5.3 MB).
+``8 · capacity · (1 + 3·n_joints)`` bytes (30 s at 1 kHz for 7 joints: 5.3 MB). A lock makes
+appends (the stream thread) and snapshots or clears (a service thread) safe together.
 """
 from __future__ import annotations
+
+import threading
 
 import numpy as np
 
@@ -23,6 +26,7 @@ class SampleRingBuffer:
         self._efforts = np.zeros((self.capacity, self.num_joints))
         self._next = 0
         self._count = 0
+        self._lock = threading.Lock()
 
     @property
     def nbytes(self) -> int:
@@ -33,26 +37,28 @@ class SampleRingBuffer:
         return self._count
 
     def clear(self) -> None:
-        self._next = 0
-        self._count = 0
+        with self._lock:
+            self._next = 0
+            self._count = 0
 
     def append(self, stamp: float, positions: np.ndarray, velocities: np.ndarray, efforts: np.ndarray) -> None:
-        row = self._next
-        self._time[row] = stamp
-        self._positions[row] = positions
-        self._velocities[row] = velocities
-        self._efforts[row] = efforts
-        self._next = (row + 1) % self.capacity
-        self._count = min(self._count + 1, self.capacity)
+        with self._lock:
+            row = self._next
+            self._time[row] = stamp
+            self._positions[row] = positions
+            self._velocities[row] = velocities
+            self._efforts[row] = efforts
+            self._next = (row + 1) % self.capacity
+            self._count = min(self._count + 1, self.capacity)
 
     def arrays(self) -> tuple:
         """Copies (time, positions, velocities, efforts), oldest sample first."""
-        if self._count < self.capacity:
-            order = np.arange(self._count)
-        else:
-            order = (np.arange(self.capacity) + self._next) % self.capacity
-        return (self._time[order].copy(), self._positions[order].copy(), self._velocities[order].copy(),
-                self._efforts[order].copy())
+        with self._lock:
+            if self._count < self.capacity:
+                order = np.arange(self._count)
+            else:
+                order = (np.arange(self.capacity) + self._next) % self.capacity
+            return (self._time[order], self._positions[order], self._velocities[order], self._efforts[order])
 
     def duration(self) -> float:
         """Time span covered by the buffered samples [s]."""

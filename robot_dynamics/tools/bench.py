@@ -92,59 +92,129 @@ def _latencies(figures: StreamFigures) -> dict:
 def _measure_process(module_args: list, output: str, urdf: str, root_joint: str, rate: float,
                      args: argparse.Namespace, node_output: bool = False) -> StreamFigures:
     """Start a node process, feed it, and measure latency on its output topic."""
-    node_name = f'bench_{module_args[0].rsplit(".", 1)[-1]}_{os.getpid()}'
+    node_name = _bench_node_name(module_args[0])
+    process = _start_node(module_args, node_name)
+    try:
+        return _feed_and_measure(_output_topic(node_name, output, node_output), output, urdf, root_joint, rate,
+                                 args.duration, args.warmup)
+    finally:
+        _stop_node(process)
+
+
+def _bench_node_name(module: str) -> str:
+    return f'bench_{module.rsplit(".", 1)[-1]}_{os.getpid()}'
+
+
+def _output_topic(node_name: str, output: str, node_output: bool = True) -> str:
+    return f'/{node_name}/{output}' if node_output else '/bench/relayed'
+
+
+def _start_node(module_args: list, node_name: str) -> subprocess.Popen:
+    """Start ``python -m module_args[0]`` as node ``node_name`` reading /bench/joint_states and /bench/odom;
+    ``module_args[1:]`` are extra ROS arguments (``-p name:=value``...)."""
     command = [sys.executable, '-m', module_args[0], '--ros-args', '-r', f'__node:={node_name}',
                '-r', 'joint_states:=/bench/joint_states', '-r', 'odom:=/bench/odom',
+               '-r', 'robot_description:=/bench/robot_description',
                '-r', 'relayed_joint_states:=/bench/relayed', '--log-level', 'error'] + module_args[1:]
-    topic = f'/{node_name}/{output}' if node_output else '/bench/relayed'
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+
+def _stop_node(process: subprocess.Popen) -> None:
+    process.terminate()
     try:
-        return _feed_and_measure(topic, output, urdf, root_joint, rate, args.duration, args.warmup)
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            process.kill()
+        process.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=5)
 
 
 def _feed_and_measure(topic: str, output: str, urdf: str, root_joint: str, rate: float, duration: float,
                       warmup: float) -> StreamFigures:
-    import numpy as np
-    import rclpy
-    from geometry_msgs.msg import PointStamped
-    from nav_msgs.msg import Odometry
-    from rclpy.executors import SingleThreadedExecutor
-    from sensor_msgs.msg import JointState
+    with StreamFeeder(topic, output, urdf, root_joint) as feeder:
+        feeder.wait_connected()
+        sent = feeder.feed(rate, duration, warmup)
+        time.sleep(1.0)
+    return _figures(sent, feeder.received)
 
-    from robot_dynamics.core.model import RobotModel
-    from robot_dynamics.ros.common import SENSOR_QOS
 
-    robot = RobotModel.from_urdf_file(urdf, root_joint=root_joint)
-    context = rclpy.Context()
-    rclpy.init(context=context)
-    node = rclpy.create_node(f'bench_feeder_{os.getpid()}', context=context)
-    received = []
-    output_type = PointStamped if output == 'com' else JointState
-    node.create_subscription(output_type, topic, lambda m: received.append(
-        (m.header.stamp.sec * 1_000_000_000 + m.header.stamp.nanosec, time.time_ns())), SENSOR_QOS)
-    joint_pub = node.create_publisher(JointState, '/bench/joint_states', SENSOR_QOS)
-    odom_pub = node.create_publisher(Odometry, '/bench/odom', SENSOR_QOS) if root_joint == 'floating' else None
-    executor = SingleThreadedExecutor(context=context)
-    executor.add_node(node)
-    spinner = threading.Thread(target=executor.spin, daemon=True)
-    spinner.start()
-    try:
-        deadline = time.monotonic() + 30.0
-        while node.count_publishers(topic) < 1 or joint_pub.get_subscription_count() < 1:
-            if time.monotonic() > deadline:
-                raise RuntimeError(f'the node under test never connected to {topic}')
-            time.sleep(0.05)
-        message = JointState(name=list(robot.joint_names))
+class StreamFeeder:
+    """Publishes joint_states (and odom for a floating base) on /bench/joint_states from this
+    process, and records every message arriving on ``topic``.
+
+    ``received`` holds (input stamp [ns], arrival wall time [ns]) per answer; with
+    ``keep_messages`` also ``messages``: (input stamp [ns], joint names, efforts [N·m]).
+    ``names`` are the joint names sent (default: the model's joints); positions [rad] follow
+    a slow sine about a fixed random pose inside the joint limits.
+    """
+
+    def __init__(self, topic: str, output: str, urdf: str, root_joint: str, names=None, efforts: bool = False,
+                 keep_messages: bool = False):
+        import numpy as np
+        import rclpy
+        from geometry_msgs.msg import PointStamped
+        from rclpy.executors import SingleThreadedExecutor
+        from sensor_msgs.msg import JointState
+
+        from robot_dynamics.core.model import RobotModel
+        from robot_dynamics.ros.common import SENSOR_QOS
+
+        self.robot = RobotModel.from_urdf_file(urdf, root_joint=root_joint)
+        self.topic = topic
+        self.names = list(names or self.robot.joint_names)
         rng = np.random.default_rng(0)
-        positions = np.clip(rng.uniform(-0.5, 0.5, robot.num_joints), robot.limits.lower, robot.limits.upper)
+        own = np.clip(rng.uniform(-0.5, 0.5, self.robot.num_joints), self.robot.limits.lower,
+                      self.robot.limits.upper)
+        self._base_positions = np.resize(own, len(self.names))
+        self._efforts = efforts
+        self.received: list = []
+        self.messages: list = []
+        self.phase_of: dict = {}
+        self._keep = keep_messages
+        self.context = rclpy.Context()
+        rclpy.init(context=self.context)
+        self.node = rclpy.create_node(f'bench_feeder_{os.getpid()}_{id(self)}', context=self.context)
+        output_type = PointStamped if output == 'com' else JointState
+        self.node.create_subscription(output_type, topic, self._on_output, SENSOR_QOS)
+        self.joint_pub = self.node.create_publisher(JointState, '/bench/joint_states', SENSOR_QOS)
+        self.odom_pub = None
+        if root_joint == 'floating':
+            from nav_msgs.msg import Odometry
+            self.odom_pub = self.node.create_publisher(Odometry, '/bench/odom', SENSOR_QOS)
+        self._executor = SingleThreadedExecutor(context=self.context)
+        self._executor.add_node(self.node)
+        self._spinner = threading.Thread(target=self._executor.spin, daemon=True)
+        self._spinner.start()
+
+    def _on_output(self, message) -> None:
+        stamp = message.header.stamp.sec * 1_000_000_000 + message.header.stamp.nanosec
+        self.received.append((stamp, time.time_ns()))
+        if self._keep:
+            self.messages.append((stamp, tuple(message.name), tuple(message.effort)))
+
+    def wait_connected(self, timeout: float = 30.0) -> None:
+        """Block until the node under test publishes ``topic`` and reads joint_states."""
+        deadline = time.monotonic() + timeout
+        while self.node.count_publishers(self.topic) < 1 or self.joint_pub.get_subscription_count() < 1:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f'the node under test never connected to {self.topic}')
+            time.sleep(0.05)
+
+    def positions(self, phase: float):
+        """Joint positions [rad] sent at ``phase`` seconds into the feed, in ``names`` order."""
+        import numpy as np
+        return self._base_positions + 0.2 * np.sin(2.0 * phase)
+
+    def feed(self, rate: float, duration: float, warmup: float = 0.0, until=None) -> list:
+        """Publish at ``rate`` [Hz] for ``warmup + duration`` seconds (or until ``until()`` is true
+        after the warm-up); returns the stamps [ns] sent after the warm-up."""
+        import numpy as np
+        from nav_msgs.msg import Odometry
+        from sensor_msgs.msg import JointState
+
+        count = len(self.names)
+        message = JointState(name=self.names)
         odom = Odometry()
-        odom.header.frame_id, odom.child_frame_id = 'world', 'base'
+        odom.header.frame_id, odom.child_frame_id = 'odom', 'base'
         odom.pose.pose.position.z, odom.pose.pose.orientation.w = 0.45, 1.0
         sent = []
         period = 1.0 / rate
@@ -154,7 +224,7 @@ def _feed_and_measure(topic: str, output: str, urdf: str, root_joint: str, rate:
         while True:
             target = start + tick * period
             now = time.monotonic()
-            if now - start >= total:
+            if now - start >= total or (until is not None and now - start >= warmup and until()):
                 break
             if target > now:
                 time.sleep(max(0.0, target - now - 0.0002))
@@ -163,21 +233,32 @@ def _feed_and_measure(topic: str, output: str, urdf: str, root_joint: str, rate:
             phase = tick * period
             stamp_ns = time.time_ns()
             message.header.stamp.sec, message.header.stamp.nanosec = divmod(stamp_ns, 1_000_000_000)
-            message.position = (positions + 0.2 * np.sin(2.0 * phase)).tolist()
-            message.velocity = (0.4 * np.cos(2.0 * phase) * np.ones(robot.num_joints)).tolist()
-            if odom_pub is not None:
+            message.position = self.positions(phase).tolist()
+            message.velocity = (0.4 * np.cos(2.0 * phase) * np.ones(count)).tolist()
+            if self._efforts:
+                message.effort = (5.0 * np.sin(3.0 * phase + np.arange(count))).tolist()
+            if self.odom_pub is not None:
                 odom.header.stamp = message.header.stamp
-                odom_pub.publish(odom)
-            joint_pub.publish(message)
+                self.odom_pub.publish(odom)
+            self.joint_pub.publish(message)
+            if self._keep:
+                self.phase_of[stamp_ns] = phase
             if phase >= warmup:
                 sent.append(stamp_ns)
             tick += 1
-        time.sleep(1.0)
-    finally:
-        executor.shutdown(timeout_sec=1.0)
-        node.destroy_node()
-        rclpy.try_shutdown(context=context)
-    return _figures(sent, received)
+        return sent
+
+    def close(self) -> None:
+        import rclpy
+        self._executor.shutdown(timeout_sec=1.0)
+        self.node.destroy_node()
+        rclpy.try_shutdown(context=self.context)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
 
 
 def _figures(sent: list, received: list) -> StreamFigures:

@@ -1,0 +1,482 @@
+"""Centroidal dynamics: centre of mass, centroidal momentum h_G = A_G v, its rate, and the ZMP.
+
+Chapter 004 §1.6–§1.10. Conventions (pinocchio's, written once here):
+
+* The robot is a :class:`~robot_dynamics.core.model.RobotModel`. For a floating base
+  ``q[0:7] = [x, y, z, qx, qy, qz, qw]`` is the base pose in the world frame and
+  ``v[0:6] = [v_lin, ω]`` the base twist in the *base (body) frame*, linear first.
+  ``nav_msgs/Odometry`` carries exactly that: pose in ``header.frame_id`` (the world), twist
+  in ``child_frame_id`` (the body); see :func:`base_pose_from_odometry` and
+  :func:`base_velocity_from_odometry`.
+* Frame G: origin at the centre of mass c, axes parallel to the world frame. h_G is stored
+  **linear first**: h_G = (l, k), l = m ċ [N·s], k = angular momentum about c [N·m·s]
+  (the chapter writes (k, l); only the order differs).
+* Gravity in the ZMP formula is the *magnitude* g = +9.81 m/s², acting along −z of the world.
+
+Every function takes pinocchio vectors (``q`` from ``robot.configuration``, ``v``/``a`` from
+``robot.tangent``). Units: SI (m, kg, s, N, N·m). :class:`CentroidalMonitor` chains it all
+for a live stream (what centroidal_node calls): h_G → causal ḣ_G estimate → ZMP, contacts,
+support polygon (:mod:`robot_dynamics.core.support`) and stability margins.
+"""
+from __future__ import annotations
+
+import math
+from collections import deque
+from dataclasses import dataclass
+from typing import Optional, Sequence
+
+import numpy as np
+import pinocchio as pin
+
+from robot_dynamics.core.errors import RobotDynamicsError
+from robot_dynamics.core.model import RobotModel
+from robot_dynamics.core.support import (ContactFrames, SupportPolygon, contact_frames, contacts_by_force,
+                                         contacts_by_height, support_polygon)
+
+STANDARD_GRAVITY = 9.81
+"""Gravity magnitude used by the ZMP formula by default [m/s²]."""
+
+FLIGHT_VERTICAL_ACCELERATION = 1.0
+"""Default ε [m/s²]: with c̈_z + g ≤ ε the contact force cannot hold a ZMP (flight)."""
+
+QUATERNION_NORM_TOLERANCE = 0.01
+"""An odometry quaternion whose norm is further than this from 1 is rejected, not fixed."""
+
+
+class CentroidalInputError(RobotDynamicsError):
+    """A state given to the centroidal functions has the wrong shape or is not finite."""
+
+
+class OdometryError(CentroidalInputError):
+    """An odometry pose or twist cannot be used (NaN/Inf, non-unit or zero quaternion)."""
+
+
+class SampleOrderError(CentroidalInputError):
+    """A sample handed to :class:`MomentumRateEstimator` is not newer than the previous one."""
+
+
+# ---------------------------------------------------------------------------- odometry
+def base_pose_from_odometry(position_xyz: Sequence[float], quaternion_xyzw: Sequence[float]) -> np.ndarray:
+    """pinocchio ``q[0:7]`` from an odometry pose: base position [m] in the world frame and
+    base→world orientation as a quaternion (x, y, z, w) — the order of geometry_msgs/Quaternion.
+
+    The quaternion must have a norm within :data:`QUATERNION_NORM_TOLERANCE` of 1 (an
+    all-zero quaternion, the default of an unset message, is rejected); it is normalised.
+    """
+    position = _finite_vector(position_xyz, 3, 'odometry position', OdometryError)
+    quaternion = _finite_vector(quaternion_xyzw, 4, 'odometry orientation quaternion', OdometryError)
+    norm = float(np.linalg.norm(quaternion))
+    if abs(norm - 1.0) > QUATERNION_NORM_TOLERANCE:
+        raise OdometryError(f'odometry orientation quaternion (x, y, z, w) = {quaternion.tolist()} has norm '
+                            f'{norm:.4g}, not 1')
+    return np.concatenate([position, quaternion / norm])
+
+
+def base_velocity_from_odometry(linear_body: Sequence[float], angular_body: Sequence[float]) -> np.ndarray:
+    """pinocchio ``v[0:6]`` from an odometry twist: linear [m/s] then angular [rad/s]
+    velocity, both expressed in the base (body) frame — ``child_frame_id`` of nav_msgs/Odometry."""
+    linear = _finite_vector(linear_body, 3, 'odometry linear velocity', OdometryError)
+    angular = _finite_vector(angular_body, 3, 'odometry angular velocity', OdometryError)
+    return np.concatenate([linear, angular])
+
+
+def floating_base_model(robot: RobotModel) -> RobotModel:
+    """The same robot on a free-flyer root (``robot`` itself if it already has one).
+
+    Centroidal quantities of a fixed-base robot (an arm on a table or on a mobile base) are
+    those of this model with the base pose of the mounting and the base twist of the
+    mobile base (zero on a table), so one code path serves both kinds of robot.
+    """
+    if robot.floating_base:
+        return robot
+    return RobotModel(robot.description, floating_base=True, gravity=robot.model.gravity.linear)
+
+
+@dataclass(frozen=True)
+class BaseState:
+    """Base pose ``q[0:7]`` and twist ``v[0:6]`` (pinocchio conventions) at ``stamp`` [s]."""
+
+    stamp: float
+    pose: np.ndarray
+    twist: np.ndarray
+
+
+class BaseStateBuffer:
+    """The last ``capacity`` odometry samples, to pair each joint state with the odometry
+    sample of the nearest stamp (both usually come from the same control tick, on two
+    topics whose messages may arrive in either order)."""
+
+    def __init__(self, capacity: int = 32):
+        self._states: deque = deque(maxlen=int(capacity))
+
+    def add(self, stamp: float, position_xyz: Sequence[float], quaternion_xyzw: Sequence[float],
+            linear_body: Sequence[float], angular_body: Sequence[float]) -> BaseState:
+        """Convert and keep one nav_msgs/Odometry sample; raises OdometryError if unusable."""
+        if not math.isfinite(stamp):
+            raise OdometryError(f'odometry stamp {stamp} is not finite')
+        state = BaseState(float(stamp), base_pose_from_odometry(position_xyz, quaternion_xyzw),
+                          base_velocity_from_odometry(linear_body, angular_body))
+        self._states.append(state)
+        return state
+
+    def nearest(self, stamp: float, max_age: float) -> Optional[BaseState]:
+        """The kept sample whose stamp is closest to ``stamp``, if within ``max_age`` [s]."""
+        best = min(self._states, key=lambda state: abs(state.stamp - stamp), default=None)
+        if best is None or abs(best.stamp - stamp) > max_age:
+            return None
+        return best
+
+    @property
+    def newest_stamp(self) -> float:
+        """Stamp of the newest kept sample [s] (−inf when empty)."""
+        return self._states[-1].stamp if self._states else -math.inf
+
+
+# ---------------------------------------------------------------------------- momentum
+@dataclass(frozen=True)
+class CentroidalState:
+    """Centre of mass and centroidal momentum at one instant, all in world-aligned axes.
+
+    com [m] (world frame), com_velocity [m/s], linear_momentum l = m ċ [N·s],
+    angular_momentum k about the CoM [N·m·s], mass [kg].
+    """
+
+    com: np.ndarray
+    com_velocity: np.ndarray
+    linear_momentum: np.ndarray
+    angular_momentum: np.ndarray
+    mass: float
+
+    @property
+    def momentum(self) -> np.ndarray:
+        """h_G = (l, k) as one 6-vector, linear first."""
+        return np.concatenate([self.linear_momentum, self.angular_momentum])
+
+    def __repr__(self) -> str:
+        return (f'CentroidalState(com={_fmt(self.com)} m, l={_fmt(self.linear_momentum)} N·s, '
+                f'k={_fmt(self.angular_momentum)} N·m·s, mass={self.mass:.3f} kg)')
+
+
+@dataclass(frozen=True)
+class MomentumRate:
+    """ḣ_G: linear [N] and angular [N·m] parts, about the CoM with world-aligned axes.
+
+    ``com_acceleration`` c̈ = l̇ / m [m/s²].
+    """
+
+    linear: np.ndarray
+    angular: np.ndarray
+    com_acceleration: np.ndarray
+
+    def __repr__(self) -> str:
+        return f'MomentumRate(l_dot={_fmt(self.linear)} N, k_dot={_fmt(self.angular)} N·m)'
+
+
+def centroidal_state(robot: RobotModel, q: np.ndarray, v: np.ndarray) -> CentroidalState:
+    """CoM, its velocity and h_G = A_G(q) v (pinocchio ``computeCentroidalMomentum``).
+
+    Sums over the links the joints move: for a fixed-base model pinocchio leaves out the
+    root link welded to the world; :func:`floating_base_model` gives the whole robot.
+    """
+    q, v = _check_state(robot, q, v)
+    momentum = pin.computeCentroidalMomentum(robot.model, robot.data, q, v)
+    mass = float(robot.data.mass[0])
+    return CentroidalState(com=robot.data.com[0].copy(), com_velocity=robot.data.vcom[0].copy(),
+                           linear_momentum=momentum.linear.copy(), angular_momentum=momentum.angular.copy(),
+                           mass=mass)
+
+
+def centroidal_momentum_matrix(robot: RobotModel, q: np.ndarray) -> np.ndarray:
+    """A_G(q), 6 × ``robot.nv_reduced``, with h_G = A_G v_reduced.
+
+    Rows are pinocchio's order: linear momentum (3 rows, N·s per unit velocity) then
+    angular momentum about the CoM (3 rows), world-aligned axes. Columns: base twist
+    (linear, angular, base frame) for a floating base, then the independent joints in
+    ``robot.joint_names`` order (mimic followers folded into their leaders).
+    """
+    q = _check_configuration(robot, q)
+    matrix = pin.computeCentroidalMap(robot.model, robot.data, q)
+    return matrix @ robot.coupling
+
+
+def centroidal_momentum_rate(robot: RobotModel, q: np.ndarray, v: np.ndarray, a: np.ndarray) -> MomentumRate:
+    """ḣ_G = A_G a + Ȧ_G v (pinocchio ``computeCentroidalMomentumTimeVariation``).
+
+    ``a`` is the pinocchio acceleration (base part: spatial acceleration of the base in the
+    base frame, i.e. the time derivative of ``v[0:6]``).
+    """
+    q, v = _check_state(robot, q, v)
+    a = _finite_vector(a, robot.model.nv, 'acceleration a', CentroidalInputError)
+    rate = pin.computeCentroidalMomentumTimeVariation(robot.model, robot.data, q, v, a)
+    mass = float(robot.data.mass[0])
+    return MomentumRate(linear=rate.linear.copy(), angular=rate.angular.copy(), com_acceleration=rate.linear / mass)
+
+
+# ---------------------------------------------------------------------------- ZMP
+def zero_moment_point(com: np.ndarray, com_acceleration: np.ndarray, angular_momentum_rate: np.ndarray,
+                      mass: float, ground_height: float = 0.0, gravity: float = STANDARD_GRAVITY,
+                      epsilon: float = FLIGHT_VERTICAL_ACCELERATION) -> Optional[np.ndarray]:
+    """ZMP on the ground plane z = ``ground_height`` from centroidal quantities (chapter 004 §1.10).
+
+    p_x = c_x − (c_z − z_g) c̈_x / (c̈_z + g) − k̇_y / (m (c̈_z + g))
+    p_y = c_y − (c_z − z_g) c̈_y / (c̈_z + g) + k̇_x / (m (c̈_z + g))
+
+    ``com`` [m] world frame, ``com_acceleration`` [m/s²], ``angular_momentum_rate`` k̇ about
+    the CoM, world-aligned [N·m], ``mass`` [kg], ``gravity`` magnitude [m/s²] along −z.
+    Returns (p_x, p_y, z_g) [m], or None in flight: c̈_z + g ≤ ``epsilon`` [m/s²].
+    """
+    com = _finite_vector(com, 3, 'centre of mass', CentroidalInputError)
+    acceleration = _finite_vector(com_acceleration, 3, 'CoM acceleration', CentroidalInputError)
+    k_dot = _finite_vector(angular_momentum_rate, 3, 'angular momentum rate', CentroidalInputError)
+    if not (math.isfinite(mass) and mass > 0.0):
+        raise CentroidalInputError(f'mass must be positive and finite, got {mass}')
+    support = acceleration[2] + gravity
+    if support <= epsilon:
+        return None
+    height = com[2] - ground_height
+    x = com[0] - height * acceleration[0] / support - k_dot[1] / (mass * support)
+    y = com[1] - height * acceleration[1] / support + k_dot[0] / (mass * support)
+    return np.array([x, y, ground_height])
+
+
+def zero_moment_point_from_wrenches(contact_points: np.ndarray, forces: np.ndarray, torques: np.ndarray,
+                                    ground_height: float = 0.0,
+                                    min_normal_force: float = 1.0) -> Optional[np.ndarray]:
+    """ZMP (centre of pressure) of measured contact wrenches on the plane z = ``ground_height``.
+
+    ``contact_points`` (k × 3) [m], ``forces`` (k × 3) [N] and ``torques`` (k × 3) [N·m, the
+    couple about the contact point], all in the world frame: the wrench the ground applies
+    to the robot. The ZMP P is where the horizontal moment of the summed wrench vanishes:
+    with f = Σ fᵢ and n = Σ (pᵢ × fᵢ + τᵢ) about the world origin,
+    P_x = (z_g f_x − n_y) / f_z, P_y = (z_g f_y + n_x) / f_z.
+    Returns (P_x, P_y, z_g) [m], or None when the vertical force f_z ≤ ``min_normal_force`` [N].
+    """
+    points = _finite_matrix(contact_points, 'contact points')
+    forces = _finite_matrix(forces, 'contact forces')
+    torques = _finite_matrix(torques, 'contact torques')
+    if not points.shape == forces.shape == torques.shape:
+        raise CentroidalInputError(f'contact points {points.shape}, forces {forces.shape} and torques '
+                                   f'{torques.shape} must have the same k × 3 shape')
+    force = forces.sum(axis=0)
+    if force[2] <= min_normal_force:
+        return None
+    moment = np.cross(points, forces).sum(axis=0) + torques.sum(axis=0)
+    return np.array([(ground_height * force[0] - moment[1]) / force[2],
+                     (ground_height * force[1] + moment[0]) / force[2], ground_height])
+
+
+# ---------------------------------------------------------------------------- ḣ_G estimation
+class MomentumRateEstimator:
+    """Causal estimate of ḣ_G from a stream of (stamp, h_G) samples.
+
+    A ring buffer keeps the last ``window`` samples; a least-squares polynomial of degree
+    ``degree`` is fitted to them (Savitzky–Golay with the actual, possibly uneven, stamps)
+    and its derivative is evaluated at the *newest* sample. So the estimate has no group
+    delay for any signal that is a polynomial of degree ≤ ``degree`` over the window
+    (e.g. constant ḣ_G is exact), and is causal; the price is a higher noise gain than a
+    centred fit, which would lag by half the window ((window − 1)/2 samples). A gap longer than
+    ``max_gap`` seconds restarts the buffer (the motion before it is not trusted).
+    """
+
+    def __init__(self, window: int = 9, degree: int = 2, max_gap: float = 0.1):
+        if degree < 1 or window < degree + 2:
+            raise ValueError(f'need degree ≥ 1 and window ≥ degree + 2, got window={window}, degree={degree}')
+        if not (math.isfinite(max_gap) and max_gap > 0.0):
+            raise ValueError(f'max_gap must be a positive time in s, got {max_gap}')
+        self.window = int(window)
+        self.degree = int(degree)
+        self.max_gap = float(max_gap)
+        self._stamps: deque = deque(maxlen=self.window)
+        self._values: deque = deque(maxlen=self.window)
+
+    def add(self, stamp: float, value: np.ndarray) -> None:
+        """Append a sample: ``stamp`` [s] (strictly increasing), ``value`` a finite vector."""
+        value = np.asarray(value, dtype=float)
+        if not math.isfinite(stamp) or not np.all(np.isfinite(value)):
+            raise CentroidalInputError(f'sample at {stamp} s is not finite')
+        if self._stamps:
+            last = self._stamps[-1]
+            if stamp <= last:
+                raise SampleOrderError(f'stamp {stamp:.6f} s is not newer than the previous {last:.6f} s')
+            if stamp - last > self.max_gap or value.shape != self._values[-1].shape:
+                self.reset()
+        self._stamps.append(float(stamp))
+        self._values.append(value.copy())
+
+    def reset(self) -> None:
+        """Forget every sample."""
+        self._stamps.clear()
+        self._values.clear()
+
+    @property
+    def ready(self) -> bool:
+        """True once the buffer is full (a rate is available)."""
+        return len(self._stamps) == self.window
+
+    def rate(self) -> Optional[np.ndarray]:
+        """d(value)/dt at the newest stamp [value unit / s]; None until the buffer is full."""
+        if not self.ready:
+            return None
+        stamps = np.fromiter(self._stamps, dtype=float, count=self.window)
+        span = stamps[-1] - stamps[0]
+        local = (stamps - stamps[-1]) / span
+        vandermonde = np.vander(local, self.degree + 1, increasing=True)
+        coefficients, *_ = np.linalg.lstsq(vandermonde, np.stack(self._values), rcond=None)
+        return coefficients[1] / span
+
+
+# ---------------------------------------------------------------------------- monitor
+@dataclass(frozen=True)
+class BalanceSettings:
+    """What :class:`CentroidalMonitor` needs besides the model.
+
+    ``contact_frames``: frames whose origins are the contact points (feet soles).
+    ``ground_height`` [m] (world z of the ground plane); ``contact_height_threshold`` [m]:
+    a contact point lower than this above the ground touches it; ``contact_force_threshold``
+    [N]: with measured wrenches, a foot pushing up harder than this touches the ground;
+    ``gravity`` magnitude [m/s²]; ``flight_epsilon`` [m/s²] (ε of :func:`zero_moment_point`);
+    ``min_normal_force`` [N]: total vertical contact force below which the robot is airborne
+    (wrench route); ``rate_window``/``rate_degree``/``max_gap`` [s]: the
+    :class:`MomentumRateEstimator`.
+    """
+
+    contact_frames: tuple = ()
+    ground_height: float = 0.0
+    contact_height_threshold: float = 0.02
+    contact_force_threshold: float = 10.0
+    gravity: float = STANDARD_GRAVITY
+    flight_epsilon: float = FLIGHT_VERTICAL_ACCELERATION
+    min_normal_force: float = 10.0
+    rate_window: int = 9
+    rate_degree: int = 2
+    max_gap: float = 0.1
+
+
+@dataclass(frozen=True)
+class BalanceReport:
+    """Everything the centroidal node publishes for one state, world frame, SI units.
+
+    ``rate`` is None while the ḣ_G estimator warms up and for a sample whose stamp is not
+    newer than the previous one (``stamp_not_newer``: h_G cannot be differentiated); on the
+    kinematic route ``zmp`` is None then and in flight. ``zmp_source`` is ``'kinematic'`` (ḣ_G from the estimator) or
+    ``'wrenches'`` (measured contact wrenches). ``in_contact`` is a mask over
+    ``contacts.names``. Margins [m] are signed distances to the support polygon edge
+    (positive inside), None when the polygon or the ZMP is missing.
+    """
+
+    stamp: float
+    state: CentroidalState
+    rate: Optional[MomentumRate]
+    zmp: Optional[np.ndarray]
+    zmp_source: str
+    airborne: bool
+    contacts: ContactFrames
+    in_contact: np.ndarray
+    polygon: SupportPolygon
+    zmp_margin: Optional[float]
+    com_margin: Optional[float]
+    stamp_not_newer: bool = False
+
+
+class CentroidalMonitor:
+    """Turns a stream of states (and optional foot wrenches) into :class:`BalanceReport` s.
+
+    Kinematic route: ḣ_G is estimated from successive h_G by :class:`MomentumRateEstimator`
+    and the ZMP follows from :func:`zero_moment_point`; contacts by height. Wrench route (when
+    ``update`` gets foot wrenches): ZMP from :func:`zero_moment_point_from_wrenches`,
+    contacts by force. Frames are checked when the monitor is built (DescriptionError).
+    """
+
+    def __init__(self, robot: RobotModel, settings: BalanceSettings = BalanceSettings()):
+        self.robot = robot
+        self.settings = settings
+        for name in settings.contact_frames:
+            robot.frame_id(name)
+        self.estimator = MomentumRateEstimator(settings.rate_window, settings.rate_degree, settings.max_gap)
+
+    def update(self, stamp: float, q: np.ndarray, v: np.ndarray,
+               foot_wrenches: Optional[tuple] = None) -> BalanceReport:
+        """One state: ``stamp`` [s], pinocchio ``q``/``v``; ``foot_wrenches`` = (forces, torques),
+        each (len(contact_frames) × 3) in their contact frames [N, N·m], or None.
+
+        Raises CentroidalInputError (bad state). A stamp not newer than the previous one still
+        gives CoM, momentum and contacts, without a rate (``stamp_not_newer``).
+        """
+        settings = self.settings
+        state = centroidal_state(self.robot, q, v)
+        try:
+            self.estimator.add(stamp, state.momentum)
+            rate, stamp_not_newer = self._rate(state), False
+        except SampleOrderError:
+            rate, stamp_not_newer = None, True
+        contacts = contact_frames(self.robot, q, settings.contact_frames)
+        if foot_wrenches is None:
+            in_contact = contacts_by_height(contacts.positions, settings.ground_height,
+                                            settings.contact_height_threshold)
+            zmp = None if rate is None else zero_moment_point(
+                state.com, rate.com_acceleration, rate.angular, state.mass, settings.ground_height,
+                settings.gravity, settings.flight_epsilon)
+            airborne = rate is not None and zmp is None
+            source = 'kinematic'
+        else:
+            forces, torques = contacts.wrenches_in_world(*foot_wrenches)
+            in_contact = contacts_by_force(forces, settings.contact_force_threshold)
+            zmp = zero_moment_point_from_wrenches(contacts.positions, forces, torques, settings.ground_height,
+                                                  settings.min_normal_force)
+            airborne = zmp is None
+            source = 'wrenches'
+        polygon = support_polygon(contacts.positions[in_contact], settings.ground_height)
+        return BalanceReport(stamp=stamp, state=state, rate=rate, zmp=zmp, zmp_source=source, airborne=airborne,
+                             contacts=contacts, in_contact=in_contact, polygon=polygon,
+                             zmp_margin=_margin(polygon, zmp), com_margin=_margin(polygon, state.com),
+                             stamp_not_newer=stamp_not_newer)
+
+    def _rate(self, state: CentroidalState) -> Optional[MomentumRate]:
+        h_dot = self.estimator.rate()
+        if h_dot is None:
+            return None
+        return MomentumRate(linear=h_dot[:3], angular=h_dot[3:], com_acceleration=h_dot[:3] / state.mass)
+
+
+def _margin(polygon: SupportPolygon, point: Optional[np.ndarray]) -> Optional[float]:
+    if point is None or polygon.is_empty:
+        return None
+    return polygon.signed_distance(point)
+
+
+# ---------------------------------------------------------------------------- helpers
+def _check_state(robot: RobotModel, q: np.ndarray, v: np.ndarray) -> tuple:
+    return (_check_configuration(robot, q),
+            _finite_vector(v, robot.model.nv, 'velocity v', CentroidalInputError))
+
+
+def _check_configuration(robot: RobotModel, q: np.ndarray) -> np.ndarray:
+    return _finite_vector(q, robot.model.nq, 'configuration q', CentroidalInputError)
+
+
+def _finite_vector(values, size: int, label: str, error: type) -> np.ndarray:
+    try:
+        array = np.asarray(values, dtype=float).reshape(-1)
+    except (TypeError, ValueError):
+        raise error(f'{label} is not a list of numbers') from None
+    if array.shape != (size,):
+        raise error(f'{label} must have {size} entries, got {array.size}')
+    if not np.all(np.isfinite(array)):
+        raise error(f'{label} contains NaN or Inf: {array.tolist()}')
+    return array
+
+
+def _finite_matrix(values, label: str) -> np.ndarray:
+    try:
+        array = np.asarray(values, dtype=float)
+    except (TypeError, ValueError):
+        raise CentroidalInputError(f'{label} is not an array of numbers') from None
+    if array.ndim != 2 or array.shape[1] != 3:
+        raise CentroidalInputError(f'{label} must be k × 3, got shape {array.shape}')
+    if not np.all(np.isfinite(array)):
+        raise CentroidalInputError(f'{label} contains NaN or Inf')
+    return array
+
+
+def _fmt(vector: np.ndarray) -> str:
+    return '[' + ', '.join(f'{x:.4g}' for x in vector) + ']'

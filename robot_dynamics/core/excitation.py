@@ -1,0 +1,260 @@
+"""Exciting trajectories for identification: finite Fourier series (chapter 002 §1.6).
+
+Per joint j, with ω_f = 2π·f_f the base frequency [rad/s] and L harmonics:
+    q_j(t)  = q0_j + s Σ_k [a_jk/(kω_f) sin(kω_f t) − b_jk/(kω_f) cos(kω_f t)]      [rad]
+    q̇_j(t)  = s Σ_k [a_jk cos(kω_f t) + b_jk sin(kω_f t)]                            [rad/s]
+    q̈_j(t)  = s Σ_k kω_f [−a_jk sin(kω_f t) + b_jk cos(kω_f t)]                      [rad/s²]
+The coefficients are constrained so that q̇(0) = q̈(0) = 0 (Σ_k a_jk = 0, Σ_k k b_jk = 0): the
+motion starts (and, over whole periods, ends) at rest. The scale s is the largest that keeps
+position, velocity and acceleration limits at every sample (the chapter's ``fit_scale``). A
+(1+1) evolution strategy (step ×1.3 on success, ×0.93 on failure) lowers the condition
+number of the column-normalised base regressor along the trajectory. It knows no torque,
+self-collision or contact limit: check the result before running it on a robot.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Optional, Sequence
+
+import numpy as np
+
+from robot_dynamics.core.errors import RobotDynamicsError
+from robot_dynamics.core.identification import (ModelTerms, base_parameters, condition_number,
+                                                extended_regressor, parameter_names, random_states)
+from robot_dynamics.core.model import RobotModel
+
+
+class ExcitationError(RobotDynamicsError):
+    """An excitation design request cannot be met (bad limits, durations, joints)."""
+
+
+@dataclass(frozen=True)
+class ExcitationLimits:
+    """Per-joint limits (model joint order): positions [rad], velocity and acceleration
+    magnitudes [rad/s, rad/s²]. All finite."""
+
+    lower: np.ndarray
+    upper: np.ndarray
+    velocity: np.ndarray
+    acceleration: np.ndarray
+
+    @classmethod
+    def from_model(cls, robot: RobotModel, max_acceleration: float = 5.0, velocity_fraction: float = 0.8,
+                   position_margin: float = 0.05, default_velocity: float = 1.0) -> 'ExcitationLimits':
+        """URDF limits shrunk by ``position_margin`` (fraction of each range, per side), URDF
+        velocity × ``velocity_fraction`` (``default_velocity`` where the URDF has none), and
+        ``max_acceleration`` for every joint. Joints without position limits get ±π."""
+        lower = np.where(np.isfinite(robot.limits.lower), robot.limits.lower, -math.pi)
+        upper = np.where(np.isfinite(robot.limits.upper), robot.limits.upper, math.pi)
+        span = upper - lower
+        if np.any(span <= 0.0):
+            bad = [name for name, width in zip(robot.joint_names, span) if width <= 0.0]
+            raise ExcitationError(f'joints {bad} have no position range to move in')
+        velocity = np.where(np.isfinite(robot.limits.velocity) & (robot.limits.velocity > 0.0),
+                            robot.limits.velocity, default_velocity) * velocity_fraction
+        if not (max_acceleration > 0.0 and math.isfinite(max_acceleration)):
+            raise ExcitationError(f'max acceleration must be a positive number, got {max_acceleration}')
+        return cls(lower + position_margin * span, upper - position_margin * span, velocity,
+                   np.full(robot.num_joints, float(max_acceleration)))
+
+    @property
+    def center(self) -> np.ndarray:
+        return 0.5 * (self.lower + self.upper)
+
+
+@dataclass(frozen=True)
+class FourierTrajectory:
+    """A finite Fourier series per joint (module docstring). ``sine``/``cosine`` are the
+    scaled velocity amplitudes a_jk, b_jk [rad/s] (n × L); ``offsets`` q0 [rad];
+    ``base_frequency`` f_f [Hz]; ``duration`` [s]."""
+
+    joint_names: tuple
+    offsets: np.ndarray
+    sine: np.ndarray
+    cosine: np.ndarray
+    base_frequency: float
+    duration: float
+
+    @property
+    def harmonics(self) -> int:
+        return self.sine.shape[1]
+
+    def evaluate(self, times: np.ndarray) -> tuple:
+        """(positions, velocities, accelerations), each (N, n), at ``times`` [s]."""
+        omega = 2.0 * math.pi * self.base_frequency
+        k = np.arange(1, self.harmonics + 1)
+        phase = np.outer(np.asarray(times, dtype=float), k * omega)
+        sin, cos = np.sin(phase), np.cos(phase)
+        positions = self.offsets + sin @ (self.sine / (k * omega)).T - cos @ (self.cosine / (k * omega)).T
+        velocities = cos @ self.sine.T + sin @ self.cosine.T
+        accelerations = -sin @ (self.sine * k * omega).T + cos @ (self.cosine * k * omega).T
+        return positions, velocities, accelerations
+
+    def sample_times(self, rate: float) -> np.ndarray:
+        """0, 1/rate, ... up to and including ``duration`` [s]."""
+        count = int(math.floor(self.duration * rate + 1e-9)) + 1
+        return np.arange(count) / rate
+
+    def scaled(self, factor: float) -> 'FourierTrajectory':
+        return FourierTrajectory(self.joint_names, self.offsets, self.sine * factor, self.cosine * factor,
+                                 self.base_frequency, self.duration)
+
+    def to_dict(self) -> dict:
+        return {'joint_names': list(self.joint_names), 'base_frequency_hz': self.base_frequency,
+                'duration': self.duration, 'harmonics': self.harmonics, 'offsets': self.offsets.tolist(),
+                'sine': self.sine.tolist(), 'cosine': self.cosine.tolist()}
+
+
+def rest_constrained(sine: np.ndarray, cosine: np.ndarray) -> tuple:
+    """Coefficients with q̇(0) = 0 (Σ_k a_k = 0) and q̈(0) = 0 (Σ_k k b_k = 0), by adjusting
+    the first harmonic."""
+    sine, cosine = sine.copy(), cosine.copy()
+    k = np.arange(1, sine.shape[1] + 1)
+    sine[:, 0] = -sine[:, 1:].sum(axis=1)
+    cosine[:, 0] = -(cosine[:, 1:] * k[1:]).sum(axis=1)
+    return sine, cosine
+
+
+def limit_scale(trajectory: FourierTrajectory, limits: ExcitationLimits, times: np.ndarray) -> float:
+    """The largest s such that the trajectory scaled by s keeps every limit at ``times``."""
+    positions, velocities, accelerations = trajectory.evaluate(times)
+    excursion = positions - trajectory.offsets
+    with np.errstate(divide='ignore'):
+        bounds = [np.min((limits.upper - trajectory.offsets) / np.max(excursion, axis=0).clip(1e-300)),
+                  np.min((trajectory.offsets - limits.lower) / np.max(-excursion, axis=0).clip(1e-300)),
+                  np.min(limits.velocity / np.max(np.abs(velocities), axis=0).clip(1e-300)),
+                  np.min(limits.acceleration / np.max(np.abs(accelerations), axis=0).clip(1e-300))]
+    return float(min(bounds))
+
+
+def fit_to_limits(trajectory: FourierTrajectory, limits: ExcitationLimits, times: np.ndarray) -> FourierTrajectory:
+    """The trajectory scaled to the largest size the limits allow at ``times`` (§1.6 fit_scale)."""
+    return trajectory.scaled(limit_scale(trajectory, limits, times) * (1.0 - 1e-9))
+
+
+def limit_violation(trajectory: FourierTrajectory, limits: ExcitationLimits, times: np.ndarray) -> float:
+    """Largest limit excess over ``times`` (≤ 0 when every limit holds) [rad, rad/s or rad/s²]."""
+    positions, velocities, accelerations = trajectory.evaluate(times)
+    return float(max(np.max(positions - limits.upper), np.max(limits.lower - positions),
+                     np.max(np.abs(velocities) - limits.velocity), np.max(np.abs(accelerations) - limits.acceleration)))
+
+
+@dataclass(frozen=True)
+class ExcitationDesign:
+    """Result of :func:`design_excitation`: the trajectory, its condition number before and
+    after optimisation, the limits used and the number of ES iterations."""
+
+    trajectory: FourierTrajectory
+    initial_condition_number: float
+    condition_number: float
+    limits: ExcitationLimits
+    iterations: int
+    accepted: int
+
+    def to_dict(self) -> dict:
+        return {**self.trajectory.to_dict(), 'initial_condition_number': self.initial_condition_number,
+                'condition_number': self.condition_number, 'iterations': self.iterations,
+                'accepted_steps': self.accepted,
+                'limits': {'lower': self.limits.lower.tolist(), 'upper': self.limits.upper.tolist(),
+                           'velocity': self.limits.velocity.tolist(),
+                           'acceleration': self.limits.acceleration.tolist()}}
+
+
+class _Objective:
+    """Condition number of the column-normalised base regressor along a trajectory.
+
+    The base set is that of the model with the joints outside ``moving`` held at their
+    offsets, so that parameters no moving joint can excite do not count.
+    """
+
+    def __init__(self, robot: RobotModel, terms: ModelTerms, times: np.ndarray, evaluation_samples: int,
+                 moving: np.ndarray, offsets: np.ndarray):
+        self.robot, self.terms = robot, terms
+        self.evaluation_times = np.linspace(times[0], times[-1], evaluation_samples)
+        positions, velocities, accelerations = random_states(robot, 80, seed=0)
+        positions[:, ~moving] = offsets[~moving]
+        velocities[:, ~moving] = accelerations[:, ~moving] = 0.0
+        full = extended_regressor(robot, positions, velocities, accelerations, terms)
+        self.base = base_parameters(full, parameter_names(robot, terms))
+
+    def __call__(self, trajectory: FourierTrajectory) -> float:
+        positions, velocities, accelerations = trajectory.evaluate(self.evaluation_times)
+        full = extended_regressor(self.robot, positions, velocities, accelerations, self.terms)
+        return condition_number(self.base.regressor(full))
+
+
+def design_excitation(robot: RobotModel, duration: float, harmonics: int = 5, base_frequency: float = 0.1,
+                      limits: Optional[ExcitationLimits] = None, offsets: Optional[Sequence[float]] = None,
+                      iterations: int = 200, seed: int = 0, rate: float = 100.0, evaluation_samples: int = 120,
+                      terms: ModelTerms = ModelTerms(), joints: Optional[Sequence[str]] = None) -> ExcitationDesign:
+    """Optimise a rest-to-rest Fourier excitation for the model's joints (module docstring).
+
+    ``duration`` [s], ``base_frequency`` f_f [Hz], ``rate`` [Hz] of the samples the limits are
+    checked at, ``offsets`` q0 [rad] (default: the middle of each joint's range),
+    ``evaluation_samples``: samples of the regressor used for the condition number;
+    ``joints``: the joints that move (default all; the others stay at their offsets).
+    """
+    if not (duration > 0.0 and base_frequency > 0.0 and rate > 0.0):
+        raise ExcitationError(f'duration ({duration} s), base frequency ({base_frequency} Hz) and rate '
+                              f'({rate} Hz) must be positive')
+    if harmonics < 2:
+        raise ExcitationError(f'need at least 2 harmonics for a rest-to-rest motion, got {harmonics}')
+    limits = limits or ExcitationLimits.from_model(robot)
+    centre = limits.center if offsets is None else np.asarray(offsets, dtype=float)
+    if centre.shape != (robot.num_joints,) or np.any(centre <= limits.lower) or np.any(centre >= limits.upper):
+        raise ExcitationError(f'offsets {centre.tolist()} must be one value per joint strictly inside the limits')
+    moving = _moving_mask(robot, joints)
+    times = np.arange(int(math.floor(duration * rate + 1e-9)) + 1) / rate
+    objective = _Objective(robot, terms, times, evaluation_samples, moving, centre)
+    rng = np.random.default_rng(seed)
+    shape = (robot.num_joints, harmonics)
+
+    def candidate(sine, cosine):
+        sine, cosine = rest_constrained(sine * moving[:, None], cosine * moving[:, None])
+        raw = FourierTrajectory(robot.joint_names, centre, sine, cosine, base_frequency, duration)
+        return fit_to_limits(raw, limits, times)
+
+    coefficients = rng.uniform(-1.0, 1.0, (2,) + shape)
+    best = candidate(*coefficients)
+    best_value = initial = objective(best)
+    step, accepted = 0.3, 0
+    for _ in range(iterations):
+        trial_coefficients = coefficients + step * rng.standard_normal(coefficients.shape)
+        trial = candidate(*trial_coefficients)
+        value = objective(trial)
+        if value < best_value:
+            coefficients, best, best_value, accepted = trial_coefficients, trial, value, accepted + 1
+            step *= 1.3
+        else:
+            step *= 0.93
+    return ExcitationDesign(best, initial, best_value, limits, iterations, accepted)
+
+
+def _moving_mask(robot: RobotModel, joints: Optional[Sequence[str]]) -> np.ndarray:
+    if joints is None:
+        return np.ones(robot.num_joints, dtype=bool)
+    unknown = [name for name in joints if name not in robot.joint_names]
+    if unknown or not joints:
+        raise ExcitationError(f'joints {unknown or "(none)"} are not joints of model "{robot.name}" '
+                              f'(it has {list(robot.joint_names)})')
+    return np.array([name in joints for name in robot.joint_names])
+
+
+def joint_trajectory(trajectory: FourierTrajectory, rate: float = 100.0, lead_in: float = 3.0) -> dict:
+    """A trajectory_msgs/JointTrajectory as plain data (ROS 2 message field names).
+
+    Point k is at ``time_from_start = lead_in + k/rate`` [s]: the first point is the
+    trajectory's start pose at rest, reached from wherever the robot is during the
+    ``lead_in``; positions [rad], velocities [rad/s], accelerations [rad/s²].
+    """
+    times = trajectory.sample_times(rate)
+    positions, velocities, accelerations = trajectory.evaluate(times)
+    points = []
+    for time, position, velocity, acceleration in zip(times, positions, velocities, accelerations):
+        nanoseconds = int(round((lead_in + time) * 1e9))
+        points.append({'positions': position.tolist(), 'velocities': velocity.tolist(),
+                       'accelerations': acceleration.tolist(), 'effort': [],
+                       'time_from_start': {'sec': nanoseconds // 10**9, 'nanosec': nanoseconds % 10**9}})
+    return {'header': {'stamp': {'sec': 0, 'nanosec': 0}, 'frame_id': ''},
+            'joint_names': list(trajectory.joint_names), 'points': points}

@@ -1,0 +1,471 @@
+"""centroidal_node: centre of mass, centroidal momentum, ZMP and support polygon, with rviz markers.
+
+Topics (relative names; the node's default name is ``centroidal``):
+
+* subscribes ``joint_states`` (sensor_msgs/JointState, merged by name), ``robot_description``
+  (std_msgs/String, transient local; same intake and hot swap as dynamics_node), ``odom``
+  (nav_msgs/Odometry: pose in ``header.frame_id`` = ``world_frame``, twist in the base
+  frame ``child_frame_id``) and, when ``contact_wrench_topics`` is set, one
+  geometry_msgs/WrenchStamped per contact frame (the force the ground applies to that
+  foot, expressed in and about the contact frame);
+* publishes, for every complete joint state (stamp copied from it, frame ``world_frame``):
+  ``~/com`` (PointStamped) [m], ``~/centroidal_momentum/linear`` [N·s] and
+  ``~/centroidal_momentum/angular`` [N·m·s] (Vector3Stamped, about the CoM, world-aligned),
+  ``~/zmp`` (PointStamped, not published in flight or while the ḣ_G estimator warms up),
+  ``~/support_polygon`` (PolygonStamped, on the ground plane; empty without contacts),
+  ``~/markers`` (MarkerArray, at most ``marker_rate`` Hz) and ``/diagnostics``.
+
+A fixed-base robot (``root_joint: fixed``) is computed as the same robot on a free-flyer
+whose pose is the ``base_pose`` parameter (twist zero), or the odometry once ``odom``
+messages arrive (an arm on a mobile base). All math is in :mod:`robot_dynamics.core.centroidal`.
+"""
+from __future__ import annotations
+
+import math
+import time
+from collections import deque
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+import rclpy
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
+from geometry_msgs.msg import Point, Point32, PointStamped, PolygonStamped, Vector3Stamped, WrenchStamped
+from nav_msgs.msg import Odometry
+from rcl_interfaces.msg import ParameterDescriptor
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Header
+from visualization_msgs.msg import Marker, MarkerArray
+
+from robot_dynamics.core.centroidal import (BalanceReport, BalanceSettings, BaseStateBuffer, CentroidalInputError,
+                                            CentroidalMonitor, OdometryError, base_pose_from_odometry,
+                                            floating_base_model)
+from robot_dynamics.core.errors import DescriptionError, JointStateError
+from robot_dynamics.core.joint_states import JointStateMerger
+from robot_dynamics.core.model import RobotModel
+from robot_dynamics.ros.common import (SENSOR_QOS, ModelSource, RateMeter, RejectionCounter, describe,
+                                       diagnostic_status, joint_state_fields, spin_nodes, stamp_seconds)
+
+OK, WARN, ERROR = DiagnosticStatus.OK, DiagnosticStatus.WARN, DiagnosticStatus.ERROR
+
+PENDING_LIMIT = 1000
+"""Joint samples held at most while waiting for the odometry of their tick."""
+
+INPUT_QOS = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE,
+                       history=HistoryPolicy.KEEP_LAST)
+"""joint_states / odom / wrenches: reliable, with room for 2 s at 500 Hz so a scheduling stall
+of the node delays samples instead of dropping them."""
+
+
+@dataclass(frozen=True)
+class _JointSample:
+    """A complete joint state in model order, waiting for (or given to) the computation."""
+
+    header_stamp: object
+    stamp: float
+    positions: np.ndarray
+    velocities: np.ndarray
+
+
+@dataclass
+class _LiveModel:
+    """What the stream needs for one model; replaced as a whole on a hot swap."""
+
+    robot: RobotModel
+    merger: JointStateMerger
+    monitor: CentroidalMonitor
+    zeros: np.ndarray
+
+
+class CentroidalNode(Node):
+    """Publishes CoM, h_G, ZMP and the support polygon for every complete joint state."""
+
+    def __init__(self, node_name: str = 'centroidal', **kwargs):
+        super().__init__(node_name, **kwargs)
+        self._stream_group = MutuallyExclusiveCallbackGroup()
+        self._diagnostics_group = MutuallyExclusiveCallbackGroup()
+        self._declare_parameters()
+        self.rejections = RejectionCounter(self.get_logger())
+        self._joint_rate, self._odom_rate = RateMeter(), RateMeter()
+        self._odometry = BaseStateBuffer()
+        self._odometry_seen = False
+        self._wrenches: list = [None] * len(self.wrench_topics)
+        self._live: Optional[_LiveModel] = None
+        self._pending: deque = deque(maxlen=PENDING_LIMIT)
+        self.model_error = ''
+        self.last_report: Optional[BalanceReport] = None
+        self._last_report_wall: Optional[float] = None
+        self._last_markers_wall = -math.inf
+        self._processed = 0
+        self._incomplete = 0
+        self._processing_times = np.zeros(1000)
+        self._com_pub = self.create_publisher(PointStamped, '~/com', SENSOR_QOS)
+        self._linear_pub = self.create_publisher(Vector3Stamped, '~/centroidal_momentum/linear', SENSOR_QOS)
+        self._angular_pub = self.create_publisher(Vector3Stamped, '~/centroidal_momentum/angular', SENSOR_QOS)
+        self._zmp_pub = self.create_publisher(PointStamped, '~/zmp', SENSOR_QOS)
+        self._polygon_pub = self.create_publisher(PolygonStamped, '~/support_polygon', SENSOR_QOS)
+        self._markers_pub = self.create_publisher(MarkerArray, '~/markers', 10)
+        self._diagnostics_pub = self.create_publisher(DiagnosticArray, '/diagnostics', 10)
+        self.model_source = ModelSource(self, self._on_model, callback_group=self._stream_group)
+        group = self._stream_group
+        self.create_subscription(JointState, 'joint_states', self._on_joint_state, INPUT_QOS, callback_group=group)
+        self.create_subscription(Odometry, 'odom', self._on_odometry, INPUT_QOS, callback_group=group)
+        for index, topic in enumerate(self.wrench_topics):
+            self.create_subscription(WrenchStamped, topic, lambda message, i=index: self._on_wrench(i, message),
+                                     INPUT_QOS, callback_group=group)
+        self.create_timer(self.get_parameter('diagnostics_period').value, self._publish_diagnostics,
+                          callback_group=self._diagnostics_group)
+
+    # ------------------------------------------------------------------ parameters
+    def _declare_parameters(self) -> None:
+        declare = self.declare_parameter
+        declare('world_frame', 'odom', describe('frame of every output; odom messages must have it as frame_id'))
+        declare('contact_frames', [], ParameterDescriptor(
+            description='frames whose origins are the contact points (feet soles)', dynamic_typing=True))
+        declare('contact_height_threshold', 0.02, describe('a contact point closer than this to the ground [m] '
+                                                           'is in contact (kinematic route)'))
+        declare('ground_height', 0.0, describe('height of the ground plane in world_frame [m]'))
+        declare('base_pose', [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0], describe(
+            'fixed-base robot: base pose in world_frame [x, y, z, qx, qy, qz, qw] until odom arrives'))
+        declare('contact_wrench_topics', [], ParameterDescriptor(
+            description='WrenchStamped topics, one per contact frame in the same order (ground force on the '
+                        'foot, in the contact frame); empty: ZMP from the estimated rate of momentum',
+            dynamic_typing=True))
+        declare('contact_force_threshold', 10.0, describe('a foot pushing harder than this [N] is in contact '
+                                                          '(wrench route)'))
+        declare('min_normal_force', 10.0, describe('total vertical contact force below which the robot is '
+                                                   'airborne [N] (wrench route)'))
+        declare('flight_epsilon', 1.0, describe('airborne when c̈_z + g is below this [m/s^2] (kinematic route)'))
+        declare('rate_window', 9, describe('samples of h_G in the causal polynomial fit giving its rate'))
+        declare('rate_degree', 2, describe('degree of that polynomial (the estimate has no lag up to it)'))
+        declare('max_gap', 0.1, describe('a joint-state gap longer than this [s] restarts the rate estimate'))
+        declare('stale_timeout', 0.1, describe('a joint value, odometry or wrench older than this [s] than the '
+                                               'joint state being processed is stale'))
+        declare('marker_rate', 30.0, describe('highest rate of ~/markers [Hz]'))
+        declare('momentum_arrow_scale', 0.05, describe('length of the momentum arrows per unit momentum [m/(N·s)]'))
+        declare('diagnostics_period', 1.0, describe('period of /diagnostics [s]'))
+        value = lambda name: self.get_parameter(name).value  # noqa: E731
+        self.world_frame = value('world_frame')
+        self.contact_frame_names = tuple(str(name) for name in (value('contact_frames') or []))
+        self.wrench_topics = tuple(str(topic) for topic in (value('contact_wrench_topics') or []))
+        if self.wrench_topics and len(self.wrench_topics) != len(self.contact_frame_names):
+            self.get_logger().error(f'contact_wrench_topics has {len(self.wrench_topics)} entries but contact_frames '
+                                    f'{len(self.contact_frame_names)}: wrench route disabled')
+            self.wrench_topics = ()
+        self.stale_timeout = float(value('stale_timeout'))
+        self.arrow_scale = float(value('momentum_arrow_scale'))
+        self.marker_period = 1.0 / max(float(value('marker_rate')), 1e-3)
+        self.settings = BalanceSettings(
+            contact_frames=self.contact_frame_names, ground_height=float(value('ground_height')),
+            contact_height_threshold=float(value('contact_height_threshold')),
+            contact_force_threshold=float(value('contact_force_threshold')),
+            min_normal_force=float(value('min_normal_force')), flight_epsilon=float(value('flight_epsilon')),
+            rate_window=int(value('rate_window')), rate_degree=int(value('rate_degree')),
+            max_gap=float(value('max_gap')))
+        try:
+            self.fixed_base_pose = base_pose_from_odometry(value('base_pose')[:3], value('base_pose')[3:])
+        except (OdometryError, TypeError) as error:
+            self.get_logger().error(f'base_pose parameter unusable ({error}); using the identity pose')
+            self.fixed_base_pose = np.array([0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0])
+
+    # ------------------------------------------------------------------ model
+    def _on_model(self, robot: RobotModel) -> None:
+        try:
+            floating = floating_base_model(robot)
+            monitor = CentroidalMonitor(floating, self.settings)
+        except (DescriptionError, ValueError) as error:
+            self.model_error = str(error)
+            self.get_logger().error(f'model "{robot.name}" not usable for centroidal dynamics: {error}')
+            return
+        self.model_error = ''
+        previous = self._live
+        merger = previous.merger if previous and previous.robot.joint_names == floating.joint_names \
+            else JointStateMerger(floating.joint_names)
+        self._live = _LiveModel(floating, merger, monitor, np.zeros(floating.num_joints))
+        self._pending.clear()
+        self.last_report = None
+
+    @property
+    def robot(self) -> Optional[RobotModel]:
+        live = self._live
+        return live.robot if live else None
+
+    # ------------------------------------------------------------------ inputs
+    def _on_odometry(self, message: Odometry) -> None:
+        self._odom_rate.tick()
+        try:
+            frame = message.header.frame_id
+            if frame and frame.lstrip('/') != self.world_frame.lstrip('/'):
+                raise OdometryError(f'odom pose is in "{frame}", not in world_frame "{self.world_frame}"')
+            pose, twist = message.pose.pose, message.twist.twist
+            self._odometry.add(stamp_seconds(message.header.stamp),
+                               (pose.position.x, pose.position.y, pose.position.z),
+                               (pose.orientation.x, pose.orientation.y, pose.orientation.z, pose.orientation.w),
+                               (twist.linear.x, twist.linear.y, twist.linear.z),
+                               (twist.angular.x, twist.angular.y, twist.angular.z))
+            self._odometry_seen = True
+        except OdometryError as error:
+            self.rejections.reject('bad_odometry', str(error))
+            return
+        except Exception as error:  # a node never dies from a message
+            self.rejections.reject('internal_error', repr(error))
+            return
+        live = self._live
+        if live is not None:
+            self._drain(live)
+
+    def _on_wrench(self, index: int, message: WrenchStamped) -> None:
+        try:
+            self._take_wrench(index, message)
+        except Exception as error:  # a node never dies from a message
+            self.rejections.reject('internal_error', repr(error))
+
+    def _take_wrench(self, index: int, message: WrenchStamped) -> None:
+        frame, expected = message.header.frame_id, self.contact_frame_names[index]
+        if frame and frame != expected:
+            self.rejections.reject('wrench_frame', f'wrench on {self.wrench_topics[index]} is in "{frame}", '
+                                                   f'expected contact frame "{expected}"')
+            return
+        force, torque = message.wrench.force, message.wrench.torque
+        values = np.array([force.x, force.y, force.z, torque.x, torque.y, torque.z])
+        if not np.all(np.isfinite(values)):
+            self.rejections.reject('non_finite_wrench', f'wrench on {self.wrench_topics[index]} has NaN or Inf')
+            return
+        self._wrenches[index] = (stamp_seconds(message.header.stamp), values)
+
+    def _on_joint_state(self, message: JointState) -> None:
+        self._joint_rate.tick()
+        live = self._live
+        if live is None:
+            self.rejections.reject('no_model', 'no robot model loaded yet')
+            return
+        self._guarded(self._take_joint_state, live, message)
+
+    def _guarded(self, step, *args) -> None:
+        try:
+            step(*args)
+        except JointStateError as error:
+            self.rejections.reject(error.reason, str(error))
+        except CentroidalInputError as error:
+            self.rejections.reject('bad_state', str(error))
+        except Exception as error:  # a node never dies from a message
+            self.rejections.reject('internal_error', repr(error))
+
+    def _take_joint_state(self, live: _LiveModel, message: JointState) -> None:
+        """Merge, then queue the complete sample for :meth:`_drain`."""
+        names, positions, velocities, efforts, stamp = joint_state_fields(message)
+        merger = live.merger
+        merger.update(names, positions, velocities, efforts, stamp)
+        positions_fresh, velocities_fresh, _ = merger.freshness(stamp, self.stale_timeout)
+        if not positions_fresh:
+            self._incomplete += 1
+            return
+        velocities = merger.velocities if velocities_fresh else live.zeros
+        sample = _JointSample(message.header.stamp, stamp, merger.positions.copy(), velocities.copy())
+        self._pending.append(sample)
+        self._drain(live)
+
+    def _drain(self, live: _LiveModel) -> None:
+        """Compute the queued joint samples, oldest first, once the odometry has caught up with
+        them (joint_states and odom of one tick race on two topics) or once they are
+        ``stale_timeout`` older than the newest joint sample (odometry late or missing)."""
+        needs_odometry = self._odometry_seen or self.model_source.root_joint == 'floating'
+        odometry_until = self._odometry.newest_stamp if needs_odometry else math.inf
+        pending = self._pending
+        while pending and (pending[0].stamp <= odometry_until or
+                           pending[-1].stamp - pending[0].stamp > self.stale_timeout):
+            self._guarded(self._compute, live, pending.popleft())
+
+    def _compute(self, live: _LiveModel, sample: _JointSample) -> None:
+        started = time.perf_counter()
+        base = self._base_state(sample.stamp)
+        if base is None:
+            return
+        pose, twist = base
+        robot = live.robot
+        q = robot.configuration(sample.positions, pose)
+        v = robot.tangent(sample.velocities, twist)
+        report = live.monitor.update(sample.stamp, q, v, self._fresh_wrenches(sample.stamp))
+        if report.stamp_not_newer:
+            self.rejections.reject('repeated_stamp', f'joint state stamp {sample.stamp:.6f} s is not newer than the '
+                                                     'previous one: no rate of momentum, no ZMP for it')
+        self._publish(sample.header_stamp, report)
+        self.last_report = report
+        self._last_report_wall = time.monotonic()
+        self._processing_times[self._processed % len(self._processing_times)] = time.perf_counter() - started
+        self._processed += 1
+
+    def _base_state(self, stamp: float) -> Optional[tuple]:
+        if not self._odometry_seen:
+            if self.model_source.root_joint == 'floating':
+                self.rejections.reject('no_odometry', 'floating base: waiting for odom')
+                return None
+            return self.fixed_base_pose, np.zeros(6)
+        state = self._odometry.nearest(stamp, self.stale_timeout)
+        if state is None:
+            self.rejections.reject('stale_odometry', f'no odom within {self.stale_timeout} s of joint state '
+                                                     f'stamp {stamp:.3f} s')
+            return None
+        return state.pose, state.twist
+
+    def _fresh_wrenches(self, stamp: float) -> Optional[tuple]:
+        if not self.wrench_topics:
+            return None
+        if any(w is None or abs(w[0] - stamp) > self.stale_timeout for w in self._wrenches):
+            self.rejections.reject('stale_wrench', 'a contact wrench is missing or stale: ZMP from the estimated '
+                                                   'rate of momentum instead')
+            return None
+        values = np.array([w[1] for w in self._wrenches])
+        return values[:, :3], values[:, 3:]
+
+    # ------------------------------------------------------------------ outputs
+    def _publish(self, stamp, report: BalanceReport) -> None:
+        header = _header(stamp, self.world_frame)
+        state = report.state
+        self._com_pub.publish(PointStamped(header=header, point=_point(state.com)))
+        linear, angular = Vector3Stamped(header=header), Vector3Stamped(header=header)
+        (linear.vector.x, linear.vector.y, linear.vector.z) = (float(x) for x in state.linear_momentum)
+        (angular.vector.x, angular.vector.y, angular.vector.z) = (float(x) for x in state.angular_momentum)
+        self._linear_pub.publish(linear)
+        self._angular_pub.publish(angular)
+        if report.zmp is not None:
+            self._zmp_pub.publish(PointStamped(header=header, point=_point(report.zmp)))
+        polygon = PolygonStamped(header=header)
+        polygon.polygon.points = [Point32(x=float(x), y=float(y), z=float(report.polygon.ground_height))
+                                  for x, y in report.polygon.vertices]
+        self._polygon_pub.publish(polygon)
+        now = time.monotonic()
+        if now - self._last_markers_wall >= self.marker_period:
+            self._last_markers_wall = now
+            self._markers_pub.publish(self._markers(header, report))
+
+    def _markers(self, header, report: BalanceReport) -> MarkerArray:
+        state, ground = report.state, self.settings.ground_height
+        projection = np.array([state.com[0], state.com[1], ground])
+        markers = [
+            _marker(header, 'com', Marker.SPHERE, (0.9, 0.9, 0.1), (0.06, 0.06, 0.06), state.com),
+            _marker(header, 'com_projection', Marker.CYLINDER, (0.9, 0.9, 0.1), (0.04, 0.04, 0.004), projection),
+            _arrow(header, 'linear_momentum', (0.1, 0.5, 1.0), state.com,
+                   state.com + self.arrow_scale * state.linear_momentum),
+            _arrow(header, 'angular_momentum', (0.8, 0.2, 0.9), state.com,
+                   state.com + self.arrow_scale * state.angular_momentum),
+        ]
+        if report.zmp is None:
+            markers.append(Marker(header=header, ns='zmp', id=0, action=Marker.DELETE))
+        else:
+            markers.append(_marker(header, 'zmp', Marker.SPHERE, (1.0, 0.2, 0.2), (0.04, 0.04, 0.04), report.zmp))
+        vertices = report.polygon.vertices
+        if len(vertices) < 2:
+            markers.append(Marker(header=header, ns='support_polygon', id=0, action=Marker.DELETE))
+        else:
+            outline = _marker(header, 'support_polygon', Marker.LINE_STRIP, (0.2, 0.9, 0.3), (0.01, 0.0, 0.0),
+                              np.zeros(3))
+            closed = np.vstack([vertices, vertices[:1]]) if len(vertices) > 2 else vertices
+            outline.points = [Point(x=float(x), y=float(y), z=float(ground)) for x, y in closed]
+            markers.append(outline)
+        return MarkerArray(markers=markers)
+
+    # ------------------------------------------------------------------ diagnostics
+    def _publish_diagnostics(self) -> None:
+        try:
+            array = DiagnosticArray()
+            array.header.stamp = self.get_clock().now().to_msg()
+            array.status = [self._model_status(), self._input_status(), self._balance_status()]
+            self._diagnostics_pub.publish(array)
+        except Exception as error:  # a timer never takes the node down either
+            self.rejections.reject('internal_error', f'diagnostics: {error!r}')
+
+    def _model_status(self) -> DiagnosticStatus:
+        name = f'{self.get_name()}: model'
+        robot, source = self.robot, self.model_source
+        if robot is None:
+            return diagnostic_status(name, ERROR, 'no robot model loaded', {
+                'source': source.source, 'last_error': self.model_error or source.last_error})
+        if self.model_error:
+            return diagnostic_status(name, ERROR, f'latest model not used: {self.model_error}', {
+                'source': source.source, 'model_in_use': robot.name})
+        return diagnostic_status(name, WARN if source.rejected else OK,
+                                 f'{robot.name}: {robot.num_joints} joints, {robot.total_mass():.3f} kg', {
+                                     'source': source.source, 'root_joint': source.root_joint,
+                                     'total_mass_kg': robot.total_mass(), 'models_loaded': source.swaps,
+                                     'descriptions_rejected': source.rejected, 'last_error': source.last_error,
+                                     'contact_frames': ' '.join(self.contact_frame_names)})
+
+    def _input_status(self) -> DiagnosticStatus:
+        name = f'{self.get_name()}: inputs'
+        filled = min(self._processed, len(self._processing_times))
+        times = self._processing_times[:filled] * 1e3
+        values = {'joint_states_hz': self._joint_rate.rate(), 'odom_hz': self._odom_rate.rate(),
+                  'processed': self._processed, 'incomplete': self._incomplete,
+                  'rejected_total': self.rejections.total(),
+                  'processing_ms_p50': float(np.median(times)) if filled else 0.0,
+                  'processing_ms_max': float(times.max()) if filled else 0.0}
+        counts = dict(self.rejections.counts)  # one copy: the stream may count while this runs
+        values.update({f'rejected_{reason}': count for reason, count in sorted(counts.items())})
+        if self._last_report_wall is None:
+            return diagnostic_status(name, WARN, 'no complete state yet (joint_states and, for a floating '
+                                                 'base, odom)', values)
+        age = time.monotonic() - self._last_report_wall
+        if age > max(self.stale_timeout, 1.0):
+            return diagnostic_status(name, WARN, f'stale: last complete state {age:.1f} s ago', values)
+        return diagnostic_status(name, WARN if self.rejections.total() else OK,
+                                 f'{self._joint_rate.rate():.0f} Hz', values)
+
+    def _balance_status(self) -> DiagnosticStatus:
+        name = f'{self.get_name()}: balance'
+        report = self.last_report
+        if report is None:
+            return diagnostic_status(name, OK, 'no state yet', {})
+        contacts = [n for n, touching in zip(report.contacts.names, report.in_contact) if touching]
+        values = {'airborne': report.airborne, 'zmp_source': report.zmp_source,
+                  'zmp_margin_m': _optional(report.zmp_margin), 'com_margin_m': _optional(report.com_margin),
+                  'contacts': ' '.join(contacts), 'mass_kg': report.state.mass,
+                  'zmp': 'none' if report.zmp is None else ' '.join(f'{x:.4f}' for x in report.zmp)}
+        if report.airborne:
+            return diagnostic_status(name, WARN, 'airborne: no ZMP', values)
+        if report.zmp is None:
+            return diagnostic_status(name, OK, 'estimating the rate of momentum', values)
+        if report.zmp_margin is not None and report.zmp_margin < 0.0:
+            return diagnostic_status(name, WARN, f'ZMP {-report.zmp_margin:.3f} m outside the support polygon', values)
+        margin = 'no support polygon' if report.zmp_margin is None else f'ZMP margin {report.zmp_margin:.3f} m'
+        return diagnostic_status(name, OK, margin, values)
+
+
+def _header(stamp, frame: str) -> Header:
+    return Header(stamp=stamp, frame_id=frame)
+
+
+def _point(xyz) -> Point:
+    return Point(x=float(xyz[0]), y=float(xyz[1]), z=float(xyz[2]))
+
+
+def _marker(header, namespace: str, kind: int, rgb: tuple, scale: tuple, position) -> Marker:
+    marker = Marker(header=header, ns=namespace, id=0, type=kind, action=Marker.ADD)
+    marker.pose.position = _point(position)
+    marker.pose.orientation.w = 1.0
+    marker.scale.x, marker.scale.y, marker.scale.z = scale
+    marker.color.r, marker.color.g, marker.color.b = rgb
+    marker.color.a = 1.0
+    return marker
+
+
+def _arrow(header, namespace: str, rgb: tuple, start, end) -> Marker:
+    marker = _marker(header, namespace, Marker.ARROW, rgb, (0.015, 0.03, 0.04), np.zeros(3))
+    marker.points = [_point(start), _point(end)]
+    return marker
+
+
+def _optional(value: Optional[float]):
+    return 'none' if value is None else float(value)
+
+
+def main(args=None) -> None:
+    rclpy.init(args=args)
+    spin_nodes([CentroidalNode()])
+
+
+if __name__ == '__main__':
+    main()

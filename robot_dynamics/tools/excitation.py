@@ -1,0 +1,147 @@
+"""Design an exciting Fourier trajectory for identification (YAML + CSV + trajectory_msgs/JointTrajectory).
+
+A rest-to-rest finite Fourier series per joint, scaled to the URDF position and velocity
+limits and an acceleration limit at every sample, optimised for the condition number of
+the column-normalised base regressor. Writes PREFIX.yaml (coefficients and limits),
+PREFIX.csv (time, <joint>/position, /velocity, /acceleration) and
+PREFIX_joint_trajectory.yaml (a JointTrajectory message as YAML); --publish TOPIC also
+publishes the JointTrajectory once (rclpy). See docs/identification.md.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument('--urdf', help='robot description (default: the bundled 7-DoF arm)')
+    parser.add_argument('--joints', nargs='+', help='joints to move (default all; the others stay at mid-range)')
+    parser.add_argument('--duration', type=float, default=10.0, help='duration T [s] (default %(default)s)')
+    parser.add_argument('--harmonics', type=int, default=5, help='harmonics L per joint (default %(default)s)')
+    parser.add_argument('--base-frequency', type=float, default=0.1,
+                        help='base frequency f_f [Hz]; choose T = whole periods 1/f_f (default %(default)s)')
+    parser.add_argument('--max-acceleration', type=float, default=5.0,
+                        help='acceleration limit for every joint [rad/s²] (default %(default)s)')
+    parser.add_argument('--velocity-fraction', type=float, default=0.8,
+                        help='fraction of the URDF velocity limit to use (default %(default)s)')
+    parser.add_argument('--position-margin', type=float, default=0.05,
+                        help='fraction of each joint range kept free at both ends (default %(default)s)')
+    parser.add_argument('--iterations', type=int, default=200, help='(1+1)-ES iterations (default %(default)s)')
+    parser.add_argument('--seed', type=int, default=0, help='random seed of the start and the search')
+    parser.add_argument('--rate', type=float, default=100.0,
+                        help='sample rate [Hz] of the outputs and of the limit checks (default %(default)s)')
+    parser.add_argument('--lead-in', type=float, default=3.0,
+                        help='time_from_start of the first JointTrajectory point [s] (default %(default)s)')
+    parser.add_argument('--output', default='excitation',
+                        help='output prefix: PREFIX.yaml, PREFIX.csv, PREFIX_joint_trajectory.yaml')
+    parser.add_argument('--publish', metavar='TOPIC', help='also publish the JointTrajectory on TOPIC')
+    parser.add_argument('--wait', type=float, default=5.0,
+                        help='seconds to wait for a subscriber before publishing (default %(default)s)')
+    parser.add_argument('--format', choices=('text', 'json'), default='text', help='summary on stdout')
+
+
+def run(args: argparse.Namespace) -> int:
+    from robot_dynamics.core.errors import RobotDynamicsError
+
+    try:
+        return _run(args)
+    except (RobotDynamicsError, OSError) as error:
+        print(f'excitation: {error}', file=sys.stderr)
+        return 2
+
+
+def _run(args: argparse.Namespace) -> int:
+    import numpy as np
+    import yaml
+
+    from robot_dynamics.core import excitation
+    from robot_dynamics.core.model import RobotModel
+    from robot_dynamics.models import ARM_URDF
+
+    robot = RobotModel.from_urdf_file(args.urdf or ARM_URDF)
+    limits = excitation.ExcitationLimits.from_model(robot, args.max_acceleration, args.velocity_fraction,
+                                                    args.position_margin)
+    design = excitation.design_excitation(robot, args.duration, args.harmonics, args.base_frequency, limits,
+                                          iterations=args.iterations, seed=args.seed, rate=args.rate,
+                                          joints=args.joints)
+    trajectory = design.trajectory
+    times = trajectory.sample_times(args.rate)
+    positions, velocities, accelerations = trajectory.evaluate(times)
+    prefix = Path(args.output)
+    paths = {'parameters': prefix.with_name(prefix.name + '.yaml'), 'samples': prefix.with_name(prefix.name + '.csv'),
+             'joint_trajectory': prefix.with_name(prefix.name + '_joint_trajectory.yaml')}
+    summary = {**design.to_dict(), 'samples': len(times), 'rate_hz': args.rate,
+               'max_limit_violation': excitation.limit_violation(trajectory, limits, times)}
+    paths['parameters'].write_text(yaml.safe_dump(summary, sort_keys=False), encoding='utf-8')
+    header = ['time'] + [f'{joint}/{kind}' for joint in robot.joint_names
+                         for kind in ('position', 'velocity', 'acceleration')]
+    table = np.column_stack([times, np.stack([positions, velocities, accelerations], axis=2).reshape(len(times), -1)])
+    np.savetxt(paths['samples'], table, delimiter=',', header=','.join(header), comments='', fmt='%.10g')
+    message = excitation.joint_trajectory(trajectory, args.rate, args.lead_in)
+    paths['joint_trajectory'].write_text(yaml.safe_dump(message, sort_keys=False), encoding='utf-8')
+    if args.publish:
+        _publish(message, args.publish, args.wait)
+    result = {'initial_condition_number': design.initial_condition_number,
+              'condition_number': design.condition_number, 'samples': len(times),
+              'max_limit_violation': summary['max_limit_violation'],
+              'outputs': {key: str(path) for key, path in paths.items()}, 'published_on': args.publish}
+    if args.format == 'json':
+        print(json.dumps(result, indent=2))
+    else:
+        print(f'{robot.name}: {trajectory.harmonics} harmonics at {trajectory.base_frequency:g} Hz for '
+              f'{trajectory.duration:g} s, {len(times)} samples at {args.rate:g} Hz')
+        print(f'condition number {design.initial_condition_number:.2f} (random start) -> '
+              f'{design.condition_number:.2f} after {design.iterations} iterations')
+        print(f'largest limit excess {summary["max_limit_violation"]:.3g} (<= 0: every limit holds at every sample)')
+        for path in paths.values():
+            print(f'wrote {path}')
+        if args.publish:
+            print(f'published the JointTrajectory on {args.publish}')
+    return 0
+
+
+def _publish(message: dict, topic: str, wait: float) -> None:
+    """Publish the JointTrajectory once (rclpy, imported only here; a private context, so it
+    also works inside a process that already runs rclpy)."""
+    import time
+
+    os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
+    import rclpy
+    from builtin_interfaces.msg import Duration
+    from rclpy.executors import SingleThreadedExecutor
+    from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+    trajectory = JointTrajectory()
+    trajectory.joint_names = message['joint_names']
+    for point in message['points']:
+        stamp = point['time_from_start']
+        trajectory.points.append(JointTrajectoryPoint(
+            positions=point['positions'], velocities=point['velocities'], accelerations=point['accelerations'],
+            time_from_start=Duration(sec=stamp['sec'], nanosec=stamp['nanosec'])))
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    try:
+        node = rclpy.create_node('excitation_publisher', context=context)
+        executor = SingleThreadedExecutor(context=context)
+        executor.add_node(node)
+        publisher = node.create_publisher(JointTrajectory, topic, 10)
+        deadline = time.monotonic() + wait
+        while publisher.get_subscription_count() == 0 and time.monotonic() < deadline:
+            executor.spin_once(timeout_sec=0.1)
+        # The publisher sees the subscriber before the subscriber has matched the publisher;
+        # a volatile message sent in between is lost.
+        settle = time.monotonic() + 0.5
+        while time.monotonic() < settle:
+            executor.spin_once(timeout_sec=0.1)
+        trajectory.header.stamp = node.get_clock().now().to_msg()
+        publisher.publish(trajectory)
+        end = time.monotonic() + 0.5
+        while time.monotonic() < end:
+            executor.spin_once(timeout_sec=0.1)
+        executor.shutdown()
+        node.destroy_node()
+    finally:
+        rclpy.try_shutdown(context=context)

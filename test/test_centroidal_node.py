@@ -1,0 +1,281 @@
+"""centroidal_node through real rclpy: real publishers for joint_states, odom, foot wrenches
+and robot_description; assertions on the published messages and diagnostics."""
+import itertools
+import time
+
+import numpy as np
+import pinocchio as pin
+import pytest
+from scipy.spatial.transform import Rotation
+
+from robot_dynamics.core.centroidal import centroidal_state, floating_base_model
+from robot_dynamics.core.model import RobotModel
+from robot_dynamics.models import ARM_URDF, QUADRUPED_URDF
+
+pytest.importorskip('rclpy')
+from diagnostic_msgs.msg import DiagnosticArray  # noqa: E402
+from geometry_msgs.msg import PointStamped, PolygonStamped, Vector3Stamped, WrenchStamped  # noqa: E402
+from nav_msgs.msg import Odometry  # noqa: E402
+from rclpy.parameter import Parameter  # noqa: E402
+from sensor_msgs.msg import JointState  # noqa: E402
+from std_msgs.msg import String  # noqa: E402
+from visualization_msgs.msg import MarkerArray  # noqa: E402
+
+from robot_dynamics.ros.centroidal_node import CentroidalNode  # noqa: E402
+from robot_dynamics.ros.common import DESCRIPTION_QOS, SENSOR_QOS  # noqa: E402
+from ros_harness import wait_for  # noqa: E402
+
+G = 9.81
+FEET = ['lf_foot', 'rf_foot', 'lh_foot', 'rh_foot']
+STANCE = np.tile([0.0, 0.8, -1.6], 4)
+_namespaces = itertools.count()
+
+
+@pytest.fixture(scope='module')
+def quadruped():
+    return RobotModel.from_urdf_file(QUADRUPED_URDF, root_joint='floating')
+
+
+class Rig:
+    """A CentroidalNode in its own namespace, spun with a probe that publishes its inputs and
+    collects its outputs."""
+
+    def __init__(self, ros, urdf_text=None, **parameters):
+        self.namespace = f'/centroidal_test_{next(_namespaces)}'
+        if urdf_text is not None:
+            parameters['robot_description'] = urdf_text
+        parameters.setdefault('diagnostics_period', 0.2)
+        self.node = CentroidalNode(namespace=self.namespace, parameter_overrides=[
+            Parameter(name, value=value) for name, value in parameters.items()])
+        self.harness = ros(self.node)
+        probe = self.harness.probe
+        self.joint_pub = probe.create_publisher(JointState, f'{self.namespace}/joint_states', SENSOR_QOS)
+        self.odom_pub = probe.create_publisher(Odometry, f'{self.namespace}/odom', SENSOR_QOS)
+        self.description_pub = probe.create_publisher(String, f'{self.namespace}/robot_description', DESCRIPTION_QOS)
+        out = f'{self.namespace}/centroidal'
+        self.com = self.harness.collect(PointStamped, f'{out}/com', SENSOR_QOS)
+        self.linear = self.harness.collect(Vector3Stamped, f'{out}/centroidal_momentum/linear', SENSOR_QOS)
+        self.angular = self.harness.collect(Vector3Stamped, f'{out}/centroidal_momentum/angular', SENSOR_QOS)
+        self.zmp = self.harness.collect(PointStamped, f'{out}/zmp', SENSOR_QOS)
+        self.polygon = self.harness.collect(PolygonStamped, f'{out}/support_polygon', SENSOR_QOS)
+        self.markers = self.harness.collect(MarkerArray, f'{out}/markers', 10)
+        self.diagnostics = self.harness.collect(DiagnosticArray, '/diagnostics', 10)
+        assert wait_for(lambda: self.joint_pub.get_subscription_count() > 0 and
+                        self.odom_pub.get_subscription_count() > 0 and
+                        self.node.count_subscribers(f'{out}/com') > 0 and
+                        self.node.count_subscribers(f'{out}/zmp') > 0, timeout=5.0)
+
+    def send(self, stamp, joint_names, positions, velocities=None, base_pose=None, base_twist=None, frame='odom'):
+        if base_pose is not None:
+            odom = Odometry()
+            odom.header.stamp = _stamp(stamp)
+            odom.header.frame_id = frame
+            odom.child_frame_id = 'base'
+            p, o = odom.pose.pose.position, odom.pose.pose.orientation
+            p.x, p.y, p.z, o.x, o.y, o.z, o.w = (float(x) for x in base_pose)
+            t = odom.twist.twist
+            t.linear.x, t.linear.y, t.linear.z, t.angular.x, t.angular.y, t.angular.z = (float(x) for x in base_twist)
+            self.odom_pub.publish(odom)
+        message = JointState(name=list(joint_names), position=[float(x) for x in positions])
+        message.velocity = [float(x) for x in (np.zeros(len(positions)) if velocities is None else velocities)]
+        message.header.stamp = _stamp(stamp)
+        self.joint_pub.publish(message)
+        time.sleep(0.003)
+
+    def balance(self):
+        """The latest 'balance' diagnostic status of this node, as a dict (None until one)."""
+        for array in reversed(self.diagnostics):
+            for status in array.status:
+                if status.name == f'{self.node.get_name()}: balance' and status.values:
+                    return {kv.key: kv.value for kv in status.values} | {'message': status.message}
+        return None
+
+    def close(self):
+        for publisher in (self.joint_pub, self.odom_pub, self.description_pub):
+            self.harness.probe.destroy_publisher(publisher)
+        self.harness.close()
+
+
+def _stamp(seconds):
+    from builtin_interfaces.msg import Time
+    return Time(sec=int(seconds), nanosec=int(round((seconds % 1.0) * 1e9)))
+
+
+@pytest.fixture
+def quadruped_rig(ros):
+    rigs = []
+
+    def make(**parameters):
+        parameters.setdefault('root_joint', 'floating')
+        parameters.setdefault('contact_frames', FEET)
+        rig = Rig(ros, QUADRUPED_URDF.read_text(), **parameters)
+        rigs.append(rig)
+        return rig
+    yield make
+    for rig in rigs:
+        rig.close()
+
+
+def standing_pose(robot):
+    q = robot.configuration(STANCE)
+    pin.framesForwardKinematics(robot.model, robot.data, q)
+    lowest = min(robot.data.oMf[robot.model.getFrameId(f)].translation[2] for f in FEET)
+    return np.array([0.3, -0.1, -lowest, 0.0, 0.0, 0.0, 1.0])
+
+
+def test_translating_base_publishes_mass_times_world_velocity(quadruped, quadruped_rig):
+    """Odometry with a rotated base and its body-frame twist: l = m v_world, k = 0, and the CoM
+    the core computes for the same pose (quaternion order and twist frame through the messages)."""
+    rig = quadruped_rig()
+    orientation = Rotation.from_euler('xyz', [0.3, -0.2, 1.1])
+    world_velocity = np.array([0.5, -0.2, 0.1])
+    pose = np.concatenate([[1.0, 2.0, 0.6], orientation.as_quat()])
+    twist = np.concatenate([orientation.inv().apply(world_velocity), np.zeros(3)])
+    for k in range(5):
+        rig.send(10.0 + 0.002 * k, quadruped.joint_names, STANCE, base_pose=pose, base_twist=twist)
+    assert wait_for(lambda: len(rig.linear) >= 5 and len(rig.com) >= 5, timeout=5.0), dict(rig.node.rejections.counts)
+    linear, angular, com = rig.linear[-1].vector, rig.angular[-1].vector, rig.com[-1]
+    np.testing.assert_allclose([linear.x, linear.y, linear.z], quadruped.total_mass() * world_velocity, atol=1e-9)
+    np.testing.assert_allclose([angular.x, angular.y, angular.z], 0.0, atol=1e-9)
+    expected = centroidal_state(quadruped, quadruped.configuration(STANCE, pose), np.zeros(18)).com
+    np.testing.assert_allclose([com.point.x, com.point.y, com.point.z], expected, atol=1e-9)
+    assert com.header.frame_id == 'odom' and com.header.stamp.sec == 10
+
+
+def test_standing_still_publishes_zmp_at_com_projection_inside_the_polygon(quadruped, quadruped_rig):
+    rig = quadruped_rig(marker_rate=1000.0)
+    pose = standing_pose(quadruped)
+    for k in range(15):
+        rig.send(1.0 + 0.002 * k, quadruped.joint_names, STANCE, base_pose=pose, base_twist=np.zeros(6))
+    assert wait_for(lambda: len(rig.zmp) >= 7 and len(rig.polygon) >= 15, timeout=5.0), \
+        dict(rig.node.rejections.counts)
+    com, zmp = rig.com[-1].point, rig.zmp[-1].point
+    np.testing.assert_allclose([zmp.x, zmp.y, zmp.z], [com.x, com.y, 0.0], atol=1e-9)
+    corners = {(round(p.x, 6), round(p.y, 6)) for p in rig.polygon[-1].polygon.points}
+    assert len(corners) == 4
+    assert wait_for(lambda: rig.balance() is not None and rig.balance()['zmp_margin_m'] != 'none', timeout=3.0)
+    balance = rig.balance()
+    assert balance['airborne'] == 'False' and float(balance['zmp_margin_m']) > 0.05
+    assert balance['contacts'].split() == FEET and balance['zmp_source'] == 'kinematic'
+    assert wait_for(lambda: any(m.ns == 'zmp' and m.action == 0 for a in rig.markers for m in a.markers), 3.0)
+    namespaces = {m.ns for m in rig.markers[-1].markers}
+    assert {'com', 'com_projection', 'zmp', 'support_polygon', 'linear_momentum', 'angular_momentum'} <= namespaces
+
+
+def test_free_fall_publishes_no_zmp_and_reports_airborne(quadruped, quadruped_rig):
+    rig = quadruped_rig()
+    for k in range(20):
+        t = 0.002 * k
+        pose = [0.0, 0.0, 3.0 - 0.5 * G * t ** 2, 0.0, 0.0, 0.0, 1.0]
+        rig.send(5.0 + t, quadruped.joint_names, STANCE, base_pose=pose, base_twist=[0, 0, -G * t, 0, 0, 0])
+    assert wait_for(lambda: len(rig.com) >= 20, timeout=5.0), dict(rig.node.rejections.counts)
+    assert rig.node.rejections.total() == 0
+    assert wait_for(lambda: rig.balance() is not None and rig.balance()['airborne'] == 'True', timeout=3.0)
+    assert rig.zmp == [] and rig.polygon[-1].polygon.points == []
+    assert rig.balance()['message'] == 'airborne: no ZMP'
+
+
+def test_measured_foot_wrenches_give_the_zmp(quadruped, quadruped_rig):
+    """Wrench route: vertical foot forces that hold the robot still put the ZMP under the CoM."""
+    topics = [f'{foot}/wrench' for foot in FEET]
+    rig = quadruped_rig(contact_wrench_topics=topics)
+    pose = standing_pose(quadruped)
+    q = quadruped.configuration(STANCE, pose)
+    state = centroidal_state(quadruped, q, np.zeros(18))
+    pin.framesForwardKinematics(quadruped.model, quadruped.data, q)
+    feet = np.array([quadruped.data.oMf[quadruped.model.getFrameId(f)].translation for f in FEET])
+    equations = np.vstack([np.ones(4), feet[:, 0] - state.com[0], feet[:, 1] - state.com[1]])
+    vertical = np.linalg.lstsq(equations, [state.mass * G, 0.0, 0.0], rcond=None)[0]
+    publishers = [rig.harness.probe.create_publisher(WrenchStamped, f'{rig.namespace}/{topic}', SENSOR_QOS)
+                  for topic in topics]
+    assert wait_for(lambda: all(p.get_subscription_count() > 0 for p in publishers), timeout=5.0)
+    for k in range(3):
+        for foot, publisher, force in zip(FEET, publishers, vertical):
+            message = WrenchStamped()
+            message.header.stamp = _stamp(2.0 + 0.002 * k)
+            message.header.frame_id = foot
+            message.wrench.force.z = float(force)
+            publisher.publish(message)
+        time.sleep(0.01)
+        rig.send(2.0 + 0.002 * k, quadruped.joint_names, STANCE, base_pose=pose, base_twist=np.zeros(6))
+    assert wait_for(lambda: len(rig.zmp) >= 1, timeout=5.0)
+    zmp = rig.zmp[-1].point
+    np.testing.assert_allclose([zmp.x, zmp.y, zmp.z], [*state.com[:2], 0.0], atol=1e-9)
+    assert wait_for(lambda: rig.balance() is not None and rig.balance()['zmp_source'] == 'wrenches', timeout=3.0)
+
+
+def test_fixed_base_arm_is_placed_at_the_base_pose_parameter(ros):
+    arm = RobotModel.from_urdf_file(ARM_URDF)
+    mounting = [0.5, -0.2, 0.8, *Rotation.from_euler('z', 0.8).as_quat()]
+    rig = Rig(ros, ARM_URDF.read_text(), world_frame='world', base_pose=mounting)
+    try:
+        positions = np.array([0.1, -0.5, 0.2, -2.0, 0.3, 1.5, 0.4])
+        rig.send(3.0, arm.joint_names, positions)
+        assert wait_for(lambda: len(rig.com) >= 1, timeout=5.0)
+        floating = floating_base_model(arm)
+        expected = centroidal_state(floating, floating.configuration(positions, mounting), np.zeros(13)).com
+        point = rig.com[-1].point
+        np.testing.assert_allclose([point.x, point.y, point.z], expected, atol=1e-9)
+        assert rig.com[-1].header.frame_id == 'world'
+        # On a mobile base: once odom arrives it moves the arm; a translating base carries
+        # the whole arm (root link included) at the base velocity, l = m_urdf · v_world.
+        heading = Rotation.from_euler('z', -1.2)
+        world_velocity = np.array([0.4, 0.3, 0.0])
+        twist = [*heading.inv().apply(world_velocity), 0.0, 0.0, 0.0]
+        for stamp in (3.002, 3.004):
+            rig.send(stamp, arm.joint_names, positions, base_pose=[2.0, 1.0, 0.3, *heading.as_quat()],
+                     base_twist=twist, frame='world')
+            assert wait_for(lambda: rig.node._odometry.newest_stamp == stamp, timeout=5.0)
+        assert wait_for(lambda: rig.linear[-1].header.stamp.nanosec == 4_000_000, timeout=5.0)
+        urdf_mass = sum(link.inertial.mass for link in arm.description.links.values() if link.inertial)
+        linear = rig.linear[-1].vector
+        np.testing.assert_allclose([linear.x, linear.y, linear.z], urdf_mass * world_velocity, atol=1e-9)
+    finally:
+        rig.close()
+
+
+def test_bad_inputs_are_counted_and_the_node_keeps_working(quadruped, ros):
+    """Description from the topic (hot swap), then garbage everywhere, then good input again."""
+    rig = Rig(ros, root_joint='floating', contact_frames=FEET)
+    try:
+        rig.description_pub.publish(String(data=QUADRUPED_URDF.read_text()))
+        assert wait_for(lambda: rig.node.robot is not None, timeout=5.0)
+        rig.description_pub.publish(String(data='<robot name="broken"><link name="a"/>'))
+        assert wait_for(lambda: rig.node.model_source.rejected == 1, timeout=5.0)
+        pose = standing_pose(quadruped)
+        names = quadruped.joint_names
+        rig.send(1.000, names, np.full(12, np.nan), base_pose=pose, base_twist=np.zeros(6))
+        rig.send(1.002, names, STANCE, base_pose=[0, 0, 0.4, 0, 0, 0, 0], base_twist=np.zeros(6))
+        rig.send(1.004, names, STANCE, base_pose=pose, base_twist=np.zeros(6), frame='map')
+        rig.send(1.006, names[:5], STANCE, velocities=np.zeros(12))
+        counts = rig.node.rejections.counts
+        assert wait_for(lambda: counts['non_finite'] >= 1 and counts['bad_odometry'] >= 2 and
+                        counts['length_mismatch'] >= 1, timeout=5.0), dict(counts)
+        rig.send(2.0, names, STANCE, base_pose=pose, base_twist=np.zeros(6))
+        assert wait_for(lambda: rig.com and rig.com[-1].header.stamp.sec == 2, timeout=5.0), dict(counts)
+        rig.send(2.0, names, STANCE, base_pose=pose, base_twist=np.zeros(6))  # unstamped-style repeat
+        assert wait_for(lambda: counts['repeated_stamp'] == 1, timeout=5.0), dict(counts)
+        assert rig.node.robot.name == 'quadruped'
+    finally:
+        rig.close()
+
+
+def test_rviz_config_shows_what_the_node_publishes():
+    """config/robot_dynamics.rviz subscribes to the default node's topics and enables every
+    marker namespace the node emits (see the standing-still test)."""
+    import yaml
+    from pathlib import Path
+    config = yaml.safe_load((Path(__file__).resolve().parents[1] / 'config' / 'robot_dynamics.rviz').read_text())
+
+    def displays(entries):
+        for entry in entries:
+            yield entry
+            yield from displays(entry.get('Displays', []))
+    shown = list(displays(config['Visualization Manager']['Displays']))
+    topics = {d['Topic']['Value'] for d in shown if 'Topic' in d}
+    assert {'/centroidal/markers', '/centroidal/support_polygon', '/centroidal/zmp'} <= topics
+    markers = next(d for d in shown if d['Class'] == 'rviz_default_plugins/MarkerArray')
+    assert set(markers['Namespaces']) == {'com', 'com_projection', 'zmp', 'support_polygon', 'linear_momentum',
+                                          'angular_momentum'}
+    assert config['Visualization Manager']['Global Options']['Fixed Frame'] == 'odom'
+    assert any(d['Class'] == 'rviz_default_plugins/RobotModel' for d in shown)

@@ -1,0 +1,234 @@
+"""Tests of robot_dynamics.core.identification: structure (chapter 002 §1.3–1.4), least
+squares and its covariance (§1.5), physical consistency (§1.7), writing the model back, and
+the real-robot acceptance on the Gaz et al. 2019 Panda recording."""
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from robot_dynamics.core import identification as ident
+from robot_dynamics.core.excitation import FourierTrajectory, rest_constrained
+from robot_dynamics.core.model import RobotModel
+from robot_dynamics.core.recordings import read_panda_gaz2019
+from robot_dynamics.core.regressor import body_parameter_vector
+from robot_dynamics.core.signals import PreparedData, prepare_for_identification
+from robot_dynamics.models import ARM_URDF
+
+PANDA_DIR = Path(__file__).resolve().parents[1].parent / 'shared' / 'data' / 'panda_gaz2019'
+PAPER_RMS = np.array([0.386, 0.632, 0.367, 0.460, 0.158, 0.147, 0.071])  # README table, t ≥ 10.39 s
+ALL_TERMS = ident.ModelTerms(('viscous', 'coulomb', 'offset'), rotor_inertia=True)
+
+PLANAR_2R = """<robot name="planar_2r">
+  <link name="base"/>
+  <link name="link1"><inertial><origin xyz="0.2 0.01 0"/><mass value="1.5"/>
+    <inertia ixx="0.001" ixy="0" ixz="0" iyy="0.02" iyz="0" izz="0.02"/></inertial></link>
+  <link name="link2"><inertial><origin xyz="0.15 0 0"/><mass value="1.0"/>
+    <inertia ixx="0.001" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial></link>
+  <joint name="joint1" type="revolute"><parent link="base"/><child link="link1"/><axis xyz="0 0 1"/>
+    <limit lower="-3" upper="3" effort="10" velocity="2"/></joint>
+  <joint name="joint2" type="revolute"><parent link="link1"/><child link="link2"/><origin xyz="0.4 0 0"/>
+    <axis xyz="0 0 1"/><limit lower="-3" upper="3" effort="10" velocity="2"/></joint>
+</robot>"""
+
+
+@pytest.fixture(scope='module')
+def arm():
+    return RobotModel.from_urdf_file(ARM_URDF)
+
+
+def fourier_data(robot: RobotModel, seconds: float, rate: float, seed: int) -> PreparedData:
+    """Exact samples of a random rest-to-rest Fourier motion around the middle of the limits."""
+    rng = np.random.default_rng(seed)
+    sine, cosine = rest_constrained(*rng.uniform(-0.4, 0.4, (2, robot.num_joints, 5)))
+    centre = 0.5 * (robot.limits.lower + robot.limits.upper)
+    trajectory = FourierTrajectory(robot.joint_names, centre, sine, cosine, 0.1, seconds)
+    times = trajectory.sample_times(rate)
+    positions, velocities, accelerations = trajectory.evaluate(times)
+    return PreparedData(times, positions, velocities, accelerations, np.zeros_like(positions), robot.joint_names,
+                        1.0 / rate, np.inf, [(0, len(times))])
+
+
+def true_parameters(robot: RobotModel, terms: ident.ModelTerms) -> np.ndarray:
+    per_joint = {'rotor_inertia': 0.1, 'viscous': 0.3, 'coulomb': 0.6, 'offset': -0.2}
+    joint = [per_joint[t] * (1 + 0.1 * j) for j in range(robot.num_joints) for t in terms.joint_terms]
+    return np.concatenate([body_parameter_vector(robot), joint])
+
+
+# ------------------------------------------------------------------ structure (exact chapter numbers)
+def test_fr3_arm_has_43_base_parameters_and_the_chapters_11_zero_columns(arm):
+    base = ident.structural_base_parameters(arm)
+    assert base.num_base == 43
+    assert set(base.zero_columns) == {'m1', 'hx1', 'hy1', 'hz1', 'Ixx1', 'Ixy1', 'Ixz1', 'Iyy1', 'Iyz1', 'm2', 'hz2'}
+
+
+def test_rotor_inertia_and_friction_give_69_because_ia1_ia2_duplicate_izz1_izz2(arm):
+    assert ident.structural_base_parameters(arm, ALL_TERMS).num_base == 69 == 43 + 28 - 2
+    positions, velocities, accelerations = ident.random_states(arm, 30, seed=7)
+    full = ident.extended_regressor(arm, positions, velocities, accelerations, ALL_TERMS)
+    column = {name: full[:, i] for i, name in enumerate(ident.parameter_names(arm, ALL_TERMS))}
+    for j in (1, 2):
+        assert column[f'Ia{j}'] == pytest.approx(column[f'Izz{j}'], abs=1e-12)
+    for j in range(3, 8):
+        assert np.linalg.norm(column[f'Ia{j}'] - column[f'Izz{j}']) > 1.0
+
+
+def test_static_poses_only_identify_12_gravity_parameters(arm):
+    assert ident.structural_base_parameters(arm, samples=40, static=True).num_base == 12
+
+
+def test_planar_2r_base_set_regroups_m2_with_l1_squared_and_l1():
+    robot = RobotModel.from_urdf_string(PLANAR_2R, gravity=(0.0, -9.81, 0.0))  # in-plane gravity
+    base = ident.structural_base_parameters(robot)
+    assert base.num_base == 6
+    assert base.coefficient('Izz1', 'm2') == pytest.approx(0.16, abs=1e-9)
+    assert base.coefficient('hx1', 'm2') == pytest.approx(0.4, abs=1e-9)
+    assert set(base.expressions()) == {'hx1 + 0.4·m2', 'hy1', 'Izz1 + 0.16·m2', 'hx2', 'hy2', 'Izz2'}
+    # both null vectors of the chapter (on-axis mass Δm1; link-2 mass moved to link 1) leave τ unchanged
+    positions, velocities, accelerations = ident.random_states(robot, 20, seed=8)
+    regressor = ident.extended_regressor(robot, positions, velocities, accelerations)
+    names = ident.parameter_names(robot)
+    for change in ({'m1': 1.0}, {'m2': 1.0, 'Izz1': -0.16, 'hx1': -0.4}):
+        null = np.array([change.get(name, 0.0) for name in names])
+        assert np.max(np.abs(regressor @ null)) < 1e-12
+
+
+def test_base_regressor_reproduces_the_full_model_for_any_parameters(arm):
+    base = ident.structural_base_parameters(arm, ALL_TERMS)
+    positions, velocities, accelerations = ident.random_states(arm, 10, seed=9)
+    full = ident.extended_regressor(arm, positions, velocities, accelerations, ALL_TERMS)
+    standard = np.random.default_rng(10).normal(size=full.shape[1])
+    assert base.regressor(full) @ base.values(standard) == pytest.approx(full @ standard, abs=1e-9)
+
+
+# ------------------------------------------------------------------ least squares and its covariance
+def test_synthetic_identification_recovers_the_truth_within_3_sigma_of_its_std(arm):
+    data = fourier_data(arm, 20.0, 100.0, seed=11)
+    base = ident.structural_base_parameters(arm, ALL_TERMS)
+    full = ident.extended_regressor(arm, data.positions, data.velocities, data.accelerations, ALL_TERMS)
+    truth = true_parameters(arm, ALL_TERMS)
+    noise = np.array([0.4, 0.5, 0.3, 0.3, 0.1, 0.1, 0.05])
+    rng = np.random.default_rng(12)
+    torques = full @ truth + (rng.standard_normal(data.positions.shape) * noise).reshape(-1)
+    fit = ident.weighted_least_squares(base.regressor(full), torques, arm.num_joints)
+    z = (fit.values - base.values(truth)) / fit.std
+    assert np.all(np.abs(z) < 3.0), np.abs(z).max()
+    assert np.mean(z ** 2) == pytest.approx(1.0, abs=0.4)  # χ²/69: the std is neither too small nor too big
+    assert fit.noise_std == pytest.approx(noise, rel=0.05)
+
+
+def test_predicted_std_matches_monte_carlo_spread(arm):
+    data = fourier_data(arm, 10.0, 10.0, seed=13)
+    base = ident.structural_base_parameters(arm)
+    regressor = base.regressor(ident.extended_regressor(arm, data.positions, data.velocities, data.accelerations))
+    clean = regressor @ base.values(body_parameter_vector(arm))
+    rng = np.random.default_rng(14)
+    fits = [ident.least_squares(regressor, clean + 0.1 * rng.standard_normal(len(clean)), arm.num_joints)
+            for _ in range(30)]
+    spread = np.std([fit.values for fit in fits], axis=0, ddof=1)
+    predicted = np.mean([fit.std for fit in fits], axis=0)
+    assert np.mean(spread / predicted) == pytest.approx(1.0, abs=0.1)
+
+
+def test_static_data_is_refused_as_insufficient_excitation(arm):
+    positions, velocities, accelerations = ident.random_states(arm, 40, seed=15, static=True)
+    data = PreparedData(np.arange(40.0), positions, velocities, accelerations, np.zeros_like(positions),
+                        arm.joint_names, 1.0, np.inf, [(0, 40)])
+    with pytest.raises(ident.InsufficientExcitation, match='excite'):
+        ident.identify(arm, data)
+
+
+# ------------------------------------------------------------------ physical consistency and the written model
+@pytest.fixture(scope='module')
+def synthetic_result(arm):
+    terms = ident.ModelTerms(('viscous', 'coulomb'))
+    train, held_out = fourier_data(arm, 6.0, 50.0, seed=16), fourier_data(arm, 4.0, 50.0, seed=17)
+    truth = true_parameters(arm, terms)
+    rng = np.random.default_rng(18)
+    for data in (train, held_out):
+        clean = ident.extended_regressor(arm, data.positions, data.velocities, data.accelerations, terms) @ truth
+        data.efforts = clean.reshape(data.positions.shape) + 0.2 * rng.standard_normal(data.positions.shape)
+    return ident.identify(arm, train, held_out, terms)
+
+
+def test_constrained_fit_is_feasible_for_every_link(synthetic_result):
+    report = synthetic_result.report
+    assert report.feasible
+    assert np.all(report.min_eigenvalue_consistent >= -ident.FEASIBILITY_MARGIN)
+    assert len(report.infeasible_links_unconstrained) >= 1  # noisy data: the unconstrained fit breaks J ⪰ 0
+    assert report.rms_held_out == pytest.approx(np.full(7, 0.2), rel=0.2)  # noise floor
+    assert np.all(report.rms_nominal_held_out > report.rms_held_out)  # friction is not in the URDF
+
+
+def test_identified_urdf_reloads_to_the_consistent_parameters(arm, synthetic_result, tmp_path):
+    text = ident.identified_urdf(arm, synthetic_result.standard)
+    reloaded = RobotModel.from_urdf_string(text)
+    assert reloaded.joint_names == arm.joint_names
+    assert body_parameter_vector(reloaded) == pytest.approx(synthetic_result.standard[:70], abs=1e-6)
+    friction = yaml.safe_load(ident.friction_yaml(arm, synthetic_result.terms, synthetic_result.standard))
+    assert friction['joints']['fr3_joint3']['coulomb'] == pytest.approx(synthetic_result.standard[70 + 2 * 2 + 1])
+
+
+def test_report_dictionary_has_the_documented_keys(synthetic_result):
+    report = synthetic_result.report.to_dict()
+    for key in ('num_base_parameters', 'condition_number', 'rms_in_sample', 'rms_held_out',
+                'infeasible_links_unconstrained', 'feasible'):
+        assert key in report
+    assert set(report['rms_held_out']) == set(synthetic_result.report.joint_names)
+    assert report['num_base_parameters'] == 43 + 14
+
+
+# ------------------------------------------------------------------ real robot data
+@pytest.mark.skipif(not PANDA_DIR.is_dir(), reason=f'real-robot data not found at {PANDA_DIR}')
+def test_panda_held_out_torques_beat_the_published_model_on_every_joint():
+    robot = RobotModel.from_urdf_file(PANDA_DIR / 'panda_arm.urdf')
+    data = prepare_for_identification(read_panda_gaz2019(PANDA_DIR).select_joints(robot.joint_names))
+    train = data.rows(np.flatnonzero(data.time < 10.39)[::2])  # every other ms: same fit, half the work
+    held_out = data.rows(data.time >= 10.39)
+    result = ident.identify(robot, train, held_out, ALL_TERMS)
+    report = result.report
+    print('\n' + report.table())
+    print('published model (paper)     ' + ''.join(f'{v:>13.4f}' for v in PAPER_RMS))
+    assert np.all(report.rms_held_out < PAPER_RMS)
+    assert np.sqrt(np.mean(report.rms_held_out ** 2)) <= 0.30
+    assert report.feasible
+    # the default prior weight keeps the consistent link masses near the paper's (URDF) values
+    assert result.standard[0:70:10] == pytest.approx(body_parameter_vector(robot)[0::10], rel=0.35)
+
+
+# ------------------------------------------------------------------ command line
+def test_identify_cli_reports_json_and_writes_a_loadable_urdf_and_friction_yaml(arm, tmp_path, capsys):
+    import json
+
+    from robot_dynamics.cli import main as cli_main
+    from robot_dynamics.core.recordings import write_csv
+    from robot_dynamics.core.signals import Recording
+
+    terms = ident.ModelTerms(('viscous', 'offset'))
+    data = fourier_data(arm, 12.0, 200.0, seed=19)
+    truth = true_parameters(arm, terms)
+    clean = ident.extended_regressor(arm, data.positions, data.velocities, data.accelerations, terms) @ truth
+    noise = 0.05 * np.random.default_rng(20).standard_normal(data.positions.shape)
+    efforts = clean.reshape(data.positions.shape) + noise
+    write_csv(tmp_path / 'motion.csv', Recording(data.time, data.positions, data.velocities, efforts, arm.joint_names))
+    code = cli_main(['identify', '--urdf', str(ARM_URDF), '--csv', str(tmp_path / 'motion.csv'),
+                     '--friction', 'viscous,offset', '--period', '0.005', '--cutoff', '20', '--train-fraction', '0.6',
+                     '--output', str(tmp_path / 'arm_identified.urdf'), '--format', 'json'])
+    assert code == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report['num_base_parameters'] == 43 + 14 and report['feasible'] is True
+    assert set(report['rms_held_out']) == set(arm.joint_names)
+    assert max(report['rms_held_out'].values()) < 0.1  # noise 0.05 N·m plus a little filtering error
+    assert isinstance(report['condition_number'], float) and isinstance(report['infeasible_links_unconstrained'], list)
+    identified = RobotModel.from_urdf_file(tmp_path / 'arm_identified.urdf')
+    assert identified.num_joints == 7
+    friction = yaml.safe_load((tmp_path / 'arm_identified_friction.yaml').read_text())
+    assert friction['joints']['fr3_joint7']['viscous'] == pytest.approx(0.3 * 1.6, rel=0.2)
+
+
+def test_identify_cli_names_a_missing_joint(tmp_path, capsys):
+    from robot_dynamics.cli import main as cli_main
+
+    (tmp_path / 'one.csv').write_text('time,fr3_joint1/position,fr3_joint1/velocity,fr3_joint1/effort\n0,0,0,0\n')
+    assert cli_main(['identify', '--urdf', str(ARM_URDF), '--csv', str(tmp_path / 'one.csv')]) == 2
+    assert 'fr3_joint2' in capsys.readouterr().err

@@ -1,0 +1,76 @@
+"""The `robot_dynamics identify-payload` command: bags (sqlite3 and mcap) and CSV files
+written by robot_dynamics.core.recordings give the same answer as the core function."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import yaml
+
+from robot_dynamics.cli import main
+from robot_dynamics.core import recordings
+from robot_dynamics.core.payload import REPORT_KEYS, identify_payload
+from robot_dynamics.models import ARM_URDF
+
+from test_payload import LINK, PAYLOAD, arm, fourier_motion, measured, static_motion, true_robot
+
+
+@pytest.fixture(scope='module')
+def loaded_recording():
+    return measured(fourier_motion(arm(), duration=8.0, rate=250.0, seed=21), true_robot())
+
+
+def run_cli(capsys, *arguments) -> tuple:
+    code = main(['identify-payload', '--urdf', str(ARM_URDF), *arguments])
+    return code, capsys.readouterr().out
+
+
+@pytest.mark.parametrize('storage', ['sqlite3', 'mcap'])
+def test_cli_on_a_bag_gives_the_core_answer(tmp_path, capsys, loaded_recording, storage):
+    bag = tmp_path / f'loaded_{storage}'
+    recordings.write_rosbag(bag, loaded_recording, storage=storage)
+    code, out = run_cli(capsys, '--bag', str(bag), '--payload-link', LINK, '--format', 'json')
+    direct = identify_payload(arm(), loaded_recording, LINK, 'auto').to_dict()
+    answer = json.loads(out)
+    assert code == 0 and answer['success']
+    assert tuple(answer) == REPORT_KEYS
+    for key in ('mass', 'mass_std', 'condition_number', 'residual_rms_after'):
+        assert answer[key] == pytest.approx(direct[key], rel=1e-6)
+    np.testing.assert_allclose(answer['com'], direct['com'], rtol=1e-6)
+    assert answer['mode'] == direct['mode'] and answer['samples'] == direct['samples']
+    assert abs(answer['mass'] - PAYLOAD.mass) < 0.01
+
+
+def test_cli_with_csv_and_baseline_writes_the_yaml_report(tmp_path, capsys):
+    motion = fourier_motion(arm(), duration=8.0, rate=250.0, seed=22)
+    loaded = measured(motion, true_robot(perturbed=True), effort_noise=0.1, friction=True)
+    empty = measured(motion, true_robot(payload=None, perturbed=True), effort_noise=0.1, friction=True, seed=8)
+    recordings.write_csv(tmp_path / 'loaded.csv', loaded)
+    recordings.write_csv(tmp_path / 'empty.csv', empty)
+    report_path = tmp_path / 'payload.yaml'
+    code, out = run_cli(capsys, '--csv', str(tmp_path / 'loaded.csv'), '--baseline', str(tmp_path / 'empty.csv'),
+                        '--output', str(report_path))
+    report = yaml.safe_load(report_path.read_text())
+    assert code == 0 and report['used_baseline'] and report['payload_link'] == 'tool0'
+    assert tuple(report) == REPORT_KEYS
+    assert abs(report['mass'] - PAYLOAD.mass) < 0.01
+    assert f"{report['mass']:.4f}" in out and 'kg' in out
+
+
+def test_cli_refusal_exits_with_2_and_prints_the_reason(tmp_path):
+    static = measured(static_motion(arm(), 4, rate=250.0), true_robot())
+    recordings.write_csv(tmp_path / 'static.csv', static)
+    finished = subprocess.run([sys.executable, '-m', 'robot_dynamics', 'identify-payload', '--urdf', str(ARM_URDF),
+                               '--csv', str(tmp_path / 'static.csv'), '--mode', 'full', '--format', 'json'],
+                              capture_output=True, text=True, timeout=60)
+    assert finished.returncode == 2, finished.stderr
+    answer = json.loads(finished.stdout)
+    assert answer['success'] is False and 'mass_com' in answer['reason'] and answer['mass'] is None
+
+
+def test_cli_reports_unusable_input_with_exit_1(tmp_path, capsys):
+    code = main(['identify-payload', '--urdf', str(ARM_URDF), '--csv', str(tmp_path / 'missing.csv')])
+    assert code == 1 and 'missing.csv' in capsys.readouterr().err

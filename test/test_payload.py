@@ -1,0 +1,344 @@
+"""Payload identification (robot_dynamics.core.payload) on synthetic recordings with known
+truth and on the real Panda recording.
+
+Truth comes from pinocchio's RNEA on a model with the payload attached by
+RobotModel.attach_payload (an independent path from the regressor the estimator uses);
+the estimator never sees the accelerations, only (t, q, q̇ + noise, τ + noise).
+"""
+from __future__ import annotations
+
+import functools
+import json
+import math
+
+import numpy as np
+import pinocchio as pin
+import pytest
+import yaml
+
+from robot_dynamics.core import recordings, regressor
+from robot_dynamics.core.inertia import InertialParameters, pseudo_inertia_from_vector
+from robot_dynamics.core.model import RobotModel
+from robot_dynamics.core.payload import (REPORT_KEYS, PayloadOptions, identify_payload, nominal_body_parameters,
+                                         payload_parameter_map, payload_regressor)
+from robot_dynamics.core.signals import Recording
+from robot_dynamics.models import ARM_URDF
+
+from conftest import SHARED_DATA
+
+PAYLOAD = InertialParameters(2.0, [0.05, -0.02, 0.08], [[0.012, 0.001, -0.0005], [0.001, 0.010, 0.0008],
+                                                          [-0.0005, 0.0008, 0.007]])
+LINK = 'tool0'
+PANDA = SHARED_DATA / 'panda_gaz2019'
+
+
+# ------------------------------------------------------------------------------ synthetic data
+
+def arm() -> RobotModel:
+    return RobotModel.from_urdf_file(ARM_URDF)
+
+
+def fourier_motion(robot: RobotModel, duration: float = 20.0, rate: float = 1000.0, seed: int = 0,
+                   moving=None) -> tuple:
+    """Multi-joint finite Fourier excitation (chapter 002 §1.6), 5 harmonics of 0.1 Hz, scaled
+    to 80 % of the joint range around its middle and 1.2 rad/s peak; analytic q, q̇, q̈.
+    ``moving``: indices of the joints that move (all by default)."""
+    generator = np.random.default_rng(seed)
+    n, harmonics, omega = robot.num_joints, np.arange(1, 6), 2 * np.pi * 0.1
+    time = np.arange(0.0, duration, 1.0 / rate)
+    sines, cosines = np.sin(np.outer(time, harmonics * omega)), np.cos(np.outer(time, harmonics * omega))
+    lower, upper = robot.limits.lower, robot.limits.upper
+    q, v, a = (np.tile(0.5 * (lower + upper), (len(time), 1)), np.zeros((len(time), n)), np.zeros((len(time), n)))
+    for j in (range(n) if moving is None else moving):
+        cos_coefficients, sin_coefficients = generator.normal(size=5), generator.normal(size=5)
+        frequencies = harmonics * omega
+        position = sines @ (cos_coefficients / frequencies) - cosines @ (sin_coefficients / frequencies)
+        velocity = cosines @ cos_coefficients + sines @ sin_coefficients
+        acceleration = -sines @ (cos_coefficients * frequencies) + cosines @ (sin_coefficients * frequencies)
+        scale = min(0.4 * (upper[j] - lower[j]) / np.abs(position).max(), 1.2 / np.abs(velocity).max())
+        q[:, j] += scale * position
+        v[:, j], a[:, j] = scale * velocity, scale * acceleration
+    return time, q, v, a
+
+
+def static_motion(robot: RobotModel, poses: int, hold: float = 2.0, move: float = 1.0, rate: float = 1000.0,
+                  seed: int = 3, varied=None) -> tuple:
+    """Random poses held ``hold`` s each, joined by cosine-profile moves of ``move`` s;
+    ``varied``: indices of the joints that differ between poses (all by default)."""
+    generator = np.random.default_rng(seed)
+    middle, half = 0.5 * (robot.limits.lower + robot.limits.upper), 0.35 * (robot.limits.upper - robot.limits.lower)
+    mask = np.zeros(robot.num_joints)
+    mask[list(range(robot.num_joints)) if varied is None else varied] = 1.0
+    targets = [middle + mask * half * generator.uniform(-1, 1, robot.num_joints) for _ in range(poses)]
+    pieces, start = [], 0.0
+    for k, pose in enumerate(targets):
+        still = np.arange(0.0, hold, 1.0 / rate)
+        pieces.append((start + still, np.tile(pose, (len(still), 1)), np.zeros((len(still), len(pose))),
+                       np.zeros((len(still), len(pose)))))
+        start += hold
+        if k + 1 < len(targets):
+            tau = np.arange(0.0, move, 1.0 / rate)
+            step = targets[k + 1] - pose
+            shape = 0.5 - 0.5 * np.cos(np.pi * tau / move)
+            rate_ = 0.5 * np.pi / move * np.sin(np.pi * tau / move)
+            curvature = 0.5 * (np.pi / move) ** 2 * np.cos(np.pi * tau / move)
+            pieces.append((start + tau, pose + np.outer(shape, step), np.outer(rate_, step), np.outer(curvature, step)))
+            start += move
+    return tuple(np.concatenate([piece[k] for piece in pieces]) for k in range(4))
+
+
+def true_robot(payload=PAYLOAD, perturbed: bool = False, heavier_link: int | None = None) -> RobotModel:
+    """The 'real' robot: the URDF with the payload attached, optionally with ±5 % mass / ±5 mm
+    CoM errors on the last three links (signs from a seeded generator) or one link 40 % heavier."""
+    robot, plain = arm(), arm()
+    if payload is not None:
+        robot.attach_payload(LINK, payload)
+    generator = np.random.default_rng(1)
+    wrong = {}
+    if perturbed:
+        for joint_id in range(robot.model.njoints - 3, robot.model.njoints):
+            link = plain.model.inertias[joint_id]
+            wrong[joint_id] = pin.Inertia(link.mass * (1 + 0.05 * generator.choice([-1, 1])),
+                                          link.lever + 0.005 * generator.choice([-1, 1], 3), link.inertia)
+    if heavier_link is not None:
+        link = plain.model.inertias[heavier_link]
+        wrong[heavier_link] = pin.Inertia(1.4 * link.mass, link.lever, 1.4 * link.inertia)
+    for joint_id, inertia in wrong.items():
+        parameters = (robot.model.inertias[joint_id].toDynamicParameters()
+                      - plain.model.inertias[joint_id].toDynamicParameters() + inertia.toDynamicParameters())
+        robot.model.inertias[joint_id] = pin.Inertia.FromDynamicParameters(parameters)
+    return robot
+
+
+def measured(motion: tuple, truth: RobotModel, effort_noise: float = 0.05, velocity_noise: float = 1e-3,
+             friction: bool = False, seed: int = 2, time_offset: float = 0.0) -> Recording:
+    """A recording of ``truth`` following ``motion``: RNEA torques (+ viscous/Coulomb friction
+    and offsets up to 0.2 N·m) + white noise; measured velocities with white noise."""
+    time, q, v, a = motion
+    torques = _rnea_torques(truth, q, v, a)
+    if friction:
+        fixed = np.random.default_rng(99)  # the same robot in every recording
+        viscous, coulomb = fixed.uniform(0.1, 0.3, q.shape[1]), fixed.uniform(0.2, 0.5, q.shape[1])
+        torques = torques + viscous * v + coulomb * np.sign(v) + fixed.uniform(-0.2, 0.2, q.shape[1])
+    generator = np.random.default_rng(seed)
+    return Recording(time + time_offset, q, v + generator.normal(0.0, velocity_noise, v.shape),
+                     torques + generator.normal(0.0, effort_noise, torques.shape), truth.joint_names)
+
+
+def _rnea_torques(robot: RobotModel, q, v, a) -> np.ndarray:
+    return np.array([pin.rnea(robot.model, robot.data, *sample) for sample in zip(q, v, a)])
+
+
+@functools.lru_cache(maxsize=None)
+def excitation():
+    return fourier_motion(arm())
+
+
+def assert_payload_close(report, mass_tolerance: float, com_tolerance: float) -> None:
+    assert report.success, report.reason
+    assert abs(report.mass - PAYLOAD.mass) <= mass_tolerance, report.mass
+    assert np.linalg.norm(np.array(report.com) - PAYLOAD.com) <= com_tolerance, report.com
+
+
+# ------------------------------------------------------------------------------ regressor
+
+def test_payload_parameter_map_equals_pinocchio_se3_act_on_inertia():
+    generator = np.random.default_rng(4)
+    for _ in range(20):
+        placement = pin.SE3.Random()
+        body = pin.Inertia.Random()
+        mapped = payload_parameter_map(placement) @ body.toDynamicParameters()
+        np.testing.assert_allclose(mapped, placement.act(body).toDynamicParameters(), atol=1e-12)
+        differences = generator.normal(size=10)  # linear: holds for non-physical vectors too
+        left = payload_parameter_map(placement) @ (body.toDynamicParameters() + differences)
+        np.testing.assert_allclose(left - mapped, payload_parameter_map(placement) @ differences, atol=1e-12)
+
+
+def test_payload_regressor_predicts_the_torque_that_attaching_the_payload_adds():
+    robot, loaded = arm(), arm()
+    loaded.attach_payload(LINK, PAYLOAD)
+    generator = np.random.default_rng(5)
+    q, v, a = (generator.uniform(-1.5, 1.5, (6, robot.num_joints)) for _ in range(3))
+    q = np.clip(q, robot.limits.lower, robot.limits.upper)
+    added = _rnea_torques(loaded, q, v, a) - _rnea_torques(robot, q, v, a)
+    predicted = payload_regressor(robot, LINK, q, v, a) @ PAYLOAD.pinocchio_vector()
+    np.testing.assert_allclose(predicted, added.reshape(-1), atol=1e-9)
+
+
+def test_nominal_body_parameters_exclude_an_attached_payload():
+    live, plain = arm(), arm()
+    live.attach_payload(LINK, PAYLOAD)
+    np.testing.assert_allclose(nominal_body_parameters(live), regressor.body_parameter_vector(plain), atol=1e-12)
+
+
+# ------------------------------------------------------------------------------ accuracy
+
+def test_clean_excitation_recovers_mass_com_and_inertia_within_benchmark():
+    report = identify_payload(arm(), measured(excitation(), true_robot()), LINK, 'auto')
+    assert report.mode == 'full' and report.feasible
+    assert_payload_close(report, 1e-3, 0.5e-3)
+    assert np.abs(report.inertial_parameters().inertia_com - PAYLOAD.inertia_com).max() < 1e-3
+    assert report.warnings == []
+    assert report.solve_time < 1.0
+
+
+def test_realistic_robot_without_baseline_is_flagged_not_confidently_wrong():
+    report = identify_payload(arm(), measured(excitation(), true_robot(perturbed=True), effort_noise=0.1,
+                                              friction=True), LINK, 'auto')
+    mass_error = abs(report.mass - PAYLOAD.mass)
+    com_error = np.linalg.norm(np.array(report.com) - PAYLOAD.com)
+    assert mass_error > 0.03  # the plain fit is wrong: body errors, friction and offsets leak in
+    warned = any('record a baseline' in text for text in report.warnings)
+    covered = mass_error <= 3 * report.mass_std and com_error <= 3 * np.linalg.norm(report.com_std)
+    assert warned or covered
+
+
+def test_baseline_of_the_same_motion_removes_body_errors_friction_and_offsets():
+    motion = excitation()
+    loaded = measured(motion, true_robot(perturbed=True), effort_noise=0.1, friction=True)
+    # the baseline started 0.7 s later in the trajectory and on another clock
+    empty = measured(motion, true_robot(payload=None, perturbed=True), effort_noise=0.1, friction=True,
+                     seed=7, time_offset=100.0).slice_time(100.7, 200.0)
+    report = identify_payload(arm(), loaded, LINK, 'auto', baseline=empty)
+    assert report.used_baseline
+    assert_payload_close(report, 10e-3, 2e-3)
+    assert abs(report.mass - PAYLOAD.mass) <= 4 * report.mass_std
+
+
+def test_static_poses_give_mass_and_com_within_benchmark():
+    report = identify_payload(arm(), measured(static_motion(arm(), 5), true_robot()), LINK, 'auto')
+    assert report.mode == 'mass_com' and report.inertia is None and report.inertia_std is None
+    assert any('static' in text for text in report.warnings)
+    assert_payload_close(report, 20e-3, 3e-3)
+
+
+def test_reported_standard_deviation_matches_monte_carlo_spread():
+    robot, motion = arm(), fourier_motion(arm(), duration=10.0, rate=500.0, seed=11)
+    clean = measured(motion, true_robot(), effort_noise=0.0, velocity_noise=0.0)
+    options = PayloadOptions(body_mass_uncertainty=0.0, body_com_uncertainty=0.0)
+    generator = np.random.default_rng(12)
+    masses, stds = [], []
+    for _ in range(12):
+        noisy = Recording(clean.time, clean.positions, clean.velocities,
+                          clean.efforts + generator.normal(0.0, 0.5, clean.efforts.shape), clean.joint_names)
+        report = identify_payload(robot, noisy, LINK, 'mass_com', options=options)
+        masses.append(report.mass)
+        stds.append(report.mass_std)
+    spread, predicted = np.std(masses, ddof=1), np.mean(stds)
+    assert 0.4 * predicted < spread < 2.0 * predicted, (spread, predicted)
+
+
+def test_full_mode_estimate_is_physically_consistent():
+    point_like = InertialParameters(0.3, [0.0, 0.0, 0.05], np.diag([1e-5, 1e-5, 1e-5]))
+    robot = arm()
+    report = identify_payload(robot, measured(fourier_motion(robot, 8.0, seed=3), true_robot(point_like),
+                                              effort_noise=0.3), LINK, 'full')
+    assert report.success and report.feasible
+    pseudo = pseudo_inertia_from_vector(report.inertial_parameters().pinocchio_vector())
+    assert np.linalg.eigvalsh(pseudo).min() >= -1e-8
+
+
+def test_panda_recording_without_payload_is_consistent_with_zero():
+    robot = RobotModel.from_urdf_file(PANDA / 'panda_arm.urdf')
+    report = identify_payload(robot, recordings.read_panda_gaz2019(PANDA), 'panda_link8', 'auto')
+    assert report.success, report.reason
+    assert abs(report.mass) <= 2 * report.mass_std, (report.mass, report.mass_std)
+    assert any('model mismatch' in text for text in report.warnings)
+    assert report.solve_time < 1.0
+
+
+def test_panda_second_trajectory_period_as_baseline_cancels_friction_and_finds_no_payload():
+    # the Panda excitation repeats every 2π/(0.15π) = 13.33 s: the same motion twice, no payload
+    robot = RobotModel.from_urdf_file(PANDA / 'panda_arm.urdf')
+    recording = recordings.read_panda_gaz2019(PANDA)
+    first, second = recording.slice_time(1.0, 7.0), recording.slice_time(13.0, 21.0)
+    plain = identify_payload(robot, first, 'panda_link8', 'auto')
+    differenced = identify_payload(robot, first, 'panda_link8', 'auto', baseline=second)
+    assert differenced.success, differenced.reason
+    assert abs(differenced.mass) <= max(2 * differenced.mass_std, 0.005) and abs(differenced.mass) < 0.01
+    assert differenced.residual_rms_before < 0.5 * plain.residual_rms_before
+    assert not any('model mismatch' in text for text in differenced.warnings)
+
+
+# ------------------------------------------------------------------------------ refusals
+
+def test_full_mode_refuses_static_data():
+    report = identify_payload(arm(), measured(static_motion(arm(), 5), true_robot()), LINK, 'full')
+    assert not report.success and 'mass_com' in report.reason and report.mass is None
+
+
+def test_single_pose_is_refused_and_names_joints_to_move():
+    robot = arm()
+    report = identify_payload(robot, measured(static_motion(robot, 1, hold=6.0), true_robot()), LINK, 'auto')
+    assert not report.success
+    assert 'move' in report.reason and any(name in report.reason for name in robot.joint_names)
+
+
+def test_poses_differing_only_about_the_vertical_axis_ask_for_tilting_joints():
+    # fr3_joint1 is vertical: turning it never changes gravity in the payload frame
+    robot = arm()
+    report = identify_payload(robot, measured(static_motion(robot, 5, varied=[0]), true_robot()), LINK, 'auto')
+    assert not report.success and 'move' in report.reason
+    advice = report.reason.split('move', 1)[1]
+    assert 'fr3_joint1' not in advice and any(f'fr3_joint{j}' in advice for j in (2, 4, 6))
+
+
+def test_motion_of_one_joint_falls_back_to_mass_and_com_with_the_reason():
+    robot = arm()
+    motion = fourier_motion(robot, 10.0, seed=5, moving=[0])
+    report = identify_payload(robot, measured(motion, true_robot()), LINK, 'auto')
+    assert report.mode == 'mass_com'
+    assert any('inertia not identifiable' in text and 'move' in text for text in report.warnings)
+
+
+def test_too_short_recording_is_refused_as_too_few_samples():
+    time, q, v, a = excitation()
+    short = measured((time[:600], q[:600], v[:600], a[:600]), true_robot())
+    report = identify_payload(arm(), short, LINK, 'auto')
+    assert not report.success and 'samples' in report.reason
+
+
+def test_baseline_of_another_motion_is_refused():
+    robot = arm()
+    loaded = measured(excitation(), true_robot())
+    other = measured(fourier_motion(robot, seed=9), true_robot(payload=None))
+    report = identify_payload(robot, loaded, LINK, 'auto', baseline=other)
+    assert not report.success and 'not the same motion' in report.reason
+
+
+def test_grossly_wrong_model_is_refused_with_record_a_baseline():
+    truth = true_robot(heavier_link=4)
+    report = identify_payload(arm(), measured(excitation(), truth, effort_noise=0.05, velocity_noise=0.0), LINK,
+                              'auto')
+    assert not report.success and 'record a baseline' in report.reason
+
+
+# ------------------------------------------------------------------------------ report
+
+def test_report_has_exactly_the_schema_keys_and_serialises():
+    report = identify_payload(arm(), measured(static_motion(arm(), 5), true_robot()), LINK, 'auto')
+    data = report.to_dict()
+    assert tuple(data) == REPORT_KEYS
+    assert yaml.safe_load(yaml.safe_dump(data)) == json.loads(json.dumps(data)) == data
+    refused = identify_payload(arm(), measured(static_motion(arm(), 5), true_robot()), LINK, 'full').to_dict()
+    assert tuple(refused) == REPORT_KEYS and refused['success'] is False and refused['mass'] is None
+
+
+def test_identified_payload_attached_to_the_model_reproduces_the_measured_torques():
+    robot = arm()
+    report = identify_payload(robot, measured(excitation(), true_robot()), LINK, 'full')
+    robot.attach_payload(LINK, report.inertial_parameters())
+    truth = true_robot()
+    time, q, v, a = excitation()
+    sample = slice(0, len(time), 997)
+    error = _rnea_torques(robot, q[sample], v[sample], a[sample]) - _rnea_torques(truth, q[sample], v[sample],
+                                                                                  a[sample])
+    assert math.sqrt(np.mean(error ** 2)) < 0.01
+
+
+def test_bad_mode_and_unknown_link_raise_clear_errors():
+    recording = measured(static_motion(arm(), 2), true_robot())
+    with pytest.raises(ValueError, match='mode'):
+        identify_payload(arm(), recording, LINK, 'everything')
+    with pytest.raises(Exception, match='gripper_link'):
+        identify_payload(arm(), recording, 'gripper_link', 'auto')

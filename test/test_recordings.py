@@ -1,0 +1,118 @@
+"""Tests of robot_dynamics.core.recordings: CSV, rosbag2 (sqlite3/mcap) and the Panda data."""
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from robot_dynamics.core.recordings import (PANDA_JOINT_NAMES, read_csv, read_panda_gaz2019, read_recording,
+                                            read_rosbag, write_csv, write_rosbag)
+from robot_dynamics.core.signals import Recording, RecordingError
+
+PANDA_DIR = Path(__file__).resolve().parents[1].parent / 'shared' / 'data' / 'panda_gaz2019'
+
+
+def example_recording(samples: int = 50) -> Recording:
+    rng = np.random.default_rng(3)
+    time = 0.5 + 0.002 * np.arange(samples)
+    values = rng.normal(size=(3, samples, 3))
+    return Recording(time, values[0], values[1], values[2], ('shoulder', 'elbow', 'wrist'))
+
+
+def assert_same(a: Recording, b: Recording) -> None:
+    assert a.joint_names == b.joint_names
+    for field in ('time', 'positions', 'velocities', 'efforts'):
+        assert np.array_equal(getattr(a, field), getattr(b, field)), field
+
+
+def test_csv_round_trip_is_exact_and_header_follows_the_documented_layout(tmp_path):
+    rec = example_recording()
+    path = tmp_path / 'motion.csv'
+    write_csv(path, rec)
+    assert path.read_text().splitlines()[0].startswith('time,shoulder/position,shoulder/velocity,shoulder/effort,')
+    assert_same(read_csv(path), rec)
+    assert read_csv(path, joint_names=['wrist', 'shoulder']).joint_names == ('wrist', 'shoulder')
+
+
+def test_csv_with_a_missing_column_names_it(tmp_path):
+    path = tmp_path / 'bad.csv'
+    path.write_text('time,a/position,a/velocity\n0,1,2\n')
+    with pytest.raises(RecordingError, match='a/effort'):
+        read_csv(path)
+
+
+@pytest.mark.parametrize('storage', ['sqlite3', 'mcap'])
+def test_rosbag_round_trip_keeps_stamps_to_the_nanosecond(tmp_path, storage):
+    rec = example_recording()
+    write_rosbag(tmp_path / 'bag', rec, storage=storage)
+    back = read_recording(tmp_path / 'bag')
+    assert back.joint_names == rec.joint_names
+    assert np.max(np.abs(back.time - rec.time)) < 1e-9
+    assert np.array_equal(back.efforts, rec.efforts) and np.array_equal(back.positions, rec.positions)
+
+
+def test_rosbag_merges_joint_states_from_two_drivers_by_name(tmp_path):
+    from rosbags.rosbag2 import Writer
+    from rosbags.typesys import Stores, get_typestore
+
+    store = get_typestore(Stores.LATEST)
+    state, header, stamp = (store.types[name] for name in
+                            ('sensor_msgs/msg/JointState', 'std_msgs/msg/Header', 'builtin_interfaces/msg/Time'))
+
+    def message(names, offset, t):
+        value = np.array([offset + i for i in range(len(names))], dtype=float)
+        return state(header=header(stamp=stamp(sec=1, nanosec=int(t * 1e9)), frame_id=''), name=names,
+                     position=value, velocity=value + 10, effort=value + 20)
+
+    with Writer(tmp_path / 'bag', version=9) as writer:
+        connection = writer.add_connection('/joint_states', state.__msgtype__, typestore=store)
+        for k, (names, offset) in enumerate([(['arm_b', 'arm_a'], 0.0), (['gripper'], 5.0),
+                                             (['arm_b', 'arm_a'], 100.0)]):
+            writer.write(connection, k, store.serialize_cdr(message(names, offset, 0.1 * k), state.__msgtype__))
+    rec = read_rosbag(tmp_path / 'bag', joint_names=['arm_a', 'arm_b', 'gripper'])
+    assert rec.num_samples == 2  # complete only once the gripper driver has spoken
+    assert rec.time == pytest.approx([1.1, 1.2])
+    assert rec.positions.tolist() == [[1.0, 0.0, 5.0], [101.0, 100.0, 5.0]]
+    assert rec.efforts[1].tolist() == [121.0, 120.0, 25.0]
+
+
+def test_rosbag_without_efforts_names_the_joints_that_lack_them(tmp_path):
+    from rosbags.rosbag2 import Writer
+    from rosbags.typesys import Stores, get_typestore
+
+    store = get_typestore(Stores.LATEST)
+    state, header, stamp = (store.types[name] for name in
+                            ('sensor_msgs/msg/JointState', 'std_msgs/msg/Header', 'builtin_interfaces/msg/Time'))
+    with Writer(tmp_path / 'bag', version=9) as writer:
+        connection = writer.add_connection('/joint_states', state.__msgtype__, typestore=store)
+        message = state(header=header(stamp=stamp(sec=1, nanosec=0), frame_id=''), name=['a', 'b'],
+                        position=np.zeros(2), velocity=np.zeros(2), effort=np.zeros(0))
+        writer.write(connection, 1, store.serialize_cdr(message, state.__msgtype__))
+    with pytest.raises(RecordingError, match=r"\['a', 'b'\] never got position, velocity and effort"):
+        read_rosbag(tmp_path / 'bag')
+
+
+def test_rosbag_with_an_unknown_topic_lists_the_topics_it_has(tmp_path):
+    write_rosbag(tmp_path / 'bag', example_recording(), topic='/arm/joint_states')
+    with pytest.raises(RecordingError, match='/arm/joint_states'):
+        read_rosbag(tmp_path / 'bag')
+    with pytest.raises(RecordingError, match='does not exist'):
+        read_rosbag(tmp_path / 'missing')
+
+
+@pytest.mark.skipif(not PANDA_DIR.is_dir(), reason=f'real-robot data not found at {PANDA_DIR}')
+def test_panda_reader_matches_the_raw_files():
+    rec = read_panda_gaz2019(PANDA_DIR)
+    assert rec.joint_names == PANDA_JOINT_NAMES and rec.num_samples == 20544
+    torque_lines = (PANDA_DIR / 'exciting_traj_torques.txt').read_text().split()
+    time_lines = (PANDA_DIR / 'exciting_traj_time.txt').read_text().split()
+    assert rec.efforts[1].tolist() == [float(v) for v in torque_lines[7:14]]
+    assert rec.time[-1] == float(time_lines[-1])
+    assert read_recording(PANDA_DIR, joint_names=['panda_joint7']).positions.shape == (20544, 1)
+
+
+def test_unknown_formats_are_refused(tmp_path):
+    (tmp_path / 'x.txt').write_text('1 2 3')
+    with pytest.raises(RecordingError, match='cannot tell the format'):
+        read_recording(tmp_path / 'x.txt')
+    with pytest.raises(RecordingError, match='neither a rosbag2'):
+        read_recording(tmp_path)
