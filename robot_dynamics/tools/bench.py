@@ -74,9 +74,16 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(result, indent=2))
     else:
         _print_text(result)
-    passed = (result['answered_fraction'] >= 0.999 and result['p50_ratio'] <= 1.25 and result['p99_ratio'] <= 1.5
-              and (compute['ratio'] <= 3.0 or args.target != 'dynamics'))
-    return 0 if passed else 1
+    return 0 if _meets_targets(result) else 1
+
+
+def _meets_targets(result: dict) -> bool:
+    """Issue targets: every node answers ≥ 99.9 %; dynamics_node also p50 ≤ 1.25×, p99 ≤ 1.5× the
+    relay and compute ≤ 3× raw pinocchio."""
+    if result['answered_fraction'] < 0.999:
+        return False
+    return result['target'] != 'dynamics' or (result['p50_ratio'] <= 1.25 and result['p99_ratio'] <= 1.5
+                                              and result['compute_ratio'] <= 3.0)
 
 
 def _isolate_ros_environment() -> None:
@@ -274,40 +281,74 @@ def _figures(sent: list, received: list) -> StreamFigures:
                          max_ms=float(np.max(values)))
 
 
-def _compute_figures(target: str, urdf: str, root_joint: str, repeats: int = 5, count: int = 5000) -> dict:
-    """Per-message compute of the node's core call vs the raw pinocchio calls it needs [µs]."""
+def _compute_figures(target: str, urdf: str, root_joint: str, repeats: int = 5, count: int = 3000) -> dict:
+    """Per-message compute of the node's core call vs the raw pinocchio calls it needs [µs].
+
+    dynamics: LiveTorqueEstimator.update (name merge, checks, q̈ estimate, g and RNEA) vs
+    computeGeneralizedGravity + rnea. centroidal: CentroidalMonitor.update (CoM, h_G, ḣ_G
+    estimate, ZMP, contacts, support polygon) vs centerOfMass + ccrba + A_G v.
+    """
+    import numpy as np
+
+    from robot_dynamics.core.model import RobotModel
+
+    robot = RobotModel.from_urdf_file(urdf, root_joint=root_joint)
+    raw, ours = (_dynamics_calls if target == 'dynamics' else _centroidal_calls)(robot, np.random.default_rng(1))
+    raw_us = _median_time_us(raw, repeats, count)
+    ours_us = _median_time_us(ours, repeats, count)
+    return {'raw_pinocchio': raw_us, 'node_core': ours_us, 'ratio': ours_us / raw_us}
+
+
+def _dynamics_calls(robot, rng) -> tuple:
     import numpy as np
     import pinocchio as pin
 
     from robot_dynamics.core.live_torques import LiveTorqueEstimator
-    from robot_dynamics.core.model import RobotModel
 
-    robot = RobotModel.from_urdf_file(urdf, root_joint=root_joint)
-    n = robot.num_joints
-    names = list(robot.joint_names)
-    rng = np.random.default_rng(1)
+    n, names = robot.num_joints, list(robot.joint_names)
     samples = [(rng.uniform(-1, 1, n).tolist(), rng.uniform(-1, 1, n).tolist(), rng.uniform(-5, 5, n).tolist())
                for _ in range(64)]
-    model, data = robot.model, robot.model.createData()
-    zeros = np.zeros(model.nv)
-    base_pose = [0, 0, 0.45, 0, 0, 0, 1]
+    model, data, zeros = robot.model, robot.model.createData(), np.zeros(robot.model.nv)
+    estimator = LiveTorqueEstimator(robot)
 
     def raw(k):
         position, velocity, _ = samples[k % 64]
-        q = np.concatenate([base_pose, position]) if robot.floating_base else np.asarray(position)
-        v = np.concatenate([zeros[:6], velocity]) if robot.floating_base else np.asarray(velocity)
+        q = np.asarray(position)
         pin.computeGeneralizedGravity(model, data, q)
-        pin.rnea(model, data, q, v, zeros)
-
-    estimator = LiveTorqueEstimator(robot)
+        pin.rnea(model, data, q, np.asarray(velocity), zeros)
 
     def ours(k):
         position, velocity, effort = samples[k % 64]
         estimator.update(names, position, velocity, effort, 1.0 + k * 1e-3)
 
-    raw_us = _median_time_us(raw, repeats, count)
-    ours_us = _median_time_us(ours, repeats, count)
-    return {'raw_pinocchio': raw_us, 'node_core': ours_us, 'ratio': ours_us / raw_us}
+    return raw, ours
+
+
+def _centroidal_calls(robot, rng) -> tuple:
+    import numpy as np
+    import pinocchio as pin
+
+    from robot_dynamics.core.centroidal import BalanceSettings, CentroidalMonitor
+
+    feet = tuple(name for name in robot.description.links if name.endswith('_foot'))
+    monitor = CentroidalMonitor(robot, BalanceSettings(contact_frames=feet))
+    states = []
+    for _ in range(64):
+        q = robot.configuration(np.clip(rng.uniform(-0.5, 0.5, robot.num_joints), robot.limits.lower,
+                                        robot.limits.upper), [0, 0, 0.45, 0, 0, 0, 1])
+        states.append((q, rng.uniform(-0.5, 0.5, robot.model.nv)))
+    model, data = robot.model, robot.model.createData()
+
+    def raw(k):
+        q, v = states[k % 64]
+        pin.centerOfMass(model, data, q)
+        pin.ccrba(model, data, q, v)
+
+    def ours(k):
+        q, v = states[k % 64]
+        monitor.update(1.0 + k * 2e-3, q, v)
+
+    return raw, ours
 
 
 def _median_time_us(function, repeats: int, count: int) -> float:
@@ -329,7 +370,9 @@ def _print_text(result: dict) -> None:
         fraction = figures['answered'] / figures['sent'] if figures['sent'] else 0.0
         print(f"{label:18}{fraction:>10.4%}{figures['p50']:>9.3f}{figures['p90']:>9.3f}"
               f"{figures['p99']:>9.3f}{figures['max']:>9.3f}")
+    dynamics = result['target'] == 'dynamics'
     print(f"answered fraction {result['answered_fraction']:.4%} (target >= 99.9%)")
-    print(f"p50 ratio {result['p50_ratio']:.2f} (target <= 1.25), p99 ratio {result['p99_ratio']:.2f} (target <= 1.5)")
+    print(f"p50 ratio {result['p50_ratio']:.2f}{' (target <= 1.25)' if dynamics else ''}, "
+          f"p99 ratio {result['p99_ratio']:.2f}{' (target <= 1.5)' if dynamics else ''}")
     print(f"compute per message: node core {compute['node_core']:.1f} us vs raw pinocchio "
-          f"{compute['raw_pinocchio']:.1f} us, ratio {compute['ratio']:.2f} (target <= 3)")
+          f"{compute['raw_pinocchio']:.1f} us, ratio {compute['ratio']:.2f}{' (target <= 3)' if dynamics else ''}")
