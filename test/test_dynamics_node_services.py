@@ -16,6 +16,7 @@ from test_payload import LINK, PAYLOAD, fourier_motion, measured, static_motion,
 
 from robot_dynamics.core import dynamics
 from robot_dynamics.core.payload import REPORT_KEYS
+from robot_dynamics.core.recordings import write_rosbag
 from robot_dynamics.models import ARM_URDF
 
 pytest.importorskip('rclpy')
@@ -75,6 +76,15 @@ def test_identify_payload_service_recovers_a_known_payload_and_applies_it(ros, t
         assert np.linalg.norm(com - PAYLOAD.com) < 0.003
         report = yaml.safe_load((tmp_path / 'payload_latest.yaml').read_text())
         assert tuple(report) == REPORT_KEYS and report['success'] is True
+        # The offline CLI on a bag of the same recording gives the same answer as the service.
+        write_rosbag(tmp_path / 'bag', node._snapshot())
+        cli = subprocess.run([sys.executable, '-m', 'robot_dynamics', 'identify-payload', '--urdf', str(ARM_URDF),
+                              '--bag', str(tmp_path / 'bag'), '--payload-link', LINK, '--format', 'json'],
+                             capture_output=True, text=True, timeout=120)
+        assert cli.returncode == 0, cli.stderr
+        offline = json.loads(cli.stdout)
+        assert offline['mass'] == pytest.approx(report['mass'], rel=1e-9)
+        np.testing.assert_allclose(offline['com'], report['com'], rtol=1e-9, atol=1e-12)
         # Applied: the live model's gravity torques now include the payload.
         assert wait_for(lambda: node.robot.payload is not None, 5)
         q = node.robot.configuration(recording.positions[-1])
