@@ -124,3 +124,24 @@ def test_bad_messages_are_counted_and_survived_and_external_torque_is_zero_for_m
                     'out_of_range': 1, 'out_of_order': 1}
         assert wait_for(lambda: dict(node.rejections.counts) == expected, 5), dict(node.rejections.counts)
         np.testing.assert_allclose(external_out[-1].effort, np.zeros(7), atol=1e-9)
+
+
+def test_a_silent_source_is_reported_stale_in_diagnostics(ros):
+    from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
+    robot = RobotModel.from_urdf_file(ARM_URDF)
+    node = make_node(robot_description=ARM_TEXT, diagnostics_period=0.2)
+    names = list(robot.joint_names)
+    with ros(node) as harness:
+        diagnostics = harness.collect(DiagnosticArray, '/diagnostics')
+        publisher = harness.probe.create_publisher(JointState, 'joint_states', SENSOR_QOS)
+        assert wait_for(lambda: node.count_publishers('joint_states') >= 1, 5)
+        publisher.publish(joint_state(names, np.zeros(7), stamp=10.0))
+        # The wrist driver goes silent: only joints 1-4 keep coming, 0.5 s later.
+        publisher.publish(joint_state(names[:4], np.zeros(4), stamp=10.5))
+
+        def stale_reported():
+            return any(status.name.endswith('joint_states') and status.level == DiagnosticStatus.WARN
+                       and 'fr3_joint5' in status.message and 'fr3_joint1' not in status.message
+                       for array in diagnostics for status in array.status)
+
+        assert wait_for(stale_reported, 5)

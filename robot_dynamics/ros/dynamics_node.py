@@ -346,9 +346,17 @@ class DynamicsNode(Node):
                   'processing_ms_max': float(times.max()) if filled else 0.0}
         values.update({f'rejected_{reason}': count for reason, count in sorted(self.rejections.counts.items())})
         live = self._live
+        stale = []
         if live is not None:
             values['recorded_s'] = live.buffer.duration()
             values['buffer_bytes'] = live.buffer.nbytes
+            merger = live.estimator.merger
+            newest = float(merger.position_stamps.max())
+            stale = merger.stale_joints(newest, self.stale_timeout) if newest > -np.inf else list(merger.joint_names)
+            values['stale_joints'] = ' '.join(stale)
+        if stale:
+            return diagnostic_status(name, WARN, f'stale or missing joints (no value within {self.stale_timeout:g} s of '
+                                                 f'the newest): {", ".join(stale[:6])}', values)
         if self._last_input_wall is None:
             return diagnostic_status(name, WARN, 'no complete joint state yet', values)
         age = time.monotonic() - self._last_input_wall
