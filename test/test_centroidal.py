@@ -11,10 +11,10 @@ from scipy.spatial.transform import Rotation
 
 from robot_dynamics.core import dynamics
 from robot_dynamics.core.centroidal import (BalanceSettings, BaseStateBuffer, CentroidalInputError, CentroidalMonitor,
-                                            MomentumRateEstimator, OdometryError, SampleOrderError,
-                                            base_pose_from_odometry, base_velocity_from_odometry,
+                                            OdometryError, base_pose_from_odometry, base_velocity_from_odometry,
                                             centroidal_momentum_matrix, centroidal_momentum_rate, centroidal_state,
                                             floating_base_model, zero_moment_point, zero_moment_point_from_wrenches)
+from robot_dynamics.core.differentiation import PolynomialDifferentiator, SampleOrderError
 from robot_dynamics.core.model import RobotModel
 from robot_dynamics.models import ARM_URDF, QUADRUPED_URDF
 
@@ -291,7 +291,7 @@ def test_wrench_route_sums_several_feet(quadruped):
 # ---------------------------------------------------------------------------- ḣ_G estimation
 def test_rate_estimator_is_exact_for_quadratic_signals_with_uneven_stamps():
     rng = np.random.default_rng(14)
-    estimator = MomentumRateEstimator(window=9, degree=2)
+    estimator = PolynomialDifferentiator(window=9, degree=2)
     stamps = np.cumsum(rng.uniform(0.001, 0.003, size=12))
     coefficients = rng.normal(size=(3, 6))
     for t in stamps:
@@ -300,7 +300,7 @@ def test_rate_estimator_is_exact_for_quadratic_signals_with_uneven_stamps():
 
 
 def test_rate_estimator_rejects_old_stamps_and_restarts_after_a_gap():
-    estimator = MomentumRateEstimator(window=4, degree=2, max_gap=0.1)
+    estimator = PolynomialDifferentiator(window=4, degree=2, max_gap=0.1)
     for t in (0.0, 0.01, 0.02, 0.03):
         estimator.add(t, np.array([t]))
     assert estimator.ready

@@ -28,6 +28,7 @@ from typing import Optional, Sequence
 import numpy as np
 import pinocchio as pin
 
+from robot_dynamics.core.differentiation import PolynomialDifferentiator, SampleOrderError
 from robot_dynamics.core.errors import RobotDynamicsError
 from robot_dynamics.core.model import RobotModel
 from robot_dynamics.core.support import (ContactFrames, SupportPolygon, contact_frames, contacts_by_force,
@@ -51,8 +52,6 @@ class OdometryError(CentroidalInputError):
     """An odometry pose or twist cannot be used (NaN/Inf, non-unit or zero quaternion)."""
 
 
-class SampleOrderError(CentroidalInputError):
-    """A sample handed to :class:`MomentumRateEstimator` is not newer than the previous one."""
 
 
 # ---------------------------------------------------------------------------- odometry
@@ -266,65 +265,6 @@ def zero_moment_point_from_wrenches(contact_points: np.ndarray, forces: np.ndarr
 
 
 # ---------------------------------------------------------------------------- ḣ_G estimation
-class MomentumRateEstimator:
-    """Causal estimate of ḣ_G from a stream of (stamp, h_G) samples.
-
-    A ring buffer keeps the last ``window`` samples; a least-squares polynomial of degree
-    ``degree`` is fitted to them (Savitzky–Golay with the actual, possibly uneven, stamps)
-    and its derivative is evaluated at the *newest* sample. So the estimate has no group
-    delay for any signal that is a polynomial of degree ≤ ``degree`` over the window
-    (e.g. constant ḣ_G is exact), and is causal; the price is a higher noise gain than a
-    centred fit, which would lag by half the window ((window − 1)/2 samples). A gap longer than
-    ``max_gap`` seconds restarts the buffer (the motion before it is not trusted).
-    """
-
-    def __init__(self, window: int = 9, degree: int = 2, max_gap: float = 0.1):
-        if degree < 1 or window < degree + 2:
-            raise ValueError(f'need degree ≥ 1 and window ≥ degree + 2, got window={window}, degree={degree}')
-        if not (math.isfinite(max_gap) and max_gap > 0.0):
-            raise ValueError(f'max_gap must be a positive time in s, got {max_gap}')
-        self.window = int(window)
-        self.degree = int(degree)
-        self.max_gap = float(max_gap)
-        self._stamps: deque = deque(maxlen=self.window)
-        self._values: deque = deque(maxlen=self.window)
-
-    def add(self, stamp: float, value: np.ndarray) -> None:
-        """Append a sample: ``stamp`` [s] (strictly increasing), ``value`` a finite vector."""
-        value = np.asarray(value, dtype=float)
-        if not math.isfinite(stamp) or not np.all(np.isfinite(value)):
-            raise CentroidalInputError(f'sample at {stamp} s is not finite')
-        if self._stamps:
-            last = self._stamps[-1]
-            if stamp <= last:
-                raise SampleOrderError(f'stamp {stamp:.6f} s is not newer than the previous {last:.6f} s')
-            if stamp - last > self.max_gap or value.shape != self._values[-1].shape:
-                self.reset()
-        self._stamps.append(float(stamp))
-        self._values.append(value.copy())
-
-    def reset(self) -> None:
-        """Forget every sample."""
-        self._stamps.clear()
-        self._values.clear()
-
-    @property
-    def ready(self) -> bool:
-        """True once the buffer is full (a rate is available)."""
-        return len(self._stamps) == self.window
-
-    def rate(self) -> Optional[np.ndarray]:
-        """d(value)/dt at the newest stamp [value unit / s]; None until the buffer is full."""
-        if not self.ready:
-            return None
-        stamps = np.fromiter(self._stamps, dtype=float, count=self.window)
-        span = stamps[-1] - stamps[0]
-        local = (stamps - stamps[-1]) / span
-        vandermonde = np.vander(local, self.degree + 1, increasing=True)
-        coefficients, *_ = np.linalg.lstsq(vandermonde, np.stack(self._values), rcond=None)
-        return coefficients[1] / span
-
-
 # ---------------------------------------------------------------------------- monitor
 @dataclass(frozen=True)
 class BalanceSettings:
@@ -337,7 +277,7 @@ class BalanceSettings:
     ``gravity`` magnitude [m/s²]; ``flight_epsilon`` [m/s²] (ε of :func:`zero_moment_point`);
     ``min_normal_force`` [N]: total vertical contact force below which the robot is airborne
     (wrench route); ``rate_window``/``rate_degree``/``max_gap`` [s]: the
-    :class:`MomentumRateEstimator`.
+    :class:`PolynomialDifferentiator`.
     """
 
     contact_frames: tuple = ()
@@ -381,7 +321,7 @@ class BalanceReport:
 class CentroidalMonitor:
     """Turns a stream of states (and optional foot wrenches) into :class:`BalanceReport` s.
 
-    Kinematic route: ḣ_G is estimated from successive h_G by :class:`MomentumRateEstimator`
+    Kinematic route: ḣ_G is estimated from successive h_G by :class:`PolynomialDifferentiator`
     and the ZMP follows from :func:`zero_moment_point`; contacts by height. Wrench route (when
     ``update`` gets foot wrenches): ZMP from :func:`zero_moment_point_from_wrenches`,
     contacts by force. Frames are checked when the monitor is built (DescriptionError).
@@ -392,7 +332,7 @@ class CentroidalMonitor:
         self.settings = settings
         for name in settings.contact_frames:
             robot.frame_id(name)
-        self.estimator = MomentumRateEstimator(settings.rate_window, settings.rate_degree, settings.max_gap)
+        self.estimator = PolynomialDifferentiator(settings.rate_window, settings.rate_degree, settings.max_gap)
 
     def update(self, stamp: float, q: np.ndarray, v: np.ndarray,
                foot_wrenches: Optional[tuple] = None) -> BalanceReport:
