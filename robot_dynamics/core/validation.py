@@ -962,8 +962,8 @@ def _twin_pair_findings(link: UrdfLink, twin: UrdfLink, moments, twin_moments, r
                          f'mirror twin "{good.name}" has the same mass ({bad.inertial.mass:.6g} kg) and a consistent '
                          f'inertia, this link does not (principal moments differ by {100 * relative:.3g} %)',
                          values,
-                         f'the twin\'s inertia mirrored through the x-z plane (y lateral, REP 103; ixy and iyz '
-                         f'change sign), link axes:\n'
+                         'the twin\'s inertia mirrored through the x-z plane (y lateral, REP 103; ixy and iyz '
+                         'change sign), link axes:\n'
                          + _inertial_snippet(bad.inertial.mass, bad.inertial.origin.xyz, (0.0, 0.0, 0.0), mirrored))]
     findings = []
     for this, other in ((link, twin), (twin, link)):
