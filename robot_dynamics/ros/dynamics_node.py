@@ -44,8 +44,8 @@ from robot_dynamics.core.errors import JointStateError, PayloadError
 from robot_dynamics.core.live_torques import LiveTorqueEstimator
 from robot_dynamics.core.model import RobotModel
 from robot_dynamics.core.ring_buffer import SampleRingBuffer
-from robot_dynamics.ros.common import (LATCHED_QOS, SENSOR_QOS, ModelSource, RateLimitedLogger, RateMeter,
-                                       RejectionCounter, ServiceHost, describe, diagnostic_status,
+from robot_dynamics.ros.common import (JOINT_STATE_QOS, LATCHED_QOS, SENSOR_QOS, ModelSource, RateLimitedLogger,
+                                       RateMeter, RejectionCounter, ServiceHost, describe, diagnostic_status,
                                        joint_state_fields, spin_nodes)
 
 OK, WARN, ERROR = DiagnosticStatus.OK, DiagnosticStatus.WARN, DiagnosticStatus.ERROR
@@ -85,7 +85,7 @@ class DynamicsNode(Node):
         self._payload_pub = self.create_publisher(InertiaStamped, '~/payload', LATCHED_QOS)
         self._diagnostics_pub = self.create_publisher(DiagnosticArray, '/diagnostics', 10)
         self.model_source = ModelSource(self, self._on_model)
-        self.create_subscription(JointState, 'joint_states', self._on_joint_state, SENSOR_QOS)
+        self.create_subscription(JointState, 'joint_states', self._on_joint_state, JOINT_STATE_QOS)
         self.service_host = ServiceHost(self)
         for name, handler in (('~/identify_payload', self._identify_payload),
                               ('~/validate_inertia', self._validate_inertia),

@@ -4,6 +4,8 @@
 at 1 kHz from this process; latency = receipt of ~/inverse_dynamics_torques − input stamp.
 `robot_dynamics bench centroidal`: centroidal_node on the floating-base quadruped fed
 joint_states and odom at 500 Hz; latency = receipt of ~/com − input stamp.
+`robot_dynamics bench soak|fuzz|descriptions|storm|restart|hot-swap`: the reliability runs of
+:mod:`robot_dynamics.tools.reliability` (`bench soak --duration 600` is the long soak).
 Each run first measures a relay node (subscribe joint_states, republish unchanged) under the
 same feed, and prints the node's figures as ratios to it. Medians and percentiles over all
 messages; the machine is shared, so read ratios, not absolute numbers. Every ROS process runs
@@ -27,12 +29,24 @@ TARGETS = {
 }
 
 
+RELIABILITY_TARGETS = ('soak', 'fuzz', 'descriptions', 'storm', 'restart', 'hot-swap')
+"""Targets run by :mod:`robot_dynamics.tools.reliability`."""
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument('target', choices=sorted(TARGETS), help='which node to measure')
-    parser.add_argument('--duration', type=float, default=20.0, help='seconds of feed per phase (default 20)')
+    parser.add_argument('target', choices=sorted(TARGETS) + list(RELIABILITY_TARGETS),
+                        help='which node to measure, or which reliability run')
+    parser.add_argument('--duration', type=float, default=20.0,
+                        help='seconds of feed per phase; soak: per node (default 20)')
     parser.add_argument('--rate', type=float, help='feed rate [Hz] (default: 1000 dynamics, 500 centroidal)')
     parser.add_argument('--warmup', type=float, default=2.0, help='seconds fed before measuring (default 2)')
     parser.add_argument('--format', choices=('text', 'json'), default='text')
+    parser.add_argument('--count', type=int, help='reliability runs: fuzzed messages (core; 5%% of it over ROS), '
+                                                  'service calls, restarts or description swaps')
+    parser.add_argument('--nodes', nargs='+', choices=sorted(TARGETS), default=sorted(TARGETS),
+                        help='soak: which nodes (default both)')
+    parser.add_argument('--rss-bound-mib', type=float, default=16.0,
+                        help='soak: largest accepted resident-memory growth of a node [MiB] (default 16)')
 
 
 @dataclass
@@ -53,6 +67,9 @@ class StreamFigures:
 
 def run(args: argparse.Namespace) -> int:
     _isolate_ros_environment()
+    if args.target in RELIABILITY_TARGETS:
+        from robot_dynamics.tools import reliability
+        return reliability.run(args)
     module, output, default_rate, model, root_joint = TARGETS[args.target]
     rate = args.rate or default_rate
     from robot_dynamics.models import model_path
@@ -163,7 +180,7 @@ class StreamFeeder:
         from sensor_msgs.msg import JointState
 
         from robot_dynamics.core.model import RobotModel
-        from robot_dynamics.ros.common import SENSOR_QOS
+        from robot_dynamics.ros.common import JOINT_STATE_QOS, SENSOR_QOS
 
         self.robot = RobotModel.from_urdf_file(urdf, root_joint=root_joint)
         self.topic = topic
@@ -181,7 +198,8 @@ class StreamFeeder:
         rclpy.init(context=self.context)
         self.node = rclpy.create_node(f'bench_feeder_{os.getpid()}_{id(self)}', context=self.context)
         output_type = PointStamped if output == 'com' else JointState
-        self.node.create_subscription(output_type, topic, self._on_output, SENSOR_QOS)
+        # As deep as the nodes' input queue: a burst of answers after a stall must not overflow here.
+        self.node.create_subscription(output_type, topic, self._on_output, JOINT_STATE_QOS)
         self.joint_pub = self.node.create_publisher(JointState, '/bench/joint_states', SENSOR_QOS)
         self.odom_pub = None
         if root_joint == 'floating':
@@ -211,9 +229,10 @@ class StreamFeeder:
         import numpy as np
         return self._base_positions + 0.2 * np.sin(2.0 * phase)
 
-    def feed(self, rate: float, duration: float, warmup: float = 0.0, until=None) -> list:
+    def feed(self, rate: float, duration: float, warmup: float = 0.0, until=None, sent=None) -> list:
         """Publish at ``rate`` [Hz] for ``warmup + duration`` seconds (or until ``until()`` is true
-        after the warm-up); returns the stamps [ns] sent after the warm-up."""
+        after the warm-up); returns the stamps [ns] sent after the warm-up, appended to ``sent``
+        as they go when it is given (a list another thread may read)."""
         import numpy as np
         from nav_msgs.msg import Odometry
         from sensor_msgs.msg import JointState
@@ -223,7 +242,7 @@ class StreamFeeder:
         odom = Odometry()
         odom.header.frame_id, odom.child_frame_id = 'odom', 'base'
         odom.pose.pose.position.z, odom.pose.pose.orientation.w = 0.45, 1.0
-        sent = []
+        sent = [] if sent is None else sent
         period = 1.0 / rate
         start = time.monotonic()
         total = warmup + duration

@@ -1,31 +1,374 @@
-"""Run the main job on the bundled arm: gravity torques, total mass and centre of mass."""
+"""Run the main job on a simulated robot: live torques, payload identification, CoM/ZMP.
+
+Starts sim_robot (the bundled 7-DoF arm carrying a hidden payload), dynamics_node and
+centroidal_node in this process with config/robot_dynamics.yaml and config/sim_robot.yaml,
+then, through the nodes' real topics and services:
+
+1. runs the excitation without the payload and keeps it as the baseline (~/record_baseline);
+2. attaches the hidden payload, repeats the same motion, calls ~/identify_payload and
+   ~/validate_inertia; the identified payload is applied to the live model;
+3. keeps moving to measure the external torques with the identified payload;
+4. runs the bundled quadruped (kinematic base sway, floating base) through centroidal_node.
+
+Prints a summary (true vs identified payload with 1σ, external-torque RMS per joint, CoM/ZMP
+ranges, validation) and writes torques.png and centroidal.png. Exit code 0 only when the
+identified mass and CoM are within 3σ (plus 10 g / 2 mm) of the truth.
+"""
 from __future__ import annotations
 
 import argparse
+import math
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+MASS_FLOOR = 0.010
+"""Absolute mass tolerance [kg] added to 3σ in the pass/fail check."""
+COM_FLOOR = 0.002
+"""Absolute CoM tolerance per axis [m] added to 3σ in the pass/fail check."""
+SETTLE = 0.4
+"""Time after a motion restart left out of the statistics and the recording [s]."""
+FEET = ['lf_foot', 'rf_foot', 'lh_foot', 'rh_foot']
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument('--urdf', help='robot description to use (default: the bundled 7-DoF arm)')
+    parser.add_argument('--duration', type=float, default=24.0,
+                        help='simulated motion time of all phases together [s] (default 24; CI uses 8)')
+    parser.add_argument('--output-dir', default='robot_dynamics_demo',
+                        help='where the plots and the YAML reports go (default ./robot_dynamics_demo)')
+    parser.add_argument('--no-plots', action='store_true', help='skip the PNG plots')
 
 
 def run(args: argparse.Namespace) -> int:
+    if not 4.0 <= args.duration <= 600.0:
+        print(f'--duration must be between 4 and 600 s, got {args.duration:g}')
+        return 1
+    # rclpy reads both at init: keep the demo on this machine and off other ROS graphs.
+    os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
+    os.environ.setdefault('ROS_DOMAIN_ID', str(os.getpid() % 100 + 1))
+    import rclpy
+    output = Path(args.output_dir).resolve()
+    output.mkdir(parents=True, exist_ok=True)
+    rclpy.init()
+    try:
+        return _Demo(args.duration, output, not args.no_plots).run()
+    finally:
+        rclpy.try_shutdown()
+
+
+class _Demo:
+    """The demo's phases, driven from this thread through a client node (the recorder) spun
+    by its own executor in this thread, apart from the runner's threads."""
+
+    def __init__(self, duration: float, output: Path, plots: bool):
+        from rclpy.executors import SingleThreadedExecutor
+        from robot_dynamics.ros.runner import OutputRecorder
+        self.output, self.plots = output, plots
+        # The baseline is longer than the payload recording so that it covers all of it.
+        self.phases = {'baseline': 0.35 * duration, 'payload': 0.3 * duration, 'applied': 0.1 * duration,
+                       'quadruped': max(1.5, 0.2 * duration)}
+        self.recorder = OutputRecorder()
+        self.executor = SingleThreadedExecutor()
+        self.executor.add_node(self.recorder)
+        self.answers: dict = {}
+        self.started = time.monotonic()
+
+    # ------------------------------------------------------------------ phases
+    def run(self) -> int:
+        from rclpy.parameter import Parameter
+        from robot_dynamics.ros.runner import InProcessRunner, build_nodes
+        print(f'robot_dynamics demo: output in {self.output}; ROS_DOMAIN_ID={os.environ["ROS_DOMAIN_ID"]}, '
+              f'discovery {os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"]}')
+        nodes = build_nodes(sim_overrides={'start_with_payload': False},
+                            dynamics_overrides={'report_directory': str(self.output),
+                                                'apply_identified_payload': True})
+        sim, dynamics = nodes[0], nodes[1]
+        if sim.payload is None:
+            print('config/sim_robot.yaml hides no payload (payload_mass is 0): nothing to identify')
+            return 1
+        self.truth = (sim.payload_link, sim.payload)
+        # The operator's knowledge: which link carries the payload.
+        dynamics.set_parameters([Parameter('payload_link', value=sim.payload_link)])
+        (self.output / 'payload_latest.yaml').unlink(missing_ok=True)  # judge this run's report only
+        with InProcessRunner(nodes):
+            if not self._wait_for_torques():
+                return 1
+            self._arm_phases()
+        floating = build_nodes(sim_overrides={'root_joint': 'floating'}, with_dynamics=False,
+                               centroidal_overrides={'root_joint': 'floating', 'contact_frames': FEET})
+        self.recorder.watch_centroidal()
+        with InProcessRunner(floating):
+            self._phase('quadruped')
+        self.executor.shutdown()
+        self.recorder.destroy_node()
+        return self._report()
+
+    def _arm_phases(self) -> None:
+        link = self.truth[0]
+        print(f'sim_robot: bundled arm, hidden payload {self.truth[1].mass:g} kg on {link} (not in the '
+              'published robot_description)')
+        self._phase('baseline', payload=False)
+        self.answers['record_baseline'] = self._call('/dynamics/record_baseline')
+        self._phase('payload', payload=True)
+        self.answers['identify_payload'] = self._call('/dynamics/identify_payload', timeout=60.0)
+        self.answers['validate_inertia'] = self._call('/dynamics/validate_inertia', timeout=60.0)
+        self._phase('applied')
+
+    def _phase(self, name: str, payload: Optional[bool] = None) -> None:
+        """Run one phase of ``self.phases[name]`` seconds. ``payload`` True/False first restarts
+        the arm's motion with/without the hidden payload, then dynamics_node's recording; None
+        keeps everything going."""
+        if payload is not None:
+            answer = self._call('/sim_robot/attach_payload', payload, kind='set_bool')
+            print(f'  sim_robot: {answer[1]}')
+        self.recorder.phase = None
+        self._spin(SETTLE)
+        if payload is not None:
+            self._call('/dynamics/clear_payload_buffer')
+        self.recorder.phase = name
+        duration = self.phases[name]
+        print(f'phase "{name}": {duration:.1f} s')
+        deadline, next_report = time.monotonic() + duration, time.monotonic() + 2.0
+        while time.monotonic() < deadline:
+            self._spin(min(0.1, deadline - time.monotonic()))
+            if time.monotonic() >= next_report:
+                next_report += 2.0
+                print(f'  {self.recorder.progress(name)}', flush=True)
+        self.recorder.phase = None
+
+    # ------------------------------------------------------------------ ROS plumbing
+    def _spin(self, duration: float) -> None:
+        """Take the recorder's messages for ``duration`` s while the runner's threads work."""
+        deadline = time.monotonic() + duration
+        while time.monotonic() < deadline:
+            self.executor.spin_once(timeout_sec=max(0.0, min(0.05, deadline - time.monotonic())))
+
+    def _wait_for_torques(self, timeout: float = 20.0) -> bool:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and not self.recorder.torque_messages:
+            self._spin(0.1)
+        if not self.recorder.torque_messages:
+            print('dynamics_node published no torques: is the model loaded? (see the log above)')
+            return False
+        print(f'nodes up after {time.monotonic() - self.started:.1f} s: sim_robot, dynamics, centroidal')
+        return True
+
+    def _call(self, name: str, value: bool = False, kind: str = 'trigger', timeout: float = 10.0) -> tuple:
+        """Call a std_srvs Trigger (or SetBool with ``value``) service; returns (success, message)."""
+        future = self.recorder.call(name, kind, value)
+        if future is None:
+            return False, f'service {name} is not available'
+        deadline = time.monotonic() + timeout
+        while not future.done() and time.monotonic() < deadline:
+            self.executor.spin_once(timeout_sec=0.05)
+        if not future.done():
+            return False, f'service {name} did not answer within {timeout:g} s'
+        result = future.result()
+        if kind == 'trigger':
+            print(f'  {name}: {"ok" if result.success else "FAILED"}: {result.message}')
+        return result.success, result.message
+
+    # ------------------------------------------------------------------ results
+    def _report(self) -> int:
+        check = payload_check(self.output / 'payload_latest.yaml', *self.truth, MASS_FLOOR, COM_FLOOR)
+        print(summary_text(self.recorder, self.answers, check))
+        if self.plots:
+            for path in write_plots(self.recorder, self.output):
+                print(f'plot: {path}')
+        passed = check.passed and self.answers.get('identify_payload', (False,))[0]
+        print(f'result: {"PASS" if passed else "FAIL"} ({time.monotonic() - self.started:.1f} s)')
+        return 0 if passed else 1
+
+
+@dataclass(frozen=True)
+class PayloadCheck:
+    """Identified payload (the dynamics node's YAML report) against the simulation's truth.
+
+    ``rows``: (label, true, identified, 1σ, tolerance) in kg or m; ``passed`` when every
+    |identified − true| ≤ tolerance = 3σ + floor."""
+
+    passed: bool
+    reason: str
+    rows: tuple
+    report: dict
+
+
+def payload_check(report_path: Path, link: str, truth, mass_floor: float, com_floor: float) -> PayloadCheck:
+    """Compare the report at ``report_path`` with the true payload ``truth`` (InertialParameters
+    in ``link``'s frame); the floors [kg, m] are added to 3σ."""
+    import yaml
+    if not report_path.is_file():
+        return PayloadCheck(False, f'no payload report at {report_path}', (), {})
+    report = yaml.safe_load(report_path.read_text()) or {}
+    if not report.get('success'):
+        return PayloadCheck(False, f'identification refused: {report.get("reason")}', (), report)
+    if report.get('payload_link') != link:
+        return PayloadCheck(False, f'payload identified in {report.get("payload_link")}, truth is in {link}', (),
+                            report)
+    rows = [('mass [kg]', truth.mass, report['mass'], report['mass_std'], 3 * report['mass_std'] + mass_floor)]
+    for axis, true, value, sigma in zip('xyz', truth.com, report['com'], report['com_std']):
+        rows.append((f'CoM {axis} [m]', float(true), value, sigma, 3 * sigma + com_floor))
+    failed = [label for label, true, value, _, tolerance in rows if not abs(value - true) <= tolerance]
+    reason = f'outside 3σ + floor: {", ".join(failed)}' if failed else 'within 3σ + floor'
+    return PayloadCheck(not failed, reason, tuple(rows), report)
+
+
+def summary_text(recorder, answers: dict, check: PayloadCheck) -> str:
+    """The demo's readable summary (payload, torque errors, validation, CoM/ZMP)."""
+    lines = ['', '=' * 78, 'robot_dynamics demo: summary', '=' * 78]
+    lines += _payload_lines(check)
+    lines += _torque_lines(recorder)
+    validation = answers.get('validate_inertia', (False, 'not run'))
+    lines += ['', f'inertia validation (dynamics/validate_inertia): {"ok" if validation[0] else "FAILED"}: '
+                  f'{validation[1]}']
+    lines += _centroidal_lines(recorder)
+    return '\n'.join(lines)
+
+
+def _payload_lines(check: PayloadCheck) -> list:
+    report = check.report
+    lines = ['', 'payload: hidden in sim_robot vs identified by dynamics/identify_payload'
+                 + (f' ({report.get("mode")}{", with baseline" if report.get("used_baseline") else ""})'
+                    if report.get('success') else '')]
+    if not check.rows:
+        return lines + [f'  {check.reason}']
+    lines.append(f'  {"":<12}{"true":>10}{"identified":>12}{"1σ":>10}{"error":>10}{"allowed":>10}')
+    for label, true, value, sigma, tolerance in check.rows:
+        scale, unit = (1e3, 'g') if label.startswith('mass') else (1e3, 'mm')
+        lines.append(f'  {label:<12}{true:>10.4f}{value:>12.4f}{sigma:>10.4f}{scale * (value - true):>8.2f}{unit:<2}'
+                     f'{scale * tolerance:>8.2f}{unit}')
+    lines.append(f'  -> {check.reason}; residual {report.get("residual_rms_before", math.nan):.3f} → '
+                 f'{report.get("residual_rms_after", math.nan):.4f} N·m RMS over {report.get("samples")} samples')
+    return lines
+
+
+def _torque_lines(recorder) -> list:
+    phases = (('baseline', 'no payload'), ('payload', 'payload, model without'), ('applied', 'identified applied'))
+    columns = {phase: recorder.values(recorder.external, phase)[1] for phase, _ in phases}
+    lines = ['', 'external torque RMS per joint [N·m] (measured effort − model inverse dynamics):',
+             f'  {"joint":<14}' + ''.join(f'{label:>24}' for _, label in phases)]
+    for index, name in enumerate(recorder.joint_names):
+        cells = [_rms(columns[phase], index) for phase, _ in phases]
+        lines.append(f'  {name:<14}' + ''.join(f'{cell:>24.4f}' for cell in cells))
+    lines.append(f'  {"samples":<14}' + ''.join(f'{_coverage(recorder, phase):>24}' for phase, _ in phases))
+    return lines
+
+
+def _coverage(recorder, phase: str) -> str:
+    """'received/published' external-torque samples of ``phase`` (published: from the stamps
+    at the sim's publish period); fewer received means the stream fell behind and dropped."""
+    stamps, _ = recorder.values(recorder.external, phase)
+    if len(stamps) < 2:
+        return f'{len(stamps)}/?'
+    period = float(min(stamps[1:] - stamps[:-1]))
+    return f'{len(stamps)}/{int(round((stamps[-1] - stamps[0]) / period)) + 1}'
+
+
+def _rms(values, column: int) -> float:
     import numpy as np
-    import pinocchio as pin
+    return float(np.sqrt(np.mean(values[:, column] ** 2))) if len(values) else math.nan
 
-    from robot_dynamics.core import dynamics
-    from robot_dynamics.core.model import RobotModel
-    from robot_dynamics.models import ARM_URDF
 
-    robot = RobotModel.from_urdf_file(args.urdf or ARM_URDF)
-    positions = np.clip([0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785][:robot.num_joints] +
-                        [0.0] * max(0, robot.num_joints - 7), robot.limits.lower, robot.limits.upper)
-    q = robot.configuration(positions)
-    torques = dynamics.gravity_torques(robot, q)
-    margins = dynamics.torque_margins(robot, torques)
-    com = pin.centerOfMass(robot.model, robot.data, q)
-    print(f'model {robot.name}: {robot.num_joints} joints, total mass {robot.total_mass():.3f} kg')
-    print(f'centre of mass (base frame) [m]: {np.array2string(com, precision=4)}')
-    print(f'{"joint":<16}{"q [rad]":>10}{"g(q) [N·m]":>14}{"|τ|/limit":>11}')
-    for name, position, torque, margin in zip(robot.joint_names, positions, torques, margins):
-        print(f'{name:<16}{position:>10.3f}{torque:>14.4f}{margin:>11.3f}')
-    return 0
+def _centroidal_lines(recorder) -> list:
+    import numpy as np
+    from robot_dynamics.core.support import SupportPolygon
+    _, com = recorder.values(recorder.com, 'quadruped')
+    _, zmp = recorder.values(recorder.zmp, 'quadruped')
+    lines = ['', 'centroidal_node, quadruped with kinematic base sway (world frame odom) [m]:',
+             f'  CoM {_ranges(com)}', f'  ZMP {_ranges(zmp[:, :2]) if len(zmp) else "none"}']
+    vertices = recorder.polygons.get('quadruped')
+    if vertices is not None and len(vertices) >= 3 and len(zmp):
+        polygon = SupportPolygon(vertices)
+        margins = np.array([polygon.signed_distance(point) for point in zmp])
+        lines.append(f'  support polygon {len(vertices)} vertices, x {_span(vertices[:, 0])}, y '
+                     f'{_span(vertices[:, 1])}; ZMP margin min {margins.min():.3f} m, '
+                     f'{100 * np.mean(margins > 0):.0f} % of ZMP samples inside')
+    return lines
+
+
+def _ranges(values) -> str:
+    if not len(values):
+        return 'none'
+    return ', '.join(f'{axis} {_span(values[:, index])}' for index, axis in enumerate('xyz'[:values.shape[1]]))
+
+
+def _span(values) -> str:
+    return f'[{values.min():+.3f}, {values.max():+.3f}]'
+
+
+def write_plots(recorder, output: Path) -> list:
+    """torques.png (measured vs model torque per joint over the arm phases) and
+    centroidal.png (quadruped CoM/ZMP traces with the support polygon); returns the paths."""
+    import matplotlib
+    matplotlib.use('Agg')
+    from matplotlib import pyplot
+    paths = [_torque_plot(recorder, output / 'torques.png', pyplot),
+             _centroidal_plot(recorder, output / 'centroidal.png', pyplot)]
+    return [path for path in paths if path is not None]
+
+
+def _torque_plot(recorder, path: Path, pyplot) -> Optional[Path]:
+    names = recorder.joint_names
+    if not names:
+        return None
+    figure, axes = pyplot.subplots(len(names), 1, figsize=(11, 1.7 * len(names)), sharex=True)
+    start = min(stamp for _, stamp, _ in recorder.external)
+    colors = {'baseline': '#e8f0ff', 'payload': '#ffeede', 'applied': '#e6f7e6'}
+    for phase in ('baseline', 'payload', 'applied'):
+        measured_t, measured = recorder.measured(phase)
+        model_t, model = recorder.values(recorder.model, phase)
+        if not len(measured_t):
+            continue
+        for index, axis in enumerate(axes):
+            axis.axvspan(measured_t[0] - start, measured_t[-1] - start, color=colors[phase], lw=0)
+            axis.plot(measured_t - start, measured[:, index], color='k', lw=0.7,
+                      label='measured (joint_states effort)' if phase == 'baseline' else None)
+            if len(model_t):
+                axis.plot(model_t - start, model[:, index], color='tab:red', lw=0.9, ls='--',
+                          label='model (dynamics/inverse_dynamics_torques)' if phase == 'baseline' else None)
+        axes[0].text(measured_t[0] - start, 1.02, phase, transform=axes[0].get_xaxis_transform(), fontsize=8)
+    for axis, name in zip(axes, names):
+        axis.set_ylabel(f'{name}\n[N·m]', fontsize=8)
+    axes[0].legend(loc='upper right', fontsize=7)
+    axes[-1].set_xlabel('time [s]')
+    figure.suptitle('measured vs model joint torques (baseline: no payload; payload: hidden payload, model '
+                    'without it; applied: identified payload in the model)', fontsize=9)
+    figure.tight_layout()
+    figure.savefig(path, dpi=90)
+    pyplot.close(figure)
+    return path
+
+
+def _centroidal_plot(recorder, path: Path, pyplot) -> Optional[Path]:
+    import numpy as np
+    com_t, com = recorder.values(recorder.com, 'quadruped')
+    zmp_t, zmp = recorder.values(recorder.zmp, 'quadruped')
+    if not len(com):
+        return None
+    figure, (plane, traces) = pyplot.subplots(1, 2, figsize=(11, 4.5))
+    vertices = recorder.polygons.get('quadruped')
+    if vertices is not None and len(vertices):
+        closed = np.vstack([vertices, vertices[:1]])
+        plane.plot(closed[:, 0], closed[:, 1], color='tab:green', lw=1.5, label='support polygon')
+    plane.plot(com[:, 0], com[:, 1], color='tab:orange', lw=1.0, label='CoM ground projection')
+    if len(zmp):
+        plane.plot(zmp[:, 0], zmp[:, 1], color='tab:red', lw=0.8, label='ZMP')
+    plane.set_aspect('equal')
+    plane.set_xlabel('x [m] (odom)')
+    plane.set_ylabel('y [m] (odom)')
+    plane.legend(fontsize=7)
+    start = com_t[0]
+    for index, axis in enumerate('xy'):
+        traces.plot(com_t - start, com[:, index], label=f'CoM {axis}')
+        if len(zmp):
+            traces.plot(zmp_t - start, zmp[:, index], ls='--', label=f'ZMP {axis}')
+    traces.set_xlabel('time [s]')
+    traces.set_ylabel('[m]')
+    traces.legend(fontsize=7)
+    figure.suptitle('quadruped (kinematic base sway): CoM and ZMP from centroidal_node', fontsize=9)
+    figure.tight_layout()
+    figure.savefig(path, dpi=90)
+    pyplot.close(figure)
+    return path

@@ -1,0 +1,266 @@
+"""Simulated robots whose truth is exact and known: the test instrument behind ``sim_robot``.
+
+* :class:`ArmSimulation` — a fixed-base robot integrated with pinocchio's forward dynamics
+  (ABA) at a fixed step (≤ 1 ms, semi-implicit Euler), tracking a Fourier trajectory with
+  computed-torque control. The control model is the simulated plant itself (hidden payload
+  included), so tracking is near perfect and a run with and a run without the payload
+  follow the same motion. Each :class:`JointSample` holds (q_k, q̇_k, τ_k) of the step start,
+  where τ_k is the torque applied during that step, so τ_k = M(q_k) q̈_k + h(q_k, q̇_k)
+  exactly: the effort a perfect joint torque sensor would report.
+* :class:`StanceMotion` — a floating-base robot moved *kinematically*: a scripted base sway
+  over feet that stay fixed on the ground, joint positions from leg inverse kinematics and
+  joint velocities that keep the feet still. No contact forces, no dynamics: it feeds CoM,
+  momentum and ZMP computations with an exactly known motion.
+* :class:`SensorNoise` — seeded white noise added to what a robot would publish.
+
+Units: SI (s, rad, rad/s, N·m, m). Joint arrays in ``RobotModel.joint_names`` order.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Optional, Sequence
+
+import numpy as np
+import pinocchio as pin
+
+from robot_dynamics.core import dynamics
+from robot_dynamics.core.errors import RobotDynamicsError
+from robot_dynamics.core.excitation import ExcitationLimits, FourierTrajectory, fit_to_limits, rest_constrained
+from robot_dynamics.core.inertia import InertialParameters
+from robot_dynamics.core.model import RobotModel
+
+MAX_STEP = 1e-3
+"""Longest integration step [s] (the simulation runs at ≥ 1 kHz)."""
+
+
+class SimulationError(RobotDynamicsError):
+    """A simulation cannot be set up as requested (wrong model kind, step, trajectory, frames)."""
+
+
+@dataclass(frozen=True)
+class JointSample:
+    """Exact joint state at ``time`` [s] since the start of the motion: positions [rad],
+    velocities [rad/s] and the applied joint torques ``efforts`` [N·m] (empty for kinematic
+    motion), in model joint order."""
+
+    time: float
+    positions: np.ndarray
+    velocities: np.ndarray
+    efforts: np.ndarray
+
+
+@dataclass(frozen=True)
+class FloatingSample:
+    """Exact state of a kinematic floating-base motion at ``time`` [s]: ``base_pose``
+    [x, y, z, qx, qy, qz, qw] of the base frame in the world frame, ``base_twist``
+    [v, ω] of the base in the base (body) frame [m/s, rad/s], and the joint state."""
+
+    time: float
+    base_pose: np.ndarray
+    base_twist: np.ndarray
+    joints: JointSample
+
+
+@dataclass(frozen=True)
+class SensorNoise:
+    """1σ of white Gaussian noise on published positions [rad], velocities [rad/s] and
+    efforts [N·m]; ``seed`` makes the sequence reproducible."""
+
+    position: float = 0.0
+    velocity: float = 0.0
+    effort: float = 0.0
+    seed: int = 0
+
+    def __post_init__(self):
+        for name in ('position', 'velocity', 'effort'):
+            value = getattr(self, name)
+            if not (math.isfinite(value) and value >= 0.0):
+                raise SimulationError(f'{name} noise must be a non-negative number, got {value!r}')
+
+    def generator(self) -> np.random.Generator:
+        return np.random.default_rng(self.seed)
+
+    def applied(self, sample: JointSample, rng: np.random.Generator) -> JointSample:
+        """``sample`` with noise added (efforts stay empty when they are)."""
+        def noisy(values: np.ndarray, sigma: float) -> np.ndarray:
+            return values + sigma * rng.standard_normal(values.shape) if sigma > 0.0 and values.size else values
+        return JointSample(sample.time, noisy(sample.positions, self.position),
+                           noisy(sample.velocities, self.velocity), noisy(sample.efforts, self.effort))
+
+
+def scripted_excitation(robot: RobotModel, base_frequency: float = 0.2, harmonics: int = 4, seed: int = 1,
+                        max_acceleration: float = 3.0, velocity_fraction: float = 0.5,
+                        position_margin: float = 0.15) -> FourierTrajectory:
+    """A rest-to-rest multi-joint Fourier trajectory with seeded random coefficients, scaled
+    to the URDF limits (shrunk by ``position_margin`` of each range per side, velocity ×
+    ``velocity_fraction``, |q̈| ≤ ``max_acceleration`` [rad/s²]). Periodic with period
+    1/``base_frequency`` [s]; it starts and ends each period at rest at the same pose.
+    Cheap (no optimisation): good enough to excite a payload, see
+    :func:`robot_dynamics.core.excitation.design_excitation` for an optimised one."""
+    if not (base_frequency > 0.0 and harmonics >= 2):
+        raise SimulationError(f'need base_frequency > 0 and ≥ 2 harmonics, got {base_frequency} Hz, {harmonics}')
+    limits = ExcitationLimits.from_model(robot, max_acceleration=max_acceleration,
+                                         velocity_fraction=velocity_fraction, position_margin=position_margin)
+    rng = np.random.default_rng(seed)
+    sine, cosine = rest_constrained(*rng.uniform(-1.0, 1.0, (2, robot.num_joints, harmonics)))
+    raw = FourierTrajectory(robot.joint_names, limits.center, sine, cosine, base_frequency, 1.0 / base_frequency)
+    return fit_to_limits(raw, limits, np.linspace(0.0, 1.0 / base_frequency, 2001))
+
+
+class ArmSimulation:
+    """Forward dynamics of a fixed-base :class:`RobotModel` tracking ``trajectory``.
+
+    ``step`` [s] ≤ 1 ms; ``bandwidth_hz``: natural frequency of the critically damped
+    tracking error dynamics of the computed-torque controller. The trajectory is repeated
+    periodically after its ``duration``. Attach a hidden payload with :meth:`set_payload`.
+    """
+
+    def __init__(self, robot: RobotModel, trajectory: FourierTrajectory, step: float = MAX_STEP,
+                 bandwidth_hz: float = 10.0):
+        if robot.floating_base:
+            raise SimulationError(f'model "{robot.name}" has a floating base: use StanceMotion (kinematic)')
+        if tuple(trajectory.joint_names) != robot.joint_names:
+            raise SimulationError(f'trajectory joints {list(trajectory.joint_names)} are not the model joints '
+                                  f'{list(robot.joint_names)}')
+        if not (0.0 < step <= MAX_STEP):
+            raise SimulationError(f'integration step must be in (0, {MAX_STEP}] s, got {step}')
+        if not bandwidth_hz > 0.0:
+            raise SimulationError(f'tracking bandwidth must be positive, got {bandwidth_hz} Hz')
+        self.robot = robot
+        self.trajectory = trajectory
+        self.step_size = float(step)
+        omega = 2.0 * math.pi * bandwidth_hz
+        self._stiffness, self._damping = omega * omega, 2.0 * omega
+        self.reset()
+
+    def set_payload(self, link: str, payload: Optional[InertialParameters]) -> None:
+        """Attach ``payload`` (inertial parameters in ``link``'s frame) to the simulated plant,
+        or remove it with ``None``. The motion is not restarted (see :meth:`reset`)."""
+        if payload is None:
+            self.robot.detach_payload()
+        else:
+            self.robot.attach_payload(link, payload)
+
+    def reset(self) -> None:
+        """Restart the motion at the trajectory's start pose, at rest, time 0."""
+        positions, velocities, _ = self.trajectory.evaluate(np.zeros(1))
+        self._steps = 0
+        self._q, self._v = positions[0].copy(), velocities[0].copy()
+
+    @property
+    def time(self) -> float:
+        """Simulated time since the last reset [s]."""
+        return self._steps * self.step_size
+
+    def reference(self, time: float) -> tuple:
+        """(positions, velocities, accelerations) of the trajectory at ``time`` [s] (periodic)."""
+        period = self.trajectory.duration
+        positions, velocities, accelerations = self.trajectory.evaluate(np.array([time % period]))
+        return positions[0], velocities[0], accelerations[0]
+
+    def advance(self) -> JointSample:
+        """Integrate one step; returns the state at the step *start* with the torque applied
+        during the step."""
+        time = self.time
+        q_ref, v_ref, a_ref = self.reference(time)
+        q, v = self._q, self._v
+        command = a_ref + self._stiffness * (q_ref - q) + self._damping * (v_ref - v)
+        robot = self.robot
+        q_model, v_model = robot.configuration(q), robot.tangent(v)
+        torque = dynamics.inverse_dynamics(robot, q_model, v_model, robot.tangent(command))
+        acceleration = dynamics.forward_dynamics(robot, q_model, v_model, torque)
+        sample = JointSample(time, q.copy(), v.copy(), torque.copy())
+        self._v = v + self.step_size * acceleration
+        self._q = q + self.step_size * self._v
+        self._steps += 1
+        return sample
+
+
+class StanceMotion:
+    """Kinematic sway of a floating-base robot standing on ``contact_frames``.
+
+    The base starts at ``stance_positions`` (joint positions, model order) with the lowest
+    contact point on the ground plane z = ``ground_height``; the contact points then stay
+    fixed in the world while the base moves as
+        p(t) = p₀ + [a sin ωt, a cos ωt − a, (a/2) sin 2ωt]  [m],
+        roll(t) = r sin ωt, pitch(t) = r cos 2ωt − r  [rad],   ω = 2π·``frequency``,
+    with a = ``amplitude`` [m] and r = ``tilt`` [rad]. Joint positions come from Newton
+    iterations on the contact positions, joint velocities from J_joints q̇ = −J_base v_base
+    (contact points at rest). Kinematic only: no forces, no contact dynamics.
+    """
+
+    def __init__(self, robot: RobotModel, contact_frames: Sequence[str], stance_positions: Optional[Sequence[float]]
+                 = None, amplitude: float = 0.04, tilt: float = 0.05, frequency: float = 0.5,
+                 ground_height: float = 0.0):
+        if not robot.floating_base:
+            raise SimulationError(f'model "{robot.name}" has a fixed base: StanceMotion needs a floating base')
+        if not contact_frames:
+            raise SimulationError('StanceMotion needs at least one contact frame')
+        missing = [name for name in contact_frames if not robot.model.existFrame(name)]
+        if missing:
+            raise SimulationError(f'contact frames {missing} are not frames of model "{robot.name}"')
+        if 3 * len(contact_frames) != robot.num_joints:
+            raise SimulationError(f'{len(contact_frames)} contact points fix 3 coordinates each, but the model has '
+                                  f'{robot.num_joints} joints: the leg inverse kinematics needs 3 per contact')
+        self.robot = robot
+        self.contact_frames = tuple(contact_frames)
+        self._frame_ids = [robot.model.getFrameId(name) for name in contact_frames]
+        self.amplitude, self.tilt, self.frequency = float(amplitude), float(tilt), float(frequency)
+        stance = (np.clip(0.5 * (robot.limits.lower + robot.limits.upper), -math.pi, math.pi)
+                  if stance_positions is None or len(stance_positions) == 0 else np.asarray(stance_positions, float))
+        if stance.shape != (robot.num_joints,):
+            raise SimulationError(f'stance_positions needs {robot.num_joints} values (one per joint of '
+                                  f'{list(robot.joint_names)}), got {len(stance)}')
+        self.stance = stance
+        points = self._contact_points(robot.configuration(stance))
+        self.start_position = np.array([0.0, 0.0, ground_height - points[:, 2].min()])
+        self.contact_points = points + self.start_position
+        self._positions = stance.copy()
+
+    def _contact_points(self, q: np.ndarray) -> np.ndarray:
+        pin.framesForwardKinematics(self.robot.model, self.robot.data, q)
+        return np.array([self.robot.data.oMf[i].translation for i in self._frame_ids])
+
+    def _contact_jacobian(self, q: np.ndarray) -> np.ndarray:
+        """Stacked linear Jacobians of the contact points (world axes) w.r.t. the reduced
+        velocity [v_base (body), ω_base (body), q̇]."""
+        model, data = self.robot.model, self.robot.data
+        pin.computeJointJacobians(model, data, q)
+        pin.updateFramePlacements(model, data)
+        rows = [pin.getFrameJacobian(model, data, i, pin.LOCAL_WORLD_ALIGNED)[:3] for i in self._frame_ids]
+        return np.vstack(rows) @ self.robot.coupling
+
+    def base_state(self, time: float) -> tuple:
+        """(pose [x, y, z, qx, qy, qz, qw] in the world, twist [v, ω] in the base frame) at ``time`` [s]."""
+        a, r, w = self.amplitude, self.tilt, 2.0 * math.pi * self.frequency
+        s, c, s2, c2 = math.sin(w * time), math.cos(w * time), math.sin(2 * w * time), math.cos(2 * w * time)
+        position = self.start_position + np.array([a * s, a * c - a, 0.5 * a * s2])
+        velocity_world = np.array([a * w * c, -a * w * s, a * w * c2])
+        rpy = np.array([r * s, r * c2 - r, 0.0])
+        rpy_rate = np.array([r * w * c, -2.0 * r * w * s2, 0.0])
+        rotation = pin.rpy.rpyToMatrix(rpy)
+        angular_body = pin.rpy.computeRpyJacobian(rpy, pin.LOCAL) @ rpy_rate
+        pose = np.concatenate([position, pin.Quaternion(rotation).coeffs()])
+        return pose, np.concatenate([rotation.T @ velocity_world, angular_body])
+
+    def sample(self, time: float) -> FloatingSample:
+        """The exact state at ``time`` [s] (call with increasing times: the inverse kinematics
+        starts from the previous solution)."""
+        pose, twist = self.base_state(time)
+        robot = self.robot
+        positions = self._positions
+        for _ in range(20):
+            q = robot.configuration(positions, pose)
+            error = (self.contact_points - self._contact_points(q)).reshape(-1)
+            if np.max(np.abs(error)) < 1e-10:
+                break
+            jacobian = self._contact_jacobian(q)[:, robot.base_dofs:]
+            positions = positions + np.linalg.lstsq(jacobian, error, rcond=None)[0]
+        else:
+            raise SimulationError(f'leg inverse kinematics did not converge at t = {time:.3f} s '
+                                  f'(contact error {np.max(np.abs(error)):.2e} m): reduce the sway amplitude')
+        self._positions = positions
+        jacobian = self._contact_jacobian(robot.configuration(positions, pose))
+        velocities = np.linalg.solve(jacobian[:, robot.base_dofs:], -jacobian[:, :robot.base_dofs] @ twist)
+        return FloatingSample(time, pose, twist, JointSample(time, positions.copy(), velocities, np.zeros(0)))

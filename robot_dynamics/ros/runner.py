@@ -1,0 +1,266 @@
+"""In-process runner: sim_robot, dynamics_node and centroidal_node in one Python process,
+configured from the same parameter files the launch files use (config/robot_dynamics.yaml
+for ``dynamics`` and ``centroidal``, config/sim_robot.yaml for ``sim_robot``).
+
+The YAML file has the usual ROS 2 parameter-file shape (``<node name>: ros__parameters:
+{...}``); :func:`node_parameters` reads one node's section and :class:`InProcessRunner`
+spins the nodes the way :func:`robot_dynamics.ros.common.spin_nodes` does — topic
+callbacks on one single-threaded executor, the nodes' service companions on a second — but
+in background threads, so the caller's thread stays free (the demo calls the services from
+it) and the runner can be stopped without shutting rclpy down.
+
+Run the three nodes until Ctrl-C: ``python -m robot_dynamics.ros.runner [CONFIG_YAML]``.
+"""
+from __future__ import annotations
+
+import sys
+import threading
+from pathlib import Path
+from typing import Optional, Sequence
+
+import numpy as np
+import yaml
+from geometry_msgs.msg import PointStamped, PolygonStamped
+from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from sensor_msgs.msg import JointState
+from std_srvs.srv import SetBool, Trigger
+
+from robot_dynamics.core.errors import RobotDynamicsError
+from robot_dynamics.ros.common import SENSOR_QOS, stamp_seconds
+
+RECORDER_QOS = QoSProfile(depth=2000, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE,
+                          history=HistoryPolicy.KEEP_LAST)
+"""Room for 8 s of 250 Hz samples: the recorder may fall behind, it must not lose samples."""
+
+PACKAGE = 'robot_dynamics'
+
+
+class ConfigError(RobotDynamicsError):
+    """A parameter file is missing, unreadable or not a ROS 2 parameter file."""
+
+
+def config_path(name: str) -> Path:
+    """Path of a file of the package's ``config/`` directory: the source tree's (a checkout or
+    an editable install), else the installed ``share/robot_dynamics/config``."""
+    candidates = [Path(__file__).resolve().parents[2] / 'config' / name,
+                  Path(sys.prefix) / 'share' / PACKAGE / 'config' / name]
+    for candidate in candidates:
+        if candidate.is_file():
+            return candidate
+    raise ConfigError(f'config file {name!r} not found (looked in {", ".join(str(c.parent) for c in candidates)})')
+
+
+def node_parameters(path: Path, node_name: str) -> dict:
+    """The ``ros__parameters`` of ``node_name`` in the parameter file ``path`` (``/**`` entries
+    first, the node's own entries override them); empty if the file does not mention the node."""
+    try:
+        content = yaml.safe_load(Path(path).read_text()) or {}
+    except (OSError, yaml.YAMLError) as error:
+        raise ConfigError(f'cannot read parameter file {path}: {error}') from None
+    if not isinstance(content, dict):
+        raise ConfigError(f'parameter file {path} is not a mapping of node names')
+    values: dict = {}
+    for key in ('/**', node_name, '/' + node_name):
+        section = content.get(key) or {}
+        parameters = section.get('ros__parameters', {}) if isinstance(section, dict) else None
+        if not isinstance(parameters, dict):
+            raise ConfigError(f'parameter file {path}: "{key}" has no ros__parameters mapping')
+        values.update(parameters)
+    return values
+
+
+def parameter_overrides(values: dict) -> list:
+    """rclpy ``Parameter`` objects for ``Node(parameter_overrides=...)``."""
+    return [Parameter(name, value=value) for name, value in values.items()]
+
+
+def build_nodes(config_file: Optional[Path] = None, sim_overrides: Optional[dict] = None,
+                dynamics_overrides: Optional[dict] = None, centroidal_overrides: Optional[dict] = None,
+                sim_config_file: Optional[Path] = None, with_dynamics: bool = True) -> list:
+    """sim_robot (``sim_robot``), dynamics_node (``dynamics``, unless ``with_dynamics`` is
+    false) and centroidal_node (``centroidal``) with the parameters of ``config_file``
+    (default ``config/robot_dynamics.yaml``) and ``sim_config_file`` (default
+    ``config/sim_robot.yaml``), then the given overrides."""
+    from robot_dynamics.ros.centroidal_node import CentroidalNode
+    from robot_dynamics.ros.dynamics_node import DynamicsNode
+    from robot_dynamics.ros.sim_robot import SimRobot
+    config_file = Path(config_file or config_path('robot_dynamics.yaml'))
+    sim_config_file = Path(sim_config_file or config_path('sim_robot.yaml'))
+
+    def parameters(path: Path, name: str, overrides: Optional[dict]) -> list:
+        return parameter_overrides({**node_parameters(path, name), **(overrides or {})})
+
+    nodes = [SimRobot('sim_robot', parameter_overrides=parameters(sim_config_file, 'sim_robot', sim_overrides))]
+    if with_dynamics:
+        nodes.append(DynamicsNode('dynamics', parameter_overrides=parameters(config_file, 'dynamics',
+                                                                             dynamics_overrides)))
+    nodes.append(CentroidalNode('centroidal', parameter_overrides=parameters(config_file, 'centroidal',
+                                                                           centroidal_overrides)))
+    return nodes
+
+
+class InProcessRunner:
+    """Spins ``nodes`` in background threads: their topic callbacks on one single-threaded
+    executor, their ``service_host`` companion nodes on another, so a long service never
+    delays the torque stream and the caller's thread stays free. Use as a context manager;
+    :meth:`stop` destroys the nodes but leaves rclpy initialised.
+
+    Two threads on purpose: under CPU contention each extra Python thread competing for the
+    GIL slows the stream down. Measured on 2 loaded cores, one executor per node starved
+    sim_robot, and the caller's client node on the stream executor made dynamics_node drop
+    joint states; this layout dropped none."""
+
+    def __init__(self, nodes: Sequence[Node]):
+        self.nodes = list(nodes)
+        self._stream, self._services = SingleThreadedExecutor(), SingleThreadedExecutor()
+        for node in self.nodes:
+            self._stream.add_node(node)
+            host = getattr(node, 'service_host', None)
+            if host is not None:
+                self._services.add_node(host.node)
+        self._threads = [threading.Thread(target=self._spin, args=(executor,), daemon=True)
+                         for executor in (self._stream, self._services)]
+
+    @staticmethod
+    def _spin(executor: SingleThreadedExecutor) -> None:
+        try:
+            executor.spin()
+        except ExternalShutdownException:
+            pass
+
+    def start(self) -> 'InProcessRunner':
+        # Let the stream thread take the GIL back quickly while a service computes in Python.
+        sys.setswitchinterval(0.0005)
+        for thread in self._threads:
+            thread.start()
+        return self
+
+    def stop(self) -> None:
+        for executor in (self._services, self._stream):
+            executor.shutdown(timeout_sec=2.0)
+        for thread in self._threads:
+            thread.join(timeout=2.0)
+        for node in self.nodes:
+            host = getattr(node, 'service_host', None)
+            if host is not None:
+                host.node.destroy_node()
+            node.destroy_node()
+
+    def __enter__(self) -> 'InProcessRunner':
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+class OutputRecorder(Node):
+    """A client node recording what dynamics_node and centroidal_node publish, each sample
+    tagged with the current ``phase`` (samples are dropped while ``phase`` is None), and
+    calling the nodes' services. Lists of (phase, stamp [s], values):
+
+    * ``model``: ``/dynamics/inverse_dynamics_torques``, ``external``:
+      ``/dynamics/external_torques`` [N·m], joint order of ``joint_names`` (the measured
+      effort is their sum, see :meth:`measured`);
+    * ``com``, ``zmp``: ``/centroidal/com``, ``/centroidal/zmp`` [m] in the centroidal world frame;
+    * ``polygons``: phase → last ``/centroidal/support_polygon`` vertices (k × 2) [m];
+      these three once :meth:`watch_centroidal` was called;
+    * ``torque_messages``: external-torque messages received in any phase (or none).
+    """
+
+    def __init__(self, node_name: str = 'demo_client', **kwargs):
+        super().__init__(node_name, **kwargs)
+        self.phase: Optional[str] = None
+        self.joint_names: tuple = ()
+        self.model: list = []
+        self.external: list = []
+        self.com: list = []
+        self.zmp: list = []
+        self.polygons: dict = {}
+        self.torque_messages = 0
+        self._service_clients: dict = {}
+        for topic, store in (('/dynamics/inverse_dynamics_torques', self.model),
+                             ('/dynamics/external_torques', self.external)):
+            self.create_subscription(JointState, topic, lambda m, s=store: self._on_torques(s, m), RECORDER_QOS)
+
+    def watch_centroidal(self) -> None:
+        """Start recording centroidal_node's CoM, ZMP and support polygon. Separate because each
+        is another 250 messages/s for this process: take them only when they matter."""
+        for topic, store in (('/centroidal/com', self.com), ('/centroidal/zmp', self.zmp)):
+            self.create_subscription(PointStamped, topic, lambda m, s=store: self._on_point(s, m), RECORDER_QOS)
+        self.create_subscription(PolygonStamped, '/centroidal/support_polygon', self._on_polygon, SENSOR_QOS)
+
+    def _on_torques(self, store: list, message: JointState) -> None:
+        self.torque_messages += store is self.external
+        if self.phase is None or not message.effort:
+            return
+        if store is self.external:
+            self.joint_names = tuple(message.name)
+        store.append((self.phase, stamp_seconds(message.header.stamp), np.array(message.effort)))
+
+    def _on_point(self, store: list, message: PointStamped) -> None:
+        if self.phase is not None:
+            point = message.point
+            store.append((self.phase, stamp_seconds(message.header.stamp), np.array([point.x, point.y, point.z])))
+
+    def _on_polygon(self, message: PolygonStamped) -> None:
+        if self.phase is not None:
+            self.polygons[self.phase] = np.array([[p.x, p.y] for p in message.polygon.points]).reshape(-1, 2)
+
+    def values(self, store: list, phase: str) -> tuple:
+        """(stamps [s], values (N × k)) of ``store`` recorded during ``phase``."""
+        rows = [(stamp, values) for tag, stamp, values in store if tag == phase]
+        if not rows:
+            return np.zeros(0), np.zeros((0, 0))
+        return np.array([r[0] for r in rows]), np.vstack([r[1] for r in rows])
+
+    def measured(self, phase: str) -> tuple:
+        """(stamps [s], measured efforts (N × n) [N·m]) of ``phase``: model + external torque
+        of the same joint state, i.e. the effort dynamics_node received."""
+        model = {stamp: values for tag, stamp, values in self.model if tag == phase}
+        rows = [(stamp, model[stamp] + values) for tag, stamp, values in self.external
+                if tag == phase and stamp in model]
+        if not rows:
+            return np.zeros(0), np.zeros((0, len(self.joint_names)))
+        return np.array([r[0] for r in rows]), np.vstack([r[1] for r in rows])
+
+    def progress(self, phase: str) -> str:
+        """One line about ``phase`` so far: sample counts, external-torque RMS, CoM."""
+        _, external = self.values(self.external, phase)
+        _, com = self.values(self.com, phase)
+        text = f'{len(external)} torque samples' if len(external) else f'{len(com)} CoM samples'
+        if len(external):
+            rms = np.sqrt(np.mean(external ** 2, axis=0))
+            text += f', external torque RMS {rms.max():.3f} N·m (worst {self.joint_names[int(np.argmax(rms))]})'
+        if len(com):
+            text += f', CoM ({com[-1][0]:+.3f}, {com[-1][1]:+.3f}, {com[-1][2]:+.3f}) m'
+        return text
+
+    def call(self, name: str, kind: str = 'trigger', value: bool = False, wait: float = 5.0):
+        """Start a call of the std_srvs Trigger (``kind`` 'trigger') or SetBool service ``name``;
+        returns its future, or None when the service does not appear within ``wait`` s."""
+        service_type = Trigger if kind == 'trigger' else SetBool
+        client = self._service_clients.get(name)
+        if client is None:
+            client = self._service_clients[name] = self.create_client(service_type, name)
+        if not client.wait_for_service(timeout_sec=wait):
+            return None
+        request = service_type.Request()
+        if kind != 'trigger':
+            request.data = bool(value)
+        return client.call_async(request)
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    import rclpy
+    from robot_dynamics.ros.common import spin_nodes
+    argv = list(sys.argv[1:] if argv is None else argv)
+    rclpy.init()
+    spin_nodes(build_nodes(Path(argv[0]) if argv else None))
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,1095 @@
+"""Reliability runs of the nodes over ROS: soak, fuzzed joint_states, hostile descriptions,
+service storm, restart and hot swap (`robot_dynamics bench soak|fuzz|descriptions|storm|restart|hot-swap`).
+
+Every run drives real node processes over loopback ROS from this process (the feeder and
+figures of :mod:`robot_dynamics.tools.bench`) and is bounded in count and time. The
+generators (:func:`fuzzed_joint_states`, :func:`hostile_descriptions`) label each input with
+what the node must do with it, so a run checks the node against the generator's intent:
+every valid joint state answered, every invalid one counted under its reason, every hostile
+description refused (or accepted with warnings) within a time bound with the last good model kept.
+
+Stamps are ROS times (s + ns); latencies in ms; resident memory (VmRSS) in KiB.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import random
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from typing import Iterator, Optional, Sequence
+
+from robot_dynamics.core.errors import RobotDynamicsError
+from robot_dynamics.tools import bench
+
+NODE_MODULES = {'dynamics': 'robot_dynamics.ros.dynamics_node', 'centroidal': 'robot_dynamics.ros.centroidal_node'}
+VALID = 'valid'
+"""Label of a joint state the node must answer (any other label is a rejection reason)."""
+
+
+class ReliabilityRunError(RobotDynamicsError):
+    """A reliability run could not be carried out (node never connected, died before the run...)."""
+
+
+# ---------------------------------------------------------------------------- fuzzed joint states
+@dataclass(frozen=True)
+class FuzzedJointState:
+    """One generated sensor_msgs/JointState: values in rad, rad/s, N·m; stamp as ROS (sec, nanosec).
+
+    ``expected`` is :data:`VALID` or the rejection reason the node must count it under
+    (:data:`robot_dynamics.core.joint_states.REJECTION_REASONS`).
+    """
+
+    names: tuple
+    positions: tuple
+    velocities: tuple
+    efforts: tuple
+    sec: int
+    nanosec: int
+    expected: str
+
+    @property
+    def stamp(self) -> float:
+        """Stamp [s] as the nodes read it."""
+        return self.sec + self.nanosec * 1e-9
+
+    @property
+    def stamp_ns(self) -> int:
+        return self.sec * 1_000_000_000 + self.nanosec
+
+
+_UNICODE_NAMES = ('관절_1', 'сустав', 'ジョイント', '\u202eevil', 'ǰoint1', '😀', ' ', '')
+
+
+class _JointStateFuzzer:
+    """Seeded generator of one-fault-each joint states around a monotonic valid clock."""
+
+    def __init__(self, joint_names: Sequence[str], seed: int, start_ns: int):
+        self.names = list(joint_names)
+        self.rng = random.Random(seed)
+        self.clock_ns = start_ns
+        self._faults = (self._bad_stamp, self._out_of_order, self._empty, self._length_mismatch,
+                        self._duplicate_names, self._no_known_joints, self._non_finite, self._out_of_range)
+
+    def valid(self) -> FuzzedJointState:
+        rng, count = self.rng, len(self.names)
+        self.clock_ns += 1_000_000
+        order = list(range(count))
+        rng.shuffle(order)
+        names = [self.names[i] for i in order]
+        positions = [rng.uniform(-1.0, 1.0) for _ in order]
+        velocities = [rng.uniform(-2.0, 2.0) for _ in order] if rng.random() < 0.8 else []
+        efforts = [rng.uniform(-20.0, 20.0) for _ in order] if rng.random() < 0.5 else []
+        if rng.random() < 0.3:  # joints the model lacks are ignored, whatever their values
+            extra = [f'{rng.choice(_UNICODE_NAMES)}#{k}' for k in range(rng.randint(1, 3))]
+            names += extra
+            positions += [rng.choice((math.nan, math.inf, 1e300, 0.0)) for _ in extra]
+            velocities += [0.0] * len(extra) if velocities else []
+            efforts += [math.nan] * len(extra) if efforts else []
+        return self._message(names, positions, velocities, efforts, self.clock_ns, VALID)
+
+    def invalid(self) -> FuzzedJointState:
+        return self.rng.choice(self._faults)()
+
+    def _message(self, names, positions, velocities, efforts, stamp_ns: int, expected: str) -> FuzzedJointState:
+        sec, nanosec = divmod(stamp_ns, 1_000_000_000)
+        return FuzzedJointState(tuple(names), tuple(positions), tuple(velocities), tuple(efforts), sec, nanosec,
+                                expected)
+
+    def _arrays(self) -> tuple:
+        count, rng = len(self.names), self.rng
+        return ([rng.uniform(-1.0, 1.0) for _ in range(count)], [rng.uniform(-2.0, 2.0) for _ in range(count)],
+                [rng.uniform(-20.0, 20.0) for _ in range(count)])
+
+    def _newer(self) -> int:
+        return self.clock_ns + self.rng.randint(1, 999_999)
+
+    def _bad_stamp(self) -> FuzzedJointState:
+        positions, velocities, efforts = self._arrays()
+        stamp_ns = -self.rng.randint(1, 2**31 - 1) * 1_000_000_000 + self.rng.randint(0, 999_999_999)
+        return self._message(self.names, positions, velocities, efforts, stamp_ns, 'bad_stamp')
+
+    def _out_of_order(self) -> FuzzedJointState:
+        positions, velocities, efforts = self._arrays()
+        stamp_ns = 0 if self.rng.random() < 0.3 else self.clock_ns - self.rng.randint(1_000, 2_000_000_000)
+        return self._message(self.names, positions, velocities, efforts, max(stamp_ns, 0), 'out_of_order')
+
+    def _empty(self) -> FuzzedJointState:
+        if self.rng.random() < 0.5:
+            return self._message([], [], [], [], self._newer(), 'empty')
+        return self._message(self.names, [], [], [], self._newer(), 'empty')
+
+    def _length_mismatch(self) -> FuzzedJointState:
+        positions, velocities, efforts = self._arrays()
+        count, rng = len(self.names), self.rng
+        wrong = rng.choice([k for k in range(1, count + 5) if k != count])
+        which = rng.randrange(3)
+        arrays = [positions, velocities, efforts]
+        arrays[which] = [rng.uniform(-1.0, 1.0) for _ in range(wrong)]
+        return self._message(self.names, *arrays, self._newer(), 'length_mismatch')
+
+    def _duplicate_names(self) -> FuzzedJointState:
+        positions, velocities, efforts = self._arrays()
+        names = list(self.names)
+        source, target = self.rng.sample(range(len(names)), 2)
+        names[target] = names[source]
+        return self._message(names, positions, velocities, efforts, self._newer(), 'duplicate_names')
+
+    def _no_known_joints(self) -> FuzzedJointState:
+        rng = self.rng
+        count = rng.randint(1, 12)
+        names = [f'{rng.choice(_UNICODE_NAMES)}{"x" * rng.choice((0, 1, 300))}#{k}' for k in range(count)]
+        values = [rng.uniform(-1.0, 1.0) for _ in range(count)]
+        return self._message(names, values, values, [], self._newer(), 'no_known_joints')
+
+    def _non_finite(self) -> FuzzedJointState:
+        arrays = list(self._arrays())
+        which, index = self.rng.randrange(3), self.rng.randrange(len(self.names))
+        arrays[which][index] = self.rng.choice((math.nan, math.inf, -math.inf))
+        return self._message(self.names, *arrays, self._newer(), 'non_finite')
+
+    def _out_of_range(self) -> FuzzedJointState:
+        arrays = list(self._arrays())
+        which, index = self.rng.randrange(3), self.rng.randrange(len(self.names))
+        arrays[which][index] = self.rng.choice((-1.0, 1.0)) * 10.0 ** self.rng.uniform(6.01, 308.0)
+        return self._message(self.names, *arrays, self._newer(), 'out_of_range')
+
+
+def fuzzed_joint_states(joint_names: Sequence[str], count: int, seed: int = 0, valid_fraction: float = 0.5,
+                        start: float = 1000.0) -> Iterator[FuzzedJointState]:
+    """``count`` joint states for a model with ``joint_names``: valid ones (all joints, shuffled,
+    optional velocity/effort, sometimes extra unknown names with garbage values) interleaved
+    with ones carrying exactly one fault each (NaN/Inf, huge values, wrong and mismatched array
+    lengths, empty arrays, unknown/duplicate/unicode names, zero, negative and non-monotonic
+    stamps). Valid stamps advance 1 ms from ``start`` [s]; the first message is valid."""
+    fuzzer = _JointStateFuzzer(joint_names, seed, int(start * 1e9))
+    for index in range(count):
+        yield fuzzer.valid() if index == 0 or fuzzer.rng.random() < valid_fraction else fuzzer.invalid()
+
+
+@dataclass
+class FuzzReport:
+    """Outcome of feeding fuzzed joint states: counts per expected and per counted reason."""
+
+    messages: int
+    valid: int
+    answered_valid: int
+    answered_invalid: int
+    expected_rejections: dict
+    counted_rejections: dict
+    seconds: float
+    node_alive: bool = True
+    misclassified: int = 0
+
+    @property
+    def passed(self) -> bool:
+        return (self.node_alive and self.answered_valid == self.valid and self.answered_invalid == 0
+                and self.expected_rejections == self.counted_rejections and self.misclassified == 0)
+
+    def __repr__(self) -> str:
+        return (f'FuzzReport({self.messages} messages, {self.answered_valid}/{self.valid} valid answered, '
+                f'rejections expected {self.expected_rejections} counted {self.counted_rejections}, '
+                f'{self.seconds:.1f} s)')
+
+
+def fuzz_core(urdf: str, count: int = 100_000, seed: int = 0) -> FuzzReport:
+    """Feed ``count`` fuzzed joint states straight into the node's core call
+    (:class:`~robot_dynamics.core.live_torques.LiveTorqueEstimator`) and tally the outcomes."""
+    from robot_dynamics.core.errors import JointStateError
+    from robot_dynamics.core.live_torques import LiveTorqueEstimator
+    from robot_dynamics.core.model import RobotModel
+
+    robot = RobotModel.from_urdf_file(urdf)
+    estimator = LiveTorqueEstimator(robot)
+    expected, counted = Counter(), Counter()
+    valid = answered_valid = answered_invalid = misclassified = 0
+    started = time.perf_counter()
+    for message in fuzzed_joint_states(robot.joint_names, count, seed):
+        if message.expected == VALID:
+            valid += 1
+        else:
+            expected[message.expected] += 1
+        try:
+            sample = estimator.update(message.names, message.positions, message.velocities, message.efforts,
+                                      message.stamp)
+        except JointStateError as error:
+            counted[error.reason] += 1
+            misclassified += error.reason != message.expected
+            continue
+        if sample is not None and tuple(estimator.robot.joint_names) == robot.joint_names:
+            answered_valid += message.expected == VALID
+            answered_invalid += message.expected != VALID
+    return FuzzReport(count, valid, answered_valid, answered_invalid, dict(sorted(expected.items())),
+                      dict(sorted(counted.items())), time.perf_counter() - started, misclassified=misclassified)
+
+
+def fuzz_node(urdf: str, count: int = 5000, seed: int = 1, rate: float = 1000.0) -> FuzzReport:
+    """Publish ``count`` fuzzed joint states at ``rate`` [Hz] to a dynamics_node process; valid
+    ones must come back on ~/inverse_dynamics_torques (matched by stamp), invalid ones must
+    show in the node's /diagnostics ``rejected_<reason>`` counts. Valid primer messages
+    (stamped before the fuzz) go first until the node answers, so discovery loses nothing."""
+    from sensor_msgs.msg import JointState
+
+    names = _joint_names(urdf)
+    messages = list(fuzzed_joint_states(names, count, seed))
+    expected = Counter(m.expected for m in messages if m.expected != VALID)
+    valid_stamps = {m.stamp_ns for m in messages if m.expected == VALID}
+    with _NodeUnderTest('dynamics', ['-p', f'urdf_file:={urdf}', '-p', 'diagnostics_period:=0.2'],
+                        'inverse_dynamics_torques', urdf) as run:
+        diagnostics = run.watch_diagnostics()
+
+        def publish(m: FuzzedJointState) -> None:
+            run.feeder.joint_pub.publish(JointState(header=_header(m.sec, m.nanosec), name=list(m.names),
+                                                    position=list(m.positions), velocity=list(m.velocities),
+                                                    effort=list(m.efforts)))
+
+        def handled() -> int:
+            return _input_value(diagnostics, 'processed') + _input_value(diagnostics, 'rejected_total')
+
+        primers = _prime(run.feeder, publish, names, messages[0].stamp_ns)
+        started = time.perf_counter()
+        period = 1.0 / rate
+        for index, fuzzed in enumerate(messages):
+            _sleep_until(started + index * period)
+            publish(fuzzed)
+        _wait(lambda: handled() >= count + len(primers), 10.0)
+        seconds = time.perf_counter() - started
+        answered = {stamp for stamp, _ in run.feeder.received}
+        counted = {key[len('rejected_'):]: int(value) for key, value in _input_values(diagnostics).items()
+                   if key.startswith('rejected_') and key != 'rejected_total'}
+        alive = run.process.poll() is None
+    return FuzzReport(count, len(valid_stamps), len(answered & valid_stamps),
+                      len(answered - valid_stamps - primers), dict(sorted(expected.items())),
+                      dict(sorted(counted.items())), seconds, alive)
+
+
+def _prime(feeder: 'bench.StreamFeeder', publish, names: Sequence[str], before_ns: int,
+           timeout: float = 10.0) -> set:
+    """Publish valid joint states stamped 1 s before ``before_ns``, 1 ms apart, every 10 ms until
+    the node answers one; returns their stamps [ns]."""
+    stamps: set = set()
+    deadline = time.monotonic() + timeout
+    while not feeder.received and time.monotonic() < deadline:
+        stamp_ns = before_ns - 1_000_000_000 + len(stamps) * 1_000_000
+        sec, nanosec = divmod(stamp_ns, 1_000_000_000)
+        publish(FuzzedJointState(tuple(names), (0.0,) * len(names), (), (), sec, nanosec, VALID))
+        stamps.add(stamp_ns)
+        time.sleep(0.01)
+    if not feeder.received:
+        raise ReliabilityRunError('the node under test never answered a valid joint state')
+    return stamps
+
+
+# ---------------------------------------------------------------------------- hostile descriptions
+REJECTED, ACCEPTED, WARNED = 'rejected', 'accepted', 'warned'
+"""What a node must do with a description: refuse it, take it (warnings allowed), or
+(``warned``) refuse it or take it with at least one warning. Also the outcomes, where
+``accepted`` means taken without a warning."""
+
+
+@dataclass(frozen=True)
+class HostileDescription:
+    """One malformed or hostile robot_description string and what the node must do with it."""
+
+    category: str
+    text: str
+    expected: str
+
+    def __repr__(self) -> str:
+        return f'HostileDescription({self.category}, {len(self.text)} chars, expect {self.expected})'
+
+
+def _link(name: str, mass: str = '1', inertia: str = 'ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"',
+          com: str = '0 0 0.05') -> str:
+    return (f'<link name="{name}"><inertial><origin xyz="{com}"/><mass value="{mass}"/>'
+            f'<inertia {inertia}/></inertial></link>')
+
+
+def _joint(name: str, parent: str, child: str, kind: str = 'revolute', axis: str = '0 0 1',
+           xyz: str = '0 0 0.1', limit: str = 'lower="-1" upper="1" effort="10" velocity="1"') -> str:
+    return (f'<joint name="{name}" type="{kind}"><parent link="{parent}"/><child link="{child}"/>'
+            f'<origin xyz="{xyz}"/><axis xyz="{axis}"/><limit {limit}/></joint>')
+
+
+def _robot(*parts: str, name: str = 'hostile') -> str:
+    return f'<robot name="{name}"><link name="base"/>' + ''.join(parts) + '</robot>'
+
+
+def _chain(count: int, kind: str = 'revolute') -> str:
+    parts = [_link('l1'), _joint('j1', 'base', 'l1', kind)]
+    for i in range(2, count + 1):
+        parts += [_link(f'l{i}'), _joint(f'j{i}', f'l{i - 1}', f'l{i}', kind)]
+    return _robot(*parts)
+
+
+def _inertia(ixx, iyy, izz, ixy=0.0, ixz=0.0, iyz=0.0) -> str:
+    return f'ixx="{ixx}" iyy="{iyy}" izz="{izz}" ixy="{ixy}" ixz="{ixz}" iyz="{iyz}"'
+
+
+def _one_link(**link) -> str:
+    return _robot(_link('l1', **link), _joint('j1', 'base', 'l1'))
+
+
+def _structural_cases() -> list:
+    cases = []
+    for length in range(2, 12):
+        names = [f'c{i}' for i in range(length)]
+        joints = [_joint(f'cj{i}', names[i], names[(i + 1) % length], 'fixed') for i in range(length)]
+        cases.append(('cycle', '<robot name="cycle">' + ''.join(_link(n) for n in names) + ''.join(joints)
+                      + '</robot>', REJECTED))
+    cases.append(('self_loop', _robot(_link('l1'), _joint('j1', 'l1', 'l1')), REJECTED))
+    cases += [('self_loop', _robot(_link('l1'), _joint('j1', 'base', 'l1'), _joint('j2', 'l1', 'l1', 'fixed')),
+               REJECTED)]
+    for k in range(10):
+        cases.append(('missing_parent', _robot(_link('l1'), _joint('j1', f'ghost_{k}', 'l1')), REJECTED))
+    for k in range(5):
+        cases.append(('missing_child', _robot(_link('l1'), _joint('j1', 'base', 'l1'),
+                                              _joint('j2', 'l1', f'ghost_{k}')), REJECTED))
+    for k in range(5):
+        cases.append(('two_roots', _robot(_link('l1'), _joint('j1', 'base', 'l1'), _link(f'island_{k}')), REJECTED))
+    for k in range(5):
+        cases.append(('duplicate_link', _robot(_link('l1'), _joint('j1', 'base', 'l1'), _link('l1', mass=str(k + 2))),
+                      REJECTED))
+        cases.append(('duplicate_joint', _robot(_link('l1'), _link('l2'), _joint('j1', 'base', 'l1'),
+                                                _joint('j1', 'l1', 'l2')), REJECTED))
+    for kind in ('warp', 'REVOLUTE', '', 'ball', 'spherical'):
+        cases.append(('bad_joint_type', _robot(_link('l1'), _joint('j1', 'base', 'l1', kind)), REJECTED))
+    for axis in ('0 0 0', 'nan 0 1', '1 inf 0', '0 0', 'a b c'):
+        cases.append(('bad_axis', _robot(_link('l1'), _joint('j1', 'base', 'l1', axis=axis)), REJECTED))
+    for xyz in ('nan 0 0', '0 inf 0', '0 0 -inf', '1 2', 'x y z'):
+        cases.append(('bad_origin', _robot(_link('l1'), _joint('j1', 'base', 'l1', xyz=xyz)), REJECTED))
+    cases.append(('mimic_cycle', _robot(_link('l1'), _link('l2'),
+                                        _joint('j1', 'base', 'l1').replace('</joint>', '<mimic joint="j2"/></joint>'),
+                                        _joint('j2', 'l1', 'l2').replace('</joint>', '<mimic joint="j1"/></joint>')),
+                  REJECTED))
+    cases.append(('mimic_unknown', _robot(_link('l1'), _joint('j1', 'base', 'l1').replace(
+        '</joint>', '<mimic joint="nowhere"/></joint>')), REJECTED))
+    for root in ('<robt name="x"><link name="a"/></robt>', '<r:robot xmlns:r="urn:x"><link name="a"/></r:robot>',
+                 '<html><body>robot</body></html>', '<robot name="empty"/>', '<robot name="x"><joint/></robot>'):
+        cases.append(('wrong_structure', root, REJECTED))
+    return cases
+
+
+def _inertial_cases() -> list:
+    cases = []
+    for mass in ('-1', '-1e-9', 'nan', 'NaN', 'inf', '-inf', '1e400', 'abc', '', '1,5', '0x10', '1 2'):
+        cases.append(('bad_mass', _one_link(mass=mass), REJECTED))
+    for inertia in (_inertia('nan', 1, 1), _inertia(1, 'inf', 1), _inertia(1, 1, 1, ixy='nan'),
+                    _inertia(1, 1, 'x'), _inertia(1, 1, '')):
+        cases.append(('bad_inertia_number', _one_link(inertia=inertia), REJECTED))
+    for com in ('nan 0 0', '0 0 inf'):
+        cases.append(('bad_com', _one_link(com=com), REJECTED))
+    cases += [('zero_mass', _one_link(mass='0', inertia=_inertia(0, 0, 0)), ACCEPTED),
+              ('zero_mass', _robot(_link('l1'), _joint('j1', 'base', 'l1'), _link('tip', mass='0',
+                                   inertia=_inertia(0, 0, 0)), _joint('jt', 'l1', 'tip', 'fixed')), ACCEPTED)]
+    # Physically impossible but finite inertias: a node must at least warn (issue 8).
+    for inertia in (_inertia(-0.01, 0.01, 0.01), _inertia(0.01, -0.01, 0.01), _inertia(0.1, 0.01, 0.01),
+                    _inertia(0.01, 0.01, 0.05), _inertia(0.01, 0.01, 0.01, ixy=0.5), _inertia(0, 0, 0, ixz=0.1),
+                    _inertia(-1, -1, -1), _inertia(0.01, 0.02, 0.04)):
+        cases.append(('non_physical_inertia', _one_link(inertia=inertia), WARNED))
+    cases.append(('non_physical_inertia', _one_link(mass='0', inertia=_inertia(1, 1, 1)), WARNED))
+    cases.append(('inverted_limits', _robot(_link('l1'), _joint('j1', 'base', 'l1',
+                                                               limit='lower="1" upper="-1" effort="1" velocity="1"')),
+                  WARNED))
+    return cases
+
+
+def _hostile_markup_cases() -> list:
+    laughs = ('<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol">'
+              + ''.join(f'<!ENTITY lol{i} "{("&lol" + str(i - 1) + ";" if i > 1 else "&lol;") * 10}">'
+                        for i in range(1, 10)) + ']><robot name="&lol9;"><link name="a"/></robot>')
+    quadratic = ('<?xml version="1.0"?><!DOCTYPE r [<!ENTITY a "' + 'x' * 50_000 + '">]><robot name="q">'
+                 + '&a;' * 1000 + '<link name="a"/></robot>')
+    cases = [('entity_bomb', laughs, REJECTED), ('entity_bomb', quadratic, REJECTED),
+             ('external_entity', '<?xml version="1.0"?><!DOCTYPE r [<!ENTITY x SYSTEM "file:///etc/passwd">]>'
+                                 '<robot name="&x;"><link name="a"/></robot>', REJECTED),
+             ('external_entity', '<!DOCTYPE r [<!ENTITY % p SYSTEM "http://127.0.0.1:9/x.dtd"> %p;]>'
+                                 '<robot name="x"><link name="a"/></robot>', REJECTED),
+             ('external_entity', '<!DOCTYPE robot SYSTEM "http://127.0.0.1:9/robot.dtd"><robot name="x">'
+                                 '<link name="a"/></robot>', REJECTED),
+             ('xinclude', '<robot name="x" xmlns:xi="http://www.w3.org/2001/XInclude"><link name="a"/>'
+                          '<xi:include href="file:///etc/passwd" parse="text"/></robot>', ACCEPTED),
+             ('deep_nesting', '<robot name="d">' + '<a>' * 100_000 + '</a>' * 100_000 + '<link name="x"/></robot>',
+              REJECTED),
+             ('many_attributes', '<robot name="a"><link name="x" ' + ' '.join(f'a{i}="{i}"' for i in range(100_000))
+              + '/></robot>', REJECTED)]
+    return cases
+
+
+def _size_cases() -> list:
+    return [('oversize_50MB', '<robot name="big"><link name="a"/>' + '<!--' + 'x' * 50_000_000 + '--></robot>',
+             REJECTED),
+            ('oversize_11MB', '<robot name="big"><link name="a"/>' + ' ' * 11_000_000 + '</robot>', REJECTED),
+            ('thousands_of_links', _chain(2500, 'fixed'), REJECTED),
+            ('thousands_of_links', _chain(1500, 'fixed'), ACCEPTED),
+            ('thousands_of_joints', _chain(1500), REJECTED),
+            ('hundreds_of_joints', _chain(400, 'continuous'), REJECTED)]
+
+
+def _text_cases(good_text: str, rng: random.Random, truncations: int) -> list:
+    cases = []
+    end = good_text.rindex('</robot>')
+    for cut in sorted(rng.sample(range(1, end), truncations)):
+        cases.append(('truncated', good_text[:cut], REJECTED))
+    alphabet = ''.join(chr(c) for c in range(32, 127)) + 'ĀāǰѬ€𝔘😀\t\n'
+    for k in range(15):
+        junk = ''.join(rng.choice(alphabet) for _ in range(rng.randint(1, 2000)))
+        cases.append(('garbage', 'x' + junk, REJECTED))
+    cases += [('garbage', text, REJECTED) for text in ('', '   \n\t', '\x00' * 100, '<', '<robot', '<?xml?>')]
+    cases += [('unicode_names', good_text.replace('fr3_', prefix), ACCEPTED)
+              for prefix in ('관절_', 'сустав_', 'ジョイント_', '😀_', 'ǰ_')]
+    cases += [('xml_oddities', good_text.replace('<robot ', '<!-- <robot> --><robot ', 1), ACCEPTED),
+              ('xml_oddities', good_text.replace('</robot>', '<![CDATA[ <junk> ]]><unknown_tag a="1"/></robot>'),
+               ACCEPTED)]
+    return cases
+
+
+def hostile_descriptions(good_text: str, seed: int = 0, truncations: int = 70) -> list:
+    """The adversarial robot_description corpus (≥ 200 strings): truncated XML, garbage,
+    cycles, missing parents, bad/zero/negative/NaN masses, non-physical inertias, entity
+    bombs and external entities, a 50 MB string, thousands of links and joints, deep
+    nesting, unicode names. ``good_text`` (a valid URDF) seeds the truncations and variants."""
+    rng = random.Random(seed)
+    cases = (_text_cases(good_text, rng, truncations) + _structural_cases() + _inertial_cases()
+             + _hostile_markup_cases() + _size_cases())
+    return [HostileDescription(category, text, expected) for category, text, expected in cases]
+
+
+@dataclass
+class DescriptionOutcome:
+    """What the node's model intake did with one description, and how long it took [s]."""
+
+    category: str
+    expected: str
+    outcome: str
+    seconds: float
+    message: str
+
+    @property
+    def as_expected(self) -> bool:
+        if self.expected == WARNED:
+            return self.outcome in (REJECTED, WARNED)
+        if self.expected == ACCEPTED:  # taken, with or without warnings
+            return self.outcome in (ACCEPTED, WARNED)
+        return self.outcome == self.expected
+
+
+@dataclass
+class DescriptionReport:
+    """Outcome of a hostile-description run (intake in this process, or a node over ROS)."""
+
+    outcomes: list
+    rss_start_kib: int
+    rss_end_kib: int
+    node_alive: bool = True
+    model_kept: bool = True
+    wrong_outputs: int = 0
+    stream_answered_fraction: float = 1.0
+
+    @property
+    def max_seconds(self) -> float:
+        return max((o.seconds for o in self.outcomes), default=0.0)
+
+    def unexpected(self) -> list:
+        return [o for o in self.outcomes if not o.as_expected]
+
+    def summary(self) -> dict:
+        by_outcome = Counter(o.outcome for o in self.outcomes)
+        return {'descriptions': len(self.outcomes), 'outcomes': dict(by_outcome),
+                'unexpected': [(o.category, o.expected, o.outcome, o.message[:120]) for o in self.unexpected()],
+                'max_seconds': self.max_seconds, 'rss_start_kib': self.rss_start_kib,
+                'rss_end_kib': self.rss_end_kib, 'node_alive': self.node_alive, 'model_kept': self.model_kept,
+                'wrong_outputs': self.wrong_outputs, 'stream_answered_fraction': self.stream_answered_fraction}
+
+
+def screen_descriptions(corpus: Sequence[HostileDescription]) -> DescriptionReport:
+    """Run each description through the nodes' model intake (:func:`robot_dynamics.ros.common.build_model`)
+    in this process, timing each and measuring this process's resident memory before and after."""
+    from robot_dynamics.core.errors import DescriptionError
+    from robot_dynamics.ros.common import build_model
+
+    rss_start = resident_kib(os.getpid())
+    outcomes = []
+    for case in corpus:
+        started = time.perf_counter()
+        try:
+            robot = build_model(case.text)
+        except (DescriptionError, ValueError) as error:
+            outcome, message = REJECTED, str(error)
+        else:
+            outcome, message = (WARNED, '; '.join(robot.warnings)) if robot.warnings else (ACCEPTED, '')
+            del robot
+        outcomes.append(DescriptionOutcome(case.category, case.expected, outcome, time.perf_counter() - started,
+                                           message))
+    return DescriptionReport(outcomes, rss_start, resident_kib(os.getpid()))
+
+
+def descriptions_node(urdf: str, corpus: Sequence[HostileDescription], rate: float = 200.0,
+                      timeout_per_description: float = 10.0) -> DescriptionReport:
+    """Publish every must-be-refused description of ``corpus`` on robot_description to a
+    dynamics_node process that streams torques for the good model ``urdf``; each must be
+    counted as rejected, and every output (~/gravity_torques) must be the good model's g(q)."""
+    from std_msgs.msg import String
+
+    from robot_dynamics.ros.common import DESCRIPTION_QOS
+
+    good_text = open(urdf, encoding='utf-8').read()
+    refused = [case for case in corpus if case.expected == REJECTED]
+    outcomes = []
+    with _NodeUnderTest('dynamics', ['-p', 'diagnostics_period:=0.05'], 'gravity_torques', urdf,
+                        keep_messages=True, connect=False) as run:
+        diagnostics = run.watch_diagnostics()
+        description_pub = run.feeder.node.create_publisher(String, '/bench/robot_description', DESCRIPTION_QOS)
+        description_pub.publish(String(data=good_text))
+        run.feeder.wait_connected()
+        if not _wait(lambda: _model_value(diagnostics, 'models_loaded') >= 1, 10.0):
+            raise ReliabilityRunError('the node never loaded the good description')
+        stream = run.stream_in_background(rate)
+        _wait(lambda: bool(run.feeder.received), 10.0)
+        rss_start = resident_kib(run.process.pid)
+        for case in refused:
+            before = _model_value(diagnostics, 'descriptions_rejected')
+            started = time.perf_counter()
+            description_pub.publish(String(data=case.text))
+            counted = _wait(lambda: _model_value(diagnostics, 'descriptions_rejected') > before,
+                            timeout_per_description)
+            outcomes.append(DescriptionOutcome(case.category, case.expected, REJECTED if counted else 'not_counted',
+                                               time.perf_counter() - started, ''))
+            if run.process.poll() is not None:
+                break
+        stream.stop()
+        rss_end = resident_kib(run.process.pid)
+        alive = run.process.poll() is None
+        kept = _model_value(diagnostics, 'models_loaded') == 1
+        wrong = _wrong_gravity_outputs(run.feeder, {_joint_names(urdf): _gravity_reference(urdf)})
+        answered = _answered_fraction(stream.sent, run.feeder.received)
+    return DescriptionReport(outcomes, rss_start, rss_end, alive, kept, wrong, answered)
+
+
+# ---------------------------------------------------------------------------- soak
+@dataclass
+class SoakReport:
+    """One node fed for ``duration_s`` at ``rate_hz``: stream figures against the bare relay of
+    the same run, and the node's resident memory [KiB] sampled every second."""
+
+    target: str
+    rate_hz: float
+    duration_s: float
+    node: bench.StreamFigures
+    relay: bench.StreamFigures
+    rss_samples_kib: list = field(default_factory=list)
+    load_average: tuple = ()
+    node_alive: bool = True
+
+    @property
+    def rss_start_kib(self) -> int:
+        return self.rss_samples_kib[0] if self.rss_samples_kib else 0
+
+    @property
+    def rss_end_kib(self) -> int:
+        return self.rss_samples_kib[-1] if self.rss_samples_kib else 0
+
+    @property
+    def rss_growth_kib(self) -> int:
+        return self.rss_end_kib - self.rss_start_kib
+
+    def to_dict(self) -> dict:
+        relay, node = self.relay, self.node
+        return {'target': self.target, 'rate_hz': self.rate_hz, 'duration_s': self.duration_s,
+                'answered_fraction': node.answered_fraction, 'relay_answered_fraction': relay.answered_fraction,
+                'node_latency_ms': bench._latencies(node), 'relay_latency_ms': bench._latencies(relay),
+                'p50_ratio': _ratio(node.p50_ms, relay.p50_ms), 'p99_ratio': _ratio(node.p99_ms, relay.p99_ms),
+                'rss_start_kib': self.rss_start_kib, 'rss_end_kib': self.rss_end_kib,
+                'rss_max_kib': max(self.rss_samples_kib, default=0), 'rss_growth_kib': self.rss_growth_kib,
+                'load_average_1_5_15': list(self.load_average), 'node_alive': self.node_alive}
+
+
+def soak(target: str, duration: float, rate: Optional[float] = None, warmup: float = 2.0,
+         baseline_duration: Optional[float] = None) -> SoakReport:
+    """Feed ``target`` ('dynamics': arm at 1 kHz, 'centroidal': quadruped at 500 Hz) for
+    ``duration`` seconds after ``warmup``; the relay baseline runs for ``baseline_duration``
+    (default: ``min(duration, 60)``) under the same feed just before."""
+    module, output, default_rate, model, root_joint = bench.TARGETS[target]
+    from robot_dynamics.models import model_path
+    urdf = str(model_path(model))
+    rate = rate or default_rate
+    baseline = argparse.Namespace(duration=baseline_duration or min(duration, 60.0), warmup=warmup)
+    relay = bench._measure_process(['robot_dynamics.ros.relay'], 'relayed_joint_states', urdf, root_joint, rate,
+                                   baseline)
+    node_name = bench._bench_node_name(module)
+    process = bench._start_node([module, *_node_arguments(urdf, root_joint)], node_name)
+    sampler = _MemorySampler(process.pid, start_after=warmup)
+    try:
+        figures = bench._feed_and_measure(bench._output_topic(node_name, output), output, urdf, root_joint, rate,
+                                          duration, warmup)
+        alive = process.poll() is None
+    finally:
+        sampler.stop()
+        bench._stop_node(process)
+    return SoakReport(target, rate, duration, figures, relay, sampler.samples, os.getloadavg(), alive)
+
+
+def _node_arguments(urdf: str, root_joint: str) -> list:
+    return ['-p', f'urdf_file:={urdf}', '-p', f'root_joint:={root_joint}']
+
+
+class _MemorySampler:
+    """Samples a process's VmRSS [KiB] once per ``period`` seconds in a background thread."""
+
+    def __init__(self, pid: int, period: float = 1.0, start_after: float = 0.0):
+        self.samples: list = []
+        self._pid, self._period, self._start_after = pid, period, start_after
+        self._stopped = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        if self._stopped.wait(self._start_after):
+            return
+        while not self._stopped.is_set():
+            value = resident_kib(self._pid)
+            if value:
+                self.samples.append(value)
+            self._stopped.wait(self._period)
+
+    def stop(self) -> None:
+        # One last sample, so the end value is taken after the whole run.
+        value = resident_kib(self._pid)
+        self._stopped.set()
+        self._thread.join(timeout=5.0)
+        if value:
+            self.samples.append(value)
+
+
+def resident_kib(pid: int) -> int:
+    """VmRSS of process ``pid`` [KiB] from /proc (0 when it is gone)."""
+    try:
+        with open(f'/proc/{pid}/status', encoding='ascii') as status:
+            for line in status:
+                if line.startswith('VmRSS:'):
+                    return int(line.split()[1])
+    except OSError:
+        return 0
+    return 0
+
+
+# ---------------------------------------------------------------------------- service storm
+@dataclass
+class StormReport:
+    """The 1 kHz stream quiet and during a storm of service calls; every call's outcome."""
+
+    quiet: bench.StreamFigures
+    storm: bench.StreamFigures
+    calls: list
+    requested: int
+    storm_seconds: float
+    node_alive: bool = True
+
+    @property
+    def answered_calls(self) -> int:
+        return sum(1 for call in self.calls if call['answered'])
+
+    @property
+    def p99_ratio(self) -> float:
+        return _ratio(self.storm.p99_ms, self.quiet.p99_ms)
+
+    def to_dict(self) -> dict:
+        per_service = Counter((c['service'], c['answered'], c['success']) for c in self.calls)
+        return {'requested_calls': self.requested, 'answered_calls': self.answered_calls,
+                'calls_by_service_answered_success': {f'{s} answered={a} success={ok}': n
+                                                      for (s, a, ok), n in sorted(per_service.items())},
+                'max_call_s': max((c['seconds'] for c in self.calls), default=0.0),
+                'storm_seconds': self.storm_seconds, 'quiet_latency_ms': bench._latencies(self.quiet),
+                'storm_latency_ms': bench._latencies(self.storm),
+                'storm_answered_fraction': self.storm.answered_fraction, 'p99_ratio': self.p99_ratio,
+                'node_alive': self.node_alive}
+
+
+STORM_SERVICES = ('identify_payload', 'validate_inertia')
+
+
+def service_storm(urdf: str, calls: int = 100, clients: int = 4, rate: float = 1000.0, quiet: float = 10.0,
+                  warmup: float = 2.0, buffer_duration: float = 5.0, timeout: float = 300.0) -> StormReport:
+    """Feed a dynamics_node process at ``rate`` [Hz] (with efforts, so its payload buffer fills):
+    ``quiet`` seconds measured alone, then measured while ``clients`` processes make ``calls``
+    calls in all, alternating ~/identify_payload and ~/validate_inertia."""
+    with tempfile.TemporaryDirectory(prefix='storm_reports_') as reports:
+        arguments = ['-p', f'urdf_file:={urdf}', '-p', f'buffer_duration:={buffer_duration}',
+                     '-p', f'report_directory:={reports}']
+        with _NodeUnderTest('dynamics', arguments, 'inverse_dynamics_torques', urdf, efforts=True) as run:
+            quiet_sent = run.feeder.feed(rate, quiet, warmup)
+            per_client = [calls // clients + (k < calls % clients) for k in range(clients)]
+            workers = [_start_service_client(run.node_name, count, offset=k) for k, count in enumerate(per_client)]
+            started = time.monotonic()
+            storm_sent = run.feeder.feed(rate, timeout, 0.0, until=lambda: all(w.poll() is not None for w in workers))
+            storm_seconds = time.monotonic() - started
+            time.sleep(1.0)
+            results = [call for worker in workers for call in _client_results(worker)]
+            alive = run.process.poll() is None
+            received = list(run.feeder.received)
+    return StormReport(bench._figures(quiet_sent, received), bench._figures(storm_sent, received), results, calls,
+                       storm_seconds, alive)
+
+
+def _start_service_client(node_name: str, count: int, offset: int) -> subprocess.Popen:
+    command = [sys.executable, '-m', 'robot_dynamics.tools.reliability', f'/{node_name}', str(count), str(offset)]
+    return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+
+
+def _client_results(worker: subprocess.Popen) -> list:
+    output, _ = worker.communicate(timeout=30)
+    return [json.loads(line) for line in output.splitlines() if line.startswith('{')]
+
+
+def call_services(node_path: str, count: int, offset: int = 0, timeout: float = 120.0) -> list:
+    """Make ``count`` std_srvs/Trigger calls on ``node_path``'s services in turn (starting at
+    :data:`STORM_SERVICES` [offset]); returns one dict per call (service, answered, success,
+    message, seconds)."""
+    import rclpy
+    from std_srvs.srv import Trigger
+
+    rclpy.init()
+    node = rclpy.create_node(f'storm_client_{os.getpid()}')
+    clients = {name: node.create_client(Trigger, f'{node_path}/{name}') for name in STORM_SERVICES}
+    results = []
+    try:
+        for name, client in clients.items():
+            if not client.wait_for_service(timeout_sec=30.0):
+                raise ReliabilityRunError(f'service {node_path}/{name} never appeared')
+        for k in range(count):
+            name = STORM_SERVICES[(k + offset) % len(STORM_SERVICES)]
+            started = time.monotonic()
+            future = clients[name].call_async(Trigger.Request())
+            rclpy.spin_until_future_complete(node, future, timeout_sec=timeout)
+            response = future.result() if future.done() else None
+            results.append({'service': name, 'answered': response is not None,
+                            'success': bool(response and response.success),
+                            'message': response.message[:200] if response else '',
+                            'seconds': time.monotonic() - started})
+    finally:
+        node.destroy_node()
+        rclpy.try_shutdown()
+    return results
+
+
+# ---------------------------------------------------------------------------- restart and hot swap
+@dataclass
+class RestartReport:
+    """Node killed mid-stream and started again; per restart, times in s:
+    ``first_answer_s``: from publishing the first message the new node answered to that answer
+    (how soon it answers what it receives); ``caught_up_s``: from that answer until every later
+    answer is under 20 ms late (the start-up backlog worked off); ``downtime_s``: from the kill to
+    the first answer (process start and DDS discovery included). ``answered_after_first``:
+    fraction answered of the messages sent after the first answered one (worst restart)."""
+
+    first_answer_s: list
+    caught_up_s: list
+    downtime_s: list
+    answered_after_first: float
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def restart_recovery(urdf: str, restarts: int = 1, rate: float = 1000.0, settle: float = 4.0) -> RestartReport:
+    """Kill (SIGKILL, a crash) and restart a dynamics_node process ``restarts`` times while it
+    is fed at ``rate`` [Hz]; measure how soon each new process answers."""
+    arguments = ['-p', f'urdf_file:={urdf}']
+    first_answers, caught_up, downtimes, after = [], [], [], []
+    with _NodeUnderTest('dynamics', arguments, 'inverse_dynamics_torques', urdf) as run:
+        stream = run.stream_in_background(rate)
+        time.sleep(2.0)
+        for _ in range(restarts):
+            run.process.kill()
+            run.process.wait(timeout=5)
+            killed_ns = time.time_ns()
+            run.process = bench._start_node([NODE_MODULES['dynamics'], *arguments], run.node_name)
+            if not _wait(lambda: any(stamp > killed_ns for stamp, _ in run.feeder.received[-50:]), 30.0,
+                         period=0.001):
+                raise ReliabilityRunError('the restarted node never answered')
+            time.sleep(settle)
+            answers = sorted((stamp, arrival) for stamp, arrival in list(run.feeder.received) if stamp > killed_ns)
+            first_stamp, first_arrival = answers[0]
+            first_answers.append((first_arrival - first_stamp) * 1e-9)
+            downtimes.append((first_arrival - killed_ns) * 1e-9)
+            late = [arrival for stamp, arrival in answers if arrival - stamp > 20_000_000]
+            caught_up.append((max(late, default=first_arrival) - first_arrival) * 1e-9)
+            horizon = time.time_ns() - 500_000_000
+            window = [stamp for stamp in list(stream.sent) if first_stamp <= stamp <= horizon]
+            answered = {stamp for stamp, _ in answers}
+            after.append(sum(stamp in answered for stamp in window) / max(1, len(window)))
+        stream.stop()
+    return RestartReport(first_answers, caught_up, downtimes, min(after, default=0.0))
+
+
+@dataclass
+class HotSwapReport:
+    """Descriptions swapped mid-stream: how many swaps the outputs showed, and how many
+    outputs were not the g(q) of the model whose joint names they carry."""
+
+    swaps: int
+    observed_model_changes: int
+    outputs: int
+    wrong_outputs: int
+    node_alive: bool
+    stream_answered_fraction: float
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def renamed_variant(text: str, prefix: str = 'swap_', mass_scale: float = 1.5) -> str:
+    """The URDF ``text`` with every ``fr3_`` name prefixed differently and every mass scaled:
+    a second model whose outputs are told apart by joint names and by g(q)."""
+    scaled = re.sub(r'<mass value="([^"]+)"', lambda m: f'<mass value="{float(m.group(1)) * mass_scale!r}"', text)
+    return scaled.replace('fr3_', prefix)
+
+
+def hot_swap(urdf: str, swaps: int = 100, interval: float = 0.05, rate: float = 1000.0) -> HotSwapReport:
+    """Alternate robot_description between the arm ``urdf`` and :func:`renamed_variant` of it
+    ``swaps`` times while feeding joint states naming both models' joints; every output on
+    ~/gravity_torques must equal g(q) of the model named by its joint names."""
+    from std_msgs.msg import String
+
+    from robot_dynamics.ros.common import DESCRIPTION_QOS
+
+    texts = [open(urdf, encoding='utf-8').read()]
+    texts.append(renamed_variant(texts[0]))
+    names = [_joint_names(urdf), _joint_names_of_text(texts[1])]
+    references = {names[0]: _gravity_reference(urdf), names[1]: _gravity_reference(urdf, texts[1])}
+    with _NodeUnderTest('dynamics', ['-p', 'diagnostics_period:=0.05'], 'gravity_torques', urdf,
+                        keep_messages=True, connect=False, names=list(names[0] + names[1])) as run:
+        diagnostics = run.watch_diagnostics()
+        description_pub = run.feeder.node.create_publisher(String, '/bench/robot_description', DESCRIPTION_QOS)
+        description_pub.publish(String(data=texts[0]))
+        run.feeder.wait_connected()
+        if not _wait(lambda: _model_value(diagnostics, 'models_loaded') >= 1, 10.0):
+            raise ReliabilityRunError('the node never loaded the first description')
+        stream = run.stream_in_background(rate)
+        _wait(lambda: bool(run.feeder.received), 10.0)
+        for k in range(1, swaps + 1):
+            time.sleep(interval)
+            description_pub.publish(String(data=texts[k % 2]))
+        time.sleep(max(interval, 0.5))
+        stream.stop()
+        alive = run.process.poll() is None
+        messages = sorted(run.feeder.messages, key=lambda m: m[0])
+        changes = sum(1 for a, b in zip(messages, messages[1:]) if a[1] != b[1])
+        wrong = _wrong_gravity_outputs(run.feeder, references)
+        answered = _answered_fraction(stream.sent, run.feeder.received)
+    return HotSwapReport(swaps, changes, len(messages), wrong, alive, answered)
+
+
+# ---------------------------------------------------------------------------- shared plumbing
+class _NodeUnderTest:
+    """A node process (``target`` in :data:`NODE_MODULES`) and a :class:`bench.StreamFeeder`
+    listening on its ``output`` topic; both torn down on exit."""
+
+    def __init__(self, target: str, arguments: list, output: str, urdf: str, keep_messages: bool = False,
+                 connect: bool = True, efforts: bool = False, names=None):
+        module = NODE_MODULES[target]
+        self.node_name = f'{bench._bench_node_name(module)}_{int(time.monotonic() * 1000) % 100000}'
+        self.process = bench._start_node([module, *arguments], self.node_name)
+        self._streams: list = []
+        try:
+            self.feeder = bench.StreamFeeder(bench._output_topic(self.node_name, output), output, urdf, 'fixed',
+                                             names=names, efforts=efforts, keep_messages=keep_messages)
+            if connect:
+                self.feeder.wait_connected()
+        except Exception:
+            bench._stop_node(self.process)
+            raise
+
+    def watch_diagnostics(self) -> dict:
+        """Latest /diagnostics status of this node, by status-name suffix ('model', 'joint_states')."""
+        from diagnostic_msgs.msg import DiagnosticArray
+        latest: dict = {}
+        prefix = f'{self.node_name}: '
+
+        def on_array(array) -> None:
+            for status in array.status:
+                if status.name.startswith(prefix):
+                    latest[status.name[len(prefix):]] = {kv.key: kv.value for kv in status.values}
+        self.feeder.node.create_subscription(DiagnosticArray, '/diagnostics', on_array, 50)
+        return latest
+
+    def stream_in_background(self, rate: float) -> '_BackgroundStream':
+        self._streams.append(_BackgroundStream(self.feeder, rate))
+        return self._streams[-1]
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        for stream in self._streams:
+            stream.stop()
+        self.feeder.close()
+        bench._stop_node(self.process)
+
+
+class _BackgroundStream:
+    """Feeds at ``rate`` [Hz] in a thread until :meth:`stop`; ``sent`` lists the stamps [ns]."""
+
+    def __init__(self, feeder: 'bench.StreamFeeder', rate: float):
+        self._stopped = threading.Event()
+        self.sent: list = []
+        self._thread = threading.Thread(target=feeder.feed, args=(rate, 3600.0, 0.0),
+                                        kwargs={'until': self._stopped.is_set, 'sent': self.sent}, daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        if self._stopped.is_set():
+            return
+        self._stopped.set()
+        self._thread.join(timeout=10.0)
+        time.sleep(0.3)  # answers still in flight
+
+
+def _wrong_gravity_outputs(feeder: 'bench.StreamFeeder', references: dict) -> int:
+    """Outputs whose efforts are not g(q) [N·m] of the model their joint names belong to."""
+    import numpy as np
+    wrong = 0
+    offsets = {}
+    for names in references:
+        offsets[names] = feeder.names.index(names[0]) if names[0] in feeder.names else None
+    for stamp, names, efforts in feeder.messages:
+        reference = references.get(names)
+        phase = feeder.phase_of.get(stamp)
+        if reference is None or phase is None or offsets[names] is None:
+            wrong += 1
+            continue
+        start = offsets[names]
+        q = feeder.positions(phase)[start:start + len(names)]
+        wrong += not np.allclose(efforts, reference(q), rtol=1e-9, atol=1e-9)
+    return wrong
+
+
+def _answered_fraction(sent: list, received: list) -> float:
+    answered = {stamp for stamp, _ in received}
+    return sum(stamp in answered for stamp in sent) / len(sent) if sent else 0.0
+
+
+def _gravity_reference(urdf: str, text: Optional[str] = None):
+    """q ↦ g(q) [N·m] of the fixed-base model in ``text`` (default: the file ``urdf``)."""
+    from robot_dynamics.core import dynamics
+    from robot_dynamics.core.model import RobotModel
+    robot = RobotModel.from_urdf_string(text) if text else RobotModel.from_urdf_file(urdf)
+    return lambda q: dynamics.gravity_torques(robot, robot.configuration(q))
+
+
+def _joint_names(urdf: str) -> tuple:
+    from robot_dynamics.core.model import RobotModel
+    return RobotModel.from_urdf_file(urdf).joint_names
+
+
+def _joint_names_of_text(text: str) -> tuple:
+    from robot_dynamics.core.model import RobotModel
+    return RobotModel.from_urdf_string(text).joint_names
+
+
+def _input_values(diagnostics: dict) -> dict:
+    return diagnostics.get('joint_states', {})
+
+
+def _input_value(diagnostics: dict, key: str) -> int:
+    return int(float(_input_values(diagnostics).get(key, 0)))
+
+
+def _model_value(diagnostics: dict, key: str) -> int:
+    return int(float(diagnostics.get('model', {}).get(key, 0)))
+
+
+def _header(sec: int, nanosec: int):
+    from std_msgs.msg import Header
+    header = Header()
+    header.stamp.sec, header.stamp.nanosec = sec, nanosec
+    return header
+
+
+def _sleep_until(target: float) -> None:
+    remaining = target - time.perf_counter()
+    if remaining > 0:
+        time.sleep(remaining)
+
+
+def _wait(condition, timeout: float, period: float = 0.01) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(period)
+    return bool(condition())
+
+
+def _ratio(value: float, reference: float) -> float:
+    return value / reference if reference else float('inf')
+
+
+# ---------------------------------------------------------------------------- command line
+def run(args: argparse.Namespace) -> int:
+    """Run ``args.target`` (one of :data:`bench.RELIABILITY_TARGETS`); print, and return 0 when it passes."""
+    from robot_dynamics.models import ARM_URDF
+    urdf = str(ARM_URDF)
+    target = args.target
+    if target == 'soak':
+        reports = [soak(node, args.duration, args.rate, args.warmup) for node in args.nodes]
+        result = {'soak': [report.to_dict() for report in reports], 'rss_bound_kib': args.rss_bound_mib * 1024}
+        passed = all(r.node_alive and r.node.answered_fraction >= 0.999
+                     and r.rss_growth_kib <= args.rss_bound_mib * 1024 for r in reports)
+    elif target == 'fuzz':
+        count = args.count or 100_000
+        core, node = fuzz_core(urdf, count), fuzz_node(urdf, max(1000, count // 20))
+        result = {'core': asdict(core), 'node': asdict(node)}
+        passed = core.passed and node.passed
+    elif target == 'descriptions':
+        corpus = hostile_descriptions(ARM_URDF.read_text())
+        core, node = screen_descriptions(corpus), descriptions_node(urdf, corpus)
+        result = {'intake': core.summary(), 'node': node.summary()}
+        passed = (not node.unexpected() and node.node_alive and node.model_kept and not node.wrong_outputs
+                  and not core.unexpected())
+    elif target == 'storm':
+        report = service_storm(urdf, args.count or 100, rate=args.rate or 1000.0)
+        result = report.to_dict()
+        passed = (report.answered_calls == report.requested and report.storm.answered_fraction >= 0.999
+                  and report.p99_ratio <= 2.0 and report.node_alive)
+    elif target == 'restart':
+        report = restart_recovery(urdf, args.count or 3, rate=args.rate or 1000.0)
+        result = report.to_dict()
+        passed = max(report.first_answer_s) <= 1.0 and report.answered_after_first >= 0.999
+    else:
+        report = hot_swap(urdf, args.count or 100, rate=args.rate or 1000.0)
+        result = report.to_dict()
+        passed = report.wrong_outputs == 0 and report.node_alive and report.observed_model_changes == report.swaps
+    result.update(target=target, passed=passed, load_average_1_5_15=list(os.getloadavg()))
+    print(json.dumps(result, indent=2, default=_jsonable) if args.format == 'json' else _text(result))
+    return 0 if passed else 1
+
+
+def _jsonable(value):
+    return asdict(value) if hasattr(value, '__dataclass_fields__') else str(value)
+
+
+def _text(result: dict, indent: str = '') -> str:
+    lines = []
+    for key, value in result.items():
+        if isinstance(value, dict):
+            lines += [f'{indent}{key}:', _text(value, indent + '  ')]
+        elif isinstance(value, list) and value and isinstance(value[0], dict):
+            for item in value:
+                lines += [f'{indent}{key}:', _text(item, indent + '  ')]
+        else:
+            lines.append(f'{indent}{key}: {value:.4g}' if isinstance(value, float) else f'{indent}{key}: {value}')
+    return '\n'.join(lines)
+
+
+if __name__ == '__main__':  # one storm client process: NODE_PATH COUNT OFFSET → JSON lines
+    for result in call_services(sys.argv[1], int(sys.argv[2]), int(sys.argv[3])):
+        print(json.dumps(result), flush=True)

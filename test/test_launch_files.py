@@ -1,0 +1,261 @@
+"""Launch and parameter files are consistent with the package, checked without `ros2 launch`
+(launch / launch_ros are not installable here): the launch files and setup.py are parsed
+with `ast`, and the parameter files are compared with the parameters the real nodes declare."""
+import ast
+import glob
+import re
+import xml.etree.ElementTree as ElementTree
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = 'robot_dynamics'
+LAUNCH_FILES = sorted((ROOT / 'launch').glob('*.launch.py'))
+PARAMETER_FILES = {'robot_dynamics.yaml': ('dynamics', 'centroidal'), 'sim_robot.yaml': ('sim_robot',)}
+AUTOMATIC = {'use_sim_time', 'start_type_description_service'}
+"""Declared by rclpy itself for every node; use_sim_time is set by the launch argument."""
+KEY_LINE = re.compile(r'^ {4}(?P<commented># )?(?P<name>[a-z_]+): (?P<value>[^#]*?)\s*(?:#(?P<comment>.*))?$')
+
+
+def node_class(name: str):
+    from robot_dynamics.ros.centroidal_node import CentroidalNode
+    from robot_dynamics.ros.dynamics_node import DynamicsNode
+    from robot_dynamics.ros.sim_robot import SimRobot
+    return {'dynamics': DynamicsNode, 'centroidal': CentroidalNode, 'sim_robot': SimRobot}[name]
+
+
+def launch_tree(path: Path) -> ast.Module:
+    return ast.parse(path.read_text(), filename=str(path))
+
+
+def calls(tree: ast.AST, function: str) -> list:
+    """Calls of ``function`` (a bare name or an attribute's last part) with their keywords."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            name = node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, 'attr', None)
+            if name == function:
+                found.append(node)
+    return found
+
+
+def keyword(call: ast.Call, name: str, constants: dict = None):
+    """The value of keyword ``name``: a literal, a module constant named in ``constants``, else the ast node."""
+    for entry in call.keywords:
+        if entry.arg == name:
+            if isinstance(entry.value, ast.Constant):
+                return entry.value.value
+            if isinstance(entry.value, ast.Name) and entry.value.id in (constants or {}):
+                return constants[entry.value.id]
+            return entry.value
+    return None
+
+
+def module_constants(tree: ast.Module) -> dict:
+    """NAME = 'literal' assignments at module level (e.g. PACKAGE)."""
+    return {target.id: statement.value.value for statement in tree.body if isinstance(statement, ast.Assign)
+            and isinstance(statement.value, ast.Constant) for target in statement.targets
+            if isinstance(target, ast.Name)}
+
+
+def setup_call() -> ast.Call:
+    return calls(ast.parse((ROOT / 'setup.py').read_text()), 'setup')[0]
+
+
+def console_scripts() -> dict:
+    """name → 'module:function' from setup.py's entry_points."""
+    entry_points = ast.literal_eval(keyword(setup_call(), 'entry_points'))
+    return dict(line.replace(' ', '').split('=', 1) for line in entry_points['console_scripts'])
+
+
+def evaluate(node: ast.AST):
+    """The few expression forms setup.py's data_files use: strings, PACKAGE, +, lists, tuples, glob()."""
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.Name) and node.id == 'PACKAGE':
+        return PACKAGE
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        return evaluate(node.left) + evaluate(node.right)
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return [evaluate(element) for element in node.elts]
+    if isinstance(node, ast.Call) and getattr(node.func, 'id', '') == 'glob':
+        return sorted(str(Path(p).relative_to(ROOT)) for p in glob.glob(str(ROOT / evaluate(node.args[0]))))
+    raise AssertionError(f'setup.py data_files: cannot evaluate {ast.dump(node)}')
+
+
+def installed_files() -> set:
+    """Installed paths ('share/robot_dynamics/config/robot_dynamics.yaml', ...) from data_files."""
+    installed = set()
+    for destination, files in evaluate(keyword(setup_call(), 'data_files')):
+        installed.update(f'{destination}/{Path(name).name}' for name in files)
+    return installed
+
+
+def share_references(tree: ast.AST) -> list:
+    """'dir/file' for every os.path.join(share..., 'dir', 'file') in a launch file."""
+    references = []
+    for call in calls(tree, 'join'):
+        parts = [arg.value for arg in call.args[1:] if isinstance(arg, ast.Constant)]
+        if len(parts) == len(call.args) - 1 == 2:
+            references.append('/'.join(parts))
+    return references
+
+
+def launched_nodes() -> list:
+    """(launch file, package, executable, node name) of every launch_ros Node."""
+    nodes = []
+    for path in LAUNCH_FILES:
+        tree = launch_tree(path)
+        constants = module_constants(tree)
+        for call in calls(tree, 'Node'):
+            nodes.append((path.name, *(keyword(call, key, constants) for key in ('package', 'executable', 'name'))))
+    return nodes
+
+
+def same_value(actual, expected) -> bool:
+    """A node's parameter value equals a YAML value (same type; arrays compared as lists)."""
+    if isinstance(expected, list):
+        return [type(x) for x in actual] == [type(x) for x in expected] and list(actual) == expected
+    return type(actual) is type(expected) and actual == expected
+
+
+def parameter_lines(name: str) -> dict:
+    """node → {parameter: (commented, value text, comment)} from the raw parameter file text."""
+    sections, current = {}, None
+    for line in (ROOT / 'config' / name).read_text().splitlines():
+        if re.match(r'^[a-z_]+:\s*$', line):
+            current = sections.setdefault(line.rstrip(':').strip(), {})
+            continue
+        match = KEY_LINE.match(line)
+        if match and current is not None:
+            current[match['name']] = (bool(match['commented']), match['value'], (match['comment'] or '').strip())
+    return sections
+
+
+# ---------------------------------------------------------------------- launch files
+def test_both_launch_files_exist_and_parse():
+    assert {path.name for path in LAUNCH_FILES} >= {'robot_dynamics.launch.py', 'demo.launch.py'}
+    for path in LAUNCH_FILES:
+        assert calls(launch_tree(path), 'LaunchDescription'), f'{path.name} builds no LaunchDescription'
+
+
+def test_every_executable_is_a_console_script_or_an_exec_dependency():
+    scripts = console_scripts()
+    exec_depends = {element.text for element in ElementTree.parse(ROOT / 'package.xml').getroot()
+                    if element.tag == 'exec_depend'}
+    nodes = launched_nodes()
+    assert {(package, executable) for _, package, executable, _ in nodes} >= {
+        (PACKAGE, 'dynamics_node'), (PACKAGE, 'centroidal_node'), (PACKAGE, 'sim_robot'), ('rviz2', 'rviz2')}
+    for launch_file, package, executable, _ in nodes:
+        if package == PACKAGE:
+            assert executable in scripts, f'{launch_file}: {executable} is not a console script in setup.py'
+        else:
+            assert package in exec_depends, f'{launch_file}: package {package} is not an exec_depend in package.xml'
+
+
+def test_every_console_script_entry_point_is_callable():
+    import importlib
+    for name, target in console_scripts().items():
+        module, function = target.split(':')
+        assert callable(getattr(importlib.import_module(module), function)), f'{name} → {target}'
+
+
+def test_every_referenced_file_is_installed_by_data_files():
+    installed = installed_files()
+    references = [reference for path in LAUNCH_FILES for reference in share_references(launch_tree(path))]
+    assert set(references) >= {'config/robot_dynamics.yaml', 'config/sim_robot.yaml', 'config/robot_dynamics.rviz',
+                               'launch/robot_dynamics.launch.py', 'models/fr3_arm.urdf'}
+    for reference in references:
+        assert f'share/{PACKAGE}/{reference}' in installed, f'{reference} is not installed by setup.py data_files'
+
+
+def test_robot_launch_offers_the_real_robot_arguments():
+    tree = launch_tree(ROOT / 'launch' / 'robot_dynamics.launch.py')
+    arguments = {call.args[0].value for call in calls(tree, 'DeclareLaunchArgument')}
+    assert arguments >= {'namespace', 'config_file', 'use_sim_time', 'urdf_file'}
+
+
+def test_launched_node_names_match_parameter_file_sections_and_modules():
+    scripts = console_scripts()
+    sections = {node for nodes in PARAMETER_FILES.values() for node in nodes}
+    ours = [(executable, name) for _, package, executable, name in launched_nodes() if package == PACKAGE]
+    assert {name for _, name in ours} == sections
+    for executable, name in ours:
+        assert scripts[executable].split(':')[0] == node_class(name).__module__
+
+
+# ---------------------------------------------------------------------- parameter files
+@pytest.mark.parametrize('file_name', sorted(PARAMETER_FILES))
+def test_every_parameter_in_the_file_is_declared_by_its_node_with_that_type(ros, file_name):
+    from rclpy.parameter import Parameter
+    content = yaml.safe_load((ROOT / 'config' / file_name).read_text())
+    assert set(content) == set(PARAMETER_FILES[file_name])
+    for node_name, section in content.items():
+        values = section['ros__parameters']
+        overrides = [Parameter(name, value=value) for name, value in values.items()]
+        node = node_class(node_name)(node_name, namespace='/launch_check', parameter_overrides=overrides)
+        try:
+            undeclared = sorted(name for name in values if not node.has_parameter(name))
+            assert not undeclared, f'{file_name}: {node_name} does not declare {undeclared}'
+            for parameter in node.get_parameters(list(values)):
+                assert same_value(parameter.value, values[parameter.name]), f'{node_name}.{parameter.name}'
+        finally:
+            node.destroy_node()
+
+
+@pytest.mark.parametrize('file_name', sorted(PARAMETER_FILES))
+def test_every_declared_parameter_has_a_documented_default_in_the_file(ros, file_name):
+    lines = parameter_lines(file_name)
+    for node_name in PARAMETER_FILES[file_name]:
+        node = node_class(node_name)(node_name, namespace='/launch_defaults')
+        try:
+            documented = lines[node_name]
+            for name in sorted(set(node._parameters) - AUTOMATIC):
+                assert name in documented, f'{file_name}: {node_name} parameter {name} is missing'
+                commented, text, comment = documented[name]
+                assert comment, f'{file_name}: {node_name}.{name} has no comment'
+                default = node.get_parameter(name).value
+                if commented:  # a ROS 2 parameter file cannot hold an empty list
+                    assert text == '[]' and len(default) == 0, f'{name} is commented out but not an empty list'
+                elif '(demo' not in comment:
+                    value = yaml.safe_load(text)
+                    assert same_value(default, value), f'{file_name}: {node_name}.{name} is {value!r}, ' \
+                                                       f'default {default!r}'
+        finally:
+            node.destroy_node()
+
+
+def test_parameter_files_hold_no_empty_list():
+    """rcl's YAML parser rejects `[]` (no element type): such defaults must stay commented out."""
+    for file_name, nodes in PARAMETER_FILES.items():
+        content = yaml.safe_load((ROOT / 'config' / file_name).read_text())
+        for node_name in nodes:
+            empty = [name for name, value in content[node_name]['ros__parameters'].items() if value == []]
+            assert not empty, f'{file_name}: {node_name} has empty lists {empty}'
+
+
+# ---------------------------------------------------------------------- the in-process runner reads the same files
+def test_runner_reads_a_node_section_over_the_wildcard_section(tmp_path):
+    from robot_dynamics.ros.runner import config_path, node_parameters
+    path = tmp_path / 'parameters.yaml'
+    path.write_text('/**:\n  ros__parameters:\n    gravity: [0.0, 0.0, -1.62]\n    root_joint: floating\n'
+                    'dynamics:\n  ros__parameters:\n    root_joint: fixed\n')
+    assert node_parameters(path, 'dynamics') == {'gravity': [0.0, 0.0, -1.62], 'root_joint': 'fixed'}
+    assert node_parameters(path, 'centroidal') == {'gravity': [0.0, 0.0, -1.62], 'root_joint': 'floating'}
+    shipped = yaml.safe_load((ROOT / 'config' / 'robot_dynamics.yaml').read_text())
+    assert node_parameters(config_path('robot_dynamics.yaml'), 'dynamics') == shipped['dynamics']['ros__parameters']
+
+
+def test_runner_names_an_unusable_parameter_file(tmp_path):
+    from robot_dynamics.ros.runner import ConfigError, config_path, node_parameters
+    path = tmp_path / 'list.yaml'
+    path.write_text('- dynamics\n')
+    with pytest.raises(ConfigError, match='list.yaml is not a mapping of node names'):
+        node_parameters(path, 'dynamics')
+    path.write_text('dynamics:\n  ros__parameters: [1, 2]\n')
+    with pytest.raises(ConfigError, match='"dynamics" has no ros__parameters mapping'):
+        node_parameters(path, 'dynamics')
+    with pytest.raises(ConfigError, match='no_such.yaml'):
+        config_path('no_such.yaml')

@@ -1,0 +1,262 @@
+"""sim_robot: its simulation core against closed forms, finite differences and a second
+algorithm, and the node through real rclpy topics and services."""
+import math
+import re
+
+import numpy as np
+import pinocchio as pin
+import pytest
+from nav_msgs.msg import Odometry
+from rclpy.parameter import Parameter
+from ros_harness import wait_for
+from sensor_msgs.msg import JointState
+from std_msgs.msg import String
+from std_srvs.srv import SetBool
+
+from robot_dynamics.core import dynamics
+from robot_dynamics.core.excitation import FourierTrajectory
+from robot_dynamics.core.inertia import InertialParameters
+from robot_dynamics.core.model import RobotModel
+from robot_dynamics.core.simulation import (ArmSimulation, JointSample, SensorNoise, SimulationError, StanceMotion,
+                                            scripted_excitation)
+from robot_dynamics.models import ARM_URDF, QUADRUPED_URDF
+from robot_dynamics.ros.common import DESCRIPTION_QOS, SENSOR_QOS, stamp_seconds
+from robot_dynamics.ros.sim_robot import SimRobot
+
+PAYLOAD = InertialParameters(1.5, [0.03, -0.02, 0.06], [[0.004, 0.0003, -0.0002], [0.0003, 0.0035, 0.0001],
+                                                        [-0.0002, 0.0001, 0.002]])
+FEET = ['lf_foot', 'rf_foot', 'lh_foot', 'rh_foot']
+STANCE = [0.0, 0.8, -1.6] * 4
+
+
+def arm() -> RobotModel:
+    return RobotModel.from_urdf_file(ARM_URDF)
+
+
+def quadruped() -> RobotModel:
+    return RobotModel.from_urdf_file(QUADRUPED_URDF, root_joint='floating')
+
+
+def skew(vector: np.ndarray) -> np.ndarray:
+    x, y, z = vector
+    return np.array([[0.0, -z, y], [z, 0.0, -x], [-y, x, 0.0]])
+
+
+# ---------------------------------------------------------------------- arm dynamics
+def test_arm_tracks_the_fourier_closed_form():
+    robot = arm()
+    trajectory = scripted_excitation(robot)
+    simulation = ArmSimulation(robot, trajectory)
+    simulation.set_payload('tool0', PAYLOAD)
+    samples = [simulation.advance() for _ in range(3000)]
+    times = np.array([s.time for s in samples])
+    expected, expected_velocity, _ = trajectory.evaluate(times)
+    assert np.max(np.abs(np.array([s.positions for s in samples]) - expected)) < 1e-3
+    assert np.max(np.abs(np.array([s.velocities for s in samples]) - expected_velocity)) < 1e-2
+    assert np.ptp(expected, axis=0).min() > 0.1  # every joint really moves
+
+
+def test_static_effort_is_urdf_gravity_plus_payload_weight_through_the_jacobian():
+    robot = arm()
+    nominal = arm()
+    pose = np.array([0.3, -0.5, 0.2, -2.0, 0.4, 1.8, 0.5])
+    still = FourierTrajectory(robot.joint_names, pose, np.zeros((7, 2)), np.zeros((7, 2)), 0.2, 5.0)
+    simulation = ArmSimulation(robot, still)
+    simulation.set_payload('tool0', PAYLOAD)
+    sample = [simulation.advance() for _ in range(50)][-1]
+    np.testing.assert_allclose(sample.positions, pose, atol=1e-12)
+    q = nominal.configuration(pose)
+    frame = nominal.frame_id('tool0')
+    jacobian = pin.computeFrameJacobian(nominal.model, nominal.data, q, frame, pin.LOCAL_WORLD_ALIGNED)
+    lever = nominal.data.oMf[frame].rotation @ PAYLOAD.com
+    point_jacobian = jacobian[:3] - skew(lever) @ jacobian[3:]
+    weight = PAYLOAD.mass * np.array([0.0, 0.0, -9.81])
+    expected = dynamics.gravity_torques(nominal, q) - point_jacobian.T @ weight
+    np.testing.assert_allclose(sample.efforts, expected, atol=1e-9)
+
+
+def test_applied_torque_equals_mass_matrix_times_integrated_acceleration_plus_bias():
+    robot = arm()
+    simulation = ArmSimulation(robot, scripted_excitation(robot))
+    simulation.set_payload('tool0', PAYLOAD)
+    for _ in range(700):
+        simulation.advance()
+    first, second = simulation.advance(), simulation.advance()
+    acceleration = (second.velocities - first.velocities) / simulation.step_size
+    q, v = robot.configuration(first.positions), robot.tangent(first.velocities)
+    mass_matrix = pin.crba(robot.model, robot.data, q)
+    mass_matrix = np.triu(mass_matrix) + np.triu(mass_matrix, 1).T
+    bias = pin.nonLinearEffects(robot.model, robot.data, q, v)
+    np.testing.assert_allclose(first.efforts, mass_matrix @ acceleration + bias, rtol=1e-9, atol=1e-9)
+    assert np.linalg.norm(acceleration) > 0.1
+
+
+def test_simulation_refuses_a_floating_base_a_slow_step_and_foreign_joints():
+    robot = arm()
+    trajectory = scripted_excitation(robot)
+    with pytest.raises(SimulationError, match='floating base'):
+        ArmSimulation(quadruped(), trajectory)
+    with pytest.raises(SimulationError, match='step'):
+        ArmSimulation(robot, trajectory, step=2e-3)
+    other = FourierTrajectory(tuple(f'j{i}' for i in range(7)), trajectory.offsets, trajectory.sine,
+                              trajectory.cosine, 0.2, 5.0)
+    with pytest.raises(SimulationError, match='not the model joints'):
+        ArmSimulation(robot, other)
+
+
+# ---------------------------------------------------------------------- noise
+def test_noise_is_reproducible_from_its_seed_and_has_the_configured_deviation():
+    noise = SensorNoise(velocity=0.002, effort=0.05, seed=7)
+    clean = JointSample(0.0, np.zeros(7), np.zeros(7), np.zeros(7))
+    first, second = noise.generator(), noise.generator()
+    draws = np.array([noise.applied(clean, first).efforts for _ in range(3000)])
+    again = np.array([noise.applied(clean, second).efforts for _ in range(3000)])
+    np.testing.assert_array_equal(draws, again)
+    assert abs(draws.std() / 0.05 - 1.0) < 0.03
+    assert abs(draws.mean()) < 0.003
+    other = SensorNoise(velocity=0.002, effort=0.05, seed=8)
+    assert not np.array_equal(other.applied(clean, other.generator()).efforts, draws[0])
+    with pytest.raises(SimulationError, match='effort noise'):
+        SensorNoise(effort=-1.0)
+
+
+# ---------------------------------------------------------------------- kinematic floating base
+def test_stance_motion_keeps_every_foot_fixed_on_the_ground():
+    robot = quadruped()
+    motion = StanceMotion(robot, FEET, STANCE, ground_height=0.1)
+    check = quadruped()
+    feet = [check.frame_id(name) for name in FEET]
+    for time in np.arange(0.0, 2.0, 0.05):
+        sample = motion.sample(time)
+        pin.framesForwardKinematics(check.model, check.data,
+                                    check.configuration(sample.joints.positions, sample.base_pose))
+        points = np.array([check.data.oMf[i].translation for i in feet])
+        np.testing.assert_allclose(points, motion.contact_points, atol=1e-9)
+    assert np.isclose(motion.contact_points[:, 2].min(), 0.1)
+    assert np.ptp([motion.sample(t).base_pose[2] for t in (0.0, 0.25, 0.5)]) > 0.01  # the base really moves
+
+
+def test_stance_motion_velocities_are_the_derivatives_of_its_poses():
+    robot = quadruped()
+    motion, step = StanceMotion(robot, FEET, STANCE), 1e-5
+    for time in (0.3, 1.1, 1.7):
+        before, now, after = motion.sample(time - step), motion.sample(time), motion.sample(time + step)
+        rotation = pin.Quaternion(*np.roll(now.base_pose[3:], 1)).toRotationMatrix()
+        linear = rotation.T @ (after.base_pose[:3] - before.base_pose[:3]) / (2 * step)
+        rotations = [pin.Quaternion(*np.roll(s.base_pose[3:], 1)).toRotationMatrix() for s in (before, after)]
+        angular = pin.log3(rotations[0].T @ rotations[1]) / (2 * step)
+        np.testing.assert_allclose(now.base_twist, np.concatenate([linear, angular]), atol=1e-6)
+        joint_rate = (after.joints.positions - before.joints.positions) / (2 * step)
+        np.testing.assert_allclose(now.joints.velocities, joint_rate, atol=1e-5)
+        assert np.linalg.norm(now.joints.velocities) > 0.01
+
+
+def test_stance_motion_names_unknown_frames_and_wrong_stances():
+    with pytest.raises(SimulationError, match='lf_toe'):
+        StanceMotion(quadruped(), ['lf_toe', 'rf_foot', 'lh_foot', 'rh_foot'])
+    with pytest.raises(SimulationError, match='12 values'):
+        StanceMotion(quadruped(), FEET, [0.0, 0.8])
+    with pytest.raises(SimulationError, match='fixed base'):
+        StanceMotion(arm(), FEET)
+
+
+# ---------------------------------------------------------------------- the node
+def sim_node(namespace: str, **parameters) -> SimRobot:
+    overrides = [Parameter(name, value=value) for name, value in parameters.items()]
+    return SimRobot('sim_robot', namespace=namespace, parameter_overrides=overrides)
+
+
+def test_node_publishes_latched_description_and_evenly_stamped_joint_states(ros):
+    node = sim_node('/sim_a', payload_mass=1.5, payload_com=[0.03, -0.02, 0.06], publish_rate=250.0)
+    with ros(node) as harness:
+        states = harness.collect(JointState, '/sim_a/joint_states', SENSOR_QOS)
+        assert wait_for(lambda: len(states) >= 60, 10.0)
+        late = harness.collect(String, '/sim_a/robot_description', DESCRIPTION_QOS)
+        assert wait_for(lambda: len(late) == 1, 5.0)
+    assert late[0].data == ARM_URDF.read_text()  # the hidden payload is not in it
+    stamps = np.array([stamp_seconds(m.header.stamp) for m in states])
+    np.testing.assert_allclose(np.diff(stamps), 1.0 / 250.0, atol=2e-6)
+    message = states[-1]
+    assert tuple(message.name) == RobotModel.from_urdf_file(ARM_URDF).joint_names
+    assert len(message.position) == len(message.velocity) == len(message.effort) == 7
+
+
+def test_attach_payload_service_restarts_the_same_motion(ros):
+    node = sim_node('/sim_b', payload_mass=1.5, start_with_payload=False, effort_noise=0.0, velocity_noise=0.0)
+    start = node.simulation.reference(0.0)[0]
+    with ros(node) as harness:
+        states = harness.collect(JointState, '/sim_b/joint_states', SENSOR_QOS)
+        assert wait_for(lambda: len(states) >= 100, 10.0)
+        answer = harness.call(SetBool, '/sim_b/sim_robot/attach_payload', SetBool.Request(data=True))
+        count = len(states)
+        assert wait_for(lambda: len(states) >= count + 20, 5.0)
+    assert answer.success and 'attached' in answer.message
+    restarted = [m for m in states[count - 5:] if np.allclose(m.position, start, atol=1e-9)]
+    assert restarted, 'no joint state back at the trajectory start after the restart'
+    assert node.robot.payload is not None and math.isclose(node.robot.payload[1].mass, 1.5)
+
+
+def test_floating_node_publishes_odom_pose_in_world_and_twist_in_base_frame(ros):
+    node = sim_node('/sim_c', root_joint='floating', publish_rate=100.0)
+    with ros(node) as harness:
+        odometry = harness.collect(Odometry, '/sim_c/odom', SENSOR_QOS)
+        states = harness.collect(JointState, '/sim_c/joint_states', SENSOR_QOS)
+        assert wait_for(lambda: len(odometry) >= 20 and len(states) >= 20, 10.0)
+    message = odometry[-1]
+    assert (message.header.frame_id, message.child_frame_id) == ('odom', 'base')
+    odom_stamps = {stamp_seconds(m.header.stamp) for m in odometry}
+    assert sum(stamp_seconds(m.header.stamp) in odom_stamps for m in states) >= 19
+    assert len(states[-1].effort) == 0  # kinematic: no efforts
+    motion = StanceMotion(quadruped(), FEET, STANCE)
+    assert math.isclose(message.pose.pose.position.z, motion.start_position[2], abs_tol=0.05)
+
+
+def test_node_names_the_bad_parameter(ros):
+    with pytest.raises(SimulationError, match='payload_com needs 3 values'):
+        sim_node('/sim_d', payload_mass=1.0, payload_com=[0.1, 0.2])
+    with pytest.raises(SimulationError, match='simulation_rate'):
+        sim_node('/sim_d', simulation_rate=500.0)
+    with pytest.raises(SimulationError, match="root_joint must be 'fixed' or 'floating'"):
+        sim_node('/sim_d', root_joint='wheeled')
+
+
+def test_unreachable_sway_stops_the_motion_without_killing_the_node(ros):
+    node = sim_node('/sim_e', root_joint='floating', sway_amplitude=0.6)
+    with ros(node) as harness:
+        states = harness.collect(JointState, '/sim_e/joint_states', SENSOR_QOS)
+        assert wait_for(lambda: node._timer.is_canceled(), 10.0)
+        answer = harness.call(SetBool, '/sim_e/sim_robot/attach_payload', SetBool.Request(data=True))
+    assert not answer.success and 'kinematic' in answer.message  # still serving, with the reason
+    assert len(states) < 100  # it published until the legs could no longer reach the ground
+
+
+def test_simulated_motion_matches_mujoco_integrating_the_same_torques():
+    """A second engine: MuJoCo, given the URDF with the payload as an extra welded body and the
+    torques the simulation applied, integrates (semi-implicit Euler, same step) to the same
+    joint trajectory."""
+    mujoco = pytest.importorskip('mujoco')
+    robot = arm()
+    simulation = ArmSimulation(robot, scripted_excitation(robot))
+    simulation.set_payload('tool0', PAYLOAD)
+    (ixx, ixy, ixz), (_, iyy, iyz), (_, _, izz) = PAYLOAD.inertia_com
+    payload_body = (f'<link name="payload"><inertial><origin xyz="{" ".join(map(str, PAYLOAD.com))}"/>'
+                    f'<mass value="{PAYLOAD.mass}"/><inertia ixx="{ixx}" ixy="{ixy}" ixz="{ixz}" iyy="{iyy}" '
+                    f'iyz="{iyz}" izz="{izz}"/></inertial></link><joint name="payload_weld" type="fixed">'
+                    '<parent link="tool0"/><child link="payload"/></joint></robot>')
+    text = re.sub(r'<dynamics\b[^>]*/>', '', ARM_URDF.read_text()).replace('</robot>', payload_body)
+    text = re.sub(r'(<robot\b[^>]*>)', r'\1<mujoco><compiler discardvisual="false" fusestatic="false" '
+                                       r'balanceinertia="false"/></mujoco>', text, count=1)
+    model = mujoco.MjSpec.from_string(text).compile()
+    model.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_CONSTRAINT
+    model.opt.timestep = simulation.step_size
+    model.opt.integrator = mujoco.mjtIntegrator.mjINT_EULER
+    data = mujoco.MjData(model)
+    first = simulation.advance()
+    data.qpos[:], data.qvel[:], data.qfrc_applied[:] = first.positions, first.velocities, first.efforts
+    mujoco.mj_step(model, data)
+    for _ in range(1500):
+        sample = simulation.advance()
+        np.testing.assert_allclose(data.qpos, sample.positions, atol=1e-7)
+        np.testing.assert_allclose(data.qvel, sample.velocities, atol=1e-5)
+        data.qfrc_applied[:] = sample.efforts
+        mujoco.mj_step(model, data)
