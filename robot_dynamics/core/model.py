@@ -30,8 +30,8 @@ import pinocchio as pin
 
 from robot_dynamics.core.errors import DescriptionError, PayloadError
 from robot_dynamics.core.inertia import InertialParameters
-from robot_dynamics.core.urdf import (MAX_DESCRIPTION_BYTES, JointLimit, UrdfDescription, parse_urdf,
-                                      read_description_file)
+from robot_dynamics.core.urdf import (MAX_DESCRIPTION_BYTES, MAX_MOVING_JOINTS, JointLimit, UrdfDescription,
+                                      parse_urdf, read_description_file)
 
 STANDARD_GRAVITY = (0.0, 0.0, -9.81)
 
@@ -104,12 +104,13 @@ class RobotModel:
 
     # ------------------------------------------------------------------ construction
     @classmethod
-    def from_urdf_string(cls, text: str, root_joint: str = 'fixed',
-                         gravity: Sequence[float] = STANDARD_GRAVITY) -> 'RobotModel':
+    def from_urdf_string(cls, text: str, root_joint: str = 'fixed', gravity: Sequence[float] = STANDARD_GRAVITY,
+                         max_moving_joints: int = MAX_MOVING_JOINTS) -> 'RobotModel':
         """Build from URDF text. ``root_joint`` is ``'fixed'`` or ``'floating'`` (free flyer)."""
         if root_joint not in ('fixed', 'floating'):
             raise ValueError(f"root_joint must be 'fixed' or 'floating', got {root_joint!r}")
-        return cls(parse_urdf(text), floating_base=(root_joint == 'floating'), gravity=gravity)
+        return cls(parse_urdf(text, max_moving_joints=max_moving_joints), floating_base=(root_joint == 'floating'),
+                   gravity=gravity)
 
     @classmethod
     def from_urdf_file(cls, path, root_joint: str = 'fixed', gravity: Sequence[float] = STANDARD_GRAVITY,

@@ -30,6 +30,18 @@ MAX_DESCRIPTION_BYTES = 10 * 1024 * 1024
 MAX_LINKS = 2000
 """Largest number of links accepted (a full humanoid has under 100)."""
 
+MAX_MOVING_JOINTS = 100
+"""Default largest number of moving joints: pinocchio's Data holds nv³ second-order tensors
+(8 MB at 100 joints, 27 GB at 1 500), so a hostile description could exhaust memory."""
+
+MAX_ATTRIBUTES_PER_ELEMENT = 64
+"""Largest number of attributes on one element: pinocchio's XML reader checks duplicate
+attributes in quadratic time (1.5 s for 30 000 on one element); no URDF element needs more
+than a handful."""
+
+PHYSICAL_TOLERANCE = 1e-9
+"""Relative tolerance (of the largest principal moment) of the intake's physical checks."""
+
 SUPPORTED_JOINT_TYPES = ('revolute', 'continuous', 'prismatic', 'fixed')
 MOVING_JOINT_TYPES = ('revolute', 'continuous', 'prismatic')
 _KNOWN_JOINT_TYPES = SUPPORTED_JOINT_TYPES + ('floating', 'planar')
@@ -178,8 +190,13 @@ def read_description_file(path, max_bytes: int = MAX_DESCRIPTION_BYTES) -> str:
     return path.read_text(encoding='utf-8', errors='replace')
 
 
-def parse_urdf(text: str, max_bytes: int = MAX_DESCRIPTION_BYTES, max_links: int = MAX_LINKS) -> UrdfDescription:
-    """Parse and check a URDF string. Raises :class:`DescriptionError` naming the problem."""
+def parse_urdf(text: str, max_bytes: int = MAX_DESCRIPTION_BYTES, max_links: int = MAX_LINKS,
+               max_moving_joints: int = MAX_MOVING_JOINTS) -> UrdfDescription:
+    """Parse and check a URDF string. Raises :class:`DescriptionError` naming the problem.
+
+    Physically impossible inertias and inverted joint limits are accepted with a warning in
+    ``warnings`` (``robot_dynamics validate`` explains them and proposes fixes).
+    """
     if not isinstance(text, str) or not text.strip():
         raise DescriptionError('robot description is empty')
     if len(text) > max_bytes:
@@ -193,6 +210,10 @@ def parse_urdf(text: str, max_bytes: int = MAX_DESCRIPTION_BYTES, max_links: int
         raise DescriptionError(f'robot description is not valid XML: {error}') from None
     if root.tag != 'robot':
         raise DescriptionError(f"robot description's root element is <{root.tag}>, expected <robot>")
+    most_attributes = max(len(element.attrib) for element in root.iter())
+    if most_attributes > MAX_ATTRIBUTES_PER_ELEMENT:
+        raise DescriptionError(f'robot description has an element with {most_attributes} attributes, over the '
+                               f'limit of {MAX_ATTRIBUTES_PER_ELEMENT}')
     link_elements = root.findall('link')
     if not link_elements:
         raise DescriptionError('robot description has no <link>')
@@ -211,8 +232,12 @@ def parse_urdf(text: str, max_bytes: int = MAX_DESCRIPTION_BYTES, max_links: int
         if joint.name in joints:
             raise DescriptionError(f'joint "{joint.name}" is defined twice')
         joints[joint.name] = joint
+    moving = sum(joint.type in MOVING_JOINT_TYPES for joint in joints.values())
+    if moving > max_moving_joints:
+        raise DescriptionError(f'robot description has {moving} moving joints, over the limit of {max_moving_joints}')
     root_link = _check_tree(links, joints)
     _check_mimics(joints)
+    warnings.extend(_physical_warnings(links, joints))
     moved_by = {joint.child: joint for joint in joints.values() if joint.type in MOVING_JOINT_TYPES}
     for link in links.values():
         if link.inertial is not None or link.name == root_link:
@@ -380,6 +405,43 @@ def _check_tree(links: dict, joints: dict) -> str:
         raise DescriptionError(f'links {", ".join(unreached[:5])} are not connected to the root '
                                f'"{roots[0]}" (a cycle in the joint graph)')
     return roots[0]
+
+
+def _physical_warnings(links: dict, joints: dict) -> list:
+    """Inertias no rigid body can have, and joint ranges that are empty."""
+    warnings = []
+    with np.errstate(all='ignore'):  # absurd (1e308) values must give a warning, not an overflow
+        for link in links.values():
+            warnings.extend(_inertia_warnings(link))
+    for joint in joints.values():
+        if joint.limit is not None and joint.limit.lower > joint.limit.upper:
+            warnings.append(f'joint "{joint.name}": lower limit {joint.limit.lower:g} is above upper limit '
+                            f'{joint.limit.upper:g}')
+    return warnings
+
+
+def _inertia_warnings(link: UrdfLink) -> list:
+    """A warning when ``link``'s inertia is not that of any rigid body (empty list if fine)."""
+    inertial = link.inertial
+    if inertial is None:
+        return []
+    tensor = inertial.tensor()
+    scale = np.abs(tensor).max()
+    where = f'link "{link.name}"'
+    if inertial.mass == 0.0:
+        return [f'{where}: mass 0 but a non-zero inertia'] if scale > 0.0 else []
+    if scale == 0.0:
+        return []
+    # Scaled so absurd (1e308) entries cannot overflow; the checks are scale-free.
+    moments = np.linalg.eigvalsh(tensor / scale)
+    tolerance = PHYSICAL_TOLERANCE * np.abs(moments).max()
+    if moments[0] < -tolerance:
+        return [f'{where}: inertia has a negative principal moment {moments[0] * scale:.6g} kg·m² '
+                '(not physically possible; see robot_dynamics validate)']
+    if moments[0] + moments[1] < moments[2] - tolerance:
+        return [f'{where}: principal moments {[float(f"{m * scale:.6g}") for m in moments]} kg·m² violate the '
+                'triangle inequality (no rigid body has them; see robot_dynamics validate)']
+    return []
 
 
 def _check_mimics(joints: dict) -> None:

@@ -38,8 +38,8 @@ from robot_dynamics.core.inertia import (InertialParameters, InertiaProjectionEr
                                          pseudo_inertia_from_vector, sphere_inertia, triangle_margins)
 from robot_dynamics.core.mesh_inertia import (MeshLoadError, MeshResolutionError, SolidMassProperties, load_mesh,
                                               mesh_mass_properties, resolve_mesh_path)
-from robot_dynamics.core.urdf import (MAX_DESCRIPTION_BYTES, MOVING_JOINT_TYPES, UrdfDescription, UrdfGeometry,
-                                     UrdfLink, parse_urdf, read_description_file)
+from robot_dynamics.core.urdf import (MAX_DESCRIPTION_BYTES, MAX_LINKS, MOVING_JOINT_TYPES, UrdfDescription,
+                                     UrdfGeometry, UrdfLink, parse_urdf, read_description_file)
 
 SEVERITIES = ('info', 'warning', 'error')
 
@@ -312,7 +312,9 @@ def validate_urdf_text(text: str, package_paths: Optional[Mapping[str, str]] = N
     """Parse ``text`` safely and validate it. Never raises for a bad description: an
     unparseable, unsafe or oversize text gives a report with one error finding (check 'parse')."""
     try:
-        description = parse_urdf(text)
+        # No pinocchio model is built here, so the joint-count limit that protects its memory
+        # does not apply: any tree within the link limit is validated.
+        description = parse_urdf(text, max_moving_joints=MAX_LINKS)
     except RobotDynamicsError as error:
         return parse_failure_report(str(error))
     return validate_description(description, package_paths, allowed_roots, floating_base)

@@ -13,7 +13,6 @@ import sys
 import threading
 import time
 from collections import Counter
-from xml.etree import ElementTree
 from typing import Callable, Optional
 
 import numpy as np
@@ -27,7 +26,7 @@ from std_msgs.msg import String
 
 from robot_dynamics.core.errors import DescriptionError
 from robot_dynamics.core.model import RobotModel
-from robot_dynamics.core.urdf import UrdfDescription, parse_urdf, read_description_file
+from robot_dynamics.core.urdf import MAX_MOVING_JOINTS, read_description_file
 
 DESCRIPTION_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                              durability=DurabilityPolicy.TRANSIENT_LOCAL, history=HistoryPolicy.KEEP_LAST)
@@ -35,16 +34,6 @@ DESCRIPTION_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
 
 LATCHED_QOS = DESCRIPTION_QOS
 """QoS of results that late joiners must still get (e.g. ~/payload)."""
-
-MAX_MODEL_JOINTS = 100
-"""Default of the ``max_joints`` parameter: pinocchio's Data grows about cubically with the
-joint count (36 MB at 100 joints, ~0.3 TB at 2000), so a hostile description with thousands of
-moving joints would get the node killed for lack of memory."""
-
-MAX_ATTRIBUTES_PER_ELEMENT = 64
-"""pinocchio's XML reader checks duplicate attributes in quadratic time (1.5 s for 30 000
-attributes on one element, minutes within the 10 MB size limit), and the model is built on the
-stream thread; no URDF element needs more than a handful."""
 
 SENSOR_QOS = QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE,
                         history=HistoryPolicy.KEEP_LAST)
@@ -138,7 +127,7 @@ class ModelSource:
         node.declare_parameter('urdf_file', '', describe('path of a URDF file used when robot_description is empty'))
         node.declare_parameter('root_joint', 'fixed', describe("'fixed' (arm on a table) or 'floating' (free-flyer base)"))
         node.declare_parameter('gravity', [0.0, 0.0, -9.81], describe('gravity vector in the world frame [m/s^2]'))
-        node.declare_parameter('max_joints', MAX_MODEL_JOINTS, describe(
+        node.declare_parameter('max_joints', MAX_MOVING_JOINTS, describe(
             'descriptions with more moving joints are refused (model memory grows ~cubically with joints)'))
         self.max_joints = int(node.get_parameter('max_joints').value)
         self.root_joint = node.get_parameter('root_joint').value
@@ -197,31 +186,13 @@ class ModelSource:
 
 
 def build_model(text: str, root_joint: str = 'fixed', gravity=(0.0, 0.0, -9.81),
-                max_joints: int = MAX_MODEL_JOINTS) -> RobotModel:
+                max_joints: int = MAX_MOVING_JOINTS) -> RobotModel:
     """The model a node builds from untrusted URDF text (what :class:`ModelSource` installs).
 
     Raises :class:`DescriptionError` (or ``ValueError`` for a bad ``root_joint``/``gravity``)
-    for any description it refuses, including ones too costly to build (see
-    :data:`MAX_MODEL_JOINTS`, :data:`MAX_ATTRIBUTES_PER_ELEMENT`).
+    for any description it refuses, including ones too costly to build.
     """
-    if root_joint not in ('fixed', 'floating'):
-        raise ValueError(f"root_joint must be 'fixed' or 'floating', got {root_joint!r}")
-    description = parse_urdf(text)
-    _check_model_size(description, max_joints)
-    return RobotModel(description, floating_base=root_joint == 'floating', gravity=gravity)
-
-
-def _check_model_size(description: UrdfDescription, max_joints: int) -> None:
-    """Raise :class:`DescriptionError` for a description too costly to build into a model."""
-    joints = len(description.moving_joints())
-    if joints > max_joints:
-        raise DescriptionError(f'robot description has {joints} moving joints, over the max_joints limit of '
-                               f'{max_joints}')
-    # parse_urdf has already parsed this text safely (size-limited, no DTD), so parsing it again is bounded.
-    most = max(len(element.attrib) for element in ElementTree.fromstring(description.text).iter())
-    if most > MAX_ATTRIBUTES_PER_ELEMENT:
-        raise DescriptionError(f'robot description has an element with {most} attributes, over the limit of '
-                               f'{MAX_ATTRIBUTES_PER_ELEMENT}')
+    return RobotModel.from_urdf_string(text, root_joint, gravity, max_moving_joints=max_joints)
 
 
 def joint_state_fields(message) -> tuple:

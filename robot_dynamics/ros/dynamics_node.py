@@ -17,7 +17,9 @@ delay ≈ half the window: 7 ms for 15 samples at 1 kHz), or is zero with
 ``acceleration_mode: zero``. The torque stream runs on a single-threaded executor (the
 lowest-latency one in rclpy); the services are served by a companion node on its own
 executor thread (:class:`~robot_dynamics.ros.common.ServiceHost`), so a long
-identification never stalls the stream. Every model change installs a new model object
+identification never stalls the stream; identification and validation themselves run in a
+worker process (:mod:`~robot_dynamics.ros.service_worker`), so they do not hold the
+stream's interpreter lock either. Every model change installs a new model object
 (never mutated while the stream uses it), so services and stream share no pinocchio Data.
 """
 from __future__ import annotations
@@ -47,6 +49,7 @@ from robot_dynamics.core.ring_buffer import SampleRingBuffer
 from robot_dynamics.ros.common import (JOINT_STATE_QOS, LATCHED_QOS, SENSOR_QOS, ModelSource, RateLimitedLogger,
                                        RateMeter, RejectionCounter, ServiceHost, describe, diagnostic_status,
                                        joint_state_fields, spin_nodes)
+from robot_dynamics.ros.service_worker import ServiceWorker, identify_payload_job, validate_inertia_job
 
 OK, WARN, ERROR = DiagnosticStatus.OK, DiagnosticStatus.WARN, DiagnosticStatus.ERROR
 
@@ -87,6 +90,7 @@ class DynamicsNode(Node):
         self.model_source = ModelSource(self, self._on_model)
         self.create_subscription(JointState, 'joint_states', self._on_joint_state, JOINT_STATE_QOS)
         self.service_host = ServiceHost(self)
+        self._worker = ServiceWorker()
         for name, handler in (('~/identify_payload', self._identify_payload),
                               ('~/validate_inertia', self._validate_inertia),
                               ('~/clear_payload_buffer', self._clear_payload_buffer),
@@ -143,6 +147,10 @@ class DynamicsNode(Node):
         with self._live_lock:
             self._live = live
             self._last_torques = None
+
+    def destroy_node(self):
+        self._worker.shutdown()
+        return super().destroy_node()
 
     @property
     def robot(self) -> Optional[RobotModel]:
@@ -216,11 +224,9 @@ class DynamicsNode(Node):
             return _answer(response, False, 'nothing recorded yet: move the robot with the payload (efforts '
                                             'published), then call identify_payload')
         try:
-            from robot_dynamics.core.payload import identify_payload
-            robot = RobotModel(live.robot.description, live.robot.floating_base,
-                               live.robot.model.gravity.linear)
-            report = identify_payload(robot, recording, live.payload_link,
-                                      mode=self.get_parameter('payload_mode').value, baseline=self.baseline)
+            report = self._worker.run(identify_payload_job, live.robot.description.text, live.robot.floating_base,
+                                      live.robot.model.gravity.linear.tolist(), recording, live.payload_link,
+                                      self.get_parameter('payload_mode').value, self.baseline)
         except Exception as error:
             self.get_logger().error(f'identify_payload failed: {error!r}')
             return _answer(response, False, f'identification failed: {error}')
@@ -236,10 +242,9 @@ class DynamicsNode(Node):
         if live is None:
             return _answer(response, False, 'no robot model loaded yet')
         try:
-            from robot_dynamics.core.validation import validate_description
-            report = validate_description(live.robot.description, package_paths=self._package_paths(),
-                                          allowed_roots=list(self.get_parameter('mesh_allowed_roots').value or []),
-                                          floating_base=live.robot.floating_base)
+            report = self._worker.run(validate_inertia_job, live.robot.description.text, self._package_paths(),
+                                      list(self.get_parameter('mesh_allowed_roots').value or []),
+                                      live.robot.floating_base)
         except Exception as error:
             self.get_logger().error(f'validate_inertia failed: {error!r}')
             return _answer(response, False, f'validation failed: {error}')

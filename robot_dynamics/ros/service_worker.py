@@ -1,0 +1,76 @@
+"""Service computations in a separate process, so they never hold the stream's Python lock.
+
+Payload identification (least squares, a cvxpy SDP) and inertia validation run for tens to
+hundreds of milliseconds in Python. In the node's own process they would take the global
+interpreter lock from the torque stream for that long, whatever thread they run in. A
+one-process pool started with ``spawn`` (never ``fork``: the node has DDS threads) takes the
+work; the service thread only waits on the result, which releases the lock. The worker is
+started on the first call (importing pinocchio and cvxpy there takes a few seconds once)
+and kept. Entry points must guard their main code with ``if __name__ == '__main__'``
+(``spawn`` re-imports the main module). No rclpy in this module: the jobs are pure core calls on picklable inputs.
+"""
+from __future__ import annotations
+
+import multiprocessing
+import os
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from typing import Optional, Sequence
+
+# Imported here, not in the jobs: unpickling a job's report in the node needs these modules, and
+# importing cvxpy there on the first call would hold the stream's interpreter lock for ~0.5 s.
+from robot_dynamics.core.model import RobotModel
+from robot_dynamics.core.payload import identify_payload
+from robot_dynamics.core.urdf import parse_urdf
+from robot_dynamics.core.validation import validate_description
+
+
+def identify_payload_job(description_text: str, floating_base: bool, gravity: Sequence[float], recording,
+                         payload_link: str, mode: str, baseline):
+    """core.payload.identify_payload on a fresh model built from the live description."""
+    robot = RobotModel(parse_urdf(description_text), floating_base=floating_base, gravity=gravity)
+    return identify_payload(robot, recording, payload_link, mode=mode, baseline=baseline)
+
+
+def validate_inertia_job(description_text: str, package_paths: dict, allowed_roots: Sequence[str],
+                         floating_base: bool):
+    """core.validation.validate_description of the live description."""
+    return validate_description(parse_urdf(description_text), package_paths=package_paths,
+                                allowed_roots=list(allowed_roots), floating_base=floating_base)
+
+
+WORKER_NICENESS = 10
+"""The worker runs at a lower CPU priority: on a busy machine the torque stream goes first."""
+
+
+def _lower_priority() -> None:
+    try:
+        os.nice(WORKER_NICENESS)
+    except OSError:
+        pass
+
+
+class ServiceWorker:
+    """A lazily started single worker process; ``run`` blocks the calling thread only."""
+
+    def __init__(self):
+        self._pool: Optional[ProcessPoolExecutor] = None
+
+    def run(self, job, *arguments, timeout: float = 300.0):
+        """Run ``job(*arguments)`` in the worker and return its result (its exception is re-raised).
+
+        A worker that died is replaced on the next call.
+        """
+        if self._pool is None:
+            self._pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context('spawn'),
+                                             initializer=_lower_priority)
+        try:
+            return self._pool.submit(job, *arguments).result(timeout=timeout)
+        except BrokenProcessPool:
+            self.shutdown()
+            raise RuntimeError('the service worker process died; it is restarted on the next call') from None
+
+    def shutdown(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
