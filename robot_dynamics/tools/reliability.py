@@ -728,6 +728,14 @@ def service_storm(urdf: str, calls: int = 100, clients: int = 4, rate: float = 1
             quiet_sent = run.feeder.feed(rate, quiet, warmup)
             per_client = [calls // clients + (k < calls % clients) for k in range(clients)]
             workers = [_start_service_client(run.node_name, count, offset=k) for k, count in enumerate(per_client)]
+            # The clients' own start-up (interpreter, rclpy, discovery) is not part of the storm:
+            # keep the stream fed while they connect, then release them all at once.
+            ready = threading.Thread(target=lambda: [_wait_ready(worker) for worker in workers], daemon=True)
+            ready.start()
+            run.feeder.feed(rate, timeout, 0.0, until=lambda: not ready.is_alive())
+            for worker in workers:
+                worker.stdin.write('go\n')
+                worker.stdin.flush()
             started = time.monotonic()
             storm_sent = run.feeder.feed(rate, timeout, 0.0, until=lambda: all(w.poll() is not None for w in workers))
             storm_seconds = time.monotonic() - started
@@ -741,7 +749,15 @@ def service_storm(urdf: str, calls: int = 100, clients: int = 4, rate: float = 1
 
 def _start_service_client(node_name: str, count: int, offset: int) -> subprocess.Popen:
     command = [sys.executable, '-m', 'robot_dynamics.tools.reliability', f'/{node_name}', str(count), str(offset)]
-    return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    return subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                            text=True)
+
+
+def _wait_ready(worker: subprocess.Popen) -> None:
+    """Block until a client process says it is connected (or has ended)."""
+    for line in worker.stdout:
+        if line.strip() == 'ready':
+            return
 
 
 def _client_results(worker: subprocess.Popen) -> list:
@@ -749,7 +765,8 @@ def _client_results(worker: subprocess.Popen) -> list:
     return [json.loads(line) for line in output.splitlines() if line.startswith('{')]
 
 
-def call_services(node_path: str, count: int, offset: int = 0, timeout: float = 120.0) -> list:
+def call_services(node_path: str, count: int, offset: int = 0, timeout: float = 120.0,
+                  wait_for_go: bool = False) -> list:
     """Make ``count`` std_srvs/Trigger calls on ``node_path``'s services in turn (starting at
     :data:`STORM_SERVICES` [offset]); returns one dict per call (service, answered, success,
     message, seconds)."""
@@ -764,6 +781,9 @@ def call_services(node_path: str, count: int, offset: int = 0, timeout: float = 
         for name, client in clients.items():
             if not client.wait_for_service(timeout_sec=30.0):
                 raise ReliabilityRunError(f'service {node_path}/{name} never appeared')
+        if wait_for_go:  # storm client: say "ready", then start on the bench's "go"
+            print('ready', flush=True)
+            sys.stdin.readline()
         for k in range(count):
             name = STORM_SERVICES[(k + offset) % len(STORM_SERVICES)]
             started = time.monotonic()
@@ -1092,5 +1112,5 @@ def _text(result: dict, indent: str = '') -> str:
 
 
 if __name__ == '__main__':  # one storm client process: NODE_PATH COUNT OFFSET → JSON lines
-    for result in call_services(sys.argv[1], int(sys.argv[2]), int(sys.argv[3])):
+    for result in call_services(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), wait_for_go=True):
         print(json.dumps(result), flush=True)
