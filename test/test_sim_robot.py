@@ -20,7 +20,7 @@ from robot_dynamics.core.model import RobotModel
 from robot_dynamics.core.simulation import (ArmSimulation, JointSample, SensorNoise, SimulationError, StanceMotion,
                                             scripted_excitation)
 from robot_dynamics.models import ARM_URDF, QUADRUPED_URDF
-from robot_dynamics.ros.common import DESCRIPTION_QOS, SENSOR_QOS, stamp_seconds
+from robot_dynamics.ros.common import DESCRIPTION_QOS, JOINT_STATE_QOS, SENSOR_QOS, stamp_seconds
 from robot_dynamics.ros.sim_robot import SimRobot
 
 PAYLOAD = InertialParameters(1.5, [0.03, -0.02, 0.06], [[0.004, 0.0003, -0.0002], [0.0003, 0.0035, 0.0001],
@@ -169,7 +169,7 @@ def sim_node(namespace: str, **parameters) -> SimRobot:
 def test_node_publishes_latched_description_and_evenly_stamped_joint_states(ros):
     node = sim_node('/sim_a', payload_mass=1.5, payload_com=[0.03, -0.02, 0.06], publish_rate=250.0)
     with ros(node) as harness:
-        states = harness.collect(JointState, '/sim_a/joint_states', SENSOR_QOS)
+        states = harness.collect(JointState, '/sim_a/joint_states', JOINT_STATE_QOS)
         assert wait_for(lambda: len(states) >= 60, 10.0)
         late = harness.collect(String, '/sim_a/robot_description', DESCRIPTION_QOS)
         assert wait_for(lambda: len(late) == 1, 5.0)
@@ -185,11 +185,11 @@ def test_attach_payload_service_restarts_the_same_motion(ros):
     node = sim_node('/sim_b', payload_mass=1.5, start_with_payload=False, effort_noise=0.0, velocity_noise=0.0)
     start = node.simulation.reference(0.0)[0]
     with ros(node) as harness:
-        states = harness.collect(JointState, '/sim_b/joint_states', SENSOR_QOS)
+        states = harness.collect(JointState, '/sim_b/joint_states', JOINT_STATE_QOS)
         assert wait_for(lambda: len(states) >= 100, 10.0)
         answer = harness.call(SetBool, '/sim_b/sim_robot/attach_payload', SetBool.Request(data=True))
         count = len(states)
-        assert wait_for(lambda: len(states) >= count + 20, 5.0)
+        assert wait_for(lambda: len(states) >= count + 20, 15.0)
     assert answer.success and 'attached' in answer.message
     restarted = [m for m in states[count - 5:] if np.allclose(m.position, start, atol=1e-9)]
     assert restarted, 'no joint state back at the trajectory start after the restart'
