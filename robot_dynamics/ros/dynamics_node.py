@@ -28,12 +28,10 @@ import os
 import threading
 import time
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Optional
 
 import numpy as np
 import rclpy
-import yaml
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from geometry_msgs.msg import InertiaStamped
 from rcl_interfaces.msg import ParameterDescriptor
@@ -224,13 +222,15 @@ class DynamicsNode(Node):
             return _answer(response, False, 'nothing recorded yet: move the robot with the payload (efforts '
                                             'published), then call identify_payload')
         try:
-            report = self._worker.run(identify_payload_job, live.robot.description.text, live.robot.floating_base,
-                                      live.robot.model.gravity.linear.tolist(), recording, live.payload_link,
-                                      self.get_parameter('payload_mode').value, self.baseline)
+            report, write_error = self._worker.run(
+                identify_payload_job, live.robot.description.text, live.robot.floating_base,
+                live.robot.model.gravity.linear.tolist(), recording, live.payload_link,
+                self.get_parameter('payload_mode').value, self.baseline, self._report_directory())
         except Exception as error:
             self.get_logger().error(f'identify_payload failed: {error!r}')
             return _answer(response, False, f'identification failed: {error}')
-        self._write_report('payload', report.to_dict())
+        if write_error:
+            self._log.warn('report', write_error)
         if report.success:
             self._publish_payload(live.payload_link, report)
             if self.get_parameter('apply_identified_payload').value:
@@ -242,14 +242,16 @@ class DynamicsNode(Node):
         if live is None:
             return _answer(response, False, 'no robot model loaded yet')
         try:
-            report = self._worker.run(validate_inertia_job, live.robot.description.text, self._package_paths(),
-                                      list(self.get_parameter('mesh_allowed_roots').value or []),
-                                      live.robot.floating_base)
+            report, write_error = self._worker.run(
+                validate_inertia_job, live.robot.description.text, self._package_paths(),
+                list(self.get_parameter('mesh_allowed_roots').value or []), live.robot.floating_base,
+                self._report_directory())
         except Exception as error:
             self.get_logger().error(f'validate_inertia failed: {error!r}')
             return _answer(response, False, f'validation failed: {error}')
         self._validation_statuses = _validation_statuses(self.get_name(), report)
-        self._write_report('validation', report.to_dict())
+        if write_error:
+            self._log.warn('report', write_error)
         self._publish_diagnostics()
         return _answer(response, report.worst_severity() != 'error', report.summary())
 
@@ -287,16 +289,9 @@ class DynamicsNode(Node):
                                  live.payload_link))
         self.get_logger().info(f'payload applied to the live model: {parameters!r}')
 
-    def _write_report(self, kind: str, content: dict) -> None:
-        directory = Path(self.get_parameter('report_directory').value or
-                         os.path.join(os.path.expanduser('~'), '.ros', 'robot_dynamics'))
-        try:
-            directory.mkdir(parents=True, exist_ok=True)
-            path = directory / f'{kind}_{time.strftime("%Y%m%d_%H%M%S")}.yaml'
-            path.write_text(yaml.safe_dump(content, sort_keys=False))
-            (directory / f'{kind}_latest.yaml').write_text(path.read_text())
-        except OSError as error:
-            self._log.warn('report', f'could not write the {kind} report to {directory}: {error}')
+    def _report_directory(self) -> str:
+        return self.get_parameter('report_directory').value or os.path.join(os.path.expanduser('~'), '.ros',
+                                                                             'robot_dynamics')
 
     def _package_paths(self) -> dict:
         paths = {}

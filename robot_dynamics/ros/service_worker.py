@@ -13,9 +13,13 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import time
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
 from typing import Optional, Sequence
+
+import yaml
 
 # Imported here, not in the jobs: unpickling a job's report in the node needs these modules, and
 # importing cvxpy there on the first call would hold the stream's interpreter lock for ~0.5 s.
@@ -26,20 +30,38 @@ from robot_dynamics.core.validation import validate_description
 
 
 def identify_payload_job(description_text: str, floating_base: bool, gravity: Sequence[float], recording,
-                         payload_link: str, mode: str, baseline):
-    """core.payload.identify_payload on a fresh model built from the live description."""
+                         payload_link: str, mode: str, baseline, report_directory: str) -> tuple:
+    """core.payload.identify_payload on a fresh model built from the live description;
+    returns (report, report-file error or '') after writing ``payload_*.yaml``."""
     robot = RobotModel(parse_urdf(description_text), floating_base=floating_base, gravity=gravity)
-    return identify_payload(robot, recording, payload_link, mode=mode, baseline=baseline)
+    report = identify_payload(robot, recording, payload_link, mode=mode, baseline=baseline)
+    return report, write_report(report_directory, 'payload', report.to_dict())
 
 
 def validate_inertia_job(description_text: str, package_paths: dict, allowed_roots: Sequence[str],
-                         floating_base: bool):
-    """core.validation.validate_description of the live description."""
-    return validate_description(parse_urdf(description_text), package_paths=package_paths,
-                                allowed_roots=list(allowed_roots), floating_base=floating_base)
+                         floating_base: bool, report_directory: str) -> tuple:
+    """core.validation.validate_description of the live description; returns (report,
+    report-file error or '') after writing ``validation_*.yaml``."""
+    report = validate_description(parse_urdf(description_text), package_paths=package_paths,
+                                  allowed_roots=list(allowed_roots), floating_base=floating_base)
+    return report, write_report(report_directory, 'validation', report.to_dict())
 
 
-WORKER_NICENESS = 10
+def write_report(directory: str, kind: str, content: dict) -> str:
+    """Write ``content`` as YAML to ``directory/<kind>_<time>.yaml`` and ``<kind>_latest.yaml``
+    (in the worker: YAML dumping is slow pure Python). Returns '' or the error in words."""
+    folder = Path(directory)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        text = yaml.safe_dump(content, sort_keys=False)
+        (folder / f'{kind}_{time.strftime("%Y%m%d_%H%M%S")}.yaml').write_text(text)
+        (folder / f'{kind}_latest.yaml').write_text(text)
+    except OSError as error:
+        return f'could not write the {kind} report to {folder}: {error}'
+    return ''
+
+
+WORKER_NICENESS = 19
 """The worker runs at a lower CPU priority: on a busy machine the torque stream goes first."""
 
 
