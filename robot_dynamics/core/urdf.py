@@ -161,9 +161,6 @@ class UrdfDescription:
     text: str
     warnings: list = field(default_factory=list)
 
-    def moving_joints(self) -> list:
-        return [j for j in self.joints.values() if j.type in MOVING_JOINT_TYPES]
-
     def parent_joint_of(self, link_name: str) -> Optional[UrdfJoint]:
         for joint in self.joints.values():
             if joint.child == link_name:
