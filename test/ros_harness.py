@@ -7,16 +7,17 @@ import time
 from typing import Callable
 
 import rclpy
-from rclpy.executors import MultiThreadedExecutor
+from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 
 
 class RosHarness:
-    """Spins the given nodes plus a probe node on a multi-threaded executor until closed."""
+    """Spins the given nodes plus a probe node on a single-threaded executor in a background
+    thread until closed (rclpy's multi-threaded executor starved timer-heavy nodes here)."""
 
-    def __init__(self, *nodes: Node, threads: int = 4):
+    def __init__(self, *nodes: Node):
         self.probe = rclpy.create_node(f'test_probe_{id(self)}')
-        self.executor = MultiThreadedExecutor(num_threads=threads)
+        self.executor = SingleThreadedExecutor()
         self.nodes = []
         for node in (*nodes, self.probe):
             self.add(node)
