@@ -3,12 +3,12 @@ with real publishers/subscribers, and bounded waits. No mocks."""
 from __future__ import annotations
 
 import threading
-import time
-from typing import Callable
 
 import rclpy
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
+
+from robot_dynamics.tools.reliability import wait_for  # also imported by the tests from here
 
 
 class RosHarness:
@@ -56,13 +56,3 @@ class RosHarness:
 
     def __exit__(self, *exc):
         self.close()
-
-
-def wait_for(condition: Callable[[], bool], timeout: float = 5.0, period: float = 0.01) -> bool:
-    """Poll ``condition`` until true or ``timeout`` seconds pass; returns the last value."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(period)
-    return bool(condition())

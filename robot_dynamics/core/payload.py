@@ -254,6 +254,22 @@ def nominal_body_parameters(robot: RobotModel) -> np.ndarray:
 # ---------------------------------------------------------------------------------------------
 # the public entry point
 
+def default_payload_link(robot: RobotModel) -> str:
+    """The link at the end of the chain, where a payload usually sits: the child of the last
+    moving joint, then down single fixed joints (fr3_link7 → fr3_flange → tool0); the root
+    link when no joint moves."""
+    description = robot.description
+    moving = [joint for joint in description.joints.values() if joint.name in robot.joint_names]
+    if not moving:
+        return description.root
+    link = moving[-1].child
+    while True:
+        fixed_children = [j.child for j in description.joints.values() if j.parent == link and j.type == 'fixed']
+        if len(fixed_children) != 1:
+            return link
+        link = fixed_children[0]
+
+
 def identify_payload(robot: RobotModel, recording: signals.Recording, payload_link: str, mode: str = 'auto',
                      baseline: Optional[signals.Recording] = None,
                      options: Optional[PayloadOptions] = None) -> PayloadReport:

@@ -165,7 +165,8 @@ class ModelSource:
         if text == self._current_text:
             return True
         try:
-            robot = build_model(text, self.root_joint, self.gravity, self.max_joints)
+            robot = RobotModel.from_urdf_string(text, self.root_joint, self.gravity,
+                                                max_moving_joints=self.max_joints)
         except (DescriptionError, ValueError) as error:
             self._reject(str(error))
             return False
@@ -183,16 +184,6 @@ class ModelSource:
         self.last_error = reason
         kept = f'keeping model "{self.robot.name}"' if self.robot else 'no model loaded yet'
         self._log.error('description', f'robot description rejected ({kept}): {reason}')
-
-
-def build_model(text: str, root_joint: str = 'fixed', gravity=(0.0, 0.0, -9.81),
-                max_joints: int = MAX_MOVING_JOINTS) -> RobotModel:
-    """The model a node builds from untrusted URDF text (what :class:`ModelSource` installs).
-
-    Raises :class:`DescriptionError` (or ``ValueError`` for a bad ``root_joint``/``gravity``)
-    for any description it refuses, including ones too costly to build.
-    """
-    return RobotModel.from_urdf_string(text, root_joint, gravity, max_moving_joints=max_joints)
 
 
 def joint_state_fields(message) -> tuple:

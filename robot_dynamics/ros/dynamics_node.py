@@ -25,7 +25,6 @@ stream's interpreter lock either. Every model change installs a new model object
 from __future__ import annotations
 
 import os
-import threading
 import time
 from dataclasses import dataclass
 from typing import Optional
@@ -41,8 +40,9 @@ from std_srvs.srv import Trigger
 
 from robot_dynamics.core import dynamics
 from robot_dynamics.core.errors import JointStateError, PayloadError
-from robot_dynamics.core.live_torques import LiveTorqueEstimator
+from robot_dynamics.core.live_torques import ACCELERATION_MODES, LiveTorqueEstimator
 from robot_dynamics.core.model import RobotModel
+from robot_dynamics.core.payload import default_payload_link
 from robot_dynamics.core.ring_buffer import SampleRingBuffer
 from robot_dynamics.ros.common import (JOINT_STATE_QOS, LATCHED_QOS, SENSOR_QOS, ModelSource, RateLimitedLogger,
                                        RateMeter, RejectionCounter, ServiceHost, describe, diagnostic_status,
@@ -77,7 +77,6 @@ class DynamicsNode(Node):
         self._last_torques: Optional[np.ndarray] = None
         self._last_input_wall = None
         self._live: Optional[_LiveModel] = None
-        self._live_lock = threading.Lock()
         self.baseline = None
         self._validation_statuses: list = []
         self._gravity_pub = self.create_publisher(JointState, '~/gravity_torques', SENSOR_QOS)
@@ -119,7 +118,7 @@ class DynamicsNode(Node):
         declare('mesh_allowed_roots', [], ParameterDescriptor(
             description='directories file:// meshes may be read from (validate_inertia)', dynamic_typing=True))
         self.acceleration_mode = self.get_parameter('acceleration_mode').value
-        if self.acceleration_mode not in ('estimated', 'zero'):
+        if self.acceleration_mode not in ACCELERATION_MODES:
             self.get_logger().error(f"acceleration_mode '{self.acceleration_mode}' unknown; using 'estimated'")
             self.acceleration_mode = 'estimated'
         self.stale_timeout = float(self.get_parameter('stale_timeout').value)
@@ -134,7 +133,7 @@ class DynamicsNode(Node):
             capacity = max(2, int(self.get_parameter('buffer_duration').value *
                                   self.get_parameter('buffer_max_rate').value))
             merger, buffer = None, SampleRingBuffer(capacity, robot.num_joints)
-        payload_link = self.get_parameter('payload_link').value or _chain_end_link(robot)
+        payload_link = self.get_parameter('payload_link').value or default_payload_link(robot)
         self._install(_LiveModel(robot, self._estimator(robot, merger), buffer, payload_link))
 
     def _estimator(self, robot: RobotModel, merger=None) -> LiveTorqueEstimator:
@@ -142,9 +141,10 @@ class DynamicsNode(Node):
                                    max(2, int(self.get_parameter('acceleration_window').value)), merger)
 
     def _install(self, live: _LiveModel) -> None:
-        with self._live_lock:
-            self._live = live
-            self._last_torques = None
+        # One reference assignment: the stream reads self._live once per message, so it never
+        # sees half a swap.
+        self._live = live
+        self._last_torques = None
 
     def destroy_node(self):
         self._worker.shutdown()
@@ -391,21 +391,6 @@ def _answer(response, success: bool, message: str):
     response.success = bool(success)
     response.message = message
     return response
-
-
-def _chain_end_link(robot: RobotModel) -> str:
-    """The link at the end of the chain: the child of the last moving joint, then down
-    single fixed joints (fr3_link7 → fr3_flange → tool0)."""
-    description = robot.description
-    moving = [j for j in description.joints.values() if j.name in robot.joint_names]
-    if not moving:
-        return description.root
-    link = moving[-1].child
-    while True:
-        fixed_children = [j.child for j in description.joints.values() if j.parent == link and j.type == 'fixed']
-        if len(fixed_children) != 1:
-            return link
-        link = fixed_children[0]
 
 
 def _validation_statuses(node_name: str, report) -> list:

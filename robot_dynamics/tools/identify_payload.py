@@ -49,10 +49,12 @@ def run(args: argparse.Namespace) -> int:
     from robot_dynamics.core import recordings
     from robot_dynamics.core.errors import RobotDynamicsError
     from robot_dynamics.core.model import RobotModel
-    from robot_dynamics.core.payload import PayloadOptions, identify_payload
+    from robot_dynamics.core.payload import PayloadOptions, default_payload_link, identify_payload
 
     try:
         robot = RobotModel.from_urdf_file(args.urdf)
+        if not args.payload_link and not robot.joint_names:
+            raise ValueError(f'model "{robot.name}" has no moving link: give --payload-link')
         link = args.payload_link or default_payload_link(robot)
         recording = _read(recordings, args.bag or args.csv or args.recording, robot, args.topic)
         baseline = _read(recordings, args.baseline, robot, args.topic) if args.baseline else None
@@ -78,18 +80,6 @@ def _read(recordings, path, robot, topic):
     is_bag = Path(path).suffix.lower() in ('.mcap', '.db3') or (Path(path) / 'metadata.yaml').is_file()
     extra = {'topic': topic} if is_bag else {}
     return recordings.read_recording(path, joint_names=robot.joint_names, **extra)
-
-
-def default_payload_link(robot) -> str:
-    """The last frame of the model that a joint moves (the tip of a serial arm)."""
-    import pinocchio as pin
-
-    frames = [frame for frame in robot.model.frames
-              if frame.parentJoint > 0 and frame.type in (pin.FrameType.BODY, pin.FrameType.FIXED_JOINT)]
-    bodies = [frame.name for frame in frames if frame.type == pin.FrameType.BODY]
-    if not bodies:
-        raise ValueError(f'model "{robot.name}" has no moving link: give --payload-link')
-    return bodies[-1]
 
 
 def report_text(report) -> str:

@@ -260,7 +260,7 @@ def fuzz_node(urdf: str, count: int = 5000, seed: int = 1, rate: float = 1000.0)
         for index, fuzzed in enumerate(messages):
             _sleep_until(started + index * period)
             publish(fuzzed)
-        _wait(lambda: handled() >= count + len(primers), 10.0)
+        wait_for(lambda: handled() >= count + len(primers), 10.0)
         seconds = time.perf_counter() - started
         answered = {stamp for stamp, _ in run.feeder.received}
         counted = {key[len('rejected_'):]: int(value) for key, value in _input_values(diagnostics).items()
@@ -511,17 +511,17 @@ class DescriptionReport:
 
 
 def screen_descriptions(corpus: Sequence[HostileDescription]) -> DescriptionReport:
-    """Run each description through the nodes' model intake (:func:`robot_dynamics.ros.common.build_model`)
+    """Run each description through the nodes' model intake (:meth:`RobotModel.from_urdf_string`)
     in this process, timing each and measuring this process's resident memory before and after."""
     from robot_dynamics.core.errors import DescriptionError
-    from robot_dynamics.ros.common import build_model
+    from robot_dynamics.core.model import RobotModel
 
     rss_start = resident_kib(os.getpid())
     outcomes = []
     for case in corpus:
         started = time.perf_counter()
         try:
-            robot = build_model(case.text)
+            robot = RobotModel.from_urdf_string(case.text)
         except (DescriptionError, ValueError) as error:
             outcome, message = REJECTED, str(error)
         else:
@@ -550,16 +550,16 @@ def descriptions_node(urdf: str, corpus: Sequence[HostileDescription], rate: flo
         description_pub = run.feeder.node.create_publisher(String, '/bench/robot_description', DESCRIPTION_QOS)
         description_pub.publish(String(data=good_text))
         run.feeder.wait_connected()
-        if not _wait(lambda: _model_value(diagnostics, 'models_loaded') >= 1, 10.0):
+        if not wait_for(lambda: _model_value(diagnostics, 'models_loaded') >= 1, 10.0):
             raise ReliabilityRunError('the node never loaded the good description')
         stream = run.stream_in_background(rate)
-        _wait(lambda: bool(run.feeder.received), 10.0)
+        wait_for(lambda: bool(run.feeder.received), 10.0)
         rss_start = resident_kib(run.process.pid)
         for case in refused:
             before = _model_value(diagnostics, 'descriptions_rejected')
             started = time.perf_counter()
             description_pub.publish(String(data=case.text))
-            counted = _wait(lambda: _model_value(diagnostics, 'descriptions_rejected') > before,
+            counted = wait_for(lambda: _model_value(diagnostics, 'descriptions_rejected') > before,
                             timeout_per_description)
             outcomes.append(DescriptionOutcome(case.category, case.expected, REJECTED if counted else 'not_counted',
                                                time.perf_counter() - started, ''))
@@ -832,7 +832,7 @@ def restart_recovery(urdf: str, restarts: int = 1, rate: float = 1000.0, settle:
             run.process.wait(timeout=5)
             killed_ns = time.time_ns()
             run.process = bench._start_node([NODE_MODULES['dynamics'], *arguments], run.node_name)
-            if not _wait(lambda: any(stamp > killed_ns for stamp, _ in run.feeder.received[-50:]), 30.0,
+            if not wait_for(lambda: any(stamp > killed_ns for stamp, _ in run.feeder.received[-50:]), 30.0,
                          period=0.001):
                 raise ReliabilityRunError('the restarted node never answered')
             time.sleep(settle)
@@ -891,10 +891,10 @@ def hot_swap(urdf: str, swaps: int = 100, interval: float = 0.05, rate: float = 
         description_pub = run.feeder.node.create_publisher(String, '/bench/robot_description', DESCRIPTION_QOS)
         description_pub.publish(String(data=texts[0]))
         run.feeder.wait_connected()
-        if not _wait(lambda: _model_value(diagnostics, 'models_loaded') >= 1, 10.0):
+        if not wait_for(lambda: _model_value(diagnostics, 'models_loaded') >= 1, 10.0):
             raise ReliabilityRunError('the node never loaded the first description')
         stream = run.stream_in_background(rate)
-        _wait(lambda: bool(run.feeder.received), 10.0)
+        wait_for(lambda: bool(run.feeder.received), 10.0)
         for k in range(1, swaps + 1):
             time.sleep(interval)
             description_pub.publish(String(data=texts[k % 2]))
@@ -1040,7 +1040,8 @@ def _sleep_until(target: float) -> None:
         time.sleep(remaining)
 
 
-def _wait(condition, timeout: float, period: float = 0.01) -> bool:
+def wait_for(condition, timeout: float = 5.0, period: float = 0.01) -> bool:
+    """Poll ``condition`` until true or ``timeout`` seconds pass; returns the last value."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if condition():
