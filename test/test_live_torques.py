@@ -4,6 +4,7 @@ import pytest
 
 from robot_dynamics.core.differentiation import CausalDifferentiator
 from robot_dynamics.core.errors import JointStateError
+from robot_dynamics.core.joint_states import MAX_ABS_VALUE, JointStateMerger
 from robot_dynamics.core.live_torques import LiveTorqueEstimator
 from robot_dynamics.core.model import RobotModel
 from robot_dynamics.core.ring_buffer import SampleRingBuffer
@@ -43,6 +44,67 @@ def test_slope_of_a_parabola_equals_its_derivative_half_a_window_ago():
     assert delay == pytest.approx(7e-3)
     # d/dt t² = 2t; the least-squares line through a parabola has the slope at the window's mean time.
     np.testing.assert_allclose(slope, [2 * (times[-1] - delay)], rtol=1e-9)
+
+
+def test_slope_is_exact_with_stamps_since_the_epoch():
+    # Stamps near 1.7e9 s carry only ~2.4e-7 s of resolution; centring them directly would bias
+    # the slope by ~1e-3 relative. Times relative to a moving origin keep it at rounding level.
+    rng = np.random.default_rng(3)
+    differentiator = CausalDifferentiator(width=2, window=15)
+    start = 1.7e9 + 0.123
+    for k in range(100):
+        t = start + k * 1e-3 + rng.uniform(-2e-4, 2e-4)
+        elapsed = t - start  # exact: the value is a line in the stamps as they are represented
+        slope = differentiator.update(t, [3.0 * elapsed + 5.0, -0.5 * elapsed])
+    np.testing.assert_allclose(slope, [3.0, -0.5], rtol=1e-9)
+
+
+def test_slope_restarts_cleanly_and_needs_two_distinct_times():
+    differentiator = CausalDifferentiator(width=1, window=5)
+    for k in range(7):
+        differentiator.update(k * 1e-3, [100.0 * k])
+    differentiator.reset()
+    np.testing.assert_array_equal(differentiator.update(1.0, [4.0]), [0.0])
+    np.testing.assert_array_equal(differentiator.update(1.0, [9.0]), [0.0])  # same instant twice: no slope
+    # After the reset only the new samples count (old rows would pull the slope towards 100/ms).
+    expected = np.polyfit([1.0, 1.0, 1.002], [4.0, 9.0, 1.0], 1)[0]
+    np.testing.assert_allclose(differentiator.update(1.002, [1.0]), [expected], rtol=1e-9)
+
+
+def test_merger_never_writes_an_array_it_has_handed_out():
+    merger = JointStateMerger(['a', 'b'])
+    merger.update(['a', 'b'], [1.0, 2.0], [3.0, 4.0], [5.0, 6.0], stamp=1.0)
+    positions, velocities = merger.positions, merger.velocities
+    merger.update(['b'], [-2.0], [-4.0], stamp=1.1)  # partial: copy, then write
+    merger.update(['a', 'b'], [7.0, 8.0], [9.0, 10.0], [11.0, 12.0], stamp=1.2)  # full: replaces the array
+    np.testing.assert_array_equal(positions, [1.0, 2.0])
+    np.testing.assert_array_equal(velocities, [3.0, 4.0])
+    np.testing.assert_array_equal(merger.positions, [7.0, 8.0])
+
+
+def test_merger_value_bounds_hold_element_by_element():
+    merger = JointStateMerger(['a', 'b', 'c'])
+    near_limit = [0.9 * MAX_ABS_VALUE] * 3  # Σx² > limit² although every value is in range: accepted
+    merger.update(['a', 'b', 'c'], near_limit, near_limit, near_limit, stamp=1.0)
+    np.testing.assert_array_equal(merger.efforts, near_limit)
+    for bad, reason in (([0.0, 1.1 * MAX_ABS_VALUE, 0.0], 'out_of_range'), ([0.0, np.nan, 0.0], 'non_finite'),
+                        ([-np.inf, 0.0, 0.0], 'non_finite'), ([1e200, 1e200, 0.0], 'out_of_range')):
+        with pytest.raises(JointStateError) as error:
+            merger.update(['a', 'b', 'c'], [0.0] * 3, [0.0] * 3, bad, stamp=2.0)
+        assert error.value.reason == reason
+    np.testing.assert_array_equal(merger.efforts, near_limit)  # a rejected sample changes nothing
+
+
+def test_merger_freshness_follows_the_oldest_stamp_of_each_field():
+    merger = JointStateMerger(['a', 'b'])
+    assert merger.freshness(0.0, np.inf) == (False, False, False)  # never received is never fresh
+    merger.update(['a', 'b'], [0.0, 0.0], [0.0, 0.0], [0.0, 0.0], stamp=1.0)
+    assert merger.freshness(1.05, 0.1) == (True, True, True)
+    merger.update(['a'], [0.0], stamp=1.2)  # positions only, one joint
+    assert merger.freshness(1.2, 0.1) == (False, False, False)
+    merger.update(['b'], [0.0], [0.0], stamp=1.25)
+    assert merger.freshness(1.25, 0.1) == (True, False, False)
+    assert merger.stale_joints(1.25, 0.1) == []
 
 
 @pytest.fixture(scope='module')

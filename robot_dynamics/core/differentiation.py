@@ -10,8 +10,8 @@ Two estimators with a different trade-off, both least-squares fits over the actu
 :class:`CausalDifferentiator` keeps the last ``window`` samples (time-stamped, so uneven
 sampling is fine) and returns the least-squares slope of a straight line through them.
 That is the derivative delayed by about half the window span (window 10 at 1 kHz: ~4.5 ms)
-with noise gain 1/√(Σ(tᵢ − t̄)²). It is the estimator the live nodes use for q̈ and for
-the rate of centroidal momentum; offline tools use zero-phase filtering instead
+with noise gain 1/√(Σ(tᵢ − t̄)²). It is the estimator dynamics_node uses for q̈; offline
+tools use zero-phase filtering instead
 (:mod:`robot_dynamics.core.signals`).
 """
 from __future__ import annotations
@@ -34,48 +34,75 @@ class CausalDifferentiator:
 
     ``update(t, x)`` takes time ``t`` [s] and a vector ``x`` of size ``width`` and returns
     dx/dt estimated at the window's centre (delay ≈ half the window span), or zeros until
-    two samples are in. Each update is O(window · width) with no allocation growth.
+    two distinct times are in. Each update is a fixed handful of vector operations (one
+    (window × (1 + width)) product), with no growing state.
     """
+
+    MIN_SPREAD = 1e-14
+    """Σ(tᵢ − t̄)² [s²] below which the window's times count as one instant (no slope)."""
 
     def __init__(self, width: int, window: int = 10):
         if window < 2:
             raise ValueError('window must be at least 2 samples')
         self.window = window
-        self._times = np.zeros(window)
-        self._values = np.zeros((window, width))
+        # Row k: (tₖ − origin, xₖ). Times are kept relative to a recent origin so that they are
+        # small numbers: centring them then loses nothing (stamps since the epoch would lose ~1e-7 s).
+        # Rows never filled since the last reset stay zero, so they add nothing to the products below.
+        self._samples = np.zeros((window, 1 + width))
+        self._times = [0.0] * window  # the same relative times as floats: their mean is a cheap built-in sum
+        self._time_column = self._samples[:, 0]
+        self._weights = np.zeros(window)
+        self._moments = np.zeros(1 + width)
+        self._origin = 0.0
         self._count = 0
         self._next = 0
 
     def reset(self) -> None:
+        self._samples.fill(0.0)
+        self._times = [0.0] * self.window
         self._count = 0
         self._next = 0
 
     def update(self, time: float, value: np.ndarray) -> np.ndarray:
-        self._times[self._next] = time
-        self._values[self._next] = value
-        self._next = (self._next + 1) % self.window
-        self._count = min(self._count + 1, self.window)
+        if self._count == 0:
+            self._origin = time
+        row, relative = self._next, time - self._origin
+        self._samples[row, 0] = relative
+        self._samples[row, 1:] = value
+        self._times[row] = relative
+        if self._count < self.window:
+            self._count += 1
+        self._next = row + 1
+        if self._next == self.window:
+            self._next = 0
+            self._move_origin(time)
         return self.derivative()
+
+    def _move_origin(self, time: float) -> None:
+        """Re-express the stored times relative to ``time`` (once per window: they stay small)."""
+        self._time_column -= time - self._origin
+        self._times = self._time_column.tolist()
+        self._origin = time
 
     def derivative(self) -> np.ndarray:
         """The current slope estimate (zeros with fewer than two distinct times)."""
         if self._count < 2:
-            return np.zeros(self._values.shape[1])
-        times = self._times[:self._count]
-        values = self._values[:self._count]
-        centred = times - times.mean()
-        spread = centred @ centred
-        if spread <= 0.0:
-            return np.zeros(self._values.shape[1])
-        # Σ(tᵢ − t̄) = 0, so the values need no centring: slope = Σ(tᵢ − t̄) xᵢ / Σ(tᵢ − t̄)².
-        return centred @ values / spread
+            return np.zeros(len(self._moments) - 1)
+        np.subtract(self._time_column, sum(self._times) / self._count, out=self._weights)
+        # weights = tᵢ − t̄ (times in column 0), so one product gives [Σ(tᵢ − t̄)tᵢ = Σ(tᵢ − t̄)²,
+        # Σ(tᵢ − t̄)xᵢ]: the slope is their ratio. Unfilled rows are zero and contribute nothing.
+        moments = np.dot(self._weights, self._samples, out=self._moments)
+        spread = moments[0]
+        if spread <= self.MIN_SPREAD:
+            return np.zeros(len(moments) - 1)
+        return moments[1:] / spread
 
     def delay(self) -> float:
         """Current group delay of the estimate [s]: newest time minus the window's mean time."""
         if self._count == 0:
             return 0.0
         times = self._times[:self._count]
-        return float(times.max() - times.mean())
+        return max(times) - sum(times) / self._count
 
 
 class PolynomialDifferentiator:

@@ -31,8 +31,8 @@ REJECTION_REASONS = ('empty', 'length_mismatch', 'duplicate_names', 'non_finite'
 class _Layout:
     """Where the entries of one message layout (tuple of names) go in model order.
 
-    ``targets`` is a slice when the message carries every model joint in model order (the
-    common single-driver case: no gather, no scatter), else the model indices."""
+    ``targets`` is :data:`EVERY_JOINT` when the message carries every model joint in model
+    order (the common single-driver case: no gather, no scatter), else the model indices."""
 
     message_indices: np.ndarray
     targets: object
@@ -40,25 +40,46 @@ class _Layout:
 
 
 POSITION, VELOCITY, EFFORT = 0, 1, 2
+ALL_FIELDS = (POSITION, VELOCITY, EFFORT)
+EVERY_JOINT = slice(None)
+_MAX_SQUARED = MAX_ABS_VALUE ** 2
 
 
 class JointStateMerger:
     """Latest joint values in model order, merged by name from any number of sources.
 
-    ``positions``, ``velocities``, ``efforts`` and their ``*_stamps`` (s; −inf = never
-    received) are views of two (3 × n) arrays, so freshness is one reduction.
+    ``values`` is a read-only (3 × n) array of the latest positions, velocities and efforts;
+    every accepted sample produces a new one, so ``positions``, ``velocities`` and ``efforts``
+    (its rows) may be kept without copying.
+    ``*_stamps`` are the matching stamps (s; −inf = never received).
     """
 
     def __init__(self, joint_names: Sequence[str], max_layouts: int = 64):
         self.joint_names = tuple(joint_names)
         self._index = {name: i for i, name in enumerate(self.joint_names)}
         count = len(self.joint_names)
-        self._values = np.zeros((3, count))
+        self.values = np.zeros((3, count))
+        self.values.flags.writeable = False
         self._stamps = np.full((3, count), -math.inf)
-        self.positions, self.velocities, self.efforts = self._values
         self.position_stamps, self.velocity_stamps, self.effort_stamps = self._stamps
+        # Every stamp is at least _all_fresh_since (stamps never decrease): freshness needs no reduction
+        # while the stream carries every joint with every field.
+        self._all_fresh_since = -math.inf
+        self._newest_position = -math.inf
         self._layouts: dict = {}
         self._max_layouts = max_layouts
+
+    @property
+    def positions(self) -> np.ndarray:
+        return self.values[POSITION]
+
+    @property
+    def velocities(self) -> np.ndarray:
+        return self.values[VELOCITY]
+
+    @property
+    def efforts(self) -> np.ndarray:
+        return self.values[EFFORT]
 
     def update(self, names: Sequence[str], positions: Sequence[float], velocities: Sequence[float] = (),
                efforts: Sequence[float] = (), stamp: float = 0.0) -> int:
@@ -67,7 +88,7 @@ class JointStateMerger:
         Raises :class:`JointStateError` with a ``reason`` from :data:`REJECTION_REASONS`; a
         rejected sample changes nothing.
         """
-        if not math.isfinite(stamp) or stamp < 0.0:
+        if not 0.0 <= stamp < math.inf:  # also false for NaN
             raise JointStateError('bad_stamp', f'stamp {stamp} is not a finite non-negative time')
         count = len(names)
         if count == 0 or len(positions) == 0:
@@ -78,41 +99,46 @@ class JointStateMerger:
             raise JointStateError('length_mismatch',
                                   f'{count} names but {len(positions)} positions, {len(velocities)} velocities, '
                                   f'{len(efforts)} efforts')
-        layout = self._layout(tuple(names))
+        key = tuple(names)
+        layout = self._layouts.get(key) or self._new_layout(key)
         if layout.known == 0:
             raise JointStateError('no_known_joints', f'none of the joints {list(names)[:5]} is in the model')
-        fields = [(POSITION, positions)]
-        if has_velocity:
-            fields.append((VELOCITY, velocities))
-        if has_effort:
-            fields.append((EFFORT, efforts))
-        incoming = np.array([values for _, values in fields], dtype=float)
+        if has_velocity and has_effort:
+            fields, incoming = ALL_FIELDS, np.array((positions, velocities, efforts), dtype=float)
+        else:
+            fields = (POSITION,) + ((VELOCITY,) if has_velocity else ()) + ((EFFORT,) if has_effort else ())
+            incoming = np.array([(positions, velocities, efforts)[field] for field in fields], dtype=float)
         if layout.message_indices is not None:
             incoming = incoming[:, layout.message_indices]
-        # One comparison catches NaN, Inf and absurd magnitudes; the reason is sorted out only on failure.
-        if not (np.abs(incoming) <= MAX_ABS_VALUE).all():
-            _raise_value_error(incoming, [field for field, _ in fields])
-        targets = layout.targets
-        if stamp < self._stamps[POSITION, targets].max():
-            raise JointStateError('out_of_order', f'stamp {stamp:.6f} s is older than the last sample of these joints')
-        if len(fields) == 3:
-            self._values[:, targets] = incoming
-            self._stamps[:, targets] = stamp
+        if not np.vdot(incoming, incoming) <= _MAX_SQUARED:  # Σx² ≤ M² bounds every |x|; NaN and Inf fail it
+            _raise_value_error(incoming, fields)
+        if layout.known == len(self.joint_names):
+            last_stamp = self._newest_position
         else:
-            for row, (field, _) in enumerate(fields):
-                self._values[field, targets] = incoming[row]
-                self._stamps[field, targets] = stamp
+            last_stamp = self._stamps[POSITION, layout.targets].max()
+        if stamp < last_stamp:
+            raise JointStateError('out_of_order', f'stamp {stamp:.6f} s is older than the last sample of these joints')
+        if layout.targets is EVERY_JOINT and fields is ALL_FIELDS:
+            values = incoming  # replaces every value: no copy
+            self._stamps.fill(stamp)
+            self._all_fresh_since = stamp
+        else:
+            values = self.values.copy()
+            for row, field in enumerate(fields):
+                values[field, layout.targets] = incoming[row]
+                self._stamps[field, layout.targets] = stamp
+        values.flags.writeable = False
+        self.values = values
+        if stamp > self._newest_position:
+            self._newest_position = stamp
         return layout.known
 
-    def _layout(self, names: tuple) -> _Layout:
-        layout = self._layouts.get(names)
-        if layout is not None:
-            return layout
+    def _new_layout(self, names: tuple) -> _Layout:
         if len(set(names)) != len(names):
             raise JointStateError('duplicate_names', 'joint state repeats a joint name')
         pairs = [(row, self._index[name]) for row, name in enumerate(names) if name in self._index]
         if names == self.joint_names:
-            layout = _Layout(None, slice(None), len(names))
+            layout = _Layout(None, EVERY_JOINT, len(names))
         else:
             layout = _Layout(np.array([p[0] for p in pairs], dtype=int), np.array([p[1] for p in pairs], dtype=int),
                              len(pairs))
@@ -133,6 +159,8 @@ class JointStateMerger:
     def freshness(self, now: float, max_age: float) -> tuple:
         """(positions complete, velocities complete, efforts complete): whether every joint's
         last position / velocity / effort is at most ``max_age`` seconds older than ``now``."""
+        if self._all_fresh_since >= now - max_age > -math.inf:
+            return True, True, True
         # Never-received stamps are -inf and must count as missing even when max_age is inf.
         oldest = max(now - max_age, -sys.float_info.max)
         position, velocity, effort = (self._stamps.min(axis=1) >= oldest).tolist()
@@ -143,8 +171,9 @@ class JointStateMerger:
         return [self.joint_names[i] for i in np.flatnonzero(self.position_stamps < now - max_age)]
 
 
-
-def _raise_value_error(incoming: np.ndarray, fields: list) -> None:
+def _raise_value_error(incoming: np.ndarray, fields: tuple) -> None:
+    """Raise 'non_finite' or 'out_of_range' for the first bad row (Σx² alone can exceed M² with
+    every value in range: then nothing is raised)."""
     labels = ('position', 'velocity', 'effort')
     for row, field in enumerate(fields):
         if not np.isfinite(incoming[row]).all():

@@ -23,7 +23,7 @@ import pinocchio as pin
 
 from robot_dynamics.core import dynamics
 from robot_dynamics.core.differentiation import CausalDifferentiator
-from robot_dynamics.core.joint_states import JointStateMerger
+from robot_dynamics.core.joint_states import EFFORT, POSITION, VELOCITY, JointStateMerger
 from robot_dynamics.core.model import RobotModel
 
 ACCELERATION_MODES = ('estimated', 'zero')
@@ -52,6 +52,7 @@ class LiveTorqueEstimator:
         self.robot = robot
         self.stale_timeout = float(stale_timeout)
         self.acceleration_mode = acceleration_mode
+        self._estimate_acceleration = acceleration_mode == 'estimated'
         self.merger = merger if merger is not None else JointStateMerger(robot.joint_names)
         self.differentiator = CausalDifferentiator(robot.num_joints, acceleration_window)
         self._zeros = np.zeros(robot.num_joints)
@@ -69,16 +70,18 @@ class LiveTorqueEstimator:
         complete, have_velocity, have_effort = merger.freshness(stamp, self.stale_timeout)
         if not complete:
             return None
-        q = merger.positions.copy()
-        v = merger.velocities.copy() if have_velocity else self._zeros
-        if self.acceleration_mode == 'estimated' and have_velocity:
+        # The merger never writes an array it has handed out: its rows are kept without copying.
+        values = merger.values
+        q = values[POSITION]
+        v = values[VELOCITY] if have_velocity else None
+        efforts_now = values[EFFORT] if have_effort else None
+        if v is not None and self._estimate_acceleration:
             a = self.differentiator.update(stamp, v)
         else:
             a = self._zeros
-        gravity, inverse = self._torques(q, v, a)
-        efforts_now = merger.efforts.copy() if have_effort else None
-        external = efforts_now - inverse if have_effort else None
-        return TorqueSample(stamp, q, v if have_velocity else None, efforts_now, gravity, inverse, external)
+        gravity, inverse = self._torques(q, self._zeros if v is None else v, a)
+        external = None if efforts_now is None else efforts_now - inverse
+        return TorqueSample(stamp, q, v, efforts_now, gravity, inverse, external)
 
     def _torques(self, positions: np.ndarray, velocities: np.ndarray, accelerations: np.ndarray) -> tuple:
         robot = self.robot

@@ -135,7 +135,7 @@ def _merged_recording(messages: list, joint_names: tuple, source: str) -> Record
             rejected += 1
             continue
         if _every_joint_seen(merger):
-            rows.append((stamp, merger.positions.copy(), merger.velocities.copy(), merger.efforts.copy()))
+            rows.append((stamp, merger.positions, merger.velocities, merger.efforts))
     if not rows:
         seen = np.isfinite(merger.position_stamps) & np.isfinite(merger.velocity_stamps) & \
             np.isfinite(merger.effort_stamps)

@@ -264,7 +264,7 @@ class CentroidalNode(Node):
             self._incomplete += 1
             return
         velocities = merger.velocities if velocities_fresh else live.zeros
-        sample = _JointSample(message.header.stamp, stamp, merger.positions.copy(), velocities.copy())
+        sample = _JointSample(message.header.stamp, stamp, merger.positions, velocities)
         self._pending.append(sample)
         self._drain(live)
 
