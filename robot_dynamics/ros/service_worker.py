@@ -8,6 +8,11 @@ work; the service thread only waits on the result, which releases the lock. The 
 started on the first call (importing pinocchio and cvxpy there takes a few seconds once)
 and kept. Entry points must guard their main code with ``if __name__ == '__main__'``
 (``spawn`` re-imports the main module). No rclpy in this module: the jobs are pure core calls on picklable inputs.
+
+A call ships no sample data: the recording (the node's
+:class:`~robot_dynamics.core.ring_buffer.SampleRingBuffer`) and the baseline (a buffer written
+once) are in shared memory, and the job gets their :class:`~robot_dynamics.core.ring_buffer.RingBufferHandle`
+(a name and two sizes) and copies the samples itself, while the node's stream keeps appending.
 """
 from __future__ import annotations
 
@@ -16,6 +21,7 @@ import os
 import time
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Sequence
 
@@ -25,16 +31,43 @@ import yaml
 # importing cvxpy there on the first call would hold the stream's interpreter lock for ~0.5 s.
 from robot_dynamics.core.model import RobotModel
 from robot_dynamics.core.payload import identify_payload
+from robot_dynamics.core.ring_buffer import RingBufferError, RingBufferHandle
+from robot_dynamics.core.signals import Recording
 from robot_dynamics.core.urdf import parse_urdf
 from robot_dynamics.core.validation import validate_description
 
 
-def identify_payload_job(description_text: str, floating_base: bool, gravity: Sequence[float], recording,
-                         payload_link: str, mode: str, baseline, report_directory: str) -> tuple:
-    """core.payload.identify_payload on a fresh model built from the live description;
-    returns (report, report-file error or '') after writing ``payload_*.yaml``."""
+@dataclass(frozen=True)
+class SharedRecording:
+    """A recording in shared memory, as a job receives it: the ring buffer's handle and the
+    joint names of its columns (a few hundred bytes to pickle, whatever the recording's length)."""
+
+    handle: RingBufferHandle
+    joint_names: tuple
+
+    def load(self) -> Recording:
+        """Copy the samples out of the shared block (consistent while its owner appends)."""
+        try:
+            with self.handle.attach() as buffer:
+                time_, positions, velocities, efforts = buffer.arrays()
+        except FileNotFoundError:
+            raise RingBufferError('the recording was replaced (new model or baseline) during the call; '
+                                  'call again') from None
+        return Recording(time_, positions, velocities, efforts, self.joint_names)
+
+
+def identify_payload_job(description_text: str, floating_base: bool, gravity: Sequence[float],
+                         recording: SharedRecording, payload_link: str, mode: str,
+                         baseline: Optional[SharedRecording], report_directory: str) -> tuple:
+    """core.payload.identify_payload on a fresh model built from the live description, on a copy
+    of the shared recording (and baseline) taken here; returns (report, report-file error or '')
+    after writing ``payload_*.yaml``, or (None, '') when fewer than 2 samples are recorded."""
+    samples = recording.load()
+    if samples.num_samples < 2:
+        return None, ''
     robot = RobotModel(parse_urdf(description_text), floating_base=floating_base, gravity=gravity)
-    report = identify_payload(robot, recording, payload_link, mode=mode, baseline=baseline)
+    report = identify_payload(robot, samples, payload_link, mode=mode,
+                              baseline=baseline.load() if baseline is not None else None)
     return report, write_report(report_directory, 'payload', report.to_dict())
 
 
