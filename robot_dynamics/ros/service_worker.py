@@ -16,8 +16,12 @@ once) are in shared memory, and the job gets their :class:`~robot_dynamics.core.
 """
 from __future__ import annotations
 
+import ctypes
 import multiprocessing
 import os
+import platform
+import struct
+import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -96,13 +100,30 @@ def write_report(directory: str, kind: str, content: dict) -> str:
 
 WORKER_NICENESS = 19
 """The worker runs at a lower CPU priority: on a busy machine the torque stream goes first."""
+WORKER_SLICE_NS = 100_000
+"""Time slice [ns] the worker asks for (the kernel's minimum). Linux's EEVDF scheduler (6.6+)
+lets a task that starts running keep the CPU for its slice (~3 ms by default) before a
+woken task may preempt it, whatever its niceness: a worker that wakes up for each call kept
+the stream's threads waiting for milliseconds (storm p99 ~4 ms instead of ~1). A 0.1 ms slice
+bounds that wait; the kernel honours it for normal tasks from Linux 6.12."""
+
+_SCHED_SETATTR = {'x86_64': 314, 'aarch64': 274}
+"""sched_setattr(2) system call numbers (no Python wrapper exists)."""
 
 
 def _lower_priority() -> None:
+    """Pool initializer: niceness 19 and a short time slice for this worker process."""
     try:
         os.nice(WORKER_NICENESS)
     except OSError:
         pass
+    number = _SCHED_SETATTR.get(platform.machine())
+    if number is None or not sys.platform.startswith('linux'):
+        return
+    # struct sched_attr (first version, 48 bytes): size, policy, flags, nice, priority, runtime, deadline, period.
+    attributes = ctypes.create_string_buffer(struct.pack('IIQiIQQQ', 48, os.SCHED_OTHER, 0, WORKER_NICENESS, 0,
+                                                         WORKER_SLICE_NS, 0, 0))
+    ctypes.CDLL(None, use_errno=True).syscall(number, 0, attributes, 0)  # failing (older kernel) changes nothing
 
 
 class ServiceWorker:
