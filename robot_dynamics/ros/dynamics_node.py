@@ -93,8 +93,6 @@ class DynamicsNode(Node):
         self.create_subscription(JointState, 'joint_states', self._on_joint_state, JOINT_STATE_QOS)
         self.service_host = ServiceHost(self)
         self._worker = ServiceWorker()
-        if self.get_parameter('start_service_worker').value:
-            self._worker.start()
         for name, handler in (('~/identify_payload', self._identify_payload),
                               ('~/validate_inertia', self._validate_inertia),
                               ('~/clear_payload_buffer', self._clear_payload_buffer),
@@ -120,8 +118,6 @@ class DynamicsNode(Node):
         declare('diagnostics_period', 1.0, describe('period of /diagnostics [s]'))
         declare('report_directory', '', describe('where YAML reports go; empty: ~/.ros/robot_dynamics'))
         declare('baseline_file', '', describe('CSV file the no-payload baseline is saved to / loaded from'))
-        declare('start_service_worker', True, describe('start the identification/validation worker process with '
-                                                       'the node (false: on the first call; ~190 MB until then)'))
         declare('mesh_package_paths', [], ParameterDescriptor(
             description='NAME=DIR entries to resolve package:// meshes for validate_inertia', dynamic_typing=True))
         declare('mesh_allowed_roots', [], ParameterDescriptor(

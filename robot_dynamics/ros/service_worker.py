@@ -5,9 +5,11 @@ hundreds of milliseconds in Python. In the node's own process they would take th
 interpreter lock from the torque stream for that long, whatever thread they run in. A
 one-process pool started with ``spawn`` (never ``fork``: the node has DDS threads) takes the
 work; the service thread only waits on the result, which releases the lock. The worker
-(niceness 19, shortest time slice: :func:`lower_priority`) is started with the node or on the
-first call (importing pinocchio and cvxpy there takes about a second of CPU, once) and kept. Entry points must guard their main code with ``if __name__ == '__main__'``
-(``spawn`` re-imports the main module). No rclpy in this module: the jobs are pure core calls on picklable inputs.
+(niceness 19 and the shortest time slice from its first instruction: :func:`lower_priority`)
+is started on the first call (importing pinocchio and cvxpy there takes about a second of
+CPU, once) and kept. Entry points must guard their main code with
+``if __name__ == '__main__'`` (``spawn`` re-imports the main module). No rclpy in this module:
+the jobs are pure core calls on picklable inputs.
 
 A call ships no sample data: the recording (the node's
 :class:`~robot_dynamics.core.ring_buffer.SampleRingBuffer`) and the baseline (a buffer written
@@ -129,7 +131,8 @@ def lower_priority(pid: int = 0) -> None:
     # struct sched_attr (first version, 48 bytes): size, policy, flags, nice, priority, runtime, deadline, period.
     attributes = ctypes.create_string_buffer(struct.pack('IIQiIQQQ', 48, os.SCHED_OTHER, 0, WORKER_NICENESS, 0,
                                                          WORKER_SLICE_NS, 0, 0))
-    ctypes.CDLL(None, use_errno=True).syscall(number, pid, attributes, 0)  # failing (older kernel) changes nothing
+    syscall = ctypes.CDLL(None, use_errno=True).syscall
+    syscall(ctypes.c_long(number), ctypes.c_long(pid), attributes, ctypes.c_long(0))  # fails harmlessly on old kernels
 
 
 class _LowPriorityProcess(multiprocessing.context.SpawnProcess):
@@ -146,15 +149,11 @@ class _LowPrioritySpawnContext(multiprocessing.context.SpawnContext):
 
 
 class ServiceWorker:
-    """A single worker process, started by :meth:`start` or on the first call and kept;
-    ``run`` blocks the calling thread only."""
+    """A single worker process, started on the first call and kept; ``run`` blocks the calling
+    thread only."""
 
     def __init__(self):
         self._pool: Optional[ProcessPoolExecutor] = None
-
-    def start(self) -> None:
-        """Start the worker process now, in the background (its start-up then never delays a call)."""
-        self._started_pool().submit(os.getpid)
 
     def run(self, job, *arguments, timeout: float = 300.0):
         """Run ``job(*arguments)`` in the worker and return its result (its exception is re-raised).
