@@ -195,3 +195,10 @@ def test_attaching_with_the_wrong_shape_is_refused(buffer):
     with pytest.raises(RingBufferError):
         wrong.attach()
     assert os.path.exists(shm_path(ring))
+
+
+def test_a_buffer_larger_than_the_free_shared_memory_is_refused_not_a_crash_later():
+    before = set(os.listdir('/dev/shm'))
+    with pytest.raises(OSError, match='/dev/shm'):
+        SampleRingBuffer(10**11, JOINTS)  # 18 TB: more than any /dev/shm, still a mappable size
+    assert set(os.listdir('/dev/shm')) <= before

@@ -27,6 +27,7 @@ garbage-collected); readers only close their mapping.
 """
 from __future__ import annotations
 
+import os
 import weakref
 from dataclasses import dataclass
 from multiprocessing import resource_tracker
@@ -72,7 +73,7 @@ class SampleRingBuffer:
         size = HEADER_BYTES + 8 * self._slots * width
         self._owner = _attach_to is None
         if self._owner:
-            self._shm = SharedMemory(create=True, size=size)
+            self._shm = _create_shared_memory(size)
         else:
             self._shm = _attach_shared_memory(_attach_to.name)
         self._closer = weakref.finalize(self, _release, self._shm, self._owner)
@@ -222,6 +223,23 @@ class SampleRingBuffer:
         if header is None:
             raise RingBufferError('the ring buffer is closed')
         return header
+
+
+def _create_shared_memory(size: int) -> SharedMemory:
+    """A new block of ``size`` bytes with its memory reserved now: a block on a full /dev/shm
+    (tmpfs, e.g. Docker's 64 MB default) would otherwise kill the writer with SIGBUS on the
+    first write to a missing page. Raises OSError when the space is not there."""
+    shm = SharedMemory(create=True, size=size)
+    descriptor = getattr(shm, '_fd', -1)  # CPython keeps the POSIX descriptor open here
+    if descriptor >= 0 and hasattr(os, 'posix_fallocate'):
+        try:
+            os.posix_fallocate(descriptor, 0, size)
+        except OSError as error:
+            shm.close()
+            shm.unlink()
+            raise OSError(error.errno, f'no room for a {size}-byte recording in shared memory (/dev/shm): '
+                                       f'{error.strerror}; lower buffer_duration or enlarge /dev/shm') from None
+    return shm
 
 
 def _attach_shared_memory(name: str) -> SharedMemory:
