@@ -131,8 +131,9 @@ def _copies_while_written(handle, stop_after: float) -> dict:
     return {'copies': copies, 'torn': torn, 'distinct_ends': len(ends), 'shortened': shortened}
 
 
-def _write(ring: SampleRingBuffer, seconds: float) -> int:
-    deadline, k = time.monotonic() + seconds, 0
+def _write(ring: SampleRingBuffer, seconds: float, first: int = 0) -> int:
+    """Append samples first, first + 1, ... for ``seconds``; returns the next sample number."""
+    deadline, k = time.monotonic() + seconds, first
     while time.monotonic() < deadline:
         for _ in range(100):
             ring.append(*sample(k))
@@ -142,7 +143,7 @@ def _write(ring: SampleRingBuffer, seconds: float) -> int:
 
 def test_copies_taken_while_the_writer_appends_are_never_torn_nor_out_of_order(buffer):
     ring = buffer(1000)
-    _write(ring, 0.05)  # full before the readers start
+    first = _write(ring, 0.05)  # full before the readers start
     context = multiprocessing.get_context('spawn')
     with ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
         pool.submit(time.sleep, 0).result(timeout=60)  # the reader process is up
@@ -150,7 +151,7 @@ def test_copies_taken_while_the_writer_appends_are_never_torn_nor_out_of_order(b
         in_process = {}
         reader = threading.Thread(target=lambda: in_process.update(_copies_while_written(ring.handle, 2.0)))
         reader.start()
-        written = _write(ring, 2.5)
+        written = _write(ring, 2.5, first) - first
         reader.join()
         result = other_process.result(timeout=60)
     for outcome in (result, in_process):
