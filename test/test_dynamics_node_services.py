@@ -112,6 +112,12 @@ def test_service_refusals_are_answered_in_operator_words(ros, tmp_path):
         cleared = harness.call(Trigger, f'/{node.get_name()}/clear_payload_buffer')
         assert cleared.success and len(node._live.buffer) == 0
         assert node.baseline is not None, 'clearing the recording must not drop the baseline'
+        refused_after_clear = harness.call(Trigger, f'/{node.get_name()}/identify_payload')
+        assert not refused_after_clear.success and 'nothing recorded' in refused_after_clear.message
+        # Recording and baseline live in shared memory; destroying the node removes both blocks.
+        blocks = [Path('/dev/shm') / buffer.handle.name for buffer in (node._live.buffer, node._shared_baseline)]
+        assert all(block.exists() for block in blocks)
+    assert not any(block.exists() for block in blocks)
 
 
 def test_validate_inertia_service_reports_the_same_findings_as_the_cli(ros, tmp_path):

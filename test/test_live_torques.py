@@ -20,7 +20,7 @@ def test_ring_buffer_keeps_the_newest_samples_oldest_first_with_fixed_memory():
     np.testing.assert_array_equal(time, [7, 8, 9, 10, 11])
     np.testing.assert_array_equal(positions[:, 1], [-7, -8, -9, -10, -11])
     np.testing.assert_array_equal(efforts[:, 1], 3 * time)
-    assert buffer.nbytes == memory == 8 * 5 * (1 + 3 * 2)
+    assert buffer.nbytes == memory == 64 + 8 * (5 + 1) * (2 + 3 * 2)  # header, spare row, (seq, stamp, q, qd, tau)
     assert buffer.duration() == 4.0
     buffer.clear()
     assert len(buffer) == 0 and buffer.duration() == 0.0

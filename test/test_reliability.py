@@ -131,8 +131,9 @@ def test_service_storm_answers_every_call_and_drops_no_torque(storm):
     assert storm.storm.answered_fraction >= 0.999, figures
 
 
-@pytest.mark.xfail(strict=False, reason='services run in a worker process, but each call still copies the 5 MB '
-                                        'recording to it and 2 shared cores are contended: storm p99 ~5x quiet')
+@pytest.mark.xfail(strict=False, reason='a call ships no samples and the worker yields the CPU, but on 2 shared '
+                                        'cores the worker, the call traffic and the 4 client processes still '
+                                        'contend with the stream: storm p99 ~5x quiet')
 def test_service_storm_keeps_stream_p99_within_twice_the_quiet_run(storm):
     assert storm.storm.p99_ms <= 2.0 * storm.quiet.p99_ms, storm.to_dict()
 

@@ -1,68 +1,273 @@
-"""Bounded recording of joint samples for payload identification.
+"""Bounded recording of joint samples for payload identification, in shared memory.
 
 :class:`SampleRingBuffer` preallocates ``capacity`` rows of (stamp, q, q̇, τ_measured) and
-overwrites the oldest: O(1) per sample, memory fixed at construction:
-``8 · capacity · (1 + 3·n_joints)`` bytes (30 s at 1 kHz for 7 joints: 5.3 MB). A lock makes
-appends (the stream thread) and snapshots or clears (a service thread) safe together.
+overwrites the oldest: O(1) per sample, memory fixed at construction. The rows live in a
+:class:`multiprocessing.shared_memory.SharedMemory` block, so another process (the service
+worker) can attach by a small picklable :class:`RingBufferHandle` and copy the recording
+itself: a service call ships no sample data.
+
+Memory: ``64 + 8 · (capacity + 1) · (2 + 3·n_joints)`` bytes — a 64-byte header, one spare
+row, and per row a sequence number, the stamp and q, q̇, τ (30 s at 1 kHz for 7 joints: 5.5 MB).
+
+One writer (the owner's stream thread) and any number of readers in any process, with no
+lock the writer waits on (a seqlock on a monotone counter):
+
+* the writer fills row ``seq % (capacity + 1)`` (the spare row: never one of the ``capacity``
+  newest complete samples), stores ``seq`` in it, then sets the header's sample counter to
+  ``seq + 1``;
+* a reader reads the counter ``c0``, copies the rows of samples ``[c0 − capacity, c0)``,
+  reads the counter again (``c1``) and keeps only the samples the writer cannot have
+  overwritten meanwhile, ``[max(c0 − capacity, c1 − capacity), c0)``, and only if every
+  kept row carries its own sequence number (a defence against stores seen out of order on
+  weakly ordered CPUs). It retries when too few rows survive.
+
+:meth:`SampleRingBuffer.clear` stores the counter as "cleared at" in the header; readers
+keep nothing older. The owner unlinks the block on :meth:`~SampleRingBuffer.close` (or when
+garbage-collected); readers only close their mapping.
 """
 from __future__ import annotations
 
-import threading
+import os
+import weakref
+from dataclasses import dataclass
+from multiprocessing import resource_tracker
+from multiprocessing.shared_memory import SharedMemory
 
 import numpy as np
+
+HEADER_BYTES = 64
+"""Header of the shared block: int64 slots below, padded so the rows start 64-byte aligned."""
+_WRITTEN, _CLEARED_AT, _CAPACITY, _NUM_JOINTS = range(4)
+_SEQ, _STAMP = 0, 1
+"""Row layout: sequence number, stamp [s], then q [rad], q̇ [rad/s], τ [N·m] of every joint."""
+
+
+class RingBufferError(RuntimeError):
+    """A ring buffer cannot be read: closed, or changed under every attempted copy."""
+
+
+@dataclass(frozen=True)
+class RingBufferHandle:
+    """What another process needs to attach: shared-memory block name, capacity and joint count."""
+
+    name: str
+    capacity: int
+    num_joints: int
+
+    def attach(self) -> 'SampleRingBuffer':
+        return SampleRingBuffer.attach(self)
 
 
 class SampleRingBuffer:
     """Fixed-size ring of joint samples in model joint order (s, rad, rad/s, N·m)."""
 
-    def __init__(self, capacity: int, num_joints: int):
+    def __init__(self, capacity: int, num_joints: int, *, _attach_to: RingBufferHandle = None):
         if capacity < 1:
             raise ValueError('capacity must be at least one sample')
+        if num_joints < 0:
+            raise ValueError('num_joints must not be negative')
         self.capacity = int(capacity)
         self.num_joints = int(num_joints)
-        self._time = np.zeros(self.capacity)
-        self._positions = np.zeros((self.capacity, self.num_joints))
-        self._velocities = np.zeros((self.capacity, self.num_joints))
-        self._efforts = np.zeros((self.capacity, self.num_joints))
-        self._next = 0
-        self._count = 0
-        self._lock = threading.Lock()
+        self._slots = self.capacity + 1
+        width = 2 + 3 * self.num_joints
+        size = HEADER_BYTES + 8 * self._slots * width
+        self._owner = _attach_to is None
+        if self._owner:
+            self._shm = _create_shared_memory(size)
+        else:
+            self._shm = _attach_shared_memory(_attach_to.name)
+        self._closer = weakref.finalize(self, _release, self._shm, self._owner)
+        self._header = self._rows = None
+        if self._shm.size < size:
+            self.close()
+            raise RingBufferError(f'shared block {self._shm.name} holds {self._shm.size} bytes, '
+                                  f'expected {size} for {capacity} samples of {num_joints} joints')
+        self._header = np.ndarray((HEADER_BYTES // 8,), dtype=np.int64, buffer=self._shm.buf)
+        self._rows = np.ndarray((self._slots, width), dtype=np.float64, buffer=self._shm.buf, offset=HEADER_BYTES)
+        if self._owner:
+            self._header[:] = 0
+            self._header[_CAPACITY], self._header[_NUM_JOINTS] = self.capacity, self.num_joints
+        elif (self._header[_CAPACITY], self._header[_NUM_JOINTS]) != (self.capacity, self.num_joints):
+            self.close()
+            raise RingBufferError(f'shared block {_attach_to.name} is not a ring buffer of {capacity} samples '
+                                  f'of {num_joints} joints')
+        self._written = int(self._header[_WRITTEN])  # the writer's own copy of the counter
+
+    # ------------------------------------------------------------------ sharing
+    @property
+    def handle(self) -> RingBufferHandle:
+        """Picklable handle another process attaches with (:meth:`attach`)."""
+        return RingBufferHandle(self._shm.name, self.capacity, self.num_joints)
+
+    @classmethod
+    def attach(cls, handle: RingBufferHandle) -> 'SampleRingBuffer':
+        """Map the owner's block (read-only by convention: never append or clear through it)."""
+        return cls(handle.capacity, handle.num_joints, _attach_to=handle)
+
+    @classmethod
+    def from_arrays(cls, time, positions, velocities, efforts) -> 'SampleRingBuffer':
+        """A new buffer holding exactly these samples (written once, e.g. a baseline recording)."""
+        time, positions = np.asarray(time, dtype=float).reshape(-1), np.asarray(positions, dtype=float)
+        count = len(time)
+        n = positions.shape[1] if positions.ndim == 2 else 1
+        buffer = cls(max(1, count), n)
+        rows = buffer._rows
+        rows[:count, _SEQ] = np.arange(count)
+        rows[:count, _STAMP] = time
+        rows[:count, 2:2 + n] = positions.reshape(count, n)
+        rows[:count, 2 + n:2 + 2 * n] = np.asarray(velocities, dtype=float).reshape(count, n)
+        rows[:count, 2 + 2 * n:] = np.asarray(efforts, dtype=float).reshape(count, n)
+        buffer._written = count
+        buffer._header[_WRITTEN] = count
+        return buffer
+
+    @property
+    def closed(self) -> bool:
+        return self._rows is None
+
+    def close(self) -> None:
+        """Release the mapping; the owner also unlinks the block (its name disappears at once;
+        a reader still attached keeps its mapping until it closes)."""
+        self._header = self._rows = None
+        self._closer()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
 
     @property
     def nbytes(self) -> int:
-        """Memory held by the buffer's arrays [bytes]."""
-        return self._time.nbytes + self._positions.nbytes + self._velocities.nbytes + self._efforts.nbytes
+        """Size of the shared block: header and rows [bytes]."""
+        return HEADER_BYTES + 8 * self._slots * (2 + 3 * self.num_joints)
 
-    def __len__(self) -> int:
-        return self._count
+    # ------------------------------------------------------------------ writer
+    def append(self, stamp: float, positions: np.ndarray, velocities: np.ndarray, efforts: np.ndarray) -> None:
+        """Add one sample (owner's writer thread only; a closed buffer ignores it)."""
+        rows, n = self._rows, self.num_joints
+        if rows is None:
+            return
+        seq = self._written
+        row = rows[seq % self._slots]
+        row[_STAMP] = stamp
+        row[2:2 + n] = positions
+        row[2 + n:2 + 2 * n] = velocities
+        row[2 + 2 * n:] = efforts
+        row[_SEQ] = seq
+        self._written = seq + 1
+        self._header[_WRITTEN] = seq + 1
 
     def clear(self) -> None:
-        with self._lock:
-            self._next = 0
-            self._count = 0
+        """Forget every sample recorded so far (owner only; safe while the writer appends)."""
+        header = self._open_header()
+        header[_CLEARED_AT] = header[_WRITTEN]
 
-    def append(self, stamp: float, positions: np.ndarray, velocities: np.ndarray, efforts: np.ndarray) -> None:
-        with self._lock:
-            row = self._next
-            self._time[row] = stamp
-            self._positions[row] = positions
-            self._velocities[row] = velocities
-            self._efforts[row] = efforts
-            self._next = (row + 1) % self.capacity
-            self._count = min(self._count + 1, self.capacity)
-
-    def arrays(self) -> tuple:
-        """Copies (time, positions, velocities, efforts), oldest sample first."""
-        with self._lock:
-            if self._count < self.capacity:
-                order = np.arange(self._count)
-            else:
-                order = (np.arange(self.capacity) + self._next) % self.capacity
-            return (self._time[order], self._positions[order], self._velocities[order], self._efforts[order])
+    # ------------------------------------------------------------------ readers
+    def __len__(self) -> int:
+        header = self._open_header()
+        return int(min(header[_WRITTEN] - header[_CLEARED_AT], self.capacity))
 
     def duration(self) -> float:
-        """Time span covered by the buffered samples [s]."""
-        if self._count < 2:
-            return 0.0
-        time = self.arrays()[0]
-        return float(time[-1] - time[0])
+        """Time span covered by the buffered samples [s] (newest stamp − oldest stamp)."""
+        header, rows = self._open_header(), self._rows
+        for _ in range(10):
+            written = int(header[_WRITTEN])
+            oldest = max(int(header[_CLEARED_AT]), written - self.capacity)
+            if written - oldest < 2:
+                return 0.0
+            newest_row, oldest_row = rows[(written - 1) % self._slots], rows[oldest % self._slots]
+            span = float(newest_row[_STAMP] - oldest_row[_STAMP])
+            if oldest_row[_SEQ] == oldest and newest_row[_SEQ] == written - 1 and \
+                    int(header[_WRITTEN]) - self.capacity <= oldest:
+                return span
+        return 0.0
+
+    def arrays(self, attempts: int = 5) -> tuple:
+        """Copies (time, positions, velocities, efforts) of the buffered samples, oldest first.
+
+        Consistent without stopping the writer: rows overwritten during the copy are dropped
+        (at the oldest end); tried again, up to ``attempts`` times, while fewer than half of
+        the copied rows survive. Raises :class:`RingBufferError` when every attempt saw a row
+        that is not the sample it should be.
+        """
+        header, rows = self._open_header(), self._rows
+        for _ in range(max(1, attempts)):
+            first_written = int(header[_WRITTEN])
+            start = max(int(header[_CLEARED_AT]), first_written - self.capacity)
+            copy = self._copy_rows(rows, start, first_written)
+            last_written, cleared_at = int(header[_WRITTEN]), int(header[_CLEARED_AT])
+            keep_from = max(start, cleared_at, last_written - self.capacity)
+            kept = copy[max(0, keep_from - start):]
+            intact = np.array_equal(kept[:, _SEQ], np.arange(keep_from, first_written, dtype=float))
+            if intact and 2 * len(kept) >= len(copy):
+                break
+        else:
+            if not intact:
+                raise RingBufferError('the ring buffer changed under every attempt to copy it')
+        n = self.num_joints
+        return (kept[:, _STAMP].copy(), kept[:, 2:2 + n].copy(), kept[:, 2 + n:2 + 2 * n].copy(),
+                kept[:, 2 + 2 * n:].copy())
+
+    def _copy_rows(self, rows: np.ndarray, start: int, stop: int) -> np.ndarray:
+        """Copy of the rows of samples [start, stop) in order (two slices at most)."""
+        if stop <= start:
+            return rows[:0].copy()
+        first, last = start % self._slots, (stop - 1) % self._slots
+        if first <= last:
+            return rows[first:last + 1].copy()
+        return np.concatenate((rows[first:], rows[:last + 1]))
+
+    def _open_header(self) -> np.ndarray:
+        header = self._header
+        if header is None:
+            raise RingBufferError('the ring buffer is closed')
+        return header
+
+
+def _create_shared_memory(size: int) -> SharedMemory:
+    """A new block of ``size`` bytes with its memory reserved now: a block on a full /dev/shm
+    (tmpfs, e.g. Docker's 64 MB default) would otherwise kill the writer with SIGBUS on the
+    first write to a missing page. Raises OSError when the space is not there."""
+    shm = SharedMemory(create=True, size=size)
+    descriptor = getattr(shm, '_fd', -1)  # CPython keeps the POSIX descriptor open here
+    if descriptor >= 0 and hasattr(os, 'posix_fallocate'):
+        try:
+            os.posix_fallocate(descriptor, 0, size)
+        except OSError as error:
+            shm.close()
+            shm.unlink()
+            raise OSError(error.errno, f'no room for a {size}-byte recording in shared memory (/dev/shm): '
+                                       f'{error.strerror}; lower buffer_duration or enlarge /dev/shm') from None
+    return shm
+
+
+def _attach_shared_memory(name: str) -> SharedMemory:
+    """Map an existing block without registering it with this process's resource tracker.
+
+    Before Python 3.13 every attachment registers the block, and the tracker unlinks it when
+    the attaching process exits (or, shared with the owner, loses the owner's entry), so a
+    reader would destroy the owner's recording. The owner alone is responsible for it.
+    """
+    try:
+        return SharedMemory(name=name, track=False)  # Python >= 3.13
+    except TypeError:
+        pass
+    register = resource_tracker.register
+    resource_tracker.register = lambda *args, **kwargs: None
+    try:
+        return SharedMemory(name=name)
+    finally:
+        resource_tracker.register = register
+
+
+def _release(shm: SharedMemory, owner: bool) -> None:
+    if owner:
+        try:
+            shm.unlink()
+        except FileNotFoundError:
+            pass
+    try:
+        shm.close()
+    except BufferError:
+        pass  # a copy in progress in another thread still holds the mapping; it goes with that view

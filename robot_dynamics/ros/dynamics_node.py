@@ -19,7 +19,10 @@ lowest-latency one in rclpy); the services are served by a companion node on its
 executor thread (:class:`~robot_dynamics.ros.common.ServiceHost`), so a long
 identification never stalls the stream; identification and validation themselves run in a
 worker process (:mod:`~robot_dynamics.ros.service_worker`), so they do not hold the
-stream's interpreter lock either. Every model change installs a new model object
+stream's interpreter lock either. The payload recording is a shared-memory ring buffer
+(:class:`~robot_dynamics.core.ring_buffer.SampleRingBuffer`) the stream appends to without a
+lock; the worker copies it (and the baseline, kept in shared memory too) itself, so a call
+ships no samples out of this process. Every model change installs a new model object
 (never mutated while the stream uses it), so services and stream share no pinocchio Data.
 """
 from __future__ import annotations
@@ -43,11 +46,12 @@ from robot_dynamics.core.errors import JointStateError, PayloadError
 from robot_dynamics.core.live_torques import ACCELERATION_MODES, LiveTorqueEstimator
 from robot_dynamics.core.model import RobotModel
 from robot_dynamics.core.payload import default_payload_link
-from robot_dynamics.core.ring_buffer import SampleRingBuffer
+from robot_dynamics.core.ring_buffer import RingBufferError, SampleRingBuffer
 from robot_dynamics.ros.common import (JOINT_STATE_QOS, LATCHED_QOS, SENSOR_QOS, ModelSource, RateLimitedLogger,
                                        RateMeter, RejectionCounter, ServiceHost, describe, diagnostic_status,
                                        joint_state_fields, spin_nodes)
-from robot_dynamics.ros.service_worker import ServiceWorker, identify_payload_job, validate_inertia_job
+from robot_dynamics.ros.service_worker import (ServiceWorker, SharedRecording, identify_payload_job,
+                                               validate_inertia_job)
 
 OK, WARN, ERROR = DiagnosticStatus.OK, DiagnosticStatus.WARN, DiagnosticStatus.ERROR
 
@@ -77,7 +81,8 @@ class DynamicsNode(Node):
         self._last_torques: Optional[np.ndarray] = None
         self._last_input_wall = None
         self._live: Optional[_LiveModel] = None
-        self.baseline = None
+        self.baseline = None  # the no-payload Recording (record_baseline / baseline_file)
+        self._shared_baseline: Optional[SampleRingBuffer] = None  # the same, in shared memory for the worker
         self._validation_statuses: list = []
         self._gravity_pub = self.create_publisher(JointState, '~/gravity_torques', SENSOR_QOS)
         self._inverse_pub = self.create_publisher(JointState, '~/inverse_dynamics_torques', SENSOR_QOS)
@@ -135,6 +140,8 @@ class DynamicsNode(Node):
             merger, buffer = None, SampleRingBuffer(capacity, robot.num_joints)
         payload_link = self.get_parameter('payload_link').value or default_payload_link(robot)
         self._install(_LiveModel(robot, self._estimator(robot, merger), buffer, payload_link))
+        if previous is not None and previous.buffer is not buffer:
+            previous.buffer.close()  # recorded with other joints; frees its shared memory
 
     def _estimator(self, robot: RobotModel, merger=None) -> LiveTorqueEstimator:
         return LiveTorqueEstimator(robot, self.stale_timeout, self.acceleration_mode,
@@ -148,6 +155,9 @@ class DynamicsNode(Node):
 
     def destroy_node(self):
         self._worker.shutdown()
+        for buffer in (self._live.buffer if self._live else None, self._shared_baseline):
+            if buffer is not None:
+                buffer.close()
         return super().destroy_node()
 
     @property
@@ -195,7 +205,10 @@ class DynamicsNode(Node):
         live = self._live
         if live is None:
             return _answer(response, False, 'no robot model loaded yet')
-        live.buffer.clear()
+        try:
+            live.buffer.clear()
+        except RingBufferError:
+            pass  # replaced by a model swap meanwhile: the new recording starts empty anyway
         return _answer(response, True, f'recording restarted: keeps the last '
                                        f'{self.get_parameter("buffer_duration").value:g} s of motion')
 
@@ -203,7 +216,10 @@ class DynamicsNode(Node):
         recording = self._snapshot()
         if recording is None:
             return _answer(response, False, 'nothing recorded yet: move the robot (with efforts published) first')
-        self.baseline = recording
+        try:
+            self._keep_baseline(recording)
+        except OSError as error:  # no shared memory left
+            return _answer(response, False, f'baseline not kept: {error}')
         message = f'baseline kept: {len(recording.time)} samples over {recording.time[-1] - recording.time[0]:.1f} s'
         path = self.get_parameter('baseline_file').value
         if path:
@@ -216,19 +232,24 @@ class DynamicsNode(Node):
         return _answer(response, True, message)
 
     def _identify_payload(self, request, response):
+        nothing = ('nothing recorded yet: move the robot with the payload (efforts published), then call '
+                   'identify_payload')
         live = self._live
-        recording = self._snapshot()
-        if live is None or recording is None:
-            return _answer(response, False, 'nothing recorded yet: move the robot with the payload (efforts '
-                                            'published), then call identify_payload')
+        if live is None or _recorded(live.buffer) < 2:
+            return _answer(response, False, nothing)
+        baseline = self._shared_baseline
         try:
             report, write_error = self._worker.run(
                 identify_payload_job, live.robot.description.text, live.robot.floating_base,
-                live.robot.model.gravity.linear.tolist(), recording, live.payload_link,
-                self.get_parameter('payload_mode').value, self.baseline, self._report_directory())
+                live.robot.model.gravity.linear.tolist(), SharedRecording(live.buffer.handle, live.robot.joint_names),
+                live.payload_link, self.get_parameter('payload_mode').value,
+                SharedRecording(baseline.handle, self.baseline.joint_names) if baseline is not None else None,
+                self._report_directory())
         except Exception as error:
             self.get_logger().error(f'identify_payload failed: {error!r}')
             return _answer(response, False, f'identification failed: {error}')
+        if report is None:  # cleared between the check above and the worker's copy
+            return _answer(response, False, nothing)
         if write_error:
             self._log.warn('report', write_error)
         if report.success:
@@ -256,13 +277,28 @@ class DynamicsNode(Node):
         return _answer(response, report.worst_severity() != 'error', report.summary())
 
     def _snapshot(self):
+        """A copy of the recording as a Recording, or None with fewer than 2 samples."""
         live = self._live
-        if live is None or len(live.buffer) < 2:
+        if live is None or _recorded(live.buffer) < 2:
             return None
         from robot_dynamics.core.signals import Recording
-        stamps, positions, velocities, efforts = live.buffer.arrays()
+        try:
+            stamps, positions, velocities, efforts = live.buffer.arrays()
+        except RingBufferError:  # closed by a model swap meanwhile
+            return None
+        if len(stamps) < 2:
+            return None
         return Recording(time=stamps, positions=positions, velocities=velocities, efforts=efforts,
                          joint_names=live.robot.joint_names)
+
+    def _keep_baseline(self, recording) -> None:
+        """Keep ``recording`` as the baseline, and a copy in shared memory that every
+        identify_payload call hands to the worker by name (written once, not per call)."""
+        shared = SampleRingBuffer.from_arrays(recording.time, recording.positions, recording.velocities,
+                                              recording.efforts)
+        previous, self._shared_baseline, self.baseline = self._shared_baseline, shared, recording
+        if previous is not None:
+            previous.close()
 
     def _publish_payload(self, link: str, report) -> None:
         message = InertiaStamped()
@@ -284,6 +320,9 @@ class DynamicsNode(Node):
             robot.attach_payload(live.payload_link, parameters)
         except PayloadError as error:
             self.get_logger().error(f'identified payload not applied: {error}')
+            return
+        if self._live is not live:
+            self.get_logger().warn('identified payload not applied: the model changed during the call')
             return
         self._install(_LiveModel(robot, self._estimator(robot, live.estimator.merger), live.buffer,
                                  live.payload_link))
@@ -307,7 +346,7 @@ class DynamicsNode(Node):
             return
         try:
             from robot_dynamics.core.recordings import read_csv
-            self.baseline = read_csv(path)
+            self._keep_baseline(read_csv(path))
             self.get_logger().info(f'baseline loaded from {path}')
         except Exception as error:
             self.get_logger().error(f'baseline file {path} not loaded: {error}')
@@ -348,7 +387,7 @@ class DynamicsNode(Node):
         live = self._live
         stale = []
         if live is not None:
-            values['recorded_s'] = live.buffer.duration()
+            values['recorded_s'] = live.buffer.duration() if not live.buffer.closed else 0.0
             values['buffer_bytes'] = live.buffer.nbytes
             merger = live.estimator.merger
             newest = float(merger.position_stamps.max())
@@ -385,6 +424,14 @@ def _torque_message(header, names: tuple, torques: np.ndarray) -> JointState:
     message.name = list(names)
     message.effort = torques.tolist()
     return message
+
+
+def _recorded(buffer: SampleRingBuffer) -> int:
+    """Samples in ``buffer``; 0 once it is closed (a model swap replaced it)."""
+    try:
+        return len(buffer)
+    except RingBufferError:
+        return 0
 
 
 def _answer(response, success: bool, message: str):

@@ -1,0 +1,205 @@
+"""The shared-memory SampleRingBuffer: order across the wrap, clear, copies taken by another
+process, copies taken while the writer appends (never a torn or out-of-order row), and no
+/dev/shm entry left behind. Real processes and threads, no mocks."""
+import gc
+import multiprocessing
+import os
+import threading
+import time
+from concurrent.futures import ProcessPoolExecutor
+
+import numpy as np
+import pytest
+
+from robot_dynamics.core.ring_buffer import HEADER_BYTES, RingBufferError, SampleRingBuffer
+
+JOINTS = 7
+
+
+def shm_path(buffer_or_handle) -> str:
+    handle = getattr(buffer_or_handle, 'handle', buffer_or_handle)
+    return os.path.join('/dev/shm', handle.name)
+
+
+def sample(seq: int, joints: int = JOINTS) -> tuple:
+    """Row ``seq`` of a synthetic stream whose every value is a known function of its stamp."""
+    stamp = float(seq)
+    offsets = np.arange(joints, dtype=float)
+    return stamp, stamp + offsets, -stamp - offsets, 2.0 * stamp + offsets
+
+
+def torn_or_disordered(time_, positions, velocities, efforts) -> int:
+    """Rows that are not exactly sample(stamp), plus breaks in the consecutive stamp order."""
+    offsets = np.arange(positions.shape[1], dtype=float)
+    wrong = ~(np.all(positions == time_[:, None] + offsets, axis=1)
+              & np.all(velocities == -time_[:, None] - offsets, axis=1)
+              & np.all(efforts == 2.0 * time_[:, None] + offsets, axis=1))
+    return int(np.count_nonzero(wrong)) + int(np.count_nonzero(np.diff(time_) != 1.0))
+
+
+@pytest.fixture
+def buffer():
+    made = []
+
+    def make(capacity, joints=JOINTS):
+        made.append(SampleRingBuffer(capacity, joints))
+        return made[-1]
+    yield make
+    for each in made:
+        each.close()
+
+
+def test_wraparound_keeps_the_newest_samples_oldest_first(buffer):
+    ring = buffer(5, 2)
+    assert len(ring) == 0 and ring.duration() == 0.0
+    assert [len(a) for a in ring.arrays()] == [0, 0, 0, 0]
+    for k in range(3):
+        ring.append(*sample(k, 2))
+    np.testing.assert_array_equal(ring.arrays()[0], [0, 1, 2])
+    for k in range(3, 13):
+        ring.append(*sample(k, 2))
+        time_ = ring.arrays()[0]
+        np.testing.assert_array_equal(time_, np.arange(max(0, k - 4), k + 1))
+        assert len(ring) == len(time_) and ring.duration() == time_[-1] - time_[0]
+    arrays = ring.arrays()
+    assert torn_or_disordered(*arrays) == 0
+    assert arrays[1].shape == arrays[2].shape == arrays[3].shape == (5, 2)
+    # Fixed memory, as documented: a 64-byte header and capacity + 1 rows of (seq, stamp, q, q̇, τ).
+    assert ring.nbytes == HEADER_BYTES + 8 * 6 * (2 + 3 * 2) == os.path.getsize(shm_path(ring))
+
+
+def test_clear_forgets_everything_recorded_so_far(buffer):
+    ring = buffer(4, 1)
+    for k in range(10):
+        ring.append(*sample(k, 1))
+    ring.clear()
+    assert len(ring) == 0 and ring.duration() == 0.0 and len(ring.arrays()[0]) == 0
+    ring.append(*sample(10, 1))
+    np.testing.assert_array_equal(ring.arrays()[0], [10])
+    for k in range(11, 20):
+        ring.append(*sample(k, 1))
+    np.testing.assert_array_equal(ring.arrays()[0], [16, 17, 18, 19])
+    assert ring.duration() == 3.0
+
+
+def test_a_buffer_made_from_arrays_holds_exactly_them(buffer):
+    time_ = np.linspace(0.0, 1.0, 11)
+    positions, velocities, efforts = np.random.default_rng(0).normal(size=(3, 11, 3))
+    ring = SampleRingBuffer.from_arrays(time_, positions, velocities, efforts)
+    try:
+        assert len(ring) == ring.capacity == 11 and ring.num_joints == 3
+        for got, expected in zip(ring.arrays(), (time_, positions, velocities, efforts)):
+            np.testing.assert_array_equal(got, expected)
+    finally:
+        ring.close()
+
+
+def _copy_in_another_process(handle) -> tuple:
+    with handle.attach() as ring:
+        return ring.arrays()
+
+
+def test_a_copy_taken_by_another_process_equals_the_writers_data(buffer):
+    ring = buffer(1000)
+    for k in range(2500):
+        ring.append(*sample(k))
+    context = multiprocessing.get_context('spawn')
+    with ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
+        copied = pool.submit(_copy_in_another_process, ring.handle).result(timeout=60)
+    for got, mine in zip(copied, ring.arrays()):
+        np.testing.assert_array_equal(got, mine)
+    np.testing.assert_array_equal(copied[0], np.arange(1500, 2500))
+    # The reader process has exited: the block is still there, still the owner's.
+    assert os.path.exists(shm_path(ring))
+    ring.append(*sample(2500))
+    assert ring.arrays()[0][-1] == 2500
+
+
+def _copies_while_written(handle, stop_after: float) -> dict:
+    """Take copies until the writer's counter stops moving or ``stop_after`` s; count bad rows."""
+    copies = torn = shortened = 0
+    ends = set()
+    deadline = time.monotonic() + stop_after
+    with handle.attach() as ring:
+        while time.monotonic() < deadline:
+            arrays = ring.arrays()
+            copies += 1
+            torn += torn_or_disordered(*arrays)
+            if len(arrays[0]):
+                ends.add(float(arrays[0][-1]))
+                shortened += len(arrays[0]) < ring.capacity
+    return {'copies': copies, 'torn': torn, 'distinct_ends': len(ends), 'shortened': shortened}
+
+
+def _write(ring: SampleRingBuffer, seconds: float, first: int = 0) -> int:
+    """Append samples first, first + 1, ... for ``seconds``; returns the next sample number."""
+    deadline, k = time.monotonic() + seconds, first
+    while time.monotonic() < deadline:
+        for _ in range(100):
+            ring.append(*sample(k))
+            k += 1
+    return k
+
+
+def test_copies_taken_while_the_writer_appends_are_never_torn_nor_out_of_order(buffer):
+    ring = buffer(1000)
+    first = _write(ring, 0.05)  # full before the readers start
+    context = multiprocessing.get_context('spawn')
+    with ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
+        pool.submit(time.sleep, 0).result(timeout=60)  # the reader process is up
+        other_process = pool.submit(_copies_while_written, ring.handle, 2.0)
+        in_process = {}
+        reader = threading.Thread(target=lambda: in_process.update(_copies_while_written(ring.handle, 2.0)))
+        reader.start()
+        written = _write(ring, 2.5, first) - first
+        reader.join()
+        result = other_process.result(timeout=60)
+    for outcome in (result, in_process):
+        assert outcome['torn'] == 0, outcome
+        assert outcome['copies'] > 50 and outcome['distinct_ends'] > 10, outcome  # the writer really moved
+    assert written > 10_000
+    print(f'written {written}; other process {result}; same process {in_process}')
+
+
+def test_close_unlinks_the_block_and_readers_only_close_their_mapping():
+    owner = SampleRingBuffer(10, 2)
+    path, handle = shm_path(owner), owner.handle
+    assert os.path.exists(path)
+    reader = handle.attach()
+    reader.close()
+    assert os.path.exists(path), 'a reader closing must not remove the owner\'s block'
+    reader = handle.attach()
+    owner.append(*sample(0, 2))
+    owner.close()
+    assert not os.path.exists(path)
+    assert owner.closed
+    with pytest.raises(RingBufferError):
+        len(owner)
+    owner.append(*sample(1, 2))  # ignored, not a crash: the stream may still hold the old buffer
+    np.testing.assert_array_equal(reader.arrays()[0], [0])  # an attached reader keeps its mapping
+    reader.close()
+    with pytest.raises(FileNotFoundError):
+        handle.attach()
+
+
+def test_an_owner_that_is_dropped_without_close_leaves_no_block():
+    owner = SampleRingBuffer(10, 2)
+    path = shm_path(owner)
+    del owner
+    gc.collect()
+    assert not os.path.exists(path)
+
+
+def test_attaching_with_the_wrong_shape_is_refused(buffer):
+    ring = buffer(10, 2)
+    wrong = type(ring.handle)(ring.handle.name, 10, 3)
+    with pytest.raises(RingBufferError):
+        wrong.attach()
+    assert os.path.exists(shm_path(ring))
+
+
+def test_a_buffer_larger_than_the_free_shared_memory_is_refused_not_a_crash_later():
+    before = set(os.listdir('/dev/shm'))
+    with pytest.raises(OSError, match='/dev/shm'):
+        SampleRingBuffer(10**11, JOINTS)  # 18 TB: more than any /dev/shm, still a mappable size
+    assert set(os.listdir('/dev/shm')) <= before
