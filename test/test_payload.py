@@ -342,3 +342,22 @@ def test_bad_mode_and_unknown_link_raise_clear_errors():
         identify_payload(arm(), recording, LINK, 'everything')
     with pytest.raises(Exception, match='gripper_link'):
         identify_payload(arm(), recording, 'gripper_link', 'auto')
+
+
+def test_constrained_fit_reuses_its_compiled_problem_with_each_call_s_data():
+    """The consistent fit is a parametrised cvxpy problem compiled once per thread: every call
+    must still solve its own data (checked against plain least squares where that is physical)."""
+    from robot_dynamics.core.payload import _constrained_fit
+    rng = np.random.default_rng(7)
+    rows = rng.normal(size=(600, 10)) * np.array([1, 0.3, 0.3, 0.3, 0.05, 0.05, 0.05, 0.05, 0.05, 0.05])
+    box = InertialParameters(0.8, np.array([0.02, -0.01, 0.05]), np.diag([2e-3, 3e-3, 2.5e-3])).pinocchio_vector()
+    impossible = box.copy()
+    impossible[0] = -0.5  # negative mass: the fit must move to the boundary m ≥ 0, J ⪰ 0
+    for truth in (impossible, box, impossible, box):
+        target = rows @ truth + rng.normal(scale=1e-6, size=len(rows))
+        fitted = _constrained_fit(rows, target)
+        if truth is box:  # inside the physical set: the constraints are inactive
+            np.testing.assert_allclose(fitted, np.linalg.lstsq(rows, target, rcond=None)[0], atol=1e-5)
+        else:
+            assert fitted[0] >= -1e-7
+            assert np.linalg.eigvalsh(pseudo_inertia_from_vector(fitted)).min() >= -1e-6

@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import threading
 import time as clock
 from dataclasses import dataclass, field
 from typing import Optional
@@ -619,23 +620,54 @@ def _full_fit(data: _FitData, report) -> tuple:
 
 
 def _constrained_fit(rows: np.ndarray, target: np.ndarray) -> np.ndarray:
-    """min ‖Y π − r‖² s.t. J(π) ⪰ 0, m ≥ 0 (cvxpy + Clarabel), in column-normalised coordinates."""
+    """min ‖Y π − r‖² s.t. J(π) ⪰ 0, m ≥ 0 (cvxpy + Clarabel), in column-normalised coordinates.
+
+    ‖Y π − r‖² equals ‖R s − p‖² up to a constant, with s = π · norms, R the QR factor of the
+    normalised Y and p its projection of r: the solver only ever sees a 10 × 10 problem."""
     norms = np.linalg.norm(rows, axis=0)
     norms = np.where(norms > 0, norms, 1.0)
     factor = np.linalg.qr(rows / norms, mode='r')
     projected = np.linalg.lstsq(factor.T, (rows / norms).T @ target, rcond=None)[0]
-    scaled = cp.Variable(10)
-    parameters = cp.multiply(1.0 / norms, scaled)
-    problem = cp.Problem(cp.Minimize(cp.sum_squares(factor @ scaled - projected)),
-                         [_pseudo_inertia_expression(parameters) >> 0, parameters[0] >= 0])
+    fit = _consistent_fit_problem()
+    # Fewer than 10 rows: zero rows complete the factor and add nothing to the cost.
+    fit.factor.value = np.vstack([factor, np.zeros((10 - len(factor), 10))])
+    fit.projected.value = np.concatenate([projected, np.zeros(10 - len(projected))])
+    fit.inverse_norms.value = 1.0 / norms
     try:
-        problem.solve(solver=cp.CLARABEL)
+        fit.problem.solve(solver=cp.CLARABEL)
     except cp.error.SolverError as error:
         raise PayloadIdentificationRefused(f'the constrained solver failed ({error}); try mode mass_com') from None
-    if problem.status not in ('optimal', 'optimal_inaccurate') or scaled.value is None:
-        raise PayloadIdentificationRefused(f'the constrained solver did not converge (status {problem.status}); '
+    if fit.problem.status not in ('optimal', 'optimal_inaccurate') or fit.scaled.value is None:
+        raise PayloadIdentificationRefused(f'the constrained solver did not converge (status {fit.problem.status}); '
                                            'try mode mass_com or a longer motion')
-    return np.asarray(scaled.value) / norms
+    return np.asarray(fit.scaled.value) / norms
+
+
+@dataclass(frozen=True)
+class _ConsistentFit:
+    problem: cp.Problem
+    factor: cp.Parameter
+    projected: cp.Parameter
+    inverse_norms: cp.Parameter
+    scaled: cp.Variable
+
+
+_THREAD_FITS = threading.local()
+
+
+def _consistent_fit_problem() -> _ConsistentFit:
+    """The constrained fit as a parametrised problem, built once per thread (cvxpy problems are
+    not thread-safe): cvxpy compiles it on the first solve and afterwards only substitutes the
+    data (~25 ms → a few ms per fit)."""
+    fit = getattr(_THREAD_FITS, 'fit', None)
+    if fit is None:
+        factor, projected = cp.Parameter((10, 10)), cp.Parameter(10)
+        inverse_norms, scaled = cp.Parameter(10, nonneg=True), cp.Variable(10)
+        parameters = cp.multiply(inverse_norms, scaled)
+        problem = cp.Problem(cp.Minimize(cp.sum_squares(factor @ scaled - projected)),
+                             [_pseudo_inertia_expression(parameters) >> 0, parameters[0] >= 0])
+        fit = _THREAD_FITS.fit = _ConsistentFit(problem, factor, projected, inverse_norms, scaled)
+    return fit
 
 
 def _pseudo_inertia_expression(parameters):

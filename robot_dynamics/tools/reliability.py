@@ -730,15 +730,21 @@ def service_storm(urdf: str, calls: int = 100, clients: int = 4, rate: float = 1
             workers = [_start_service_client(run.node_name, count, offset=k) for k, count in enumerate(per_client)]
             # The clients' own start-up (interpreter, rclpy, discovery) is not part of the storm:
             # keep the stream fed while they connect, then release them all at once.
-            ready = threading.Thread(target=lambda: [_wait_ready(worker) for worker in workers], daemon=True)
+            ready = threading.Thread(target=lambda: [_wait_for_line(worker, 'ready') for worker in workers],
+                                     daemon=True)
             ready.start()
             run.feeder.feed(rate, timeout, 0.0, until=lambda: not ready.is_alive())
             for worker in workers:
-                worker.stdin.write('go\n')
-                worker.stdin.flush()
+                _send_line(worker, 'go')
+            # The storm lasts until the last call is answered; the clients' shutdown (rclpy, interpreter)
+            # comes after it, once released, like their start-up before "go".
+            done = threading.Thread(target=lambda: [_wait_for_line(worker, 'done') for worker in workers], daemon=True)
+            done.start()
             started = time.monotonic()
-            storm_sent = run.feeder.feed(rate, timeout, 0.0, until=lambda: all(w.poll() is not None for w in workers))
+            storm_sent = run.feeder.feed(rate, timeout, 0.0, until=lambda: not done.is_alive())
             storm_seconds = time.monotonic() - started
+            for worker in workers:
+                _send_line(worker, 'exit')
             time.sleep(1.0)
             results = [call for worker in workers for call in _client_results(worker)]
             alive = run.process.poll() is None
@@ -753,11 +759,19 @@ def _start_service_client(node_name: str, count: int, offset: int) -> subprocess
                             text=True)
 
 
-def _wait_ready(worker: subprocess.Popen) -> None:
-    """Block until a client process says it is connected (or has ended)."""
+def _wait_for_line(worker: subprocess.Popen, expected: str) -> None:
+    """Block until a client process prints ``expected`` (or has ended)."""
     for line in worker.stdout:
-        if line.strip() == 'ready':
+        if line.strip() == expected:
             return
+
+
+def _send_line(worker: subprocess.Popen, line: str) -> None:
+    try:
+        worker.stdin.write(line + '\n')
+        worker.stdin.flush()
+    except OSError:  # the client has ended already
+        pass
 
 
 def _client_results(worker: subprocess.Popen) -> list:
@@ -794,6 +808,9 @@ def call_services(node_path: str, count: int, offset: int = 0, timeout: float = 
                             'success': bool(response and response.success),
                             'message': response.message[:200] if response else '',
                             'seconds': time.monotonic() - started})
+        if wait_for_go:  # say "done", then shut down only on the bench's "exit" (after its measurement)
+            print('done', flush=True)
+            sys.stdin.readline()
     finally:
         node.destroy_node()
         rclpy.try_shutdown()
