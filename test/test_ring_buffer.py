@@ -203,3 +203,17 @@ def test_a_buffer_larger_than_the_free_shared_memory_is_refused_not_a_crash_late
     with pytest.raises(OSError, match='/dev/shm'):
         SampleRingBuffer(10**11, JOINTS)  # 18 TB: more than any /dev/shm, still a mappable size
     assert set(os.listdir('/dev/shm')) <= before
+
+
+def test_copy_until_a_count_leaves_out_later_samples():
+    with SampleRingBuffer(capacity=8, num_joints=1) as buffer:
+        for k in range(5):
+            buffer.append(float(k), [k], [0.0], [0.0])
+        until = buffer.written
+        for k in range(5, 7):  # appended after the call that asked for the copy
+            buffer.append(float(k), [k], [0.0], [0.0])
+        time, positions, _, _ = buffer.arrays(until=until)
+        np.testing.assert_array_equal(time, [0, 1, 2, 3, 4])
+        np.testing.assert_array_equal(buffer.arrays()[0], np.arange(7.0))
+        buffer.clear()
+        assert len(buffer.arrays(until=until)[0]) == 0  # cleared after the call: nothing of it is left

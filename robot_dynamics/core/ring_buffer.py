@@ -32,6 +32,7 @@ import weakref
 from dataclasses import dataclass
 from multiprocessing import resource_tracker
 from multiprocessing.shared_memory import SharedMemory
+from typing import Optional
 
 import numpy as np
 
@@ -164,6 +165,11 @@ class SampleRingBuffer:
         header[_CLEARED_AT] = header[_WRITTEN]
 
     # ------------------------------------------------------------------ readers
+    @property
+    def written(self) -> int:
+        """Samples appended since the buffer was created (cleared ones included)."""
+        return int(self._open_header()[_WRITTEN])
+
     def __len__(self) -> int:
         header = self._open_header()
         return int(min(header[_WRITTEN] - header[_CLEARED_AT], self.capacity))
@@ -183,10 +189,12 @@ class SampleRingBuffer:
                 return span
         return 0.0
 
-    def arrays(self, attempts: int = 5) -> tuple:
+    def arrays(self, attempts: int = 5, until: Optional[int] = None) -> tuple:
         """Copies (time, positions, velocities, efforts) of the buffered samples, oldest first.
 
-        Consistent without stopping the writer: rows overwritten during the copy are dropped
+        ``until`` (a :attr:`written` count) leaves out the samples appended after it, e.g. after
+        the service call that asked for the copy. Consistent without stopping the writer: rows
+        overwritten during the copy are dropped
         (at the oldest end); tried again, up to ``attempts`` times, while fewer than half of
         the copied rows survive. Raises :class:`RingBufferError` when every attempt saw a row
         that is not the sample it should be.
@@ -194,6 +202,8 @@ class SampleRingBuffer:
         header, rows = self._open_header(), self._rows
         for _ in range(max(1, attempts)):
             first_written = int(header[_WRITTEN])
+            if until is not None:
+                first_written = min(first_written, until)
             start = max(int(header[_CLEARED_AT]), first_written - self.capacity)
             copy = self._copy_rows(rows, start, first_written)
             last_written, cleared_at = int(header[_WRITTEN]), int(header[_CLEARED_AT])

@@ -239,10 +239,13 @@ class DynamicsNode(Node):
             return _answer(response, False, nothing)
         baseline = self._shared_baseline
         try:
+            # The worker may copy the recording seconds later (its start-up, a queued call): it
+            # takes the samples recorded up to this call, not the motion that follows.
+            recording = SharedRecording(live.buffer.handle, live.robot.joint_names, until=live.buffer.written)
             report, write_error = self._worker.run(
                 identify_payload_job, live.robot.description.text, live.robot.floating_base,
-                live.robot.model.gravity.linear.tolist(), SharedRecording(live.buffer.handle, live.robot.joint_names),
-                live.payload_link, self.get_parameter('payload_mode').value,
+                live.robot.model.gravity.linear.tolist(), recording, live.payload_link,
+                self.get_parameter('payload_mode').value,
                 SharedRecording(baseline.handle, self.baseline.joint_names) if baseline is not None else None,
                 self._report_directory())
         except Exception as error:

@@ -51,12 +51,14 @@ class SharedRecording:
 
     handle: RingBufferHandle
     joint_names: tuple
+    until: Optional[int] = None
+    """The buffer's ``written`` count when the call came: later samples are not part of it."""
 
     def load(self) -> Recording:
         """Copy the samples out of the shared block (consistent while its owner appends)."""
         try:
             with self.handle.attach() as buffer:
-                time_, positions, velocities, efforts = buffer.arrays()
+                time_, positions, velocities, efforts = buffer.arrays(until=self.until)
         except FileNotFoundError:
             raise RingBufferError('the recording was replaced (new model or baseline) during the call; '
                                   'call again') from None
