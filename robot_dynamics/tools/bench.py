@@ -168,11 +168,12 @@ class StreamFeeder:
     ``received`` holds (input stamp [ns], arrival wall time [ns]) per answer; with
     ``keep_messages`` also ``messages``: (input stamp [ns], joint names, efforts [N·m]).
     ``names`` are the joint names sent (default: the model's joints); positions [rad] follow
-    a slow sine about a fixed random pose inside the joint limits.
+    a slow sine about a fixed random pose inside the joint limits. joint_states are published
+    with the outputs' QoS (50 deep), or as deep as the nodes' input queue with ``deep_history``.
     """
 
     def __init__(self, topic: str, output: str, urdf: str, root_joint: str, names=None, efforts: bool = False,
-                 keep_messages: bool = False):
+                 keep_messages: bool = False, deep_history: bool = False):
         import numpy as np
         import rclpy
         from geometry_msgs.msg import PointStamped
@@ -200,7 +201,10 @@ class StreamFeeder:
         output_type = PointStamped if output == 'com' else JointState
         # As deep as the nodes' input queue: a burst of answers after a stall must not overflow here.
         self.node.create_subscription(output_type, topic, self._on_output, JOINT_STATE_QOS)
-        self.joint_pub = self.node.create_publisher(JointState, '/bench/joint_states', SENSOR_QOS)
+        # deep_history: keep as many unacknowledged joint states as the node's queue holds, so that
+        # a node stalled on purpose (a huge description) can catch up instead of losing them here.
+        self.joint_pub = self.node.create_publisher(JointState, '/bench/joint_states',
+                                                    JOINT_STATE_QOS if deep_history else SENSOR_QOS)
         self.odom_pub = None
         if root_joint == 'floating':
             from nav_msgs.msg import Odometry

@@ -544,8 +544,10 @@ def descriptions_node(urdf: str, corpus: Sequence[HostileDescription], rate: flo
     good_text = open(urdf, encoding='utf-8').read()
     refused = [case for case in corpus if case.expected == REJECTED]
     outcomes = []
+    # The 50 MB description stalls the node for ~0.5 s: with a publisher as deep as the node's
+    # queue, what is measured is whether the node answers everything afterwards.
     with _NodeUnderTest('dynamics', ['-p', 'diagnostics_period:=0.05'], 'gravity_torques', urdf,
-                        keep_messages=True, connect=False) as run:
+                        keep_messages=True, connect=False, deep_history=True) as run:
         diagnostics = run.watch_diagnostics()
         description_pub = run.feeder.node.create_publisher(String, '/bench/robot_description', DESCRIPTION_QOS)
         description_pub.publish(String(data=good_text))
@@ -931,14 +933,15 @@ class _NodeUnderTest:
     listening on its ``output`` topic; both torn down on exit."""
 
     def __init__(self, target: str, arguments: list, output: str, urdf: str, keep_messages: bool = False,
-                 connect: bool = True, efforts: bool = False, names=None):
+                 connect: bool = True, efforts: bool = False, names=None, deep_history: bool = False):
         module = NODE_MODULES[target]
         self.node_name = f'{bench._bench_node_name(module)}_{int(time.monotonic() * 1000) % 100000}'
         self.process = bench._start_node([module, *arguments], self.node_name)
         self._streams: list = []
         try:
             self.feeder = bench.StreamFeeder(bench._output_topic(self.node_name, output), output, urdf, 'fixed',
-                                             names=names, efforts=efforts, keep_messages=keep_messages)
+                                             names=names, efforts=efforts, keep_messages=keep_messages,
+                                             deep_history=deep_history)
             if connect:
                 self.feeder.wait_connected()
         except Exception:
