@@ -52,7 +52,6 @@ class LiveTorqueEstimator:
         self.robot = robot
         self.stale_timeout = float(stale_timeout)
         self.acceleration_mode = acceleration_mode
-        self._estimate_acceleration = acceleration_mode == 'estimated'
         self.merger = merger if merger is not None else JointStateMerger(robot.joint_names)
         self.differentiator = CausalDifferentiator(robot.num_joints, acceleration_window)
         self._zeros = np.zeros(robot.num_joints)
@@ -75,7 +74,7 @@ class LiveTorqueEstimator:
         q = values[POSITION]
         v = values[VELOCITY] if have_velocity else None
         efforts_now = values[EFFORT] if have_effort else None
-        if v is not None and self._estimate_acceleration:
+        if v is not None and self.acceleration_mode == 'estimated':
             a = self.differentiator.update(stamp, v)
         else:
             a = self._zeros

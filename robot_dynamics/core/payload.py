@@ -645,6 +645,8 @@ def _constrained_fit(rows: np.ndarray, target: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class _ConsistentFit:
+    """The compiled constrained-fit problem and the parameters a call fills in."""
+
     problem: cp.Problem
     factor: cp.Parameter
     projected: cp.Parameter

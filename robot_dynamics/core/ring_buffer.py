@@ -70,7 +70,9 @@ class SampleRingBuffer:
         self.capacity = int(capacity)
         self.num_joints = int(num_joints)
         self._slots = self.capacity + 1
-        width = 2 + 3 * self.num_joints
+        n = self.num_joints
+        self._columns = (slice(2, 2 + n), slice(2 + n, 2 + 2 * n), slice(2 + 2 * n, 2 + 3 * n))  # q, q̇, τ
+        width = 2 + 3 * n
         size = HEADER_BYTES + 8 * self._slots * width
         self._owner = _attach_to is None
         if self._owner:
@@ -115,9 +117,8 @@ class SampleRingBuffer:
         rows = buffer._rows
         rows[:count, _SEQ] = np.arange(count)
         rows[:count, _STAMP] = time
-        rows[:count, 2:2 + n] = positions.reshape(count, n)
-        rows[:count, 2 + n:2 + 2 * n] = np.asarray(velocities, dtype=float).reshape(count, n)
-        rows[:count, 2 + 2 * n:] = np.asarray(efforts, dtype=float).reshape(count, n)
+        for column, values in zip(buffer._columns, (positions, velocities, efforts)):
+            rows[:count, column] = np.asarray(values, dtype=float).reshape(count, n)
         buffer._written = count
         buffer._header[_WRITTEN] = count
         return buffer
@@ -146,15 +147,16 @@ class SampleRingBuffer:
     # ------------------------------------------------------------------ writer
     def append(self, stamp: float, positions: np.ndarray, velocities: np.ndarray, efforts: np.ndarray) -> None:
         """Add one sample (owner's writer thread only; a closed buffer ignores it)."""
-        rows, n = self._rows, self.num_joints
+        rows = self._rows
         if rows is None:
             return
         seq = self._written
         row = rows[seq % self._slots]
         row[_STAMP] = stamp
-        row[2:2 + n] = positions
-        row[2 + n:2 + 2 * n] = velocities
-        row[2 + 2 * n:] = efforts
+        q_column, v_column, tau_column = self._columns
+        row[q_column] = positions
+        row[v_column] = velocities
+        row[tau_column] = efforts
         row[_SEQ] = seq
         self._written = seq + 1
         self._header[_WRITTEN] = seq + 1
@@ -194,9 +196,8 @@ class SampleRingBuffer:
 
         ``until`` (a :attr:`written` count) leaves out the samples appended after it, e.g. after
         the service call that asked for the copy. Consistent without stopping the writer: rows
-        overwritten during the copy are dropped
-        (at the oldest end); tried again, up to ``attempts`` times, while fewer than half of
-        the copied rows survive. Raises :class:`RingBufferError` when every attempt saw a row
+        overwritten during the copy are dropped (at the oldest end); tried again, up to
+        ``attempts`` times, while fewer than half of the copied rows survive. Raises :class:`RingBufferError` when every attempt saw a row
         that is not the sample it should be.
         """
         header, rows = self._open_header(), self._rows
@@ -215,9 +216,7 @@ class SampleRingBuffer:
         else:
             if not intact:
                 raise RingBufferError('the ring buffer changed under every attempt to copy it')
-        n = self.num_joints
-        return (kept[:, _STAMP].copy(), kept[:, 2:2 + n].copy(), kept[:, 2 + n:2 + 2 * n].copy(),
-                kept[:, 2 + 2 * n:].copy())
+        return (kept[:, _STAMP].copy(), *(kept[:, column].copy() for column in self._columns))
 
     def _copy_rows(self, rows: np.ndarray, start: int, stop: int) -> np.ndarray:
         """Copy of the rows of samples [start, stop) in order (two slices at most)."""

@@ -241,7 +241,7 @@ def spin_nodes(nodes: list) -> None:
     # Let the stream thread take the GIL back quickly while a service computes in Python.
     sys.setswitchinterval(0.0005)
     # Everything alive now (imported modules, the model) is never garbage: exempt it from the
-    # cyclic collector, whose full passes over it stalled the stream for ~40 ms.
+    # cyclic collector, whose full passes over it took ~40 ms each in the dynamics node.
     gc.freeze()
     service_thread = threading.Thread(target=services.spin, daemon=True)
     service_thread.start()

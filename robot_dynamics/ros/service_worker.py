@@ -5,7 +5,7 @@ hundreds of milliseconds in Python. In the node's own process they would take th
 interpreter lock from the torque stream for that long, whatever thread they run in. A
 one-process pool started with ``spawn`` (never ``fork``: the node has DDS threads) takes the
 work; the service thread only waits on the result, which releases the lock. The worker
-(niceness 19 and the shortest time slice from its first instruction: :func:`lower_priority`)
+(niceness 19 and the shortest time slice right after it starts: :func:`lower_priority`)
 is started on the first call (importing pinocchio and cvxpy there takes about a second of
 CPU, once) and kept. Entry points must guard their main code with
 ``if __name__ == '__main__'`` (``spawn`` re-imports the main module). No rclpy in this module:
@@ -138,7 +138,7 @@ def lower_priority(pid: int = 0) -> None:
 
 
 class _LowPriorityProcess(multiprocessing.context.SpawnProcess):
-    """A spawned process lowered (:func:`lower_priority`) as soon as it exists, so its start-up
+    """A spawned process lowered (:func:`lower_priority`) right after it starts, so its start-up
     (re-importing the node's main module, pinocchio and cvxpy: ~1 s of CPU) yields to the stream too."""
 
     def start(self) -> None:

@@ -740,7 +740,8 @@ def service_storm(urdf: str, calls: int = 100, clients: int = 4, rate: float = 1
                 _send_line(worker, 'go')
             # The storm lasts until the last call is answered; the clients' shutdown (rclpy, interpreter)
             # comes after it, once released, like their start-up before "go".
-            done = threading.Thread(target=lambda: [_wait_for_line(worker, 'done') for worker in workers], daemon=True)
+            done = threading.Thread(target=lambda: [_wait_for_line(worker, 'done') for worker in workers],
+                                    daemon=True)
             done.start()
             started = time.monotonic()
             storm_sent = run.feeder.feed(rate, timeout, 0.0, until=lambda: not done.is_alive())
@@ -782,10 +783,11 @@ def _client_results(worker: subprocess.Popen) -> list:
 
 
 def call_services(node_path: str, count: int, offset: int = 0, timeout: float = 120.0,
-                  wait_for_go: bool = False) -> list:
+                  storm_client: bool = False) -> list:
     """Make ``count`` std_srvs/Trigger calls on ``node_path``'s services in turn (starting at
     :data:`STORM_SERVICES` [offset]); returns one dict per call (service, answered, success,
-    message, seconds)."""
+    message, seconds). A ``storm_client`` talks to the bench on stdin/stdout: "ready" → "go"
+    before the calls, "done" → "exit" after them."""
     import rclpy
     from std_srvs.srv import Trigger
 
@@ -797,7 +799,7 @@ def call_services(node_path: str, count: int, offset: int = 0, timeout: float = 
         for name, client in clients.items():
             if not client.wait_for_service(timeout_sec=30.0):
                 raise ReliabilityRunError(f'service {node_path}/{name} never appeared')
-        if wait_for_go:  # storm client: say "ready", then start on the bench's "go"
+        if storm_client:  # say "ready", then start on the bench's "go"
             print('ready', flush=True)
             sys.stdin.readline()
         for k in range(count):
@@ -810,7 +812,7 @@ def call_services(node_path: str, count: int, offset: int = 0, timeout: float = 
                             'success': bool(response and response.success),
                             'message': response.message[:200] if response else '',
                             'seconds': time.monotonic() - started})
-        if wait_for_go:  # say "done", then shut down only on the bench's "exit" (after its measurement)
+        if storm_client:  # say "done", then shut down only on the bench's "exit" (after its measurement)
             print('done', flush=True)
             sys.stdin.readline()
     finally:
@@ -1133,5 +1135,5 @@ def _text(result: dict, indent: str = '') -> str:
 
 
 if __name__ == '__main__':  # one storm client process: NODE_PATH COUNT OFFSET → JSON lines
-    for result in call_services(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), wait_for_go=True):
+    for result in call_services(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), storm_client=True):
         print(json.dumps(result), flush=True)
