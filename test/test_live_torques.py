@@ -60,6 +60,22 @@ def test_slope_is_exact_with_stamps_since_the_epoch():
     np.testing.assert_allclose(slope, [3.0, -0.5], rtol=1e-9)
 
 
+def test_slope_equals_a_polyfit_over_the_last_window_at_every_sample():
+    # Irregular stamps (bursts and gaps) and a non-linear signal, over many windows: the running
+    # sums and the origin moves must give the least-squares slope of exactly the last samples.
+    rng = np.random.default_rng(7)
+    window = 6
+    differentiator = CausalDifferentiator(width=2, window=window)
+    times = 1000.0 + np.cumsum(rng.choice([1e-6, 1e-3, 0.05], size=80, p=[0.2, 0.7, 0.1]))
+    values = np.column_stack((np.sin(40 * times), np.exp(times - 1000.0)))
+    for k, (t, x) in enumerate(zip(times, values)):
+        slope = differentiator.update(t, x)
+        first = max(0, k + 1 - window)
+        if k >= 1:
+            expected = np.polyfit(times[first:k + 1] - times[first], values[first:k + 1], 1)[0]
+            np.testing.assert_allclose(slope, expected, rtol=1e-7, atol=1e-9)
+
+
 def test_slope_restarts_cleanly_and_needs_two_distinct_times():
     differentiator = CausalDifferentiator(width=1, window=5)
     for k in range(7):
@@ -103,6 +119,8 @@ def test_merger_freshness_follows_the_oldest_stamp_of_each_field():
     assert merger.freshness(1.05, 0.1) == (True, True, True)
     merger.update(['a'], [0.0], stamp=1.2)  # positions only, one joint
     assert merger.freshness(1.2, 0.1) == (False, False, False)
+    np.testing.assert_array_equal(merger.stamps, [[1.2, 1.0], [1.0, 1.0], [1.0, 1.0]])
+    assert merger.stale_joints(1.2, 0.1) == ['b']
     merger.update(['b'], [0.0], [0.0], stamp=1.25)
     assert merger.freshness(1.25, 0.1) == (True, False, False)
     assert merger.stale_joints(1.25, 0.1) == []
@@ -129,6 +147,19 @@ def test_estimator_waits_for_every_joint_then_gives_zero_external_torque_for_mod
     with pytest.raises(JointStateError) as error:
         estimator.update(names, q, qd, model_torque, 1.1)
     assert error.value.reason == 'out_of_order'
+
+
+def test_estimator_outputs_are_not_overwritten_by_later_samples(arm):
+    import pinocchio as pin
+    estimator = LiveTorqueEstimator(arm)
+    names, data, rng = list(arm.joint_names), arm.model.createData(), np.random.default_rng(2)
+    kept = [estimator.update(names, rng.uniform(-1, 1, 7), rng.uniform(-1, 1, 7), rng.uniform(-5, 5, 7),
+                             1.0 + k * 1e-3) for k in range(3)]
+    for sample in kept:  # each array still holds the torques of its own sample
+        np.testing.assert_allclose(sample.gravity, pin.computeGeneralizedGravity(arm.model, data, sample.positions),
+                                   atol=1e-12)
+        assert not np.shares_memory(sample.gravity, kept[-1].gravity) or sample is kept[-1]
+        assert not np.shares_memory(sample.inverse_dynamics, kept[-1].inverse_dynamics) or sample is kept[-1]
 
 
 def test_estimated_acceleration_tracks_a_smooth_motion(arm):

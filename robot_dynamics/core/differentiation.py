@@ -34,8 +34,12 @@ class CausalDifferentiator:
 
     ``update(t, x)`` takes time ``t`` [s] and a vector ``x`` of size ``width`` and returns
     dx/dt estimated at the window's centre (delay ≈ half the window span), or zeros until
-    two distinct times are in. Each update is a fixed handful of vector operations (one
-    (window × (1 + width)) product), with no growing state.
+    two distinct times are in. Each update is a fixed handful of operations (two small
+    matrix products), with no growing state.
+
+    The slope is Σ(tᵢ − t̄)xᵢ / Σ(tᵢ − t̄)² = (Σtᵢxᵢ − t̄Σxᵢ) / (Σtᵢ² − t̄Σtᵢ): the sums over
+    the times are kept as floats (updated per sample, recomputed exactly once per window),
+    and one product of [t; 1] with the stored samples gives Σtᵢxᵢ and Σxᵢ.
     """
 
     MIN_SPREAD = 1e-14
@@ -45,21 +49,26 @@ class CausalDifferentiator:
         if window < 2:
             raise ValueError('window must be at least 2 samples')
         self.window = window
-        # Row k: (tₖ − origin, xₖ). Times are kept relative to a recent origin so that they are
-        # small numbers: centring them then loses nothing (stamps since the epoch would lose ~1e-7 s).
-        # Rows never filled since the last reset stay zero, so they add nothing to the products below.
-        self._samples = np.zeros((window, 1 + width))
-        self._times = [0.0] * window  # the same relative times as floats: their mean is a cheap built-in sum
-        self._time_column = self._samples[:, 0]
-        self._weights = np.zeros(window)
-        self._moments = np.zeros(1 + width)
+        # Times are kept relative to a recent origin so that they are small numbers: the sums
+        # then lose nothing (stamps since the epoch would lose ~1e-7 s to rounding).
+        # Rows never filled since the last reset stay zero, so they add nothing to the sums.
+        self._values = np.zeros((window, width))
+        self._design = np.ones((2, window))  # row 0: tᵢ − origin; row 1: ones
+        self._design[0] = 0.0
+        self._moments = np.zeros((2, width))
+        self._coefficients = np.zeros(2)
+        self._times = [0.0] * window  # row 0 of the design as floats
+        self._sum = 0.0
+        self._sum_of_squares = 0.0
         self._origin = 0.0
         self._count = 0
         self._next = 0
 
     def reset(self) -> None:
-        self._samples.fill(0.0)
+        self._values.fill(0.0)
+        self._design[0] = 0.0
         self._times = [0.0] * self.window
+        self._sum = self._sum_of_squares = 0.0
         self._count = 0
         self._next = 0
 
@@ -67,9 +76,12 @@ class CausalDifferentiator:
         if self._count == 0:
             self._origin = time
         row, relative = self._next, time - self._origin
-        self._samples[row, 0] = relative
-        self._samples[row, 1:] = value
+        replaced = self._times[row]
         self._times[row] = relative
+        self._design[0, row] = relative
+        self._values[row] = value
+        self._sum += relative - replaced
+        self._sum_of_squares += relative * relative - replaced * replaced
         if self._count < self.window:
             self._count += 1
         self._next = row + 1
@@ -79,23 +91,26 @@ class CausalDifferentiator:
         return self.derivative()
 
     def _move_origin(self, time: float) -> None:
-        """Re-express the stored times relative to ``time`` (once per window: they stay small)."""
-        self._time_column -= time - self._origin
-        self._times = self._time_column.tolist()
+        """Re-express the stored times relative to ``time`` and recompute their sums exactly
+        (once per window, when every row is filled: the times stay small, rounding does not build up)."""
+        shift = time - self._origin
+        self._times = [t - shift for t in self._times]
+        self._design[0] = self._times
+        self._sum = math.fsum(self._times)
+        self._sum_of_squares = math.fsum(t * t for t in self._times)
         self._origin = time
 
     def derivative(self) -> np.ndarray:
         """The current slope estimate (zeros with fewer than two distinct times)."""
-        if self._count < 2:
-            return np.zeros(len(self._moments) - 1)
-        np.subtract(self._time_column, sum(self._times) / self._count, out=self._weights)
-        # weights = tᵢ − t̄ (times in column 0), so one product gives [Σ(tᵢ − t̄)tᵢ = Σ(tᵢ − t̄)²,
-        # Σ(tᵢ − t̄)xᵢ]: the slope is their ratio. Unfilled rows are zero and contribute nothing.
-        moments = np.dot(self._weights, self._samples, out=self._moments)
-        spread = moments[0]
-        if spread <= self.MIN_SPREAD:
-            return np.zeros(len(moments) - 1)
-        return moments[1:] / spread
+        count = self._count
+        mean = self._sum / count if count else 0.0
+        spread = self._sum_of_squares - mean * self._sum  # Σ(tᵢ − t̄)²
+        if count < 2 or spread <= self.MIN_SPREAD:
+            return np.zeros(self._values.shape[1])
+        moments = np.dot(self._design, self._values, out=self._moments)  # [Σtᵢxᵢ, Σxᵢ]
+        self._coefficients[0] = 1.0 / spread
+        self._coefficients[1] = -mean / spread
+        return np.dot(self._coefficients, moments)
 
     def delay(self) -> float:
         """Current group delay of the estimate [s]: newest time minus the window's mean time."""

@@ -60,10 +60,10 @@ class JointStateMerger:
         count = len(self.joint_names)
         self.values = np.zeros((3, count))
         self.values.flags.writeable = False
+        # Stamps of partial samples. A sample with every joint and field only raises _all_fresh_since,
+        # the stamp every value has at least (stamps never decrease): the stamps are the larger of the
+        # two, and freshness needs no reduction while the stream carries every joint with every field.
         self._stamps = np.full((3, count), -math.inf)
-        self.position_stamps, self.velocity_stamps, self.effort_stamps = self._stamps
-        # Every stamp is at least _all_fresh_since (stamps never decrease): freshness needs no reduction
-        # while the stream carries every joint with every field.
         self._all_fresh_since = -math.inf
         self._newest_position = -math.inf
         self._layouts: dict = {}
@@ -80,6 +80,23 @@ class JointStateMerger:
     @property
     def efforts(self) -> np.ndarray:
         return self.values[EFFORT]
+
+    @property
+    def stamps(self) -> np.ndarray:
+        """(3 × n) stamps [s] of the latest positions, velocities and efforts (a new array)."""
+        return np.maximum(self._stamps, self._all_fresh_since)
+
+    @property
+    def position_stamps(self) -> np.ndarray:
+        return self.stamps[POSITION]
+
+    @property
+    def velocity_stamps(self) -> np.ndarray:
+        return self.stamps[VELOCITY]
+
+    @property
+    def effort_stamps(self) -> np.ndarray:
+        return self.stamps[EFFORT]
 
     def update(self, names: Sequence[str], positions: Sequence[float], velocities: Sequence[float] = (),
                efforts: Sequence[float] = (), stamp: float = 0.0) -> int:
@@ -115,12 +132,11 @@ class JointStateMerger:
         if layout.known == len(self.joint_names):
             last_stamp = self._newest_position
         else:
-            last_stamp = self._stamps[POSITION, layout.targets].max()
+            last_stamp = max(self._stamps[POSITION, layout.targets].max(), self._all_fresh_since)
         if stamp < last_stamp:
             raise JointStateError('out_of_order', f'stamp {stamp:.6f} s is older than the last sample of these joints')
         if layout.targets is EVERY_JOINT and fields is ALL_FIELDS:
             values = incoming  # replaces every value: no copy
-            self._stamps.fill(stamp)
             self._all_fresh_since = stamp
         else:
             values = self.values.copy()
@@ -163,7 +179,7 @@ class JointStateMerger:
             return True, True, True
         # Never-received stamps are -inf and must count as missing even when max_age is inf.
         oldest = max(now - max_age, -sys.float_info.max)
-        position, velocity, effort = (self._stamps.min(axis=1) >= oldest).tolist()
+        position, velocity, effort = (np.maximum(self._stamps.min(axis=1), self._all_fresh_since) >= oldest).tolist()
         return position, velocity, effort
 
     def stale_joints(self, now: float, max_age: float) -> list:

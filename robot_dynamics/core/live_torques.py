@@ -85,9 +85,9 @@ class LiveTorqueEstimator:
     def _torques(self, positions: np.ndarray, velocities: np.ndarray, accelerations: np.ndarray) -> tuple:
         robot = self.robot
         if self._fast:
-            gravity = pin.computeGeneralizedGravity(robot.model, robot.data, positions).copy()
-            inverse = pin.rnea(robot.model, robot.data, positions, velocities, accelerations).copy()
-            return gravity, inverse
+            # Both return new arrays (pinocchio's bindings copy data.g and data.tau out): kept as they are.
+            return (pin.computeGeneralizedGravity(robot.model, robot.data, positions),
+                    pin.rnea(robot.model, robot.data, positions, velocities, accelerations))
         q = robot.configuration(positions)
         gravity = dynamics.gravity_torques(robot, q)[self._base]
         inverse = dynamics.inverse_dynamics(robot, q, robot.tangent(velocities), robot.tangent(accelerations))
