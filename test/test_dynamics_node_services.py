@@ -201,3 +201,13 @@ def test_a_saved_baseline_is_loaded_by_a_restarted_node(ros, tmp_path):
         np.testing.assert_allclose(restarted.baseline.efforts, kept.efforts, atol=1e-9)
     finally:
         restarted.destroy_node()
+
+
+def test_service_cpu_share_is_taken_and_an_impossible_one_falls_back_to_the_default(ros, tmp_path):
+    from robot_dynamics.ros.service_worker import DEFAULT_CPU_SHARE
+    for requested, expected in ((0.5, 0.5), (5.0, DEFAULT_CPU_SHARE), (0.0, DEFAULT_CPU_SHARE)):
+        node = make_node(tmp_path, service_cpu_share=requested)
+        try:
+            assert node._worker.cpu_share == expected
+        finally:
+            node.destroy_node()

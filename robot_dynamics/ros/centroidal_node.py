@@ -46,8 +46,9 @@ from robot_dynamics.core.centroidal import (BalanceReport, BalanceSettings, Base
 from robot_dynamics.core.errors import DescriptionError, JointStateError
 from robot_dynamics.core.joint_states import JointStateMerger
 from robot_dynamics.core.model import RobotModel
-from robot_dynamics.ros.common import (SENSOR_QOS, ModelSource, RateMeter, RejectionCounter, describe,
-                                       diagnostic_status, joint_state_fields, spin_nodes, stamp_seconds)
+from robot_dynamics.ros.common import (SENSOR_QOS, ModelSource, RateMeter, RejectionCounter, create_output_publisher,
+                                       describe, diagnostic_status, joint_state_fields, publish_if_subscribed,
+                                       spin_nodes, stamp_seconds)
 
 OK, WARN, ERROR = DiagnosticStatus.OK, DiagnosticStatus.WARN, DiagnosticStatus.ERROR
 
@@ -102,13 +103,13 @@ class CentroidalNode(Node):
         self._processed = 0
         self._incomplete = 0
         self._processing_times = np.zeros(1000)
-        self._com_pub = self.create_publisher(PointStamped, '~/com', SENSOR_QOS)
-        self._linear_pub = self.create_publisher(Vector3Stamped, '~/centroidal_momentum/linear', SENSOR_QOS)
-        self._angular_pub = self.create_publisher(Vector3Stamped, '~/centroidal_momentum/angular', SENSOR_QOS)
-        self._zmp_pub = self.create_publisher(PointStamped, '~/zmp', SENSOR_QOS)
-        self._polygon_pub = self.create_publisher(PolygonStamped, '~/support_polygon', SENSOR_QOS)
-        self._markers_pub = self.create_publisher(MarkerArray, '~/markers', 10)
-        self._diagnostics_pub = self.create_publisher(DiagnosticArray, '/diagnostics', 10)
+        self._com_pub = create_output_publisher(self, PointStamped, '~/com', SENSOR_QOS)
+        self._linear_pub = create_output_publisher(self, Vector3Stamped, '~/centroidal_momentum/linear', SENSOR_QOS)
+        self._angular_pub = create_output_publisher(self, Vector3Stamped, '~/centroidal_momentum/angular', SENSOR_QOS)
+        self._zmp_pub = create_output_publisher(self, PointStamped, '~/zmp', SENSOR_QOS)
+        self._polygon_pub = create_output_publisher(self, PolygonStamped, '~/support_polygon', SENSOR_QOS)
+        self._markers_pub = create_output_publisher(self, MarkerArray, '~/markers', 10)
+        self._diagnostics_pub = create_output_publisher(self, DiagnosticArray, '/diagnostics', 10)
         self.model_source = ModelSource(self, self._on_model, callback_group=self._stream_group)
         group = self._stream_group
         self.create_subscription(JointState, 'joint_states', self._on_joint_state, INPUT_QOS, callback_group=group)
@@ -325,22 +326,16 @@ class CentroidalNode(Node):
     def _publish(self, stamp, report: BalanceReport) -> None:
         header = _header(stamp, self.world_frame)
         state = report.state
-        self._com_pub.publish(PointStamped(header=header, point=_point(state.com)))
-        linear, angular = Vector3Stamped(header=header), Vector3Stamped(header=header)
-        (linear.vector.x, linear.vector.y, linear.vector.z) = (float(x) for x in state.linear_momentum)
-        (angular.vector.x, angular.vector.y, angular.vector.z) = (float(x) for x in state.angular_momentum)
-        self._linear_pub.publish(linear)
-        self._angular_pub.publish(angular)
+        publish_if_subscribed(self._com_pub, lambda: PointStamped(header=header, point=_point(state.com)))
+        publish_if_subscribed(self._linear_pub, lambda: _vector(header, state.linear_momentum))
+        publish_if_subscribed(self._angular_pub, lambda: _vector(header, state.angular_momentum))
         if report.zmp is not None:
-            self._zmp_pub.publish(PointStamped(header=header, point=_point(report.zmp)))
-        polygon = PolygonStamped(header=header)
-        polygon.polygon.points = [Point32(x=float(x), y=float(y), z=float(report.polygon.ground_height))
-                                  for x, y in report.polygon.vertices]
-        self._polygon_pub.publish(polygon)
+            publish_if_subscribed(self._zmp_pub, lambda: PointStamped(header=header, point=_point(report.zmp)))
+        publish_if_subscribed(self._polygon_pub, lambda: _polygon(header, report.polygon))
         now = time.monotonic()
         if now - self._last_markers_wall >= self.marker_period:
             self._last_markers_wall = now
-            self._markers_pub.publish(self._markers(header, report))
+            publish_if_subscribed(self._markers_pub, lambda: self._markers(header, report))
 
     def _markers(self, header, report: BalanceReport) -> MarkerArray:
         state, ground = report.state, self.settings.ground_height
@@ -440,6 +435,20 @@ def _header(stamp, frame: str) -> Header:
 
 def _point(xyz) -> Point:
     return Point(x=float(xyz[0]), y=float(xyz[1]), z=float(xyz[2]))
+
+
+def _vector(header, xyz) -> Vector3Stamped:
+    message = Vector3Stamped(header=header)
+    message.vector.x, message.vector.y, message.vector.z = (float(x) for x in xyz)
+    return message
+
+
+def _polygon(header, polygon) -> PolygonStamped:
+    """The support polygon's vertices at its ground height [m, world frame]."""
+    message = PolygonStamped(header=header)
+    message.polygon.points = [Point32(x=float(x), y=float(y), z=float(polygon.ground_height))
+                              for x, y in polygon.vertices]
+    return message
 
 
 def _marker(header, namespace: str, kind: int, rgb: tuple, scale: tuple, position) -> Marker:

@@ -48,9 +48,9 @@ from robot_dynamics.core.model import RobotModel
 from robot_dynamics.core.payload import default_payload_link
 from robot_dynamics.core.ring_buffer import RingBufferError, SampleRingBuffer
 from robot_dynamics.ros.common import (JOINT_STATE_QOS, LATCHED_QOS, SENSOR_QOS, ModelSource, RateLimitedLogger,
-                                       RateMeter, RejectionCounter, ServiceHost, describe, diagnostic_status,
-                                       joint_state_fields, spin_nodes)
-from robot_dynamics.ros.service_worker import (ServiceWorker, SharedRecording, identify_payload_job,
+                                       RateMeter, RejectionCounter, ServiceHost, create_output_publisher, describe,
+                                       diagnostic_status, joint_state_fields, publish_if_subscribed, spin_nodes)
+from robot_dynamics.ros.service_worker import (DEFAULT_CPU_SHARE, ServiceWorker, SharedRecording, identify_payload_job,
                                                validate_inertia_job)
 
 OK, WARN, ERROR = DiagnosticStatus.OK, DiagnosticStatus.WARN, DiagnosticStatus.ERROR
@@ -84,15 +84,15 @@ class DynamicsNode(Node):
         self.baseline = None  # the no-payload Recording (record_baseline / baseline_file)
         self._shared_baseline: Optional[SampleRingBuffer] = None  # the same, in shared memory for the worker
         self._validation_statuses: list = []
-        self._gravity_pub = self.create_publisher(JointState, '~/gravity_torques', SENSOR_QOS)
-        self._inverse_pub = self.create_publisher(JointState, '~/inverse_dynamics_torques', SENSOR_QOS)
-        self._external_pub = self.create_publisher(JointState, '~/external_torques', SENSOR_QOS)
-        self._payload_pub = self.create_publisher(InertiaStamped, '~/payload', LATCHED_QOS)
-        self._diagnostics_pub = self.create_publisher(DiagnosticArray, '/diagnostics', 10)
+        self._gravity_pub = create_output_publisher(self, JointState, '~/gravity_torques', SENSOR_QOS)
+        self._inverse_pub = create_output_publisher(self, JointState, '~/inverse_dynamics_torques', SENSOR_QOS)
+        self._external_pub = create_output_publisher(self, JointState, '~/external_torques', SENSOR_QOS)
+        self._payload_pub = create_output_publisher(self, InertiaStamped, '~/payload', LATCHED_QOS)
+        self._diagnostics_pub = create_output_publisher(self, DiagnosticArray, '/diagnostics', 10)
         self.model_source = ModelSource(self, self._on_model)
         self.create_subscription(JointState, 'joint_states', self._on_joint_state, JOINT_STATE_QOS)
         self.service_host = ServiceHost(self)
-        self._worker = ServiceWorker()
+        self._worker = ServiceWorker(self.service_cpu_share)
         for name, handler in (('~/identify_payload', self._identify_payload),
                               ('~/validate_inertia', self._validate_inertia),
                               ('~/clear_payload_buffer', self._clear_payload_buffer),
@@ -117,6 +117,9 @@ class DynamicsNode(Node):
         declare('torque_warn_ratio', 0.8, describe('|tau|/effort limit above which diagnostics warn (error > 1)'))
         declare('diagnostics_period', 1.0, describe('period of /diagnostics [s]'))
         declare('report_directory', '', describe('where YAML reports go; empty: ~/.ros/robot_dynamics'))
+        declare('service_cpu_share', DEFAULT_CPU_SHARE, describe(
+            'average share of one CPU core identify_payload and validate_inertia may use when called back to '
+            'back (0 < share <= 1; an isolated call runs at full speed): the torque stream goes first'))
         declare('baseline_file', '', describe('CSV file the no-payload baseline is saved to / loaded from'))
         declare('mesh_package_paths', [], ParameterDescriptor(
             description='NAME=DIR entries to resolve package:// meshes for validate_inertia', dynamic_typing=True))
@@ -127,6 +130,11 @@ class DynamicsNode(Node):
             self.get_logger().error(f"acceleration_mode '{self.acceleration_mode}' unknown; using 'estimated'")
             self.acceleration_mode = 'estimated'
         self.stale_timeout = float(self.get_parameter('stale_timeout').value)
+        self.service_cpu_share = float(self.get_parameter('service_cpu_share').value)
+        if not 0.0 < self.service_cpu_share <= 1.0:
+            self.get_logger().error(f'service_cpu_share {self.service_cpu_share} is not in (0, 1]; '
+                                    f'using {DEFAULT_CPU_SHARE}')
+            self.service_cpu_share = DEFAULT_CPU_SHARE
         self.torque_warn_ratio = float(self.get_parameter('torque_warn_ratio').value)
 
     # ------------------------------------------------------------------ model
@@ -191,12 +199,12 @@ class DynamicsNode(Node):
             self._incomplete += 1
             return
         names, header = live.robot.joint_names, message.header
-        self._inverse_pub.publish(_torque_message(header, names, sample.inverse_dynamics))
-        self._gravity_pub.publish(_torque_message(header, names, sample.gravity))
-        if sample.external is not None:
-            self._external_pub.publish(_torque_message(header, names, sample.external))
-            if sample.velocities is not None:
-                live.buffer.append(sample.stamp, sample.positions, sample.velocities, sample.efforts)
+        for publisher, torques in ((self._inverse_pub, sample.inverse_dynamics), (self._gravity_pub, sample.gravity),
+                                   (self._external_pub, sample.external)):
+            if torques is not None:
+                publish_if_subscribed(publisher, lambda: _torque_message(header, names, torques))
+        if sample.external is not None and sample.velocities is not None:
+            live.buffer.append(sample.stamp, sample.positions, sample.velocities, sample.efforts)
         self._last_torques = sample.inverse_dynamics
         self._last_input_wall = time.monotonic()
 

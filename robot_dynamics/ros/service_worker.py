@@ -150,11 +150,44 @@ class _LowPrioritySpawnContext(multiprocessing.context.SpawnContext):
     Process = _LowPriorityProcess
 
 
+DEFAULT_CPU_SHARE = 0.05
+"""Average share of one core the worker may use over calls that come back to back (an isolated
+call runs at full speed). On 2 shared cores, any CPU the worker uses, even at the lowest
+priority, slows the torque stream's wake-ups; at 0.05 a storm of back-to-back calls keeps the
+stream's p99 latency within 2× of the quiet stream (docs/reliability.md)."""
+MAX_PAUSE_S = 1.0
+"""Longest pause [s] before a job: a first call (cvxpy compiles its problem: ~45 ms of CPU) or a
+long recording must not hold the next answer for many seconds."""
+
+_next_job_start = 0.0
+"""In the worker process: when (time.monotonic) the next job may start, from the CPU the last one used."""
+
+
+def _paced(cpu_share: float, job, *arguments):
+    """Run ``job(*arguments)`` (in the worker) once the jobs before it have used at most
+    ``cpu_share`` of one core: after a job that took c seconds of CPU, the next one starts no
+    sooner than min(c (1/cpu_share − 1), :data:`MAX_PAUSE_S`) seconds after it ended."""
+    global _next_job_start
+    delay = _next_job_start - time.monotonic()
+    if delay > 0.0:
+        time.sleep(delay)
+    cpu_started = time.process_time()
+    try:
+        return job(*arguments)
+    finally:
+        used = time.process_time() - cpu_started
+        _next_job_start = time.monotonic() + min(used * (1.0 / cpu_share - 1.0), MAX_PAUSE_S)
+
+
 class ServiceWorker:
     """A single worker process, started on the first call and kept; ``run`` blocks the calling
-    thread only."""
+    thread only. Back-to-back jobs are paced to use ``cpu_share`` (0 < share ≤ 1) of one core on
+    average: see :data:`DEFAULT_CPU_SHARE`."""
 
-    def __init__(self):
+    def __init__(self, cpu_share: float = DEFAULT_CPU_SHARE):
+        if not 0.0 < cpu_share <= 1.0:
+            raise ValueError(f'cpu_share must be in (0, 1], got {cpu_share}')
+        self.cpu_share = float(cpu_share)
         self._pool: Optional[ProcessPoolExecutor] = None
 
     def run(self, job, *arguments, timeout: float = 300.0):
@@ -163,7 +196,7 @@ class ServiceWorker:
         A worker that died is replaced on the next call.
         """
         try:
-            return self._started_pool().submit(job, *arguments).result(timeout=timeout)
+            return self._started_pool().submit(_paced, self.cpu_share, job, *arguments).result(timeout=timeout)
         except BrokenProcessPool:
             self.shutdown()
             raise RuntimeError('the service worker process died; it is restarted on the next call') from None
