@@ -119,23 +119,25 @@ def test_soak_answers_every_message_without_memory_growth():
 
 @pytest.fixture(scope='module')
 def storm():
-    return reliability.service_storm(URDF, calls=20, clients=4, quiet=4.0)
+    # The full 100 calls (paced by the node's service_cpu_share: ~60 s): in a short storm a single
+    # scheduling stall of the shared machine (0.15-0.3 s, ~1 run in 10) is more than 1 % of it.
+    return reliability.service_storm(URDF, calls=100, clients=4, quiet=5.0)
 
 
 def test_service_storm_answers_every_call_and_drops_no_torque(storm):
     figures = storm.to_dict()
     assert storm.node_alive
-    assert storm.answered_calls == 20, figures
+    assert storm.answered_calls == 100, figures
     assert {call['service'] for call in storm.calls} == set(reliability.STORM_SERVICES)
     assert storm.quiet.answered_fraction >= 0.999, figures
     assert storm.storm.answered_fraction >= 0.999, figures
 
 
-@pytest.mark.xfail(strict=False, reason='a call ships no samples and the worker yields the CPU, but on 2 shared '
-                                        'cores the worker, the call traffic and the 4 client processes still '
-                                        'contend with the stream: storm p99 ~5x quiet (docs/reliability.md)')
-def test_service_storm_keeps_stream_p99_within_twice_the_quiet_run(storm):
-    assert storm.storm.p99_ms <= 2.0 * storm.quiet.p99_ms, storm.to_dict()
+def test_service_storm_keeps_the_stream_p99_near_the_quiet_run(storm):
+    # The criterion (≤ 2×) is measured by `robot_dynamics bench storm` (docs/reliability.md:
+    # 1.2-1.8× at the default pacing); here, on a shared CI machine, a margin above it. Without
+    # pacing the ratio was 2.6-6.3×.
+    assert storm.storm.p99_ms <= 2.5 * storm.quiet.p99_ms, storm.to_dict()
 
 
 def test_node_restarted_mid_stream_answers_within_a_second():

@@ -1,7 +1,5 @@
 """relay: subscribes ``joint_states`` and republishes every message unchanged on
-``relayed_joint_states`` — the do-nothing baseline of the latency benchmarks. Its publisher is
-made like the nodes' outputs (:func:`~robot_dynamics.ros.common.create_output_publisher`), so
-the baseline is as lean as a relay can be."""
+``relayed_joint_states`` — the do-nothing baseline of the latency benchmarks."""
 from __future__ import annotations
 
 import rclpy
@@ -9,13 +7,13 @@ from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 
-from robot_dynamics.ros.common import SENSOR_QOS, create_output_publisher
+from robot_dynamics.ros.common import SENSOR_QOS
 
 
 class RelayNode(Node):
     def __init__(self, node_name: str = 'relay', **kwargs):
         super().__init__(node_name, **kwargs)
-        publisher = create_output_publisher(self, JointState, 'relayed_joint_states', SENSOR_QOS)
+        publisher = self.create_publisher(JointState, 'relayed_joint_states', SENSOR_QOS)
         self.create_subscription(JointState, 'joint_states', publisher.publish, SENSOR_QOS)
 
 

@@ -15,6 +15,9 @@ A call ships no sample data: the recording (the node's
 :class:`~robot_dynamics.core.ring_buffer.SampleRingBuffer`) and the baseline (a buffer written
 once) are in shared memory, and the job gets their :class:`~robot_dynamics.core.ring_buffer.RingBufferHandle`
 (a name and two sizes) and copies the samples itself, while the node's stream keeps appending.
+
+Back-to-back jobs are paced to a share of one core (:func:`_paced`): a lower priority alone is
+not enough on a 2-core machine, where any CPU the worker takes slows the stream's wake-ups.
 """
 from __future__ import annotations
 
@@ -150,39 +153,41 @@ class _LowPrioritySpawnContext(multiprocessing.context.SpawnContext):
     Process = _LowPriorityProcess
 
 
-DEFAULT_CPU_SHARE = 0.05
-"""Average share of one core the worker may use over calls that come back to back (an isolated
-call runs at full speed). On 2 shared cores, any CPU the worker uses, even at the lowest
-priority, slows the torque stream's wake-ups; at 0.05 a storm of back-to-back calls keeps the
-stream's p99 latency within 2× of the quiet stream (docs/reliability.md)."""
-MAX_PAUSE_S = 1.0
-"""Longest pause [s] before a job: a first call (cvxpy compiles its problem: ~45 ms of CPU) or a
-long recording must not hold the next answer for many seconds."""
+DEFAULT_CPU_SHARE = 0.02
+"""Average share of one core the worker may use over calls that come back to back. On 2 shared
+cores any CPU the worker uses, even at the lowest priority, slows the torque stream's wake-ups:
+pacing the worker is what keeps a storm of calls from raising the stream's p99 latency
+(docs/reliability.md)."""
+CPU_BURST_S = 0.1
+"""CPU time [s] the worker may use at full speed after being idle: isolated calls (even the
+first one, which compiles the identification problem: ~45 ms) are never paced."""
 
-_next_job_start = 0.0
-"""In the worker process: when (time.monotonic) the next job may start, from the CPU the last one used."""
+_cpu_credit = CPU_BURST_S
+_credit_since = 0.0
+"""In the worker process: CPU seconds it may still use without waiting, as of time.monotonic() _credit_since."""
 
 
 def _paced(cpu_share: float, job, *arguments):
-    """Run ``job(*arguments)`` (in the worker) once the jobs before it have used at most
-    ``cpu_share`` of one core: after a job that took c seconds of CPU, the next one starts no
-    sooner than min(c (1/cpu_share − 1), :data:`MAX_PAUSE_S`) seconds after it ended."""
-    global _next_job_start
-    delay = _next_job_start - time.monotonic()
-    if delay > 0.0:
-        time.sleep(delay)
+    """Run ``job(*arguments)`` (in the worker) within a CPU budget: the worker earns ``cpu_share``
+    seconds of CPU per second, keeps at most :data:`CPU_BURST_S` of it, and a job that finds the
+    budget overdrawn first waits until it is even again (a token bucket over CPU time)."""
+    global _cpu_credit, _credit_since
+    now = time.monotonic()
+    credit = min(CPU_BURST_S, _cpu_credit + (now - _credit_since) * cpu_share)
+    if credit < 0.0:
+        time.sleep(-credit / cpu_share)
+        credit, now = 0.0, time.monotonic()
     cpu_started = time.process_time()
     try:
         return job(*arguments)
     finally:
-        used = time.process_time() - cpu_started
-        _next_job_start = time.monotonic() + min(used * (1.0 / cpu_share - 1.0), MAX_PAUSE_S)
+        _cpu_credit, _credit_since = credit - (time.process_time() - cpu_started), now
 
 
 class ServiceWorker:
     """A single worker process, started on the first call and kept; ``run`` blocks the calling
     thread only. Back-to-back jobs are paced to use ``cpu_share`` (0 < share ≤ 1) of one core on
-    average: see :data:`DEFAULT_CPU_SHARE`."""
+    average (:func:`_paced`, :data:`DEFAULT_CPU_SHARE`)."""
 
     def __init__(self, cpu_share: float = DEFAULT_CPU_SHARE):
         if not 0.0 < cpu_share <= 1.0:

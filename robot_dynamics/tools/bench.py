@@ -45,6 +45,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                                   'service calls, restarts or description swaps')
     parser.add_argument('--nodes', nargs='+', choices=sorted(TARGETS), default=sorted(TARGETS),
                         help='soak: which nodes (default both)')
+    parser.add_argument('--service-cpu-share', type=float,
+                        help="storm: the node's service_cpu_share (default: the node's default, 0.05)")
     parser.add_argument('--rss-bound-mib', type=float, default=16.0,
                         help='soak: largest accepted resident-memory growth of a node [MiB] (default 16)')
 

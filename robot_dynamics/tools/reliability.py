@@ -719,13 +719,17 @@ STORM_SERVICES = ('identify_payload', 'validate_inertia')
 
 
 def service_storm(urdf: str, calls: int = 100, clients: int = 4, rate: float = 1000.0, quiet: float = 10.0,
-                  warmup: float = 2.0, buffer_duration: float = 5.0, timeout: float = 300.0) -> StormReport:
+                  warmup: float = 2.0, buffer_duration: float = 5.0, timeout: float = 300.0,
+                  service_cpu_share: Optional[float] = None) -> StormReport:
     """Feed a dynamics_node process at ``rate`` [Hz] (with efforts, so its payload buffer fills):
     ``quiet`` seconds measured alone, then measured while ``clients`` processes make ``calls``
-    calls in all, alternating ~/identify_payload and ~/validate_inertia."""
+    calls in all, alternating ~/identify_payload and ~/validate_inertia. ``service_cpu_share``:
+    the node's parameter (None: its default)."""
     with tempfile.TemporaryDirectory(prefix='storm_reports_') as reports:
         arguments = ['-p', f'urdf_file:={urdf}', '-p', f'buffer_duration:={buffer_duration}',
                      '-p', f'report_directory:={reports}']
+        if service_cpu_share is not None:
+            arguments += ['-p', f'service_cpu_share:={float(service_cpu_share)}']
         with _NodeUnderTest('dynamics', arguments, 'inverse_dynamics_torques', urdf, efforts=True) as run:
             quiet_sent = run.feeder.feed(rate, quiet, warmup)
             per_client = [calls // clients + (k < calls % clients) for k in range(clients)]
@@ -1099,7 +1103,8 @@ def run(args: argparse.Namespace) -> int:
         passed = (not node.unexpected() and node.node_alive and node.model_kept and not node.wrong_outputs
                   and not core.unexpected())
     elif target == 'storm':
-        report = service_storm(urdf, args.count or 100, rate=args.rate or 1000.0)
+        report = service_storm(urdf, args.count or 100, rate=args.rate or 1000.0,
+                               service_cpu_share=args.service_cpu_share)
         result = report.to_dict()
         passed = (report.answered_calls == report.requested and report.storm.answered_fraction >= 0.999
                   and report.p99_ratio <= 2.0 and report.node_alive)
