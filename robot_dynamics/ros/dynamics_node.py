@@ -84,9 +84,9 @@ class DynamicsNode(Node):
         self.baseline = None  # the no-payload Recording (record_baseline / baseline_file)
         self._shared_baseline: Optional[SampleRingBuffer] = None  # the same, in shared memory for the worker
         self._validation_statuses: list = []
-        self._gravity_pub = create_output_publisher(self, JointState, '~/gravity_torques', SENSOR_QOS)
-        self._inverse_pub = create_output_publisher(self, JointState, '~/inverse_dynamics_torques', SENSOR_QOS)
-        self._external_pub = create_output_publisher(self, JointState, '~/external_torques', SENSOR_QOS)
+        self._gravity_topic = _TorqueTopic(self, '~/gravity_torques')
+        self._inverse_topic = _TorqueTopic(self, '~/inverse_dynamics_torques')
+        self._external_topic = _TorqueTopic(self, '~/external_torques')
         self._payload_pub = create_output_publisher(self, InertiaStamped, '~/payload', LATCHED_QOS)
         self._diagnostics_pub = create_output_publisher(self, DiagnosticArray, '/diagnostics', 10)
         self.model_source = ModelSource(self, self._on_model)
@@ -199,10 +199,9 @@ class DynamicsNode(Node):
             self._incomplete += 1
             return
         names, header = live.robot.joint_names, message.header
-        for publisher, torques in ((self._inverse_pub, sample.inverse_dynamics), (self._gravity_pub, sample.gravity),
-                                   (self._external_pub, sample.external)):
-            if torques is not None:
-                publish_if_subscribed(publisher, lambda: _torque_message(header, names, torques))
+        self._inverse_topic.publish(header, names, sample.inverse_dynamics)
+        self._gravity_topic.publish(header, names, sample.gravity)
+        self._external_topic.publish(header, names, sample.external)
         if sample.external is not None and sample.velocities is not None:
             live.buffer.append(sample.stamp, sample.positions, sample.velocities, sample.efforts)
         self._last_torques = sample.inverse_dynamics
@@ -429,12 +428,28 @@ class DynamicsNode(Node):
                                  if len(margins) else 'no joints', values)
 
 
-def _torque_message(header, names: tuple, torques: np.ndarray) -> JointState:
-    message = JointState()
-    message.header = header
-    message.name = list(names)
-    message.effort = torques.tolist()
-    return message
+class _TorqueTopic:
+    """One torque output (sensor_msgs/JointState, ``effort`` in model order). It publishes only
+    while a subscription is matched (:func:`~robot_dynamics.ros.common.publish_if_subscribed`)
+    and reuses one message (rclpy serialises it within ``publish``), setting the names again
+    only when the model's name tuple changes."""
+
+    def __init__(self, node: Node, topic: str):
+        self.publisher = create_output_publisher(node, JointState, topic, SENSOR_QOS)
+        self._message = JointState()
+        self._names: Optional[tuple] = None
+
+    def publish(self, header, names: tuple, torques: Optional[np.ndarray]) -> None:
+        if torques is not None:
+            publish_if_subscribed(self.publisher, lambda: self._filled(header, names, torques))
+
+    def _filled(self, header, names: tuple, torques: np.ndarray) -> JointState:
+        message = self._message
+        if names is not self._names:
+            message.name, self._names = list(names), names
+        message.header = header
+        message.effort = torques.tolist()
+        return message
 
 
 def _recorded(buffer: SampleRingBuffer) -> int:
