@@ -57,7 +57,6 @@ class CausalDifferentiator:
         self._design[0] = 0.0
         self._moments = np.zeros((2, width))
         self._coefficients = np.zeros(2)
-        self._times = [0.0] * window  # row 0 of the design as floats
         self._sum = 0.0
         self._sum_of_squares = 0.0
         self._origin = 0.0
@@ -67,7 +66,6 @@ class CausalDifferentiator:
     def reset(self) -> None:
         self._values.fill(0.0)
         self._design[0] = 0.0
-        self._times = [0.0] * self.window
         self._sum = self._sum_of_squares = 0.0
         self._count = 0
         self._next = 0
@@ -76,8 +74,7 @@ class CausalDifferentiator:
         if self._count == 0:
             self._origin = time
         row, relative = self._next, time - self._origin
-        replaced = self._times[row]
-        self._times[row] = relative
+        replaced = self._design.item(0, row)
         self._design[0, row] = relative
         self._values[row] = value
         self._sum += relative - replaced
@@ -93,11 +90,10 @@ class CausalDifferentiator:
     def _move_origin(self, time: float) -> None:
         """Re-express the stored times relative to ``time`` and recompute their sums exactly
         (once per window, when every row is filled: the times stay small, rounding does not build up)."""
-        shift = time - self._origin
-        self._times = [t - shift for t in self._times]
-        self._design[0] = self._times
-        self._sum = math.fsum(self._times)
-        self._sum_of_squares = math.fsum(t * t for t in self._times)
+        times = self._design[0]
+        times -= time - self._origin
+        self._sum = math.fsum(times)
+        self._sum_of_squares = math.fsum(times * times)
         self._origin = time
 
     def derivative(self) -> np.ndarray:
@@ -116,8 +112,8 @@ class CausalDifferentiator:
         """Current group delay of the estimate [s]: newest time minus the window's mean time."""
         if self._count == 0:
             return 0.0
-        times = self._times[:self._count]
-        return max(times) - sum(times) / self._count
+        times = self._design[0, :self._count]
+        return float(times.max() - times.mean())
 
 
 class PolynomialDifferentiator:

@@ -51,7 +51,8 @@ class JointStateMerger:
     ``values`` is a read-only (3 × n) array of the latest positions, velocities and efforts;
     every accepted sample produces a new one, so ``positions``, ``velocities`` and ``efforts``
     (its rows) may be kept without copying.
-    ``*_stamps`` are the matching stamps (s; −inf = never received).
+    ``stamps`` (and ``position_stamps``, its first row) are the matching stamps (s; −inf =
+    never received).
     """
 
     def __init__(self, joint_names: Sequence[str], max_layouts: int = 64):
@@ -89,14 +90,6 @@ class JointStateMerger:
     @property
     def position_stamps(self) -> np.ndarray:
         return self.stamps[POSITION]
-
-    @property
-    def velocity_stamps(self) -> np.ndarray:
-        return self.stamps[VELOCITY]
-
-    @property
-    def effort_stamps(self) -> np.ndarray:
-        return self.stamps[EFFORT]
 
     def update(self, names: Sequence[str], positions: Sequence[float], velocities: Sequence[float] = (),
                efforts: Sequence[float] = (), stamp: float = 0.0) -> int:

@@ -137,8 +137,7 @@ def _merged_recording(messages: list, joint_names: tuple, source: str) -> Record
         if _every_joint_seen(merger):
             rows.append((stamp, merger.positions, merger.velocities, merger.efforts))
     if not rows:
-        seen = np.isfinite(merger.position_stamps) & np.isfinite(merger.velocity_stamps) & \
-            np.isfinite(merger.effort_stamps)
+        seen = np.isfinite(merger.stamps).all(axis=0)
         lacking = [name for name, ok in zip(joint_names, seen) if not ok]
         raise RecordingError(f'{source}: joints {lacking} never got position, velocity and effort '
                              f'({rejected} messages rejected)')
@@ -148,8 +147,7 @@ def _merged_recording(messages: list, joint_names: tuple, source: str) -> Record
 
 def _every_joint_seen(merger: JointStateMerger) -> bool:
     """True once every joint has had a position, a velocity and an effort."""
-    return bool(np.all(np.isfinite(merger.position_stamps)) and np.all(np.isfinite(merger.velocity_stamps))
-                and np.all(np.isfinite(merger.effort_stamps)))
+    return bool(np.isfinite(merger.stamps).all())
 
 
 def write_rosbag(path, rec: Recording, topic: str = '/joint_states', storage: str = 'sqlite3') -> None:

@@ -197,8 +197,8 @@ class SampleRingBuffer:
         ``until`` (a :attr:`written` count) leaves out the samples appended after it, e.g. after
         the service call that asked for the copy. Consistent without stopping the writer: rows
         overwritten during the copy are dropped (at the oldest end); tried again, up to
-        ``attempts`` times, while fewer than half of the copied rows survive. Raises :class:`RingBufferError` when every attempt saw a row
-        that is not the sample it should be.
+        ``attempts`` times, while fewer than half of the copied rows survive. Raises
+        :class:`RingBufferError` when every attempt saw a row that is not the sample it should be.
         """
         header, rows = self._open_header(), self._rows
         for _ in range(max(1, attempts)):

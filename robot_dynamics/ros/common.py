@@ -220,7 +220,8 @@ def create_output_publisher(node: Node, message_type, topic: str, qos):
     """A publisher without rclpy's default event handlers (they log a subscription with
     incompatible QoS or type; the subscribing side logs the same mismatch). Every handler is
     one more entity the stream's executor rebuilds its wait set with for every message: the
-    dynamics node's five publishers carried ten, ~12 % of its CPU at 1 kHz (``bench dynamics``)."""
+    dynamics node's five publishers carried ten, ~12 % of its CPU at 1 kHz (the node process's
+    CPU time during one ``bench dynamics`` run with and without them; not a shipped figure)."""
     return node.create_publisher(message_type, topic, qos,
                                  event_callbacks=PublisherEventCallbacks(use_default_callbacks=False))
 

@@ -49,7 +49,7 @@ from robot_dynamics.core.payload import default_payload_link
 from robot_dynamics.core.ring_buffer import RingBufferError, SampleRingBuffer
 from robot_dynamics.ros.common import (JOINT_STATE_QOS, LATCHED_QOS, SENSOR_QOS, ModelSource, RateLimitedLogger,
                                        RateMeter, RejectionCounter, ServiceHost, create_output_publisher, describe,
-                                       diagnostic_status, joint_state_fields, publish_if_subscribed, spin_nodes)
+                                       diagnostic_status, joint_state_fields, spin_nodes)
 from robot_dynamics.ros.service_worker import (DEFAULT_CPU_SHARE, ServiceWorker, SharedRecording, identify_payload_job,
                                                validate_inertia_job)
 
@@ -429,10 +429,10 @@ class DynamicsNode(Node):
 
 
 class _TorqueTopic:
-    """One torque output (sensor_msgs/JointState, ``effort`` in model order). It publishes only
-    while a subscription is matched (:func:`~robot_dynamics.ros.common.publish_if_subscribed`)
-    and reuses one message (rclpy serialises it within ``publish``), setting the names again
-    only when the model's name tuple changes."""
+    """One torque output (sensor_msgs/JointState, ``effort`` in model order). Like
+    :func:`~robot_dynamics.ros.common.publish_if_subscribed`, it publishes only while a
+    subscription is matched; it reuses one message (rclpy serialises it within ``publish``),
+    setting the names again only when the model's name tuple changes."""
 
     def __init__(self, node: Node, topic: str):
         self.publisher = create_output_publisher(node, JointState, topic, SENSOR_QOS)
@@ -440,16 +440,14 @@ class _TorqueTopic:
         self._names: Optional[tuple] = None
 
     def publish(self, header, names: tuple, torques: Optional[np.ndarray]) -> None:
-        if torques is not None:
-            publish_if_subscribed(self.publisher, lambda: self._filled(header, names, torques))
-
-    def _filled(self, header, names: tuple, torques: np.ndarray) -> JointState:
+        if torques is None or not self.publisher.get_subscription_count():
+            return
         message = self._message
         if names is not self._names:
             message.name, self._names = list(names), names
         message.header = header
         message.effort = torques.tolist()
-        return message
+        self.publisher.publish(message)
 
 
 def _recorded(buffer: SampleRingBuffer) -> int:
