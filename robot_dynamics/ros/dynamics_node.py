@@ -397,7 +397,7 @@ class DynamicsNode(Node):
         live = self._live
         stale = []
         if live is not None:
-            values['recorded_s'] = live.buffer.duration() if not live.buffer.closed else 0.0
+            values['recorded_s'] = _recorded_seconds(live.buffer)
             values['buffer_bytes'] = live.buffer.nbytes
             merger = live.estimator.merger
             newest = float(merger.position_stamps.max())
@@ -456,6 +456,15 @@ def _recorded(buffer: SampleRingBuffer) -> int:
         return len(buffer)
     except RingBufferError:
         return 0
+
+
+def _recorded_seconds(buffer: SampleRingBuffer) -> float:
+    """Time span of ``buffer`` [s]; 0 once it is closed (also when a model swap on the stream
+    thread closes it while validate_inertia's diagnostics read it on the service thread)."""
+    try:
+        return buffer.duration()
+    except RingBufferError:
+        return 0.0
 
 
 def _answer(response, success: bool, message: str):
