@@ -145,3 +145,12 @@ def test_a_silent_source_is_reported_stale_in_diagnostics(ros):
                        for array in diagnostics for status in array.status)
 
         assert wait_for(stale_reported, 5)
+
+
+def test_an_impossible_stale_timeout_falls_back_to_the_default(ros):
+    for requested, expected in ((0.25, 0.25), (0.0, 0.1), (-1.0, 0.1), (math.nan, 0.1)):
+        node = make_node(stale_timeout=requested)
+        try:
+            assert node.stale_timeout == expected
+        finally:
+            node.destroy_node()

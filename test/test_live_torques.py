@@ -1,4 +1,6 @@
 """The live-stream building blocks: ring buffer, causal differentiation, torque estimator."""
+import array
+
 import numpy as np
 import pytest
 
@@ -112,6 +114,34 @@ def test_merger_value_bounds_hold_element_by_element():
     np.testing.assert_array_equal(merger.efforts, near_limit)  # a rejected sample changes nothing
 
 
+def test_merger_takes_rclpy_arrays_like_lists_and_keeps_read_only_values():
+    # rclpy hands float64[] fields over as array.array('d'); other sequences take numpy's conversion.
+    names, rows = ['a', 'b'], ([1.0, 2.0], [3.0, 4.0], [5.0, 6.0])
+    as_lists, as_arrays = JointStateMerger(names), JointStateMerger(names)
+    as_lists.update(names, *rows, stamp=1.0)
+    as_arrays.update(names, *(array.array('d', row) for row in rows), stamp=1.0)
+    np.testing.assert_array_equal(as_arrays.values, as_lists.values)
+    mixed = (array.array('d', rows[0]), rows[1], array.array('f', rows[2]))  # not all array('d'): converted
+    as_arrays.update(names, *mixed, stamp=2.0)
+    np.testing.assert_array_equal(as_arrays.values, as_lists.values)
+    for merger in (as_lists, as_arrays):
+        assert not merger.values.flags.writeable
+        with pytest.raises(ValueError):
+            merger.positions[0] = 9.0
+    with pytest.raises(JointStateError) as error:  # a bad array sample changes nothing
+        as_arrays.update(names, array.array('d', [np.nan, 0.0]), *(array.array('d', row) for row in rows[1:]),
+                         stamp=3.0)
+    assert error.value.reason == 'non_finite'
+    np.testing.assert_array_equal(as_arrays.values, as_lists.values)
+
+
+def test_merger_ignores_the_values_of_joints_it_does_not_know():
+    # Drivers publish NaN for joints without a sensor (a gripper's effort): the model's joints still count.
+    merger = JointStateMerger(['a', 'b'])
+    merger.update(['gripper', 'b', 'a'], [0.01, 2.0, 1.0], [np.nan, 4.0, 3.0], [np.inf, 6.0, 5.0], stamp=1.0)
+    np.testing.assert_array_equal(merger.values, [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+
+
 def test_merger_freshness_follows_the_oldest_stamp_of_each_field():
     merger = JointStateMerger(['a', 'b'])
     assert merger.freshness(0.0, np.inf) == (False, False, False)  # never received is never fresh
@@ -147,6 +177,16 @@ def test_estimator_waits_for_every_joint_then_gives_zero_external_torque_for_mod
     with pytest.raises(JointStateError) as error:
         estimator.update(names, q, qd, model_torque, 1.1)
     assert error.value.reason == 'out_of_order'
+    # A complete sample makes every joint fresh at once; 0.15 s later only joints 5-7 are.
+    assert estimator.update(names, q, qd, model_torque, 1.3) is not None
+    assert estimator.update(names[4:], q[4:], qd[4:], model_torque[4:], 1.45) is None
+    assert estimator.update(names[:4], q[:4], qd[:4], model_torque[:4], 1.46) is not None
+
+
+@pytest.mark.parametrize('timeout', [0.0, -0.1, float('nan'), float('inf')])
+def test_estimator_refuses_a_stale_timeout_that_is_not_a_positive_time(arm, timeout):
+    with pytest.raises(ValueError, match='stale_timeout'):
+        LiveTorqueEstimator(arm, stale_timeout=timeout)
 
 
 def test_estimator_outputs_are_not_overwritten_by_later_samples(arm):

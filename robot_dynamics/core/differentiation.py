@@ -71,21 +71,33 @@ class CausalDifferentiator:
         self._next = 0
 
     def update(self, time: float, value: np.ndarray) -> np.ndarray:
-        if self._count == 0:
+        """Take the sample ``value`` at ``time`` [s] (not older than the previous one) and
+        return the slope over the last ``window`` samples (zeros with fewer than two distinct times)."""
+        count = self._count
+        if count == 0:
             self._origin = time
-        row, relative = self._next, time - self._origin
-        replaced = self._design.item(0, row)
-        self._design[0, row] = relative
+        design, row, relative = self._design, self._next, time - self._origin
+        replaced = design.item(0, row)
+        design[0, row] = relative
         self._values[row] = value
         self._sum += relative - replaced
         self._sum_of_squares += relative * relative - replaced * replaced
-        if self._count < self.window:
-            self._count += 1
-        self._next = row + 1
-        if self._next == self.window:
+        if count < self.window:
+            count = self._count = count + 1
+        if row + 1 < self.window:
+            self._next = row + 1
+        else:
             self._next = 0
             self._move_origin(time)
-        return self.derivative()
+        total, squares = self._sum, self._sum_of_squares
+        mean = total / count
+        spread = squares - mean * total  # Σ(tᵢ − t̄)²
+        if count < 2 or spread <= self.MIN_SPREAD:
+            return np.zeros(self._values.shape[1])
+        moments = design.dot(self._values, out=self._moments)  # [Σtᵢxᵢ, Σxᵢ]
+        self._coefficients[0] = 1.0 / spread
+        self._coefficients[1] = -mean / spread
+        return self._coefficients.dot(moments)
 
     def _move_origin(self, time: float) -> None:
         """Re-express the stored times relative to ``time`` and recompute their sums exactly
@@ -95,18 +107,6 @@ class CausalDifferentiator:
         self._sum = math.fsum(times)
         self._sum_of_squares = math.fsum(times * times)
         self._origin = time
-
-    def derivative(self) -> np.ndarray:
-        """The current slope estimate (zeros with fewer than two distinct times)."""
-        count = self._count
-        mean = self._sum / count if count else 0.0
-        spread = self._sum_of_squares - mean * self._sum  # Σ(tᵢ − t̄)²
-        if count < 2 or spread <= self.MIN_SPREAD:
-            return np.zeros(self._values.shape[1])
-        moments = np.dot(self._design, self._values, out=self._moments)  # [Σtᵢxᵢ, Σxᵢ]
-        self._coefficients[0] = 1.0 / spread
-        self._coefficients[1] = -mean / spread
-        return np.dot(self._coefficients, moments)
 
     def delay(self) -> float:
         """Current group delay of the estimate [s]: newest time minus the window's mean time."""

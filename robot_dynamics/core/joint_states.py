@@ -11,6 +11,7 @@ Stamps are in seconds (float). Positions rad/m, velocities rad/s or m/s, efforts
 """
 from __future__ import annotations
 
+import array
 import math
 import sys
 from dataclasses import dataclass
@@ -52,7 +53,8 @@ class JointStateMerger:
     every accepted sample produces a new one, so ``positions``, ``velocities`` and ``efforts``
     (its rows) may be kept without copying.
     ``stamps`` (and ``position_stamps``, its first row) are the matching stamps (s; −inf =
-    never received).
+    never received). ``all_fresh_since`` [s] is a stamp every value has at least: that of the
+    last sample that carried every joint with every field (read it, do not set it).
     """
 
     def __init__(self, joint_names: Sequence[str], max_layouts: int = 64):
@@ -61,11 +63,11 @@ class JointStateMerger:
         count = len(self.joint_names)
         self.values = np.zeros((3, count))
         self.values.flags.writeable = False
-        # Stamps of partial samples. A sample with every joint and field only raises _all_fresh_since,
-        # the stamp every value has at least (stamps never decrease): the stamps are the larger of the
-        # two, and freshness needs no reduction while the stream carries every joint with every field.
+        # Stamps of partial samples. A sample with every joint and field only raises all_fresh_since
+        # (stamps never decrease): the stamps are the larger of the two, and freshness needs no
+        # reduction while the stream carries every joint with every field.
         self._stamps = np.full((3, count), -math.inf)
-        self._all_fresh_since = -math.inf
+        self.all_fresh_since = -math.inf
         self._newest_position = -math.inf
         self._layouts: dict = {}
         self._max_layouts = max_layouts
@@ -85,7 +87,7 @@ class JointStateMerger:
     @property
     def stamps(self) -> np.ndarray:
         """(3 × n) stamps [s] of the latest positions, velocities and efforts (a new array)."""
-        return np.maximum(self._stamps, self._all_fresh_since)
+        return np.maximum(self._stamps, self.all_fresh_since)
 
     @property
     def position_stamps(self) -> np.ndarray:
@@ -100,43 +102,43 @@ class JointStateMerger:
         """
         if not 0.0 <= stamp < math.inf:  # also false for NaN
             raise JointStateError('bad_stamp', f'stamp {stamp} is not a finite non-negative time')
-        count = len(names)
-        if count == 0 or len(positions) == 0:
-            raise JointStateError('empty', 'joint state has no names or no positions')
-        has_velocity, has_effort = len(velocities) > 0, len(efforts) > 0
-        if len(positions) != count or (has_velocity and len(velocities) != count) or (
-                has_effort and len(efforts) != count):
-            raise JointStateError('length_mismatch',
-                                  f'{count} names but {len(positions)} positions, {len(velocities)} velocities, '
-                                  f'{len(efforts)} efforts')
         key = tuple(names)
         layout = self._layouts.get(key) or self._new_layout(key)
+        if layout.targets is EVERY_JOINT and len(positions) == len(velocities) == len(efforts) == layout.known != 0:
+            # The usual single-driver sample (every joint, model order, every field) replaces all values.
+            flat = _joined(positions, velocities, efforts)
+            if not flat.dot(flat) <= _MAX_SQUARED:  # Σx² ≤ M² bounds every |x|; NaN and Inf fail it
+                _raise_value_error(flat.reshape(3, -1), ALL_FIELDS)
+            if stamp < self._newest_position:
+                raise _out_of_order(stamp)
+            self.values = flat.reshape(3, -1)  # read-only (see _joined): kept without a copy
+            self.all_fresh_since = self._newest_position = stamp
+            return layout.known
+        return self._merge(layout, key, positions, velocities, efforts, stamp)
+
+    def _merge(self, layout: _Layout, names: tuple, positions: Sequence[float], velocities: Sequence[float],
+               efforts: Sequence[float], stamp: float) -> int:
+        """update() for a partial, reordered or field-missing sample: its values are written
+        into a copy of the current ones."""
+        fields = _present_fields(len(names), positions, velocities, efforts)
         if layout.known == 0:
             raise JointStateError('no_known_joints', f'none of the joints {list(names)[:5]} is in the model')
-        if has_velocity and has_effort:
-            fields, incoming = ALL_FIELDS, np.array((positions, velocities, efforts), dtype=float)
-        else:
-            fields = (POSITION,) + ((VELOCITY,) if has_velocity else ()) + ((EFFORT,) if has_effort else ())
-            incoming = np.array([(positions, velocities, efforts)[field] for field in fields], dtype=float)
-        if layout.message_indices is not None:
+        incoming = np.array([(positions, velocities, efforts)[field] for field in fields], dtype=float)
+        if layout.message_indices is not None:  # only the model's joints are checked and kept
             incoming = incoming[:, layout.message_indices]
-        if not np.vdot(incoming, incoming) <= _MAX_SQUARED:  # Σx² ≤ M² bounds every |x|; NaN and Inf fail it
+        if not np.vdot(incoming, incoming) <= _MAX_SQUARED:
             _raise_value_error(incoming, fields)
         if layout.known == len(self.joint_names):
             last_stamp = self._newest_position
         else:
-            last_stamp = max(self._stamps[POSITION, layout.targets].max(), self._all_fresh_since)
+            last_stamp = max(self._stamps[POSITION, layout.targets].max(), self.all_fresh_since)
         if stamp < last_stamp:
-            raise JointStateError('out_of_order', f'stamp {stamp:.6f} s is older than the last sample of these joints')
-        if layout.targets is EVERY_JOINT and fields is ALL_FIELDS:
-            values = incoming  # replaces every value: no copy
-            self._all_fresh_since = stamp
-        else:
-            values = self.values.copy()
-            for row, field in enumerate(fields):
-                values[field, layout.targets] = incoming[row]
-                self._stamps[field, layout.targets] = stamp
-        values.flags.writeable = False
+            raise _out_of_order(stamp)
+        values = self.values.copy()
+        for row, field in enumerate(fields):
+            values[field, layout.targets] = incoming[row]
+            self._stamps[field, layout.targets] = stamp
+        values.setflags(write=False)
         self.values = values
         if stamp > self._newest_position:
             self._newest_position = stamp
@@ -168,16 +170,50 @@ class JointStateMerger:
     def freshness(self, now: float, max_age: float) -> tuple:
         """(positions complete, velocities complete, efforts complete): whether every joint's
         last position / velocity / effort is at most ``max_age`` seconds older than ``now``."""
-        if self._all_fresh_since >= now - max_age > -math.inf:
+        if self.all_fresh_since >= now - max_age > -math.inf:
             return True, True, True
         # Never-received stamps are -inf and must count as missing even when max_age is inf.
         oldest = max(now - max_age, -sys.float_info.max)
-        position, velocity, effort = (np.maximum(self._stamps.min(axis=1), self._all_fresh_since) >= oldest).tolist()
+        position, velocity, effort = (np.maximum(self._stamps.min(axis=1), self.all_fresh_since) >= oldest).tolist()
         return position, velocity, effort
 
     def stale_joints(self, now: float, max_age: float) -> list:
         """Names of joints whose last position is older than ``max_age`` seconds at ``now``."""
         return [self.joint_names[i] for i in np.flatnonzero(self.position_stamps < now - max_age)]
+
+
+def _joined(positions: Sequence[float], velocities: Sequence[float], efforts: Sequence[float]) -> np.ndarray:
+    """The three fields end to end as one new read-only float array (3·n).
+
+    rclpy hands float64[] fields over as ``array.array('d')``: those are joined as raw bytes,
+    about half the cost of numpy's element-wise conversion (this is the node's per-message path).
+    """
+    if type(positions) is array.array and positions.typecode == 'd':
+        try:  # array + anything but an array of the same type code raises TypeError
+            return np.frombuffer((positions + velocities + efforts).tobytes())  # read-only: it views bytes
+        except TypeError:
+            pass
+    joined = np.array((positions, velocities, efforts), dtype=float).reshape(-1)
+    joined.setflags(write=False)
+    return joined
+
+
+def _present_fields(count: int, positions: Sequence[float], velocities: Sequence[float],
+                    efforts: Sequence[float]) -> tuple:
+    """The fields a sample carries (position always; velocity, effort when not empty), or
+    'empty' / 'length_mismatch' when it cannot be used."""
+    if count == 0 or len(positions) == 0:
+        raise JointStateError('empty', 'joint state has no names or no positions')
+    has_velocity, has_effort = len(velocities) > 0, len(efforts) > 0
+    if len(positions) != count or (has_velocity and len(velocities) != count) or (
+            has_effort and len(efforts) != count):
+        raise JointStateError('length_mismatch', f'{count} names but {len(positions)} positions, '
+                              f'{len(velocities)} velocities, {len(efforts)} efforts')
+    return (POSITION,) + ((VELOCITY,) if has_velocity else ()) + ((EFFORT,) if has_effort else ())
+
+
+def _out_of_order(stamp: float) -> JointStateError:
+    return JointStateError('out_of_order', f'stamp {stamp:.6f} s is older than the last sample of these joints')
 
 
 def _raise_value_error(incoming: np.ndarray, fields: tuple) -> None:

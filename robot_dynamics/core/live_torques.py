@@ -15,6 +15,7 @@ are evaluated with the base at rest at the identity pose (joint torques only).
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
@@ -49,14 +50,19 @@ class LiveTorqueEstimator:
                  acceleration_window: int = 15, merger: Optional[JointStateMerger] = None):
         if acceleration_mode not in ACCELERATION_MODES:
             raise ValueError(f'acceleration_mode must be one of {ACCELERATION_MODES}, got {acceleration_mode!r}')
+        if not 0.0 < stale_timeout < math.inf:
+            raise ValueError(f'stale_timeout must be a positive time in s, got {stale_timeout}')
         self.robot = robot
         self.stale_timeout = float(stale_timeout)
         self.acceleration_mode = acceleration_mode
         self.merger = merger if merger is not None else JointStateMerger(robot.joint_names)
         self.differentiator = CausalDifferentiator(robot.num_joints, acceleration_window)
         self._zeros = np.zeros(robot.num_joints)
+        self._estimate_acceleration = acceleration_mode == 'estimated'
         self._base = slice(robot.base_dofs, None)
-        self._fast = robot.model.nq == robot.model.nv == robot.num_joints and not robot.mimic_joint_names
+        # Joint vectors are pinocchio's q and v as they are: no configuration mapping needed.
+        self._direct = robot.model.nq == robot.model.nv == robot.num_joints and not robot.mimic_joint_names
+        self._pinocchio = robot.model, robot.data
 
     def update(self, names: Sequence[str], positions: Sequence[float], velocities: Sequence[float],
                efforts: Sequence[float], stamp: float) -> Optional[TorqueSample]:
@@ -66,28 +72,31 @@ class LiveTorqueEstimator:
         """
         merger = self.merger
         merger.update(names, positions, velocities, efforts, stamp)
-        complete, have_velocity, have_effort = merger.freshness(stamp, self.stale_timeout)
-        if not complete:
-            return None
+        if merger.all_fresh_since >= stamp - self.stale_timeout:  # the usual: every value is recent
+            have_velocity = have_effort = True
+        else:
+            complete, have_velocity, have_effort = merger.freshness(stamp, self.stale_timeout)
+            if not complete:
+                return None
         # The merger never writes an array it has handed out: its rows are kept without copying.
         values = merger.values
         q = values[POSITION]
         v = values[VELOCITY] if have_velocity else None
         efforts_now = values[EFFORT] if have_effort else None
-        if v is not None and self.acceleration_mode == 'estimated':
-            a = self.differentiator.update(stamp, v)
+        a = self.differentiator.update(stamp, v) if have_velocity and self._estimate_acceleration else self._zeros
+        if self._direct:  # both calls return new arrays (the bindings copy data.g and data.tau out)
+            model, data = self._pinocchio
+            gravity = pin.computeGeneralizedGravity(model, data, q)
+            inverse = pin.rnea(model, data, q, self._zeros if v is None else v, a)
         else:
-            a = self._zeros
-        gravity, inverse = self._torques(q, self._zeros if v is None else v, a)
+            gravity, inverse = self._mapped_torques(q, self._zeros if v is None else v, a)
         external = None if efforts_now is None else efforts_now - inverse
         return TorqueSample(stamp, q, v, efforts_now, gravity, inverse, external)
 
-    def _torques(self, positions: np.ndarray, velocities: np.ndarray, accelerations: np.ndarray) -> tuple:
+    def _mapped_torques(self, positions: np.ndarray, velocities: np.ndarray, accelerations: np.ndarray) -> tuple:
+        """g and inverse dynamics for models whose joint vectors are not pinocchio's q, v
+        (floating base, continuous joints, mimic followers)."""
         robot = self.robot
-        if self._fast:
-            # Both return new arrays (pinocchio's bindings copy data.g and data.tau out): kept as they are.
-            return (pin.computeGeneralizedGravity(robot.model, robot.data, positions),
-                    pin.rnea(robot.model, robot.data, positions, velocities, accelerations))
         q = robot.configuration(positions)
         gravity = dynamics.gravity_torques(robot, q)[self._base]
         inverse = dynamics.inverse_dynamics(robot, q, robot.tangent(velocities), robot.tangent(accelerations))

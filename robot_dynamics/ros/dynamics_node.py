@@ -27,6 +27,7 @@ ships no samples out of this process. Every model change installs a new model ob
 """
 from __future__ import annotations
 
+import math
 import os
 import time
 from dataclasses import dataclass
@@ -130,6 +131,9 @@ class DynamicsNode(Node):
             self.get_logger().error(f"acceleration_mode '{self.acceleration_mode}' unknown; using 'estimated'")
             self.acceleration_mode = 'estimated'
         self.stale_timeout = float(self.get_parameter('stale_timeout').value)
+        if not 0.0 < self.stale_timeout < math.inf:
+            self.get_logger().error(f'stale_timeout {self.stale_timeout} is not a positive time [s]; using 0.1')
+            self.stale_timeout = 0.1
         self.service_cpu_share = float(self.get_parameter('service_cpu_share').value)
         if not 0.0 < self.service_cpu_share <= 1.0:
             self.get_logger().error(f'service_cpu_share {self.service_cpu_share} is not in (0, 1]; '
