@@ -44,6 +44,7 @@ POSITION, VELOCITY, EFFORT = 0, 1, 2
 ALL_FIELDS = (POSITION, VELOCITY, EFFORT)
 EVERY_JOINT = slice(None)
 _MAX_SQUARED = MAX_ABS_VALUE ** 2
+_LARGEST = sys.float_info.max
 
 
 class JointStateMerger:
@@ -53,8 +54,7 @@ class JointStateMerger:
     every accepted sample produces a new one, so ``positions``, ``velocities`` and ``efforts``
     (its rows) may be kept without copying.
     ``stamps`` (and ``position_stamps``, its first row) are the matching stamps (s; −inf =
-    never received). ``all_fresh_since`` [s] is a stamp every value has at least: that of the
-    last sample that carried every joint with every field (read it, do not set it).
+    never received).
     """
 
     def __init__(self, joint_names: Sequence[str], max_layouts: int = 64):
@@ -62,12 +62,16 @@ class JointStateMerger:
         self._index = {name: i for i, name in enumerate(self.joint_names)}
         count = len(self.joint_names)
         self.values = np.zeros((3, count))
-        self.values.flags.writeable = False
-        # Stamps of partial samples. A sample with every joint and field only raises all_fresh_since
-        # (stamps never decrease): the stamps are the larger of the two, and freshness needs no
-        # reduction while the stream carries every joint with every field.
-        self._stamps = np.full((3, count), -math.inf)
-        self.all_fresh_since = -math.inf
+        self.values.setflags(write=False)
+        # Stamps are kept so that the usual stream (every joint, every field) writes one float per
+        # sample: the stamp of the last such sample (_all_fresh_since); per field, that of the last
+        # sample carrying it for every joint (_complete_since); per joint and field, those of samples
+        # with some joints only (_partial_stamps). A value's stamp is the largest of the three (stamps
+        # never decrease). _oldest: per field, the oldest over joints of the last two.
+        self._all_fresh_since = -math.inf
+        self._complete_since = [-math.inf] * 3
+        self._partial_stamps = np.full((3, count), -math.inf)
+        self._oldest = [-math.inf] * 3
         self._newest_position = -math.inf
         self._layouts: dict = {}
         self._max_layouts = max_layouts
@@ -87,7 +91,8 @@ class JointStateMerger:
     @property
     def stamps(self) -> np.ndarray:
         """(3 × n) stamps [s] of the latest positions, velocities and efforts (a new array)."""
-        return np.maximum(self._stamps, self.all_fresh_since)
+        complete = np.maximum(self._complete_since, self._all_fresh_since)
+        return np.maximum(self._partial_stamps, complete[:, None])
 
     @property
     def position_stamps(self) -> np.ndarray:
@@ -105,44 +110,54 @@ class JointStateMerger:
         key = tuple(names)
         layout = self._layouts.get(key) or self._new_layout(key)
         if layout.targets is EVERY_JOINT and len(positions) == len(velocities) == len(efforts) == layout.known != 0:
-            # The usual single-driver sample (every joint, model order, every field) replaces all values.
+            # The usual single driver (every joint in model order, every field): all values replaced.
             flat = _joined(positions, velocities, efforts)
             if not flat.dot(flat) <= _MAX_SQUARED:  # Σx² ≤ M² bounds every |x|; NaN and Inf fail it
                 _raise_value_error(flat.reshape(3, -1), ALL_FIELDS)
             if stamp < self._newest_position:
                 raise _out_of_order(stamp)
-            self.values = flat.reshape(3, -1)  # read-only (see _joined): kept without a copy
-            self.all_fresh_since = self._newest_position = stamp
-            return layout.known
-        return self._merge(layout, key, positions, velocities, efforts, stamp)
+            self.values = flat.reshape(3, -1)  # read-only (from _joined): kept without a copy
+            self._all_fresh_since = self._newest_position = stamp
+        else:
+            self._merge(layout, key, (positions, velocities, efforts), stamp)
+        return layout.known
 
-    def _merge(self, layout: _Layout, names: tuple, positions: Sequence[float], velocities: Sequence[float],
-               efforts: Sequence[float], stamp: float) -> int:
-        """update() for a partial, reordered or field-missing sample: its values are written
-        into a copy of the current ones."""
-        fields = _present_fields(len(names), positions, velocities, efforts)
+    def _merge(self, layout: _Layout, names: tuple, rows: tuple, stamp: float) -> None:
+        """update() for a sample with some joints, another order or some fields only: its values
+        are written, with their stamps, into a copy of ``values``."""
+        fields = _present_fields(len(names), *rows)
         if layout.known == 0:
             raise JointStateError('no_known_joints', f'none of the joints {list(names)[:5]} is in the model')
-        incoming = np.array([(positions, velocities, efforts)[field] for field in fields], dtype=float)
+        flat = _joined(*rows)
+        incoming = flat.reshape(len(fields), -1)
         if layout.message_indices is not None:  # only the model's joints are checked and kept
             incoming = incoming[:, layout.message_indices]
-        if not np.vdot(incoming, incoming) <= _MAX_SQUARED:
+            flat = incoming.reshape(-1)
+        if not flat.dot(flat) <= _MAX_SQUARED:
             _raise_value_error(incoming, fields)
-        if layout.known == len(self.joint_names):
-            last_stamp = self._newest_position
-        else:
-            last_stamp = max(self._stamps[POSITION, layout.targets].max(), self.all_fresh_since)
-        if stamp < last_stamp:
+        every_joint, targets = layout.known == len(self.joint_names), layout.targets
+        if stamp < (self._newest_position if every_joint else self._newest_position_of(targets)):
             raise _out_of_order(stamp)
         values = self.values.copy()
-        for row, field in enumerate(fields):
-            values[field, layout.targets] = incoming[row]
-            self._stamps[field, layout.targets] = stamp
+        if targets is EVERY_JOINT and fields == ALL_FIELDS[:len(fields)]:
+            values[:len(fields)] = incoming  # the usual driver without efforts: one block
+        else:
+            for row, field in enumerate(fields):
+                values[field, targets] = incoming[row]
+        for field in fields:
+            if every_joint:
+                self._complete_since[field] = self._oldest[field] = stamp
+            else:
+                self._partial_stamps[field, targets] = stamp
+                self._oldest[field] = max(self._complete_since[field], self._partial_stamps[field].min())
         values.setflags(write=False)
         self.values = values
-        if stamp > self._newest_position:
-            self._newest_position = stamp
-        return layout.known
+        self._newest_position = max(self._newest_position, stamp)
+
+    def _newest_position_of(self, targets: np.ndarray) -> float:
+        """Newest position stamp [s] among the model joints ``targets``."""
+        return max(self._partial_stamps[POSITION, targets].max(), self._complete_since[POSITION],
+                   self._all_fresh_since)
 
     def _new_layout(self, names: tuple) -> _Layout:
         if len(set(names)) != len(names):
@@ -162,20 +177,19 @@ class JointStateMerger:
                  need_effort: bool = False) -> bool:
         """True when every joint has a position (and velocity / effort if asked) at most
         ``max_age`` seconds older than ``now`` (the newest position stamp if ``now`` is None)."""
-        if now is None:
-            now = float(np.max(self.position_stamps)) if len(self.position_stamps) else 0.0
-        fresh = self.freshness(now, max_age)
+        fresh = self.freshness(self._newest_position if now is None else now, max_age)
         return fresh[0] and (fresh[1] or not need_velocity) and (fresh[2] or not need_effort)
 
     def freshness(self, now: float, max_age: float) -> tuple:
         """(positions complete, velocities complete, efforts complete): whether every joint's
         last position / velocity / effort is at most ``max_age`` seconds older than ``now``."""
-        if self.all_fresh_since >= now - max_age > -math.inf:
+        limit = now - max_age
+        if limit < -_LARGEST:  # never received (−inf) is missing, even with no age limit
+            limit = -_LARGEST
+        if self._all_fresh_since >= limit:
             return True, True, True
-        # Never-received stamps are -inf and must count as missing even when max_age is inf.
-        oldest = max(now - max_age, -sys.float_info.max)
-        position, velocity, effort = (np.maximum(self._stamps.min(axis=1), self.all_fresh_since) >= oldest).tolist()
-        return position, velocity, effort
+        oldest = self._oldest
+        return oldest[POSITION] >= limit, oldest[VELOCITY] >= limit, oldest[EFFORT] >= limit
 
     def stale_joints(self, now: float, max_age: float) -> list:
         """Names of joints whose last position is older than ``max_age`` seconds at ``now``."""
@@ -183,17 +197,18 @@ class JointStateMerger:
 
 
 def _joined(positions: Sequence[float], velocities: Sequence[float], efforts: Sequence[float]) -> np.ndarray:
-    """The three fields end to end as one new read-only float array (3·n).
+    """The fields a sample carries (the non-empty ones) end to end, as one new read-only float array.
 
-    rclpy hands float64[] fields over as ``array.array('d')``: those are joined as raw bytes,
-    about half the cost of numpy's element-wise conversion (this is the node's per-message path).
+    rclpy hands float64[] fields over as ``array.array('d')`` (empty when absent): those are
+    joined as raw bytes, about half the cost of numpy's element-wise conversion (this is the
+    node's per-message path).
     """
     if type(positions) is array.array and positions.typecode == 'd':
         try:  # array + anything but an array of the same type code raises TypeError
             return np.frombuffer((positions + velocities + efforts).tobytes())  # read-only: it views bytes
         except TypeError:
             pass
-    joined = np.array((positions, velocities, efforts), dtype=float).reshape(-1)
+    joined = np.array([row for row in (positions, velocities, efforts) if len(row)], dtype=float).reshape(-1)
     joined.setflags(write=False)
     return joined
 

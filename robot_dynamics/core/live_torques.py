@@ -72,12 +72,9 @@ class LiveTorqueEstimator:
         """
         merger = self.merger
         merger.update(names, positions, velocities, efforts, stamp)
-        if merger.all_fresh_since >= stamp - self.stale_timeout:  # the usual: every value is recent
-            have_velocity = have_effort = True
-        else:
-            complete, have_velocity, have_effort = merger.freshness(stamp, self.stale_timeout)
-            if not complete:
-                return None
+        complete, have_velocity, have_effort = merger.freshness(stamp, self.stale_timeout)
+        if not complete:
+            return None
         # The merger never writes an array it has handed out: its rows are kept without copying.
         values = merger.values
         q = values[POSITION]

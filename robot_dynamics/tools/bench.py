@@ -46,7 +46,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument('--nodes', nargs='+', choices=sorted(TARGETS), default=sorted(TARGETS),
                         help='soak: which nodes (default both)')
     parser.add_argument('--service-cpu-share', type=float,
-                        help="storm: the node's service_cpu_share (default: the node's default, 0.05)")
+                        help="storm: the node's service_cpu_share (default: the node's default, 0.02)")
     parser.add_argument('--rss-bound-mib', type=float, default=16.0,
                         help='soak: largest accepted resident-memory growth of a node [MiB] (default 16)')
 
@@ -156,7 +156,9 @@ def _stop_node(process: subprocess.Popen) -> None:
 
 def _feed_and_measure(topic: str, output: str, urdf: str, root_joint: str, rate: float, duration: float,
                       warmup: float) -> StreamFigures:
-    with StreamFeeder(topic, output, urdf, root_joint) as feeder:
+    # Position, velocity and effort, as a torque-sensing arm (the bundled FR3) publishes them: the
+    # node then does all its per-message work (external torques, the recording for identify_payload).
+    with StreamFeeder(topic, output, urdf, root_joint, efforts=True) as feeder:
         feeder.wait_connected()
         sent = feeder.feed(rate, duration, warmup)
         time.sleep(1.0)
