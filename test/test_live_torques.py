@@ -145,11 +145,12 @@ def test_merger_ignores_the_values_of_joints_it_does_not_know():
 def test_merger_freshness_follows_the_oldest_stamp_of_each_field():
     merger = JointStateMerger(['a', 'b'])
     assert merger.freshness(0.0, np.inf) == (False, False, False)  # never received is never fresh
-    merger.update(['a', 'b'], [0.0, 0.0], [0.0, 0.0], [0.0, 0.0], stamp=1.0)
+    assert merger.update(['a', 'b'], [0.0, 0.0], [0.0, 0.0], [0.0, 0.0], stamp=1.0)  # replaced every value
     assert merger.freshness(1.05, 0.1) == (True, True, True)
-    merger.update(['a'], [0.0], stamp=1.2)  # positions only, one joint
+    assert not merger.update(['b', 'a'], [0.0, 0.0], [0.0, 0.0], [0.0, 0.0], stamp=1.05)  # another order
+    assert not merger.update(['a'], [0.0], stamp=1.2)  # positions only, one joint
     assert merger.freshness(1.2, 0.1) == (False, False, False)
-    np.testing.assert_array_equal(merger.stamps, [[1.2, 1.0], [1.0, 1.0], [1.0, 1.0]])
+    np.testing.assert_array_equal(merger.stamps, [[1.2, 1.05], [1.05, 1.05], [1.05, 1.05]])
     assert merger.stale_joints(1.2, 0.1) == ['b']
     merger.update(['b'], [0.0], [0.0], stamp=1.25)
     assert merger.freshness(1.25, 0.1) == (True, False, False)

@@ -99,8 +99,9 @@ class JointStateMerger:
         return self.stamps[POSITION]
 
     def update(self, names: Sequence[str], positions: Sequence[float], velocities: Sequence[float] = (),
-               efforts: Sequence[float] = (), stamp: float = 0.0) -> int:
-        """Take one sample. Returns how many model joints it updated.
+               efforts: Sequence[float] = (), stamp: float = 0.0) -> bool:
+        """Take one sample. Returns True when it replaced every value (every joint with every
+        field, in model order): then every value is fresh at ``stamp``.
 
         Raises :class:`JointStateError` with a ``reason`` from :data:`REJECTION_REASONS`; a
         rejected sample changes nothing.
@@ -118,9 +119,9 @@ class JointStateMerger:
                 raise _out_of_order(stamp)
             self.values = flat.reshape(3, -1)  # read-only (from _joined): kept without a copy
             self._all_fresh_since = self._newest_position = stamp
-        else:
-            self._merge(layout, key, (positions, velocities, efforts), stamp)
-        return layout.known
+            return True
+        self._merge(layout, key, (positions, velocities, efforts), stamp)
+        return False
 
     def _merge(self, layout: _Layout, names: tuple, rows: tuple, stamp: float) -> None:
         """update() for a sample with some joints, another order or some fields only: its values

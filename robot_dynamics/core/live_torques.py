@@ -71,10 +71,12 @@ class LiveTorqueEstimator:
         Raises :class:`~robot_dynamics.core.errors.JointStateError` for an unusable sample.
         """
         merger = self.merger
-        merger.update(names, positions, velocities, efforts, stamp)
-        complete, have_velocity, have_effort = merger.freshness(stamp, self.stale_timeout)
-        if not complete:
-            return None
+        if merger.update(names, positions, velocities, efforts, stamp):  # every value new: all fresh
+            have_velocity = have_effort = True
+        else:
+            complete, have_velocity, have_effort = merger.freshness(stamp, self.stale_timeout)
+            if not complete:
+                return None
         # The merger never writes an array it has handed out: its rows are kept without copying.
         values = merger.values
         q = values[POSITION]
