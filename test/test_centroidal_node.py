@@ -279,3 +279,12 @@ def test_rviz_config_shows_what_the_node_publishes():
                                           'angular_momentum'}
     assert config['Visualization Manager']['Global Options']['Fixed Frame'] == 'odom'
     assert any(d['Class'] == 'rviz_default_plugins/RobotModel' for d in shown)
+
+
+def test_an_impossible_stale_timeout_falls_back_to_the_default(ros):
+    for requested, expected in ((0.3, 0.3), (0.0, 0.1), (-2.0, 0.1), (float('inf'), 0.1)):
+        node = CentroidalNode(parameter_overrides=[Parameter('stale_timeout', value=requested)])
+        try:
+            assert node.stale_timeout == expected
+        finally:
+            node.destroy_node()

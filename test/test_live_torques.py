@@ -1,4 +1,4 @@
-"""The live-stream building blocks: ring buffer, causal differentiation, torque estimator."""
+"""The live-stream building blocks: joint-state merging, causal differentiation, torque estimator."""
 import array
 
 import numpy as np
@@ -9,23 +9,7 @@ from robot_dynamics.core.errors import JointStateError
 from robot_dynamics.core.joint_states import MAX_ABS_VALUE, JointStateMerger
 from robot_dynamics.core.live_torques import LiveTorqueEstimator
 from robot_dynamics.core.model import RobotModel
-from robot_dynamics.core.ring_buffer import SampleRingBuffer
 from robot_dynamics.models import ARM_URDF
-
-
-def test_ring_buffer_keeps_the_newest_samples_oldest_first_with_fixed_memory():
-    buffer = SampleRingBuffer(capacity=5, num_joints=2)
-    memory = buffer.nbytes
-    for k in range(12):
-        buffer.append(float(k), [k, -k], [2 * k, 0], [0, 3 * k])
-    time, positions, velocities, efforts = buffer.arrays()
-    np.testing.assert_array_equal(time, [7, 8, 9, 10, 11])
-    np.testing.assert_array_equal(positions[:, 1], [-7, -8, -9, -10, -11])
-    np.testing.assert_array_equal(efforts[:, 1], 3 * time)
-    assert buffer.nbytes == memory == 64 + 8 * (5 + 1) * (2 + 3 * 2)  # header, spare row, (seq, stamp, q, qd, tau)
-    assert buffer.duration() == 4.0
-    buffer.clear()
-    assert len(buffer) == 0 and buffer.duration() == 0.0
 
 
 def test_least_squares_slope_is_exact_on_lines_with_jittered_stamps():

@@ -46,9 +46,9 @@ from robot_dynamics.core.centroidal import (BalanceReport, BalanceSettings, Base
 from robot_dynamics.core.errors import DescriptionError, JointStateError
 from robot_dynamics.core.joint_states import JointStateMerger
 from robot_dynamics.core.model import RobotModel
-from robot_dynamics.ros.common import (SENSOR_QOS, ModelSource, RateMeter, RejectionCounter, create_output_publisher,
-                                       describe, diagnostic_status, joint_state_fields, publish_if_subscribed,
-                                       spin_nodes, stamp_seconds)
+from robot_dynamics.ros.common import (SENSOR_QOS, STALE_TIMEOUT, ModelSource, RateMeter, RejectionCounter,
+                                       create_output_publisher, describe, diagnostic_status, joint_state_fields,
+                                       positive_seconds, publish_if_subscribed, spin_nodes, stamp_seconds)
 
 OK, WARN, ERROR = DiagnosticStatus.OK, DiagnosticStatus.WARN, DiagnosticStatus.ERROR
 
@@ -143,8 +143,8 @@ class CentroidalNode(Node):
         declare('rate_window', 9, describe('samples of h_G in the causal polynomial fit giving its rate'))
         declare('rate_degree', 2, describe('degree of that polynomial (the estimate has no lag up to it)'))
         declare('max_gap', 0.1, describe('a joint-state gap longer than this [s] restarts the rate estimate'))
-        declare('stale_timeout', 0.1, describe('a joint value, odometry or wrench older than this [s] than the '
-                                               'joint state being processed is stale'))
+        declare('stale_timeout', STALE_TIMEOUT, describe(
+            'a joint value, odometry or wrench older than this [s] than the joint state being processed is stale'))
         declare('marker_rate', 30.0, describe('highest rate of ~/markers [Hz]'))
         declare('momentum_arrow_scale', 0.05, describe('length of the momentum arrows per unit momentum [m/(N·s)]'))
         declare('diagnostics_period', 1.0, describe('period of /diagnostics [s]'))
@@ -156,7 +156,7 @@ class CentroidalNode(Node):
             self.get_logger().error(f'contact_wrench_topics has {len(self.wrench_topics)} entries but contact_frames '
                                     f'{len(self.contact_frame_names)}: wrench route disabled')
             self.wrench_topics = ()
-        self.stale_timeout = float(value('stale_timeout'))
+        self.stale_timeout = positive_seconds(self, 'stale_timeout', STALE_TIMEOUT)
         self.arrow_scale = float(value('momentum_arrow_scale'))
         self.marker_period = 1.0 / max(float(value('marker_rate')), 1e-3)
         self.settings = BalanceSettings(

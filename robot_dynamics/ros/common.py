@@ -10,6 +10,7 @@ reason and the last good model stays.
 from __future__ import annotations
 
 import gc
+import math
 import sys
 import threading
 import time
@@ -214,6 +215,19 @@ def describe(text: str):
     """A ParameterDescriptor carrying ``text`` (every parameter is declared with one)."""
     return ParameterDescriptor(description=text)
 
+
+STALE_TIMEOUT = 0.1
+"""Default age [s] beyond which a joint value (or odometry, wrench) is stale."""
+
+
+def positive_seconds(node: Node, name: str, default: float) -> float:
+    """The node's parameter ``name`` [s]; ``default`` (with an error in the log) unless it is a
+    positive, finite time."""
+    value = float(node.get_parameter(name).value)
+    if 0.0 < value < math.inf:
+        return value
+    node.get_logger().error(f'{name} {value} is not a positive time [s]; using {default:g}')
+    return default
 
 
 def create_output_publisher(node: Node, message_type, topic: str, qos):

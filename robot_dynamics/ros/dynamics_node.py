@@ -27,7 +27,6 @@ ships no samples out of this process. Every model change installs a new model ob
 """
 from __future__ import annotations
 
-import math
 import os
 import time
 from dataclasses import dataclass
@@ -48,9 +47,10 @@ from robot_dynamics.core.live_torques import ACCELERATION_MODES, LiveTorqueEstim
 from robot_dynamics.core.model import RobotModel
 from robot_dynamics.core.payload import default_payload_link
 from robot_dynamics.core.ring_buffer import RingBufferError, SampleRingBuffer
-from robot_dynamics.ros.common import (JOINT_STATE_QOS, LATCHED_QOS, SENSOR_QOS, ModelSource, RateLimitedLogger,
-                                       RateMeter, RejectionCounter, ServiceHost, create_output_publisher, describe,
-                                       diagnostic_status, joint_state_fields, spin_nodes)
+from robot_dynamics.ros.common import (JOINT_STATE_QOS, LATCHED_QOS, SENSOR_QOS, STALE_TIMEOUT, ModelSource,
+                                       RateLimitedLogger, RateMeter, RejectionCounter, ServiceHost,
+                                       create_output_publisher, describe, diagnostic_status, joint_state_fields,
+                                       positive_seconds, spin_nodes)
 from robot_dynamics.ros.service_worker import (DEFAULT_CPU_SHARE, ServiceWorker, SharedRecording, identify_payload_job,
                                                validate_inertia_job)
 
@@ -114,7 +114,7 @@ class DynamicsNode(Node):
         declare('acceleration_mode', 'estimated', describe("'estimated' (causal differentiation of velocity) or "
                                                            "'zero' (q̈ = 0 in the inverse dynamics)"))
         declare('acceleration_window', 15, describe('samples in the least-squares velocity slope (delay ≈ half)'))
-        declare('stale_timeout', 0.1, describe('a joint value older than this [s] than the newest is stale'))
+        declare('stale_timeout', STALE_TIMEOUT, describe('a joint value older than this [s] than the newest is stale'))
         declare('torque_warn_ratio', 0.8, describe('|tau|/effort limit above which diagnostics warn (error > 1)'))
         declare('diagnostics_period', 1.0, describe('period of /diagnostics [s]'))
         declare('report_directory', '', describe('where YAML reports go; empty: ~/.ros/robot_dynamics'))
@@ -130,10 +130,7 @@ class DynamicsNode(Node):
         if self.acceleration_mode not in ACCELERATION_MODES:
             self.get_logger().error(f"acceleration_mode '{self.acceleration_mode}' unknown; using 'estimated'")
             self.acceleration_mode = 'estimated'
-        self.stale_timeout = float(self.get_parameter('stale_timeout').value)
-        if not 0.0 < self.stale_timeout < math.inf:
-            self.get_logger().error(f'stale_timeout {self.stale_timeout} is not a positive time [s]; using 0.1')
-            self.stale_timeout = 0.1
+        self.stale_timeout = positive_seconds(self, 'stale_timeout', STALE_TIMEOUT)
         self.service_cpu_share = float(self.get_parameter('service_cpu_share').value)
         if not 0.0 < self.service_cpu_share <= 1.0:
             self.get_logger().error(f'service_cpu_share {self.service_cpu_share} is not in (0, 1]; '
