@@ -1,5 +1,7 @@
 """The live-stream building blocks: joint-state merging, causal differentiation, torque estimator."""
 import array
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -96,6 +98,24 @@ def test_merger_value_bounds_hold_element_by_element():
             merger.update(['a', 'b', 'c'], [0.0] * 3, [0.0] * 3, bad, stamp=2.0)
         assert error.value.reason == reason
     np.testing.assert_array_equal(merger.efforts, near_limit)  # a rejected sample changes nothing
+
+
+def test_an_overflowing_sample_is_rejected_without_a_numpy_warning():
+    # In a fresh interpreter: pytest restores the warning filters a module installs while imported.
+    script = """
+import array
+from robot_dynamics.core.errors import JointStateError
+from robot_dynamics.core.joint_states import JointStateMerger
+merger = JointStateMerger(['a', 'b'])
+for rows in (([1e200, 0.0], [0.0, 0.0], [0.0, 0.0]), ([1e200, 0.0], [0.0, 0.0], [])):  # both paths
+    try:
+        merger.update(['a', 'b'], *(array.array('d', row) for row in rows), stamp=1.0)
+    except JointStateError as error:
+        print(error.reason)
+"""
+    run = subprocess.run([sys.executable, '-c', script], capture_output=True, text=True, timeout=60)
+    assert run.stdout.split() == ['out_of_range', 'out_of_range'], run.stderr
+    assert 'Warning' not in run.stderr, run.stderr
 
 
 def test_merger_takes_rclpy_arrays_like_lists_and_keeps_read_only_values():

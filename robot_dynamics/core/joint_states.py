@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import array
 import math
+import re
 import sys
+import warnings
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
@@ -45,6 +47,10 @@ ALL_FIELDS = (POSITION, VELOCITY, EFFORT)
 EVERY_JOINT = slice(None)
 _MAX_SQUARED = MAX_ABS_VALUE ** 2
 _LARGEST = sys.float_info.max
+
+# Σx² of a sample holding values beyond ~1e154 overflows to inf: the check rejects that sample as
+# it should, and numpy's overflow warning about it would only be noise in a node's log.
+warnings.filterwarnings('ignore', 'overflow encountered in dot', RuntimeWarning, re.escape(__name__) + '$')
 
 
 class JointStateMerger:
