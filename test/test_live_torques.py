@@ -161,20 +161,26 @@ def test_merger_freshness_follows_the_oldest_stamp_of_each_field():
     assert merger.stale_joints(1.25, 0.1) == []
 
 
-def test_merger_stamps_and_freshness_equal_a_per_joint_table_for_any_mix_of_samples():
-    # Reference: a plain table of the stamp of every joint's every field, written sample by sample.
+def test_merger_values_stamps_and_freshness_equal_per_joint_tables_for_any_mix_of_samples():
+    # Reference: plain tables of every joint's every field and its stamp, written sample by sample.
     joints, rng = ['a', 'b', 'c', 'd'], np.random.default_rng(7)
-    merger, table = JointStateMerger(joints), np.full((3, 4), -np.inf)
+    merger, values, table = JointStateMerger(joints), np.zeros((3, 4)), np.full((3, 4), -np.inf)
     stamp = 1.0
     for _ in range(400):
         stamp += rng.uniform(0.0, 0.02)
         chosen = list(rng.permutation(4)[:rng.integers(1, 5)]) if rng.random() < 0.6 else [0, 1, 2, 3]
         fields = [0] + [field for field in (1, 2) if rng.random() < 0.7]
         rows = [rng.uniform(-1, 1, len(chosen)).tolist() if field in fields else [] for field in range(3)]
+        for field in fields:
+            values[field, chosen] = rows[field]
+        names = [joints[i] for i in chosen]
+        if rng.random() < 0.2:  # a joint the model does not know, with a value that must not land anywhere
+            names, rows = names + ['gripper'], [row + [9.0] if row else row for row in rows]
         if rng.random() < 0.5:
             rows = [array.array('d', row) for row in rows]
-        merger.update([joints[i] for i in chosen], *rows, stamp=stamp)
+        merger.update(names, *rows, stamp=stamp)
         table[np.ix_(fields, chosen)] = stamp
+        np.testing.assert_array_equal(merger.values, values)
         np.testing.assert_array_equal(merger.stamps, table)
         for max_age in (0.01, 0.05, np.inf):
             expected = tuple(bool(np.all((table[field] >= stamp - max_age) & (table[field] > -np.inf)))
