@@ -281,10 +281,15 @@ def test_rviz_config_shows_what_the_node_publishes():
     assert any(d['Class'] == 'rviz_default_plugins/RobotModel' for d in shown)
 
 
-def test_an_impossible_stale_timeout_falls_back_to_the_default(ros):
-    for requested, expected in ((0.3, 0.3), (0.0, 0.1), (-2.0, 0.1), (float('inf'), 0.1)):
-        node = CentroidalNode(parameter_overrides=[Parameter('stale_timeout', value=requested)])
-        try:
-            assert node.stale_timeout == expected
-        finally:
-            node.destroy_node()
+@pytest.mark.parametrize('name, requested, taken', [
+    ('stale_timeout', 0.3, 0.3), ('stale_timeout', 0.0, 0.1), ('stale_timeout', float('inf'), 0.1),
+    ('diagnostics_period', 0.5, 0.5), ('diagnostics_period', 0.0, 1.0), ('diagnostics_period', float('nan'), 1.0),
+])
+def test_an_impossible_time_parameter_is_logged_and_its_default_used(ros, name, requested, taken):
+    node = CentroidalNode(parameter_overrides=[Parameter(name, value=requested)])
+    try:
+        used = (node.stale_timeout if name == 'stale_timeout'
+                else min(timer.timer_period_ns for timer in node.timers) * 1e-9)
+        assert used == pytest.approx(taken)
+    finally:
+        node.destroy_node()

@@ -147,10 +147,36 @@ def test_a_silent_source_is_reported_stale_in_diagnostics(ros):
         assert wait_for(stale_reported, 5)
 
 
-def test_an_impossible_stale_timeout_falls_back_to_the_default(ros):
-    for requested, expected in ((0.25, 0.25), (0.0, 0.1), (-1.0, 0.1), (math.nan, 0.1)):
-        node = make_node(stale_timeout=requested)
-        try:
-            assert node.stale_timeout == expected
-        finally:
-            node.destroy_node()
+@pytest.mark.parametrize('name, requested, taken', [
+    ('stale_timeout', 0.25, 0.25), ('stale_timeout', 0.0, 0.1), ('stale_timeout', math.nan, 0.1),
+    ('diagnostics_period', 0.5, 0.5), ('diagnostics_period', 0.0, 1.0), ('diagnostics_period', -1.0, 1.0),
+    ('buffer_duration', 5.0, 5.0), ('buffer_duration', math.nan, 30.0),
+    ('buffer_max_rate', 500.0, 500.0), ('buffer_max_rate', math.inf, 1000.0),
+    ('acceleration_window', 31, 31), ('acceleration_window', 1, 15), ('acceleration_window', 10 ** 9, 15),
+    ('torque_warn_ratio', 0.9, 0.9), ('torque_warn_ratio', 1.5, 0.8), ('torque_warn_ratio', math.nan, 0.8),
+    ('acceleration_mode', 'zero', 'zero'), ('acceleration_mode', 'bogus', 'estimated'),
+])
+def test_an_impossible_parameter_is_logged_and_its_default_used(ros, name, requested, taken):
+    # Startup must not fail, nor a timer spin with a zero period, on one bad configuration value.
+    node = make_node(urdf_file=str(ARM_URDF), **{name: requested})
+    try:
+        live = node._live
+        used = {'stale_timeout': live.estimator.stale_timeout,
+                'diagnostics_period': min(timer.timer_period_ns for timer in node.timers) * 1e-9,
+                'buffer_duration': live.buffer.capacity / 1000.0,
+                'buffer_max_rate': live.buffer.capacity / 30.0,
+                'acceleration_window': live.estimator.differentiator.window,
+                'torque_warn_ratio': node.torque_warn_ratio,
+                'acceleration_mode': live.estimator.acceleration_mode}[name]
+        assert used == pytest.approx(taken) if isinstance(taken, float) else used == taken
+    finally:
+        node.destroy_node()
+
+
+def test_a_recording_larger_than_shared_memory_falls_back_to_the_default_size(ros):
+    node = make_node(urdf_file=str(ARM_URDF), buffer_duration=1.0e9)  # 10¹² samples: ~180 TB
+    try:
+        assert node._live.buffer.capacity == 30_000
+        assert node.buffer_duration == 30.0
+    finally:
+        node.destroy_node()

@@ -46,9 +46,10 @@ from robot_dynamics.core.centroidal import (BalanceReport, BalanceSettings, Base
 from robot_dynamics.core.errors import DescriptionError, JointStateError
 from robot_dynamics.core.joint_states import JointStateMerger
 from robot_dynamics.core.model import RobotModel
-from robot_dynamics.ros.common import (SENSOR_QOS, STALE_TIMEOUT, ModelSource, RateMeter, RejectionCounter,
-                                       create_output_publisher, describe, diagnostic_status, joint_state_fields,
-                                       positive_seconds, publish_if_subscribed, spin_nodes, stamp_seconds)
+from robot_dynamics.ros.common import (DIAGNOSTICS_PERIOD, SENSOR_QOS, STALE_TIMEOUT, ModelSource, RateMeter,
+                                       RejectionCounter, create_output_publisher, describe, diagnostic_status,
+                                       joint_state_fields, positive_seconds, publish_if_subscribed, spin_nodes,
+                                       stamp_seconds)
 
 OK, WARN, ERROR = DiagnosticStatus.OK, DiagnosticStatus.WARN, DiagnosticStatus.ERROR
 
@@ -117,8 +118,8 @@ class CentroidalNode(Node):
         for index, topic in enumerate(self.wrench_topics):
             self.create_subscription(WrenchStamped, topic, lambda message, i=index: self._on_wrench(i, message),
                                      INPUT_QOS, callback_group=group)
-        self.create_timer(self.get_parameter('diagnostics_period').value, self._publish_diagnostics,
-                          callback_group=self._diagnostics_group)
+        diagnostics_period = positive_seconds(self, 'diagnostics_period', DIAGNOSTICS_PERIOD)
+        self.create_timer(diagnostics_period, self._publish_diagnostics, callback_group=self._diagnostics_group)
 
     # ------------------------------------------------------------------ parameters
     def _declare_parameters(self) -> None:
@@ -147,7 +148,7 @@ class CentroidalNode(Node):
             'a joint value, odometry or wrench older than this [s] than the joint state being processed is stale'))
         declare('marker_rate', 30.0, describe('highest rate of ~/markers [Hz]'))
         declare('momentum_arrow_scale', 0.05, describe('length of the momentum arrows per unit momentum [m/(N·s)]'))
-        declare('diagnostics_period', 1.0, describe('period of /diagnostics [s]'))
+        declare('diagnostics_period', DIAGNOSTICS_PERIOD, describe('period of /diagnostics [s]'))
         value = lambda name: self.get_parameter(name).value  # noqa: E731
         self.world_frame = value('world_frame')
         self.contact_frame_names = tuple(str(name) for name in (value('contact_frames') or []))

@@ -219,15 +219,28 @@ def describe(text: str):
 STALE_TIMEOUT = 0.1
 """Default age [s] beyond which a joint value (or odometry, wrench) is stale."""
 
+DIAGNOSTICS_PERIOD = 1.0
+"""Default period of /diagnostics [s]."""
+
+
+def checked_parameter(node: Node, name: str, default, is_valid: Callable, requirement: str):
+    """The node's parameter ``name`` when ``is_valid(value)``; otherwise ``default``, with an error
+    in the log saying which ``requirement`` the value failed: a bad configuration value must not
+    stop the node (nor make a timer spin with a zero period)."""
+    value = node.get_parameter(name).value
+    if is_valid(value):
+        return value
+    node.get_logger().error(f'{name} {value!r} {requirement}; using {default!r}')
+    return default
+
 
 def positive_seconds(node: Node, name: str, default: float) -> float:
-    """The node's parameter ``name`` [s]; ``default`` (with an error in the log) unless it is a
-    positive, finite time."""
-    value = float(node.get_parameter(name).value)
-    if 0.0 < value < math.inf:
-        return value
-    node.get_logger().error(f'{name} {value} is not a positive time [s]; using {default:g}')
-    return default
+    """The node's parameter ``name`` [s] if it is a positive, finite time, else ``default``."""
+    return checked_parameter(node, name, default, _positive, 'is not a positive time [s]')
+
+
+def _positive(value: float) -> bool:
+    return 0.0 < value < math.inf  # false for NaN
 
 
 def create_output_publisher(node: Node, message_type, topic: str, qos):

@@ -27,6 +27,8 @@ ships no samples out of this process. Every model change installs a new model ob
 """
 from __future__ import annotations
 
+import functools
+import math
 import os
 import time
 from dataclasses import dataclass
@@ -47,14 +49,21 @@ from robot_dynamics.core.live_torques import ACCELERATION_MODES, LiveTorqueEstim
 from robot_dynamics.core.model import RobotModel
 from robot_dynamics.core.payload import default_payload_link
 from robot_dynamics.core.ring_buffer import RingBufferError, SampleRingBuffer
-from robot_dynamics.ros.common import (JOINT_STATE_QOS, LATCHED_QOS, SENSOR_QOS, STALE_TIMEOUT, ModelSource,
-                                       RateLimitedLogger, RateMeter, RejectionCounter, ServiceHost,
-                                       create_output_publisher, describe, diagnostic_status, joint_state_fields,
-                                       positive_seconds, spin_nodes)
+from robot_dynamics.ros.common import (DIAGNOSTICS_PERIOD, JOINT_STATE_QOS, LATCHED_QOS, SENSOR_QOS, STALE_TIMEOUT,
+                                       ModelSource, RateLimitedLogger, RateMeter, RejectionCounter, ServiceHost,
+                                       checked_parameter, create_output_publisher, describe, diagnostic_status,
+                                       joint_state_fields, positive_seconds, spin_nodes)
 from robot_dynamics.ros.service_worker import (DEFAULT_CPU_SHARE, ServiceWorker, SharedRecording, identify_payload_job,
                                                validate_inertia_job)
 
 OK, WARN, ERROR = DiagnosticStatus.OK, DiagnosticStatus.WARN, DiagnosticStatus.ERROR
+
+# Parameter defaults (README, config/robot_dynamics.yaml); a value out of range falls back to them.
+BUFFER_DURATION = 30.0  # s
+BUFFER_MAX_RATE = 1000.0  # Hz
+ACCELERATION_WINDOW = 15  # samples
+MAX_ACCELERATION_WINDOW = 1000  # samples (0.5 s of delay at 1 kHz)
+TORQUE_WARN_RATIO = 0.8
 
 
 @dataclass
@@ -99,7 +108,7 @@ class DynamicsNode(Node):
                               ('~/clear_payload_buffer', self._clear_payload_buffer),
                               ('~/record_baseline', self._record_baseline)):
             self.service_host.create_service(Trigger, name, handler)
-        self.create_timer(self.get_parameter('diagnostics_period').value, self._publish_diagnostics)
+        self.create_timer(self.diagnostics_period, self._publish_diagnostics)
         self._load_baseline_file()
 
     # ------------------------------------------------------------------ parameters
@@ -107,16 +116,19 @@ class DynamicsNode(Node):
         declare = self.declare_parameter
         declare('payload_link', '', describe('link whose frame carries the payload; empty: the last link of the '
                                              'chain (following fixed joints)'))
-        declare('buffer_duration', 30.0, describe('seconds of (q, qd, effort) kept for payload identification'))
-        declare('buffer_max_rate', 1000.0, describe('highest joint_states rate the buffer is sized for [Hz]'))
+        declare('buffer_duration', BUFFER_DURATION, describe('seconds of (q, qd, effort) kept for payload '
+                                                             'identification'))
+        declare('buffer_max_rate', BUFFER_MAX_RATE, describe('highest joint_states rate the buffer is sized for [Hz]'))
         declare('payload_mode', 'auto', describe("'auto', 'mass_com' (4 parameters) or 'full' (10 parameters)"))
         declare('apply_identified_payload', False, describe('attach an identified payload to the live model'))
         declare('acceleration_mode', 'estimated', describe("'estimated' (causal differentiation of velocity) or "
                                                            "'zero' (q̈ = 0 in the inverse dynamics)"))
-        declare('acceleration_window', 15, describe('samples in the least-squares velocity slope (delay ≈ half)'))
+        declare('acceleration_window', ACCELERATION_WINDOW, describe(
+            f'samples in the least-squares velocity slope (delay ≈ half; 2 to {MAX_ACCELERATION_WINDOW})'))
         declare('stale_timeout', STALE_TIMEOUT, describe('a joint value older than this [s] than the newest is stale'))
-        declare('torque_warn_ratio', 0.8, describe('|tau|/effort limit above which diagnostics warn (error > 1)'))
-        declare('diagnostics_period', 1.0, describe('period of /diagnostics [s]'))
+        declare('torque_warn_ratio', TORQUE_WARN_RATIO, describe('|tau|/effort limit above which diagnostics warn '
+                                                                 '(0 < ratio <= 1; error above 1)'))
+        declare('diagnostics_period', DIAGNOSTICS_PERIOD, describe('period of /diagnostics [s]'))
         declare('report_directory', '', describe('where YAML reports go; empty: ~/.ros/robot_dynamics'))
         declare('service_cpu_share', DEFAULT_CPU_SHARE, describe(
             'average share of one CPU core identify_payload and validate_inertia may use when called back to '
@@ -126,17 +138,22 @@ class DynamicsNode(Node):
             description='NAME=DIR entries to resolve package:// meshes for validate_inertia', dynamic_typing=True))
         declare('mesh_allowed_roots', [], ParameterDescriptor(
             description='directories file:// meshes may be read from (validate_inertia)', dynamic_typing=True))
-        self.acceleration_mode = self.get_parameter('acceleration_mode').value
-        if self.acceleration_mode not in ACCELERATION_MODES:
-            self.get_logger().error(f"acceleration_mode '{self.acceleration_mode}' unknown; using 'estimated'")
-            self.acceleration_mode = 'estimated'
+        checked = functools.partial(checked_parameter, self)
+        self.acceleration_mode = checked('acceleration_mode', 'estimated', ACCELERATION_MODES.__contains__,
+                                         f'is not one of {ACCELERATION_MODES}')
+        self.acceleration_window = checked('acceleration_window', ACCELERATION_WINDOW,
+                                           lambda window: 2 <= window <= MAX_ACCELERATION_WINDOW,
+                                           f'is not a window of 2 to {MAX_ACCELERATION_WINDOW} samples')
         self.stale_timeout = positive_seconds(self, 'stale_timeout', STALE_TIMEOUT)
-        self.service_cpu_share = float(self.get_parameter('service_cpu_share').value)
-        if not 0.0 < self.service_cpu_share <= 1.0:
-            self.get_logger().error(f'service_cpu_share {self.service_cpu_share} is not in (0, 1]; '
-                                    f'using {DEFAULT_CPU_SHARE}')
-            self.service_cpu_share = DEFAULT_CPU_SHARE
-        self.torque_warn_ratio = float(self.get_parameter('torque_warn_ratio').value)
+        self.service_cpu_share = checked('service_cpu_share', DEFAULT_CPU_SHARE, lambda share: 0.0 < share <= 1.0,
+                                         'is not in (0, 1]')
+        self.torque_warn_ratio = checked('torque_warn_ratio', TORQUE_WARN_RATIO, lambda ratio: 0.0 < ratio <= 1.0,
+                                         'is not in (0, 1]')
+        self.diagnostics_period = positive_seconds(self, 'diagnostics_period', DIAGNOSTICS_PERIOD)
+        self.buffer_duration = positive_seconds(self, 'buffer_duration', BUFFER_DURATION)
+        buffer_max_rate = checked('buffer_max_rate', BUFFER_MAX_RATE, lambda rate: 0.0 < rate < math.inf,
+                                  'is not a positive rate [Hz]')
+        self._buffer_capacity = max(2, int(self.buffer_duration * buffer_max_rate))
 
     # ------------------------------------------------------------------ model
     def _on_model(self, robot: RobotModel) -> None:
@@ -144,17 +161,27 @@ class DynamicsNode(Node):
         if previous is not None and previous.robot.joint_names == robot.joint_names:
             merger, buffer = previous.estimator.merger, previous.buffer
         else:
-            capacity = max(2, int(self.get_parameter('buffer_duration').value *
-                                  self.get_parameter('buffer_max_rate').value))
-            merger, buffer = None, SampleRingBuffer(capacity, robot.num_joints)
+            merger, buffer = None, self._new_recording(robot.num_joints)
         payload_link = self.get_parameter('payload_link').value or default_payload_link(robot)
         self._install(_LiveModel(robot, self._estimator(robot, merger), buffer, payload_link))
         if previous is not None and previous.buffer is not buffer:
             previous.buffer.close()  # recorded with other joints; frees its shared memory
 
+    def _new_recording(self, num_joints: int) -> SampleRingBuffer:
+        """The ring buffer identify_payload reads, sized by buffer_duration × buffer_max_rate; the
+        default size when /dev/shm cannot hold that (the torque stream does not depend on it)."""
+        try:
+            return SampleRingBuffer(self._buffer_capacity, num_joints)
+        except OSError as error:
+            fallback = int(BUFFER_DURATION * BUFFER_MAX_RATE)
+            self.get_logger().error(f'recording of {self._buffer_capacity} samples refused ({error}); '
+                                    f'keeping {fallback} samples')
+            self._buffer_capacity, self.buffer_duration = fallback, BUFFER_DURATION
+            return SampleRingBuffer(fallback, num_joints)
+
     def _estimator(self, robot: RobotModel, merger=None) -> LiveTorqueEstimator:
         return LiveTorqueEstimator(robot, self.stale_timeout, self.acceleration_mode,
-                                   max(2, int(self.get_parameter('acceleration_window').value)), merger)
+                                   self.acceleration_window, merger)
 
     def _install(self, live: _LiveModel) -> None:
         # One reference assignment: the stream reads self._live once per message, so it never
@@ -218,7 +245,7 @@ class DynamicsNode(Node):
         except RingBufferError:
             pass  # replaced by a model swap meanwhile: the new recording starts empty anyway
         return _answer(response, True, f'recording restarted: keeps the last '
-                                       f'{self.get_parameter("buffer_duration").value:g} s of motion')
+                                       f'{self.buffer_duration:g} s of motion')
 
     def _record_baseline(self, request, response):
         recording = self._snapshot()
