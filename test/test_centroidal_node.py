@@ -285,7 +285,7 @@ def test_rviz_config_shows_what_the_node_publishes():
     ('stale_timeout', 0.3, 0.3), ('stale_timeout', 0.0, 0.1), ('stale_timeout', float('inf'), 0.1),
     ('diagnostics_period', 0.5, 0.5), ('diagnostics_period', 0.0, 1.0), ('diagnostics_period', float('nan'), 1.0),
 ])
-def test_an_impossible_time_parameter_is_logged_and_its_default_used(ros, name, requested, taken):
+def test_an_impossible_time_parameter_falls_back_to_its_default(ros, name, requested, taken):
     node = CentroidalNode(parameter_overrides=[Parameter(name, value=requested)])
     try:
         used = (node.stale_timeout if name == 'stale_timeout'

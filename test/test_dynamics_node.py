@@ -156,7 +156,7 @@ def test_a_silent_source_is_reported_stale_in_diagnostics(ros):
     ('torque_warn_ratio', 0.9, 0.9), ('torque_warn_ratio', 1.5, 0.8), ('torque_warn_ratio', math.nan, 0.8),
     ('acceleration_mode', 'zero', 'zero'), ('acceleration_mode', 'bogus', 'estimated'),
 ])
-def test_an_impossible_parameter_is_logged_and_its_default_used(ros, name, requested, taken):
+def test_an_impossible_parameter_falls_back_to_its_default(ros, name, requested, taken):
     # Startup must not fail, nor a timer spin with a zero period, on one bad configuration value.
     node = make_node(urdf_file=str(ARM_URDF), **{name: requested})
     try:

@@ -48,7 +48,7 @@ from robot_dynamics.core.joint_states import JointStateMerger
 from robot_dynamics.core.model import RobotModel
 from robot_dynamics.ros.common import (DIAGNOSTICS_PERIOD, SENSOR_QOS, STALE_TIMEOUT, ModelSource, RateMeter,
                                        RejectionCounter, create_output_publisher, describe, diagnostic_status,
-                                       joint_state_fields, positive_seconds, publish_if_subscribed, spin_nodes,
+                                       joint_state_fields, positive_parameter, publish_if_subscribed, spin_nodes,
                                        stamp_seconds)
 
 OK, WARN, ERROR = DiagnosticStatus.OK, DiagnosticStatus.WARN, DiagnosticStatus.ERROR
@@ -118,7 +118,7 @@ class CentroidalNode(Node):
         for index, topic in enumerate(self.wrench_topics):
             self.create_subscription(WrenchStamped, topic, lambda message, i=index: self._on_wrench(i, message),
                                      INPUT_QOS, callback_group=group)
-        diagnostics_period = positive_seconds(self, 'diagnostics_period', DIAGNOSTICS_PERIOD)
+        diagnostics_period = positive_parameter(self, 'diagnostics_period', DIAGNOSTICS_PERIOD)
         self.create_timer(diagnostics_period, self._publish_diagnostics, callback_group=self._diagnostics_group)
 
     # ------------------------------------------------------------------ parameters
@@ -157,7 +157,7 @@ class CentroidalNode(Node):
             self.get_logger().error(f'contact_wrench_topics has {len(self.wrench_topics)} entries but contact_frames '
                                     f'{len(self.contact_frame_names)}: wrench route disabled')
             self.wrench_topics = ()
-        self.stale_timeout = positive_seconds(self, 'stale_timeout', STALE_TIMEOUT)
+        self.stale_timeout = positive_parameter(self, 'stale_timeout', STALE_TIMEOUT)
         self.arrow_scale = float(value('momentum_arrow_scale'))
         self.marker_period = 1.0 / max(float(value('marker_rate')), 1e-3)
         self.settings = BalanceSettings(

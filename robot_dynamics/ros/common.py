@@ -234,13 +234,10 @@ def checked_parameter(node: Node, name: str, default, is_valid: Callable, requir
     return default
 
 
-def positive_seconds(node: Node, name: str, default: float) -> float:
-    """The node's parameter ``name`` [s] if it is a positive, finite time, else ``default``."""
-    return checked_parameter(node, name, default, _positive, 'is not a positive time [s]')
-
-
-def _positive(value: float) -> bool:
-    return 0.0 < value < math.inf  # false for NaN
+def positive_parameter(node: Node, name: str, default: float, quantity: str = 'time [s]') -> float:
+    """The node's parameter ``name`` if it is a positive, finite number (a ``quantity``), else ``default``."""
+    return checked_parameter(node, name, default, lambda value: 0.0 < value < math.inf,  # false for NaN
+                             f'is not a positive {quantity}')
 
 
 def create_output_publisher(node: Node, message_type, topic: str, qos):

@@ -28,7 +28,6 @@ ships no samples out of this process. Every model change installs a new model ob
 from __future__ import annotations
 
 import functools
-import math
 import os
 import time
 from dataclasses import dataclass
@@ -52,7 +51,7 @@ from robot_dynamics.core.ring_buffer import RingBufferError, SampleRingBuffer
 from robot_dynamics.ros.common import (DIAGNOSTICS_PERIOD, JOINT_STATE_QOS, LATCHED_QOS, SENSOR_QOS, STALE_TIMEOUT,
                                        ModelSource, RateLimitedLogger, RateMeter, RejectionCounter, ServiceHost,
                                        checked_parameter, create_output_publisher, describe, diagnostic_status,
-                                       joint_state_fields, positive_seconds, spin_nodes)
+                                       joint_state_fields, positive_parameter, spin_nodes)
 from robot_dynamics.ros.service_worker import (DEFAULT_CPU_SHARE, ServiceWorker, SharedRecording, identify_payload_job,
                                                validate_inertia_job)
 
@@ -144,15 +143,14 @@ class DynamicsNode(Node):
         self.acceleration_window = checked('acceleration_window', ACCELERATION_WINDOW,
                                            lambda window: 2 <= window <= MAX_ACCELERATION_WINDOW,
                                            f'is not a window of 2 to {MAX_ACCELERATION_WINDOW} samples')
-        self.stale_timeout = positive_seconds(self, 'stale_timeout', STALE_TIMEOUT)
+        self.stale_timeout = positive_parameter(self, 'stale_timeout', STALE_TIMEOUT)
         self.service_cpu_share = checked('service_cpu_share', DEFAULT_CPU_SHARE, lambda share: 0.0 < share <= 1.0,
                                          'is not in (0, 1]')
         self.torque_warn_ratio = checked('torque_warn_ratio', TORQUE_WARN_RATIO, lambda ratio: 0.0 < ratio <= 1.0,
                                          'is not in (0, 1]')
-        self.diagnostics_period = positive_seconds(self, 'diagnostics_period', DIAGNOSTICS_PERIOD)
-        self.buffer_duration = positive_seconds(self, 'buffer_duration', BUFFER_DURATION)
-        buffer_max_rate = checked('buffer_max_rate', BUFFER_MAX_RATE, lambda rate: 0.0 < rate < math.inf,
-                                  'is not a positive rate [Hz]')
+        self.diagnostics_period = positive_parameter(self, 'diagnostics_period', DIAGNOSTICS_PERIOD)
+        self.buffer_duration = positive_parameter(self, 'buffer_duration', BUFFER_DURATION)
+        buffer_max_rate = positive_parameter(self, 'buffer_max_rate', BUFFER_MAX_RATE, 'rate [Hz]')
         self._buffer_capacity = max(2, int(self.buffer_duration * buffer_max_rate))
 
     # ------------------------------------------------------------------ model
