@@ -49,3 +49,14 @@ def test_demo_refuses_a_duration_too_short_to_identify_anything(tmp_path):
     code, output, _, _ = run_demo('--duration', '1', '--output-dir', str(tmp_path), '--no-plots', timeout=20.0)
     assert code == 1
     assert '--duration must be between 4 and 600 s' in output
+
+
+def test_demo_refuses_an_output_dir_that_is_an_existing_file(tmp_path):
+    existing = tmp_path / 'report.txt'
+    existing.write_text('not a directory\n')
+    for target in (existing, existing / 'sub'):
+        code, output, _, seconds = run_demo('--output-dir', str(target), '--no-plots', timeout=20.0)
+        assert code == 1, output
+        assert f'--output-dir {target}' in output and 'Traceback' not in output, output
+        assert 'phase' not in output and 'sim_robot' not in output and seconds < 10.0, output
+    assert existing.read_text() == 'not a directory\n'

@@ -136,3 +136,89 @@ def test_publish_sends_the_joint_trajectory_to_a_subscriber(ros, design):
     assert list(trajectory.joint_names) == message['joint_names'] and len(trajectory.points) == 201
     assert list(trajectory.points[7].positions) == pytest.approx(message['points'][7]['positions'])
     assert trajectory.points[-1].time_from_start.sec == 13
+
+
+@pytest.mark.parametrize('option, value, message', [
+    ('--position-margin', '-0.4', 'position margin must be in [0, 0.5)'),
+    ('--position-margin', '0.5', 'position margin must be in [0, 0.5)'),
+    ('--velocity-fraction', '-1', 'velocity fraction must be in (0, 1]'),
+    ('--velocity-fraction', '1.5', 'velocity fraction must be in (0, 1]'),
+    ('--velocity-fraction', 'nan', 'velocity fraction must be in (0, 1]'),
+    ('--max-acceleration', 'nan', 'max acceleration must be a positive number'),
+    ('--duration', '7', 'use a duration of 10 s'),
+    ('--duration', 'inf', '--duration must be a positive number'),
+    ('--rate', '0', '--rate must be a positive number'),
+    ('--lead-in', '-1', '--lead-in must be a number ≥ 0'),
+    ('--seed', '-1', '--seed ≥ 0'),
+])
+def test_cli_refuses_out_of_range_options_without_writing(tmp_path, capsys, option, value, message):
+    code = cli_main(['excitation', '--iterations', '2', '--output', str(tmp_path / 'exc'), option, value])
+    captured = capsys.readouterr()
+    assert code == 2, captured.out
+    assert message in captured.err and 'Traceback' not in captured.err
+    assert not list(tmp_path.iterdir())
+
+
+def test_limits_outside_their_range_are_refused_by_the_core(arm):
+    for keywords in ({'position_margin': -0.4}, {'position_margin': 0.5}, {'velocity_fraction': -1.0},
+                     {'velocity_fraction': 0.0}, {'velocity_fraction': 1.01}, {'velocity_fraction': float('nan')},
+                     {'default_velocity': 0.0}):
+        with pytest.raises(ex.ExcitationError):
+            ex.ExcitationLimits.from_model(arm, **keywords)
+
+
+def test_design_refuses_limits_wider_than_the_urdf(arm):
+    urdf = ex.ExcitationLimits.from_model(arm, position_margin=0.0, velocity_fraction=1.0)
+    wide = ex.ExcitationLimits(urdf.lower - 0.5, urdf.upper, urdf.velocity, urdf.acceleration)
+    with pytest.raises(ex.ExcitationError, match='wider than the URDF limits'):
+        ex.design_excitation(arm, 10.0, 3, 0.1, limits=wide, iterations=1)
+    fast = ex.ExcitationLimits(urdf.lower, urdf.upper, urdf.velocity * 2.0, urdf.acceleration)
+    with pytest.raises(ex.ExcitationError, match='wider than the URDF limits'):
+        ex.design_excitation(arm, 10.0, 3, 0.1, limits=fast, iterations=1)
+
+
+def test_urdf_limit_excess_finds_a_trajectory_beyond_the_urdf_limits(arm, design):
+    times = design.trajectory.sample_times(100.0)
+    inside = ex.urdf_limit_excess(arm, design.trajectory, times, 4.0)
+    assert inside.holds and inside.value < 0.0
+    # the same shape scaled to limits 0.4 of the range beyond the URDF on both sides
+    urdf = ex.ExcitationLimits.from_model(arm, 4.0, 1.0, 0.0)
+    span = urdf.upper - urdf.lower
+    wide = ex.ExcitationLimits(urdf.lower - 0.4 * span, urdf.upper + 0.4 * span, urdf.velocity * 10.0,
+                               urdf.acceleration)
+    beyond = ex.fit_to_limits(design.trajectory, wide, times)
+    assert ex.limit_violation(beyond, wide, times) <= 0.0  # holds against the limits it was fitted to...
+    excess = ex.urdf_limit_excess(arm, beyond, times, 4.0)
+    assert not excess.holds and excess.value > 0.1  # ...but not against the URDF's own
+    assert excess.joint in arm.joint_names and excess.kind in ('position', 'velocity')
+    positions, velocities, _ = beyond.evaluate(times)
+    expected = max(np.max(positions - arm.limits.upper), np.max(arm.limits.lower - positions),
+                   np.max(np.abs(velocities) - arm.limits.velocity))
+    assert excess.value == pytest.approx(expected)
+
+
+def test_durations_that_are_not_whole_periods_are_refused(arm):
+    with pytest.raises(ex.ExcitationError, match='0.7 periods.*use a duration of 10 s'):
+        ex.design_excitation(arm, duration=7.0, iterations=1)
+    with pytest.raises(ex.ExcitationError, match='use a duration of 20 s or 30 s'):
+        ex.design_excitation(arm, duration=25.0, base_frequency=0.1, iterations=1)
+    assert ex.whole_periods(10.0, 0.1) == 1 and ex.whole_periods(5.0, 0.4) == 2
+    result = ex.design_excitation(arm, duration=5.0, harmonics=3, base_frequency=0.4, iterations=2)
+    positions, velocities, accelerations = result.trajectory.evaluate(np.array([0.0, 5.0]))
+    assert np.max(np.abs(velocities)) < 1e-12 and np.max(np.abs(accelerations)) < 1e-12
+    assert positions[1] == pytest.approx(positions[0], abs=1e-12)
+
+
+def test_cli_output_at_full_margins_stays_within_the_urdf_limits(tmp_path, capsys, arm):
+    prefix = tmp_path / 'exc'
+    code = cli_main(['excitation', '--iterations', '3', '--position-margin', '0', '--velocity-fraction', '1',
+                     '--output', str(prefix), '--format', 'json'])
+    assert code == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary['max_urdf_limit_excess'] <= 0.0
+    samples = np.genfromtxt(tmp_path / 'exc.csv', delimiter=',', names=True)
+    for index, name in enumerate(arm.joint_names):
+        position, velocity = samples[f'{name}position'], samples[f'{name}velocity']
+        assert arm.limits.lower[index] <= position.min() and position.max() <= arm.limits.upper[index]
+        assert np.abs(velocity).max() <= arm.limits.velocity[index]
+    assert np.abs([samples[f'{name}velocity'][-1] for name in arm.joint_names]).max() < 1e-9

@@ -74,3 +74,26 @@ def test_cli_refusal_exits_with_2_and_prints_the_reason(tmp_path):
 def test_cli_reports_unusable_input_with_exit_1(tmp_path, capsys):
     code = main(['identify-payload', '--urdf', str(ARM_URDF), '--csv', str(tmp_path / 'missing.csv')])
     assert code == 1 and 'missing.csv' in capsys.readouterr().err
+
+
+@pytest.mark.parametrize('where', ['missing_directory', 'directory'])
+def test_cli_refuses_an_unwritable_output_before_the_fit(tmp_path, where):
+    target = tmp_path / 'no_such_dir' / 'payload.yaml' if where == 'missing_directory' else tmp_path
+    # the recording does not exist either: the output is checked first, so its error is the one reported
+    finished = subprocess.run([sys.executable, '-m', 'robot_dynamics', 'identify-payload', '--urdf', str(ARM_URDF),
+                               '--csv', str(tmp_path / 'missing.csv'), '--output', str(target)],
+                              capture_output=True, text=True, timeout=60)
+    assert finished.returncode == 1, finished.stderr
+    assert f'--output {target}' in finished.stderr and 'Traceback' not in finished.stderr
+
+
+def test_cli_prints_the_report_when_writing_the_output_fails_after_the_fit(tmp_path, capsys, loaded_recording):
+    recordings.write_csv(tmp_path / 'loaded.csv', loaded_recording)
+    # /dev/full passes every check up front (an existing, writable file) and fails on write
+    code = main(['identify-payload', '--urdf', str(ARM_URDF), '--csv', str(tmp_path / 'loaded.csv'),
+                 '--payload-link', LINK, '--output', '/dev/full', '--format', 'json'])
+    captured = capsys.readouterr()
+    assert code == 1
+    assert 'could not write the report to /dev/full' in captured.err and 'printed above' in captured.err
+    answer = json.loads(captured.out)
+    assert answer['success'] and abs(answer['mass'] - PAYLOAD.mass) < 0.01

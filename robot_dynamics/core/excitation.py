@@ -5,7 +5,8 @@ Per joint j, with ω_f = 2π·f_f the base frequency [rad/s] and L harmonics:
     q̇_j(t)  = s Σ_k [a_jk cos(kω_f t) + b_jk sin(kω_f t)]                            [rad/s]
     q̈_j(t)  = s Σ_k kω_f [−a_jk sin(kω_f t) + b_jk cos(kω_f t)]                      [rad/s²]
 The coefficients are constrained so that q̇(0) = q̈(0) = 0 (Σ_k a_jk = 0, Σ_k k b_jk = 0): the
-motion starts (and, over whole periods, ends) at rest. The scale s is the largest that keeps
+motion starts at rest and, as ``design_excitation`` only accepts whole periods 1/f_f, ends at
+rest at its start pose. The scale s is the largest that keeps
 position, velocity and acceleration limits at every sample (the chapter's ``fit_scale``). A
 (1+1) evolution strategy (step ×1.3 on success, ×0.93 on failure) lowers the condition
 number of the column-normalised base regressor along the trajectory. It knows no torque,
@@ -39,12 +40,35 @@ class ExcitationLimits:
     velocity: np.ndarray
     acceleration: np.ndarray
 
+    def __post_init__(self):
+        arrays = [np.asarray(value, dtype=float) for value in (self.lower, self.upper, self.velocity,
+                                                                  self.acceleration)]
+        if len({array.shape for array in arrays}) != 1 or arrays[0].ndim != 1:
+            raise ExcitationError('lower, upper, velocity and acceleration limits must be vectors of one length')
+        if not all(np.all(np.isfinite(array)) for array in arrays):
+            raise ExcitationError('excitation limits must all be finite')
+        if np.any(arrays[0] >= arrays[1]):
+            raise ExcitationError(f'every lower limit must be below its upper limit: lower {arrays[0].tolist()}, '
+                                  f'upper {arrays[1].tolist()}')
+        if np.any(arrays[2] <= 0.0) or np.any(arrays[3] <= 0.0):
+            raise ExcitationError('velocity and acceleration limits must be positive')
+
     @classmethod
     def from_model(cls, robot: RobotModel, max_acceleration: float = 5.0, velocity_fraction: float = 0.8,
                    position_margin: float = 0.05, default_velocity: float = 1.0) -> 'ExcitationLimits':
-        """URDF limits shrunk by ``position_margin`` (fraction of each range, per side), URDF
-        velocity × ``velocity_fraction`` (``default_velocity`` where the URDF has none), and
-        ``max_acceleration`` for every joint. Joints without position limits get ±π."""
+        """URDF limits shrunk by ``position_margin`` (fraction of each range, per side, in
+        [0, 0.5)), URDF velocity × ``velocity_fraction`` (in (0, 1]; ``default_velocity``
+        [rad/s] where the URDF has none), and ``max_acceleration`` [rad/s²] for every joint.
+        Joints without position limits get ±π. Never wider than the URDF's own limits."""
+        if not 0.0 <= position_margin < 0.5:
+            raise ExcitationError(f'position margin must be in [0, 0.5) of each joint range, got {position_margin}')
+        if not 0.0 < velocity_fraction <= 1.0:
+            raise ExcitationError(f'velocity fraction must be in (0, 1] of the URDF velocity limit, '
+                                  f'got {velocity_fraction}')
+        if not (max_acceleration > 0.0 and math.isfinite(max_acceleration)):
+            raise ExcitationError(f'max acceleration must be a positive number, got {max_acceleration}')
+        if not (default_velocity > 0.0 and math.isfinite(default_velocity)):
+            raise ExcitationError(f'default velocity must be a positive number, got {default_velocity}')
         lower = np.where(np.isfinite(robot.limits.lower), robot.limits.lower, -math.pi)
         upper = np.where(np.isfinite(robot.limits.upper), robot.limits.upper, math.pi)
         span = upper - lower
@@ -53,8 +77,6 @@ class ExcitationLimits:
             raise ExcitationError(f'joints {bad} have no position range to move in')
         velocity = np.where(np.isfinite(robot.limits.velocity) & (robot.limits.velocity > 0.0),
                             robot.limits.velocity, default_velocity) * velocity_fraction
-        if not (max_acceleration > 0.0 and math.isfinite(max_acceleration)):
-            raise ExcitationError(f'max acceleration must be a positive number, got {max_acceleration}')
         return cls(lower + position_margin * span, upper - position_margin * span, velocity,
                    np.full(robot.num_joints, float(max_acceleration)))
 
@@ -135,9 +157,61 @@ def fit_to_limits(trajectory: FourierTrajectory, limits: ExcitationLimits, times
 
 def limit_violation(trajectory: FourierTrajectory, limits: ExcitationLimits, times: np.ndarray) -> float:
     """Largest limit excess over ``times`` (≤ 0 when every limit holds) [rad, rad/s or rad/s²]."""
+    return _largest_excess(trajectory, limits.lower, limits.upper, limits.velocity, limits.acceleration, times).value
+
+
+@dataclass(frozen=True)
+class LimitExcess:
+    """The largest excess of a trajectory over a set of limits at the checked samples:
+    ``value`` [rad, rad/s or rad/s²] (≤ 0 when every limit holds), with the ``joint``, the
+    ``kind`` ('position', 'velocity' or 'acceleration') and the ``time`` [s] where it occurs."""
+
+    value: float
+    joint: str
+    kind: str
+    time: float
+
+    @property
+    def holds(self) -> bool:
+        return self.value <= 0.0
+
+    def __str__(self) -> str:
+        return f'{self.value:.3g} ({self.kind} of {self.joint} at t = {self.time:g} s)'
+
+
+def urdf_limit_excess(robot: RobotModel, trajectory: FourierTrajectory, times: np.ndarray,
+                      max_acceleration) -> LimitExcess:
+    """Largest excess of ``trajectory`` at ``times`` [s] over the URDF's own limits: the
+    position limits [rad] and velocity limits [rad/s] the URDF gives (none where it gives
+    none), and ``max_acceleration`` [rad/s², scalar or per joint] (the URDF has no
+    acceleration limit). Independent of any margin the design used."""
+    if tuple(trajectory.joint_names) != tuple(robot.joint_names):
+        raise ExcitationError(f'trajectory joints {list(trajectory.joint_names)} are not the joints of model '
+                              f'"{robot.name}" {list(robot.joint_names)}')
+    lower = np.where(np.isfinite(robot.limits.lower), robot.limits.lower, -np.inf)
+    upper = np.where(np.isfinite(robot.limits.upper), robot.limits.upper, np.inf)
+    velocity = np.where(np.isfinite(robot.limits.velocity) & (robot.limits.velocity > 0.0),
+                        robot.limits.velocity, np.inf)
+    acceleration = np.broadcast_to(np.asarray(max_acceleration, dtype=float), (robot.num_joints,))
+    return _largest_excess(trajectory, lower, upper, velocity, acceleration, times)
+
+
+def _largest_excess(trajectory: FourierTrajectory, lower, upper, velocity, acceleration,
+                    times: np.ndarray) -> LimitExcess:
+    times = np.asarray(times, dtype=float)
     positions, velocities, accelerations = trajectory.evaluate(times)
-    return float(max(np.max(positions - limits.upper), np.max(limits.lower - positions),
-                     np.max(np.abs(velocities) - limits.velocity), np.max(np.abs(accelerations) - limits.acceleration)))
+    kinds = {'position': np.maximum(positions - upper, lower - positions),
+             'velocity': np.abs(velocities) - velocity,
+             'acceleration': np.abs(accelerations) - acceleration}
+    worst = None
+    for kind, excess in kinds.items():
+        sample, joint = np.unravel_index(np.argmax(excess), excess.shape)
+        value = float(excess[sample, joint])
+        if worst is None or value > worst.value or math.isnan(value):
+            worst = LimitExcess(value, trajectory.joint_names[joint], kind, float(times[sample]))
+        if math.isnan(value):
+            break
+    return worst
 
 
 @dataclass(frozen=True)
@@ -190,17 +264,24 @@ def design_excitation(robot: RobotModel, duration: float, harmonics: int = 5, ba
                       terms: ModelTerms = ModelTerms(), joints: Optional[Sequence[str]] = None) -> ExcitationDesign:
     """Optimise a rest-to-rest Fourier excitation for the model's joints (module docstring).
 
-    ``duration`` [s], ``base_frequency`` f_f [Hz], ``rate`` [Hz] of the samples the limits are
+    ``duration`` [s] (a whole number of base periods 1/f_f, see :func:`whole_periods`),
+    ``base_frequency`` f_f [Hz], ``rate`` [Hz] of the samples the limits are
     checked at, ``offsets`` q0 [rad] (default: the middle of each joint's range),
     ``evaluation_samples``: samples of the regressor used for the condition number;
     ``joints``: the joints that move (default all; the others stay at their offsets).
+    ``limits`` must lie within the URDF's own position and velocity limits.
     """
-    if not (duration > 0.0 and base_frequency > 0.0 and rate > 0.0):
+    if not all(value > 0.0 and math.isfinite(value) for value in (duration, base_frequency, rate)):
         raise ExcitationError(f'duration ({duration} s), base frequency ({base_frequency} Hz) and rate '
-                              f'({rate} Hz) must be positive')
+                              f'({rate} Hz) must be positive finite numbers')
+    whole_periods(duration, base_frequency)
     if harmonics < 2:
         raise ExcitationError(f'need at least 2 harmonics for a rest-to-rest motion, got {harmonics}')
+    if iterations < 0 or seed < 0 or evaluation_samples < 2:
+        raise ExcitationError(f'iterations ({iterations}) and seed ({seed}) must be ≥ 0 and evaluation samples '
+                              f'({evaluation_samples}) ≥ 2')
     limits = limits or ExcitationLimits.from_model(robot)
+    _check_within_urdf(robot, limits)
     centre = limits.center if offsets is None else np.asarray(offsets, dtype=float)
     if centre.shape != (robot.num_joints,) or np.any(centre <= limits.lower) or np.any(centre >= limits.upper):
         raise ExcitationError(f'offsets {centre.tolist()} must be one value per joint strictly inside the limits')
@@ -229,6 +310,35 @@ def design_excitation(robot: RobotModel, duration: float, harmonics: int = 5, ba
         else:
             step *= 0.93
     return ExcitationDesign(best, initial, best_value, limits, iterations, accepted)
+
+
+def whole_periods(duration: float, base_frequency: float) -> int:
+    """The number of base periods in ``duration`` [s] at ``base_frequency`` [Hz]; raises
+    :class:`ExcitationError` unless it is a whole number ≥ 1 (within 1e-9): only then does
+    the rest-to-rest series also end at rest at its start pose."""
+    periods = duration * base_frequency
+    nearest = round(periods)
+    if nearest >= 1 and abs(periods - nearest) <= 1e-9:
+        return int(nearest)
+    candidates = sorted({max(1, math.floor(periods)), max(1, math.ceil(periods))})
+    valid = ' or '.join(f'{count / base_frequency:g} s' for count in candidates)
+    raise ExcitationError(f'duration {duration:g} s is {periods:.6g} periods of the base frequency '
+                          f'{base_frequency:g} Hz: the motion ends at rest only after whole periods; use a '
+                          f'duration of {valid}, or a base frequency of a whole multiple of {1.0 / duration:g} Hz')
+
+
+def _check_within_urdf(robot: RobotModel, limits: ExcitationLimits) -> None:
+    """Refuse design limits wider than the URDF's own position and velocity limits."""
+    if limits.lower.shape != (robot.num_joints,):
+        raise ExcitationError(f'limits for {limits.lower.shape[0]} joints, model "{robot.name}" has '
+                              f'{robot.num_joints}')
+    lower, upper, velocity = robot.limits.lower, robot.limits.upper, robot.limits.velocity
+    with np.errstate(invalid='ignore'):
+        wide = ((np.isfinite(lower) & (limits.lower < lower)) | (np.isfinite(upper) & (limits.upper > upper))
+                | (np.isfinite(velocity) & (velocity > 0.0) & (limits.velocity > velocity)))
+    if np.any(wide):
+        bad = [name for name, flag in zip(robot.joint_names, wide) if flag]
+        raise ExcitationError(f'the excitation limits of joints {bad} are wider than the URDF limits')
 
 
 def _moving_mask(robot: RobotModel, joints: Optional[Sequence[str]]) -> np.ndarray:

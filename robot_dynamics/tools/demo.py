@@ -12,13 +12,16 @@ then, through the nodes' real topics and services:
 
 Prints a summary (true vs identified payload with 1σ, external-torque RMS per joint, CoM/ZMP
 ranges, validation) and writes torques.png and centroidal.png. Exit code 0 only when the
-identified mass and CoM are within 3σ (plus 10 g / 2 mm) of the truth.
+identified mass and CoM are within 3σ (plus 10 g / 2 mm) of the truth; 1 otherwise, also
+for a --duration out of range or an --output-dir that cannot be a writable directory (checked
+before anything starts).
 """
 from __future__ import annotations
 
 import argparse
 import math
 import os
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,14 +46,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if not 4.0 <= args.duration <= 600.0:
-        print(f'--duration must be between 4 and 600 s, got {args.duration:g}')
+        print(f'demo: --duration must be between 4 and 600 s, got {args.duration:g}', file=sys.stderr)
+        return 1
+    output = Path(args.output_dir).resolve()
+    if output.exists() and not output.is_dir():
+        print(f'demo: --output-dir {args.output_dir} is an existing file, not a directory', file=sys.stderr)
+        return 1
+    try:
+        output.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        print(f'demo: --output-dir {args.output_dir}: cannot create the directory ({error.strerror or error})',
+              file=sys.stderr)
+        return 1
+    if not os.access(output, os.W_OK):
+        print(f'demo: --output-dir {args.output_dir}: the directory is not writable', file=sys.stderr)
         return 1
     # rclpy reads both at init: keep the demo on this machine and off other ROS graphs.
     os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
     os.environ.setdefault('ROS_DOMAIN_ID', str(os.getpid() % 100 + 1))
     import rclpy
-    output = Path(args.output_dir).resolve()
-    output.mkdir(parents=True, exist_ok=True)
     rclpy.init()
     try:
         return _Demo(args.duration, output, not args.no_plots).run()

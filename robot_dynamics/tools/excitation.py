@@ -5,7 +5,14 @@ limits and an acceleration limit at every sample, optimised for the condition nu
 the column-normalised base regressor. Writes PREFIX.yaml (coefficients and limits),
 PREFIX.csv (time, <joint>/position, /velocity, /acceleration) and
 PREFIX_joint_trajectory.yaml (a JointTrajectory message as YAML); --publish TOPIC also
-publishes the JointTrajectory once (rclpy). See docs/identification.md.
+publishes the JointTrajectory once (rclpy). The duration must be a whole number of base
+periods (T·f_f = 1, 2, ...) so that the motion ends at rest where it started. Before writing,
+the trajectory is checked against the URDF's own position and velocity limits and
+--max-acceleration at every sample. See docs/identification.md.
+
+Exit status: 0 when the files are written, 2 with a one-line reason on stderr (bad option,
+unknown joint, unreadable model, a limit exceeded: then nothing is written). Note that
+argparse also uses 2 for command-line usage errors.
 """
 from __future__ import annotations
 
@@ -19,16 +26,20 @@ from pathlib import Path
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument('--urdf', help='robot description (default: the bundled 7-DoF arm)')
     parser.add_argument('--joints', nargs='+', help='joints to move (default all; the others stay at mid-range)')
-    parser.add_argument('--duration', type=float, default=10.0, help='duration T [s] (default %(default)s)')
+    parser.add_argument('--duration', type=float, default=10.0,
+                        help='duration T [s]; T × f_f must be a whole number of periods (default %(default)s: '
+                             'one period at the default base frequency)')
     parser.add_argument('--harmonics', type=int, default=5, help='harmonics L per joint (default %(default)s)')
     parser.add_argument('--base-frequency', type=float, default=0.1,
-                        help='base frequency f_f [Hz]; choose T = whole periods 1/f_f (default %(default)s)')
+                        help='base frequency f_f [Hz]; the duration must be whole periods 1/f_f '
+                             '(default %(default)s)')
     parser.add_argument('--max-acceleration', type=float, default=5.0,
-                        help='acceleration limit for every joint [rad/s²] (default %(default)s)')
+                        help='acceleration limit for every joint [rad/s², > 0] (default %(default)s)')
     parser.add_argument('--velocity-fraction', type=float, default=0.8,
-                        help='fraction of the URDF velocity limit to use (default %(default)s)')
+                        help='fraction of the URDF velocity limit to use, in (0, 1] (default %(default)s)')
     parser.add_argument('--position-margin', type=float, default=0.05,
-                        help='fraction of each joint range kept free at both ends (default %(default)s)')
+                        help='fraction of each joint range kept free at both ends, in [0, 0.5) '
+                             '(default %(default)s)')
     parser.add_argument('--iterations', type=int, default=200, help='(1+1)-ES iterations (default %(default)s)')
     parser.add_argument('--seed', type=int, default=0, help='random seed of the start and the search')
     parser.add_argument('--rate', type=float, default=100.0,
@@ -48,9 +59,35 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         return _run(args)
-    except (RobotDynamicsError, OSError) as error:
+    except (RobotDynamicsError, OSError, ValueError, ArithmeticError) as error:
         print(f'excitation: {error}', file=sys.stderr)
         return 2
+
+
+def _check_options(args: argparse.Namespace) -> None:
+    """Range-check the numeric options the core does not see (the core checks the others)."""
+    import math
+
+    from robot_dynamics.core.excitation import ExcitationError, whole_periods
+    from robot_dynamics.tools.output_paths import check_writable_folder
+
+    for name in ('duration', 'base_frequency', 'rate'):
+        value = getattr(args, name)
+        if not (value > 0.0 and math.isfinite(value)):
+            raise ExcitationError(f'--{name.replace("_", "-")} must be a positive number, got {value}')
+    whole_periods(args.duration, args.base_frequency)
+    samples = args.duration * args.rate
+    if abs(samples - round(samples)) > 1e-6:
+        raise ExcitationError(f'--duration × --rate must be a whole number of samples so that the last sample is '
+                              f'the end at rest, got {args.duration:g} s × {args.rate:g} Hz = {samples:g}')
+    for name in ('lead_in', 'wait'):
+        value = getattr(args, name)
+        if not (value >= 0.0 and math.isfinite(value)):
+            raise ExcitationError(f'--{name.replace("_", "-")} must be a number ≥ 0, got {value}')
+    if args.harmonics < 2 or args.iterations < 0 or args.seed < 0:
+        raise ExcitationError(f'need --harmonics ≥ 2, --iterations ≥ 0 and --seed ≥ 0, got {args.harmonics}, '
+                              f'{args.iterations}, {args.seed}')
+    check_writable_folder(Path(args.output).parent, '--output')
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -61,6 +98,7 @@ def _run(args: argparse.Namespace) -> int:
     from robot_dynamics.core.model import RobotModel
     from robot_dynamics.models import ARM_URDF
 
+    _check_options(args)
     robot = RobotModel.from_urdf_file(args.urdf or ARM_URDF)
     limits = excitation.ExcitationLimits.from_model(robot, args.max_acceleration, args.velocity_fraction,
                                                     args.position_margin)
@@ -73,8 +111,13 @@ def _run(args: argparse.Namespace) -> int:
     prefix = Path(args.output)
     paths = {'parameters': prefix.with_name(prefix.name + '.yaml'), 'samples': prefix.with_name(prefix.name + '.csv'),
              'joint_trajectory': prefix.with_name(prefix.name + '_joint_trajectory.yaml')}
+    urdf_excess = excitation.urdf_limit_excess(robot, trajectory, times, args.max_acceleration)
+    if not urdf_excess.holds:
+        raise excitation.ExcitationError(f'the designed trajectory exceeds the URDF limits by {urdf_excess}; '
+                                         'nothing written')
     summary = {**design.to_dict(), 'samples': len(times), 'rate_hz': args.rate,
-               'max_limit_violation': excitation.limit_violation(trajectory, limits, times)}
+               'max_limit_violation': excitation.limit_violation(trajectory, limits, times),
+               'max_urdf_limit_excess': urdf_excess.value}
     paths['parameters'].write_text(yaml.safe_dump(summary, sort_keys=False), encoding='utf-8')
     header = ['time'] + [f'{joint}/{kind}' for joint in robot.joint_names
                          for kind in ('position', 'velocity', 'acceleration')]
@@ -87,6 +130,7 @@ def _run(args: argparse.Namespace) -> int:
     result = {'initial_condition_number': design.initial_condition_number,
               'condition_number': design.condition_number, 'samples': len(times),
               'max_limit_violation': summary['max_limit_violation'],
+              'max_urdf_limit_excess': urdf_excess.value,
               'outputs': {key: str(path) for key, path in paths.items()}, 'published_on': args.publish}
     if args.format == 'json':
         print(json.dumps(result, indent=2))
@@ -95,7 +139,8 @@ def _run(args: argparse.Namespace) -> int:
               f'{trajectory.duration:g} s, {len(times)} samples at {args.rate:g} Hz')
         print(f'condition number {design.initial_condition_number:.2f} (random start) -> '
               f'{design.condition_number:.2f} after {design.iterations} iterations')
-        print(f'largest limit excess {summary["max_limit_violation"]:.3g} (<= 0: every limit holds at every sample)')
+        print(f'largest limit excess {summary["max_limit_violation"]:.3g} over the design limits, '
+              f'{urdf_excess.value:.3g} over the URDF limits (<= 0: every limit holds at every sample)')
         for path in paths.values():
             print(f'wrote {path}')
         if args.publish:

@@ -5,6 +5,10 @@ fits the base parameters (OLS then WLS) on the first part and scores the torque
 prediction on the held-out rest, then fits physically consistent link parameters
 (J(π_i) ⪰ 0, prior = the URDF) and writes an identified URDF plus a friction YAML.
 See docs/identification.md for the report keys.
+
+Exit status: 0 on success, 2 with a one-line reason on stderr (bad option, unreadable or
+unusable recording, insufficient excitation, solver failure, unwritable output). Note that
+argparse also uses 2 for command-line usage errors.
 """
 from __future__ import annotations
 
@@ -47,10 +51,41 @@ def run(args: argparse.Namespace) -> int:
     from robot_dynamics.core.errors import RobotDynamicsError
 
     try:
+        _check_options(args)
         return _run(args)
+    except UnicodeDecodeError as error:
+        source = args.csv or args.bag or args.panda_dir
+        print(f'identify: cannot read {source}: not UTF-8 text ({error.reason} at byte {error.start})',
+              file=sys.stderr)
+        return 2
     except (RobotDynamicsError, OSError) as error:
         print(f'identify: {error}', file=sys.stderr)
         return 2
+    except (ValueError, ArithmeticError) as error:
+        print(f'identify: unusable data or options: {type(error).__name__}: {error}', file=sys.stderr)
+        return 2
+
+
+def _check_options(args: argparse.Namespace) -> None:
+    """Range-check the numeric options and the output paths before reading anything."""
+    import math
+
+    from robot_dynamics.core.identification import IdentificationError
+    from robot_dynamics.tools.output_paths import check_writable_file
+
+    for name in ('period', 'cutoff', 'max_gap', 'prior_weight'):
+        value = getattr(args, name)
+        if not (value > 0.0 and math.isfinite(value)):
+            raise IdentificationError(f'--{name.replace("_", "-")} must be a positive number, got {value}')
+    if not 0.0 < args.train_fraction <= 1.0:
+        raise IdentificationError(f'--train-fraction must be in (0, 1], got {args.train_fraction}')
+    if args.split_time is not None and not math.isfinite(args.split_time):
+        raise IdentificationError(f'--split-time must be a finite time [s], got {args.split_time}')
+    if args.decimate < 1:
+        raise IdentificationError(f'--decimate must be at least 1, got {args.decimate}')
+    for option, value in (('--output', args.output), ('--report', args.report)):
+        if value is not None:
+            check_writable_file(value, option)
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -73,10 +108,6 @@ def _run(args: argparse.Namespace) -> int:
     recording = recording.select_joints(robot.joint_names)
     _, cleaning = clean_recording(recording)
     data = prepare_for_identification(recording, period=args.period, cutoff_hz=args.cutoff, max_gap=args.max_gap)
-    if not 0.0 < args.train_fraction <= 1.0:
-        raise ident.IdentificationError(f'--train-fraction must be in (0, 1], got {args.train_fraction}')
-    if args.decimate < 1:
-        raise ident.IdentificationError(f'--decimate must be at least 1, got {args.decimate}')
     split = args.split_time if args.split_time is not None else \
         data.time[0] + args.train_fraction * (data.time[-1] - data.time[0]) + 0.5 * data.period
     train = data.rows(np.flatnonzero(data.time < split)[::args.decimate])

@@ -6,8 +6,9 @@ the robot's own torques with the URDF or, better, with a baseline recording of t
 motion without the payload, and fits the payload of ``--payload-link``.
 
 Exit status: 0 with an estimate, 2 when the data cannot give one (the reason is printed),
-1 on unusable input (missing file, unknown link or joints). Note that argparse also uses 2
-for command-line usage errors.
+1 on unusable input (missing file, unknown link or joints, an --output that cannot be
+written; if writing it still fails after the fit, the report goes to stdout and the exit
+status is 1). Note that argparse also uses 2 for command-line usage errors.
 
 Example:
   robot_dynamics identify-payload --urdf arm.urdf --bag with_gripper/ --baseline empty/ \\
@@ -50,8 +51,11 @@ def run(args: argparse.Namespace) -> int:
     from robot_dynamics.core.errors import RobotDynamicsError
     from robot_dynamics.core.model import RobotModel
     from robot_dynamics.core.payload import PayloadOptions, default_payload_link, identify_payload
+    from robot_dynamics.tools.output_paths import check_writable_file
 
     try:
+        if args.output:
+            check_writable_file(args.output, '--output')
         robot = RobotModel.from_urdf_file(args.urdf)
         if not args.payload_link and not robot.joint_names:
             raise ValueError(f'model "{robot.name}" has no moving link: give --payload-link')
@@ -60,16 +64,28 @@ def run(args: argparse.Namespace) -> int:
         baseline = _read(recordings, args.baseline, robot, args.topic) if args.baseline else None
         options = PayloadOptions(cutoff_hz=args.cutoff_hz, max_condition_number=args.max_condition_number)
         report = identify_payload(robot, recording, link, args.mode, baseline, options)
-    except (RobotDynamicsError, OSError, ValueError) as error:
+    except UnicodeDecodeError as error:
+        print(f'identify-payload: cannot read a recording: not UTF-8 text ({error.reason} at byte {error.start})',
+              file=sys.stderr)
+        return 1
+    except (RobotDynamicsError, OSError, ValueError, ArithmeticError) as error:
         print(f'identify-payload: {error}', file=sys.stderr)
         return 1
+    write_error = None
     if args.output:
-        with open(args.output, 'w', encoding='utf-8') as handle:
-            yaml.safe_dump(report.to_dict(), handle, sort_keys=False, allow_unicode=True)
+        try:
+            with open(args.output, 'w', encoding='utf-8') as handle:
+                yaml.safe_dump(report.to_dict(), handle, sort_keys=False, allow_unicode=True)
+        except OSError as error:
+            write_error = error
     if args.format == 'json':
         print(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
     else:
         print(report_text(report))
+    if write_error is not None:
+        print(f'identify-payload: could not write the report to {args.output} ({write_error}); it is printed '
+              'above', file=sys.stderr)
+        return 1
     return 0 if report.success else 2
 
 

@@ -1,0 +1,27 @@
+"""Checks of where a command will write, made before its (possibly long) work starts, so that
+a bad path costs a one-line error instead of the result."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def check_writable_folder(folder, option: str) -> None:
+    """Raise OSError with a one-line reason naming ``option`` unless ``folder`` is an existing,
+    writable directory."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise FileNotFoundError(f'{option}: cannot write there, the directory {folder} does not exist')
+    if not os.access(folder, os.W_OK):
+        raise PermissionError(f'{option}: cannot write there, the directory {folder} is not writable')
+
+
+def check_writable_file(path, option: str) -> None:
+    """Raise OSError with a one-line reason naming ``option`` unless ``path`` can be written as a
+    file (new in a writable directory, or an existing writable file)."""
+    path = Path(path)
+    if path.is_dir():
+        raise IsADirectoryError(f'{option} {path}: cannot write there, it is a directory')
+    check_writable_folder(path.parent, f'{option} {path}')
+    if path.exists() and not os.access(path, os.W_OK):
+        raise PermissionError(f'{option} {path}: cannot write there, the file is not writable')

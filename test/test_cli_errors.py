@@ -1,0 +1,76 @@
+"""The `identify` command line refuses bad input with a one-line reason on stderr and exit
+status 2 (docs/identification.md), never with a Python traceback."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from robot_dynamics.core.excitation import FourierTrajectory, rest_constrained
+from robot_dynamics.core.model import RobotModel
+from robot_dynamics.core.recordings import write_csv
+from robot_dynamics.core.signals import Recording
+from robot_dynamics.models import ARM_URDF
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run_cli(*arguments: str, timeout: float = 60.0) -> subprocess.CompletedProcess:
+    """``python -m robot_dynamics ARGUMENTS`` in a fresh process (exit code, stdout, stderr)."""
+    environment = dict(os.environ, ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST')
+    return subprocess.run([sys.executable, '-m', 'robot_dynamics', *arguments], cwd=ROOT, env=environment,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.fixture(scope='module')
+def motion_csv(tmp_path_factory) -> Path:
+    """A short, valid recording of the bundled arm (Fourier motion, zero efforts)."""
+    robot = RobotModel.from_urdf_file(ARM_URDF)
+    rng = np.random.default_rng(4)
+    sine, cosine = rest_constrained(*rng.uniform(-0.3, 0.3, (2, robot.num_joints, 4)))
+    centre = 0.5 * (robot.limits.lower + robot.limits.upper)
+    trajectory = FourierTrajectory(robot.joint_names, centre, sine, cosine, 0.2, 5.0)
+    times = trajectory.sample_times(100.0)
+    positions, velocities, _ = trajectory.evaluate(times)
+    path = tmp_path_factory.mktemp('cli_errors') / 'motion.csv'
+    write_csv(path, Recording(times, positions, velocities, np.zeros_like(positions), robot.joint_names))
+    return path
+
+
+def assert_refused(finished: subprocess.CompletedProcess, code: int, message: str) -> None:
+    assert finished.returncode == code, (finished.stdout, finished.stderr)
+    assert message in finished.stderr, finished.stderr
+    assert 'Traceback' not in finished.stderr + finished.stdout
+
+
+def test_identify_names_a_csv_that_is_not_utf8_text(tmp_path):
+    junk = tmp_path / 'junk.csv'
+    junk.write_bytes(b'time,\x89PNG\r\n\x1a\n\xff\xfe' + bytes(range(256)))
+    finished = run_cli('identify', '--urdf', str(ARM_URDF), '--csv', str(junk))
+    assert_refused(finished, 2, f'cannot read {junk}: not UTF-8 text')
+
+
+@pytest.mark.parametrize('option, value', [('--period', '0'), ('--period', '-0.001'), ('--period', 'inf'),
+                                           ('--prior-weight', 'nan'), ('--prior-weight', '-1'),
+                                           ('--prior-weight', '0'), ('--cutoff', 'nan'), ('--max-gap', '0')])
+def test_identify_range_checks_numeric_options_before_reading(motion_csv, option, value):
+    finished = run_cli('identify', '--urdf', str(ARM_URDF), '--csv', str(motion_csv), option, value)
+    assert_refused(finished, 2, f'{option} must be a positive number, got')
+
+
+def test_identify_refuses_a_split_time_that_is_not_finite(motion_csv):
+    finished = run_cli('identify', '--urdf', str(ARM_URDF), '--csv', str(motion_csv), '--split-time', 'nan')
+    assert_refused(finished, 2, '--split-time must be a finite time')
+
+
+@pytest.mark.parametrize('option', ['--output', '--report'])
+def test_identify_refuses_an_unwritable_output_before_the_fit(tmp_path, option):
+    # the recording does not exist: the output is checked first, so its error is the one reported
+    missing = str(tmp_path / 'missing.csv')
+    for target in (tmp_path / 'no_such_dir' / 'out.urdf', tmp_path):
+        finished = run_cli('identify', '--urdf', str(ARM_URDF), '--csv', missing, option, str(target))
+        assert_refused(finished, 2, f'{option} {target}: cannot write there')
