@@ -130,6 +130,65 @@ def test_predicted_std_matches_monte_carlo_spread(arm):
     assert np.mean(spread / predicted) == pytest.approx(1.0, abs=0.1)
 
 
+MONTE_CARLO_NOISE = 0.5  # N·m, white, per raw 1 kHz sample
+
+
+@pytest.fixture(scope='module')
+def filtered_monte_carlo(arm):
+    """12 noisy 1 kHz recordings of one 10 s excitation, each through the identification
+    pipeline (10 Hz zero-phase filter): WLS fits with and without the sample times."""
+    from robot_dynamics.core import simulation
+    from robot_dynamics.core.signals import Recording
+
+    trajectory = simulation.scripted_excitation(arm, base_frequency=0.1)
+    times = np.arange(0.0, 10.0, 0.001)
+    positions, velocities, accelerations = trajectory.evaluate(times)
+    truth_standard = body_parameter_vector(arm)
+    clean = ident.extended_regressor(arm, positions, velocities, accelerations) @ truth_standard
+    base = ident.structural_base_parameters(arm)
+    rng = np.random.default_rng(21)
+    regressor, with_times, without_times = None, [], []
+    for _ in range(12):
+        noisy = clean.reshape(positions.shape) + MONTE_CARLO_NOISE * rng.standard_normal(positions.shape)
+        data = prepare_for_identification(Recording(times, positions, velocities, noisy, arm.joint_names))
+        if regressor is None:  # same motion every time: same filtered q, q̇, q̈ up to round-off
+            regressor = base.regressor(ident.extended_regressor(arm, data.positions, data.velocities,
+                                                                data.accelerations))
+        torques = data.efforts.reshape(-1)
+        with_times.append(ident.weighted_least_squares(regressor, torques, arm.num_joints, times=data.time))
+        if len(without_times) < 2:  # the old, independent-rows std: two fits show it
+            without_times.append(ident.weighted_least_squares(regressor, torques, arm.num_joints))
+    return base.values(truth_standard), with_times, without_times, data
+
+
+def test_std_of_filtered_data_matches_monte_carlo_spread_when_times_are_given(filtered_monte_carlo):
+    truth, with_times, without_times, _ = filtered_monte_carlo
+    spread = np.std([fit.values for fit in with_times], axis=0, ddof=1)
+    ratio = spread / np.mean([fit.std for fit in with_times], axis=0)
+    independent_rows = spread / np.mean([fit.std for fit in without_times], axis=0)
+    print(f'\nspread / predicted std: median {np.median(ratio):.2f} with times, '
+          f'{np.median(independent_rows):.2f} without (rows taken as independent)')
+    assert 0.6 <= np.median(ratio) <= 1.7
+    assert np.median(independent_rows) > 4.0  # rows of filtered signals are not independent
+    z = (np.array([fit.values for fit in with_times]) - truth) / np.array([fit.std for fit in with_times])
+    assert np.sqrt(np.mean(z ** 2)) < 2.0
+
+
+def test_noise_std_of_filtered_data_is_the_in_band_residual_not_the_sensor_noise(filtered_monte_carlo):
+    _, with_times, _, data = filtered_monte_carlo
+    # white noise σ through |H|² of a 4th-order Butterworth run forward and backward: equivalent
+    # noise bandwidth ∫ df / (1 + (f/fc)^16) = fc·(π/16)/sin(π/16), so RMS σ·√(2·1.0065·fc·period)
+    in_band = MONTE_CARLO_NOISE * np.sqrt(2.0 * 1.0065 * data.cutoff_hz * data.period)
+    assert np.mean([fit.noise_std for fit in with_times], axis=0) == pytest.approx(np.full(7, in_band), rel=0.15)
+
+
+def test_times_of_the_wrong_length_are_refused(arm):
+    data = fourier_data(arm, 2.0, 50.0, seed=22)
+    regressor = ident.extended_regressor(arm, data.positions, data.velocities, data.accelerations)
+    with pytest.raises(ident.IdentificationError, match='sample times'):
+        ident.least_squares(regressor, np.zeros(len(regressor)), arm.num_joints, times=data.time[1:])
+
+
 def test_static_data_is_refused_as_insufficient_excitation(arm):
     positions, velocities, accelerations = ident.random_states(arm, 40, seed=15, static=True)
     data = PreparedData(np.arange(40.0), positions, velocities, accelerations, np.zeros_like(positions),
@@ -158,6 +217,19 @@ def test_constrained_fit_is_feasible_for_every_link(synthetic_result):
     assert len(report.infeasible_links_unconstrained) >= 1  # noisy data: the unconstrained fit breaks J ⪰ 0
     assert report.rms_held_out == pytest.approx(np.full(7, 0.2), rel=0.2)  # noise floor
     assert np.all(report.rms_nominal_held_out > report.rms_held_out)  # friction is not in the URDF
+
+
+def test_identify_reports_the_std_of_time_correlated_rows(arm, synthetic_result):
+    train = fourier_data(arm, 6.0, 50.0, seed=16)  # the fixture's training motion and efforts
+    terms = synthetic_result.terms
+    truth = true_parameters(arm, terms)
+    full = ident.extended_regressor(arm, train.positions, train.velocities, train.accelerations, terms)
+    rng = np.random.default_rng(18)
+    torques = (full @ truth).reshape(train.positions.shape) + 0.2 * rng.standard_normal(train.positions.shape)
+    regressor = synthetic_result.base.regressor(full)
+    expected = ident.weighted_least_squares(regressor, torques.reshape(-1), arm.num_joints, times=train.time)
+    assert synthetic_result.report.base_values == pytest.approx(expected.values)
+    assert synthetic_result.report.base_std == pytest.approx(expected.std)
 
 
 def test_identified_urdf_reloads_to_the_consistent_parameters(arm, synthetic_result, tmp_path):

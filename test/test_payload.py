@@ -212,6 +212,15 @@ def test_static_poses_give_mass_and_com_within_benchmark():
     assert_payload_close(report, 20e-3, 3e-3)
 
 
+def test_noise_free_static_poses_are_kept_as_holds_and_identify_the_payload():
+    """A simulated (noise-free) robot holding a pose repeats its state exactly: those rows are the
+    static data, not logger repeats, so the holds must not become gaps."""
+    recording = measured(static_motion(arm(), 6), true_robot(), effort_noise=0.0, velocity_noise=0.0)
+    report = identify_payload(arm(), recording, LINK, 'mass_com')
+    assert_payload_close(report, 1e-3, 1e-3)
+    assert report.samples > 6 * 40  # every hold contributes samples
+
+
 def test_reported_standard_deviation_matches_monte_carlo_spread():
     robot, motion = arm(), fourier_motion(arm(), duration=10.0, rate=500.0, seed=11)
     clean = measured(motion, true_robot(), effort_noise=0.0, velocity_noise=0.0)

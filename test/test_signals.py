@@ -44,6 +44,48 @@ def test_cleaning_removes_exact_repeats_nan_rows_and_sorts():
     assert 'repeated rows' in str(report)
 
 
+def hold_then_move_recording() -> Recording:
+    """1 kHz, noise-free: both joints hold where the sine motion starts for 1 s (q̇ = 0,
+    constant effort), then follow it for 1 s; efforts quantised to 0.01 N·m."""
+    hold = np.arange(0.0, 1.0, 0.001)
+    moving = sine_recording(np.arange(1.0, 2.0, 0.001))
+    still_positions = np.tile(moving.positions[0], (len(hold), 1))
+    positions = np.vstack([still_positions, moving.positions])
+    velocities = np.vstack([np.zeros_like(still_positions), moving.velocities])
+    efforts = np.round(np.vstack([np.tile([1.5, -0.3], (len(hold), 1)), moving.efforts]), 2)
+    return Recording(np.concatenate([hold, moving.time]), positions, velocities, efforts, ('a', 'b'))
+
+
+def test_noise_free_standstill_rows_are_kept_not_taken_for_logger_repeats():
+    rec = hold_then_move_recording()
+    clean, report = clean_recording(rec)
+    assert report.duplicates_removed == 0
+    assert clean.num_samples == rec.num_samples
+    assert report.gaps == 0 and report.max_gap == pytest.approx(0.001)
+    data = prepare_for_identification(rec)
+    assert len(data.segments) == 1  # the hold is data, not a gap that splits the recording
+    still = data.time < 0.5  # the zero-phase filter answers the motion start ~0.4 s early
+    assert data.positions[still] == pytest.approx(np.tile(rec.positions[0], (np.count_nonzero(still), 1)), abs=1e-5)
+    assert data.velocities[still] == pytest.approx(0.0, abs=1e-4)
+
+
+def test_stale_repeats_while_moving_are_removed_next_to_a_kept_standstill():
+    rec = hold_then_move_recording()
+    stale = np.array([1100, 1400, 1401, 1800])  # rows while moving, repeated under a later stamp
+    time = np.insert(rec.time, stale + 1, rec.time[stale] + 0.0004)
+    rows = lambda values: np.insert(values, stale + 1, values[stale], axis=0)  # noqa: E731
+    dirty = Recording(time, rows(rec.positions), rows(rec.velocities), rows(rec.efforts), rec.joint_names)
+    clean, report = clean_recording(dirty)
+    assert report.duplicates_removed == len(stale)
+    assert np.array_equal(clean.time, rec.time)
+    assert np.array_equal(clean.positions, rec.positions)
+    # a repeated stamp is stale whatever the robot does, standstill included
+    same_stamp = Recording(np.insert(rec.time, 11, rec.time[10]), *(np.insert(v, 11, v[10], axis=0) for v in
+                                                                     (rec.positions, rec.velocities, rec.efforts)),
+                           rec.joint_names)
+    assert clean_recording(same_stamp)[1].duplicates_removed == 1
+
+
 def test_prepared_signals_match_the_analytic_derivatives_despite_jitter_and_skips():
     times = jittered_times(np.random.default_rng(2))
     data = prepare_for_identification(sine_recording(times))

@@ -5,6 +5,7 @@ builder (``RobotModel.from_urdf_string``, which must stop before pinocchio sees 
 """
 from __future__ import annotations
 
+import os
 import re
 
 import numpy as np
@@ -76,6 +77,21 @@ BAD_DESCRIPTIONS = {
     'entity_expansion_bomb': (BILLION_LAUGHS, 'DOCTYPE or ENTITY'),
     'external_entity': (EXTERNAL_ENTITY, 'DOCTYPE or ENTITY'),
     'duplicate_link': (_robot(_link('base'), _link('base')), 'link "base" is defined twice'),
+    'infinite_mimic_multiplier': (_robot(_link('base'), _link('a'), _link('b'), _joint('j1', 'base', 'a'),
+                                         _joint('j2', 'a', 'b', extra='<mimic joint="j1" multiplier="inf"/>')),
+                                  'joint "j2": <mimic> multiplier=inf'),
+    'absurd_mimic_multiplier': (_robot(_link('base'), _link('a'), _link('b'), _joint('j1', 'base', 'a'),
+                                       _joint('j2', 'a', 'b', extra='<mimic joint="j1" multiplier="1e308"/>')),
+                                'joint "j2": <mimic> multiplier=1e+308 is beyond the plausible ±1000'),
+    'negative_absurd_mimic_multiplier': (_robot(_link('base'), _link('a'), _link('b'), _joint('j1', 'base', 'a'),
+                                                _joint('j2', 'a', 'b', extra='<mimic joint="j1" multiplier="-2e3"/>')),
+                                         'joint "j2": <mimic> multiplier=-2000 is beyond'),
+    'infinite_mimic_offset': (_robot(_link('base'), _link('a'), _link('b'), _joint('j1', 'base', 'a'),
+                                     _joint('j2', 'a', 'b', extra='<mimic joint="j1" offset="-inf"/>')),
+                              'joint "j2": <mimic> multiplier=1.0 offset=-inf is not finite'),
+    'nan_mimic_multiplier': (_robot(_link('base'), _link('a'), _link('b'), _joint('j1', 'base', 'a'),
+                                    _joint('j2', 'a', 'b', extra='<mimic joint="j1" multiplier="nan"/>')),
+                             'joint "j2" <mimic>: multiplier is NaN'),
 }
 
 
@@ -101,6 +117,45 @@ def test_oversize_file_is_refused_before_reading(tmp_path):
         read_description_file(path, max_bytes=1000)
     with pytest.raises(DescriptionError, match='cannot read'):
         read_description_file(tmp_path / 'missing.urdf')
+
+
+@pytest.mark.parametrize('multiplier', ['-0.5', '100', '-1000'])
+def test_plausible_mimic_multiplier_is_accepted_and_couples_the_joints(multiplier):
+    text = _robot(_link('base'), _link('a'), _link('b'), _joint('j1', 'base', 'a'),
+                  _joint('j2', 'a', 'b', extra=f'<mimic joint="j1" multiplier="{multiplier}" offset="0.1"/>'))
+    mimic = parse_urdf(text).joints['j2'].mimic
+    assert (mimic.joint, mimic.multiplier, mimic.offset) == ('j1', float(multiplier), 0.1)
+    RobotModel.from_urdf_string(text)
+
+
+def test_unreadable_paths_are_description_errors_naming_path_and_reason(tmp_path):
+    with pytest.raises(DescriptionError, match=f'{re.escape(str(tmp_path))}: Is a directory'):
+        read_description_file(tmp_path)
+    latin1 = tmp_path / 'latin1.urdf'
+    latin1.write_bytes(_robot(_link('base')).replace('name="bad"', 'name="bras_\xe9"').encode('latin-1'))
+    with pytest.raises(DescriptionError, match=re.escape(f'{latin1} is not UTF-8 text (byte 0xe9 at offset ')):
+        read_description_file(latin1)
+    with pytest.raises(DescriptionError, match='not UTF-8'):
+        RobotModel.from_urdf_file(latin1)
+    with pytest.raises(DescriptionError, match='Not a directory'):
+        read_description_file(latin1 / 'inside.urdf')
+
+
+def test_utf8_file_with_non_ascii_names_and_a_byte_order_mark_is_read(tmp_path):
+    path = tmp_path / 'bom.urdf'
+    text = _robot(_link('base')).replace('name="bad"', 'name="bras_\xe9"')
+    path.write_bytes(b'\xef\xbb\xbf' + text.encode('utf-8'))
+    assert read_description_file(path) == text
+    assert parse_urdf(read_description_file(path)).name == 'bras_\xe9'
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason='root reads files whatever their permissions')
+def test_file_without_read_permission_is_a_description_error(tmp_path):
+    path = tmp_path / 'secret.urdf'
+    path.write_text(_robot(_link('base')))
+    path.chmod(0)
+    with pytest.raises(DescriptionError, match=f'{re.escape(str(path))}: Permission denied'):
+        read_description_file(path)
 
 
 def test_too_many_links_is_refused():

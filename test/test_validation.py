@@ -240,6 +240,17 @@ def test_missing_file_gives_a_parse_error(tmp_path):
     assert report.findings[0].check == 'parse' and 'absent.urdf' in report.findings[0].message
 
 
+def test_directory_and_non_utf8_file_give_a_parse_error_naming_the_path(tmp_path, capsys):
+    latin1 = tmp_path / 'latin1.urdf'
+    latin1.write_bytes('<robot name="bras_\xe9"><link name="base"/></robot>'.encode('latin-1'))
+    for path, reason in ((tmp_path, 'Is a directory'), (latin1, 'not UTF-8')):
+        report = validate_file(path)
+        assert [(f.check, f.severity) for f in report.findings] == [('parse', 'error')]
+        assert str(path) in report.findings[0].message and reason in report.findings[0].message
+        code, out = run_cli(capsys, str(path))  # an error report and exit code 2, not a traceback
+        assert code == 2 and reason in out
+
+
 # ---------------------------------------------------------------------------------------
 # Report API used by the CLI and the service.
 

@@ -8,7 +8,8 @@ with π the 10 parameters of every pinocchio body (order
 viscous F_v [N·m·s/rad], Coulomb F_c [N·m] and offset F_o [N·m] per joint.
 
 Pipeline: base parameters by column-pivoted QR on random states with the chapter's
-noise-column guard (§1.3) → OLS, then per-joint weighted LS with covariance (§1.5) →
+noise-column guard (§1.3) → OLS, then per-joint weighted LS with covariance (§1.5; each std
+raised to a batch-means estimate, since rows of filtered signals are correlated in time) →
 physically consistent standard parameters, J(π_i) ⪰ 0 per body, prior-weighted towards
 the URDF (§1.7, cvxpy + Clarabel) → identified URDF and friction YAML.
 
@@ -25,6 +26,7 @@ from typing import Optional, Sequence
 import numpy as np
 import scipy.linalg
 
+from robot_dynamics.core.covariance import correlated_covariance
 from robot_dynamics.core.errors import IdentificationRefused, RobotDynamicsError
 from robot_dynamics.core.inertia import InertialParameters, pseudo_inertia_from_vector
 from robot_dynamics.core.model import RobotModel
@@ -235,9 +237,14 @@ def condition_number(regressor: np.ndarray) -> float:
 # ---------------------------------------------------------------------------- least squares
 @dataclass(frozen=True)
 class LeastSquaresFit:
-    """An (O/W)LS estimate: ``values``, ``covariance`` and ``std`` (same units as the
-    parameters), per-joint noise std ``noise_std`` [N·m] (the weights used; residual RMS for
-    OLS) and the rows used."""
+    """An (O/W)LS estimate: ``values``, ``covariance`` and ``std`` (1σ, same units as the
+    parameters), per-joint ``noise_std`` [N·m] and the torque ``rows`` used.
+
+    ``noise_std`` is the weights used (WLS) or the per-joint residual RMS of the fitted rows
+    (OLS): for rows of :func:`~robot_dynamics.core.signals.prepare_for_identification` that is
+    the *in-band* residual RMS left after the low-pass filter, not the per-sample sensor
+    noise (white noise σ filtered at 10 Hz on a 1 kHz grid leaves about σ/7).
+    """
 
     values: np.ndarray
     covariance: np.ndarray
@@ -247,15 +254,24 @@ class LeastSquaresFit:
 
 
 def least_squares(regressor: np.ndarray, torques: np.ndarray, num_joints: int,
-                  noise_std: Optional[np.ndarray] = None) -> LeastSquaresFit:
+                  noise_std: Optional[np.ndarray] = None, times: Optional[np.ndarray] = None) -> LeastSquaresFit:
     """Solve Y β ≈ τ by QR (§1.5); rows sample-major with ``num_joints`` joints per sample.
 
-    With ``noise_std`` (per joint, N·m) the rows are weighted by 1/σ_j (WLS) and
-    Cov = (Yᵀ Σ⁻¹ Y)⁻¹ scaled by the whitened residual variance; without, OLS with
-    Cov = σ̂² (YᵀY)⁻¹, σ̂² = ‖r‖²/(rows − b). Raises :class:`InsufficientExcitation` when
-    Y is rank-deficient.
+    With ``noise_std`` (per joint, N·m; the in-band residual RMS for filtered data, see
+    :class:`LeastSquaresFit`) the rows are weighted by 1/σ_j (WLS) and Cov = (Yᵀ Σ⁻¹ Y)⁻¹
+    scaled by the whitened residual variance; without, OLS with Cov = σ̂² (YᵀY)⁻¹,
+    σ̂² = ‖r‖²/(rows − b). Both assume independent rows. ``times`` (one per sample, [s]):
+    the rows come from a time series whose neighbouring samples are correlated (filtered
+    signals, model mismatch); each parameter's std is then raised to the batch-means sandwich
+    estimate of :func:`~robot_dynamics.core.covariance.correlated_covariance` (1 s blocks) on
+    the (weighted) rows and residual when that is larger. Without ``times`` the rows are
+    taken as independent. Raises :class:`InsufficientExcitation` when Y is rank-deficient.
     """
     rows, count = regressor.shape
+    if rows % num_joints:
+        raise IdentificationError(f'{rows} regressor rows are not a whole number of {num_joints}-joint samples')
+    if times is not None and np.size(times) * num_joints != rows:
+        raise IdentificationError(f'{np.size(times)} sample times for {rows // num_joints} samples')
     if rows <= count:
         raise InsufficientExcitation(f'{rows} torque rows cannot determine {count} parameters: record more samples')
     weights = np.ones(num_joints) if noise_std is None else 1.0 / np.asarray(noise_std, dtype=float)
@@ -269,19 +285,27 @@ def least_squares(regressor: np.ndarray, torques: np.ndarray, num_joints: int,
                                      'regressor): use a multi-joint exciting trajectory, not static poses '
                                      'or one joint at a time')
     values = scipy.linalg.solve_triangular(upper, orthogonal.T @ target)
-    residual = (target - weighted @ values).reshape(-1, num_joints)
-    variance = float(np.sum(residual ** 2) / (rows - count))
+    residual = target - weighted @ values
     inverse = scipy.linalg.solve_triangular(upper, np.eye(count))
-    covariance = variance * inverse @ inverse.T
-    joint_std = np.sqrt(np.mean(residual ** 2, axis=0)) / weights
+    information_inverse = inverse @ inverse.T
+    if times is None:
+        covariance = float(residual @ residual / (rows - count)) * information_inverse
+    else:
+        covariance = correlated_covariance(weighted, residual, times, num_joints, information_inverse)
+    joint_std = np.sqrt(np.mean(residual.reshape(-1, num_joints) ** 2, axis=0)) / weights
     return LeastSquaresFit(values, covariance, np.sqrt(np.diag(covariance)),
                            joint_std if noise_std is None else np.asarray(noise_std, dtype=float), rows)
 
 
-def weighted_least_squares(regressor: np.ndarray, torques: np.ndarray, num_joints: int) -> LeastSquaresFit:
-    """OLS, then WLS with σ_j = that fit's per-joint residual RMS (the ML estimate, §1.5)."""
+def weighted_least_squares(regressor: np.ndarray, torques: np.ndarray, num_joints: int,
+                           times: Optional[np.ndarray] = None) -> LeastSquaresFit:
+    """OLS, then WLS with σ_j = that fit's per-joint residual RMS (the ML estimate, §1.5).
+
+    ``times`` [s], one per sample: see :func:`least_squares` (pass them for rows of filtered
+    recordings, whose neighbouring samples are correlated).
+    """
     first = least_squares(regressor, torques, num_joints)
-    return least_squares(regressor, torques, num_joints, np.maximum(first.noise_std, 1e-12))
+    return least_squares(regressor, torques, num_joints, np.maximum(first.noise_std, 1e-12), times)
 
 
 # ---------------------------------------------------------------------------- physical consistency
@@ -362,8 +386,10 @@ def torque_rms(predicted: np.ndarray, data: PreparedData) -> np.ndarray:
 @dataclass
 class IdentificationReport:
     """What :func:`identify` found. Torque RMS values per joint [N·m]; ``condition_number``
-    of the column-normalised base regressor of the training data; ``base_std`` the WLS
-    std-devs of the base parameters (their units); ``infeasible_links_unconstrained``: links
+    of the column-normalised base regressor of the training data; ``base_std`` the WLS 1σ
+    std-devs of the base parameters (their units; time correlation of the filtered rows
+    included); ``noise_std`` the in-band residual RMS per joint [N·m], not the raw sensor
+    noise; ``infeasible_links_unconstrained``: links
     whose J(π_i) has a negative eigenvalue in the unconstrained prior-weighted fit;
     ``feasible``: every link of the constrained fit has J(π_i) ⪰ 0 (that fit also keeps rotor
     inertia, viscous and Coulomb coefficients non-negative)."""
@@ -480,7 +506,9 @@ def identify(robot: RobotModel, train: PreparedData, held_out: Optional[Prepared
 
     Both data sets must be in ``robot.joint_names`` order. The base set comes from random
     states of the model (structural), so it does not depend on how well the data excite it;
-    a rank-deficient training set raises :class:`InsufficientExcitation`.
+    a rank-deficient training set raises :class:`InsufficientExcitation`. The fit is given
+    ``train.time`` [s], so ``base_std`` accounts for the time correlation of filtered rows
+    (see :func:`least_squares`); ``noise_std`` is the in-band residual RMS per joint [N·m].
     """
     _check_joint_order(robot, train)
     names = parameter_names(robot, terms)
@@ -489,7 +517,10 @@ def identify(robot: RobotModel, train: PreparedData, held_out: Optional[Prepared
     torques = train.efforts.reshape(-1)
     n = robot.num_joints
     base_regressor = base.regressor(full)
-    fit = weighted_least_squares(base_regressor, torques, n) if weighted else least_squares(base_regressor, torques, n)
+    if weighted:
+        fit = weighted_least_squares(base_regressor, torques, n, times=train.time)
+    else:
+        fit = least_squares(base_regressor, torques, n, times=train.time)
     row_weights = np.tile(1.0 / fit.noise_std, len(train.time))
     prior, precision = prior_parameters(robot, terms), prior_precision(robot, terms)
     weighted_full, weighted_torques = full * row_weights[:, None], torques * row_weights

@@ -17,10 +17,17 @@ from dataclasses import dataclass
 import numpy as np
 import pinocchio as pin
 
+from robot_dynamics.core.errors import RobotDynamicsError
+
 PINOCCHIO_ORDER = ('m', 'hx', 'hy', 'hz', 'Ixx', 'Ixy', 'Iyy', 'Ixz', 'Iyz', 'Izz')
 CHAPTER_ORDER = ('m', 'hx', 'hy', 'hz', 'Ixx', 'Ixy', 'Ixz', 'Iyy', 'Iyz', 'Izz')
 PINOCCHIO_TO_CHAPTER = np.array([PINOCCHIO_ORDER.index(name) for name in CHAPTER_ORDER])
 """``chapter_vector = pinocchio_vector[PINOCCHIO_TO_CHAPTER]`` (swaps Iyy and Ixz); self-inverse."""
+
+
+class InertialParametersError(RobotDynamicsError):
+    """A 10-parameter vector is not a body with a centre of mass: wrong length, non-finite
+    entries, or a mass that is not positive (the CoM h/m is then undefined)."""
 
 
 def skew(vector: np.ndarray) -> np.ndarray:
@@ -63,16 +70,24 @@ class InertialParameters:
 
     @classmethod
     def from_pinocchio_vector(cls, parameters: np.ndarray) -> 'InertialParameters':
-        """From pinocchio's 10-vector (order :data:`PINOCCHIO_ORDER`, about the origin).
+        """From pinocchio's 10-vector (order :data:`PINOCCHIO_ORDER`, about the origin;
+        kg, kg·m, kg·m²).
 
-        Needs m > 0 (the CoM is h/m).
+        Raises :class:`InertialParametersError` unless the vector has 10 finite entries and
+        m > 0 (the CoM is h/m; a massless vector has no CoM, use :meth:`point_mass`).
         """
-        return cls.from_pinocchio(pin.Inertia.FromDynamicParameters(np.asarray(parameters, dtype=float)))
+        parameters = _checked_vector(parameters, 'pinocchio')
+        result = cls.from_pinocchio(pin.Inertia.FromDynamicParameters(parameters))
+        if not (np.all(np.isfinite(result.com)) and np.all(np.isfinite(result.inertia_com))):
+            raise InertialParametersError(f'mass {parameters[0]:.6g} kg is too small for first moment '
+                                          f'{parameters[1:4].tolist()} kg·m: the CoM h/m overflows')
+        return result
 
     @classmethod
     def from_chapter_vector(cls, parameters: np.ndarray) -> 'InertialParameters':
-        """From the chapters' 10-vector (order :data:`CHAPTER_ORDER`, about the origin)."""
-        return cls.from_pinocchio_vector(np.asarray(parameters, dtype=float)[PINOCCHIO_TO_CHAPTER])
+        """From the chapters' 10-vector (order :data:`CHAPTER_ORDER`, about the origin;
+        kg, kg·m, kg·m²). Same checks as :meth:`from_pinocchio_vector`."""
+        return cls.from_pinocchio_vector(_checked_vector(parameters, 'chapter')[PINOCCHIO_TO_CHAPTER])
 
     def to_pinocchio(self) -> pin.Inertia:
         return pin.Inertia(self.mass, self.com, self.inertia_com)
@@ -110,6 +125,22 @@ class InertialParameters:
                 f'inertia_com diag={np.round(np.diag(self.inertia_com), 9).tolist()} kg·m²)')
 
 
+def _checked_vector(parameters, order: str) -> np.ndarray:
+    """``parameters`` as 10 floats with a finite positive mass, else :class:`InertialParametersError`."""
+    try:
+        vector = np.asarray(parameters, dtype=float).reshape(-1)
+    except (TypeError, ValueError) as error:
+        raise InertialParametersError(f'inertial parameters are not numbers: {error}') from None
+    if vector.shape != (10,):
+        raise InertialParametersError(f'a {order}-order inertial parameter vector has 10 entries, got {vector.size}')
+    if not np.all(np.isfinite(vector)):
+        raise InertialParametersError(f'inertial parameters {vector.tolist()} are not all finite')
+    if not vector[0] > 0.0:
+        raise InertialParametersError(f'mass {vector[0]:g} kg is not positive: the centre of mass h/m is undefined '
+                                      '(a massless body has no CoM; use InertialParameters.point_mass(0, com))')
+    return vector
+
+
 def pseudo_inertia_from_vector(parameters: np.ndarray) -> np.ndarray:
     """Pseudo-inertia J from a pinocchio-order 10-vector (linear in it, so usable in an LMI
     when the entries are cvxpy expressions... for numpy arrays use this directly)."""
@@ -121,9 +152,6 @@ def pseudo_inertia_from_vector(parameters: np.ndarray) -> np.ndarray:
     pseudo[:3, 3] = pseudo[3, :3] = (hx, hy, hz)
     pseudo[3, 3] = m
     return pseudo
-
-
-from robot_dynamics.core.errors import RobotDynamicsError  # noqa: E402  (appended section)
 
 
 class InertiaProjectionError(RobotDynamicsError):

@@ -35,7 +35,8 @@ refined by fixed-point iteration, chapter 002 §1.8 method 3), ``auto`` (``full`
 column-normalised 10-column regressor is well conditioned, else ``mass_com``).
 
 Uncertainty (1σ): σ̂²(YᵀY)⁻¹ from the residual (chapter 002 §1.5), each standard deviation
-raised to a batch-means estimate when the residual is correlated in time (model mismatch);
+raised to a batch-means estimate when the residual is correlated in time (model mismatch;
+:func:`robot_dynamics.core.covariance.correlated_covariance`, shared with whole-robot identification);
 without a baseline, plus the assumed URDF error of the carrying body (which the data cannot
 tell apart from payload); propagated to the CoM and the inertia about it by the delta method.
 
@@ -59,6 +60,7 @@ import pinocchio as pin
 from scipy import optimize
 
 from robot_dynamics.core import regressor, signals
+from robot_dynamics.core.covariance import correlated_covariance
 from robot_dynamics.core.errors import IdentificationRefused
 from robot_dynamics.core.inertia import InertialParameters
 from robot_dynamics.core.model import RobotModel
@@ -71,8 +73,6 @@ REPORT_KEYS = ('success', 'reason', 'mode', 'payload_link', 'used_baseline', 'ma
                'warnings', 'solve_time')
 STATIC_FRACTION = 0.5
 """A recording is *static* when at least this fraction of its samples is stationary."""
-CORRELATION_BLOCK = 1.0
-"""Block length [s] of the batch-means estimate of time-correlated residuals."""
 _FIT_SAMPLES_PER_CUTOFF = 4.0
 _STATIC_EDGE = 0.1
 _EDGE_PERIODS = 2.0  # filter transients last about two cutoff periods when a segment starts moving
@@ -579,34 +579,11 @@ def _least_squares(rows: np.ndarray, target: np.ndarray) -> np.ndarray:
     return solution / norms
 
 
-def _covariance(rows: np.ndarray, residual: np.ndarray, times: np.ndarray, joints: int) -> np.ndarray:
-    """1σ² covariance: σ̂²(YᵀY)⁻¹ (chapter 002 §1.5), each parameter's standard deviation
-    raised to the batch-means sandwich estimate (YᵀY)⁻¹ S (YᵀY)⁻¹ over CORRELATION_BLOCK
-    blocks when that is larger — the residual is then correlated in time, which is what
-    model mismatch produces (correlations between parameters are kept)."""
-    count, parameters = rows.shape
-    information_inverse = np.linalg.pinv(rows.T @ rows)
-    variance = residual @ residual / max(count - parameters, 1)
-    classic = variance * information_inverse
-    scores = (rows * residual[:, None]).reshape(-1, joints, parameters).sum(axis=1)
-    block = np.floor((times - times[0]) / CORRELATION_BLOCK).astype(int)
-    sums = np.zeros((block.max() + 1, parameters))
-    np.add.at(sums, block, scores)
-    sums = sums[np.any(sums != 0, axis=1)]
-    blocks = len(sums)
-    if blocks < 3:
-        return classic
-    sandwich = information_inverse @ (sums.T @ sums) @ information_inverse * blocks / (blocks - 1)
-    classic_std, sandwich_std = np.sqrt(np.diag(classic)), np.sqrt(np.maximum(np.diag(sandwich), 0.0))
-    ratio = np.divide(sandwich_std, classic_std, out=np.ones_like(classic_std), where=classic_std > 0)
-    scale = np.maximum(1.0, ratio)
-    return classic * np.outer(scale, scale)
-
-
 def _full_fit(data: _FitData, report) -> tuple:
     rows, target = data.payload_rows, data.residual
     parameters = _least_squares(rows, target)
-    covariance = _covariance(rows, target - rows @ parameters, data.sample.time, len(data.sample.joint_names))
+    covariance = correlated_covariance(rows, target - rows @ parameters, data.sample.time,
+                                       len(data.sample.joint_names))
     smallest = np.linalg.eigvalsh(_pseudo_inertia(parameters)).min()
     if smallest >= 0.0 and parameters[0] >= 0.0:
         report.feasible = True
@@ -711,7 +688,8 @@ def _mass_com_fit(data: _FitData, report) -> tuple:
                                    'the plain 4-parameter fit')
             parameters = first
     full = np.concatenate([parameters, _point_mass_inertia(parameters)])
-    covariance = _covariance(rows, target - data.payload_rows @ full, data.sample.time, len(data.sample.joint_names))
+    covariance = correlated_covariance(rows, target - data.payload_rows @ full, data.sample.time,
+                                       len(data.sample.joint_names))
     report.feasible = bool(parameters[0] > 0)
     return full, _padded(covariance)
 

@@ -2,7 +2,8 @@
 
 A :class:`Recording` is one recorded motion in model joint order. Real logs are rarely
 clean (non-real-time loggers repeat rows, skip ticks and jitter), so
-:func:`clean_recording` sorts, drops repeated and non-finite rows and measures the gaps,
+:func:`clean_recording` sorts, drops stale repeated rows (kept when the robot stands
+still: an exact repeat is then genuine) and non-finite rows, and measures the gaps,
 and :func:`prepare_for_identification` resamples to a uniform grid, splits at gaps,
 low-pass filters velocities and efforts with the *same* zero-phase Butterworth filter (so
 they stay time-aligned, chapter 002 §6.2) and differentiates the filtered velocity.
@@ -84,10 +85,11 @@ class Recording:
 class CleaningReport:
     """What :func:`clean_recording` found and removed.
 
-    ``duplicates_removed``: rows dropped because they repeat the previous row exactly (or
-    repeat its stamp); ``non_finite_removed``: rows with NaN/Inf; ``gaps``: intervals longer
-    than 1.5 median periods; ``max_gap`` / ``median_period`` / ``jitter_rms`` [s] (jitter: RMS
-    deviation of the non-gap intervals from the median period).
+    ``duplicates_removed``: rows dropped as stale logger repeats (the previous row's stamp,
+    or its exact values while some joint moves; see :func:`clean_recording`);
+    ``non_finite_removed``: rows with NaN/Inf; ``gaps``: intervals longer than 1.5 median
+    periods; ``max_gap`` / ``median_period`` / ``jitter_rms`` [s] (jitter: RMS deviation of
+    the non-gap intervals from the median period).
     """
 
     duplicates_removed: int
@@ -104,11 +106,20 @@ class CleaningReport:
 
 
 def clean_recording(rec: Recording) -> tuple:
-    """Sort by time, drop non-finite rows and exact repeats; returns (Recording, CleaningReport).
+    """Sort by time, drop non-finite rows and stale repeats; returns (Recording, CleaningReport).
 
-    A row is a repeat when its positions, velocities and efforts equal the previous row's
-    (a logger that read the same robot state twice), or when its stamp equals the previous
-    stamp. Raises :class:`RecordingError` when fewer than 2 samples remain.
+    A row is a stale repeat (a logger that read the same robot state twice) when
+
+    * its stamp equals the previous row's stamp, or
+    * its positions, velocities and efforts equal the previous row's *and* some joint velocity
+      in it is non-zero: a moving joint cannot report the exact same position twice, so the
+      second row is old data under a new stamp.
+
+    An identical row with every velocity exactly zero is kept: that is a robot standing
+    still whose signals are noise-free or quantised (simulation, a held pose), and dropping
+    it would turn every static hold into a gap. (Should a logger repeat a standstill row, the
+    repeated values are still the true standstill state, so keeping it costs nothing.)
+    Raises :class:`RecordingError` when fewer than 2 samples remain.
     """
     order = np.argsort(rec.time, kind='stable')
     time, positions = rec.time[order], rec.positions[order]
@@ -118,7 +129,9 @@ def clean_recording(rec: Recording) -> tuple:
     time, positions, velocities, efforts = time[finite], positions[finite], velocities[finite], efforts[finite]
     values = np.hstack([positions, velocities, efforts])
     repeat = np.zeros(len(time), dtype=bool)
-    repeat[1:] = np.all(values[1:] == values[:-1], axis=1) | (time[1:] == time[:-1])
+    identical = np.all(values[1:] == values[:-1], axis=1)
+    moving = np.any(velocities[1:] != 0.0, axis=1)
+    repeat[1:] = (identical & moving) | (time[1:] == time[:-1])
     keep = ~repeat
     time, positions, velocities, efforts = time[keep], positions[keep], velocities[keep], efforts[keep]
     if len(time) < 2:

@@ -39,6 +39,11 @@ MAX_ATTRIBUTES_PER_ELEMENT = 64
 attributes in quadratic time (1.5 s for 30 000 on one element); no URDF element needs more
 than a handful."""
 
+MAX_MIMIC_MULTIPLIER = 1e3
+"""Largest accepted |multiplier| of a ``<mimic>`` joint. Real couplings (grippers, gear
+trains, parallel fingers) are within ±100; beyond 1e3 the follower's torque and inertia
+terms scale by ≥ 1e6 and the model is numerically meaningless, so such a value is a typo."""
+
 PHYSICAL_TOLERANCE = 1e-9
 """Relative tolerance (of the largest principal moment) of the intake's physical checks."""
 
@@ -176,15 +181,30 @@ class UrdfDescription:
 
 
 def read_description_file(path, max_bytes: int = MAX_DESCRIPTION_BYTES) -> str:
-    """Read a URDF file as text, refusing files larger than ``max_bytes``."""
+    """Read a URDF file as UTF-8 text, refusing files larger than ``max_bytes``.
+
+    Every failure is a :class:`DescriptionError` naming the path and the reason: missing,
+    a directory, unreadable (permissions, I/O error), over the size limit, or not UTF-8
+    (URDF is XML without an encoding declaration, i.e. UTF-8; ROS carries it as a UTF-8
+    std_msgs/String).
+    """
     path = Path(path)
     try:
         size = path.stat().st_size
+        if size > max_bytes:
+            raise DescriptionError(f'robot description file {path} is {size} bytes, over the {max_bytes}-byte limit')
+        with path.open('rb') as handle:
+            data = handle.read(max_bytes + 1)
     except OSError as error:
-        raise DescriptionError(f'cannot read robot description file {path}: {error.strerror}') from None
-    if size > max_bytes:
-        raise DescriptionError(f'robot description file {path} is {size} bytes, over the {max_bytes}-byte limit')
-    return path.read_text(encoding='utf-8', errors='replace')
+        reason = error.strerror or str(error)
+        raise DescriptionError(f'cannot read robot description file {path}: {reason}') from None
+    if len(data) > max_bytes:  # grew since stat()
+        raise DescriptionError(f'robot description file {path} is over the {max_bytes}-byte limit')
+    try:
+        return data.decode('utf-8-sig')  # a byte-order mark is dropped
+    except UnicodeDecodeError as error:
+        raise DescriptionError(f'robot description file {path} is not UTF-8 text (byte 0x{data[error.start]:02x} '
+                               f'at offset {error.start}); save it as UTF-8') from None
 
 
 def parse_urdf(text: str, max_bytes: int = MAX_DESCRIPTION_BYTES, max_links: int = MAX_LINKS,
@@ -366,8 +386,14 @@ def _parse_joint(element) -> UrdfJoint:
         leader = mimic_element.get('joint')
         if not leader:
             raise DescriptionError(f'{where}: <mimic> without joint=')
-        mimic = Mimic(leader, _number(mimic_element, 'multiplier', where + ' <mimic>', 1.0),
-                      _number(mimic_element, 'offset', where + ' <mimic>', 0.0))
+        multiplier = _number(mimic_element, 'multiplier', where + ' <mimic>', 1.0)
+        offset = _number(mimic_element, 'offset', where + ' <mimic>', 0.0)
+        if not (math.isfinite(multiplier) and math.isfinite(offset)):
+            raise DescriptionError(f'{where}: <mimic> multiplier={multiplier} offset={offset} is not finite')
+        if abs(multiplier) > MAX_MIMIC_MULTIPLIER:
+            raise DescriptionError(f'{where}: <mimic> multiplier={multiplier:g} is beyond the plausible '
+                                   f'±{MAX_MIMIC_MULTIPLIER:g} (a typo?)')
+        mimic = Mimic(leader, multiplier, offset)
     return UrdfJoint(name=name, type=joint_type, parent=parent.get('link'), child=child.get('link'),
                      origin=_pose(element.find('origin'), where), axis=axis, limit=limit, mimic=mimic)
 
