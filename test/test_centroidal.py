@@ -357,6 +357,15 @@ def test_repeated_stamp_still_gives_the_state_but_no_rate(quadruped):
     assert monitor.update(0.008, q, v).zmp is not None
 
 
+@pytest.mark.parametrize('stamp', [float('nan'), float('inf'), 'soon'])
+def test_a_stamp_that_is_not_a_finite_number_is_an_input_error(quadruped, stamp):
+    monitor = CentroidalMonitor(quadruped, BalanceSettings(contact_frames=FEET))
+    q, v = standing_configuration(quadruped), np.zeros(18)
+    with pytest.raises(CentroidalInputError, match='stamp'):  # before: ValueError from the estimator
+        monitor.update(stamp, q, v)
+    assert monitor.update(0.0, q, v).state.mass > 0  # the monitor goes on
+
+
 def test_free_fall_is_reported_airborne(quadruped):
     monitor = CentroidalMonitor(quadruped, BalanceSettings(contact_frames=FEET))
     joints = np.tile([0.0, 0.8, -1.6], 4)

@@ -293,3 +293,91 @@ def test_an_impossible_time_parameter_falls_back_to_its_default(ros, name, reque
         assert used == pytest.approx(taken)
     finally:
         node.destroy_node()
+
+
+def test_zmp_and_flight_use_the_gravity_parameter(quadruped, quadruped_rig):
+    moon = 1.62
+    rig = quadruped_rig(gravity=[0.0, 0.0, -moon])
+    start, names, push = standing_pose(quadruped), quadruped.joint_names, 0.5  # base accelerates along x [m/s²]
+    for k in range(15):
+        t = 0.002 * k
+        pose = start + [0.5 * push * t ** 2, 0, 0, 0, 0, 0, 0]
+        rig.send(1.0 + t, names, STANCE, base_pose=pose, base_twist=[push * t, 0, 0, 0, 0, 0])
+    assert wait_for(lambda: len(rig.zmp) >= 5 and len(rig.com) >= 15, timeout=5.0), dict(rig.node.rejections.counts)
+    com, zmp = rig.com[-1].point, rig.zmp[-1].point
+    # p_x = c_x − c_z·c̈_x/g with the Moon's g (with 9.81 the ZMP would sit 6× closer to the CoM).
+    np.testing.assert_allclose([zmp.x, zmp.y], [com.x - com.z * push / moon, com.y], atol=1e-6)
+    for k in range(20):  # falling at the Moon's g: airborne (c̈_z + g = 0 < ε); with 9.81 it would not be
+        t = 0.002 * k
+        pose = [0.0, 0.0, 3.0 - 0.5 * moon * t ** 2, 0.0, 0.0, 0.0, 1.0]
+        rig.send(5.0 + t, names, STANCE, base_pose=pose, base_twist=[0, 0, -moon * t, 0, 0, 0])
+    assert wait_for(lambda: rig.com and rig.com[-1].header.stamp.sec == 5 and rig.com[-1].header.stamp.nanosec
+                    == 38_000_000, timeout=5.0)
+    assert wait_for(lambda: rig.balance() is not None and rig.balance()['airborne'] == 'True', timeout=3.0)
+    assert all(message.header.stamp.sec == 1 for message in rig.zmp)
+
+
+def test_a_gravity_not_along_minus_z_is_refused_for_the_zmp(ros):
+    node = CentroidalNode(parameter_overrides=[Parameter('gravity', value=[0.0, -9.81, 0.0]),
+                                               Parameter('robot_description', value=ARM_URDF.read_text())])
+    try:
+        assert node.settings.gravity == pytest.approx(9.81)
+        np.testing.assert_allclose(node.robot.model.gravity.linear, [0.0, 0.0, -9.81])
+        assert node.get_parameter('gravity').value == [0.0, 0.0, -9.81]
+    finally:
+        node.destroy_node()
+
+
+@pytest.mark.parametrize('given, frames', [('lf_foot', ('lf_foot',)), (5, ()), (['lf_foot', 'rf_foot'],
+                                                                               ('lf_foot', 'rf_foot'))])
+def test_contact_frames_takes_one_name_or_a_list(quadruped, quadruped_rig, given, frames):
+    rig = quadruped_rig(contact_frames=given)  # before: 'lf_foot' was split into letters, 5 raised TypeError
+    assert rig.node.contact_frame_names == frames
+    pose = standing_pose(quadruped)
+    rig.send(1.0, quadruped.joint_names, STANCE, base_pose=pose, base_twist=np.zeros(6))
+    assert wait_for(lambda: len(rig.polygon) >= 1, timeout=5.0), (rig.node.model_error, dict(rig.node.rejections.counts))
+    assert len(rig.polygon[-1].polygon.points) == len(frames)
+
+
+@pytest.mark.parametrize('name, given, attribute, used', [
+    ('stale_timeout', 1, lambda node: node.stale_timeout, 1.0),  # an int for a float: taken
+    ('marker_rate', 10, lambda node: node.marker_period, 0.1),
+    ('ground_height', 1, lambda node: node.settings.ground_height, 1.0),
+    ('rate_window', 1, lambda node: node.settings.rate_window, 9),  # before: the model was refused
+    ('rate_degree', 2.5, lambda node: node.settings.rate_degree, 2),
+    ('base_pose', [1.0, 2.0], lambda node: list(node.fixed_base_pose), [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0]),
+    ('world_frame', 3, lambda node: node.world_frame, 'odom'),
+])
+def test_a_parameter_of_another_type_or_out_of_range_is_converted_or_defaulted(ros, name, given, attribute, used):
+    node = CentroidalNode(parameter_overrides=[Parameter(name, value=given),
+                                               Parameter('robot_description', value=ARM_URDF.read_text())])
+    try:
+        assert attribute(node) == pytest.approx(used)
+        assert node.robot is not None and not node.model_error
+    finally:
+        node.destroy_node()
+
+
+def test_a_runtime_parameter_change_is_refused_with_the_reason(ros):
+    from rcl_interfaces.srv import SetParameters
+    rig = Rig(ros, ARM_URDF.read_text())
+    try:
+        for name, value in (('contact_frames', ['lf_foot']), ('ground_height', 0.5), ('gravity', [0.0, 0.0, -1.0])):
+            request = SetParameters.Request(parameters=[Parameter(name, value=value).to_parameter_msg()])
+            result, = rig.harness.call(SetParameters, f'{rig.namespace}/centroidal/set_parameters', request,
+                                       timeout=10).results
+            assert not result.successful and 'read-only' in result.reason, (name, result)
+        assert rig.node.settings.ground_height == 0.0
+    finally:
+        rig.close()
+
+
+def test_a_non_finite_stamp_is_counted_as_a_bad_state(ros):
+    from robot_dynamics.ros.centroidal_node import _JointSample
+    node = CentroidalNode(parameter_overrides=[Parameter('robot_description', value=ARM_URDF.read_text())])
+    try:
+        sample = _JointSample(None, float('nan'), np.zeros(7), np.zeros(7))
+        node._guarded(node._compute, node._live, sample)  # before: counted as internal_error
+        assert dict(node.rejections.counts) == {'bad_state': 1}
+    finally:
+        node.destroy_node()

@@ -180,3 +180,118 @@ def test_a_recording_larger_than_shared_memory_falls_back_to_the_default_size(ro
         assert node.buffer_duration == 30.0
     finally:
         node.destroy_node()
+
+
+ONE_LINK = ('<robot name="lone"><link name="base"><inertial><mass value="1"/>'
+            '<inertia ixx="0.1" iyy="0.1" izz="0.1" ixy="0" ixz="0" iyz="0"/></inertial></link></robot>')
+
+
+def test_a_description_without_moving_joints_is_refused_and_the_node_keeps_serving(ros):
+    from diagnostic_msgs.msg import DiagnosticArray
+    from std_srvs.srv import Trigger
+    node = make_node(diagnostics_period=0.1)
+    robot = RobotModel.from_urdf_file(ARM_URDF)
+    with ros(node) as harness:
+        diagnostics = harness.collect(DiagnosticArray, '/diagnostics')
+        description_pub = harness.probe.create_publisher(String, 'robot_description', DESCRIPTION_QOS)
+        description_pub.publish(String(data=ONE_LINK))  # before any model: refused, nothing loaded
+        assert wait_for(lambda: node.model_source.rejected >= 1, 10)
+        assert node.robot is None and 'no moving joints' in node.model_source.last_error
+        description_pub.publish(String(data=ARM_TEXT))
+        assert wait_for(lambda: node.robot is not None, 10)
+        description_pub.publish(String(data=ONE_LINK))  # after a good model: refused, the arm stays
+        assert wait_for(lambda: node.model_source.rejected >= 2, 10)
+        assert node.robot.joint_names == robot.joint_names
+        count = len(diagnostics)
+        assert wait_for(lambda: len(diagnostics) >= count + 3, 5), 'diagnostics stopped'
+        answer = harness.call(Trigger, f'/{node.get_name()}/clear_payload_buffer')
+        assert answer.success, answer.message
+        assert 'internal_error' not in node.rejections.counts
+
+
+def test_diagnostics_never_raise(ros):
+    # The diagnostics (timer, and validate_inertia's service thread) count an internal error
+    # and go on; before, any exception in them (e.g. max() of an empty array) killed the node.
+    node = make_node(robot_description=ARM_TEXT)
+    live = node._live
+    try:
+        node._live = type(live)(live.robot, None, live.buffer)  # broken on purpose
+        node._publish_diagnostics()
+        assert node.rejections.counts['internal_error'] == 1
+    finally:
+        node._live = live
+        node.destroy_node()
+
+
+def set_parameters(harness, node, **values):
+    """Results of the node's own /set_parameters service (what `ros2 param set` calls)."""
+    from rcl_interfaces.srv import SetParameters
+    request = SetParameters.Request(parameters=[Parameter(name, value=value).to_parameter_msg()
+                                                for name, value in values.items()])
+    return harness.call(SetParameters, f'/{node.get_name()}/set_parameters', request, timeout=10).results
+
+
+def test_a_runtime_parameter_change_takes_effect_or_is_refused_with_the_reason(ros):
+    node = make_node(robot_description=ARM_TEXT, payload_link='fr3_link7', stale_timeout=0.2)
+    with ros(node) as harness:
+        # Read at start-up or model load: refused (before, accepted and silently ignored).
+        for name, value in (('stale_timeout', 0.5), ('acceleration_window', 31),
+                            ('buffer_duration', 5.0), ('gravity', [0.0, 0.0, -1.62]), ('robot_description', '')):
+            result, = set_parameters(harness, node, **{name: value})
+            assert not result.successful and 'read-only' in result.reason, (name, result)
+        assert node._live.estimator.stale_timeout == 0.2
+        # Read at each service call: taken when valid, refused with the reason otherwise.
+        assert node.payload_link(node.robot) == 'fr3_link7'
+        result, = set_parameters(harness, node, payload_link='fr3_link6')  # before: accepted, then ignored
+        assert result.successful and node.payload_link(node.robot) == 'fr3_link6'
+        result, = set_parameters(harness, node, payload_link='gripper')
+        assert not result.successful and 'is not a link of the robot model' in result.reason
+        result, = set_parameters(harness, node, payload_link='')
+        assert result.successful and node.payload_link(node.robot) == 'tool0'  # empty: the end of the chain
+        result, = set_parameters(harness, node, payload_mode='full')
+        assert result.successful
+        assert node.get_parameter('payload_mode').value == 'full'
+        result, = set_parameters(harness, node, payload_mode='heavy')
+        assert not result.successful and "is not one of ('auto', 'full', 'mass_com')" in result.reason
+        result, = set_parameters(harness, node, apply_identified_payload=1)
+        assert not result.successful and 'is not a true or false' in result.reason
+        result, = set_parameters(harness, node, mesh_allowed_roots='/opt/meshes')  # one directory
+        assert result.successful
+        assert node.get_parameter('payload_mode').value == 'full'
+
+
+@pytest.mark.parametrize('name, given, used, reported', [
+    ('stale_timeout', 1, 1.0, 1.0),  # a whole number for a float parameter
+    ('buffer_duration', 30, 30.0, 30.0),
+    ('acceleration_window', 1.5, 15, 15),  # not a whole number of samples
+    ('acceleration_window', 31.0, 31, 31),
+    ('stale_timeout', 'fast', 0.1, 0.1),  # wrong type
+    ('acceleration_mode', 5, 'estimated', 'estimated'),
+    ('gravity', [0, 0, -10], [0.0, 0.0, -10.0], [0.0, 0.0, -10.0]),
+    ('gravity', [0.0, -9.81], [0.0, 0.0, -9.81], [0.0, 0.0, -9.81]),
+])
+def test_a_parameter_of_another_type_is_converted_or_falls_back_to_its_default(ros, name, given, used, reported):
+    node = make_node(urdf_file=str(ARM_URDF), **{name: given})  # before: InvalidParameterTypeException
+    try:
+        live = node._live
+        value = {'stale_timeout': lambda: live.estimator.stale_timeout,
+                 'buffer_duration': lambda: live.buffer.capacity / 1000.0,
+                 'acceleration_window': lambda: live.estimator.differentiator.window,
+                 'acceleration_mode': lambda: live.estimator.acceleration_mode,
+                 'gravity': lambda: live.robot.model.gravity.linear.tolist()}[name]()
+        assert value == used and type(value) is type(used)
+        assert node.get_parameter(name).value == reported  # the parameter shows the value in use
+    finally:
+        node.destroy_node()
+
+
+def test_a_huge_joint_name_is_cut_in_the_log(ros, capfd):
+    node = make_node(robot_description=ARM_TEXT)
+    with ros(node) as harness:
+        publisher = harness.probe.create_publisher(JointState, 'joint_states', SENSOR_QOS)
+        assert wait_for(lambda: node.count_publishers('joint_states') >= 1, 5)
+        publisher.publish(joint_state(['x' * 100_000], [0.1]))
+        assert wait_for(lambda: node.rejections.counts['no_known_joints'] == 1, 5)
+    lines = [line for line in capfd.readouterr().err.splitlines() if 'no_known_joints' in line]
+    assert lines and all(len(line) < 500 for line in lines), [len(line) for line in lines]
+    assert 'characters in all' in lines[0]

@@ -259,3 +259,26 @@ def test_runner_names_an_unusable_parameter_file(tmp_path):
         node_parameters(path, 'dynamics')
     with pytest.raises(ConfigError, match='no_such.yaml'):
         config_path('no_such.yaml')
+
+
+RUNTIME = {'dynamics': {'payload_link', 'payload_mode', 'apply_identified_payload', 'report_directory',
+                        'baseline_file', 'mesh_package_paths', 'mesh_allowed_roots'}}
+"""Parameters read at each use (a change is checked and taken); every other one is read once."""
+
+
+@pytest.mark.parametrize('file_name', sorted(PARAMETER_FILES))
+def test_parameters_from_the_file_are_taken_then_read_only_except_the_runtime_ones(ros, file_name):
+    from rclpy.parameter import Parameter
+    content = yaml.safe_load((ROOT / 'config' / file_name).read_text())
+    for node_name, section in content.items():
+        overrides = [Parameter(name, value=value) for name, value in section['ros__parameters'].items()]
+        node = node_class(node_name)(node_name, namespace='/read_only_check', parameter_overrides=overrides)
+        try:
+            for name in sorted(set(node._parameters) - AUTOMATIC):
+                runtime = name in RUNTIME.get(node_name, set())
+                assert node.describe_parameter(name).read_only is not runtime, f'{node_name}.{name}'
+                if not runtime:  # set_parameters is refused with the reason, not accepted and ignored
+                    result, = node.set_parameters([node.get_parameter(name)])
+                    assert not result.successful and 'read-only' in result.reason
+        finally:
+            node.destroy_node()

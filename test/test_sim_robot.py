@@ -222,6 +222,29 @@ def test_node_names_the_bad_parameter(ros):
         sim_node('/sim_d', root_joint='wheeled')
 
 
+@pytest.mark.parametrize('parameters', [{'max_catch_up': -1.0}, {'max_catch_up': 0.0},
+                                        {'publish_rate': 250, 'max_catch_up': 1}])
+def test_a_whole_number_is_taken_and_an_impossible_catch_up_falls_back(ros, parameters):
+    # Before: max_catch_up <= 0 published nothing, and publish_rate: 250 (an int) raised at start.
+    node = sim_node('/sim_f', **parameters)
+    requested = parameters['max_catch_up']
+    assert node.max_catch_up == (float(requested) if requested > 0 else 0.05)
+    assert node.publish_rate == 250.0 and isinstance(node.publish_rate, float)
+    with ros(node) as harness:
+        states = harness.collect(JointState, '/sim_f/joint_states', SENSOR_QOS)
+        assert wait_for(lambda: len(states) >= 10, 5.0)
+
+
+def test_a_runtime_parameter_change_is_refused_with_the_reason(ros):
+    from rcl_interfaces.srv import SetParameters
+    node = sim_node('/sim_g')
+    with ros(node) as harness:
+        request = SetParameters.Request(parameters=[Parameter('publish_rate', value=100.0).to_parameter_msg()])
+        result, = harness.call(SetParameters, '/sim_g/sim_robot/set_parameters', request, timeout=10).results
+    assert not result.successful and 'read-only' in result.reason
+    assert node.publish_rate == 250.0
+
+
 def test_unreachable_sway_stops_the_motion_without_killing_the_node(ros):
     node = sim_node('/sim_e', root_joint='floating', sway_amplitude=0.6)
     with ros(node) as harness:

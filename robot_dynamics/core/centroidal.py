@@ -339,16 +339,25 @@ class CentroidalMonitor:
         """One state: ``stamp`` [s], pinocchio ``q``/``v``; ``foot_wrenches`` = (forces, torques),
         each (len(contact_frames) × 3) in their contact frames [N, N·m], or None.
 
-        Raises CentroidalInputError (bad state). A stamp not newer than the previous one still
-        gives CoM, momentum and contacts, without a rate (``stamp_not_newer``).
+        Raises CentroidalInputError (bad state, or a stamp that is not a finite number). A stamp
+        not newer than the previous one still gives CoM, momentum and contacts, without a rate
+        (``stamp_not_newer``).
         """
         settings = self.settings
+        try:
+            stamp = float(stamp)
+        except (TypeError, ValueError):
+            raise CentroidalInputError(f'stamp {stamp!r} is not a number of seconds') from None
+        if not math.isfinite(stamp):
+            raise CentroidalInputError(f'stamp {stamp} s is not finite')
         state = centroidal_state(self.robot, q, v)
         try:
             self.estimator.add(stamp, state.momentum)
             rate, stamp_not_newer = self._rate(state), False
         except SampleOrderError:
             rate, stamp_not_newer = None, True
+        except ValueError as error:  # momentum overflowed to Inf (absurd but finite velocities)
+            raise CentroidalInputError(f'centroidal momentum not finite: {error}') from None
         contacts = contact_frames(self.robot, q, settings.contact_frames)
         if foot_wrenches is None:
             in_contact = contacts_by_height(contacts.positions, settings.ground_height,

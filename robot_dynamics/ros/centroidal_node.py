@@ -21,10 +21,11 @@ messages arrive (an arm on a mobile base). All math is in :mod:`robot_dynamics.c
 """
 from __future__ import annotations
 
+import functools
 import math
 import time
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Optional
 
 import numpy as np
@@ -32,7 +33,6 @@ import rclpy
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from geometry_msgs.msg import Point, Point32, PointStamped, PolygonStamped, Vector3Stamped, WrenchStamped
 from nav_msgs.msg import Odometry
-from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
@@ -40,14 +40,14 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Header
 from visualization_msgs.msg import Marker, MarkerArray
 
-from robot_dynamics.core.centroidal import (BalanceReport, BalanceSettings, BaseStateBuffer, CentroidalInputError,
-                                            CentroidalMonitor, OdometryError, base_pose_from_odometry,
-                                            floating_base_model)
+from robot_dynamics.core.centroidal import (FLIGHT_VERTICAL_ACCELERATION, BalanceReport, BalanceSettings,
+                                            BaseStateBuffer, CentroidalInputError, CentroidalMonitor, OdometryError,
+                                            base_pose_from_odometry, floating_base_model)
 from robot_dynamics.core.errors import DescriptionError, JointStateError
 from robot_dynamics.core.joint_states import JointStateMerger
 from robot_dynamics.core.model import RobotModel
 from robot_dynamics.ros.common import (DIAGNOSTICS_PERIOD, SENSOR_QOS, STALE_TIMEOUT, ModelSource, RateMeter,
-                                       RejectionCounter, create_output_publisher, describe, diagnostic_status,
+                                       RejectionCounter, checked_parameter, create_output_publisher, diagnostic_status,
                                        joint_state_fields, positive_parameter, publish_if_subscribed, spin_nodes,
                                        stamp_seconds)
 
@@ -111,72 +111,78 @@ class CentroidalNode(Node):
         self._polygon_pub = create_output_publisher(self, PolygonStamped, '~/support_polygon', SENSOR_QOS)
         self._markers_pub = create_output_publisher(self, MarkerArray, '~/markers', 10)
         self._diagnostics_pub = create_output_publisher(self, DiagnosticArray, '/diagnostics', 10)
-        self.model_source = ModelSource(self, self._on_model, callback_group=self._stream_group)
+        self.settings = BalanceSettings(**self._balance)
+        self.model_source = ModelSource(self, self._on_model, callback_group=self._stream_group,
+                                        gravity_check=(_downward, ' pointing along -z of world_frame (the ZMP '
+                                                                  'formula assumes it)'))
+        self.settings = replace(self.settings, gravity=float(np.linalg.norm(self.model_source.gravity)))
         group = self._stream_group
         self.create_subscription(JointState, 'joint_states', self._on_joint_state, INPUT_QOS, callback_group=group)
         self.create_subscription(Odometry, 'odom', self._on_odometry, INPUT_QOS, callback_group=group)
         for index, topic in enumerate(self.wrench_topics):
             self.create_subscription(WrenchStamped, topic, lambda message, i=index: self._on_wrench(i, message),
                                      INPUT_QOS, callback_group=group)
-        diagnostics_period = positive_parameter(self, 'diagnostics_period', DIAGNOSTICS_PERIOD)
-        self.create_timer(diagnostics_period, self._publish_diagnostics, callback_group=self._diagnostics_group)
+        self.create_timer(self.diagnostics_period, self._publish_diagnostics, callback_group=self._diagnostics_group)
 
     # ------------------------------------------------------------------ parameters
     def _declare_parameters(self) -> None:
-        declare = self.declare_parameter
-        declare('world_frame', 'odom', describe('frame of every output; odom messages must have it as frame_id'))
-        declare('contact_frames', [], ParameterDescriptor(
-            description='frames whose origins are the contact points (feet soles)', dynamic_typing=True))
-        declare('contact_height_threshold', 0.02, describe('a contact point closer than this to the ground [m] '
-                                                           'is in contact (kinematic route)'))
-        declare('ground_height', 0.0, describe('height of the ground plane in world_frame [m]'))
-        declare('base_pose', [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0], describe(
-            'fixed-base robot: base pose in world_frame [x, y, z, qx, qy, qz, qw] until odom arrives'))
-        declare('contact_wrench_topics', [], ParameterDescriptor(
-            description='WrenchStamped topics, one per contact frame in the same order (ground force on the '
-                        'foot, in the contact frame); empty: ZMP from the estimated rate of momentum',
-            dynamic_typing=True))
-        declare('contact_force_threshold', 10.0, describe('a foot pushing harder than this [N] is in contact '
-                                                          '(wrench route)'))
-        declare('min_normal_force', 10.0, describe('total vertical contact force below which the robot is '
-                                                   'airborne [N] (wrench route)'))
-        declare('flight_epsilon', 1.0, describe('airborne when c̈_z + g is below this [m/s^2] (kinematic route)'))
-        declare('rate_window', 9, describe('samples of h_G in the causal polynomial fit giving its rate'))
-        declare('rate_degree', 2, describe('degree of that polynomial (the estimate has no lag up to it)'))
-        declare('max_gap', 0.1, describe('a joint-state gap longer than this [s] restarts the rate estimate'))
-        declare('stale_timeout', STALE_TIMEOUT, describe(
-            'a joint value, odometry or wrench older than this [s] than the joint state being processed is stale'))
-        declare('marker_rate', 30.0, describe('highest rate of ~/markers [Hz]'))
-        declare('momentum_arrow_scale', 0.05, describe('length of the momentum arrows per unit momentum [m/(N·s)]'))
-        declare('diagnostics_period', DIAGNOSTICS_PERIOD, describe('period of /diagnostics [s]'))
-        value = lambda name: self.get_parameter(name).value  # noqa: E731
-        self.world_frame = value('world_frame')
-        self.contact_frame_names = tuple(str(name) for name in (value('contact_frames') or []))
-        self.wrench_topics = tuple(str(topic) for topic in (value('contact_wrench_topics') or []))
+        """Every parameter is read once at start-up, then read-only (a change is refused with a
+        reason); a value of the wrong type or out of range is logged and its default used."""
+        checked = functools.partial(checked_parameter, self)
+        positive = functools.partial(positive_parameter, self)
+        finite = math.isfinite
+        non_negative = (lambda value: 0.0 <= value < math.inf, 'is not a non-negative, finite number')
+        self.world_frame = checked('world_frame', 'odom', 'frame of every output; odom messages must have it as '
+                                   'frame_id', bool, 'is empty')
+        frames = checked('contact_frames', [], 'frames whose origins are the contact points (feet soles); one '
+                         'name or a list')
+        self.contact_frame_names = tuple(frames)
+        contact_height_threshold = checked('contact_height_threshold', 0.02, 'a contact point closer than this to '
+                                           'the ground [m] is in contact (kinematic route)', *non_negative)
+        ground_height = checked('ground_height', 0.0, 'height of the ground plane in world_frame [m]', finite,
+                                'is not a finite height [m]')
+        base_pose = checked('base_pose', [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0], 'fixed-base robot: base pose in '
+                            'world_frame [x, y, z, qx, qy, qz, qw] until odom arrives', _usable_pose,
+                            'is not a pose [x, y, z, qx, qy, qz, qw] with a unit quaternion')
+        self.fixed_base_pose = base_pose_from_odometry(base_pose[:3], base_pose[3:])
+        self.wrench_topics = tuple(checked('contact_wrench_topics', [], 'WrenchStamped topics, one per contact '
+                                           'frame in the same order (ground force on the foot, in the contact '
+                                           'frame); empty: ZMP from the estimated rate of momentum'))
         if self.wrench_topics and len(self.wrench_topics) != len(self.contact_frame_names):
             self.get_logger().error(f'contact_wrench_topics has {len(self.wrench_topics)} entries but contact_frames '
                                     f'{len(self.contact_frame_names)}: wrench route disabled')
             self.wrench_topics = ()
-        self.stale_timeout = positive_parameter(self, 'stale_timeout', STALE_TIMEOUT)
-        self.arrow_scale = float(value('momentum_arrow_scale'))
-        self.marker_period = 1.0 / max(float(value('marker_rate')), 1e-3)
-        self.settings = BalanceSettings(
-            contact_frames=self.contact_frame_names, ground_height=float(value('ground_height')),
-            contact_height_threshold=float(value('contact_height_threshold')),
-            contact_force_threshold=float(value('contact_force_threshold')),
-            min_normal_force=float(value('min_normal_force')), flight_epsilon=float(value('flight_epsilon')),
-            rate_window=int(value('rate_window')), rate_degree=int(value('rate_degree')),
-            max_gap=float(value('max_gap')))
-        try:
-            self.fixed_base_pose = base_pose_from_odometry(value('base_pose')[:3], value('base_pose')[3:])
-        except (OdometryError, TypeError) as error:
-            self.get_logger().error(f'base_pose parameter unusable ({error}); using the identity pose')
-            self.fixed_base_pose = np.array([0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0])
+        contact_force_threshold = checked('contact_force_threshold', 10.0, 'a foot pushing harder than this [N] is '
+                                          'in contact (wrench route)', *non_negative)
+        min_normal_force = checked('min_normal_force', 10.0, 'total vertical contact force below which the robot '
+                                   'is airborne [N] (wrench route)', *non_negative)
+        flight_epsilon = checked('flight_epsilon', FLIGHT_VERTICAL_ACCELERATION, 'airborne when c̈_z + g is below '
+                                 'this [m/s^2] (kinematic route)', *non_negative)
+        rate_degree = checked('rate_degree', 2, 'degree of that polynomial (the estimate has no lag up to it)',
+                              lambda degree: 1 <= degree <= 10, 'is not a degree of 1 to 10')
+        rate_window = checked('rate_window', max(9, rate_degree + 2), 'samples of h_G in the causal polynomial fit '
+                              'giving its rate (at least rate_degree + 2)',
+                              lambda window: rate_degree + 2 <= window <= 1000,
+                              f'is not a window of rate_degree + 2 = {rate_degree + 2} to 1000 samples')
+        max_gap = positive('max_gap', 0.1, 'a joint-state gap longer than this [s] restarts the rate estimate')
+        self.stale_timeout = positive('stale_timeout', STALE_TIMEOUT, 'a joint value, odometry or wrench older than '
+                                      'this [s] than the joint state being processed is stale')
+        self.marker_period = 1.0 / positive('marker_rate', 30.0, 'highest rate of ~/markers [Hz]', 'rate [Hz]')
+        self.arrow_scale = checked('momentum_arrow_scale', 0.05, 'length of the momentum arrows per unit momentum '
+                                   '[m/(N·s)]', finite, 'is not a finite number')
+        self.diagnostics_period = positive('diagnostics_period', DIAGNOSTICS_PERIOD, 'period of /diagnostics [s]')
+        self._balance = dict(contact_frames=self.contact_frame_names, ground_height=ground_height,
+                             contact_height_threshold=contact_height_threshold,
+                             contact_force_threshold=contact_force_threshold, min_normal_force=min_normal_force,
+                             flight_epsilon=flight_epsilon, rate_window=rate_window, rate_degree=rate_degree,
+                             max_gap=max_gap)
 
     # ------------------------------------------------------------------ model
     def _on_model(self, robot: RobotModel) -> None:
         try:
             floating = floating_base_model(robot)
+            # The ZMP and flight test use |g| of the model's gravity (the gravity parameter).
+            self.settings = replace(self.settings, gravity=float(np.linalg.norm(robot.model.gravity.linear)))
             monitor = CentroidalMonitor(floating, self.settings)
         except (DescriptionError, ValueError) as error:
             self.model_error = str(error)
@@ -428,6 +434,22 @@ class CentroidalNode(Node):
             return diagnostic_status(name, WARN, f'ZMP {-report.zmp_margin:.3f} m outside the support polygon', values)
         margin = 'no support polygon' if report.zmp_margin is None else f'ZMP margin {report.zmp_margin:.3f} m'
         return diagnostic_status(name, OK, margin, values)
+
+
+def _downward(gravity) -> bool:
+    """Gravity along −z of the world (the ZMP formula's assumption), within 1e-6 of its norm."""
+    norm = math.sqrt(sum(g * g for g in gravity))
+    return gravity[2] < 0.0 and math.hypot(gravity[0], gravity[1]) <= 1e-6 * norm
+
+
+def _usable_pose(pose) -> bool:
+    if len(pose) != 7:
+        return False
+    try:
+        base_pose_from_odometry(pose[:3], pose[3:])
+    except OdometryError:
+        return False
+    return True
 
 
 def _header(stamp, frame: str) -> Header:

@@ -9,6 +9,8 @@ reason and the last good model stays.
 """
 from __future__ import annotations
 
+import array
+import functools
 import gc
 import math
 import sys
@@ -20,9 +22,10 @@ from typing import Callable, Optional
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
 import rclpy
-from rcl_interfaces.msg import ParameterDescriptor
+from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
+from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import String
 
@@ -58,6 +61,17 @@ def stamp_seconds(stamp) -> float:
     return stamp.sec + stamp.nanosec * 1e-9
 
 
+LOG_TEXT_LIMIT = 200
+"""Characters of one log line (or diagnostics value) beyond which the text is cut: a message
+field (a joint name, a description) can be as long as its sender likes."""
+
+
+def shorten(text, limit: int = LOG_TEXT_LIMIT) -> str:
+    """``text`` cut to ``limit`` characters, saying how long it was."""
+    text = str(text)
+    return text if len(text) <= limit else f'{text[:limit]}… ({len(text)} characters in all)'
+
+
 class RateLimitedLogger:
     """Logs each key at most once per ``period`` seconds (wall time)."""
 
@@ -75,11 +89,11 @@ class RateLimitedLogger:
 
     def warn(self, key: str, message: str) -> None:
         if self._due(key):
-            self._logger.warning(message)
+            self._logger.warning(shorten(message))
 
     def error(self, key: str, message: str) -> None:
         if self._due(key):
-            self._logger.error(message)
+            self._logger.error(shorten(message))
 
 
 class RejectionCounter:
@@ -122,41 +136,44 @@ class ModelSource:
 
     ``on_model(robot)`` is called with each new model (the node swaps its reference
     atomically; the old model is never mutated). Declares the parameters
-    ``robot_description``, ``urdf_file``, ``root_joint`` and ``gravity``.
+    ``robot_description``, ``urdf_file``, ``root_joint``, ``gravity`` and ``max_joints``, all
+    read-only once the node runs (they are read once; a new model comes from the topic). A
+    description without moving joints is refused (nothing to compute from joint_states).
     """
 
-    def __init__(self, node: Node, on_model: Callable[[RobotModel], None], callback_group=None):
+    def __init__(self, node: Node, on_model: Callable[[RobotModel], None], callback_group=None,
+                 gravity_check: Optional[tuple] = None):
+        """``gravity_check`` = (is_valid, requirement): what the node needs of the gravity
+        vector beyond three finite numbers (centroidal_node: along −z of the world)."""
         self._node = node
         self._on_model = on_model
         self._log = RateLimitedLogger(node.get_logger(), period=1.0)
-        node.declare_parameter('robot_description', '', describe(
-            'URDF text; when set it overrides the robot_description topic and urdf_file'))
-        node.declare_parameter('urdf_file', '', describe('path of a URDF file used when robot_description is empty'))
-        node.declare_parameter('root_joint', 'fixed', describe("'fixed' (arm on a table) or 'floating' (free-flyer base)"))
-        node.declare_parameter('gravity', [0.0, 0.0, -9.81], describe('gravity vector in the world frame [m/s^2]'))
-        node.declare_parameter('max_joints', MAX_MOVING_JOINTS, describe(
-            'descriptions with more moving joints are refused (model memory grows ~cubically with joints)'))
-        self.max_joints = int(node.get_parameter('max_joints').value)
-        self.root_joint = node.get_parameter('root_joint').value
-        if self.root_joint not in ('fixed', 'floating'):
-            node.get_logger().error(f"root_joint '{self.root_joint}' is neither 'fixed' nor 'floating'; using 'fixed'")
-            self.root_joint = 'fixed'
-        self.gravity = list(node.get_parameter('gravity').value)
+        checked = functools.partial(checked_parameter, node)
+        self.max_joints = checked('max_joints', MAX_MOVING_JOINTS, 'descriptions with more moving joints are refused '
+                                  '(model memory grows ~cubically with joints)', lambda count: count >= 1,
+                                  'is not at least 1')
+        self.root_joint = checked('root_joint', 'fixed', "'fixed' (arm on a table) or 'floating' (free-flyer base)",
+                                  ('fixed', 'floating').__contains__, "is neither 'fixed' nor 'floating'")
+        is_valid, requirement = gravity_check or (lambda gravity: True, '')
+        self.gravity = checked('gravity', [0.0, 0.0, -9.81], 'gravity vector in the world frame [m/s^2]',
+                               lambda gravity: len(gravity) == 3 and all(map(math.isfinite, gravity)) and
+                               is_valid(gravity), f'is not 3 finite numbers [m/s^2]{requirement}')
         self.robot: Optional[RobotModel] = None
         self.swaps = 0
         self.rejected = 0
         self.last_error = ''
         self._current_text: Optional[str] = None
-        description = node.get_parameter('robot_description').value
-        urdf_file = node.get_parameter('urdf_file').value
+        description = checked('robot_description', '', 'URDF text; when set it overrides the robot_description '
+                              'topic and urdf_file')
+        urdf_file = checked('urdf_file', '', 'path of a URDF file used when robot_description is empty')
         self.source = 'parameter' if description else ('file' if urdf_file else 'topic')
         if description:
             self.load(description)
         elif urdf_file:
             try:
                 self.load(read_description_file(urdf_file))
-            except DescriptionError as error:
-                self._reject(str(error))
+            except (DescriptionError, OSError, ValueError) as error:  # also a directory, an unreadable file
+                self._reject(f'urdf_file {urdf_file}: {error}')
         else:
             node.create_subscription(String, 'robot_description', self._on_description, DESCRIPTION_QOS,
                                      callback_group=callback_group)
@@ -177,6 +194,10 @@ class ModelSource:
         except (DescriptionError, ValueError) as error:
             self._reject(str(error))
             return False
+        if robot.num_joints == 0:
+            self._reject(f'robot "{shorten(robot.name, 60)}" has no moving joints: nothing to compute from '
+                         'joint_states')
+            return False
         self._current_text = text
         self.robot = robot
         self.swaps += 1
@@ -188,7 +209,7 @@ class ModelSource:
 
     def _reject(self, reason: str) -> None:
         self.rejected += 1
-        self.last_error = reason
+        self.last_error = shorten(reason, 500)
         kept = f'keeping model "{self.robot.name}"' if self.robot else 'no model loaded yet'
         self._log.error('description', f'robot description rejected ({kept}): {reason}')
 
@@ -211,9 +232,9 @@ def _format_value(value) -> str:
     return str(value)
 
 
-def describe(text: str):
+def describe(text: str, read_only: bool = False, dynamic_typing: bool = False) -> ParameterDescriptor:
     """A ParameterDescriptor carrying ``text`` (every parameter is declared with one)."""
-    return ParameterDescriptor(description=text)
+    return ParameterDescriptor(description=text, read_only=read_only, dynamic_typing=dynamic_typing)
 
 
 STALE_TIMEOUT = 0.1
@@ -222,22 +243,122 @@ STALE_TIMEOUT = 0.1
 DIAGNOSTICS_PERIOD = 1.0
 """Default period of /diagnostics [s]."""
 
-
-def checked_parameter(node: Node, name: str, default, is_valid: Callable, requirement: str):
-    """The node's parameter ``name`` when ``is_valid(value)``; otherwise ``default``, with an error
-    in the log saying which ``requirement`` the value failed: a bad configuration value must not
-    stop the node (nor make a timer spin with a zero period)."""
-    value = node.get_parameter(name).value
-    if is_valid(value):
-        return value
-    node.get_logger().error(f'{name} {value!r} {requirement}; using {default!r}')
-    return default
+_WRONG_TYPE = object()
 
 
-def positive_parameter(node: Node, name: str, default: float, quantity: str = 'time [s]') -> float:
-    """The node's parameter ``name`` if it is a positive, finite number (a ``quantity``), else ``default``."""
-    return checked_parameter(node, name, default, lambda value: 0.0 < value < math.inf,  # false for NaN
+def converted_value(value, default):
+    """``value`` as the type of ``default``, or ``_WRONG_TYPE``. A whole number is taken for a
+    float (``stale_timeout: 1``), a whole float for an integer (``31.0``), a list of numbers
+    for a list of floats, and a single string for a list of strings (one element)."""
+    if isinstance(default, bool):
+        return value if isinstance(value, bool) else _WRONG_TYPE
+    if isinstance(default, float):
+        return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else _WRONG_TYPE
+    if isinstance(default, int):
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        return int(value) if isinstance(value, float) and value.is_integer() else _WRONG_TYPE
+    if isinstance(default, str):
+        return value if isinstance(value, str) else _WRONG_TYPE
+    if isinstance(default, (list, tuple)):
+        element = default[0] if len(default) else ''  # an empty default is a list of names
+        if isinstance(value, str) and isinstance(element, str):
+            return [value]
+        if not isinstance(value, (list, tuple, array.array)):
+            return _WRONG_TYPE
+        items = [converted_value(item, element) for item in value]
+        return _WRONG_TYPE if any(item is _WRONG_TYPE for item in items) else items
+    return value
+
+
+def _kind(default) -> str:
+    if isinstance(default, bool):
+        return 'true or false'
+    if isinstance(default, float):
+        return 'number'
+    if isinstance(default, int):
+        return 'whole number'
+    if isinstance(default, str):
+        return 'string'
+    element = default[0] if len(default) else ''
+    return f'list of {"strings" if isinstance(element, str) else _kind(element) + "s"}'
+
+
+def _checked_value(value, default, is_valid: Optional[Callable], requirement: str) -> tuple:
+    """(value to use, None) or (None, why ``value`` is refused)."""
+    used = converted_value(value, default)
+    if used is _WRONG_TYPE:
+        return None, f'is not a {_kind(default)}'
+    if is_valid is not None and not is_valid(used):
+        return None, requirement
+    return used, None
+
+
+def checked_parameter(node: Node, name: str, default, description: str, is_valid: Optional[Callable] = None,
+                      requirement: str = '', runtime: bool = False):
+    """Declare the node's parameter ``name`` and return the value the node uses.
+
+    Whatever type the parameter file or launch gives it is accepted at declaration (dynamic
+    typing), then converted to the type of ``default`` (:func:`converted_value`) and checked
+    with ``is_valid``; a value of another type or failing ``requirement`` is reported as an
+    error in the log and ``default`` is used instead: a bad configuration value must not stop
+    the node (nor make a timer spin with a zero period). The parameter then holds the value
+    in use, and:
+
+    * ``runtime=False`` (read at start-up or at model load): it becomes read-only, so a later
+      ``set_parameters`` is refused with a reason instead of being accepted and ignored;
+    * ``runtime=True`` (read each time it is used, see :func:`runtime_value`): a later change
+      is checked the same way and refused with the reason when it fails.
+    """
+    node.declare_parameter(name, default, describe(description, dynamic_typing=True))
+    given = node.get_parameter(name).value
+    value, problem = _checked_value(given, default, is_valid, requirement)
+    if problem:
+        node.get_logger().error(f'parameter {name} {shorten(repr(given))} {problem}; using {default!r}')
+        value = default
+    node.set_parameters([Parameter(name, value=list(value) if isinstance(value, tuple) else value)])
+    if runtime:
+        _runtime_checks(node)[name] = (default, is_valid, requirement)
+    else:
+        static = len(value) > 0 if isinstance(value, (list, tuple)) else True
+        descriptor = describe(description, read_only=True, dynamic_typing=not static)
+        if static:
+            descriptor.type = Parameter.Type.from_parameter_value(value).value
+        node.set_descriptor(name, descriptor)
+    return value
+
+
+def positive_parameter(node: Node, name: str, default: float, description: str,
+                       quantity: str = 'time [s]') -> float:
+    """:func:`checked_parameter` for a positive, finite number (a ``quantity``)."""
+    return checked_parameter(node, name, default, description, lambda value: 0.0 < value < math.inf,  # false for NaN
                              f'is not a positive {quantity}')
+
+
+def runtime_value(node: Node, name: str):
+    """The current value of a ``runtime=True`` parameter, converted to its default's type."""
+    default = _runtime_checks(node)[name][0]
+    value = converted_value(node.get_parameter(name).value, default)
+    return default if value is _WRONG_TYPE else value
+
+
+def _runtime_checks(node: Node) -> dict:
+    checks = getattr(node, '_runtime_parameter_checks', None)
+    if checks is None:
+        checks = node._runtime_parameter_checks = {}
+        node.add_on_set_parameters_callback(functools.partial(_check_runtime_change, checks))
+    return checks
+
+
+def _check_runtime_change(checks: dict, parameters: list) -> SetParametersResult:
+    for parameter in parameters:
+        if parameter.name in checks:
+            default, is_valid, requirement = checks[parameter.name]
+            _, problem = _checked_value(parameter.value, default, is_valid, requirement)
+            if problem:
+                return SetParametersResult(successful=False, reason=f'{parameter.name} {shorten(repr(parameter.value))} '
+                                                                    f'{problem}')
+    return SetParametersResult(successful=True)
 
 
 def create_output_publisher(node: Node, message_type, topic: str, qos):

@@ -37,7 +37,6 @@ import numpy as np
 import rclpy
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from geometry_msgs.msg import InertiaStamped
-from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from std_srvs.srv import Trigger
@@ -46,12 +45,12 @@ from robot_dynamics.core import dynamics
 from robot_dynamics.core.errors import JointStateError, PayloadError
 from robot_dynamics.core.live_torques import ACCELERATION_MODES, LiveTorqueEstimator
 from robot_dynamics.core.model import RobotModel
-from robot_dynamics.core.payload import default_payload_link
+from robot_dynamics.core.payload import MODES as PAYLOAD_MODES, default_payload_link
 from robot_dynamics.core.ring_buffer import RingBufferError, SampleRingBuffer
 from robot_dynamics.ros.common import (DIAGNOSTICS_PERIOD, JOINT_STATE_QOS, LATCHED_QOS, SENSOR_QOS, STALE_TIMEOUT,
                                        ModelSource, RateLimitedLogger, RateMeter, RejectionCounter, ServiceHost,
-                                       checked_parameter, create_output_publisher, describe, diagnostic_status,
-                                       joint_state_fields, positive_parameter, spin_nodes)
+                                       checked_parameter, create_output_publisher, diagnostic_status,
+                                       joint_state_fields, positive_parameter, runtime_value, shorten, spin_nodes)
 from robot_dynamics.ros.service_worker import (DEFAULT_CPU_SHARE, ServiceWorker, SharedRecording, identify_payload_job,
                                                validate_inertia_job)
 
@@ -72,7 +71,19 @@ class _LiveModel:
     robot: RobotModel
     estimator: LiveTorqueEstimator
     buffer: SampleRingBuffer
-    payload_link: str
+
+
+def _never_raises(handler):
+    """A service handler that answers ``success=false`` with the error instead of raising: an
+    exception in a callback would take the node's executor (and the node) down."""
+    @functools.wraps(handler)
+    def guarded(self, request, response):
+        try:
+            return handler(self, request, response)
+        except Exception as error:  # a node never dies from a call
+            self.get_logger().error(f'{handler.__name__.lstrip("_")} failed: {shorten(repr(error))}')
+            return _answer(response, False, f'internal error: {shorten(error)}')
+    return guarded
 
 
 class DynamicsNode(Node):
@@ -112,46 +123,47 @@ class DynamicsNode(Node):
 
     # ------------------------------------------------------------------ parameters
     def _declare_parameters(self) -> None:
-        declare = self.declare_parameter
-        declare('payload_link', '', describe('link whose frame carries the payload; empty: the last link of the '
-                                             'chain (following fixed joints)'))
-        declare('buffer_duration', BUFFER_DURATION, describe('seconds of (q, qd, effort) kept for payload '
-                                                             'identification'))
-        declare('buffer_max_rate', BUFFER_MAX_RATE, describe('highest joint_states rate the buffer is sized for [Hz]'))
-        declare('payload_mode', 'auto', describe("'auto', 'mass_com' (4 parameters) or 'full' (10 parameters)"))
-        declare('apply_identified_payload', False, describe('attach an identified payload to the live model'))
-        declare('acceleration_mode', 'estimated', describe("'estimated' (causal differentiation of velocity) or "
-                                                           "'zero' (q̈ = 0 in the inverse dynamics)"))
-        declare('acceleration_window', ACCELERATION_WINDOW, describe(
-            f'samples in the least-squares velocity slope (delay ≈ half; 2 to {MAX_ACCELERATION_WINDOW})'))
-        declare('stale_timeout', STALE_TIMEOUT, describe('a joint value older than this [s] than the newest is stale'))
-        declare('torque_warn_ratio', TORQUE_WARN_RATIO, describe('|tau|/effort limit above which diagnostics warn '
-                                                                 '(0 < ratio <= 1; error above 1)'))
-        declare('diagnostics_period', DIAGNOSTICS_PERIOD, describe('period of /diagnostics [s]'))
-        declare('report_directory', '', describe('where YAML reports go; empty: ~/.ros/robot_dynamics'))
-        declare('service_cpu_share', DEFAULT_CPU_SHARE, describe(
-            'average share of one CPU core identify_payload and validate_inertia may use when called back to '
-            'back (0 < share <= 1; an isolated call runs at full speed): the torque stream goes first'))
-        declare('baseline_file', '', describe('CSV file the no-payload baseline is saved to / loaded from'))
-        declare('mesh_package_paths', [], ParameterDescriptor(
-            description='NAME=DIR entries to resolve package:// meshes for validate_inertia', dynamic_typing=True))
-        declare('mesh_allowed_roots', [], ParameterDescriptor(
-            description='directories file:// meshes may be read from (validate_inertia)', dynamic_typing=True))
+        """Every parameter is read once at start-up (read-only afterwards: a change is refused
+        with a reason) except the ones the services read at each call (``runtime=True``)."""
         checked = functools.partial(checked_parameter, self)
-        self.acceleration_mode = checked('acceleration_mode', 'estimated', ACCELERATION_MODES.__contains__,
-                                         f'is not one of {ACCELERATION_MODES}')
+        positive = functools.partial(positive_parameter, self)
+        checked('payload_link', '', 'link whose frame carries the payload; empty: the last link of the chain '
+                '(following fixed joints); read at each identify_payload call', self._is_model_link,
+                'is not a link of the robot model', runtime=True)
+        self.buffer_duration = positive('buffer_duration', BUFFER_DURATION, 'seconds of (q, qd, effort) kept for '
+                                        'payload identification')
+        buffer_max_rate = positive('buffer_max_rate', BUFFER_MAX_RATE, 'highest joint_states rate the buffer is '
+                                   'sized for [Hz]', 'rate [Hz]')
+        self._buffer_capacity = max(2, int(self.buffer_duration * buffer_max_rate))
+        checked('payload_mode', 'auto', "'auto', 'mass_com' (4 parameters) or 'full' (10 parameters)",
+                PAYLOAD_MODES.__contains__, f'is not one of {PAYLOAD_MODES}', runtime=True)
+        checked('apply_identified_payload', False, 'attach an identified payload to the live model', runtime=True)
+        self.acceleration_mode = checked('acceleration_mode', 'estimated', "'estimated' (causal differentiation "
+                                         "of velocity) or 'zero' (q̈ = 0 in the inverse dynamics)",
+                                         ACCELERATION_MODES.__contains__, f'is not one of {ACCELERATION_MODES}')
         self.acceleration_window = checked('acceleration_window', ACCELERATION_WINDOW,
+                                           f'samples in the least-squares velocity slope (delay ≈ half; 2 to '
+                                           f'{MAX_ACCELERATION_WINDOW})',
                                            lambda window: 2 <= window <= MAX_ACCELERATION_WINDOW,
                                            f'is not a window of 2 to {MAX_ACCELERATION_WINDOW} samples')
-        self.stale_timeout = positive_parameter(self, 'stale_timeout', STALE_TIMEOUT)
-        self.service_cpu_share = checked('service_cpu_share', DEFAULT_CPU_SHARE, lambda share: 0.0 < share <= 1.0,
-                                         'is not in (0, 1]')
-        self.torque_warn_ratio = checked('torque_warn_ratio', TORQUE_WARN_RATIO, lambda ratio: 0.0 < ratio <= 1.0,
-                                         'is not in (0, 1]')
-        self.diagnostics_period = positive_parameter(self, 'diagnostics_period', DIAGNOSTICS_PERIOD)
-        self.buffer_duration = positive_parameter(self, 'buffer_duration', BUFFER_DURATION)
-        buffer_max_rate = positive_parameter(self, 'buffer_max_rate', BUFFER_MAX_RATE, 'rate [Hz]')
-        self._buffer_capacity = max(2, int(self.buffer_duration * buffer_max_rate))
+        self.stale_timeout = positive('stale_timeout', STALE_TIMEOUT, 'a joint value older than this [s] than the '
+                                      'newest is stale')
+        self.torque_warn_ratio = checked('torque_warn_ratio', TORQUE_WARN_RATIO, '|tau|/effort limit above which '
+                                         'diagnostics warn (0 < ratio <= 1; error above 1)',
+                                         lambda ratio: 0.0 < ratio <= 1.0, 'is not in (0, 1]')
+        self.diagnostics_period = positive('diagnostics_period', DIAGNOSTICS_PERIOD, 'period of /diagnostics [s]')
+        checked('report_directory', '', 'where YAML reports go; empty: ~/.ros/robot_dynamics', runtime=True)
+        self.service_cpu_share = checked('service_cpu_share', DEFAULT_CPU_SHARE,
+                                         'average share of one CPU core identify_payload and validate_inertia may '
+                                         'use when called back to back (0 < share <= 1; an isolated call runs at '
+                                         'full speed): the torque stream goes first',
+                                         lambda share: 0.0 < share <= 1.0, 'is not in (0, 1]')
+        checked('baseline_file', '', 'CSV file the no-payload baseline is saved to (record_baseline, read at each '
+                'call) / loaded from (at start)', runtime=True)
+        checked('mesh_package_paths', [], 'NAME=DIR entries to resolve package:// meshes for validate_inertia',
+                runtime=True)
+        checked('mesh_allowed_roots', [], 'directories file:// meshes may be read from (validate_inertia)',
+                runtime=True)
 
     # ------------------------------------------------------------------ model
     def _on_model(self, robot: RobotModel) -> None:
@@ -160,8 +172,7 @@ class DynamicsNode(Node):
             merger, buffer = previous.estimator.merger, previous.buffer
         else:
             merger, buffer = None, self._new_recording(robot.num_joints)
-        payload_link = self.get_parameter('payload_link').value or default_payload_link(robot)
-        self._install(_LiveModel(robot, self._estimator(robot, merger), buffer, payload_link))
+        self._install(_LiveModel(robot, self._estimator(robot, merger), buffer))
         if previous is not None and previous.buffer is not buffer:
             previous.buffer.close()  # recorded with other joints; frees its shared memory
 
@@ -193,6 +204,15 @@ class DynamicsNode(Node):
             if buffer is not None:
                 buffer.close()
         return super().destroy_node()
+
+    def payload_link(self, robot: RobotModel) -> str:
+        """The ``payload_link`` parameter (read at each use), or the end of ``robot``'s chain."""
+        return runtime_value(self, 'payload_link') or default_payload_link(robot)
+
+    def _is_model_link(self, link: str) -> bool:
+        """A payload_link change names a link of the live model (any link before one is loaded)."""
+        live = getattr(self, '_live', None)
+        return not link or live is None or link in live.robot.description.links
 
     @property
     def robot(self) -> Optional[RobotModel]:
@@ -234,6 +254,7 @@ class DynamicsNode(Node):
         self._last_input_wall = time.monotonic()
 
     # ------------------------------------------------------------------ services
+    @_never_raises
     def _clear_payload_buffer(self, request, response):
         live = self._live
         if live is None:
@@ -245,6 +266,7 @@ class DynamicsNode(Node):
         return _answer(response, True, f'recording restarted: keeps the last '
                                        f'{self.buffer_duration:g} s of motion')
 
+    @_never_raises
     def _record_baseline(self, request, response):
         recording = self._snapshot()
         if recording is None:
@@ -254,7 +276,7 @@ class DynamicsNode(Node):
         except OSError as error:  # no shared memory left
             return _answer(response, False, f'baseline not kept: {error}')
         message = f'baseline kept: {len(recording.time)} samples over {recording.time[-1] - recording.time[0]:.1f} s'
-        path = self.get_parameter('baseline_file').value
+        path = runtime_value(self, 'baseline_file')
         if path:
             try:
                 from robot_dynamics.core.recordings import write_csv
@@ -264,6 +286,7 @@ class DynamicsNode(Node):
                 message += f' (not saved to {path}: {error})'
         return _answer(response, True, message)
 
+    @_never_raises
     def _identify_payload(self, request, response):
         nothing = ('nothing recorded yet: move the robot with the payload (efforts published), then call '
                    'identify_payload')
@@ -271,14 +294,15 @@ class DynamicsNode(Node):
         if live is None or _recorded(live.buffer) < 2:
             return _answer(response, False, nothing)
         baseline = self._shared_baseline
+        link = self.payload_link(live.robot)
         try:
             # The worker may copy the recording seconds later (its start-up, a queued call): it
             # takes the samples recorded up to this call, not the motion that follows.
             recording = SharedRecording(live.buffer.handle, live.robot.joint_names, until=live.buffer.written)
             report, write_error = self._worker.run(
                 identify_payload_job, live.robot.description.text, live.robot.floating_base,
-                live.robot.model.gravity.linear.tolist(), recording, live.payload_link,
-                self.get_parameter('payload_mode').value,
+                live.robot.model.gravity.linear.tolist(), recording, link,
+                runtime_value(self, 'payload_mode'),
                 SharedRecording(baseline.handle, self.baseline.joint_names) if baseline is not None else None,
                 self._report_directory())
         except Exception as error:
@@ -289,11 +313,12 @@ class DynamicsNode(Node):
         if write_error:
             self._log.warn('report', write_error)
         if report.success:
-            self._publish_payload(live.payload_link, report)
-            if self.get_parameter('apply_identified_payload').value:
-                self._apply_payload(live, report)
+            self._publish_payload(link, report)
+            if runtime_value(self, 'apply_identified_payload'):
+                self._apply_payload(live, link, report)
         return _answer(response, report.success, report.summary())
 
+    @_never_raises
     def _validate_inertia(self, request, response):
         live = self._live
         if live is None:
@@ -301,7 +326,7 @@ class DynamicsNode(Node):
         try:
             report, write_error = self._worker.run(
                 validate_inertia_job, live.robot.description.text, self._package_paths(),
-                list(self.get_parameter('mesh_allowed_roots').value or []), live.robot.floating_base,
+                runtime_value(self, 'mesh_allowed_roots'), live.robot.floating_base,
                 self._report_directory())
         except Exception as error:
             self.get_logger().error(f'validate_inertia failed: {error!r}')
@@ -347,37 +372,36 @@ class DynamicsNode(Node):
             setattr(message.inertia, key, float(inertia.get(key, 0.0)))
         self._payload_pub.publish(message)
 
-    def _apply_payload(self, live: _LiveModel, report) -> None:
+    def _apply_payload(self, live: _LiveModel, link: str, report) -> None:
         parameters = report.inertial_parameters()
         if parameters is None:
             return
         robot = RobotModel(live.robot.description, live.robot.floating_base, live.robot.model.gravity.linear)
         try:
-            robot.attach_payload(live.payload_link, parameters)
+            robot.attach_payload(link, parameters)
         except PayloadError as error:
             self.get_logger().error(f'identified payload not applied: {error}')
             return
         if self._live is not live:
             self.get_logger().warn('identified payload not applied: the model changed during the call')
             return
-        self._install(_LiveModel(robot, self._estimator(robot, live.estimator.merger), live.buffer,
-                                 live.payload_link))
+        self._install(_LiveModel(robot, self._estimator(robot, live.estimator.merger), live.buffer))
         self.get_logger().info(f'payload applied to the live model: {parameters!r}')
 
     def _report_directory(self) -> str:
-        return self.get_parameter('report_directory').value or os.path.join(os.path.expanduser('~'), '.ros',
-                                                                             'robot_dynamics')
+        return runtime_value(self, 'report_directory') or os.path.join(os.path.expanduser('~'), '.ros',
+                                                                        'robot_dynamics')
 
     def _package_paths(self) -> dict:
         paths = {}
-        for entry in self.get_parameter('mesh_package_paths').value or []:
+        for entry in runtime_value(self, 'mesh_package_paths'):
             name, _, directory = str(entry).partition('=')
             if name and directory:
                 paths[name] = directory
         return paths
 
     def _load_baseline_file(self) -> None:
-        path = self.get_parameter('baseline_file').value
+        path = runtime_value(self, 'baseline_file')
         if not path or not os.path.isfile(path):
             return
         try:
@@ -389,11 +413,14 @@ class DynamicsNode(Node):
 
     # ------------------------------------------------------------------ diagnostics
     def _publish_diagnostics(self) -> None:
-        array = DiagnosticArray()
-        array.header.stamp = self.get_clock().now().to_msg()
-        array.status = [self._model_status(), self._input_status(), self._margin_status()]
-        array.status.extend(self._validation_statuses)
-        self._diagnostics_pub.publish(array)
+        try:
+            array = DiagnosticArray()
+            array.header.stamp = self.get_clock().now().to_msg()
+            array.status = [self._model_status(), self._input_status(), self._margin_status()]
+            array.status.extend(self._validation_statuses)
+            self._diagnostics_pub.publish(array)
+        except Exception as error:  # a timer (or the service that calls this) never takes the node down either
+            self.rejections.reject('internal_error', f'diagnostics: {error!r}')
 
     def _model_status(self) -> DiagnosticStatus:
         name = f'{self.get_name()}: model'
@@ -426,7 +453,8 @@ class DynamicsNode(Node):
             values['recorded_s'] = _recorded_seconds(live.buffer)
             values['buffer_bytes'] = live.buffer.nbytes
             merger = live.estimator.merger
-            newest = float(merger.position_stamps.max())
+            stamps = merger.position_stamps
+            newest = float(stamps.max()) if len(stamps) else -np.inf
             stale = merger.stale_joints(newest, self.stale_timeout) if newest > -np.inf else list(merger.joint_names)
             values['stale_joints'] = ' '.join(stale)
         if stale:

@@ -24,6 +24,7 @@ is logged with its reason and stops the motion; the node keeps running. All math
 """
 from __future__ import annotations
 
+import math
 import time
 from typing import Optional
 
@@ -42,7 +43,8 @@ from robot_dynamics.core.simulation import (ArmSimulation, FloatingSample, Joint
                                             SimulationError, StanceMotion, scripted_excitation)
 from robot_dynamics.core.urdf import read_description_file
 from robot_dynamics.models import ARM_URDF, QUADRUPED_URDF
-from robot_dynamics.ros.common import DESCRIPTION_QOS, SENSOR_QOS, describe, spin_nodes
+from robot_dynamics.ros.common import (DESCRIPTION_QOS, SENSOR_QOS, checked_parameter, positive_parameter, shorten,
+                                       spin_nodes)
 
 
 class SimRobot(Node):
@@ -84,54 +86,73 @@ class SimRobot(Node):
 
     # ------------------------------------------------------------------ parameters
     def _declare_parameters(self) -> None:
-        declare = self.declare_parameter
-        declare('robot_description', '', describe('URDF text of the simulated robot; overrides urdf_file'))
-        declare('urdf_file', '', describe('URDF file; empty: the bundled arm (fixed) or quadruped (floating)'))
-        declare('root_joint', 'fixed', describe("'fixed': dynamic arm simulation; 'floating': kinematic base sway"))
-        declare('gravity', [0.0, 0.0, -9.81], describe('gravity vector in the world frame [m/s^2]'))
-        declare('publish_rate', 250.0, describe('joint_states (and odom) rate [Hz]'))
-        declare('simulation_rate', 1000.0, describe('integration rate [Hz], at least 1000'))
-        declare('max_catch_up', 0.05, describe('most simulated time integrated per timer tick [s]'))
-        declare('payload_link', 'tool0', describe('link the hidden payload is fixed to'))
-        declare('payload_mass', 0.0, describe('hidden payload mass [kg]; 0: no payload'))
-        declare('payload_com', [0.0, 0.0, 0.0], describe('hidden payload CoM in payload_link [m]'))
-        declare('payload_inertia', [0.0, 0.0, 0.0, 0.0, 0.0, 0.0], describe(
-            'hidden payload inertia about its CoM, payload_link axes: ixx, ixy, ixz, iyy, iyz, izz [kg m^2]'))
-        declare('start_with_payload', True, describe('attach the hidden payload at start (else on ~/attach_payload)'))
-        declare('position_noise', 0.0, describe('1-sigma noise on published positions [rad]'))
-        declare('velocity_noise', 0.001, describe('1-sigma noise on published velocities [rad/s]'))
-        declare('effort_noise', 0.02, describe('1-sigma noise on published efforts [N m]'))
-        declare('seed', 0, describe('seed of the noise generator'))
-        declare('excitation_frequency', 0.2, describe('base frequency of the Fourier excitation [Hz] (its period)'))
-        declare('excitation_harmonics', 4, describe('harmonics of the Fourier excitation'))
-        declare('trajectory_seed', 1, describe('seed of the excitation coefficients'))
-        declare('max_acceleration', 3.0, describe('largest joint acceleration of the excitation [rad/s^2]'))
-        declare('velocity_fraction', 0.5, describe('largest joint speed as a fraction of the URDF limit'))
-        declare('tracking_bandwidth', 10.0, describe('computed-torque tracking bandwidth [Hz]'))
-        declare('world_frame', 'odom', describe('floating base: frame_id of odom (the world)'))
-        declare('base_frame', 'base', describe('floating base: child_frame_id of odom (the base link)'))
-        declare('contact_frames', ['lf_foot', 'rf_foot', 'lh_foot', 'rh_foot'], describe(
-            'floating base: frames that stay fixed on the ground (3 joints per frame)'))
-        declare('stance_positions', [0.0, 0.8, -1.6] * 4, describe(
-            'floating base: stance joint positions [rad] in model joint order (default: the bundled quadruped, '
-            'every leg haa 0, hfe 0.8, kfe -1.6)'))
-        declare('sway_amplitude', 0.04, describe('floating base: base sway amplitude [m]'))
-        declare('sway_tilt', 0.05, describe('floating base: roll/pitch amplitude [rad]'))
-        declare('sway_frequency', 0.5, describe('floating base: sway frequency [Hz]'))
-        declare('ground_height', 0.0, describe('floating base: height of the ground plane in world_frame [m]'))
+        """Every parameter is read once at start-up, then read-only (a change is refused with a
+        reason). A whole number is taken for a float; a value of the wrong type, or a
+        non-positive time or rate, is logged and its default used; impossible combinations
+        (below) stop the node with the reason."""
+        self._values = {}
+
+        def declare(name, default, description, is_valid=None, requirement=''):
+            self._values[name] = checked_parameter(self, name, default, description, is_valid, requirement)
+
+        def positive(name, default, description, quantity):
+            self._values[name] = positive_parameter(self, name, default, description, quantity)
+
+        non_negative = (lambda value: 0.0 <= value < math.inf, 'is not a non-negative, finite number')
+        declare('robot_description', '', 'URDF text of the simulated robot; overrides urdf_file')
+        declare('urdf_file', '', 'URDF file; empty: the bundled arm (fixed) or quadruped (floating)')
+        declare('root_joint', 'fixed', "'fixed': dynamic arm simulation; 'floating': kinematic base sway")
+        declare('gravity', [0.0, 0.0, -9.81], 'gravity vector in the world frame [m/s^2]',
+                lambda gravity: len(gravity) == 3 and all(map(math.isfinite, gravity)), 'is not 3 finite numbers')
+        positive('publish_rate', 250.0, 'joint_states (and odom) rate [Hz]', 'rate [Hz]')
+        positive('simulation_rate', 1000.0, 'integration rate [Hz], at least 1000', 'rate [Hz]')
+        positive('max_catch_up', 0.05, 'most simulated time integrated per timer tick [s]', 'time [s]')
+        declare('payload_link', 'tool0', 'link the hidden payload is fixed to')
+        declare('payload_mass', 0.0, 'hidden payload mass [kg]; 0: no payload', *non_negative)
+        declare('payload_com', [0.0, 0.0, 0.0], 'hidden payload CoM in payload_link [m]')
+        declare('payload_inertia', [0.0, 0.0, 0.0, 0.0, 0.0, 0.0],
+                'hidden payload inertia about its CoM, payload_link axes: ixx, ixy, ixz, iyy, iyz, izz [kg m^2]')
+        declare('start_with_payload', True, 'attach the hidden payload at start (else on ~/attach_payload)')
+        declare('position_noise', 0.0, '1-sigma noise on published positions [rad]', *non_negative)
+        declare('velocity_noise', 0.001, '1-sigma noise on published velocities [rad/s]', *non_negative)
+        declare('effort_noise', 0.02, '1-sigma noise on published efforts [N m]', *non_negative)
+        declare('seed', 0, 'seed of the noise generator')
+        positive('excitation_frequency', 0.2, 'base frequency of the Fourier excitation [Hz] (its period)',
+                 'frequency [Hz]')
+        declare('excitation_harmonics', 4, 'harmonics of the Fourier excitation', lambda count: count >= 1,
+                'is not at least 1')
+        declare('trajectory_seed', 1, 'seed of the excitation coefficients')
+        positive('max_acceleration', 3.0, 'largest joint acceleration of the excitation [rad/s^2]',
+                 'acceleration [rad/s^2]')
+        declare('velocity_fraction', 0.5, 'largest joint speed as a fraction of the URDF limit',
+                lambda fraction: 0.0 < fraction <= 1.0, 'is not in (0, 1]')
+        positive('tracking_bandwidth', 10.0, 'computed-torque tracking bandwidth [Hz]', 'bandwidth [Hz]')
+        declare('world_frame', 'odom', 'floating base: frame_id of odom (the world)')
+        declare('base_frame', 'base', 'floating base: child_frame_id of odom (the base link)')
+        declare('contact_frames', ['lf_foot', 'rf_foot', 'lh_foot', 'rh_foot'],
+                'floating base: frames that stay fixed on the ground (3 joints per frame)')
+        declare('stance_positions', [0.0, 0.8, -1.6] * 4,
+                'floating base: stance joint positions [rad] in model joint order (default: the bundled '
+                'quadruped, every leg haa 0, hfe 0.8, kfe -1.6)')
+        declare('sway_amplitude', 0.04, 'floating base: base sway amplitude [m]', *non_negative)
+        declare('sway_tilt', 0.05, 'floating base: roll/pitch amplitude [rad]', *non_negative)
+        positive('sway_frequency', 0.5, 'floating base: sway frequency [Hz]', 'frequency [Hz]')
+        declare('ground_height', 0.0, 'floating base: height of the ground plane in world_frame [m]', math.isfinite,
+                'is not a finite height [m]')
         self.root_joint = self.value('root_joint')
         if self.root_joint not in ('fixed', 'floating'):
             raise SimulationError(f"root_joint must be 'fixed' or 'floating', got {self.root_joint!r}")
         self.gravity = list(self.value('gravity'))
-        self.publish_rate = float(self.value('publish_rate'))
-        self.max_catch_up = float(self.value('max_catch_up'))
+        self.publish_rate = self.value('publish_rate')
+        self.max_catch_up = self.value('max_catch_up')
         self.world_frame, self.base_frame = self.value('world_frame'), self.value('base_frame')
-        if not (0.0 < self.publish_rate <= self.value('simulation_rate')) or self.value('simulation_rate') < 1000.0:
+        if not (self.publish_rate <= self.value('simulation_rate')) or self.value('simulation_rate') < 1000.0:
             raise SimulationError(f'need 0 < publish_rate ({self.publish_rate} Hz) ≤ simulation_rate '
                                   f'({self.value("simulation_rate")} Hz) and simulation_rate ≥ 1000 Hz')
 
     def value(self, name: str):
-        return self.get_parameter(name).value
+        """The value in use of parameter ``name`` (converted, or its default when unusable)."""
+        return self._values[name]
 
     def _description_text(self) -> str:
         text = self.value('robot_description')
@@ -160,8 +181,9 @@ class SimRobot(Node):
     def _attach_payload(self, request, response):
         try:
             self._set_payload(request.data)
-        except (SimulationError, PayloadError) as error:
-            response.success, response.message = False, str(error)
+        except Exception as error:  # a service never takes the node down
+            known = isinstance(error, (SimulationError, PayloadError))
+            response.success, response.message = False, str(error) if known else f'internal error: {error!r}'
             return response
         self._restart()
         state = 'attached' if request.data and self.payload else 'removed'
@@ -181,8 +203,9 @@ class SimRobot(Node):
     def _tick(self) -> None:
         try:
             self._step()
-        except RobotDynamicsError as error:  # e.g. leg IK out of reach: stop cleanly, say why
-            self.get_logger().error(f'simulation stopped: {error}')
+        except Exception as error:  # e.g. leg IK out of reach: stop cleanly, say why; a timer never raises
+            reason = str(error) if isinstance(error, RobotDynamicsError) else repr(error)
+            self.get_logger().error(f'simulation stopped: {shorten(reason)}')
             self._timer.cancel()
 
     def _step(self) -> None:
