@@ -168,10 +168,12 @@ def test_std_of_filtered_data_matches_monte_carlo_spread_when_times_are_given(fi
     independent_rows = spread / np.mean([fit.std for fit in without_times], axis=0)
     print(f'\nspread / predicted std: median {np.median(ratio):.2f} with times, '
           f'{np.median(independent_rows):.2f} without (rows taken as independent)')
-    assert 0.6 <= np.median(ratio) <= 1.7
+    # CR2 block sandwich: 0.87–1.14 over seeds 21–28 of this 12-fit Monte Carlo (0.98–1.04 with
+    # 40 fits); the plain batch-means sandwich gave 1.08–1.42, rows taken as independent ~8
+    assert 0.75 <= np.median(ratio) <= 1.35
     assert np.median(independent_rows) > 4.0  # rows of filtered signals are not independent
     z = (np.array([fit.values for fit in with_times]) - truth) / np.array([fit.std for fit in with_times])
-    assert np.sqrt(np.mean(z ** 2)) < 2.0
+    assert np.sqrt(np.mean(z ** 2)) < 1.5  # 1.06–1.24 over the same seeds
 
 
 def test_noise_std_of_filtered_data_is_the_in_band_residual_not_the_sensor_noise(filtered_monte_carlo):

@@ -9,7 +9,7 @@ viscous F_v [N·m·s/rad], Coulomb F_c [N·m] and offset F_o [N·m] per joint.
 
 Pipeline: base parameters by column-pivoted QR on random states with the chapter's
 noise-column guard (§1.3) → OLS, then per-joint weighted LS with covariance (§1.5; each std
-raised to a batch-means estimate, since rows of filtered signals are correlated in time) →
+raised to a block sandwich estimate, since rows of filtered signals are correlated in time) →
 physically consistent standard parameters, J(π_i) ⪰ 0 per body, prior-weighted towards
 the URDF (§1.7, cvxpy + Clarabel) → identified URDF and friction YAML.
 
@@ -262,7 +262,7 @@ def least_squares(regressor: np.ndarray, torques: np.ndarray, num_joints: int,
     scaled by the whitened residual variance; without, OLS with Cov = σ̂² (YᵀY)⁻¹,
     σ̂² = ‖r‖²/(rows − b). Both assume independent rows. ``times`` (one per sample, [s]):
     the rows come from a time series whose neighbouring samples are correlated (filtered
-    signals, model mismatch); each parameter's std is then raised to the batch-means sandwich
+    signals, model mismatch); each parameter's std is then raised to the block (CR2) sandwich
     estimate of :func:`~robot_dynamics.core.covariance.correlated_covariance` (1 s blocks) on
     the (weighted) rows and residual when that is larger. Without ``times`` the rows are
     taken as independent. Raises :class:`InsufficientExcitation` when Y is rank-deficient.

@@ -35,7 +35,7 @@ refined by fixed-point iteration, chapter 002 §1.8 method 3), ``auto`` (``full`
 column-normalised 10-column regressor is well conditioned, else ``mass_com``).
 
 Uncertainty (1σ): σ̂²(YᵀY)⁻¹ from the residual (chapter 002 §1.5), each standard deviation
-raised to a batch-means estimate when the residual is correlated in time (model mismatch;
+raised to a block sandwich estimate when the residual is correlated in time (model mismatch;
 :func:`robot_dynamics.core.covariance.correlated_covariance`, shared with whole-robot identification);
 without a baseline, plus the assumed URDF error of the carrying body (which the data cannot
 tell apart from payload); propagated to the CoM and the inertia about it by the delta method.
