@@ -1,5 +1,6 @@
 """dynamics_node through real rclpy topics: intake, outputs, hot swap and bad input."""
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -169,6 +170,9 @@ def test_an_impossible_parameter_falls_back_to_its_default(ros, name, requested,
                 'torque_warn_ratio': node.torque_warn_ratio,
                 'acceleration_mode': live.estimator.acceleration_mode}[name]
         assert used == pytest.approx(taken) if isinstance(taken, float) else used == taken
+        reported = node.get_parameter(name).value  # the parameter shows the value in use, not the request
+        assert type(reported) is type(taken) and (reported == pytest.approx(taken) if isinstance(taken, float)
+                                                  else reported == taken), (reported, taken)
     finally:
         node.destroy_node()
 
@@ -295,3 +299,169 @@ def test_a_huge_joint_name_is_cut_in_the_log(ros, capfd):
     lines = [line for line in capfd.readouterr().err.splitlines() if 'no_known_joints' in line]
     assert lines and all(len(line) < 500 for line in lines), [len(line) for line in lines]
     assert 'characters in all' in lines[0]
+
+
+WEAK_SHOULDER = Path(__file__).resolve().parent / 'data' / 'fixtures' / 'weak_shoulder.urdf'
+
+
+def margin_statuses(diagnostics, node):
+    """Every 'torque margins' status /diagnostics carried for ``node``, oldest first."""
+    name = f'{node.get_name()}: torque margins'
+    return [status for array in diagnostics for status in array.status if status.name == name]
+
+
+def test_torque_margins_warn_above_the_ratio_and_error_above_the_effort_limit(ros):
+    from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
+    robot = RobotModel.from_urdf_file(WEAK_SHOULDER)
+    horizontal = reference_torques(robot, [0.0, 0.3])[0]
+    assert abs(horizontal[0]) > 1.5 * robot.limits.effort[0]  # the shoulder cannot hold the arm horizontal
+    tilted = [math.acos(0.9 / abs(horizontal[0])), 0.3]  # 0.9 of its effort limit
+    assert dynamics.torque_margins(robot, reference_torques(robot, tilted)[0]) == pytest.approx([0.9, 0.0], abs=1e-9)
+    text = WEAK_SHOULDER.read_text()
+    default_ratio = make_node(robot_description=text, acceleration_mode='zero', diagnostics_period=0.1)
+    lenient = make_node(robot_description=text, acceleration_mode='zero', diagnostics_period=0.1,
+                        torque_warn_ratio=0.99)
+    assert lenient.get_parameter('torque_warn_ratio').value == 0.99
+    names = list(robot.joint_names)
+    with ros(default_ratio, lenient) as harness:
+        diagnostics = harness.collect(DiagnosticArray, '/diagnostics')
+        publisher = harness.probe.create_publisher(JointState, 'joint_states', SENSOR_QOS)
+        assert wait_for(lambda: publisher.get_subscription_count() >= 2, 5)
+        stamp = [20.0]
+
+        def hold_until(positions, node, level, ratio):
+            """Publish the still pose until ``node``'s margins status has ``level``, names the
+            shoulder and reports its |tau|/limit as ``ratio``; returns that status."""
+            def reported():
+                for status in margin_statuses(diagnostics, node):
+                    values = {pair.key: pair.value for pair in status.values}
+                    if status.level == level and 'at shoulder' in status.message and \
+                            abs(float(values.get('shoulder', 'nan')) - ratio) < 1e-3:
+                        return status
+                return None
+            for _ in range(60):
+                stamp[0] += 0.05
+                publisher.publish(joint_state(names, positions, [0.0, 0.0], stamp=stamp[0]))
+                if wait_for(lambda: reported() is not None, 0.1):
+                    return reported()
+            levels = [(s.level, s.message) for s in margin_statuses(diagnostics, node)[-3:]]
+            raise AssertionError(f'{node.get_name()}: no {level!r} margin status for {ratio}: {levels}')
+
+        warned = hold_until(tilted, default_ratio, DiagnosticStatus.WARN, 0.9)
+        assert float({p.key: p.value for p in warned.values}['wrist_roll']) == pytest.approx(0.0, abs=1e-6)
+        hold_until(tilted, lenient, DiagnosticStatus.OK, 0.9)  # 0.9 is below a ratio of 0.99
+        del diagnostics[:]
+        ratio = float(abs(horizontal[0]) / robot.limits.effort[0])
+        hold_until([0.0, 0.3], default_ratio, DiagnosticStatus.ERROR, ratio)
+        hold_until([0.0, 0.3], lenient, DiagnosticStatus.ERROR, ratio)
+
+
+def chain(joints: int, name: str = 'chain') -> str:
+    """URDF text of a serial chain of ``joints`` revolute joints (and one fixed tool joint)."""
+    inertial = ('<inertial><origin xyz="0 0 0.05"/><mass value="0.5"/>'
+                '<inertia ixx="0.001" iyy="0.001" izz="0.001" ixy="0" ixz="0" iyz="0"/></inertial>')
+    parts = [f'<robot name="{name}"><link name="l0"/>']
+    for i in range(1, joints + 1):
+        parts.append(f'<link name="l{i}">{inertial}</link><joint name="j{i}" type="revolute">'
+                     f'<origin xyz="0 0 0.1"/><parent link="l{i - 1}"/><child link="l{i}"/><axis xyz="0 1 0"/>'
+                     f'<limit lower="-2" upper="2" effort="10" velocity="1"/></joint>')
+    parts.append(f'<link name="tool"/><joint name="tool_joint" type="fixed"><parent link="l{joints}"/>'
+                 f'<child link="tool"/></joint></robot>')
+    return ''.join(parts)
+
+
+def test_max_joints_refuses_a_larger_description_and_keeps_the_last_good_model(ros):
+    from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
+    arm = RobotModel.from_urdf_file(ARM_URDF)
+    assert arm.num_joints == 7  # and fixed joints, which do not count
+    # From the parameter: 8 moving joints over a limit of 7 is refused, nothing is loaded.
+    refused = make_node(robot_description=chain(8), max_joints=7)
+    try:
+        assert refused.robot is None and refused.get_parameter('max_joints').value == 7
+        assert 'robot description has 8 moving joints, over the limit of 7' in refused.model_source.last_error
+    finally:
+        refused.destroy_node()
+    node = make_node(max_joints=7, diagnostics_period=0.1)
+    with ros(node) as harness:
+        diagnostics = harness.collect(DiagnosticArray, '/diagnostics')
+        description_pub = harness.probe.create_publisher(String, 'robot_description', DESCRIPTION_QOS)
+        description_pub.publish(String(data=ARM_TEXT))  # exactly max_joints: loaded
+        assert wait_for(lambda: node.robot is not None, 10), node.model_source.last_error
+        assert node.robot.joint_names == arm.joint_names and node.model_source.rejected == 0
+        description_pub.publish(String(data=chain(8, 'eight')))  # one more: refused, the arm stays
+        assert wait_for(lambda: node.model_source.rejected == 1, 10)
+        assert node.robot.joint_names == arm.joint_names
+        assert 'robot description has 8 moving joints, over the limit of 7' in node.model_source.last_error
+        description_pub.publish(String(data=chain(7, 'seven')))  # a new 7-joint robot: loaded
+        assert wait_for(lambda: node.robot.name == 'seven', 10), node.model_source.last_error
+        assert node.model_source.rejected == 1
+
+        def reported():
+            for array in diagnostics:
+                for status in array.status:
+                    values = {pair.key: pair.value for pair in status.values}
+                    if status.name == f'{node.get_name()}: model' and status.level == DiagnosticStatus.WARN \
+                            and values.get('descriptions_rejected') == '1' \
+                            and 'over the limit of 7' in values.get('last_error', ''):
+                        return True
+            return False
+
+        assert wait_for(reported, 5)
+
+
+def stamps_of(messages) -> list:
+    return [round(message.header.stamp.sec + message.header.stamp.nanosec * 1e-9, 6) for message in messages]
+
+
+def test_external_torques_are_withheld_without_fresh_efforts(ros):
+    robot = RobotModel.from_urdf_file(ARM_URDF)
+    names = list(robot.joint_names)
+    positions = np.array([0.1, -0.5, 0.2, -2.0, 0.3, 1.5, 0.4])
+    velocities = np.array([0.2, -0.1, 0.3, 0.1, -0.2, 0.1, 0.5])
+    _, model_torque = reference_torques(robot, positions, velocities)
+    efforts = model_torque + 0.5
+    node = make_node(robot_description=ARM_TEXT, acceleration_mode='zero', stale_timeout=0.1)
+    with ros(node) as harness:
+        topic = f'/{node.get_name()}'
+        gravity_out = harness.collect(JointState, f'{topic}/gravity_torques', SENSOR_QOS)
+        inverse_out = harness.collect(JointState, f'{topic}/inverse_dynamics_torques', SENSOR_QOS)
+        external_out = harness.collect(JointState, f'{topic}/external_torques', SENSOR_QOS)
+        publisher = harness.probe.create_publisher(JointState, 'joint_states', SENSOR_QOS)
+        assert wait_for(lambda: node.count_publishers('joint_states') >= 1 and all(
+            subscription.get_publisher_count() >= 1 for subscription in harness.probe.subscriptions), 5)
+
+        def send(stamp, with_efforts, joints=range(7)):
+            joints = list(joints)
+            publisher.publish(joint_state([names[i] for i in joints], positions[joints], velocities[joints],
+                                          efforts[joints] if with_efforts else (), stamp=stamp))
+
+        for step in range(400):  # until the outputs flow (matched at both ends); no effort yet
+            send(0.5 + 0.001 * step, False)
+            if wait_for(lambda: bool(gravity_out) and bool(inverse_out), 0.05):
+                break
+        assert wait_for(lambda: bool(gravity_out) and bool(inverse_out), 5)
+        send(0.95, False)
+        assert wait_for(lambda: stamps_of(gravity_out)[-1:] == stamps_of(inverse_out)[-1:] == [0.95], 5)
+        assert not external_out
+        del gravity_out[:], inverse_out[:]
+        # 1. Never any effort: gravity and inverse dynamics arrive, external torques do not.
+        send(1.0, False)
+        send(1.02, False)
+        assert wait_for(lambda: stamps_of(gravity_out) == [1.0, 1.02] and stamps_of(inverse_out) == [1.0, 1.02], 5)
+        # 2. Efforts on joints 1-4 only (a second driver sends 5-7 without): still not every joint.
+        send(1.04, True, range(4))
+        send(1.04, False, range(4, 7))
+        # 3. Every effort (the control: external torques flow), then efforts stop: still fresh at
+        # 0.05 s (within stale_timeout), stale at 0.5 s, fresh again with a new effort.
+        send(2.0, True)
+        send(2.05, False)
+        send(2.5, False)
+        send(3.0, True)
+        assert wait_for(lambda: len(external_out) >= 3 and len(gravity_out) >= 8, 5), (
+            stamps_of(external_out), stamps_of(gravity_out))
+        assert stamps_of(gravity_out) == stamps_of(inverse_out) == [1.0, 1.02, 1.04, 1.04, 2.0, 2.05, 2.5, 3.0]
+        # Reliable, in order on each topic: an external torque for any other input would have come before 3.0.
+        assert stamps_of(external_out) == [2.0, 2.05, 3.0]
+        for message in external_out:  # measured effort − inverse dynamics of the same state
+            np.testing.assert_allclose(message.effort, np.full(7, 0.5), atol=1e-9)
+        np.testing.assert_allclose(inverse_out[-1].effort, model_torque, atol=1e-9)

@@ -208,6 +208,87 @@ def test_service_cpu_share_is_taken_and_an_impossible_one_falls_back_to_the_defa
     for requested, expected in ((0.5, 0.5), (5.0, DEFAULT_CPU_SHARE), (0.0, DEFAULT_CPU_SHARE)):
         node = make_node(tmp_path, service_cpu_share=requested)
         try:
+            assert node.get_parameter('service_cpu_share').value == expected  # the value in use
             assert node._worker.cpu_share == expected
         finally:
             node.destroy_node()
+
+
+def mesh_robot(meshes: dict) -> str:
+    """URDF text of a chain with one link per entry of ``meshes`` (link name → collision mesh
+    filename), each with the inertia of the 0.2 × 0.1 × 0.05 m box of box_inverted.stl (masses
+    differ: identical tensors on several links would be reported as a copied placeholder)."""
+    parts = ['<robot name="meshes"><link name="base"/>']
+    parent = 'base'
+    for number, (link, filename) in enumerate(meshes.items()):
+        mass = 1.0 + 0.1 * number
+        ixx, iyy, izz = (mass * (a * a + b * b) / 12.0 for a, b in ((0.1, 0.05), (0.2, 0.05), (0.2, 0.1)))
+        parts.append(f'<link name="{link}"><inertial><origin xyz="0.05 0 0.025"/><mass value="{mass:g}"/>'
+                     f'<inertia ixx="{ixx:.12g}" ixy="0" ixz="0" iyy="{iyy:.12g}" iyz="0" izz="{izz:.12g}"/>'
+                     '</inertial><collision><origin xyz="0 0 0"/>'
+                     f'<geometry><mesh filename="{filename}"/></geometry></collision></link>'
+                     f'<joint name="{link}_joint" type="revolute"><origin xyz="0 0 0.1"/><parent link="{parent}"/>'
+                     f'<child link="{link}"/><axis xyz="0 0 1"/><limit lower="-1" upper="1" effort="10" '
+                     'velocity="1"/></joint>')
+        parent = link
+    return ''.join(parts) + '</robot>'
+
+
+def test_validate_inertia_reads_meshes_only_where_its_parameters_allow(ros, tmp_path):
+    from test_dynamics_node import set_parameters
+    # The same inside-out mesh (a mesh_orientation warning whenever it is read) in a package, in an
+    # allowed directory and outside both, reached directly, through "..", a symlink and a package escape.
+    inverted = (CORPUS / 'meshes' / 'box_inverted.stl').read_bytes()
+    package, allowed, outside = tmp_path / 'arm_pkg', tmp_path / 'allowed', tmp_path / 'outside'
+    for directory in (package / 'meshes', allowed, outside):
+        directory.mkdir(parents=True)
+        (directory / 'box_inverted.stl').write_bytes(inverted)
+    (allowed / 'link.stl').symlink_to(outside / 'box_inverted.stl')
+    readable = {'in_package': 'package://arm_pkg/meshes/box_inverted.stl',
+                'in_root': f'file://{allowed}/box_inverted.stl'}
+    forbidden = {'outside_root': f'file://{outside}/box_inverted.stl',
+                 'dot_dot': f'file://{allowed}/../outside/box_inverted.stl',
+                 'symlink': f'file://{allowed}/link.stl',
+                 'package_escape': 'package://arm_pkg/../outside/box_inverted.stl'}
+    reports = tmp_path / 'reports'
+    node = make_node(reports, robot_description=mesh_robot({**readable, **forbidden}), payload_link='')
+    assert node.get_parameter('mesh_allowed_roots').value == [] == node.get_parameter('mesh_package_paths').value
+
+    def validate(harness):
+        response = harness.call(Trigger, f'/{node.get_name()}/validate_inertia')
+        findings = yaml.safe_load((reports / 'validation_latest.yaml').read_text())['findings']
+        return response, {(f['link'], f['check']): f for f in findings}
+
+    with ros(node) as harness:
+        diagnostics = harness.collect(DiagnosticArray, '/diagnostics')
+        # Nothing set (a description from the graph names the files): no mesh is read.
+        response, findings = validate(harness)
+        assert response.success and '0 warnings' in response.message, response.message
+        assert not [key for key in findings if key[1] != 'mesh'], sorted(findings)
+        for link in ('in_root', 'outside_root', 'dot_dot', 'symlink'):
+            assert 'file paths are only read under allowed roots, and none are set' in \
+                findings[link, 'mesh']['message'], findings[link, 'mesh']
+        for link in ('in_package', 'package_escape'):
+            assert 'package "arm_pkg" is not known' in findings[link, 'mesh']['message'], findings[link, 'mesh']
+        # Set at run time, read at the next call: the package and the allowed root are read, nothing else.
+        results = set_parameters(harness, node, mesh_package_paths=[f'arm_pkg={package}'],
+                                 mesh_allowed_roots=[str(allowed)])
+        assert all(result.successful for result in results), results
+        response, findings = validate(harness)
+        assert response.success and '2 warnings' in response.message, response.message
+        for link, filename in readable.items():
+            finding = findings[link, 'mesh_orientation']
+            assert finding['severity'] == 'warning' and 'negative volume' in finding['message'], finding
+            assert (link, 'mesh') not in findings
+        real = {'allowed': str(allowed.resolve()), 'package': str(package.resolve())}
+        for link, where in (('outside_root', 'allowed'), ('dot_dot', 'allowed'), ('symlink', 'allowed'),
+                            ('package_escape', 'package')):
+            assert (link, 'mesh_orientation') not in findings, link
+            assert f'resolves outside {real[where]}; refused' in findings[link, 'mesh']['message'], findings[link, 'mesh']
+
+        def published(link, level):
+            return any(status.name == f'{node.get_name()}: inertia {link}' and status.level == level
+                       for array in diagnostics for status in array.status)
+
+        assert wait_for(lambda: published('in_package', DiagnosticStatus.WARN) and
+                        published('in_root', DiagnosticStatus.WARN) and published('symlink', DiagnosticStatus.OK), 5)
