@@ -413,3 +413,79 @@ def test_standing_still_with_measured_foot_wrenches_gives_the_same_zmp(quadruped
     report = monitor.update(0.0, q, np.zeros(18), foot_wrenches=(forces, np.zeros((4, 3))))
     assert report.zmp_source == 'wrenches' and report.in_contact.all()
     np.testing.assert_allclose(report.zmp, [*state.com[:2], 0.0], atol=1e-9)
+
+
+# ---------------------------------------------------------------------------- non-default thresholds
+# Each BalanceSettings threshold is set above and below a value known in closed form; a monitor
+# that ignored the setting (used its default instead) gets one of the two cases wrong.
+FOOT_ROTATION = Rotation.from_euler('y', 0.8 - 1.6)  # stance: hip pitch 0.8 + knee −1.6 about y, every foot
+
+
+def lifted(robot, height):
+    """Standing configuration with the base raised by ``height``: every foot exactly that high."""
+    q = standing_configuration(robot).copy()
+    q[2] += height
+    return q
+
+
+def foot_wrenches(vertical_forces):
+    """Per-foot (forces, torques) in the foot frames whose world force is (0, 0, f_i)."""
+    world = np.column_stack([np.zeros((len(vertical_forces), 2)), vertical_forces])
+    return FOOT_ROTATION.inv().apply(world), np.zeros((len(vertical_forces), 3))
+
+
+def test_foot_rotation_of_the_stance_is_what_the_threshold_tests_assume(quadruped):
+    contacts = CentroidalMonitor(quadruped, BalanceSettings(contact_frames=FEET)).update(
+        0.0, lifted(quadruped, 0.03), np.zeros(18)).contacts
+    np.testing.assert_allclose(contacts.rotations, np.tile(FOOT_ROTATION.as_matrix(), (4, 1, 1)), atol=1e-12)
+    np.testing.assert_allclose(contacts.positions[:, 2], 0.03, atol=1e-12)
+
+
+@pytest.mark.parametrize('threshold, touching', [(0.05, True), (0.02, False)])
+def test_contact_height_threshold_decides_a_foot_3_cm_above_the_ground(quadruped, threshold, touching):
+    settings = BalanceSettings(contact_frames=FEET, contact_height_threshold=threshold)
+    report = CentroidalMonitor(quadruped, settings).update(0.0, lifted(quadruped, 0.03), np.zeros(18))
+    assert report.in_contact.tolist() == [touching] * 4
+    assert len(report.polygon.vertices) == (4 if touching else 0)
+
+
+@pytest.mark.parametrize('threshold, first_touching', [(20.0, False), (10.0, True)])
+def test_contact_force_threshold_decides_a_foot_pushing_15_n(quadruped, threshold, first_touching):
+    settings = BalanceSettings(contact_frames=FEET, contact_force_threshold=threshold)
+    report = CentroidalMonitor(quadruped, settings).update(
+        0.0, standing_configuration(quadruped), np.zeros(18), foot_wrenches([15.0, 100.0, 100.0, 100.0]))
+    assert report.zmp_source == 'wrenches'
+    assert report.in_contact.tolist() == [first_touching, True, True, True]
+    assert len(report.polygon.vertices) == (4 if first_touching else 3)
+
+
+@pytest.mark.parametrize('min_normal_force, airborne', [(5.0, False), (10.0, True)])
+def test_min_normal_force_decides_a_total_vertical_force_of_8_n(quadruped, min_normal_force, airborne):
+    settings = BalanceSettings(contact_frames=FEET, min_normal_force=min_normal_force)
+    q = standing_configuration(quadruped)
+    report = CentroidalMonitor(quadruped, settings).update(0.0, q, np.zeros(18), foot_wrenches([2.0] * 4))
+    assert report.airborne is airborne
+    if airborne:
+        assert report.zmp is None
+    else:  # equal vertical forces, no couples: the centre of pressure is the mean of the feet
+        feet = report.contacts.positions
+        np.testing.assert_allclose(report.zmp, [*feet[:, :2].mean(axis=0), 0.0], atol=1e-12)
+
+
+@pytest.mark.parametrize('epsilon, airborne', [(1.0, True), (0.2, False)])
+def test_flight_epsilon_decides_a_fall_with_vertical_acceleration_g_minus_half(quadruped, epsilon, airborne):
+    """Rigid base falling at c̈_z = −(g − 0.5), so c̈_z + g = 0.5 m/s² (quadratic in t: the
+    degree-2 rate estimate is exact); no horizontal acceleration, no k̇."""
+    settings = BalanceSettings(contact_frames=FEET, flight_epsilon=epsilon)
+    monitor = CentroidalMonitor(quadruped, settings)
+    joints, fall = np.tile([0.0, 0.8, -1.6], 4), G - 0.5
+    for t in np.arange(0.0, 0.03, 0.002):
+        q = quadruped.configuration(joints, [0.2, -0.1, 2.0 - 0.5 * fall * t ** 2, 0.0, 0.0, 0.0, 1.0])
+        v = quadruped.tangent(np.zeros(12), [0.0, 0.0, -fall * t, 0.0, 0.0, 0.0])
+        report = monitor.update(t, q, v)
+    assert report.rate.com_acceleration[2] + G == pytest.approx(0.5, abs=1e-6)
+    assert report.airborne is airborne
+    if airborne:
+        assert report.zmp is None
+    else:  # p = c − (c_z − 0) c̈_xy / 0.5 with c̈_xy = 0: the CoM projection
+        np.testing.assert_allclose(report.zmp, [*report.state.com[:2], 0.0], atol=1e-6)

@@ -372,12 +372,43 @@ def test_a_runtime_parameter_change_is_refused_with_the_reason(ros):
         rig.close()
 
 
-def test_a_non_finite_stamp_is_counted_as_a_bad_state(ros):
-    from robot_dynamics.ros.centroidal_node import _JointSample
-    node = CentroidalNode(parameter_overrides=[Parameter('robot_description', value=ARM_URDF.read_text())])
-    try:
-        sample = _JointSample(None, float('nan'), np.zeros(7), np.zeros(7))
-        node._guarded(node._compute, node._live, sample)  # before: counted as internal_error
-        assert dict(node.rejections.counts) == {'bad_state': 1}
-    finally:
-        node.destroy_node()
+def test_an_odometry_twist_that_overflows_the_momentum_is_counted_as_a_bad_state(quadruped, quadruped_rig):
+    """A finite but absurd base twist (1e308 m/s passes the odometry check) makes h_G overflow
+    to Inf: counted as bad_state (not internal_error), nothing published for that state, and
+    the next sane state is published. (A non-finite stamp, the case this replaces, cannot come
+    from a message: builtin_interfaces/Time is int32 sec + uint32 nanosec.)"""
+    rig = quadruped_rig()
+    pose, names = standing_pose(quadruped), quadruped.joint_names
+    rig.send(1.0, names, STANCE, base_pose=pose, base_twist=[1e308, 0.0, 0.0, 1e308, 0.0, 0.0])
+    counts = rig.node.rejections.counts
+    assert wait_for(lambda: counts['bad_state'] == 1, timeout=5.0), dict(counts)
+    rig.send(1.002, names, STANCE, base_pose=pose, base_twist=np.zeros(6))
+    assert wait_for(lambda: len(rig.com) >= 1, timeout=5.0), dict(counts)
+    assert [(m.header.stamp.sec, m.header.stamp.nanosec) for m in rig.com] == [(1, 2_000_000)]
+    assert dict(counts) == {'bad_state': 1}
+
+
+def test_non_default_contact_height_threshold_and_flight_epsilon_parameters_decide_the_outputs(quadruped,
+                                                                                                quadruped_rig):
+    """Feet exactly 3 cm above the ground: in contact with contact_height_threshold 0.05 (with
+    the default 0.02 they are not), so a 4-corner polygon and all four feet as contacts. Then a
+    fall at c̈_z + g = 0.5 m/s²: with flight_epsilon 0.25 a ZMP is published (with the default
+    1.0 the robot is airborne and none is)."""
+    rig = quadruped_rig(contact_height_threshold=0.05, flight_epsilon=0.25)
+    names = quadruped.joint_names
+    rig.send(1.0, names, STANCE, base_pose=standing_pose(quadruped) + [0, 0, 0.03, 0, 0, 0, 0], base_twist=np.zeros(6))
+    assert wait_for(lambda: len(rig.polygon) >= 1, timeout=5.0), dict(rig.node.rejections.counts)
+    corners = {(round(p.x, 6), round(p.y, 6)) for p in rig.polygon[-1].polygon.points}
+    assert len(corners) == 4
+    assert wait_for(lambda: rig.balance() is not None and rig.balance()['contacts'] != '', timeout=3.0)
+    assert rig.balance()['contacts'].split() == FEET
+    fall = G - 0.5
+    for k in range(15):
+        t = 0.002 * k
+        rig.send(5.0 + t, names, STANCE, base_pose=[0.0, 0.0, 3.0 - 0.5 * fall * t ** 2, 0.0, 0.0, 0.0, 1.0],
+                 base_twist=[0.0, 0.0, -fall * t, 0.0, 0.0, 0.0])
+    assert wait_for(lambda: len(rig.com) >= 16 and len(rig.zmp) >= 7, timeout=5.0), dict(rig.node.rejections.counts)
+    assert [m.header.stamp.sec for m in rig.zmp] == [5] * 7  # samples 9 to 15, once the rate estimate is ready
+    assert rig.zmp[-1].header.stamp == rig.com[-1].header.stamp
+    com, zmp = rig.com[-1].point, rig.zmp[-1].point
+    np.testing.assert_allclose([zmp.x, zmp.y, zmp.z], [com.x, com.y, 0.0], atol=1e-6)

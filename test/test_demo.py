@@ -6,7 +6,11 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 import yaml
+
+from robot_dynamics.core.inertia import InertialParameters
+from robot_dynamics.tools.demo import payload_check
 
 ROOT = Path(__file__).resolve().parents[1]
 PNG_SIGNATURE = b'\x89PNG\r\n\x1a\n'
@@ -30,7 +34,7 @@ def run_demo(*arguments: str, timeout: float = 60.0) -> tuple:
 
 
 def test_short_demo_identifies_the_hidden_payload_and_writes_summary_and_plots(tmp_path):
-    code, output, pid, seconds = run_demo('--duration', '8', '--output-dir', str(tmp_path))
+    code, output, pid, seconds = run_demo('--duration', '8', '--output-dir', str(tmp_path), timeout=120.0)
     assert code == 0, output
     assert f'ROS_DOMAIN_ID={pid % 100 + 1}, discovery LOCALHOST' in output, output
     for expected in ('phase "baseline"', '/dynamics/record_baseline: ok', '/dynamics/identify_payload: ok',
@@ -42,7 +46,9 @@ def test_short_demo_identifies_the_hidden_payload_and_writes_summary_and_plots(t
     assert abs(report['mass'] - 1.5) < 0.02  # the hidden mass of config/sim_robot.yaml
     for name in ('torques.png', 'centroidal.png'):
         assert (tmp_path / name).read_bytes()[:8] == PNG_SIGNATURE, name
-    assert seconds < 25.0, f'short demo took {seconds:.1f} s'
+    # ~14 s on an idle 2-core machine (8 s of motion + start-up). Was < 25 s: too tight on a loaded
+    # CI runner. 75 s (~3×) still catches a phase or a service call that hangs until its timeout.
+    assert seconds < 75.0, f'short demo took {seconds:.1f} s'
 
 
 def test_demo_refuses_a_duration_too_short_to_identify_anything(tmp_path):
@@ -60,3 +66,58 @@ def test_demo_refuses_an_output_dir_that_is_an_existing_file(tmp_path):
         assert f'--output-dir {target}' in output and 'Traceback' not in output, output
         assert 'phase' not in output and 'sim_robot' not in output and seconds < 10.0, output
     assert existing.read_text() == 'not a directory\n'
+
+
+# ---------------------------------------------------------------------------- the PASS/FAIL judgement
+LINK = 'fr3_link7'
+TRUTH = InertialParameters.point_mass(1.5, [0.01, -0.02, 0.06])
+MASS_STD, COM_STD, MASS_FLOOR, COM_FLOOR = 0.004, 0.001, 0.010, 0.002
+
+
+def write_report(folder: Path, **changes) -> Path:
+    """A payload report as dynamics_node writes it, identifying TRUTH on LINK, with ``changes``."""
+    report = {'success': True, 'reason': '', 'payload_link': LINK, 'mode': 'mass_com', 'mass': 1.5,
+              'mass_std': MASS_STD, 'com': [0.01, -0.02, 0.06], 'com_std': [COM_STD] * 3} | changes
+    path = folder / 'payload_latest.yaml'
+    path.write_text(yaml.safe_dump(report))
+    return path
+
+
+def check(path: Path):
+    return payload_check(path, LINK, TRUTH, MASS_FLOOR, COM_FLOOR)
+
+
+def test_payload_within_3_sigma_plus_floor_passes(tmp_path):
+    # 5 g beyond 3σ (inside the 10 g floor), CoM 1 mm beyond 3σ on x and z (inside the 2 mm floor)
+    result = check(write_report(tmp_path, mass=1.5 - 3 * MASS_STD - 0.005, com=[0.014, -0.02, 0.056]))
+    assert result.passed and result.reason == 'within 3σ + floor'
+    assert [row[0] for row in result.rows] == ['mass [kg]', 'CoM x [m]', 'CoM y [m]', 'CoM z [m]']
+    assert result.rows[0][1:] == pytest.approx((1.5, 1.5 - 3 * MASS_STD - 0.005, MASS_STD, 3 * MASS_STD + MASS_FLOOR))
+
+
+@pytest.mark.parametrize('sign', [1, -1])
+def test_mass_off_by_3_sigma_plus_20_g_fails_naming_the_mass(tmp_path, sign):
+    result = check(write_report(tmp_path, mass=1.5 + sign * (3 * MASS_STD + 0.020)))
+    assert not result.passed
+    assert 'mass' in result.reason and 'CoM' not in result.reason, result.reason
+
+
+def test_com_off_by_3_sigma_plus_5_mm_fails_naming_that_axis(tmp_path):
+    result = check(write_report(tmp_path, com=[0.01, -0.02 + 3 * COM_STD + 0.005, 0.06]))
+    assert not result.passed and result.reason == 'outside 3σ + floor: CoM y [m]', result.reason
+
+
+def test_a_refused_identification_fails(tmp_path):
+    result = check(write_report(tmp_path, success=False, reason='too little excitation'))
+    assert not result.passed and 'refused' in result.reason and 'too little excitation' in result.reason
+    assert result.rows == ()
+
+
+def test_a_payload_identified_in_another_link_fails(tmp_path):
+    result = check(write_report(tmp_path, payload_link='fr3_link6'))
+    assert not result.passed and 'fr3_link6' in result.reason and LINK in result.reason
+
+
+def test_a_missing_report_fails(tmp_path):
+    result = check(tmp_path / 'payload_latest.yaml')
+    assert not result.passed and 'no payload report' in result.reason

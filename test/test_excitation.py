@@ -118,24 +118,35 @@ def test_cli_writes_parameters_samples_and_joint_trajectory(tmp_path, capsys):
     assert message['points'][10]['positions'] == pytest.approx(expected)
 
 
-def test_publish_sends_the_joint_trajectory_to_a_subscriber(ros, design):
+def test_cli_publish_sends_the_written_joint_trajectory_to_a_subscriber(ros, tmp_path, capsys):
+    """`robot_dynamics excitation --publish TOPIC` (the CLI entry point, in this process: it
+    publishes from its own rclpy context) reaches a real subscriber with the message it wrote."""
     from ros_harness import wait_for
     from trajectory_msgs.msg import JointTrajectory
 
-    from robot_dynamics.tools.excitation import _publish
-
-    message = ex.joint_trajectory(design.trajectory, rate=20.0)
+    topic = '/test_excitation/joint_trajectory'
+    prefix = tmp_path / 'exc'
+    arguments = ['excitation', '--iterations', '2', '--rate', '20', '--output', str(prefix), '--publish', topic,
+                 '--wait', '8', '--format', 'json']
     with ros() as harness:
-        received = harness.collect(JointTrajectory, '/test_excitation/joint_trajectory')
+        received = harness.collect(JointTrajectory, topic)
         for _ in range(2):  # DDS discovery on a loaded machine occasionally misses the first round
-            _publish(message, '/test_excitation/joint_trajectory', wait=8.0)
+            assert cli_main(arguments) == 0
             if wait_for(lambda: len(received) > 0, timeout=4.0):
                 break
         assert received, 'the published JointTrajectory never arrived'
+    summary, _ = json.JSONDecoder().raw_decode(capsys.readouterr().out)
+    assert summary['published_on'] == topic
+    written = yaml.safe_load((tmp_path / 'exc_joint_trajectory.yaml').read_text())
     trajectory = received[0]
-    assert list(trajectory.joint_names) == message['joint_names'] and len(trajectory.points) == 201
-    assert list(trajectory.points[7].positions) == pytest.approx(message['points'][7]['positions'])
-    assert trajectory.points[-1].time_from_start.sec == 13
+    assert list(trajectory.joint_names) == written['joint_names'] and len(trajectory.points) == 201
+    for index in (0, 7, 200):
+        point, expected = trajectory.points[index], written['points'][index]
+        assert list(point.positions) == pytest.approx(expected['positions'], abs=1e-12)
+        assert list(point.velocities) == pytest.approx(expected['velocities'], abs=1e-12)
+        assert (point.time_from_start.sec, point.time_from_start.nanosec) == \
+            (expected['time_from_start']['sec'], expected['time_from_start']['nanosec'])
+    assert trajectory.points[-1].time_from_start.sec == 13  # 3 s lead-in + the 10 s motion
 
 
 @pytest.mark.parametrize('option, value, message', [

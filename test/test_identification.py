@@ -234,6 +234,18 @@ def test_identify_reports_the_std_of_time_correlated_rows(arm, synthetic_result)
     assert synthetic_result.report.base_std == pytest.approx(expected.std)
 
 
+def test_identify_on_filtered_data_reports_a_std_that_matches_the_monte_carlo_spread(arm, filtered_monte_carlo):
+    """Independent of the code path above: identify() on one filtered recording must report a
+    base_std near the spread of the estimates over 12 noise draws (the Monte Carlo truth), and
+    well above the std computed as if the rows were independent (no sample times: ~8× too small)."""
+    _, with_times, without_times, data = filtered_monte_carlo
+    report = ident.identify(arm, data).report
+    spread = np.std([fit.values for fit in with_times], axis=0, ddof=1)
+    assert 0.7 <= np.median(spread / report.base_std) <= 1.4
+    independent_rows_std = np.mean([fit.std for fit in without_times], axis=0)
+    assert np.median(report.base_std / independent_rows_std) > 4.0
+
+
 def test_identified_urdf_reloads_to_the_consistent_parameters(arm, synthetic_result, tmp_path):
     text = ident.identified_urdf(arm, synthetic_result.standard)
     reloaded = RobotModel.from_urdf_string(text)

@@ -179,7 +179,9 @@ def test_clean_excitation_recovers_mass_com_and_inertia_within_benchmark():
     assert_payload_close(report, 1e-3, 0.5e-3)
     assert np.abs(report.inertial_parameters().inertia_com - PAYLOAD.inertia_com).max() < 1e-3
     assert report.warnings == []
-    assert report.solve_time < 1.0
+    # solve_time is wall clock (perf_counter): ~3× headroom over the former 1 s so a loaded 2-core
+    # CI machine does not fail it; still far below a solver that iterates to its limit.
+    assert report.solve_time < 3.0
 
 
 def test_realistic_robot_without_baseline_is_flagged_not_confidently_wrong():
@@ -253,7 +255,9 @@ def test_panda_recording_without_payload_is_consistent_with_zero():
     assert report.success, report.reason
     assert abs(report.mass) <= 2 * report.mass_std, (report.mass, report.mass_std)
     assert any('model mismatch' in text for text in report.warnings)
-    assert report.solve_time < 1.0
+    # solve_time is wall clock (perf_counter): ~3× headroom over the former 1 s so a loaded 2-core
+    # CI machine does not fail it; still far below a solver that iterates to its limit.
+    assert report.solve_time < 3.0
 
 
 def test_panda_second_trajectory_period_as_baseline_cancels_friction_and_finds_no_payload():

@@ -24,22 +24,69 @@ def fresh_budget(monkeypatch):
     monkeypatch.setattr(service_worker, '_credit_since', 0.0)
 
 
+class FakeClocks:
+    """Wall clock, CPU clock and sleep for _paced that only move when told: a job 'uses' CPU and
+    wall time by advancing them, a sleep advances the wall clock and is recorded."""
+
+    def __init__(self):
+        self.wall, self.cpu, self.sleeps = 1000.0, 5.0, []
+
+    def sleep(self, seconds):
+        self.sleeps.append(seconds)
+        self.wall += seconds
+
+    def job(self, cpu_seconds, fail=False):
+        started = self.wall
+        self.cpu += cpu_seconds
+        self.wall += cpu_seconds
+        if fail:
+            raise ZeroDivisionError('job failed')
+        return started
+
+    def paced(self, share, cpu_seconds, fail=False):
+        return service_worker._paced(share, self.job, cpu_seconds, fail, clock=lambda: self.wall,
+                                     cpu_clock=lambda: self.cpu, sleep=self.sleep)
+
+
 def test_jobs_within_the_burst_run_at_once_and_an_overdraft_is_waited_off(fresh_budget):
-    before = time.monotonic()
-    first_start, first_end = service_worker._paced(0.25, burn_cpu, 0.02)
-    assert first_start - before < 0.02  # an idle worker starts at once
-    second_start, second_end = service_worker._paced(0.25, burn_cpu, 0.07)
-    assert second_start - first_end < 0.02  # 10 ms of the burst left: still no wait
-    # Now overdrawn by ~0.06 s of CPU (minus what 0.25 s/s earned meanwhile): the next job waits
-    # until 0.25 × wait covers it.
-    third_start, _ = service_worker._paced(0.25, burn_cpu, 0.0)
-    earned_while_running = 0.25 * (second_end - first_start)
-    expected_wait = (0.02 + 0.07 - 0.03 - earned_while_running) / 0.25
-    assert third_start - second_end >= 0.9 * expected_wait > 0.1
-    assert third_start - second_end < expected_wait + 0.5
+    """Token bucket of 0.03 s CPU earning 0.25 s/s, on fake clocks (exact, whatever the load)."""
+    clocks = FakeClocks()
+    assert clocks.paced(0.25, 0.02) == 1000.0  # idle worker, full 0.03 s burst: no wait; credit 0.01
+    # 0.02 s later the credit is 0.01 + 0.25·0.02 = 0.015 ≥ 0: runs at once, then overdrawn to −0.055
+    assert clocks.paced(0.25, 0.07) == 1000.02 and clocks.sleeps == []
+    # 0.07 s later: −0.055 + 0.25·0.07 = −0.0375, waited off at 0.25 s/s: 0.15 s
+    assert clocks.paced(0.25, 0.0) == pytest.approx(1000.24, abs=1e-9)
+    assert clocks.sleeps == [pytest.approx(0.15, rel=1e-9)]
+    # right after the wait the budget is even (0): the next job runs at once and overdraws by 0.01
+    clocks.paced(0.25, 0.01)
+    assert len(clocks.sleeps) == 1
+    clocks.paced(0.25, 0.0)  # 0.01 s of CPU after 0.01 s of wall: −0.01 + 0.0025 → waits 0.0075/0.25 s
+    assert clocks.sleeps[1] == pytest.approx(0.03, rel=1e-9)
+
+
+def test_idle_time_earns_at_most_the_burst(fresh_budget):
+    clocks = FakeClocks()
+    clocks.wall += 100.0  # idle for 100 s: 25 s earned, but only the 0.03 s burst is kept
+    clocks.paced(0.25, 0.05)  # 0.03 − 0.05 = −0.02 left
+    clocks.paced(0.25, 0.0)  # 0.05 s later: −0.02 + 0.0125 = −0.0075 → 0.03 s
+    assert clocks.sleeps == [pytest.approx(0.03, rel=1e-9)]
+
+
+def test_a_failing_job_is_charged_on_the_fake_clocks_too(fresh_budget):
+    clocks = FakeClocks()
+    with pytest.raises(ZeroDivisionError):
+        clocks.paced(0.5, 0.05, True)  # 0.03 − 0.05 = −0.02
+    clocks.paced(0.5, 0.0)  # 0.05 s later: −0.02 + 0.025 = 0.005 ≥ 0: no wait
+    clocks.paced(0.5, 0.0)
+    assert clocks.sleeps == []
+    with pytest.raises(ZeroDivisionError):
+        clocks.paced(0.5, 0.1, True)  # min(0.03, 0.005) − 0.1 = −0.095
+    clocks.paced(0.5, 0.0)  # 0.1 s later: −0.095 + 0.05 = −0.045 → 0.09 s
+    assert clocks.sleeps == [pytest.approx(0.09, rel=1e-9)]
 
 
 def test_back_to_back_jobs_use_at_most_the_share_of_a_core(fresh_budget):
+    """The one real-time check (default clocks): a lower bound only, which load cannot break."""
     started = time.monotonic()
     for _ in range(4):
         service_worker._paced(0.5, burn_cpu, 0.03)
@@ -47,12 +94,6 @@ def test_back_to_back_jobs_use_at_most_the_share_of_a_core(fresh_budget):
     # earnings (≥ 0.12 s in), then runs 0.03 s: ≥ 0.15 s in all (unpaced: 0.12 s).
     elapsed = time.monotonic() - started
     assert elapsed >= 0.95 * ((0.09 - 0.03) / 0.5 + 0.03), elapsed
-
-
-def test_a_failing_job_still_counts_against_the_budget(fresh_budget):
-    with pytest.raises(ZeroDivisionError):
-        service_worker._paced(0.5, lambda: (burn_cpu(0.05), 1 / 0))
-    assert service_worker._cpu_credit < -0.015
 
 
 def test_worker_runs_jobs_in_another_process_and_refuses_a_bad_share():

@@ -221,7 +221,9 @@ def test_planar_body_on_the_triangle_equality_is_clean():
 def test_bad_description_gives_one_parse_error_quickly(text):
     start = time.perf_counter()
     report = validate_urdf_text(text)
-    assert time.perf_counter() - start < 1.0
+    # Wall clock, so ~3× headroom over the former 1 s for a loaded 2-core CI machine; an
+    # entity-expanding or unbounded parse of these inputs takes far longer (or never ends).
+    assert time.perf_counter() - start < 3.0
     assert [(f.link, f.check, f.severity) for f in report.findings] == [('', 'parse', 'error')]
     assert report.exit_code() == 2
 

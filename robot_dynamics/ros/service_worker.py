@@ -167,21 +167,25 @@ _credit_since = 0.0
 """In the worker process: CPU seconds it may still use without waiting, as of time.monotonic() _credit_since."""
 
 
-def _paced(cpu_share: float, job, *arguments):
+def _paced(cpu_share: float, job, *arguments, clock=time.monotonic, cpu_clock=time.process_time,
+           sleep=time.sleep):
     """Run ``job(*arguments)`` (in the worker) within a CPU budget: the worker earns ``cpu_share``
     seconds of CPU per second, keeps at most :data:`CPU_BURST_S` of it, and a job that finds the
-    budget overdrawn first waits until it is even again (a token bucket over CPU time)."""
+    budget overdrawn first waits until it is even again (a token bucket over CPU time).
+
+    ``clock`` (wall, [s]), ``cpu_clock`` (this process's CPU time, [s]) and ``sleep`` are the
+    time sources; tests pass fake ones to check the pacing arithmetic exactly."""
     global _cpu_credit, _credit_since
-    now = time.monotonic()
+    now = clock()
     credit = min(CPU_BURST_S, _cpu_credit + (now - _credit_since) * cpu_share)
     if credit < 0.0:
-        time.sleep(-credit / cpu_share)
-        credit, now = 0.0, time.monotonic()
-    cpu_started = time.process_time()
+        sleep(-credit / cpu_share)
+        credit, now = 0.0, clock()
+    cpu_started = cpu_clock()
     try:
         return job(*arguments)
     finally:
-        _cpu_credit, _credit_since = credit - (time.process_time() - cpu_started), now
+        _cpu_credit, _credit_since = credit - (cpu_clock() - cpu_started), now
 
 
 class ServiceWorker:
