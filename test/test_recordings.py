@@ -116,3 +116,76 @@ def test_unknown_formats_are_refused(tmp_path):
         read_recording(tmp_path / 'x.txt')
     with pytest.raises(RecordingError, match='neither a rosbag2'):
         read_recording(tmp_path)
+
+
+def test_csv_with_a_repeated_column_names_it(tmp_path):
+    """Before: accepted, the last a/position column silently won."""
+    path = tmp_path / 'repeated.csv'
+    path.write_text('time,a/position,a/velocity,a/effort,a/position\n0,1,2,3,99\n0.01,1,2,3,98\n')
+    with pytest.raises(RecordingError, match='column "a/position" appears more than once'):
+        read_csv(path)
+
+
+def test_csv_with_a_short_row_says_which_line_has_how_many_values(tmp_path):
+    """Before: numpy's 'inhomogeneous shape' text, with no line and no count."""
+    path = tmp_path / 'ragged.csv'
+    path.write_text('time,a/position,a/velocity,a/effort\n0,1,2,3\n\n0.01,1,2\n0.02,1,2,3\n')
+    with pytest.raises(RecordingError, match='line 4 has 3 values, the header 4 columns'):
+        read_csv(path)
+    path.write_text('time,a/position,a/velocity,a/effort\n0,1,2,3,\n')  # a trailing comma: 5 values
+    with pytest.raises(RecordingError, match='line 2 has 5 values'):
+        read_csv(path)
+
+
+def nan_bag(path, samples: int = 100, joint_names=('j1', 'j2')) -> Recording:
+    """A bag of ``samples`` messages, every 10th with a NaN effort and the 6th with a position
+    beyond the merger's ±1e6 range: 11 messages the merger must refuse."""
+    time = 100.0 + 0.01 * np.arange(samples)
+    positions = np.stack([np.sin(time), np.cos(time)] + [time * 0.0] * (len(joint_names) - 2), axis=1)
+    efforts = positions.copy()
+    efforts[::10, 1] = np.nan
+    positions[5, 0] = 1e7
+    write_rosbag(path, Recording(time, positions, positions.copy(), efforts, joint_names), storage='mcap')
+
+
+def test_rosbag_counts_the_messages_the_merger_rejects_per_reason(tmp_path):
+    """Before: 100 messages, 89 rows and no trace of the 11 refused anywhere."""
+    nan_bag(tmp_path / 'bag')
+    rec = read_recording(tmp_path / 'bag')
+    assert rec.num_samples == 89 and rec.messages == 100
+    assert rec.rejected == {'non_finite': 10, 'out_of_range': 1}
+    assert rec.rejection_summary() == '11 of 100 messages rejected (non_finite: 10, out_of_range: 1)'
+    write_rosbag(tmp_path / 'clean', example_recording())
+    clean = read_rosbag(tmp_path / 'clean')
+    assert clean.rejected == {} and clean.rejection_summary() == '' and clean.messages == 50
+
+
+def test_rosbag_counts_messages_whose_stamp_steps_back(tmp_path):
+    """Header stamps going back (a driver restart) while the bag time goes on: out_of_order."""
+    from rosbags.rosbag2 import Writer
+    from rosbags.typesys import Stores, get_typestore
+
+    store = get_typestore(Stores.LATEST)
+    state, header, stamp = (store.types[name] for name in
+                            ('sensor_msgs/msg/JointState', 'std_msgs/msg/Header', 'builtin_interfaces/msg/Time'))
+    with Writer(tmp_path / 'bag', version=9) as writer:
+        connection = writer.add_connection('/joint_states', state.__msgtype__, typestore=store)
+        for k, nanoseconds in enumerate([0, 100, 50, 60, 200]):  # ms after 1 s; 50 and 60 step back
+            message = state(header=header(stamp=stamp(sec=1, nanosec=nanoseconds * 10**6), frame_id=''),
+                            name=['a'], position=np.zeros(1), velocity=np.zeros(1), effort=np.zeros(1))
+            writer.write(connection, k + 1, store.serialize_cdr(message, state.__msgtype__))
+    rec = read_rosbag(tmp_path / 'bag')
+    assert rec.time == pytest.approx([1.0, 1.1, 1.2])
+    assert rec.rejected == {'out_of_order': 2}
+
+
+def test_identify_payload_cli_prints_the_rejected_bag_messages(tmp_path, capsys):
+    from robot_dynamics.cli import main
+    from robot_dynamics.core.model import RobotModel
+    from robot_dynamics.models import ARM_URDF
+
+    joints = RobotModel.from_urdf_file(ARM_URDF).joint_names
+    nan_bag(tmp_path / 'bag', joint_names=joints)
+    main(['identify-payload', '--urdf', str(ARM_URDF), '--bag', str(tmp_path / 'bag')])
+    assert f'{tmp_path / "bag"}: 11 of 100 messages rejected (non_finite: 10, out_of_range: 1)' \
+        in capsys.readouterr().err

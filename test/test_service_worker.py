@@ -1,5 +1,8 @@
 """The service worker: CPU pacing of back-to-back jobs, jobs in the spawned process."""
 import os
+import signal
+import subprocess
+import sys
 import time
 
 import pytest
@@ -106,3 +109,46 @@ def test_worker_runs_jobs_in_another_process_and_refuses_a_bad_share():
     for share in (0.0, -0.1, 1.5, float('nan')):
         with pytest.raises(ValueError):
             ServiceWorker(cpu_share=share)
+
+
+def _process_gone(pid: int) -> bool:
+    """True when ``pid`` has exited (a zombie waiting to be reaped counts as exited)."""
+    try:
+        with open(f'/proc/{pid}/stat') as stat:
+            return stat.read().rsplit(')', 1)[1].split()[0] in ('Z', 'X')
+    except FileNotFoundError:
+        return True
+
+
+def test_a_job_over_its_timeout_is_stopped_with_its_worker_and_the_next_call_is_served():
+    worker = ServiceWorker(cpu_share=1.0)
+    try:
+        first = worker.run(os.getpid)
+        with pytest.raises(RuntimeError, match='did not finish within 0.5 s'):
+            worker.run(time.sleep, 30.0, timeout=0.5)
+        deadline = time.monotonic() + 5.0
+        while not _process_gone(first) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _process_gone(first)  # the sleeping job did not keep running
+        assert worker.run(os.getpid, timeout=60.0) not in (first, os.getpid())
+    finally:
+        worker.shutdown()
+
+
+def test_the_worker_exits_when_its_node_is_killed(tmp_path):
+    # A node process (here a plain interpreter) starts its worker, then dies by SIGKILL: no
+    # clean-up runs in it, so only the worker itself can notice and end.
+    script = tmp_path / 'node.py'
+    script.write_text(
+        'import os, signal, sys\n'
+        'from robot_dynamics.ros.service_worker import ServiceWorker\n'
+        "if __name__ == '__main__':\n"
+        '    print(ServiceWorker(cpu_share=1.0).run(os.getpid), flush=True)\n'
+        '    os.kill(os.getpid(), signal.SIGKILL)\n')
+    finished = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    assert finished.returncode == -signal.SIGKILL, finished.stderr
+    worker_pid = int(finished.stdout.split()[0])
+    deadline = time.monotonic() + 10.0
+    while not _process_gone(worker_pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _process_gone(worker_pid)

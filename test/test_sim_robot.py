@@ -181,6 +181,25 @@ def test_node_publishes_latched_description_and_evenly_stamped_joint_states(ros)
     assert len(message.position) == len(message.velocity) == len(message.effort) == 7
 
 
+@pytest.mark.parametrize('publish_rate, simulation_rate, used', [(300.0, 1000.0, 1200.0), (400.0, 1500.0, 1200.0),
+                                                                 (300.0, 2400.0, 2400.0)])
+def test_stamps_are_one_publish_period_apart_when_the_rates_are_not_whole_multiples(
+        ros, publish_rate, simulation_rate, used):
+    """Every published sample is one integration step: before, 300 Hz publishing of a 1 kHz
+    simulation gave stamps 3 and 4 ms apart (never 3.333 ms). Now simulation_rate is a whole
+    multiple of publish_rate (another value is logged and the smallest one ≥ 1 kHz used)."""
+    namespace = f'/sim_h{int(publish_rate)}_{int(simulation_rate)}'
+    node = sim_node(namespace, publish_rate=publish_rate, simulation_rate=simulation_rate)
+    with ros(node) as harness:
+        states = harness.collect(JointState, f'{namespace}/joint_states', JOINT_STATE_QOS)
+        assert wait_for(lambda: len(states) >= 40, 10.0)
+    nanoseconds = np.array([m.header.stamp.sec * 10**9 + m.header.stamp.nanosec for m in states])
+    spacing = np.diff(nanoseconds)
+    assert np.abs(spacing - 1e9 / publish_rate).max() <= 1.0, sorted(set(spacing))  # 1 ns: stamp resolution
+    assert node.value('simulation_rate') == used == node.get_parameter('simulation_rate').value
+    assert node.simulation.step_size == pytest.approx(1.0 / used)
+
+
 def test_attach_payload_service_restarts_the_same_motion(ros):
     node = sim_node('/sim_b', payload_mass=1.5, start_with_payload=False, effort_noise=0.0, velocity_noise=0.0)
     start = node.simulation.reference(0.0)[0]

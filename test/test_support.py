@@ -10,8 +10,8 @@ from scipy.spatial.transform import Rotation
 
 from robot_dynamics.core.errors import DescriptionError
 from robot_dynamics.core.model import RobotModel
-from robot_dynamics.core.support import (EmptySupportPolygonError, SupportPolygon, contact_frames, contacts_by_force,
-                                         contacts_by_height, support_polygon)
+from robot_dynamics.core.support import (EmptySupportPolygonError, NonFiniteSupportError, SupportPolygon,
+                                         contact_frames, contacts_by_force, contacts_by_height, support_polygon)
 from robot_dynamics.models import QUADRUPED_URDF
 
 UNIT_SQUARE = support_polygon(np.array([[0, 0], [1, 0], [1, 1], [0, 1], [0.5, 0.5], [0.2, 0.9]]))
@@ -112,3 +112,25 @@ def test_foot_frames_are_where_the_urdf_puts_them():
 
 def test_polygon_repr_lists_the_vertices():
     assert repr(SupportPolygon(np.array([[0.0, 1.0]]), 0.5)) == 'SupportPolygon(z=0.500, vertices=[(0.000, 1.000)])'
+
+
+@pytest.mark.parametrize('points', [[[math.nan, 0.0, 0.0]], [[math.inf, 0.0, 0.0], [0, 0, 0], [1, 1, 0]],
+                                    [[0, 0, 0], [1, 0, 0], [0, -math.inf, 0]]])
+def test_a_non_finite_contact_point_is_refused_by_name(points):
+    """Before: a bare ValueError ('cannot convert float NaN to integer') or an OverflowError."""
+    with pytest.raises(NonFiniteSupportError, match=r'contact points \(x, y\) must be finite'):
+        support_polygon(np.array(points))
+    assert issubclass(NonFiniteSupportError, ValueError)
+
+
+def test_a_non_finite_query_point_vertex_or_ground_height_is_refused():
+    """Before: signed_distance([nan, 0]) returned nan, a margin that compares False with everything."""
+    for point in ([math.nan, 0.0], [0.5, math.inf, 0.0]):
+        with pytest.raises(NonFiniteSupportError, match='point must be finite'):
+            UNIT_SQUARE.signed_distance(point)
+    assert UNIT_SQUARE.signed_distance([0.5, 0.25, math.nan]) == pytest.approx(0.25)  # z is not used
+    with pytest.raises(NonFiniteSupportError, match='vertices must be finite'):
+        SupportPolygon(np.array([[0.0, 0.0], [1.0, math.nan], [0.0, 1.0]]))
+    with pytest.raises(NonFiniteSupportError, match='ground_height must be finite'):
+        support_polygon(np.zeros((3, 3)), ground_height=math.nan)
+    assert support_polygon([[0.0, 0.0, math.nan]]).vertices.tolist() == [[0.0, 0.0]]  # z is not used either

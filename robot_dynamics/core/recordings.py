@@ -7,13 +7,17 @@ Formats:
 * rosbag2 (sqlite3 or mcap storage, read with the ``rosbags`` library, no ROS needed):
   ``sensor_msgs/JointState`` messages, merged by joint name like the live node (several
   drivers may each publish a subset); the stamp is the header stamp (the bag receive time
-  when the header stamp is zero).
+  when the header stamp is zero). Messages the merger refuses (NaN/Inf, beyond ±1e6,
+  older than the last sample of their joints...) add no row; the returned
+  :class:`BagRecording` counts them per reason, and the command-line tools print the count.
 * The whitespace format of the Gaz et al. 2019 Panda data (``exciting_traj_*.txt``: one
   number per line, 7 lines per sample).
 """
 from __future__ import annotations
 
 import csv
+from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional, Sequence
 
@@ -30,8 +34,38 @@ PANDA_JOINT_NAMES = tuple(f'panda_joint{i}' for i in range(1, 8))
 _BAG_SUFFIXES = ('.mcap', '.db3')
 
 
+@dataclass
+class BagRecording(Recording):
+    """A :class:`Recording` read from a bag, with the messages the merge left out.
+
+    ``messages``: JointState messages read from the topic; ``rejected``: how many of them
+    :class:`~robot_dynamics.core.joint_states.JointStateMerger` refused, per reason (keys of
+    ``joint_states.REJECTION_REASONS``: ``'non_finite'``, ``'out_of_range'``,
+    ``'out_of_order'``, ``'bad_stamp'``...). A refused message adds no row, so
+    :func:`~robot_dynamics.core.signals.clean_recording` never sees it: these counts are the
+    only trace of it. (:meth:`select_joints` returns a plain Recording without them.)
+    """
+
+    messages: int = 0
+    rejected: dict = field(default_factory=dict)
+
+    def rejection_summary(self) -> str:
+        """'' when every message was taken, else e.g. '10 of 100 messages rejected (non_finite: 10)'."""
+        total = sum(self.rejected.values())
+        if not total:
+            return ''
+        reasons = ', '.join(f'{reason}: {count}' for reason, count in sorted(self.rejected.items()))
+        return f'{total} of {self.messages} messages rejected ({reasons})'
+
+
 def read_csv(path, joint_names: Optional[Sequence[str]] = None) -> Recording:
-    """Read the CSV layout above; ``joint_names`` selects / reorders joints (default: file order)."""
+    """Read the CSV layout above; ``joint_names`` selects / reorders joints (default: file order).
+
+    Raises :class:`RecordingError` naming the problem: a column that is not ``time`` or
+    ``<joint>/<field>``, a column that appears twice, a missing column, a line (numbered from
+    1, the header) whose number of values differs from the header's, a value that is not a
+    number. Empty lines are skipped.
+    """
     path = Path(path)
     try:
         with path.open(newline='', encoding='utf-8') as handle:
@@ -43,6 +77,9 @@ def read_csv(path, joint_names: Optional[Sequence[str]] = None) -> Recording:
     header = [cell.strip() for cell in rows[0]]
     if not header or header[0] != 'time':
         raise RecordingError(f'CSV recording {path}: first column must be "time", got {header[:1]}')
+    repeated = [column for k, column in enumerate(header) if column in header[:k]]
+    if repeated:
+        raise RecordingError(f'CSV recording {path}: column "{repeated[0]}" appears more than once')
     names = []
     for column in header[1:]:
         joint, _, kind = column.rpartition('/')
@@ -54,12 +91,14 @@ def read_csv(path, joint_names: Optional[Sequence[str]] = None) -> Recording:
     missing = [f'{joint}/{kind}' for joint in names for kind in _FIELDS if f'{joint}/{kind}' not in index]
     if missing:
         raise RecordingError(f'CSV recording {path} lacks columns {missing}')
+    for line, row in enumerate(rows[1:], start=2):
+        if row and len(row) != len(header):
+            raise RecordingError(f'CSV recording {path}: line {line} has {len(row)} values, '
+                                 f'the header {len(header)} columns')
     try:
         table = np.array([[float(cell) for cell in row] for row in rows[1:] if row], dtype=float)
     except ValueError as error:
         raise RecordingError(f'CSV recording {path}: {error}') from None
-    if table.ndim != 2 or table.shape[1] != len(header):
-        raise RecordingError(f'CSV recording {path}: rows do not all have {len(header)} values')
     columns = {kind: table[:, [index[f'{joint}/{kind}'] for joint in names]] for kind in _FIELDS}
     recording = Recording(table[:, 0], columns['position'], columns['velocity'], columns['effort'], tuple(names))
     return recording.select_joints(joint_names) if joint_names is not None else recording
@@ -81,13 +120,14 @@ def _typestore():
     return get_typestore(Stores.LATEST)
 
 
-def read_rosbag(path, topic: str = '/joint_states', joint_names: Optional[Sequence[str]] = None) -> Recording:
+def read_rosbag(path, topic: str = '/joint_states', joint_names: Optional[Sequence[str]] = None) -> BagRecording:
     """Read ``sensor_msgs/JointState`` messages of ``topic`` from a rosbag2 (directory, or a
     single .mcap / .db3 file) into a Recording.
 
-    Messages are merged by name; a row is emitted at every message once every joint has a
-    position, velocity and effort. ``joint_names`` defaults to every name seen, in order of
-    first appearance.
+    Messages are merged by name; a row is emitted at every accepted message once every joint
+    has a position, velocity and effort. A message the merger rejects is skipped and counted
+    under its reason in :attr:`BagRecording.rejected`. ``joint_names`` defaults to every name
+    seen, in order of first appearance.
     """
     messages = _joint_state_messages(Path(path), topic)
     if not messages:
@@ -125,24 +165,26 @@ def _joint_state_messages(path: Path, topic: str) -> list:
     return messages
 
 
-def _merged_recording(messages: list, joint_names: tuple, source: str) -> Recording:
+def _merged_recording(messages: list, joint_names: tuple, source: str) -> BagRecording:
     merger = JointStateMerger(joint_names)
-    rows, rejected = [], 0
+    rows, rejected = [], Counter()
     for names, positions, velocities, efforts, stamp in messages:
         try:
             merger.update(names, positions, velocities, efforts, stamp)
-        except JointStateError:
-            rejected += 1
+        except JointStateError as error:
+            rejected[error.reason] += 1
             continue
         if _every_joint_seen(merger):
             rows.append((stamp, merger.positions, merger.velocities, merger.efforts))
     if not rows:
         seen = np.isfinite(merger.stamps).all(axis=0)
         lacking = [name for name, ok in zip(joint_names, seen) if not ok]
+        reasons = ''.join(f', {reason}: {count}' for reason, count in sorted(rejected.items()))
         raise RecordingError(f'{source}: joints {lacking} never got position, velocity and effort '
-                             f'({rejected} messages rejected)')
-    return Recording(np.array([r[0] for r in rows]), np.array([r[1] for r in rows]), np.array([r[2] for r in rows]),
-                     np.array([r[3] for r in rows]), joint_names)
+                             f'({sum(rejected.values())} of {len(messages)} messages rejected{reasons})')
+    return BagRecording(np.array([r[0] for r in rows]), np.array([r[1] for r in rows]),
+                        np.array([r[2] for r in rows]), np.array([r[3] for r in rows]), joint_names,
+                        messages=len(messages), rejected=dict(rejected))
 
 
 def _every_joint_seen(merger: JointStateMerger) -> bool:

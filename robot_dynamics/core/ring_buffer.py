@@ -24,6 +24,14 @@ lock the writer waits on (a seqlock on a monotone counter):
 :meth:`SampleRingBuffer.clear` stores the counter as "cleared at" in the header; readers
 keep nothing older. The owner unlinks the block on :meth:`~SampleRingBuffer.close` (or when
 garbage-collected); readers only close their mapping.
+
+Closing while another thread reads or appends (the stream thread replaces the recording on a
+model swap while the service thread asks its length) never lets an access touch unmapped
+memory. Every numpy view of the block holds a buffer export on the mapping (``np.frombuffer``,
+not ``np.ndarray(buffer=...)``, which holds none), so :meth:`~SampleRingBuffer.close` unlinks
+the name at once but cannot unmap under a view in use: the mapping goes with the last view. A
+call already under way finishes on that still-mapped memory; a call made after close() raises
+:class:`RingBufferError` (:meth:`~SampleRingBuffer.append` is ignored).
 """
 from __future__ import annotations
 
@@ -80,21 +88,26 @@ class SampleRingBuffer:
         else:
             self._shm = _attach_shared_memory(_attach_to.name)
         self._closer = weakref.finalize(self, _release, self._shm, self._owner)
-        self._header = self._rows = None
+        self._views = None
         if self._shm.size < size:
             self.close()
             raise RingBufferError(f'shared block {self._shm.name} holds {self._shm.size} bytes, '
                                   f'expected {size} for {capacity} samples of {num_joints} joints')
-        self._header = np.ndarray((HEADER_BYTES // 8,), dtype=np.int64, buffer=self._shm.buf)
-        self._rows = np.ndarray((self._slots, width), dtype=np.float64, buffer=self._shm.buf, offset=HEADER_BYTES)
+        # np.frombuffer (unlike np.ndarray(buffer=...)) keeps a buffer export on the mapping for as
+        # long as the view lives: SharedMemory.close() then refuses to unmap it under a reader.
+        header = np.frombuffer(self._shm.buf, dtype=np.int64, count=HEADER_BYTES // 8)
+        rows = np.frombuffer(self._shm.buf, dtype=np.float64, count=self._slots * width,
+                             offset=HEADER_BYTES).reshape(self._slots, width)
+        self._views = (header, rows)
         if self._owner:
-            self._header[:] = 0
-            self._header[_CAPACITY], self._header[_NUM_JOINTS] = self.capacity, self.num_joints
-        elif (self._header[_CAPACITY], self._header[_NUM_JOINTS]) != (self.capacity, self.num_joints):
+            header[:] = 0
+            header[_CAPACITY], header[_NUM_JOINTS] = self.capacity, self.num_joints
+        elif (header[_CAPACITY], header[_NUM_JOINTS]) != (self.capacity, self.num_joints):
+            del header, rows
             self.close()
             raise RingBufferError(f'shared block {_attach_to.name} is not a ring buffer of {capacity} samples '
                                   f'of {num_joints} joints')
-        self._written = int(self._header[_WRITTEN])  # the writer's own copy of the counter
+        self._written = int(header[_WRITTEN])  # the writer's own copy of the counter
 
     # ------------------------------------------------------------------ sharing
     @property
@@ -114,23 +127,28 @@ class SampleRingBuffer:
         count = len(time)
         n = positions.shape[1] if positions.ndim == 2 else 1
         buffer = cls(max(1, count), n)
-        rows = buffer._rows
+        header, rows = buffer._views
         rows[:count, _SEQ] = np.arange(count)
         rows[:count, _STAMP] = time
         for column, values in zip(buffer._columns, (positions, velocities, efforts)):
             rows[:count, column] = np.asarray(values, dtype=float).reshape(count, n)
         buffer._written = count
-        buffer._header[_WRITTEN] = count
+        header[_WRITTEN] = count
         return buffer
 
     @property
     def closed(self) -> bool:
-        return self._rows is None
+        return self._views is None
 
     def close(self) -> None:
         """Release the mapping; the owner also unlinks the block (its name disappears at once;
-        a reader still attached keeps its mapping until it closes)."""
-        self._header = self._rows = None
+        a reader still attached, in any process, keeps its mapping until it closes).
+
+        Safe while other threads use this buffer: a read or append already under way finishes
+        on memory that stays mapped (its views hold the mapping, unmapped when the last of them
+        is gone); every later read raises :class:`RingBufferError`, a later :meth:`append` is
+        ignored. Idempotent."""
+        self._views = None
         self._closer()
 
     def __enter__(self):
@@ -147,9 +165,10 @@ class SampleRingBuffer:
     # ------------------------------------------------------------------ writer
     def append(self, stamp: float, positions: np.ndarray, velocities: np.ndarray, efforts: np.ndarray) -> None:
         """Add one sample (owner's writer thread only; a closed buffer ignores it)."""
-        rows = self._rows
-        if rows is None:
+        views = self._views
+        if views is None:
             return
+        header, rows = views
         seq = self._written
         row = rows[seq % self._slots]
         row[_STAMP] = stamp
@@ -159,26 +178,26 @@ class SampleRingBuffer:
         row[tau_column] = efforts
         row[_SEQ] = seq
         self._written = seq + 1
-        self._header[_WRITTEN] = seq + 1
+        header[_WRITTEN] = seq + 1
 
     def clear(self) -> None:
         """Forget every sample recorded so far (owner only; safe while the writer appends)."""
-        header = self._open_header()
+        header, _ = self._open()
         header[_CLEARED_AT] = header[_WRITTEN]
 
     # ------------------------------------------------------------------ readers
     @property
     def written(self) -> int:
         """Samples appended since the buffer was created (cleared ones included)."""
-        return int(self._open_header()[_WRITTEN])
+        return int(self._open()[0][_WRITTEN])
 
     def __len__(self) -> int:
-        header = self._open_header()
+        header, _ = self._open()
         return int(min(header[_WRITTEN] - header[_CLEARED_AT], self.capacity))
 
     def duration(self) -> float:
         """Time span covered by the buffered samples [s] (newest stamp − oldest stamp)."""
-        header, rows = self._open_header(), self._rows
+        header, rows = self._open()
         for _ in range(10):
             written = int(header[_WRITTEN])
             oldest = max(int(header[_CLEARED_AT]), written - self.capacity)
@@ -200,7 +219,7 @@ class SampleRingBuffer:
         ``attempts`` times, while fewer than half of the copied rows survive. Raises
         :class:`RingBufferError` when every attempt saw a row that is not the sample it should be.
         """
-        header, rows = self._open_header(), self._rows
+        header, rows = self._open()
         for _ in range(max(1, attempts)):
             first_written = int(header[_WRITTEN])
             if until is not None:
@@ -227,11 +246,13 @@ class SampleRingBuffer:
             return rows[first:last + 1].copy()
         return np.concatenate((rows[first:], rows[:last + 1]))
 
-    def _open_header(self) -> np.ndarray:
-        header = self._header
-        if header is None:
+    def _open(self) -> tuple:
+        """(header, rows) views, taken in one read so a concurrent close() cannot split them;
+        they keep the block mapped for as long as the caller holds them."""
+        views = self._views
+        if views is None:
             raise RingBufferError('the ring buffer is closed')
-        return header
+        return views
 
 
 def _create_shared_memory(size: int) -> SharedMemory:
@@ -279,4 +300,9 @@ def _release(shm: SharedMemory, owner: bool) -> None:
     try:
         shm.close()
     except BufferError:
-        pass  # a copy in progress in another thread still holds the mapping; it goes with that view
+        # A view in use in another thread holds an export on the mapping (np.frombuffer), which
+        # refuses to unmap under it. Leave the mmap object to those views alone: it is unmapped
+        # when the last of them is gone (not at shm's own finalization, which would fail again).
+        if hasattr(shm, '_mmap'):
+            shm._mmap = None
+            shm.close()  # the descriptor

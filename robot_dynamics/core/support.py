@@ -6,6 +6,10 @@ are the origins of the ``contact_frames`` (e.g. ``lf_foot``: the sole point of a
 Polygons live in the ground plane: 2-D vertices (x, y) [m] in the world frame,
 counter-clockwise. Signed distance [m]: positive inside (distance to the nearest edge),
 zero on the boundary, negative outside (minus the distance to the polygon). Units: SI.
+
+Every coordinate must be finite: a NaN or Inf contact point, vertex, query point or ground
+height raises :class:`NonFiniteSupportError` (a ``ValueError``) naming it, rather than a
+hull or a margin of NaN.
 """
 from __future__ import annotations
 
@@ -21,6 +25,18 @@ from robot_dynamics.core.model import RobotModel
 
 class EmptySupportPolygonError(RobotDynamicsError):
     """A stability margin was asked of a support polygon with no contact point (flight)."""
+
+
+class NonFiniteSupportError(RobotDynamicsError, ValueError):
+    """A contact point, polygon vertex, query point or ground height is NaN or Inf."""
+
+
+def _finite(values: np.ndarray, label: str) -> np.ndarray:
+    """``values``, or NonFiniteSupportError naming ``label`` when one of them is NaN or Inf."""
+    if not np.all(np.isfinite(values)):
+        text = ' '.join(np.array2string(values, threshold=24, separator=', ').split())
+        raise NonFiniteSupportError(f'{label} must be finite, got {text}')
+    return values
 
 
 @dataclass(frozen=True)
@@ -81,6 +97,11 @@ class SupportPolygon:
     vertices: np.ndarray
     ground_height: float = 0.0
 
+    def __post_init__(self):
+        """Raises NonFiniteSupportError when a vertex or the ground height is NaN or Inf."""
+        _finite(np.asarray(self.vertices, dtype=float), 'support polygon vertices')
+        _finite(np.asarray(self.ground_height, dtype=float), 'ground_height')
+
     @property
     def is_empty(self) -> bool:
         return len(self.vertices) == 0
@@ -88,10 +109,11 @@ class SupportPolygon:
     def signed_distance(self, point) -> float:
         """Stability margin of ``point`` (x, y[, z]) [m]: positive inside (distance to the nearest
         edge), negative outside (−distance to the polygon). A point or a segment has no inside,
-        so the result is ≤ 0 there. Raises EmptySupportPolygonError without contacts."""
+        so the result is ≤ 0 there. Raises EmptySupportPolygonError without contacts,
+        NonFiniteSupportError when x or y is NaN or Inf (z is not used)."""
         if self.is_empty:
             raise EmptySupportPolygonError('no contact point: the support polygon is empty (robot airborne)')
-        xy = np.asarray(point, dtype=float).reshape(-1)[:2]
+        xy = _finite(np.asarray(point, dtype=float).reshape(-1)[:2], 'point')
         vertices = self.vertices
         if len(vertices) == 1:
             return -float(np.hypot(*(xy - vertices[0])))
@@ -113,13 +135,16 @@ def support_polygon(points: np.ndarray, ground_height: float = 0.0, tolerance: f
     """Convex hull (Andrew's monotone chain) of contact points projected on the ground plane.
 
     ``points`` (k × 2 or k × 3) [m] in the world frame; only x and y are used. Points closer
-    than ``tolerance`` [m] merge; collinear points reduce to a segment.
+    than ``tolerance`` [m] merge; collinear points reduce to a segment. Raises
+    NonFiniteSupportError when an x or y of a point, or ``ground_height``, is NaN or Inf.
     """
     points = np.atleast_2d(np.asarray(points, dtype=float))
+    _finite(np.asarray(ground_height, dtype=float), 'ground_height')
     if points.size == 0:
         return SupportPolygon(np.zeros((0, 2)), ground_height)
+    planar = _finite(points.reshape(len(points), -1)[:, :2], 'contact points (x, y)')
     distinct: dict = {}
-    for x, y in points.reshape(len(points), -1)[:, :2]:
+    for x, y in planar:
         distinct.setdefault((round(x / tolerance), round(y / tolerance)), (x, y))
     xy = np.array(list(distinct.values()))
     if len(xy) <= 2:

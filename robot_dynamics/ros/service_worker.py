@@ -23,11 +23,13 @@ from __future__ import annotations
 
 import ctypes
 import multiprocessing
+import multiprocessing.connection
 import multiprocessing.context
 import os
 import platform
 import struct
 import sys
+import threading
 import time
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -188,6 +190,21 @@ def _paced(cpu_share: float, job, *arguments, clock=time.monotonic, cpu_clock=ti
         _cpu_credit, _credit_since = credit - (cpu_clock() - cpu_started), now
 
 
+def _exit_with_parent() -> None:
+    """Pool initializer (in the worker): end the worker as soon as the process that started it
+    is gone. A node killed with SIGKILL runs no clean-up; without this its worker would live on,
+    and with it the resource tracker that keeps the recording's shared memory in /dev/shm."""
+    parent = multiprocessing.parent_process()
+    if parent is not None:
+        threading.Thread(target=_exit_when_ready, args=(parent.sentinel,), name='exit-with-parent',
+                         daemon=True).start()
+
+
+def _exit_when_ready(sentinel) -> None:
+    multiprocessing.connection.wait([sentinel])
+    os._exit(1)
+
+
 class ServiceWorker:
     """A single worker process, started on the first call and kept; ``run`` blocks the calling
     thread only. Back-to-back jobs are paced to use ``cpu_share`` (0 < share ≤ 1) of one core on
@@ -202,18 +219,35 @@ class ServiceWorker:
     def run(self, job, *arguments, timeout: float = 300.0):
         """Run ``job(*arguments)`` in the worker and return its result (its exception is re-raised).
 
-        A worker that died is replaced on the next call.
+        A worker that died is replaced on the next call. A job still running after ``timeout``
+        seconds is stopped with its worker (so that it cannot hold up the calls that follow)
+        and reported as a RuntimeError.
         """
         try:
             return self._started_pool().submit(_paced, self.cpu_share, job, *arguments).result(timeout=timeout)
         except BrokenProcessPool:
             self.shutdown()
             raise RuntimeError('the service worker process died; it is restarted on the next call') from None
+        except TimeoutError:
+            self._stop_workers()
+            raise RuntimeError(f'the job did not finish within {timeout:g} s: it was stopped, and the service '
+                               'worker is restarted on the next call') from None
 
     def _started_pool(self) -> ProcessPoolExecutor:
         if self._pool is None:
-            self._pool = ProcessPoolExecutor(max_workers=1, mp_context=_LowPrioritySpawnContext())
+            self._pool = ProcessPoolExecutor(max_workers=1, mp_context=_LowPrioritySpawnContext(),
+                                             initializer=_exit_with_parent)
         return self._pool
+
+    def _stop_workers(self) -> None:
+        """Terminate the worker process (a running job with it) and forget the pool."""
+        pool = self._pool
+        if pool is None:
+            return
+        # ProcessPoolExecutor has no public way to stop a running job: its processes are terminated.
+        for process in list((getattr(pool, '_processes', None) or {}).values()):
+            process.terminate()
+        self.shutdown()
 
     def shutdown(self) -> None:
         if self._pool is not None:

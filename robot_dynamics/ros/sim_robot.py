@@ -8,7 +8,10 @@ Topics (relative names; the node's default name is ``sim_robot``):
   1/``publish_rate`` apart on the simulation clock);
 * fixed base (``root_joint: fixed``): forward dynamics (pinocchio ABA at
   ``simulation_rate`` ≥ 1 kHz) tracking a periodic multi-joint Fourier excitation with
-  computed-torque control; ``effort`` is the applied joint torque [N·m] plus noise;
+  computed-torque control; ``effort`` is the applied joint torque [N·m] plus noise; every
+  published sample is one integration step, so ``simulation_rate`` is a whole multiple of
+  ``publish_rate`` (another value is logged and the smallest whole multiple ≥ 1 kHz used:
+  1200 Hz for 300 Hz publishing);
 * floating base (``root_joint: floating``): a *kinematic* scripted sway of the base over
   feet fixed on the ground (no contact simulation, no efforts) published on ``odom``
   (nav_msgs/Odometry: pose in ``world_frame``, twist in ``base_frame``) and ``joint_states``;
@@ -89,7 +92,10 @@ class SimRobot(Node):
         """Every parameter is read once at start-up, then read-only (a change is refused with a
         reason). A whole number is taken for a float; a value of the wrong type, or a
         non-positive time or rate, is logged and its default used; impossible combinations
-        (below) stop the node with the reason."""
+        (below) stop the node with the reason. ``simulation_rate`` must be a whole multiple
+        of ``publish_rate`` (so that the published steps are exactly 1/``publish_rate``
+        apart): another value is logged and replaced by the smallest whole multiple that is
+        ≥ 1000 Hz (the default: 1000 Hz for the default 250 Hz publishing)."""
         self._values = {}
 
         def declare(name, default, description, is_valid=None, requirement=''):
@@ -105,7 +111,10 @@ class SimRobot(Node):
         declare('gravity', [0.0, 0.0, -9.81], 'gravity vector in the world frame [m/s^2]',
                 lambda gravity: len(gravity) == 3 and all(map(math.isfinite, gravity)), 'is not 3 finite numbers')
         positive('publish_rate', 250.0, 'joint_states (and odom) rate [Hz]', 'rate [Hz]')
-        positive('simulation_rate', 1000.0, 'integration rate [Hz], at least 1000', 'rate [Hz]')
+        publish_rate = self._values['publish_rate']
+        declare('simulation_rate', _whole_multiple(publish_rate), 'integration rate [Hz], at least 1000 '
+                'and a whole multiple of publish_rate', lambda rate: _is_whole_multiple(rate, publish_rate),
+                f'is not a positive whole multiple of publish_rate ({publish_rate:g} Hz)')
         positive('max_catch_up', 0.05, 'most simulated time integrated per timer tick [s]', 'time [s]')
         declare('payload_link', 'tool0', 'link the hidden payload is fixed to')
         declare('payload_mass', 0.0, 'hidden payload mass [kg]; 0: no payload', *non_negative)
@@ -253,6 +262,21 @@ class SimRobot(Node):
         twist.angular.x, twist.angular.y, twist.angular.z = (float(x) for x in sample.base_twist[3:])
         self._odom_pub.publish(odometry)
         self._publish_joints(sample.joints)
+
+
+def _is_whole_multiple(rate: float, publish_rate: float) -> bool:
+    """True when ``rate`` [Hz] is ``publish_rate`` times a whole number ≥ 1 (to 1e-9 relative)."""
+    if not 0.0 < rate < math.inf:  # false for NaN
+        return False
+    ratio = rate / publish_rate
+    return ratio >= 1.0 - 1e-9 and abs(ratio - round(ratio)) <= 1e-9 * ratio
+
+
+def _whole_multiple(publish_rate: float) -> float:
+    """The smallest whole multiple of ``publish_rate`` [Hz] that is ≥ 1000 Hz: the default
+    simulation_rate (1000 Hz for the default 250 Hz publishing), used when the one given is
+    not a whole multiple of ``publish_rate``."""
+    return max(1, math.ceil(1000.0 / publish_rate * (1.0 - 1e-12))) * publish_rate
 
 
 def main(args=None) -> None:

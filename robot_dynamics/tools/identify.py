@@ -1,8 +1,9 @@
 """Identify the whole robot's dynamic parameters (base + friction, physically consistent URDF) from a recording.
 
-Reads a recording (rosbag2, CSV or the Panda Gaz 2019 folder), cleans and filters it,
-fits the base parameters (OLS then WLS) on the first part and scores the torque
-prediction on the held-out rest, then fits physically consistent link parameters
+Reads a recording (rosbag2, CSV or the Panda Gaz 2019 folder; bag messages the merger
+refuses are counted per reason on stderr), cleans and filters it, fits the base parameters
+(OLS then WLS) on the first part and scores the torque prediction on the held-out rest, then
+fits physically consistent link parameters
 (J(π_i) ⪰ 0, prior = the URDF) and writes an identified URDF plus a friction YAML.
 See docs/identification.md for the report keys.
 
@@ -105,6 +106,9 @@ def _run(args: argparse.Namespace) -> int:
         recording = read_recording(args.bag, topic=args.topic)
     else:
         recording = read_recording(args.csv)
+    rejected = recording.rejection_summary() if hasattr(recording, 'rejection_summary') else ''
+    if rejected:
+        print(f'identify: {args.bag}: {rejected}', file=sys.stderr)
     recording = recording.select_joints(robot.joint_names)
     _, cleaning = clean_recording(recording)
     data = prepare_for_identification(recording, period=args.period, cutoff_hz=args.cutoff, max_gap=args.max_gap)

@@ -3,7 +3,8 @@
 Reads sensor_msgs/JointState from a rosbag2 (sqlite3 or mcap; directory or file) or a CSV
 (header ``time`` then ``<joint>/position``, ``<joint>/velocity``, ``<joint>/effort``), removes
 the robot's own torques with the URDF or, better, with a baseline recording of the same
-motion without the payload, and fits the payload of ``--payload-link``.
+motion without the payload, and fits the payload of ``--payload-link``. Bag messages the
+merger refuses (NaN, out of range, out of order) are counted per reason on stderr.
 
 Exit status: 0 with an estimate, 2 when the data cannot give one (the reason is printed),
 1 on unusable input (missing file, unknown link or joints, an --output that cannot be
@@ -95,7 +96,11 @@ def _read(recordings, path, robot, topic):
 
     is_bag = Path(path).suffix.lower() in ('.mcap', '.db3') or (Path(path) / 'metadata.yaml').is_file()
     extra = {'topic': topic} if is_bag else {}
-    return recordings.read_recording(path, joint_names=robot.joint_names, **extra)
+    recording = recordings.read_recording(path, joint_names=robot.joint_names, **extra)
+    rejected = recording.rejection_summary() if hasattr(recording, 'rejection_summary') else ''
+    if rejected:  # bag messages refused by the merger (NaN, out of range, out of order...)
+        print(f'identify-payload: {path}: {rejected}', file=sys.stderr)
+    return recording
 
 
 def report_text(report) -> str:
