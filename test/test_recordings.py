@@ -87,7 +87,8 @@ def test_rosbag_without_efforts_names_the_joints_that_lack_them(tmp_path):
         message = state(header=header(stamp=stamp(sec=1, nanosec=0), frame_id=''), name=['a', 'b'],
                         position=np.zeros(2), velocity=np.zeros(2), effort=np.zeros(0))
         writer.write(connection, 1, store.serialize_cdr(message, state.__msgtype__))
-    with pytest.raises(RecordingError, match=r"\['a', 'b'\] never got position, velocity and effort"):
+    with pytest.raises(RecordingError, match=r"\['a', 'b'\] never got position, velocity and effort; "
+                                             r"0 of 1 messages rejected$"):
         read_rosbag(tmp_path / 'bag')
 
 
@@ -158,6 +159,20 @@ def test_rosbag_counts_the_messages_the_merger_rejects_per_reason(tmp_path):
     write_rosbag(tmp_path / 'clean', example_recording())
     clean = read_rosbag(tmp_path / 'clean')
     assert clean.rejected == {} and clean.rejection_summary() == '' and clean.messages == 50
+    assert example_recording().rejection_summary() == ''  # a plain Recording has nothing left out
+
+
+def test_files_that_are_not_utf8_text_are_refused_by_name(tmp_path):
+    """Before: a bare UnicodeDecodeError that the command-line tools had to catch and word."""
+    junk = b'time,\x89PNG\r\n\x1a\n\xff\xfe' + bytes(range(256))
+    (tmp_path / 'junk.csv').write_bytes(junk)
+    with pytest.raises(RecordingError, match=f'cannot read {tmp_path / "junk.csv"}: not UTF-8 text'):
+        read_csv(tmp_path / 'junk.csv')
+    for name in ('exciting_traj_time.txt', 'exciting_traj_positions.txt', 'exciting_traj_velocity.txt',
+                 'exciting_traj_torques.txt'):
+        (tmp_path / name).write_bytes(junk)
+    with pytest.raises(RecordingError, match='exciting_traj_time.txt: not UTF-8 text'):
+        read_panda_gaz2019(tmp_path)
 
 
 def test_rosbag_counts_messages_whose_stamp_steps_back(tmp_path):

@@ -23,8 +23,8 @@ algebra is needed: with G_b = Y_bᵀY_b = V diag(w) Vᵀ, s = √w, M = diag(s) 
 
     Y_bᵀ (I − H_bb)^(−1/2) r_b = V diag(s) (I − M)^(−1/2) diag(1/s) Vᵀ s_b.
 
-Monte-Carlo spread / reported std (1 kHz, 10 Hz filter, 43 parameters): 0.98–1.06 at 10 and
-20 blocks (batch means: 1.11–1.29); payload fits with 4 or 10 parameters: 0.97–1.05.
+Monte-Carlo spread / reported std (1 kHz, 10 Hz filter, 43 parameters): 0.98–1.10 at 5, 10
+and 20 blocks (batch means: 1.11–1.29); payload fits with 4 or 10 parameters: 0.97–1.05.
 Units: those of the rows and residual (the covariance is in the parameters' units²).
 """
 from __future__ import annotations
@@ -45,30 +45,34 @@ a block that alone determines some parameter direction (leverage → 1) has no r
 its correction is capped at 1/√floor = ×10 instead of dividing by zero."""
 
 
+def classic_covariance(residual: np.ndarray, information_inverse: np.ndarray) -> np.ndarray:
+    """σ̂²(YᵀY)⁻¹ with σ̂² = ‖r‖²/(rows − p) (chapter 002 §1.5): the 1σ² covariance for
+    independent rows, from the ``residual`` (rows,) and ``information_inverse`` (YᵀY)⁻¹ (p, p)."""
+    return residual @ residual / max(len(residual) - len(information_inverse), 1) * information_inverse
+
+
 def correlated_covariance(rows: np.ndarray, residual: np.ndarray, times: np.ndarray, joints: int,
-                          information_inverse: Optional[np.ndarray] = None,
-                          block: float = CORRELATION_BLOCK) -> np.ndarray:
+                          information_inverse: Optional[np.ndarray] = None) -> np.ndarray:
     """1σ² covariance of the least-squares parameters of ``rows @ x ≈ target``.
 
     ``rows`` (N·joints, p): the (weighted) regressor, sample-major with ``joints`` rows per
     sample; ``residual`` (N·joints,): target − rows @ x, in the same (weighted) units;
-    ``times`` (N,) [s]: the time of every sample, len(times)·joints == N·joints (gaps allowed;
-    blocks are cut by time);
+    ``times`` (N,) [s]: the time of every sample, len(times) == N (gaps allowed; blocks are
+    cut by time);
     ``information_inverse`` (p, p): (rowsᵀ rows)⁻¹ when the caller has a better-conditioned
-    form of it (e.g. R⁻¹R⁻ᵀ from a QR), else computed as the pseudo-inverse; ``block`` [s].
+    form of it (e.g. R⁻¹R⁻ᵀ from a QR), else computed as the pseudo-inverse.
 
-    Returns σ̂²(YᵀY)⁻¹ with σ̂² = ‖r‖²/(rows − p) (chapter 002 §1.5), each parameter's
-    standard deviation raised to the CR2 block sandwich estimate over ``block``-second blocks
-    (module docstring) when that is larger (correlations between parameters are kept). With
-    fewer than :data:`MIN_BLOCKS` blocks the classic covariance is returned.
+    Returns :func:`classic_covariance`, each parameter's standard deviation raised to the CR2
+    block sandwich estimate over :data:`CORRELATION_BLOCK`-second blocks (module docstring)
+    when that is larger (correlations between parameters are kept). With fewer than
+    :data:`MIN_BLOCKS` blocks the classic covariance is returned.
     """
-    count, parameters = rows.shape
+    parameters = rows.shape[1]
     if information_inverse is None:
         information_inverse = np.linalg.pinv(rows.T @ rows)
-    variance = residual @ residual / max(count - parameters, 1)
-    classic = variance * information_inverse
+    classic = classic_covariance(residual, information_inverse)
     times = np.asarray(times, dtype=float).reshape(-1)
-    index = np.floor((times - times.min()) / block).astype(int)
+    index = np.floor((times - times.min()) / CORRELATION_BLOCK).astype(int)
     sample_rows, sample_residual = rows.reshape(-1, joints, parameters), residual.reshape(-1, joints)
     if np.any(np.diff(index) < 0):
         order = np.argsort(index, kind='stable')

@@ -41,32 +41,29 @@ class ExcitationLimits:
     acceleration: np.ndarray
 
     def __post_init__(self):
-        arrays = [np.asarray(value, dtype=float) for value in (self.lower, self.upper, self.velocity,
-                                                                  self.acceleration)]
-        if len({array.shape for array in arrays}) != 1 or arrays[0].ndim != 1:
+        lower, upper, velocity, acceleration = arrays = [
+            np.asarray(value, dtype=float) for value in (self.lower, self.upper, self.velocity, self.acceleration)]
+        if len({array.shape for array in arrays}) != 1 or lower.ndim != 1:
             raise ExcitationError('lower, upper, velocity and acceleration limits must be vectors of one length')
-        if not all(np.all(np.isfinite(array)) for array in arrays):
-            raise ExcitationError('excitation limits must all be finite')
-        if np.any(arrays[0] >= arrays[1]):
-            raise ExcitationError(f'every lower limit must be below its upper limit: lower {arrays[0].tolist()}, '
-                                  f'upper {arrays[1].tolist()}')
-        if np.any(arrays[2] <= 0.0) or np.any(arrays[3] <= 0.0):
-            raise ExcitationError('velocity and acceleration limits must be positive')
+        if not (np.all(np.isfinite(lower)) and np.all(np.isfinite(upper)) and np.all(lower < upper)):
+            raise ExcitationError(f'every lower limit must be finite and below its finite upper limit [rad]: '
+                                  f'lower {lower.tolist()}, upper {upper.tolist()}')
+        for name, values, unit in (('velocity', velocity, 'rad/s'), ('acceleration', acceleration, 'rad/s²')):
+            if not (np.all(np.isfinite(values)) and np.all(values > 0.0)):
+                raise ExcitationError(f'{name} limits must be positive numbers [{unit}], got {values.tolist()}')
 
     @classmethod
     def from_model(cls, robot: RobotModel, max_acceleration: float = 5.0, velocity_fraction: float = 0.8,
                    position_margin: float = 0.05, default_velocity: float = 1.0) -> 'ExcitationLimits':
         """URDF limits shrunk by ``position_margin`` (fraction of each range, per side, in
         [0, 0.5)), URDF velocity × ``velocity_fraction`` (in (0, 1]; ``default_velocity``
-        [rad/s] where the URDF has none), and ``max_acceleration`` [rad/s²] for every joint.
+        [rad/s] where the URDF has none), and ``max_acceleration`` [rad/s², > 0] for every joint.
         Joints without position limits get ±π. Never wider than the URDF's own limits."""
         if not 0.0 <= position_margin < 0.5:
             raise ExcitationError(f'position margin must be in [0, 0.5) of each joint range, got {position_margin}')
         if not 0.0 < velocity_fraction <= 1.0:
             raise ExcitationError(f'velocity fraction must be in (0, 1] of the URDF velocity limit, '
                                   f'got {velocity_fraction}')
-        if not (max_acceleration > 0.0 and math.isfinite(max_acceleration)):
-            raise ExcitationError(f'max acceleration must be a positive number, got {max_acceleration}')
         if not (default_velocity > 0.0 and math.isfinite(default_velocity)):
             raise ExcitationError(f'default velocity must be a positive number, got {default_velocity}')
         lower = np.where(np.isfinite(robot.limits.lower), robot.limits.lower, -math.pi)
@@ -75,8 +72,8 @@ class ExcitationLimits:
         if np.any(span <= 0.0):
             bad = [name for name, width in zip(robot.joint_names, span) if width <= 0.0]
             raise ExcitationError(f'joints {bad} have no position range to move in')
-        velocity = np.where(np.isfinite(robot.limits.velocity) & (robot.limits.velocity > 0.0),
-                            robot.limits.velocity, default_velocity) * velocity_fraction
+        velocity = np.where(_urdf_gives_velocity_limit(robot), robot.limits.velocity,
+                            default_velocity) * velocity_fraction
         return cls(lower + position_margin * span, upper - position_margin * span, velocity,
                    np.full(robot.num_joints, float(max_acceleration)))
 
@@ -157,61 +154,16 @@ def fit_to_limits(trajectory: FourierTrajectory, limits: ExcitationLimits, times
 
 def limit_violation(trajectory: FourierTrajectory, limits: ExcitationLimits, times: np.ndarray) -> float:
     """Largest limit excess over ``times`` (≤ 0 when every limit holds) [rad, rad/s or rad/s²]."""
-    return _largest_excess(trajectory, limits.lower, limits.upper, limits.velocity, limits.acceleration, times).value
-
-
-@dataclass(frozen=True)
-class LimitExcess:
-    """The largest excess of a trajectory over a set of limits at the checked samples:
-    ``value`` [rad, rad/s or rad/s²] (≤ 0 when every limit holds), with the ``joint``, the
-    ``kind`` ('position', 'velocity' or 'acceleration') and the ``time`` [s] where it occurs."""
-
-    value: float
-    joint: str
-    kind: str
-    time: float
-
-    @property
-    def holds(self) -> bool:
-        return self.value <= 0.0
-
-    def __str__(self) -> str:
-        return f'{self.value:.3g} ({self.kind} of {self.joint} at t = {self.time:g} s)'
-
-
-def urdf_limit_excess(robot: RobotModel, trajectory: FourierTrajectory, times: np.ndarray,
-                      max_acceleration) -> LimitExcess:
-    """Largest excess of ``trajectory`` at ``times`` [s] over the URDF's own limits: the
-    position limits [rad] and velocity limits [rad/s] the URDF gives (none where it gives
-    none), and ``max_acceleration`` [rad/s², scalar or per joint] (the URDF has no
-    acceleration limit). Independent of any margin the design used."""
-    if tuple(trajectory.joint_names) != tuple(robot.joint_names):
-        raise ExcitationError(f'trajectory joints {list(trajectory.joint_names)} are not the joints of model '
-                              f'"{robot.name}" {list(robot.joint_names)}')
-    lower = np.where(np.isfinite(robot.limits.lower), robot.limits.lower, -np.inf)
-    upper = np.where(np.isfinite(robot.limits.upper), robot.limits.upper, np.inf)
-    velocity = np.where(np.isfinite(robot.limits.velocity) & (robot.limits.velocity > 0.0),
-                        robot.limits.velocity, np.inf)
-    acceleration = np.broadcast_to(np.asarray(max_acceleration, dtype=float), (robot.num_joints,))
-    return _largest_excess(trajectory, lower, upper, velocity, acceleration, times)
-
-
-def _largest_excess(trajectory: FourierTrajectory, lower, upper, velocity, acceleration,
-                    times: np.ndarray) -> LimitExcess:
-    times = np.asarray(times, dtype=float)
     positions, velocities, accelerations = trajectory.evaluate(times)
-    kinds = {'position': np.maximum(positions - upper, lower - positions),
-             'velocity': np.abs(velocities) - velocity,
-             'acceleration': np.abs(accelerations) - acceleration}
-    worst = None
-    for kind, excess in kinds.items():
-        sample, joint = np.unravel_index(np.argmax(excess), excess.shape)
-        value = float(excess[sample, joint])
-        if worst is None or value > worst.value or math.isnan(value):
-            worst = LimitExcess(value, trajectory.joint_names[joint], kind, float(times[sample]))
-        if math.isnan(value):
-            break
-    return worst
+    return float(max(np.max(positions - limits.upper), np.max(limits.lower - positions),
+                     np.max(np.abs(velocities) - limits.velocity), np.max(np.abs(accelerations) - limits.acceleration)))
+
+
+def _urdf_gives_velocity_limit(robot: RobotModel) -> np.ndarray:
+    """Per joint (model order): whether the URDF gives a velocity limit [rad/s]: a finite
+    value > 0 (an absent limit reads as inf; 0 is taken as none)."""
+    velocity = robot.limits.velocity
+    return np.isfinite(velocity) & (velocity > 0.0)
 
 
 @dataclass(frozen=True)
@@ -271,15 +223,7 @@ def design_excitation(robot: RobotModel, duration: float, harmonics: int = 5, ba
     ``joints``: the joints that move (default all; the others stay at their offsets).
     ``limits`` must lie within the URDF's own position and velocity limits.
     """
-    if not all(value > 0.0 and math.isfinite(value) for value in (duration, base_frequency, rate)):
-        raise ExcitationError(f'duration ({duration} s), base frequency ({base_frequency} Hz) and rate '
-                              f'({rate} Hz) must be positive finite numbers')
-    whole_periods(duration, base_frequency)
-    if harmonics < 2:
-        raise ExcitationError(f'need at least 2 harmonics for a rest-to-rest motion, got {harmonics}')
-    if iterations < 0 or seed < 0 or evaluation_samples < 2:
-        raise ExcitationError(f'iterations ({iterations}) and seed ({seed}) must be ≥ 0 and evaluation samples '
-                              f'({evaluation_samples}) ≥ 2')
+    check_design_arguments(duration, harmonics, base_frequency, rate, iterations, seed, evaluation_samples)
     limits = limits or ExcitationLimits.from_model(robot)
     _check_within_urdf(robot, limits)
     centre = limits.center if offsets is None else np.asarray(offsets, dtype=float)
@@ -312,6 +256,24 @@ def design_excitation(robot: RobotModel, duration: float, harmonics: int = 5, ba
     return ExcitationDesign(best, initial, best_value, limits, iterations, accepted)
 
 
+def check_design_arguments(duration: float, harmonics: int, base_frequency: float, rate: float,
+                           iterations: int = 0, seed: int = 0, evaluation_samples: int = 2) -> None:
+    """Raises :class:`ExcitationError` unless ``duration`` [s], ``base_frequency`` [Hz] and
+    ``rate`` [Hz] are positive finite numbers with a whole number of periods (:func:`whole_periods`),
+    ``harmonics`` ≥ 2, ``iterations`` and ``seed`` ≥ 0 and ``evaluation_samples`` ≥ 2: the
+    arguments :func:`design_excitation` checks first. Cheap (no model), so a CLI can check
+    its options before loading one."""
+    if not all(value > 0.0 and math.isfinite(value) for value in (duration, base_frequency, rate)):
+        raise ExcitationError(f'duration ({duration} s), base frequency ({base_frequency} Hz) and rate '
+                              f'({rate} Hz) must be positive finite numbers')
+    whole_periods(duration, base_frequency)
+    if harmonics < 2:
+        raise ExcitationError(f'need at least 2 harmonics for a rest-to-rest motion, got {harmonics}')
+    if iterations < 0 or seed < 0 or evaluation_samples < 2:
+        raise ExcitationError(f'iterations ({iterations}) and seed ({seed}) must be ≥ 0 and evaluation samples '
+                              f'({evaluation_samples}) ≥ 2')
+
+
 def whole_periods(duration: float, base_frequency: float) -> int:
     """The number of base periods in ``duration`` [s] at ``base_frequency`` [Hz]; raises
     :class:`ExcitationError` unless it is a whole number ≥ 1 (within 1e-9): only then does
@@ -335,7 +297,7 @@ def _check_within_urdf(robot: RobotModel, limits: ExcitationLimits) -> None:
     lower, upper, velocity = robot.limits.lower, robot.limits.upper, robot.limits.velocity
     with np.errstate(invalid='ignore'):
         wide = ((np.isfinite(lower) & (limits.lower < lower)) | (np.isfinite(upper) & (limits.upper > upper))
-                | (np.isfinite(velocity) & (velocity > 0.0) & (limits.velocity > velocity)))
+                | (_urdf_gives_velocity_limit(robot) & (limits.velocity > velocity)))
     if np.any(wide):
         bad = [name for name, flag in zip(robot.joint_names, wide) if flag]
         raise ExcitationError(f'the excitation limits of joints {bad} are wider than the URDF limits')

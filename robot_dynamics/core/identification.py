@@ -26,7 +26,7 @@ from typing import Optional, Sequence
 import numpy as np
 import scipy.linalg
 
-from robot_dynamics.core.covariance import correlated_covariance
+from robot_dynamics.core.covariance import classic_covariance, correlated_covariance
 from robot_dynamics.core.errors import IdentificationRefused, RobotDynamicsError
 from robot_dynamics.core.inertia import InertialParameters, pseudo_inertia_from_vector
 from robot_dynamics.core.model import RobotModel
@@ -289,7 +289,7 @@ def least_squares(regressor: np.ndarray, torques: np.ndarray, num_joints: int,
     inverse = scipy.linalg.solve_triangular(upper, np.eye(count))
     information_inverse = inverse @ inverse.T
     if times is None:
-        covariance = float(residual @ residual / (rows - count)) * information_inverse
+        covariance = classic_covariance(residual, information_inverse)
     else:
         covariance = correlated_covariance(weighted, residual, times, num_joints, information_inverse)
     joint_std = np.sqrt(np.mean(residual.reshape(-1, num_joints) ** 2, axis=0)) / weights

@@ -76,18 +76,23 @@ class InertialParameters:
         Raises :class:`InertialParametersError` unless the vector has 10 finite entries and
         m > 0 (the CoM is h/m; a massless vector has no CoM, use :meth:`point_mass`).
         """
-        parameters = _checked_vector(parameters, 'pinocchio')
-        result = cls.from_pinocchio(pin.Inertia.FromDynamicParameters(parameters))
-        if not (np.all(np.isfinite(result.com)) and np.all(np.isfinite(result.inertia_com))):
-            raise InertialParametersError(f'mass {parameters[0]:.6g} kg is too small for first moment '
-                                          f'{parameters[1:4].tolist()} kg·m: the CoM h/m overflows')
-        return result
+        return cls._from_checked_vector(_checked_vector(parameters, 'pinocchio'))
 
     @classmethod
     def from_chapter_vector(cls, parameters: np.ndarray) -> 'InertialParameters':
         """From the chapters' 10-vector (order :data:`CHAPTER_ORDER`, about the origin;
         kg, kg·m, kg·m²). Same checks as :meth:`from_pinocchio_vector`."""
-        return cls.from_pinocchio_vector(_checked_vector(parameters, 'chapter')[PINOCCHIO_TO_CHAPTER])
+        return cls._from_checked_vector(_checked_vector(parameters, 'chapter')[PINOCCHIO_TO_CHAPTER])
+
+    @classmethod
+    def _from_checked_vector(cls, parameters: np.ndarray) -> 'InertialParameters':
+        """From a pinocchio-order vector that passed :func:`_checked_vector`; refuses a CoM h/m
+        that overflows (a tiny mass)."""
+        result = cls.from_pinocchio(pin.Inertia.FromDynamicParameters(parameters))
+        if not (np.all(np.isfinite(result.com)) and np.all(np.isfinite(result.inertia_com))):
+            raise InertialParametersError(f'mass {parameters[0]:.6g} kg is too small for first moment '
+                                          f'{parameters[1:4].tolist()} kg·m: the CoM h/m overflows')
+        return result
 
     def to_pinocchio(self) -> pin.Inertia:
         return pin.Inertia(self.mass, self.com, self.inertia_com)

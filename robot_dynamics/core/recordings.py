@@ -51,11 +51,13 @@ class BagRecording(Recording):
 
     def rejection_summary(self) -> str:
         """'' when every message was taken, else e.g. '10 of 100 messages rejected (non_finite: 10)'."""
-        total = sum(self.rejected.values())
-        if not total:
-            return ''
-        reasons = ', '.join(f'{reason}: {count}' for reason, count in sorted(self.rejected.items()))
-        return f'{total} of {self.messages} messages rejected ({reasons})'
+        return _rejections(self.rejected, self.messages) if self.rejected else ''
+
+
+def _rejections(rejected: dict, messages: int) -> str:
+    """E.g. '10 of 100 messages rejected (non_finite: 10)'; the reasons in alphabetical order."""
+    reasons = ', '.join(f'{reason}: {count}' for reason, count in sorted(rejected.items()))
+    return f'{sum(rejected.values())} of {messages} messages rejected' + (f' ({reasons})' if reasons else '')
 
 
 def read_csv(path, joint_names: Optional[Sequence[str]] = None) -> Recording:
@@ -64,7 +66,7 @@ def read_csv(path, joint_names: Optional[Sequence[str]] = None) -> Recording:
     Raises :class:`RecordingError` naming the problem: a column that is not ``time`` or
     ``<joint>/<field>``, a column that appears twice, a missing column, a line (numbered from
     1, the header) whose number of values differs from the header's, a value that is not a
-    number. Empty lines are skipped.
+    number, a file that is not UTF-8 text. Empty lines are skipped.
     """
     path = Path(path)
     try:
@@ -72,6 +74,8 @@ def read_csv(path, joint_names: Optional[Sequence[str]] = None) -> Recording:
             rows = list(csv.reader(handle))
     except OSError as error:
         raise RecordingError(f'cannot read CSV recording {path}: {error.strerror}') from None
+    except UnicodeDecodeError as error:
+        raise _not_utf8(path, error) from None
     if len(rows) < 2:
         raise RecordingError(f'CSV recording {path} has no data rows')
     header = [cell.strip() for cell in rows[0]]
@@ -179,9 +183,8 @@ def _merged_recording(messages: list, joint_names: tuple, source: str) -> BagRec
     if not rows:
         seen = np.isfinite(merger.stamps).all(axis=0)
         lacking = [name for name, ok in zip(joint_names, seen) if not ok]
-        reasons = ''.join(f', {reason}: {count}' for reason, count in sorted(rejected.items()))
-        raise RecordingError(f'{source}: joints {lacking} never got position, velocity and effort '
-                             f'({sum(rejected.values())} of {len(messages)} messages rejected{reasons})')
+        raise RecordingError(f'{source}: joints {lacking} never got position, velocity and effort; '
+                             f'{_rejections(rejected, len(messages))}')
     return BagRecording(np.array([r[0] for r in rows]), np.array([r[1] for r in rows]),
                         np.array([r[2] for r in rows]), np.array([r[3] for r in rows]), joint_names,
                         messages=len(messages), rejected=dict(rejected))
@@ -225,14 +228,26 @@ def read_panda_gaz2019(folder) -> Recording:
     missing = [name for name in _PANDA_FILES if not (folder / name).is_file()]
     if missing:
         raise RecordingError(f'{folder} is not a Panda Gaz 2019 data folder: missing {missing}')
-    time = np.loadtxt(folder / _PANDA_FILES[0], ndmin=1)
+    time = _load_numbers(folder / _PANDA_FILES[0])
     arrays = []
     for name in _PANDA_FILES[1:]:
-        values = np.loadtxt(folder / name, ndmin=1)
+        values = _load_numbers(folder / name)
         if values.size != 7 * time.size:
             raise RecordingError(f'{folder / name} has {values.size} numbers, expected 7 × {time.size}')
         arrays.append(values.reshape(time.size, 7))
     return Recording(time, arrays[0], arrays[1], arrays[2], PANDA_JOINT_NAMES)
+
+
+def _load_numbers(path: Path) -> np.ndarray:
+    """The whitespace-separated numbers of a text file, as a 1-D or 2-D array."""
+    try:
+        return np.loadtxt(path, ndmin=1)
+    except UnicodeDecodeError as error:
+        raise _not_utf8(path, error) from None
+
+
+def _not_utf8(path: Path, error: UnicodeDecodeError) -> RecordingError:
+    return RecordingError(f'cannot read {path}: not UTF-8 text ({error.reason}); save it as UTF-8')
 
 
 def read_recording(path, **kw) -> Recording:

@@ -59,6 +59,11 @@ class Recording:
     def num_samples(self) -> int:
         return len(self.time)
 
+    def rejection_summary(self) -> str:
+        """Messages left out while reading, in words; '' here (a bag reader's
+        :class:`~robot_dynamics.core.recordings.BagRecording` counts them)."""
+        return ''
+
     def select_joints(self, names: Sequence[str]) -> 'Recording':
         """The same recording with columns reordered / subset to ``names``."""
         index = {name: i for i, name in enumerate(self.joint_names)}

@@ -8,7 +8,7 @@ counter-clockwise. Signed distance [m]: positive inside (distance to the nearest
 zero on the boundary, negative outside (minus the distance to the polygon). Units: SI.
 
 Every coordinate must be finite: a NaN or Inf contact point, vertex, query point or ground
-height raises :class:`NonFiniteSupportError` (a ``ValueError``) naming it, rather than a
+height raises :class:`NonFiniteSupportError` naming it, rather than a
 hull or a margin of NaN.
 """
 from __future__ import annotations
@@ -27,7 +27,7 @@ class EmptySupportPolygonError(RobotDynamicsError):
     """A stability margin was asked of a support polygon with no contact point (flight)."""
 
 
-class NonFiniteSupportError(RobotDynamicsError, ValueError):
+class NonFiniteSupportError(RobotDynamicsError):
     """A contact point, polygon vertex, query point or ground height is NaN or Inf."""
 
 
@@ -139,7 +139,6 @@ def support_polygon(points: np.ndarray, ground_height: float = 0.0, tolerance: f
     NonFiniteSupportError when an x or y of a point, or ``ground_height``, is NaN or Inf.
     """
     points = np.atleast_2d(np.asarray(points, dtype=float))
-    _finite(np.asarray(ground_height, dtype=float), 'ground_height')
     if points.size == 0:
         return SupportPolygon(np.zeros((0, 2)), ground_height)
     planar = _finite(points.reshape(len(points), -1)[:, :2], 'contact points (x, y)')

@@ -48,8 +48,8 @@ from robot_dynamics.core.joint_states import JointStateMerger
 from robot_dynamics.core.model import RobotModel
 from robot_dynamics.ros.common import (DIAGNOSTICS_PERIOD, SENSOR_QOS, STALE_TIMEOUT, ModelSource, RateMeter,
                                        RejectionCounter, checked_parameter, create_output_publisher, diagnostic_status,
-                                       joint_state_fields, positive_parameter, publish_if_subscribed, spin_nodes,
-                                       stamp_seconds)
+                                       joint_state_fields, non_negative_parameter, positive_parameter,
+                                       publish_if_subscribed, spin_nodes, stamp_seconds)
 
 OK, WARN, ERROR = DiagnosticStatus.OK, DiagnosticStatus.WARN, DiagnosticStatus.ERROR
 
@@ -111,11 +111,9 @@ class CentroidalNode(Node):
         self._polygon_pub = create_output_publisher(self, PolygonStamped, '~/support_polygon', SENSOR_QOS)
         self._markers_pub = create_output_publisher(self, MarkerArray, '~/markers', 10)
         self._diagnostics_pub = create_output_publisher(self, DiagnosticArray, '/diagnostics', 10)
-        self.settings = BalanceSettings(**self._balance)
         self.model_source = ModelSource(self, self._on_model, callback_group=self._stream_group,
                                         gravity_check=(_downward, ' pointing along -z of world_frame (the ZMP '
                                                                   'formula assumes it)'))
-        self.settings = replace(self.settings, gravity=float(np.linalg.norm(self.model_source.gravity)))
         group = self._stream_group
         self.create_subscription(JointState, 'joint_states', self._on_joint_state, INPUT_QOS, callback_group=group)
         self.create_subscription(Odometry, 'odom', self._on_odometry, INPUT_QOS, callback_group=group)
@@ -130,15 +128,15 @@ class CentroidalNode(Node):
         reason); a value of the wrong type or out of range is logged and its default used."""
         checked = functools.partial(checked_parameter, self)
         positive = functools.partial(positive_parameter, self)
+        non_negative = functools.partial(non_negative_parameter, self)
         finite = math.isfinite
-        non_negative = (lambda value: 0.0 <= value < math.inf, 'is not a non-negative, finite number')
         self.world_frame = checked('world_frame', 'odom', 'frame of every output; odom messages must have it as '
                                    'frame_id', bool, 'is empty')
         frames = checked('contact_frames', [], 'frames whose origins are the contact points (feet soles); one '
                          'name or a list')
         self.contact_frame_names = tuple(frames)
-        contact_height_threshold = checked('contact_height_threshold', 0.02, 'a contact point closer than this to '
-                                           'the ground [m] is in contact (kinematic route)', *non_negative)
+        contact_height_threshold = non_negative('contact_height_threshold', 0.02, 'a contact point closer than '
+                                                'this to the ground [m] is in contact (kinematic route)')
         ground_height = checked('ground_height', 0.0, 'height of the ground plane in world_frame [m]', finite,
                                 'is not a finite height [m]')
         base_pose = checked('base_pose', [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0], 'fixed-base robot: base pose in '
@@ -152,12 +150,12 @@ class CentroidalNode(Node):
             self.get_logger().error(f'contact_wrench_topics has {len(self.wrench_topics)} entries but contact_frames '
                                     f'{len(self.contact_frame_names)}: wrench route disabled')
             self.wrench_topics = ()
-        contact_force_threshold = checked('contact_force_threshold', 10.0, 'a foot pushing harder than this [N] is '
-                                          'in contact (wrench route)', *non_negative)
-        min_normal_force = checked('min_normal_force', 10.0, 'total vertical contact force below which the robot '
-                                   'is airborne [N] (wrench route)', *non_negative)
-        flight_epsilon = checked('flight_epsilon', FLIGHT_VERTICAL_ACCELERATION, 'airborne when c̈_z + g is below '
-                                 'this [m/s^2] (kinematic route)', *non_negative)
+        contact_force_threshold = non_negative('contact_force_threshold', 10.0, 'a foot pushing harder than this [N] '
+                                               'is in contact (wrench route)')
+        min_normal_force = non_negative('min_normal_force', 10.0, 'total vertical contact force below which the '
+                                        'robot is airborne [N] (wrench route)')
+        flight_epsilon = non_negative('flight_epsilon', FLIGHT_VERTICAL_ACCELERATION, 'airborne when c̈_z + g is '
+                                      'below this [m/s^2] (kinematic route)')
         rate_degree = checked('rate_degree', 2, 'degree of that polynomial (the estimate has no lag up to it)',
                               lambda degree: 1 <= degree <= 10, 'is not a degree of 1 to 10')
         rate_window = checked('rate_window', max(9, rate_degree + 2), 'samples of h_G in the causal polynomial fit '
@@ -171,11 +169,11 @@ class CentroidalNode(Node):
         self.arrow_scale = checked('momentum_arrow_scale', 0.05, 'length of the momentum arrows per unit momentum '
                                    '[m/(N·s)]', finite, 'is not a finite number')
         self.diagnostics_period = positive('diagnostics_period', DIAGNOSTICS_PERIOD, 'period of /diagnostics [s]')
-        self._balance = dict(contact_frames=self.contact_frame_names, ground_height=ground_height,
-                             contact_height_threshold=contact_height_threshold,
-                             contact_force_threshold=contact_force_threshold, min_normal_force=min_normal_force,
-                             flight_epsilon=flight_epsilon, rate_window=rate_window, rate_degree=rate_degree,
-                             max_gap=max_gap)
+        self.settings = BalanceSettings(contact_frames=self.contact_frame_names, ground_height=ground_height,
+                                        contact_height_threshold=contact_height_threshold,
+                                        contact_force_threshold=contact_force_threshold,
+                                        min_normal_force=min_normal_force, flight_epsilon=flight_epsilon,
+                                        rate_window=rate_window, rate_degree=rate_degree, max_gap=max_gap)
 
     # ------------------------------------------------------------------ model
     def _on_model(self, robot: RobotModel) -> None:

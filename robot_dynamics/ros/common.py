@@ -154,10 +154,7 @@ class ModelSource:
                                   'is not at least 1')
         self.root_joint = checked('root_joint', 'fixed', "'fixed' (arm on a table) or 'floating' (free-flyer base)",
                                   ('fixed', 'floating').__contains__, "is neither 'fixed' nor 'floating'")
-        is_valid, requirement = gravity_check or (lambda gravity: True, '')
-        self.gravity = checked('gravity', [0.0, 0.0, -9.81], 'gravity vector in the world frame [m/s^2]',
-                               lambda gravity: len(gravity) == 3 and all(map(math.isfinite, gravity)) and
-                               is_valid(gravity), f'is not 3 finite numbers [m/s^2]{requirement}')
+        self.gravity = gravity_parameter(node, *(gravity_check or ()))
         self.robot: Optional[RobotModel] = None
         self.swaps = 0
         self.rejected = 0
@@ -172,7 +169,7 @@ class ModelSource:
         elif urdf_file:
             try:
                 self.load(read_description_file(urdf_file))
-            except (DescriptionError, OSError, ValueError) as error:  # also a directory, an unreadable file
+            except DescriptionError as error:  # missing, a directory, unreadable, too large, not UTF-8, invalid
                 self._reject(f'urdf_file {urdf_file}: {error}')
         else:
             node.create_subscription(String, 'robot_description', self._on_description, DESCRIPTION_QOS,
@@ -295,36 +292,37 @@ def _checked_value(value, default, is_valid: Optional[Callable], requirement: st
 
 
 def checked_parameter(node: Node, name: str, default, description: str, is_valid: Optional[Callable] = None,
-                      requirement: str = '', runtime: bool = False):
-    """Declare the node's parameter ``name`` and return the value the node uses.
+                      requirement: str = ''):
+    """Declare the node's parameter ``name``, read once (at start-up or at model load), and
+    return the value the node uses.
 
     Whatever type the parameter file or launch gives it is accepted at declaration (dynamic
     typing), then converted to the type of ``default`` (:func:`converted_value`) and checked
     with ``is_valid``; a value of another type or failing ``requirement`` is reported as an
     error in the log and ``default`` is used instead: a bad configuration value must not stop
     the node (nor make a timer spin with a zero period). The parameter then holds the value
-    in use, and:
-
-    * ``runtime=False`` (read at start-up or at model load): it becomes read-only, so a later
-      ``set_parameters`` is refused with a reason instead of being accepted and ignored;
-    * ``runtime=True`` (read each time it is used, see :func:`runtime_value`): a later change
-      is checked the same way and refused with the reason when it fails.
+    in use and is read-only, so a later ``set_parameters`` is refused with a reason instead
+    of being accepted and ignored (a parameter read at each use: :class:`RuntimeParameters`).
     """
+    value = _declared_value(node, name, default, description, is_valid, requirement)
+    static = len(value) > 0 if isinstance(value, (list, tuple)) else True
+    descriptor = describe(description, read_only=True, dynamic_typing=not static)
+    if static:
+        descriptor.type = Parameter.Type.from_parameter_value(value).value
+    node.set_descriptor(name, descriptor)
+    return value
+
+
+def _declared_value(node: Node, name: str, default, description: str, is_valid: Optional[Callable],
+                    requirement: str):
+    """Declare ``name`` and set it to the value in use (:func:`checked_parameter`)."""
     node.declare_parameter(name, default, describe(description, dynamic_typing=True))
     given = node.get_parameter(name).value
     value, problem = _checked_value(given, default, is_valid, requirement)
     if problem:
         node.get_logger().error(f'parameter {name} {shorten(repr(given))} {problem}; using {default!r}')
         value = default
-    node.set_parameters([Parameter(name, value=list(value) if isinstance(value, tuple) else value)])
-    if runtime:
-        _runtime_checks(node)[name] = (default, is_valid, requirement)
-    else:
-        static = len(value) > 0 if isinstance(value, (list, tuple)) else True
-        descriptor = describe(description, read_only=True, dynamic_typing=not static)
-        if static:
-            descriptor.type = Parameter.Type.from_parameter_value(value).value
-        node.set_descriptor(name, descriptor)
+    node.set_parameters([Parameter(name, value=value)])
     return value
 
 
@@ -335,30 +333,65 @@ def positive_parameter(node: Node, name: str, default: float, description: str,
                              f'is not a positive {quantity}')
 
 
-def runtime_value(node: Node, name: str):
-    """The current value of a ``runtime=True`` parameter, converted to its default's type."""
-    default = _runtime_checks(node)[name][0]
-    value = converted_value(node.get_parameter(name).value, default)
-    return default if value is _WRONG_TYPE else value
+def non_negative_parameter(node: Node, name: str, default: float, description: str) -> float:
+    """:func:`checked_parameter` for a non-negative, finite number."""
+    return checked_parameter(node, name, default, description, lambda value: 0.0 <= value < math.inf,  # false for NaN
+                             'is not a non-negative, finite number')
 
 
-def _runtime_checks(node: Node) -> dict:
-    checks = getattr(node, '_runtime_parameter_checks', None)
-    if checks is None:
-        checks = node._runtime_parameter_checks = {}
-        node.add_on_set_parameters_callback(functools.partial(_check_runtime_change, checks))
-    return checks
+def gravity_parameter(node: Node, is_valid: Callable = lambda gravity: True, requirement: str = '') -> list:
+    """:func:`checked_parameter` ``gravity``: the gravity vector in the world frame [m/s²],
+    3 finite numbers for which ``is_valid`` holds (``requirement`` says what it checks)."""
+    return checked_parameter(node, 'gravity', [0.0, 0.0, -9.81], 'gravity vector in the world frame [m/s^2]',
+                             lambda gravity: len(gravity) == 3 and all(map(math.isfinite, gravity))
+                             and is_valid(gravity), f'is not 3 finite numbers [m/s^2]{requirement}')
 
 
-def _check_runtime_change(checks: dict, parameters: list) -> SetParametersResult:
-    for parameter in parameters:
-        if parameter.name in checks:
-            default, is_valid, requirement = checks[parameter.name]
-            _, problem = _checked_value(parameter.value, default, is_valid, requirement)
-            if problem:
-                return SetParametersResult(successful=False, reason=f'{parameter.name} {shorten(repr(parameter.value))} '
-                                                                    f'{problem}')
-    return SetParametersResult(successful=True)
+class RuntimeParameters:
+    """A node's parameters read at each use (not read-only): declared and checked like
+    :func:`checked_parameter` (a bad start-up value is logged and the default used); a later
+    change is checked the same way and refused with the reason when it fails."""
+
+    def __init__(self, node: Node):
+        self._node = node
+        self._checks: dict = {}  # name -> (default, is_valid, requirement)
+        node.add_on_set_parameters_callback(self._check_change)
+
+    def declare(self, name: str, default, description: str, is_valid: Optional[Callable] = None,
+                requirement: str = '') -> None:
+        _declared_value(self._node, name, default, description, is_valid, requirement)
+        self._checks[name] = (default, is_valid, requirement)
+
+    def value(self, name: str):
+        """The current value of ``name``, converted to its default's type."""
+        default = self._checks[name][0]
+        value = converted_value(self._node.get_parameter(name).value, default)
+        return default if value is _WRONG_TYPE else value
+
+    def _check_change(self, parameters: list) -> SetParametersResult:
+        for parameter in parameters:
+            if parameter.name in self._checks:
+                default, is_valid, requirement = self._checks[parameter.name]
+                _, problem = _checked_value(parameter.value, default, is_valid, requirement)
+                if problem:
+                    return SetParametersResult(successful=False,
+                                               reason=f'{parameter.name} {shorten(repr(parameter.value))} {problem}')
+        return SetParametersResult(successful=True)
+
+
+def never_raises(handler):
+    """A node's service handler that answers ``success=false`` with the error instead of
+    raising (and logs it): an exception in a callback would take the node's executor, and the
+    node, down. For any service response with ``success`` and ``message`` (Trigger, SetBool)."""
+    @functools.wraps(handler)
+    def guarded(node, request, response):
+        try:
+            return handler(node, request, response)
+        except Exception as error:  # a node never dies from a call
+            node.get_logger().error(f'{handler.__name__.lstrip("_")} failed: {shorten(repr(error))}')
+            response.success, response.message = False, f'internal error: {shorten(error)}'
+            return response
+    return guarded
 
 
 def create_output_publisher(node: Node, message_type, topic: str, qos):

@@ -48,9 +48,9 @@ from robot_dynamics.core.model import RobotModel
 from robot_dynamics.core.payload import MODES as PAYLOAD_MODES, default_payload_link
 from robot_dynamics.core.ring_buffer import RingBufferError, SampleRingBuffer
 from robot_dynamics.ros.common import (DIAGNOSTICS_PERIOD, JOINT_STATE_QOS, LATCHED_QOS, SENSOR_QOS, STALE_TIMEOUT,
-                                       ModelSource, RateLimitedLogger, RateMeter, RejectionCounter, ServiceHost,
-                                       checked_parameter, create_output_publisher, diagnostic_status,
-                                       joint_state_fields, positive_parameter, runtime_value, shorten, spin_nodes)
+                                       ModelSource, RateLimitedLogger, RateMeter, RejectionCounter, RuntimeParameters,
+                                       ServiceHost, checked_parameter, create_output_publisher, diagnostic_status,
+                                       joint_state_fields, never_raises, positive_parameter, spin_nodes)
 from robot_dynamics.ros.service_worker import (DEFAULT_CPU_SHARE, ServiceWorker, SharedRecording, identify_payload_job,
                                                validate_inertia_job)
 
@@ -73,24 +73,12 @@ class _LiveModel:
     buffer: SampleRingBuffer
 
 
-def _never_raises(handler):
-    """A service handler that answers ``success=false`` with the error instead of raising: an
-    exception in a callback would take the node's executor (and the node) down."""
-    @functools.wraps(handler)
-    def guarded(self, request, response):
-        try:
-            return handler(self, request, response)
-        except Exception as error:  # a node never dies from a call
-            self.get_logger().error(f'{handler.__name__.lstrip("_")} failed: {shorten(repr(error))}')
-            return _answer(response, False, f'internal error: {shorten(error)}')
-    return guarded
-
-
 class DynamicsNode(Node):
     """Publishes g(q), M q̈ + C q̇ + g and τ_measured − τ_model for every complete joint state."""
 
     def __init__(self, node_name: str = 'dynamics', **kwargs):
         super().__init__(node_name, **kwargs)
+        self._live: Optional[_LiveModel] = None  # before the parameters: payload_link's check reads it
         self._declare_parameters()
         self.rejections = RejectionCounter(self.get_logger())
         self._log = RateLimitedLogger(self.get_logger())
@@ -100,7 +88,6 @@ class DynamicsNode(Node):
         self._incomplete = 0
         self._last_torques: Optional[np.ndarray] = None
         self._last_input_wall = None
-        self._live: Optional[_LiveModel] = None
         self.baseline = None  # the no-payload Recording (record_baseline / baseline_file)
         self._shared_baseline: Optional[SampleRingBuffer] = None  # the same, in shared memory for the worker
         self._validation_statuses: list = []
@@ -124,20 +111,22 @@ class DynamicsNode(Node):
     # ------------------------------------------------------------------ parameters
     def _declare_parameters(self) -> None:
         """Every parameter is read once at start-up (read-only afterwards: a change is refused
-        with a reason) except the ones the services read at each call (``runtime=True``)."""
+        with a reason) except the ones the services read at each call (:attr:`runtime_parameters`)."""
         checked = functools.partial(checked_parameter, self)
         positive = functools.partial(positive_parameter, self)
-        checked('payload_link', '', 'link whose frame carries the payload; empty: the last link of the chain '
+        self.runtime_parameters = RuntimeParameters(self)
+        runtime = self.runtime_parameters.declare
+        runtime('payload_link', '', 'link whose frame carries the payload; empty: the last link of the chain '
                 '(following fixed joints); read at each identify_payload call', self._is_model_link,
-                'is not a link of the robot model', runtime=True)
+                'is not a link of the robot model')
         self.buffer_duration = positive('buffer_duration', BUFFER_DURATION, 'seconds of (q, qd, effort) kept for '
                                         'payload identification')
         buffer_max_rate = positive('buffer_max_rate', BUFFER_MAX_RATE, 'highest joint_states rate the buffer is '
                                    'sized for [Hz]', 'rate [Hz]')
         self._buffer_capacity = max(2, int(self.buffer_duration * buffer_max_rate))
-        checked('payload_mode', 'auto', "'auto', 'mass_com' (4 parameters) or 'full' (10 parameters)",
-                PAYLOAD_MODES.__contains__, f'is not one of {PAYLOAD_MODES}', runtime=True)
-        checked('apply_identified_payload', False, 'attach an identified payload to the live model', runtime=True)
+        runtime('payload_mode', 'auto', "'auto', 'mass_com' (4 parameters) or 'full' (10 parameters)",
+                PAYLOAD_MODES.__contains__, f'is not one of {PAYLOAD_MODES}')
+        runtime('apply_identified_payload', False, 'attach an identified payload to the live model')
         self.acceleration_mode = checked('acceleration_mode', 'estimated', "'estimated' (causal differentiation "
                                          "of velocity) or 'zero' (q̈ = 0 in the inverse dynamics)",
                                          ACCELERATION_MODES.__contains__, f'is not one of {ACCELERATION_MODES}')
@@ -152,18 +141,16 @@ class DynamicsNode(Node):
                                          'diagnostics warn (0 < ratio <= 1; error above 1)',
                                          lambda ratio: 0.0 < ratio <= 1.0, 'is not in (0, 1]')
         self.diagnostics_period = positive('diagnostics_period', DIAGNOSTICS_PERIOD, 'period of /diagnostics [s]')
-        checked('report_directory', '', 'where YAML reports go; empty: ~/.ros/robot_dynamics', runtime=True)
+        runtime('report_directory', '', 'where YAML reports go; empty: ~/.ros/robot_dynamics')
         self.service_cpu_share = checked('service_cpu_share', DEFAULT_CPU_SHARE,
                                          'average share of one CPU core identify_payload and validate_inertia may '
                                          'use when called back to back (0 < share <= 1; an isolated call runs at '
                                          'full speed): the torque stream goes first',
                                          lambda share: 0.0 < share <= 1.0, 'is not in (0, 1]')
-        checked('baseline_file', '', 'CSV file the no-payload baseline is saved to (record_baseline, read at each '
-                'call) / loaded from (at start)', runtime=True)
-        checked('mesh_package_paths', [], 'NAME=DIR entries to resolve package:// meshes for validate_inertia',
-                runtime=True)
-        checked('mesh_allowed_roots', [], 'directories file:// meshes may be read from (validate_inertia)',
-                runtime=True)
+        runtime('baseline_file', '', 'CSV file the no-payload baseline is saved to (record_baseline, read at each '
+                'call) / loaded from (at start)')
+        runtime('mesh_package_paths', [], 'NAME=DIR entries to resolve package:// meshes for validate_inertia')
+        runtime('mesh_allowed_roots', [], 'directories file:// meshes may be read from (validate_inertia)')
 
     # ------------------------------------------------------------------ model
     def _on_model(self, robot: RobotModel) -> None:
@@ -207,11 +194,11 @@ class DynamicsNode(Node):
 
     def payload_link(self, robot: RobotModel) -> str:
         """The ``payload_link`` parameter (read at each use), or the end of ``robot``'s chain."""
-        return runtime_value(self, 'payload_link') or default_payload_link(robot)
+        return self.runtime_parameters.value('payload_link') or default_payload_link(robot)
 
     def _is_model_link(self, link: str) -> bool:
         """A payload_link change names a link of the live model (any link before one is loaded)."""
-        live = getattr(self, '_live', None)
+        live = self._live
         return not link or live is None or link in live.robot.description.links
 
     @property
@@ -254,7 +241,7 @@ class DynamicsNode(Node):
         self._last_input_wall = time.monotonic()
 
     # ------------------------------------------------------------------ services
-    @_never_raises
+    @never_raises
     def _clear_payload_buffer(self, request, response):
         live = self._live
         if live is None:
@@ -266,7 +253,7 @@ class DynamicsNode(Node):
         return _answer(response, True, f'recording restarted: keeps the last '
                                        f'{self.buffer_duration:g} s of motion')
 
-    @_never_raises
+    @never_raises
     def _record_baseline(self, request, response):
         recording = self._snapshot()
         if recording is None:
@@ -276,7 +263,7 @@ class DynamicsNode(Node):
         except OSError as error:  # no shared memory left
             return _answer(response, False, f'baseline not kept: {error}')
         message = f'baseline kept: {len(recording.time)} samples over {recording.time[-1] - recording.time[0]:.1f} s'
-        path = runtime_value(self, 'baseline_file')
+        path = self.runtime_parameters.value('baseline_file')
         if path:
             try:
                 from robot_dynamics.core.recordings import write_csv
@@ -286,7 +273,7 @@ class DynamicsNode(Node):
                 message += f' (not saved to {path}: {error})'
         return _answer(response, True, message)
 
-    @_never_raises
+    @never_raises
     def _identify_payload(self, request, response):
         nothing = ('nothing recorded yet: move the robot with the payload (efforts published), then call '
                    'identify_payload')
@@ -302,7 +289,7 @@ class DynamicsNode(Node):
             report, write_error = self._worker.run(
                 identify_payload_job, live.robot.description.text, live.robot.floating_base,
                 live.robot.model.gravity.linear.tolist(), recording, link,
-                runtime_value(self, 'payload_mode'),
+                self.runtime_parameters.value('payload_mode'),
                 SharedRecording(baseline.handle, self.baseline.joint_names) if baseline is not None else None,
                 self._report_directory())
         except Exception as error:
@@ -314,11 +301,11 @@ class DynamicsNode(Node):
             self._log.warn('report', write_error)
         if report.success:
             self._publish_payload(link, report)
-            if runtime_value(self, 'apply_identified_payload'):
+            if self.runtime_parameters.value('apply_identified_payload'):
                 self._apply_payload(live, link, report)
         return _answer(response, report.success, report.summary())
 
-    @_never_raises
+    @never_raises
     def _validate_inertia(self, request, response):
         live = self._live
         if live is None:
@@ -326,7 +313,7 @@ class DynamicsNode(Node):
         try:
             report, write_error = self._worker.run(
                 validate_inertia_job, live.robot.description.text, self._package_paths(),
-                runtime_value(self, 'mesh_allowed_roots'), live.robot.floating_base,
+                self.runtime_parameters.value('mesh_allowed_roots'), live.robot.floating_base,
                 self._report_directory())
         except Exception as error:
             self.get_logger().error(f'validate_inertia failed: {error!r}')
@@ -389,19 +376,19 @@ class DynamicsNode(Node):
         self.get_logger().info(f'payload applied to the live model: {parameters!r}')
 
     def _report_directory(self) -> str:
-        return runtime_value(self, 'report_directory') or os.path.join(os.path.expanduser('~'), '.ros',
-                                                                        'robot_dynamics')
+        return self.runtime_parameters.value('report_directory') or os.path.join(os.path.expanduser('~'), '.ros',
+                                                                                  'robot_dynamics')
 
     def _package_paths(self) -> dict:
         paths = {}
-        for entry in runtime_value(self, 'mesh_package_paths'):
+        for entry in self.runtime_parameters.value('mesh_package_paths'):
             name, _, directory = str(entry).partition('=')
             if name and directory:
                 paths[name] = directory
         return paths
 
     def _load_baseline_file(self) -> None:
-        path = runtime_value(self, 'baseline_file')
+        path = self.runtime_parameters.value('baseline_file')
         if not path or not os.path.isfile(path):
             return
         try:
@@ -453,8 +440,7 @@ class DynamicsNode(Node):
             values['recorded_s'] = _recorded_seconds(live.buffer)
             values['buffer_bytes'] = live.buffer.nbytes
             merger = live.estimator.merger
-            stamps = merger.position_stamps
-            newest = float(stamps.max()) if len(stamps) else -np.inf
+            newest = float(merger.position_stamps.max())
             stale = merger.stale_joints(newest, self.stale_timeout) if newest > -np.inf else list(merger.joint_names)
             values['stale_joints'] = ' '.join(stale)
         if stale:

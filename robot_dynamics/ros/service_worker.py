@@ -32,6 +32,7 @@ import sys
 import threading
 import time
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout  # the builtin TimeoutError only on Python ≥ 3.11
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
@@ -228,7 +229,7 @@ class ServiceWorker:
         except BrokenProcessPool:
             self.shutdown()
             raise RuntimeError('the service worker process died; it is restarted on the next call') from None
-        except TimeoutError:
+        except FutureTimeout:
             self._stop_workers()
             raise RuntimeError(f'the job did not finish within {timeout:g} s: it was stopped, and the service '
                                'worker is restarted on the next call') from None

@@ -10,8 +10,8 @@ Topics (relative names; the node's default name is ``sim_robot``):
   ``simulation_rate`` ≥ 1 kHz) tracking a periodic multi-joint Fourier excitation with
   computed-torque control; ``effort`` is the applied joint torque [N·m] plus noise; every
   published sample is one integration step, so ``simulation_rate`` is a whole multiple of
-  ``publish_rate`` (another value is logged and the smallest whole multiple ≥ 1 kHz used:
-  1200 Hz for 300 Hz publishing);
+  ``publish_rate`` (another value, or one below 1 kHz, is logged and the smallest whole
+  multiple ≥ 1 kHz used: 1200 Hz for 300 Hz publishing);
 * floating base (``root_joint: floating``): a *kinematic* scripted sway of the base over
   feet fixed on the ground (no contact simulation, no efforts) published on ``odom``
   (nav_msgs/Odometry: pose in ``world_frame``, twist in ``base_frame``) and ``joint_states``;
@@ -46,8 +46,11 @@ from robot_dynamics.core.simulation import (ArmSimulation, FloatingSample, Joint
                                             SimulationError, StanceMotion, scripted_excitation)
 from robot_dynamics.core.urdf import read_description_file
 from robot_dynamics.models import ARM_URDF, QUADRUPED_URDF
-from robot_dynamics.ros.common import (DESCRIPTION_QOS, SENSOR_QOS, checked_parameter, positive_parameter, shorten,
-                                       spin_nodes)
+from robot_dynamics.ros.common import (DESCRIPTION_QOS, SENSOR_QOS, checked_parameter, gravity_parameter,
+                                       never_raises, non_negative_parameter, positive_parameter, shorten, spin_nodes)
+
+MIN_SIMULATION_RATE = 1000.0
+"""Lowest integration rate [Hz] of the fixed-base simulation (semi-implicit Euler)."""
 
 
 class SimRobot(Node):
@@ -91,11 +94,12 @@ class SimRobot(Node):
     def _declare_parameters(self) -> None:
         """Every parameter is read once at start-up, then read-only (a change is refused with a
         reason). A whole number is taken for a float; a value of the wrong type, or a
-        non-positive time or rate, is logged and its default used; impossible combinations
-        (below) stop the node with the reason. ``simulation_rate`` must be a whole multiple
+        non-positive time or rate, is logged and its default used; an unknown ``root_joint``
+        (below) stops the node with the reason. ``simulation_rate`` must be a whole multiple
         of ``publish_rate`` (so that the published steps are exactly 1/``publish_rate``
-        apart): another value is logged and replaced by the smallest whole multiple that is
-        ≥ 1000 Hz (the default: 1000 Hz for the default 250 Hz publishing)."""
+        apart) and at least :data:`MIN_SIMULATION_RATE`: another value is logged and replaced
+        by the smallest whole multiple that is ≥ 1000 Hz (the default: 1000 Hz for the default
+        250 Hz publishing)."""
         self._values = {}
 
         def declare(name, default, description, is_valid=None, requirement=''):
@@ -104,27 +108,29 @@ class SimRobot(Node):
         def positive(name, default, description, quantity):
             self._values[name] = positive_parameter(self, name, default, description, quantity)
 
-        non_negative = (lambda value: 0.0 <= value < math.inf, 'is not a non-negative, finite number')
+        def non_negative(name, default, description):
+            self._values[name] = non_negative_parameter(self, name, default, description)
+
         declare('robot_description', '', 'URDF text of the simulated robot; overrides urdf_file')
         declare('urdf_file', '', 'URDF file; empty: the bundled arm (fixed) or quadruped (floating)')
         declare('root_joint', 'fixed', "'fixed': dynamic arm simulation; 'floating': kinematic base sway")
-        declare('gravity', [0.0, 0.0, -9.81], 'gravity vector in the world frame [m/s^2]',
-                lambda gravity: len(gravity) == 3 and all(map(math.isfinite, gravity)), 'is not 3 finite numbers')
+        self._values['gravity'] = gravity_parameter(self)
         positive('publish_rate', 250.0, 'joint_states (and odom) rate [Hz]', 'rate [Hz]')
         publish_rate = self._values['publish_rate']
-        declare('simulation_rate', _whole_multiple(publish_rate), 'integration rate [Hz], at least 1000 '
-                'and a whole multiple of publish_rate', lambda rate: _is_whole_multiple(rate, publish_rate),
-                f'is not a positive whole multiple of publish_rate ({publish_rate:g} Hz)')
+        declare('simulation_rate', _whole_multiple(publish_rate), f'integration rate [Hz], at least '
+                f'{MIN_SIMULATION_RATE:g} and a whole multiple of publish_rate',
+                lambda rate: rate >= MIN_SIMULATION_RATE * (1.0 - 1e-9) and _is_whole_multiple(rate, publish_rate),
+                f'is not a whole multiple of publish_rate ({publish_rate:g} Hz) of at least {MIN_SIMULATION_RATE:g} Hz')
         positive('max_catch_up', 0.05, 'most simulated time integrated per timer tick [s]', 'time [s]')
         declare('payload_link', 'tool0', 'link the hidden payload is fixed to')
-        declare('payload_mass', 0.0, 'hidden payload mass [kg]; 0: no payload', *non_negative)
+        non_negative('payload_mass', 0.0, 'hidden payload mass [kg]; 0: no payload')
         declare('payload_com', [0.0, 0.0, 0.0], 'hidden payload CoM in payload_link [m]')
         declare('payload_inertia', [0.0, 0.0, 0.0, 0.0, 0.0, 0.0],
                 'hidden payload inertia about its CoM, payload_link axes: ixx, ixy, ixz, iyy, iyz, izz [kg m^2]')
         declare('start_with_payload', True, 'attach the hidden payload at start (else on ~/attach_payload)')
-        declare('position_noise', 0.0, '1-sigma noise on published positions [rad]', *non_negative)
-        declare('velocity_noise', 0.001, '1-sigma noise on published velocities [rad/s]', *non_negative)
-        declare('effort_noise', 0.02, '1-sigma noise on published efforts [N m]', *non_negative)
+        non_negative('position_noise', 0.0, '1-sigma noise on published positions [rad]')
+        non_negative('velocity_noise', 0.001, '1-sigma noise on published velocities [rad/s]')
+        non_negative('effort_noise', 0.02, '1-sigma noise on published efforts [N m]')
         declare('seed', 0, 'seed of the noise generator')
         positive('excitation_frequency', 0.2, 'base frequency of the Fourier excitation [Hz] (its period)',
                  'frequency [Hz]')
@@ -143,8 +149,8 @@ class SimRobot(Node):
         declare('stance_positions', [0.0, 0.8, -1.6] * 4,
                 'floating base: stance joint positions [rad] in model joint order (default: the bundled '
                 'quadruped, every leg haa 0, hfe 0.8, kfe -1.6)')
-        declare('sway_amplitude', 0.04, 'floating base: base sway amplitude [m]', *non_negative)
-        declare('sway_tilt', 0.05, 'floating base: roll/pitch amplitude [rad]', *non_negative)
+        non_negative('sway_amplitude', 0.04, 'floating base: base sway amplitude [m]')
+        non_negative('sway_tilt', 0.05, 'floating base: roll/pitch amplitude [rad]')
         positive('sway_frequency', 0.5, 'floating base: sway frequency [Hz]', 'frequency [Hz]')
         declare('ground_height', 0.0, 'floating base: height of the ground plane in world_frame [m]', math.isfinite,
                 'is not a finite height [m]')
@@ -155,9 +161,6 @@ class SimRobot(Node):
         self.publish_rate = self.value('publish_rate')
         self.max_catch_up = self.value('max_catch_up')
         self.world_frame, self.base_frame = self.value('world_frame'), self.value('base_frame')
-        if not (self.publish_rate <= self.value('simulation_rate')) or self.value('simulation_rate') < 1000.0:
-            raise SimulationError(f'need 0 < publish_rate ({self.publish_rate} Hz) ≤ simulation_rate '
-                                  f'({self.value("simulation_rate")} Hz) and simulation_rate ≥ 1000 Hz')
 
     def value(self, name: str):
         """The value in use of parameter ``name`` (converted, or its default when unusable)."""
@@ -187,12 +190,12 @@ class SimRobot(Node):
             raise SimulationError('the floating-base motion is kinematic: it has no payload')
         self.simulation.set_payload(self.payload_link, self.payload if attached else None)
 
+    @never_raises
     def _attach_payload(self, request, response):
         try:
             self._set_payload(request.data)
-        except Exception as error:  # a service never takes the node down
-            known = isinstance(error, (SimulationError, PayloadError))
-            response.success, response.message = False, str(error) if known else f'internal error: {error!r}'
+        except (SimulationError, PayloadError) as error:
+            response.success, response.message = False, str(error)
             return response
         self._restart()
         state = 'attached' if request.data and self.payload else 'removed'
@@ -273,10 +276,10 @@ def _is_whole_multiple(rate: float, publish_rate: float) -> bool:
 
 
 def _whole_multiple(publish_rate: float) -> float:
-    """The smallest whole multiple of ``publish_rate`` [Hz] that is ≥ 1000 Hz: the default
-    simulation_rate (1000 Hz for the default 250 Hz publishing), used when the one given is
-    not a whole multiple of ``publish_rate``."""
-    return max(1, math.ceil(1000.0 / publish_rate * (1.0 - 1e-12))) * publish_rate
+    """The smallest whole multiple of ``publish_rate`` [Hz] that is ≥ :data:`MIN_SIMULATION_RATE`:
+    the default simulation_rate (1000 Hz for the default 250 Hz publishing), used when the one
+    given is not a whole multiple of ``publish_rate`` or is below that."""
+    return max(1, math.ceil(MIN_SIMULATION_RATE / publish_rate * (1.0 - 1e-12))) * publish_rate
 
 
 def main(args=None) -> None:

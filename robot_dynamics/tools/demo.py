@@ -27,6 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
+from robot_dynamics.tools.output_paths import check_writable_folder
+
 MASS_FLOOR = 0.010
 """Absolute mass tolerance [kg] added to 3σ in the pass/fail check."""
 COM_FLOOR = 0.002
@@ -49,17 +51,16 @@ def run(args: argparse.Namespace) -> int:
         print(f'demo: --duration must be between 4 and 600 s, got {args.duration:g}', file=sys.stderr)
         return 1
     output = Path(args.output_dir).resolve()
-    if output.exists() and not output.is_dir():
-        print(f'demo: --output-dir {args.output_dir} is an existing file, not a directory', file=sys.stderr)
-        return 1
     try:
-        output.mkdir(parents=True, exist_ok=True)
+        output.mkdir(parents=True, exist_ok=True)  # FileExistsError for an existing file
     except OSError as error:
         print(f'demo: --output-dir {args.output_dir}: cannot create the directory ({error.strerror or error})',
               file=sys.stderr)
         return 1
-    if not os.access(output, os.W_OK):
-        print(f'demo: --output-dir {args.output_dir}: the directory is not writable', file=sys.stderr)
+    try:
+        check_writable_folder(output, '--output-dir')
+    except OSError as error:
+        print(f'demo: {error}', file=sys.stderr)
         return 1
     # rclpy reads both at init: keep the demo on this machine and off other ROS graphs.
     os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')

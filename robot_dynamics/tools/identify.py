@@ -54,11 +54,6 @@ def run(args: argparse.Namespace) -> int:
     try:
         _check_options(args)
         return _run(args)
-    except UnicodeDecodeError as error:
-        source = args.csv or args.bag or args.panda_dir
-        print(f'identify: cannot read {source}: not UTF-8 text ({error.reason} at byte {error.start})',
-              file=sys.stderr)
-        return 2
     except (RobotDynamicsError, OSError) as error:
         print(f'identify: {error}', file=sys.stderr)
         return 2
@@ -106,7 +101,7 @@ def _run(args: argparse.Namespace) -> int:
         recording = read_recording(args.bag, topic=args.topic)
     else:
         recording = read_recording(args.csv)
-    rejected = recording.rejection_summary() if hasattr(recording, 'rejection_summary') else ''
+    rejected = recording.rejection_summary()
     if rejected:
         print(f'identify: {args.bag}: {rejected}', file=sys.stderr)
     recording = recording.select_joints(robot.joint_names)

@@ -65,10 +65,6 @@ def run(args: argparse.Namespace) -> int:
         baseline = _read(recordings, args.baseline, robot, args.topic) if args.baseline else None
         options = PayloadOptions(cutoff_hz=args.cutoff_hz, max_condition_number=args.max_condition_number)
         report = identify_payload(robot, recording, link, args.mode, baseline, options)
-    except UnicodeDecodeError as error:
-        print(f'identify-payload: cannot read a recording: not UTF-8 text ({error.reason} at byte {error.start})',
-              file=sys.stderr)
-        return 1
     except (RobotDynamicsError, OSError, ValueError, ArithmeticError) as error:
         print(f'identify-payload: {error}', file=sys.stderr)
         return 1
@@ -97,7 +93,7 @@ def _read(recordings, path, robot, topic):
     is_bag = Path(path).suffix.lower() in ('.mcap', '.db3') or (Path(path) / 'metadata.yaml').is_file()
     extra = {'topic': topic} if is_bag else {}
     recording = recordings.read_recording(path, joint_names=robot.joint_names, **extra)
-    rejected = recording.rejection_summary() if hasattr(recording, 'rejection_summary') else ''
+    rejected = recording.rejection_summary()
     if rejected:  # bag messages refused by the merger (NaN, out of range, out of order...)
         print(f'identify-payload: {path}: {rejected}', file=sys.stderr)
     return recording
