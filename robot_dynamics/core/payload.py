@@ -73,6 +73,9 @@ REPORT_KEYS = ('success', 'reason', 'mode', 'payload_link', 'used_baseline', 'ma
                'warnings', 'solve_time')
 STATIC_FRACTION = 0.5
 """A recording is *static* when at least this fraction of its samples is stationary."""
+DETECTION_SIGMAS = 3.0
+"""A fitted mass below this many standard deviations cannot be told apart from no payload:
+the identification is refused (there is no centre of mass to report)."""
 _FIT_SAMPLES_PER_CUTOFF = 4.0
 _STATIC_EDGE = 0.1
 _EDGE_PERIODS = 2.0  # filter transients last about two cutoff periods when a segment starts moving
@@ -81,6 +84,15 @@ _POINT_MASS_ITERATIONS = 50
 
 class PayloadIdentificationRefused(IdentificationRefused):
     """The payload cannot be identified from this data; the message says why, in operator words."""
+
+
+class NoPayloadDetected(PayloadIdentificationRefused):
+    """The fitted ``mass`` [kg] is within :data:`DETECTION_SIGMAS` standard deviations
+    ``mass_std`` [kg] of zero: nothing distinguishable from no payload (empty gripper)."""
+
+    def __init__(self, mass: float, mass_std: float, message: str):
+        super().__init__(message)
+        self.mass, self.mass_std = mass, mass_std
 
 
 @dataclass
@@ -150,7 +162,9 @@ class PayloadReport:
     after subtracting the fitted payload torque, whose RMS is ``payload_torque_rms``;
     ``samples``: time samples used in the fit; ``feasible``: the estimate is physically
     realisable (J(π) ⪰ 0; m > 0 for a point mass); ``solve_time`` [s]. On a refusal
-    ``success`` is False, ``reason`` says why and the estimate fields are ``None``.
+    ``success`` is False, ``reason`` says why and the estimate fields are ``None``, except
+    when no payload is detectable (fitted mass within :data:`DETECTION_SIGMAS` σ of zero):
+    ``mass`` and ``mass_std`` then say how little could be there.
     """
 
     success: bool
@@ -299,6 +313,8 @@ def identify_payload(robot: RobotModel, recording: signals.Recording, payload_li
         report.reason = str(refusal)
         for key in ('mass', 'mass_std', 'com', 'com_std', 'inertia', 'inertia_std', 'feasible'):
             setattr(report, key, None)
+        if isinstance(refusal, NoPayloadDetected):  # the mass bound is the answer to "is anything there?"
+            report.mass, report.mass_std = refusal.mass, refusal.mass_std
     report.solve_time = clock.perf_counter() - started
     return report
 
@@ -748,10 +764,12 @@ def _check_model_match(data: _FitData, report, options: PayloadOptions) -> None:
 def _fill_estimate(report: PayloadReport, parameters: np.ndarray, covariance: np.ndarray) -> None:
     mass, first_moment = float(parameters[0]), parameters[1:4]
     mass_std = float(math.sqrt(covariance[0, 0]))
-    if mass <= 0:
-        raise PayloadIdentificationRefused(
-            f'the fitted mass is {mass:.3f} ± {mass_std:.3f} kg, not positive: no payload is detectable in this '
-            'data (or the model does not match the robot), so there is no centre of mass to report')
+    if not mass > DETECTION_SIGMAS * mass_std:
+        raise NoPayloadDetected(
+            mass, mass_std, f'no payload is detectable in this data: the fitted mass is {mass:.4f} ± {mass_std:.4f} kg, within '
+            f'{DETECTION_SIGMAS:g}σ of zero, so there is no centre of mass to report (a payload lighter than '
+            f'{DETECTION_SIGMAS * mass_std:.3f} kg cannot be told apart from none with this motion: record a longer '
+            'motion or a baseline)')
     com = first_moment / mass
     jacobian = np.zeros((3, 4))
     jacobian[:, 0] = -com / mass
