@@ -54,7 +54,25 @@ def test_short_demo_identifies_the_hidden_payload_and_writes_summary_and_plots(t
 def test_demo_refuses_a_duration_too_short_to_identify_anything(tmp_path):
     code, output, _, _ = run_demo('--duration', '1', '--output-dir', str(tmp_path), '--no-plots', timeout=20.0)
     assert code == 1
-    assert '--duration must be between 4 and 600 s' in output
+    assert '--duration must be between 6 and 600 s' in output
+
+
+@pytest.mark.parametrize('duration, refused', [('4', True), ('5.9', True), ('6', False), ('600', False),
+                                               ('600.5', True), ('nan', True)])
+def test_demo_duration_range_is_checked_before_anything_starts(tmp_path, capsys, duration, refused):
+    """`--duration 4` used to pass the check and always fail later (the 1.2 s payload phase gave
+    34 of the 40 samples identify_payload needs). Cheap: an accepted duration is shown by the
+    next check (an --output-dir that is a file) refusing instead, before rclpy starts."""
+    from robot_dynamics.cli import main as cli_main
+    from robot_dynamics.tools.demo import MAX_DURATION, MIN_DURATION
+    existing = tmp_path / 'a_file'
+    existing.write_text('')
+    assert cli_main(['demo', '--duration', duration, '--output-dir', str(existing), '--no-plots']) == 1
+    error = capsys.readouterr().err
+    assert ('--duration must be between 6 and 600 s' in error) is refused, error
+    assert (f'--output-dir {existing}' in error) is not refused, error
+    assert (MIN_DURATION, MAX_DURATION) == (6.0, 600.0)
+    assert 'Allowed range: 6–600' in (ROOT / 'docs' / 'demo.md').read_text()
 
 
 def test_demo_refuses_an_output_dir_that_is_an_existing_file(tmp_path):

@@ -1,5 +1,8 @@
 """Tests of robot_dynamics.core.excitation and the `excitation` CLI."""
 import json
+import os
+import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -147,6 +150,33 @@ def test_cli_publish_sends_the_written_joint_trajectory_to_a_subscriber(ros, tmp
         assert (point.time_from_start.sec, point.time_from_start.nanosec) == \
             (expected['time_from_start']['sec'], expected['time_from_start']['nanosec'])
     assert trajectory.points[-1].time_from_start.sec == 13  # 3 s lead-in + the 10 s motion
+
+
+def test_cli_publish_without_a_subscriber_writes_the_files_publishes_nothing_and_exits_2(tmp_path, capsys):
+    """Before, it waited --wait s, published into the void and said "published ..." with exit 0:
+    the trajectory was lost silently."""
+    topic = f'/test_excitation/nobody_listens_{os.getpid()}'
+    prefix = tmp_path / 'exc'
+    started = time.monotonic()
+    code = cli_main(['excitation', '--iterations', '2', '--rate', '20', '--output', str(prefix), '--publish', topic,
+                     '--wait', '0.5', '--format', 'json'])
+    seconds = time.monotonic() - started
+    captured = capsys.readouterr()
+    assert code == 2, captured.err
+    assert f'no subscriber on {topic} after 0.5 s: nothing published' in captured.err, captured.err
+    assert 'files are written' in captured.err and 'Traceback' not in captured.err
+    summary = json.loads(captured.out)
+    assert summary['published_on'] is None
+    for path in summary['outputs'].values():
+        assert Path(path).is_file(), path
+    assert seconds < 15.0
+
+    code = cli_main(['excitation', '--iterations', '2', '--rate', '20', '--output', str(prefix), '--publish', topic,
+                     '--wait', '0'])
+    captured = capsys.readouterr()
+    assert code == 2 and 'published the JointTrajectory' not in captured.out
+    assert f'wrote {prefix}_joint_trajectory.yaml' in captured.out
+    assert f'no subscriber on {topic} after 0 s' in captured.err
 
 
 @pytest.mark.parametrize('option, value, message', [

@@ -14,9 +14,23 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = 'robot_dynamics'
 LAUNCH_FILES = sorted((ROOT / 'launch').glob('*.launch.py'))
 PARAMETER_FILES = {'robot_dynamics.yaml': ('dynamics', 'centroidal'), 'sim_robot.yaml': ('sim_robot',)}
+"""File → the names of the nodes it configures; each node's section is keyed ``/**/<name>``."""
 AUTOMATIC = {'use_sim_time', 'start_type_description_service'}
 """Declared by rclpy itself for every node; use_sim_time is set by the launch argument."""
 KEY_LINE = re.compile(r'^ {4}(?P<commented># )?(?P<name>[a-z_]+): (?P<value>[^#]*?)\s*(?:#(?P<comment>.*))?$')
+
+
+def section(name: str) -> str:
+    """The key of node ``name``'s section: rcl's wildcard for that node name in any namespace
+    (a bare ``name:`` would only match the node in the root namespace)."""
+    return f'/**/{name}'
+
+
+def node_sections(file_name: str) -> dict:
+    """node name → its ``ros__parameters`` in the shipped parameter file ``file_name``."""
+    content = yaml.safe_load((ROOT / 'config' / file_name).read_text())
+    assert set(content) == {section(name) for name in PARAMETER_FILES[file_name]}, sorted(content)
+    return {name: content[section(name)]['ros__parameters'] for name in PARAMETER_FILES[file_name]}
 
 
 def node_class(name: str):
@@ -125,8 +139,8 @@ def parameter_lines(name: str) -> dict:
     """node → {parameter: (commented, value text, comment)} from the raw parameter file text."""
     sections, current = {}, None
     for line in (ROOT / 'config' / name).read_text().splitlines():
-        if re.match(r'^[a-z_]+:\s*$', line):
-            current = sections.setdefault(line.rstrip(':').strip(), {})
+        if re.match(r'^/\*\*/[a-z_]+:\s*$', line):
+            current = sections.setdefault(line.rstrip(':').strip().removeprefix('/**/'), {})
             continue
         match = KEY_LINE.match(line)
         if match and current is not None:
@@ -153,6 +167,22 @@ def test_every_executable_is_a_console_script_or_an_exec_dependency():
             assert executable in scripts, f'{launch_file}: {executable} is not a console script in setup.py'
         else:
             assert package in exec_depends, f'{launch_file}: package {package} is not an exec_depend in package.xml'
+
+
+def test_every_imported_ros_package_is_an_exec_dependency():
+    """rcl_interfaces (ros/common.py) and builtin_interfaces (ros/sim_robot.py,
+    tools/excitation.py) were imported but not declared, so rosdep would not install them."""
+    exec_depends = {element.text for element in ElementTree.parse(ROOT / 'package.xml').getroot()
+                    if element.tag == 'exec_depend'}
+    imported = set()
+    for path in (ROOT / PACKAGE).rglob('*.py'):
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            names = [alias.name for alias in node.names] if isinstance(node, ast.Import) else \
+                [node.module] if isinstance(node, ast.ImportFrom) and node.module and not node.level else []
+            imported.update(name.split('.')[0] for name in names)
+    ros = {name for name in imported if re.search(r'_(msgs|srvs|interfaces)$', name) or name == 'rclpy'}
+    assert ros >= {'rclpy', 'rcl_interfaces', 'builtin_interfaces', 'sensor_msgs'}, sorted(ros)
+    assert not ros - exec_depends, f'imported but not an exec_depend of package.xml: {sorted(ros - exec_depends)}'
 
 
 def test_every_console_script_entry_point_is_callable():
@@ -190,10 +220,7 @@ def test_launched_node_names_match_parameter_file_sections_and_modules():
 @pytest.mark.parametrize('file_name', sorted(PARAMETER_FILES))
 def test_every_parameter_in_the_file_is_declared_by_its_node_with_that_type(ros, file_name):
     from rclpy.parameter import Parameter
-    content = yaml.safe_load((ROOT / 'config' / file_name).read_text())
-    assert set(content) == set(PARAMETER_FILES[file_name])
-    for node_name, section in content.items():
-        values = section['ros__parameters']
+    for node_name, values in node_sections(file_name).items():
         overrides = [Parameter(name, value=value) for name, value in values.items()]
         node = node_class(node_name)(node_name, namespace='/launch_check', parameter_overrides=overrides)
         try:
@@ -229,10 +256,9 @@ def test_every_declared_parameter_has_a_documented_default_in_the_file(ros, file
 
 def test_parameter_files_hold_no_empty_list():
     """rcl's YAML parser rejects `[]` (no element type): such defaults must stay commented out."""
-    for file_name, nodes in PARAMETER_FILES.items():
-        content = yaml.safe_load((ROOT / 'config' / file_name).read_text())
-        for node_name in nodes:
-            empty = [name for name, value in content[node_name]['ros__parameters'].items() if value == []]
+    for file_name in PARAMETER_FILES:
+        for node_name, values in node_sections(file_name).items():
+            empty = [name for name, value in values.items() if value == []]
             assert not empty, f'{file_name}: {node_name} has empty lists {empty}'
 
 
@@ -244,8 +270,93 @@ def test_runner_reads_a_node_section_over_the_wildcard_section(tmp_path):
                     'dynamics:\n  ros__parameters:\n    root_joint: fixed\n')
     assert node_parameters(path, 'dynamics') == {'gravity': [0.0, 0.0, -1.62], 'root_joint': 'fixed'}
     assert node_parameters(path, 'centroidal') == {'gravity': [0.0, 0.0, -1.62], 'root_joint': 'floating'}
-    shipped = yaml.safe_load((ROOT / 'config' / 'robot_dynamics.yaml').read_text())
-    assert node_parameters(config_path('robot_dynamics.yaml'), 'dynamics') == shipped['dynamics']['ros__parameters']
+    shipped = node_sections('robot_dynamics.yaml')
+    for namespace in ('/', '/arm', '/robot/left_arm'):
+        assert node_parameters(config_path('robot_dynamics.yaml'), 'dynamics', namespace) == shipped['dynamics']
+
+
+def file_node(name: str, namespace: str, params_file: Path, node_type=None):
+    """A real rclpy node started as `ros2 run ... --ros-args --params-file FILE -r __ns:=NS
+    -r __node:=NAME` starts it: ``node_type`` (default a plain Node declaring every parameter
+    it is given)."""
+    from rclpy.node import Node
+    arguments = ['--ros-args', '--params-file', str(params_file), '-r', f'__ns:={namespace}', '-r', f'__node:={name}']
+    if node_type is None:
+        return Node('unnamed', cli_args=arguments, automatically_declare_parameters_from_overrides=True)
+    return node_type(cli_args=arguments)
+
+
+NAMESPACES = ('/', '/arm', '/robot/left_arm')
+
+
+@pytest.mark.parametrize('file_name', sorted(PARAMETER_FILES))
+def test_rcl_gives_every_parameter_of_the_file_to_the_node_in_any_namespace(ros, file_name):
+    """The reported bug: keyed `dynamics:`, the file reached /dynamics but /arm/dynamics
+    (`robot_dynamics.launch.py namespace:=arm`) silently ran on its defaults."""
+    from robot_dynamics.ros.runner import node_parameters
+    for node_name, values in node_sections(file_name).items():
+        for namespace in NAMESPACES:
+            node = file_node(node_name, namespace, ROOT / 'config' / file_name)
+            try:
+                given = {name: node.get_parameter(name).value for name in set(node._parameters) - AUTOMATIC}
+            finally:
+                node.destroy_node()
+            assert set(given) == set(values), f'{namespace}/{node_name}'
+            for name, value in values.items():
+                assert same_value(given[name], value), f'{namespace}/{node_name}.{name}'
+            assert node_parameters(ROOT / 'config' / file_name, node_name, namespace) == values
+
+
+def test_a_namespaced_dynamics_node_takes_a_changed_value_from_a_copy_of_the_shipped_file(ros, tmp_path):
+    from robot_dynamics.ros.dynamics_node import DynamicsNode
+    text = (ROOT / 'config' / 'robot_dynamics.yaml').read_text()
+    assert text.count('torque_warn_ratio: 0.8 ') == 1
+    copy = tmp_path / 'my_robot_dynamics.yaml'
+    copy.write_text(text.replace('torque_warn_ratio: 0.8 ', 'torque_warn_ratio: 0.5 '))
+    for namespace in ('/', '/arm'):
+        node = file_node('dynamics', namespace, copy, DynamicsNode)
+        try:
+            assert node.get_fully_qualified_name() == f'{namespace.rstrip("/")}/dynamics'
+            assert node.get_parameter('torque_warn_ratio').value == 0.5, namespace
+        finally:
+            node.destroy_node()
+
+
+WILDCARD_FILE = """\
+/**:
+  ros__parameters: {a: 1, b: 1, c: 1, d: 1, e: 1}
+/**/dynamics:
+  ros__parameters: {b: 2, c: 2}
+dynamics:
+  ros__parameters: {c: 3}
+/*/dynamics:
+  ros__parameters: {d: 4}
+/arm/dynamics:
+  ros__parameters: {e: 5}
+/**/centroidal:
+  ros__parameters: {a: 6}
+/**/*:
+  ros__parameters: {f: 7}
+"""
+
+
+def test_runner_matches_sections_as_rcl_does(ros, tmp_path):
+    """Wildcards (`/*` one token, `/**` any number), bare names (root namespace only) and file
+    order (a later matching section wins) give the runner what rcl gives a real node."""
+    from robot_dynamics.ros.runner import node_parameters
+    path = tmp_path / 'wildcards.yaml'
+    path.write_text(WILDCARD_FILE)
+    expected = {'/': {'a': 1, 'b': 2, 'c': 3, 'd': 1, 'e': 1, 'f': 7},
+                '/arm': {'a': 1, 'b': 2, 'c': 2, 'd': 4, 'e': 5, 'f': 7},
+                '/robot/left_arm': {'a': 1, 'b': 2, 'c': 2, 'd': 1, 'e': 1, 'f': 7}}
+    for namespace in NAMESPACES:
+        node = file_node('dynamics', namespace, path)
+        try:
+            given = {name: node.get_parameter(name).value for name in set(node._parameters) - AUTOMATIC}
+        finally:
+            node.destroy_node()
+        assert given == expected[namespace], namespace
+        assert node_parameters(path, 'dynamics', namespace) == expected[namespace], namespace
 
 
 def test_runner_names_an_unusable_parameter_file(tmp_path):
@@ -269,9 +380,8 @@ RUNTIME = {'dynamics': {'payload_link', 'payload_mode', 'apply_identified_payloa
 @pytest.mark.parametrize('file_name', sorted(PARAMETER_FILES))
 def test_parameters_from_the_file_are_taken_then_read_only_except_the_runtime_ones(ros, file_name):
     from rclpy.parameter import Parameter
-    content = yaml.safe_load((ROOT / 'config' / file_name).read_text())
-    for node_name, section in content.items():
-        overrides = [Parameter(name, value=value) for name, value in section['ros__parameters'].items()]
+    for node_name, values in node_sections(file_name).items():
+        overrides = [Parameter(name, value=value) for name, value in values.items()]
         node = node_class(node_name)(node_name, namespace='/read_only_check', parameter_overrides=overrides)
         try:
             for name in sorted(set(node._parameters) - AUTOMATIC):

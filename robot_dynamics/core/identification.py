@@ -445,6 +445,7 @@ class IdentificationReport:
             'rms_in_sample_overall': self._overall(self.rms_in_sample),
             'rms_held_out_overall': self._overall(self.rms_held_out),
             'rms_nominal_held_out_overall': self._overall(self.rms_nominal_held_out),
+            'rms_consistent_held_out_overall': self._overall(self.rms_consistent_held_out),
             'prior_weight': self.prior_weight,
             'infeasible_links_unconstrained': list(self.infeasible_links_unconstrained),
             'min_eigenvalue_unconstrained': _per_joint(self.link_names, self.min_eigenvalue_unconstrained),

@@ -3,7 +3,8 @@ configured from the same parameter files the launch files use (config/robot_dyna
 for ``dynamics`` and ``centroidal``, config/sim_robot.yaml for ``sim_robot``).
 
 The YAML file has the usual ROS 2 parameter-file shape (``<node name>: ros__parameters:
-{...}``); :func:`node_parameters` reads one node's section and :class:`InProcessRunner`
+{...}``, the shipped files keyed ``/**/<node name>``: any namespace); :func:`node_parameters`
+reads the sections that apply to one node by rcl's matching rules and :class:`InProcessRunner`
 spins the nodes the way :func:`robot_dynamics.ros.common.spin_nodes` does — topic
 callbacks on one single-threaded executor, the nodes' service companions on a second — but
 in background threads, so the caller's thread stays free (the demo calls the services from
@@ -13,6 +14,7 @@ Run the three nodes until Ctrl-C: ``python -m robot_dynamics.ros.runner [CONFIG_
 """
 from __future__ import annotations
 
+import re
 import sys
 import threading
 from pathlib import Path
@@ -53,18 +55,34 @@ def config_path(name: str) -> Path:
     raise ConfigError(f'config file {name!r} not found (looked in {", ".join(str(c.parent) for c in candidates)})')
 
 
-def node_parameters(path: Path, node_name: str) -> dict:
-    """The ``ros__parameters`` of ``node_name`` in the parameter file ``path`` (``/**`` entries
-    first, the node's own entries override them); empty if the file does not mention the node."""
+def section_matches(key: str, node_fqn: str) -> bool:
+    """Whether the parameter-file section ``key`` applies to the node ``node_fqn``
+    ('/arm/dynamics'), by rcl's rules: a leading '/' is implied, ``/*`` stands for exactly one
+    namespace or name token, ``/**`` for any number of them (none included), and the key must
+    match the whole fully qualified name (so ``dynamics`` is only /dynamics, ``/**/dynamics``
+    is a ``dynamics`` node in any namespace, ``/**`` is every node)."""
+    key = key if key.startswith('/') else '/' + key
+    pattern = ''.join({'/**': r'(/\w+)*', '/*': r'(/\w+)'}.get(part, re.escape(part))
+                      for part in re.split(r'(/\*\*|/\*)', key))
+    return re.fullmatch(pattern, node_fqn, flags=re.ASCII) is not None
+
+
+def node_parameters(path: Path, node_name: str, namespace: str = '/') -> dict:
+    """The ``ros__parameters`` the node ``node_name`` in ``namespace`` gets from the parameter
+    file ``path``, as rcl gives them: every section whose key matches the node
+    (:func:`section_matches`: ``dynamics``, ``/dynamics``, ``/**/dynamics``, ``/**``, ...),
+    in file order, a later section overriding an earlier one; empty if none matches."""
     try:
         content = yaml.safe_load(Path(path).read_text()) or {}
     except (OSError, yaml.YAMLError) as error:
         raise ConfigError(f'cannot read parameter file {path}: {error}') from None
     if not isinstance(content, dict):
         raise ConfigError(f'parameter file {path} is not a mapping of node names')
+    node_fqn = namespace.rstrip('/') + '/' + node_name
     values: dict = {}
-    for key in ('/**', node_name, '/' + node_name):
-        section = content.get(key) or {}
+    for key, section in content.items():
+        if section is None or not section_matches(str(key), node_fqn):
+            continue
         parameters = section.get('ros__parameters', {}) if isinstance(section, dict) else None
         if not isinstance(parameters, dict):
             raise ConfigError(f'parameter file {path}: "{key}" has no ros__parameters mapping')

@@ -10,9 +10,12 @@ periods (T·f_f = 1, 2, ...) so that the motion ends at rest where it started. T
 limits (--position-margin, --velocity-fraction, --max-acceleration) are never wider than the
 URDF's own position and velocity limits, and every sample keeps them. See docs/identification.md.
 
-Exit status: 0 when the files are written, 2 with a one-line reason on stderr (bad option,
-unknown joint, unreadable model: then nothing is written). Note that argparse also uses 2
-for command-line usage errors.
+Exit status: 0 when the files are written (and, with --publish, the JointTrajectory
+published to a matched subscriber); 2 with a one-line reason on stderr: a bad option,
+unknown joint or unreadable model (then nothing is written), or --publish TOPIC with no
+subscriber on TOPIC within --wait s (then the files are written but nothing is published: a
+message sent to no subscriber would be lost). Note that argparse also uses 2 for
+command-line usage errors.
 """
 from __future__ import annotations
 
@@ -50,7 +53,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help='output prefix: PREFIX.yaml, PREFIX.csv, PREFIX_joint_trajectory.yaml')
     parser.add_argument('--publish', metavar='TOPIC', help='also publish the JointTrajectory on TOPIC')
     parser.add_argument('--wait', type=float, default=5.0,
-                        help='seconds to wait for a subscriber before publishing (default %(default)s)')
+                        help='seconds to wait for a subscriber before publishing; none by then: nothing is '
+                             'published and the exit status is 2 (the files are written) (default %(default)s)')
     parser.add_argument('--format', choices=('text', 'json'), default='text', help='summary on stdout')
 
 
@@ -114,12 +118,12 @@ def _run(args: argparse.Namespace) -> int:
     np.savetxt(paths['samples'], table, delimiter=',', header=','.join(header), comments='', fmt='%.10g')
     message = excitation.joint_trajectory(trajectory, args.rate, args.lead_in)
     paths['joint_trajectory'].write_text(yaml.safe_dump(message, sort_keys=False), encoding='utf-8')
-    if args.publish:
-        _publish(message, args.publish, args.wait)
+    published = _publish(message, args.publish, args.wait) if args.publish else False
     result = {'initial_condition_number': design.initial_condition_number,
               'condition_number': design.condition_number, 'samples': len(times),
               'max_limit_violation': summary['max_limit_violation'],
-              'outputs': {key: str(path) for key, path in paths.items()}, 'published_on': args.publish}
+              'outputs': {key: str(path) for key, path in paths.items()},
+              'published_on': args.publish if published else None}
     if args.format == 'json':
         print(json.dumps(result, indent=2))
     else:
@@ -130,14 +134,22 @@ def _run(args: argparse.Namespace) -> int:
         print(f'largest limit excess {summary["max_limit_violation"]:.3g} (<= 0: every limit holds at every sample)')
         for path in paths.values():
             print(f'wrote {path}')
-        if args.publish:
+        if published:
             print(f'published the JointTrajectory on {args.publish}')
+    if args.publish and not published:
+        print(f'excitation: no subscriber on {args.publish} after {args.wait:g} s: nothing published. The '
+              f'files are written ({paths["joint_trajectory"]} holds the JointTrajectory): start the '
+              f'subscriber (e.g. the joint trajectory controller) and run again, or raise --wait',
+              file=sys.stderr)
+        return 2
     return 0
 
 
-def _publish(message: dict, topic: str, wait: float) -> None:
+def _publish(message: dict, topic: str, wait: float) -> bool:
     """Publish the JointTrajectory once (rclpy, imported only here; a private context, so it
-    also works inside a process that already runs rclpy)."""
+    also works inside a process that already runs rclpy) when a subscriber on ``topic``
+    matches within ``wait`` seconds. Returns whether it was published: with no subscriber the
+    volatile message would reach no one, so it is not sent."""
     import time
 
     os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
@@ -163,6 +175,10 @@ def _publish(message: dict, topic: str, wait: float) -> None:
         deadline = time.monotonic() + wait
         while publisher.get_subscription_count() == 0 and time.monotonic() < deadline:
             executor.spin_once(timeout_sec=0.1)
+        if publisher.get_subscription_count() == 0:
+            executor.shutdown()
+            node.destroy_node()
+            return False
         # The publisher sees the subscriber before the subscriber has matched the publisher;
         # a volatile message sent in between is lost.
         settle = time.monotonic() + 0.5
@@ -175,5 +191,6 @@ def _publish(message: dict, topic: str, wait: float) -> None:
             executor.spin_once(timeout_sec=0.1)
         executor.shutdown()
         node.destroy_node()
+        return True
     finally:
         rclpy.try_shutdown(context=context)
