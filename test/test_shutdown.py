@@ -60,3 +60,21 @@ def test_sigint_ends_the_node_with_status_0_and_no_traceback(ros, module):
     assert process.returncode == 0, stderr
     assert 'Traceback' not in stderr + stdout, stderr
     assert time.monotonic() - started < 15.0
+
+
+def test_sigterm_ends_an_idle_relay_within_its_wake_up_period(ros):
+    # The relay has no output of its own to wait for: it is given time to start, then stopped
+    # while idle (no input), which only its once-a-second timer can notice.
+    process = start_node('relay', f'relay_shutdown_{os.getpid()}')
+    try:
+        time.sleep(3.0)
+        assert process.poll() is None, process.communicate()[1]
+        stopped = time.monotonic()
+        process.send_signal(signal.SIGTERM)
+        stdout, stderr = process.communicate(timeout=5.0)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert process.returncode == 0 and time.monotonic() - stopped < 2.5, stderr
+    assert 'Traceback' not in stderr + stdout, stderr

@@ -1,32 +1,33 @@
 """relay: subscribes ``joint_states`` and republishes every message unchanged on
-``relayed_joint_states`` — the do-nothing baseline of the latency benchmarks."""
+``relayed_joint_states`` — the do-nothing baseline of the latency benchmarks.
+
+It is built from the same pieces as the nodes it is compared with, so that a latency ratio
+measures their work and nothing else: the same input QoS (:data:`JOINT_STATE_QOS`), a
+publisher without rclpy's default event handlers (:func:`create_output_publisher`) on the
+nodes' output QoS, and the same spin (:func:`spin_nodes`: single-threaded executor, frozen
+garbage collector, short thread switch interval)."""
 from __future__ import annotations
 
 import rclpy
-from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 
-from robot_dynamics.ros.common import SENSOR_QOS
+from robot_dynamics.ros.common import JOINT_STATE_QOS, SENSOR_QOS, create_output_publisher, spin_nodes
 
 
 class RelayNode(Node):
     def __init__(self, node_name: str = 'relay', **kwargs):
         super().__init__(node_name, **kwargs)
-        publisher = self.create_publisher(JointState, 'relayed_joint_states', SENSOR_QOS)
-        self.create_subscription(JointState, 'joint_states', publisher.publish, SENSOR_QOS)
+        publisher = create_output_publisher(self, JointState, 'relayed_joint_states', SENSOR_QOS)
+        self.create_subscription(JointState, 'joint_states', publisher.publish, JOINT_STATE_QOS)
+        # Wakes the executor once a second, as the nodes' diagnostics timers do: spin_nodes acts
+        # on SIGINT / SIGTERM when the executor wakes, and an idle relay would otherwise never stop.
+        self.create_timer(1.0, lambda: None)
 
 
 def main(args=None) -> None:
     rclpy.init(args=args)
-    node = RelayNode()
-    try:
-        rclpy.spin(node)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        node.destroy_node()
-        rclpy.try_shutdown()
+    spin_nodes([RelayNode()])
 
 
 if __name__ == '__main__':
