@@ -33,6 +33,18 @@ def node_sections(file_name: str) -> dict:
     return {name: content[section(name)]['ros__parameters'] for name in PARAMETER_FILES[file_name]}
 
 
+def nodes_configured_by(file_name: str, namespace: str):
+    """(node name, its values, the node built with them in ``namespace``) for each section of the
+    shipped parameter file ``file_name``; each node is destroyed when the caller moves on."""
+    from robot_dynamics.ros.runner import parameter_overrides
+    for node_name, values in node_sections(file_name).items():
+        node = node_class(node_name)(node_name, namespace=namespace, parameter_overrides=parameter_overrides(values))
+        try:
+            yield node_name, values, node
+        finally:
+            node.destroy_node()
+
+
 def node_class(name: str):
     from robot_dynamics.ros.centroidal_node import CentroidalNode
     from robot_dynamics.ros.dynamics_node import DynamicsNode
@@ -219,17 +231,11 @@ def test_launched_node_names_match_parameter_file_sections_and_modules():
 # ---------------------------------------------------------------------- parameter files
 @pytest.mark.parametrize('file_name', sorted(PARAMETER_FILES))
 def test_every_parameter_in_the_file_is_declared_by_its_node_with_that_type(ros, file_name):
-    from rclpy.parameter import Parameter
-    for node_name, values in node_sections(file_name).items():
-        overrides = [Parameter(name, value=value) for name, value in values.items()]
-        node = node_class(node_name)(node_name, namespace='/launch_check', parameter_overrides=overrides)
-        try:
-            undeclared = sorted(name for name in values if not node.has_parameter(name))
-            assert not undeclared, f'{file_name}: {node_name} does not declare {undeclared}'
-            for parameter in node.get_parameters(list(values)):
-                assert same_value(parameter.value, values[parameter.name]), f'{node_name}.{parameter.name}'
-        finally:
-            node.destroy_node()
+    for node_name, values, node in nodes_configured_by(file_name, '/launch_check'):
+        undeclared = sorted(name for name in values if not node.has_parameter(name))
+        assert not undeclared, f'{file_name}: {node_name} does not declare {undeclared}'
+        for parameter in node.get_parameters(list(values)):
+            assert same_value(parameter.value, values[parameter.name]), f'{node_name}.{parameter.name}'
 
 
 @pytest.mark.parametrize('file_name', sorted(PARAMETER_FILES))
@@ -379,16 +385,10 @@ RUNTIME = {'dynamics': {'payload_link', 'payload_mode', 'apply_identified_payloa
 
 @pytest.mark.parametrize('file_name', sorted(PARAMETER_FILES))
 def test_parameters_from_the_file_are_taken_then_read_only_except_the_runtime_ones(ros, file_name):
-    from rclpy.parameter import Parameter
-    for node_name, values in node_sections(file_name).items():
-        overrides = [Parameter(name, value=value) for name, value in values.items()]
-        node = node_class(node_name)(node_name, namespace='/read_only_check', parameter_overrides=overrides)
-        try:
-            for name in sorted(set(node._parameters) - AUTOMATIC):
-                runtime = name in RUNTIME.get(node_name, set())
-                assert node.describe_parameter(name).read_only is not runtime, f'{node_name}.{name}'
-                if not runtime:  # set_parameters is refused with the reason, not accepted and ignored
-                    result, = node.set_parameters([node.get_parameter(name)])
-                    assert not result.successful and 'read-only' in result.reason
-        finally:
-            node.destroy_node()
+    for node_name, _, node in nodes_configured_by(file_name, '/read_only_check'):
+        for name in sorted(set(node._parameters) - AUTOMATIC):
+            runtime = name in RUNTIME.get(node_name, set())
+            assert node.describe_parameter(name).read_only is not runtime, f'{node_name}.{name}'
+            if not runtime:  # set_parameters is refused with the reason, not accepted and ignored
+                result, = node.set_parameters([node.get_parameter(name)])
+                assert not result.successful and 'read-only' in result.reason

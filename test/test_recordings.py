@@ -18,6 +18,24 @@ def example_recording(samples: int = 50) -> Recording:
     return Recording(time, values[0], values[1], values[2], ('shoulder', 'elbow', 'wrist'))
 
 
+def write_joint_state_bag(path, messages) -> None:
+    """A rosbag2 (sqlite3) with one /joint_states connection holding ``messages``, each
+    (header stamp [ns], names, positions, velocities, efforts); bag time k + 1 for the k-th."""
+    from rosbags.rosbag2 import Writer
+    from rosbags.typesys import Stores, get_typestore
+
+    store = get_typestore(Stores.LATEST)
+    state, header, stamp = (store.types[name] for name in
+                            ('sensor_msgs/msg/JointState', 'std_msgs/msg/Header', 'builtin_interfaces/msg/Time'))
+    with Writer(path, version=9) as writer:
+        connection = writer.add_connection('/joint_states', state.__msgtype__, typestore=store)
+        for k, (nanoseconds, names, positions, velocities, efforts) in enumerate(messages):
+            message = state(header=header(stamp=stamp(sec=nanoseconds // 10**9, nanosec=nanoseconds % 10**9),
+                                          frame_id=''),
+                            name=list(names), position=positions, velocity=velocities, effort=efforts)
+            writer.write(connection, k + 1, store.serialize_cdr(message, state.__msgtype__))
+
+
 def assert_same(a: Recording, b: Recording) -> None:
     assert a.joint_names == b.joint_names
     for field in ('time', 'positions', 'velocities', 'efforts'):
@@ -51,23 +69,11 @@ def test_rosbag_round_trip_keeps_stamps_to_the_nanosecond(tmp_path, storage):
 
 
 def test_rosbag_merges_joint_states_from_two_drivers_by_name(tmp_path):
-    from rosbags.rosbag2 import Writer
-    from rosbags.typesys import Stores, get_typestore
-
-    store = get_typestore(Stores.LATEST)
-    state, header, stamp = (store.types[name] for name in
-                            ('sensor_msgs/msg/JointState', 'std_msgs/msg/Header', 'builtin_interfaces/msg/Time'))
-
-    def message(names, offset, t):
+    messages = []
+    for k, (names, offset) in enumerate([(['arm_b', 'arm_a'], 0.0), (['gripper'], 5.0), (['arm_b', 'arm_a'], 100.0)]):
         value = np.array([offset + i for i in range(len(names))], dtype=float)
-        return state(header=header(stamp=stamp(sec=1, nanosec=int(t * 1e9)), frame_id=''), name=names,
-                     position=value, velocity=value + 10, effort=value + 20)
-
-    with Writer(tmp_path / 'bag', version=9) as writer:
-        connection = writer.add_connection('/joint_states', state.__msgtype__, typestore=store)
-        for k, (names, offset) in enumerate([(['arm_b', 'arm_a'], 0.0), (['gripper'], 5.0),
-                                             (['arm_b', 'arm_a'], 100.0)]):
-            writer.write(connection, k, store.serialize_cdr(message(names, offset, 0.1 * k), state.__msgtype__))
+        messages.append((10**9 + k * 10**8, names, value, value + 10, value + 20))
+    write_joint_state_bag(tmp_path / 'bag', messages)
     rec = read_rosbag(tmp_path / 'bag', joint_names=['arm_a', 'arm_b', 'gripper'])
     assert rec.num_samples == 2  # complete only once the gripper driver has spoken
     assert rec.time == pytest.approx([1.1, 1.2])
@@ -76,17 +82,7 @@ def test_rosbag_merges_joint_states_from_two_drivers_by_name(tmp_path):
 
 
 def test_rosbag_without_efforts_names_the_joints_that_lack_them(tmp_path):
-    from rosbags.rosbag2 import Writer
-    from rosbags.typesys import Stores, get_typestore
-
-    store = get_typestore(Stores.LATEST)
-    state, header, stamp = (store.types[name] for name in
-                            ('sensor_msgs/msg/JointState', 'std_msgs/msg/Header', 'builtin_interfaces/msg/Time'))
-    with Writer(tmp_path / 'bag', version=9) as writer:
-        connection = writer.add_connection('/joint_states', state.__msgtype__, typestore=store)
-        message = state(header=header(stamp=stamp(sec=1, nanosec=0), frame_id=''), name=['a', 'b'],
-                        position=np.zeros(2), velocity=np.zeros(2), effort=np.zeros(0))
-        writer.write(connection, 1, store.serialize_cdr(message, state.__msgtype__))
+    write_joint_state_bag(tmp_path / 'bag', [(10**9, ['a', 'b'], np.zeros(2), np.zeros(2), np.zeros(0))])
     with pytest.raises(RecordingError, match=r"\['a', 'b'\] never got position, velocity and effort; "
                                              r"0 of 1 messages rejected$"):
         read_rosbag(tmp_path / 'bag')
@@ -177,18 +173,8 @@ def test_files_that_are_not_utf8_text_are_refused_by_name(tmp_path):
 
 def test_rosbag_counts_messages_whose_stamp_steps_back(tmp_path):
     """Header stamps going back (a driver restart) while the bag time goes on: out_of_order."""
-    from rosbags.rosbag2 import Writer
-    from rosbags.typesys import Stores, get_typestore
-
-    store = get_typestore(Stores.LATEST)
-    state, header, stamp = (store.types[name] for name in
-                            ('sensor_msgs/msg/JointState', 'std_msgs/msg/Header', 'builtin_interfaces/msg/Time'))
-    with Writer(tmp_path / 'bag', version=9) as writer:
-        connection = writer.add_connection('/joint_states', state.__msgtype__, typestore=store)
-        for k, nanoseconds in enumerate([0, 100, 50, 60, 200]):  # ms after 1 s; 50 and 60 step back
-            message = state(header=header(stamp=stamp(sec=1, nanosec=nanoseconds * 10**6), frame_id=''),
-                            name=['a'], position=np.zeros(1), velocity=np.zeros(1), effort=np.zeros(1))
-            writer.write(connection, k + 1, store.serialize_cdr(message, state.__msgtype__))
+    write_joint_state_bag(tmp_path / 'bag', [(10**9 + milliseconds * 10**6, ['a'], np.zeros(1), np.zeros(1),
+                                              np.zeros(1)) for milliseconds in [0, 100, 50, 60, 200]])
     rec = read_rosbag(tmp_path / 'bag')
     assert rec.time == pytest.approx([1.0, 1.1, 1.2])
     assert rec.rejected == {'out_of_order': 2}

@@ -7,6 +7,7 @@ traceback (dynamics_node even exited with status 1), or crashed with a segfault 
 publishing at 250 Hz: about 3 in 20 runs)."""
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -36,6 +37,17 @@ def start_node(module: str, name: str) -> subprocess.Popen:
                             cwd=ROOT, env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
+@contextlib.contextmanager
+def killed_on_failure(process: subprocess.Popen):
+    """Kill ``process`` if it is still running when the block ends (a failed wait or assertion)."""
+    try:
+        yield
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+
+
 @pytest.mark.parametrize('module', ['centroidal_node', 'dynamics_node', 'sim_robot'])
 def test_sigint_ends_the_node_with_status_0_and_no_traceback(ros, module):
     name = f'{module}_shutdown_{os.getpid()}'
@@ -49,14 +61,10 @@ def test_sigint_ends_the_node_with_status_0_and_no_traceback(ros, module):
                              for message in list(received) for status in message.status)
         started = time.monotonic()
         process = start_node(module, name)
-        try:
+        with killed_on_failure(process):
             assert wait_for(up, 10.0), f'{module} did not come up in 10 s'
             process.send_signal(signal.SIGINT)
             stdout, stderr = process.communicate(timeout=5.0)
-        finally:
-            if process.poll() is None:
-                process.kill()
-                process.communicate()
     assert process.returncode == 0, stderr
     assert 'Traceback' not in stderr + stdout, stderr
     assert time.monotonic() - started < 15.0
@@ -66,15 +74,11 @@ def test_sigterm_ends_an_idle_relay_within_its_wake_up_period(ros):
     # The relay has no output of its own to wait for: it is given time to start, then stopped
     # while idle (no input), which only its once-a-second timer can notice.
     process = start_node('relay', f'relay_shutdown_{os.getpid()}')
-    try:
+    with killed_on_failure(process):
         time.sleep(3.0)
         assert process.poll() is None, process.communicate()[1]
         stopped = time.monotonic()
         process.send_signal(signal.SIGTERM)
         stdout, stderr = process.communicate(timeout=5.0)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.communicate()
     assert process.returncode == 0 and time.monotonic() - stopped < 2.5, stderr
     assert 'Traceback' not in stderr + stdout, stderr

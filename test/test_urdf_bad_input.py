@@ -34,6 +34,12 @@ def _robot(*elements: str) -> str:
     return '<?xml version="1.0"?>\n<robot name="bad">' + ''.join(elements) + '</robot>'
 
 
+def _mimic_chain(mimic_attributes: str) -> str:
+    """base → a (j1) → b (j2), j2 mimicking j1 with ``mimic_attributes`` (multiplier, offset)."""
+    return _robot(_link('base'), _link('a'), _link('b'), _joint('j1', 'base', 'a'),
+                  _joint('j2', 'a', 'b', extra=f'<mimic joint="j1" {mimic_attributes}/>'))
+
+
 BILLION_LAUGHS = ('<?xml version="1.0"?><!DOCTYPE robot [<!ENTITY a "aaaaaaaaaa">'
                   '<!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;"><!ENTITY c "&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;">]>'
                   '<robot name="&c;"><link name="base"/></robot>')
@@ -77,21 +83,14 @@ BAD_DESCRIPTIONS = {
     'entity_expansion_bomb': (BILLION_LAUGHS, 'DOCTYPE or ENTITY'),
     'external_entity': (EXTERNAL_ENTITY, 'DOCTYPE or ENTITY'),
     'duplicate_link': (_robot(_link('base'), _link('base')), 'link "base" is defined twice'),
-    'infinite_mimic_multiplier': (_robot(_link('base'), _link('a'), _link('b'), _joint('j1', 'base', 'a'),
-                                         _joint('j2', 'a', 'b', extra='<mimic joint="j1" multiplier="inf"/>')),
-                                  'joint "j2": <mimic> multiplier=inf'),
-    'absurd_mimic_multiplier': (_robot(_link('base'), _link('a'), _link('b'), _joint('j1', 'base', 'a'),
-                                       _joint('j2', 'a', 'b', extra='<mimic joint="j1" multiplier="1e308"/>')),
+    'infinite_mimic_multiplier': (_mimic_chain('multiplier="inf"'), 'joint "j2": <mimic> multiplier=inf'),
+    'absurd_mimic_multiplier': (_mimic_chain('multiplier="1e308"'),
                                 'joint "j2": <mimic> multiplier=1e+308 is beyond the plausible ±1000'),
-    'negative_absurd_mimic_multiplier': (_robot(_link('base'), _link('a'), _link('b'), _joint('j1', 'base', 'a'),
-                                                _joint('j2', 'a', 'b', extra='<mimic joint="j1" multiplier="-2e3"/>')),
+    'negative_absurd_mimic_multiplier': (_mimic_chain('multiplier="-2e3"'),
                                          'joint "j2": <mimic> multiplier=-2000 is beyond'),
-    'infinite_mimic_offset': (_robot(_link('base'), _link('a'), _link('b'), _joint('j1', 'base', 'a'),
-                                     _joint('j2', 'a', 'b', extra='<mimic joint="j1" offset="-inf"/>')),
+    'infinite_mimic_offset': (_mimic_chain('offset="-inf"'),
                               'joint "j2": <mimic> multiplier=1.0 offset=-inf is not finite'),
-    'nan_mimic_multiplier': (_robot(_link('base'), _link('a'), _link('b'), _joint('j1', 'base', 'a'),
-                                    _joint('j2', 'a', 'b', extra='<mimic joint="j1" multiplier="nan"/>')),
-                             'joint "j2" <mimic>: multiplier is NaN'),
+    'nan_mimic_multiplier': (_mimic_chain('multiplier="nan"'), 'joint "j2" <mimic>: multiplier is NaN'),
 }
 
 
@@ -121,8 +120,7 @@ def test_oversize_file_is_refused_before_reading(tmp_path):
 
 @pytest.mark.parametrize('multiplier', ['-0.5', '100', '-1000'])
 def test_plausible_mimic_multiplier_is_accepted_and_couples_the_joints(multiplier):
-    text = _robot(_link('base'), _link('a'), _link('b'), _joint('j1', 'base', 'a'),
-                  _joint('j2', 'a', 'b', extra=f'<mimic joint="j1" multiplier="{multiplier}" offset="0.1"/>'))
+    text = _mimic_chain(f'multiplier="{multiplier}" offset="0.1"')
     mimic = parse_urdf(text).joints['j2'].mimic
     assert (mimic.joint, mimic.multiplier, mimic.offset) == ('j1', float(multiplier), 0.1)
     RobotModel.from_urdf_string(text)

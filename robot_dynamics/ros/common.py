@@ -469,6 +469,10 @@ def spin_nodes(nodes: list) -> None:
         host = getattr(node, 'service_host', None)
         if isinstance(host, ServiceHost):
             services.add_node(host.node)
+    if not any(list(node.timers) for node in nodes):
+        # A signal is acted on when the stream executor wakes: without a timer of their own, idle
+        # nodes (the relay with no input) would never stop. Nodes with a timer need no extra entity.
+        nodes[0].create_timer(1.0, lambda: None)
     # Let the stream thread take the GIL back quickly while a service computes in Python.
     sys.setswitchinterval(0.0005)
     # Everything alive now (imported modules, the model) is never garbage: exempt it from the

@@ -20,9 +20,6 @@ class RelayNode(Node):
         super().__init__(node_name, **kwargs)
         publisher = create_output_publisher(self, JointState, 'relayed_joint_states', SENSOR_QOS)
         self.create_subscription(JointState, 'joint_states', publisher.publish, JOINT_STATE_QOS)
-        # Wakes the executor once a second, as the nodes' diagnostics timers do: spin_nodes acts
-        # on SIGINT / SIGTERM when the executor wakes, and an idle relay would otherwise never stop.
-        self.create_timer(1.0, lambda: None)
 
 
 def main(args=None) -> None:
