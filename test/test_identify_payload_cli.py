@@ -15,7 +15,11 @@ from robot_dynamics.core import recordings
 from robot_dynamics.core.payload import REPORT_KEYS, identify_payload
 from robot_dynamics.models import ARM_URDF
 
-from test_payload import LINK, PAYLOAD, arm, fourier_motion, measured, static_motion, true_robot
+from test_payload import (FULL_OVERLAP, LINK, PARTIAL_OVERLAPS, PAYLOAD, advised_extension, arm,
+                          assert_as_accurate_as_full_overlap, fourier_motion, measured, overlap_cases, static_motion,
+                          true_robot)
+
+OVERLAP_RATE = 250.0  # [Hz] a typical logged joint_states rate
 
 
 @pytest.fixture(scope='module')
@@ -97,3 +101,49 @@ def test_cli_prints_the_report_when_writing_the_output_fails_after_the_fit(tmp_p
     assert 'could not write the report to /dev/full' in captured.err and 'printed above' in captured.err
     answer = json.loads(captured.out)
     assert answer['success'] and abs(answer['mass'] - PAYLOAD.mass) < 0.01
+
+
+def identify_csv_pair(tmp_path, capsys, recording, baseline) -> tuple:
+    """(exit code, text output, YAML report) of identify-payload on the two recordings as CSV files."""
+    recordings.write_csv(tmp_path / 'loaded.csv', recording)
+    recordings.write_csv(tmp_path / 'baseline.csv', baseline)
+    report_path = tmp_path / 'payload.yaml'
+    code, out = run_cli(capsys, '--csv', str(tmp_path / 'loaded.csv'), '--baseline', str(tmp_path / 'baseline.csv'),
+                        '--payload-link', LINK, '--output', str(report_path))
+    return code, out, yaml.safe_load(report_path.read_text())
+
+
+@pytest.fixture(scope='module')
+def full_overlap_cli_report(tmp_path_factory):
+    loaded, empty, _ = overlap_cases(OVERLAP_RATE)[FULL_OVERLAP]
+    directory = tmp_path_factory.mktemp('full_overlap')
+    recordings.write_csv(directory / 'loaded.csv', loaded)
+    recordings.write_csv(directory / 'baseline.csv', empty)
+    code = main(['identify-payload', '--urdf', str(ARM_URDF), '--csv', str(directory / 'loaded.csv'), '--baseline',
+                 str(directory / 'baseline.csv'), '--payload-link', LINK, '--output', str(directory / 'payload.yaml')])
+    assert code == 0
+    return yaml.safe_load((directory / 'payload.yaml').read_text())
+
+
+@pytest.mark.parametrize('case', PARTIAL_OVERLAPS)
+def test_cli_uses_the_stretch_a_partial_baseline_shares_as_accurately_as_a_full_one(tmp_path, capsys, case,
+                                                                                  full_overlap_cli_report):
+    loaded, empty, shared = overlap_cases(OVERLAP_RATE)[case]
+    code, out, report = identify_csv_pair(tmp_path, capsys, loaded, empty)
+    assert code == 0, out
+    assert tuple(report) == REPORT_KEYS
+    assert report['used_duration'] == pytest.approx(shared - 0.4, abs=0.05)  # 0.2 s filter edge at each end
+    assert_as_accurate_as_full_overlap(report, full_overlap_cli_report)
+    assert f"covering {100 * report['baseline_coverage']:.0f} % of the payload recording" in out
+    assert f"{report['used_duration']:.1f} s used" in out
+    assert f"{report['used_duration']:.1f} s of the payload recording used" in out
+
+
+def test_cli_refuses_a_shared_stretch_too_short_saying_how_much_more_the_baseline_must_cover(tmp_path, capsys):
+    loaded, empty, _ = overlap_cases(OVERLAP_RATE)[FULL_OVERLAP]
+    code, out, report = identify_csv_pair(tmp_path, capsys, loaded, empty.slice_time(19.3, 20.0))
+    assert code == 2 and report['success'] is False and report['mass'] is None
+    assert f"only {report['samples']} usable samples" in out and '(need 40)' in out
+    seconds_per_sample = report['used_duration'] / report['samples']
+    assert advised_extension(out) >= (40 - report['samples']) * seconds_per_sample
+    assert report['used_duration'] == pytest.approx(0.3, abs=0.05) and report['baseline_coverage'] < 0.05

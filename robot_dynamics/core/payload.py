@@ -15,8 +15,12 @@ The body's own torque is removed in one of two ways:
 * **Baseline** (the same motion recorded without the payload): *aligned differencing*.
   The baseline is shifted in time onto the payload recording (cross-correlation of the
   joint velocities, refined on the joint positions), and its own URDF residual is subtracted:
-  ``r = (τ_p − Y(q_p) π_body) − (τ_b − Y(q_b) π_body)``. Everything that depends on the
-  motion only — URDF mass/CoM errors, friction of any shape (Stribeck included), sensor
+  ``r = (τ_p − Y(q_p) π_body) − (τ_b − Y(q_b) π_body)``, on the stretch of the payload
+  recording the aligned baseline covers (the two need not start or stop together, and either
+  may repeat the motion more often; the report gives ``baseline_coverage`` and
+  ``used_duration``). That stretch must pass the same sample-count and conditioning checks as
+  any recording; a refusal says how much longer the baseline must cover it. Everything that
+  depends on the motion only — URDF mass/CoM errors, friction of any shape (Stribeck included), sensor
   offsets, cable forces — cancels without being modelled; subtracting the URDF torque of
   each recording also removes the first-order effect of small tracking differences. This
   was chosen over re-identifying the body's base parameters, friction and offsets on the
@@ -67,7 +71,8 @@ from robot_dynamics.core.model import RobotModel
 
 MODES = ('auto', 'full', 'mass_com')
 INERTIA_KEYS = ('ixx', 'ixy', 'ixz', 'iyy', 'iyz', 'izz')
-REPORT_KEYS = ('success', 'reason', 'mode', 'payload_link', 'used_baseline', 'mass', 'mass_std', 'com', 'com_std',
+REPORT_KEYS = ('success', 'reason', 'mode', 'payload_link', 'used_baseline', 'baseline_coverage', 'used_duration',
+               'mass', 'mass_std', 'com', 'com_std',
                'inertia', 'inertia_std', 'condition_number', 'min_normalized_singular_value',
                'residual_rms_before', 'residual_rms_after', 'payload_torque_rms', 'samples', 'feasible',
                'warnings', 'solve_time')
@@ -80,6 +85,9 @@ _FIT_SAMPLES_PER_CUTOFF = 4.0
 _STATIC_EDGE = 0.1
 _EDGE_PERIODS = 2.0  # filter transients last about two cutoff periods when a segment starts moving
 _POINT_MASS_ITERATIONS = 50
+# [rad²] worse than any real mismatch, but finite: the bounded minimiser's parabola steps cannot take inf
+_NO_OVERLAP_MISMATCH = 1e12
+_PARAMETER_NAMES = ('m', 'm·cx', 'm·cy', 'm·cz', 'Ixx', 'Ixy', 'Iyy', 'Ixz', 'Iyz', 'Izz')
 
 
 class PayloadIdentificationRefused(IdentificationRefused):
@@ -156,7 +164,10 @@ class PayloadReport:
 
     ``mass`` [kg] and ``com`` [m] (payload link frame), ``inertia`` {ixx, ixy, ixz, iyy, iyz,
     izz} [kg·m²] about the CoM in payload-link axes (``None`` in mass_com mode), each with a
-    1σ standard deviation (``*_std``). ``condition_number`` and
+    1σ standard deviation (``*_std``). ``baseline_coverage`` [-]: fraction of the (filtered)
+    payload recording that the time-aligned baseline covers (``None`` without a baseline);
+    ``used_duration`` [s]: length of the stretch the fit samples come from, the part the
+    baseline covers (the whole recording without one). ``condition_number`` and
     ``min_normalized_singular_value`` describe the column-normalised payload regressor;
     ``residual_rms_before`` / ``_after`` [N·m]: RMS of the body-removed torque before and
     after subtracting the fitted payload torque, whose RMS is ``payload_torque_rms``;
@@ -172,6 +183,8 @@ class PayloadReport:
     mode: str
     payload_link: str
     used_baseline: bool
+    baseline_coverage: Optional[float] = None
+    used_duration: Optional[float] = None
     mass: Optional[float] = None
     mass_std: Optional[float] = None
     com: Optional[list] = None
@@ -195,15 +208,23 @@ class PayloadReport:
     def summary(self) -> str:
         """One short operator line (the Trigger response message)."""
         if not self.success:
-            return f'payload not identified: {self.reason}'
+            told = self.baseline_coverage is None or _coverage_words(self.baseline_coverage) in self.reason
+            return f'payload not identified: {self.reason}' + ('' if told else f' ({self.stretch_text()})')
         digits = _decimals(self.mass_std, 3)
         com_digits = _decimals(1e3 * max(self.com_std), 1)
         com = ', '.join(f'{1e3 * c:.{com_digits}f}' for c in self.com)
         com_std = max(self.com_std) * 1e3
         text = (f'payload {self.mass:.{digits}f} ± {self.mass_std:.{digits}f} kg, CoM [{com}] ± '
                 f'{com_std:.{com_digits}f} mm '
-                f'in {self.payload_link} ({self.mode}{", with baseline" if self.used_baseline else ""})')
+                f'in {self.payload_link} ({self.mode}, {self.stretch_text()})')
         return text + (f'; {len(self.warnings)} warning(s), see the report' if self.warnings else '')
+
+    def stretch_text(self) -> str:
+        """'with baseline covering 70 % of the payload recording, 13.6 s used' (or '19.6 s used')."""
+        used = f'{self.used_duration:.1f} s used' if self.used_duration is not None else ''
+        if self.baseline_coverage is None:
+            return used or ('with baseline' if self.used_baseline else 'no baseline')
+        return f'with baseline covering {_coverage_words(self.baseline_coverage)}, {used}'
 
     def inertial_parameters(self) -> Optional[InertialParameters]:
         """The estimate in the payload link frame, for ``RobotModel.attach_payload`` (a point
@@ -323,10 +344,36 @@ def identify_payload(robot: RobotModel, recording: signals.Recording, payload_li
 # pipeline
 
 @dataclass
+class _SharedStretch:
+    """The part of the filtered payload recording ``prepared`` the fit may use: ``covered``
+    marks its samples inside the time-aligned baseline (all of them without a baseline),
+    ``candidates`` are the fit-sample indices over the whole recording (stationary ones for
+    static data) and ``used`` those of them inside the covered part."""
+
+    prepared: signals.PreparedData
+    covered: np.ndarray
+    candidates: np.ndarray
+    used: np.ndarray
+    static: bool
+    with_baseline: bool
+
+    @property
+    def duration(self) -> float:
+        """Length [s] of the covered part of the payload recording."""
+        return float(self.covered.sum() * self.prepared.period)
+
+    @property
+    def coverage(self) -> float:
+        """Fraction [-] of the payload recording's samples that the baseline covers."""
+        return float(self.covered.mean())
+
+
+@dataclass
 class _FitData:
     """Fit samples: payload regressor rows (N·n, 10) in the payload link frame, body-removed
     torque ``residual`` (N·n,) [N·m], the filtered samples themselves (``sample``),
-    whether the data are static poses, and the in-band torque noise σ [N·m]."""
+    whether the data are static poses, the in-band torque noise σ [N·m] and the stretch of
+    the payload recording they come from."""
 
     payload_rows: np.ndarray
     residual: np.ndarray
@@ -334,15 +381,14 @@ class _FitData:
     static: bool
     noise: float
     link: str
+    stretch: _SharedStretch
 
 
 def _identify(robot, recording, payload_link, mode, baseline, options, report) -> None:
     data = _fit_data(robot, recording, payload_link, baseline, options, report)
     report.samples = len(data.sample.time)
     if report.samples < options.min_samples:
-        raise PayloadIdentificationRefused(
-            f'only {report.samples} usable samples (need {options.min_samples}): record a longer motion'
-            + (' or hold each static pose longer' if data.static else ''))
+        raise PayloadIdentificationRefused(_too_few_samples(robot, data, mode, options))
     report.residual_rms_before = _rms(data.residual)
     resolved = _resolved_mode(robot, data, mode, options, report)
     report.mode = resolved
@@ -361,23 +407,40 @@ def _identify(robot, recording, payload_link, mode, baseline, options, report) -
 
 def _fit_data(robot, recording, payload_link, baseline, options, report) -> _FitData:
     """Filtered fit samples of the payload recording with the body's torque removed (by the
-    URDF, then by the aligned baseline's own URDF residual when there is a baseline)."""
+    URDF, then by the aligned baseline's own URDF residual when there is a baseline), taken
+    from the stretch of the payload recording that the baseline covers."""
     prepared, noise = _prepared(recording, options, 'the recording')
-    stationary = _stationary_mask(prepared, options)
-    static = bool(stationary.mean() >= STATIC_FRACTION)
-    keep = _fit_rows(prepared, stationary if static else np.ones(len(prepared.time), bool), options)
+    covered, shift, base_prepared = np.ones(len(prepared.time), bool), 0.0, None
+    if baseline is not None:
+        base_prepared, base_noise = _prepared(baseline, options, 'the baseline')
+        shift = _time_shift(prepared, base_prepared)
+        covered = _covered_by(prepared.time + shift, base_prepared)
+        noise = math.hypot(noise, base_noise)
+        report.baseline_coverage = float(covered.mean())
+    report.used_duration = float(covered.sum() * prepared.period)
+    if not covered.any():
+        raise PayloadIdentificationRefused(
+            'the baseline and the payload recording share no stretch of motion after aligning them in time: '
+            'record the baseline with the same motion, overlapping the payload recording')
+    stretch = _shared_stretch(prepared, covered, options, baseline is not None)
     body = nominal_body_parameters(robot)
-    sample = prepared.rows(keep)
-    if baseline is None:
-        rows, residual = _rows_and_body_residual(robot, payload_link, sample, body)
-        return _FitData(rows, residual, sample, static, noise, payload_link)
-    base_prepared, base_noise = _prepared(baseline, options, 'the baseline')
-    aligned = _aligned_baseline(prepared, base_prepared, keep, options)
-    report.warnings.extend(aligned.notes)
-    sample = sample.rows(aligned.valid)
+    sample = prepared.rows(stretch.used)
     rows, residual = _rows_and_body_residual(robot, payload_link, sample, body)
-    _, base_residual = _rows_and_body_residual(robot, payload_link, aligned.data.rows(aligned.valid), body)
-    return _FitData(rows, residual - base_residual, sample, static, math.hypot(noise, base_noise), payload_link)
+    if base_prepared is not None:
+        aligned = _aligned_baseline(prepared, base_prepared, stretch.used, shift, options)
+        report.warnings.extend(aligned.notes)
+        _, base_residual = _rows_and_body_residual(robot, payload_link, aligned.data, body)
+        residual = residual - base_residual
+    return _FitData(rows, residual, sample, stretch.static, noise, payload_link, stretch)
+
+
+def _shared_stretch(prepared, covered, options, with_baseline) -> _SharedStretch:
+    """Fit-sample candidates over the whole recording (stationary ones when the covered part is
+    static) and those inside the covered part."""
+    stationary = _stationary_mask(prepared, options)
+    static = bool(stationary[covered].mean() >= STATIC_FRACTION)
+    candidates = _fit_rows(prepared, stationary if static else np.ones(len(prepared.time), bool), options)
+    return _SharedStretch(prepared, covered, candidates, candidates[covered[candidates]], static, with_baseline)
 
 
 def _rows_and_body_residual(robot, payload_link, sample, body) -> tuple:
@@ -431,9 +494,14 @@ def _runs(flags: np.ndarray) -> list:
     return list(zip(changes[::2], changes[1::2]))
 
 
+def _fit_step(prepared: signals.PreparedData, options: PayloadOptions) -> int:
+    """Grid samples between two fit samples (about 1/(4·cutoff) s)."""
+    return max(1, int(round(1.0 / (_FIT_SAMPLES_PER_CUTOFF * options.cutoff_hz * prepared.period))))
+
+
 def _fit_rows(prepared: signals.PreparedData, usable: np.ndarray, options: PayloadOptions) -> np.ndarray:
     """Indices of the fit samples: every 1/(4·cutoff) s within each segment, usable ones only."""
-    step = max(1, int(round(1.0 / (_FIT_SAMPLES_PER_CUTOFF * options.cutoff_hz * prepared.period))))
+    step = _fit_step(prepared, options)
     index = np.concatenate([np.arange(start, stop, step) for start, stop in prepared.segments])
     return index[usable[index]]
 
@@ -443,27 +511,28 @@ def _fit_rows(prepared: signals.PreparedData, usable: np.ndarray, options: Paylo
 
 @dataclass
 class _AlignedBaseline:
+    """The baseline at the payload fit times (shifted into the baseline's clock), with the
+    notes its comparison with the payload motion leaves for the report."""
+
     data: signals.PreparedData
-    valid: np.ndarray
     notes: list
 
 
-def _aligned_baseline(prepared, base, keep, options) -> _AlignedBaseline:
-    """The baseline interpolated at the payload fit times shifted by the best time offset."""
-    shift = _time_shift(prepared, base)
-    times = prepared.time[keep] + shift
+def _covered_by(times: np.ndarray, base: signals.PreparedData) -> np.ndarray:
+    """Which ``times`` [s] (already in the baseline's clock) fall inside a segment of ``base``."""
     inside = np.zeros(len(times), bool)
     for start, stop in base.segments:
         inside |= (times >= base.time[start]) & (times <= base.time[stop - 1])
-    coverage = inside.mean()
-    if coverage < 0.8:
-        raise PayloadIdentificationRefused(
-            f'the baseline covers only {100 * coverage:.0f} % of the payload recording after aligning them in '
-            'time: record the baseline with the same motion, from start to end')
+    return inside
+
+
+def _aligned_baseline(prepared, base, keep, shift, options) -> _AlignedBaseline:
+    """The baseline interpolated at the payload fit times ``keep`` (all inside the baseline)
+    shifted by ``shift`` [s]; refused when it is not the same motion there."""
+    times = prepared.time[keep] + shift
     columns = [_interpolated(times, base.time, values)
                for values in (base.positions, base.velocities, base.accelerations, base.efforts)]
-    aligned = signals.PreparedData(times, *columns, base.joint_names, base.period, base.cutoff_hz, [(0, len(times))])
-    difference = prepared.positions[keep][inside] - columns[0][inside]
+    difference = prepared.positions[keep] - columns[0]
     mismatch = np.sqrt(np.mean(difference ** 2, axis=0))
     worst = int(np.argmax(mismatch))
     if mismatch[worst] > options.baseline_position_tolerance:
@@ -475,7 +544,8 @@ def _aligned_baseline(prepared, base, keep, options) -> _AlignedBaseline:
              f'{prepared.joint_names[worst]} (accepted up to {options.baseline_position_tolerance:.3f} rad); '
              'a closer repetition cancels the robot\'s own torques better'] \
         if mismatch[worst] > 0.5 * options.baseline_position_tolerance else []
-    return _AlignedBaseline(aligned, inside, notes)
+    aligned = signals.PreparedData(times, *columns, base.joint_names, base.period, base.cutoff_hz, [(0, len(times))])
+    return _AlignedBaseline(aligned, notes)
 
 
 def _time_shift(prepared, base) -> float:
@@ -500,7 +570,7 @@ def _time_shift(prepared, base) -> float:
         times = prepared.time + shift
         inside = (times >= base.time[0]) & (times <= base.time[-1])
         if inside.sum() < 2:
-            return math.inf
+            return _NO_OVERLAP_MISMATCH
         difference = prepared.positions[inside] - _interpolated(times[inside], base.time, base.positions)
         return float(np.mean(difference ** 2))
 
@@ -540,26 +610,120 @@ def _resolved_mode(robot, data: _FitData, mode: str, options: PayloadOptions, re
         report.condition_number, report.min_normalized_singular_value = condition, smallest
         if condition <= options.max_condition_number:
             return 'full'
-        advice = _motion_advice(robot, data, 10)
+        more, weakest = _more_motion(robot, data, 10, options), _least_excited(data.payload_rows)
         if mode == 'full':
             raise PayloadIdentificationRefused(
-                f'the motion does not excite the payload inertia enough (condition number {condition:.0f}, '
-                f'accepted up to {options.max_condition_number:.0f}): {advice}, or use mode mass_com')
-        report.warnings.append(f'inertia not identifiable from this motion (condition number {condition:.0f} > '
-                               f'{options.max_condition_number:.0f}); reporting mass and centre of mass only '
-                               f'({advice} to get the inertia)')
+                f'{_stretch_words(data)} does not excite the payload inertia enough (condition number '
+                f'{condition:.0f}, accepted up to {options.max_condition_number:.0f}; least excited: {weakest}): '
+                f'{more}, or use mode mass_com')
+        report.warnings.append(f'inertia not identifiable from {_stretch_words(data)} (condition number '
+                               f'{condition:.0f} > {options.max_condition_number:.0f}; least excited: {weakest}); '
+                               f'reporting mass and centre of mass only ({more} to get the inertia)')
     elif data.static and mode == 'auto':
         report.warnings.append('static poses: reporting mass and centre of mass only (static data cannot '
                                'show inertia)')
     condition, smallest = _conditioning(data.payload_rows[:, :4])
     report.condition_number, report.min_normalized_singular_value = condition, smallest
     if condition > options.max_condition_number:
-        advice = _motion_advice(robot, data, 4)
         raise PayloadIdentificationRefused(
-            f'the data cannot separate mass and centre of mass (condition number '
+            f'{_stretch_words(data)} cannot separate mass and centre of mass (condition number '
             f'{"infinite" if math.isinf(condition) else f"{condition:.0f}"}, accepted up to '
-            f'{options.max_condition_number:.0f}): {advice}')
+            f'{options.max_condition_number:.0f}; least excited: {_least_excited(data.payload_rows[:, :4])}): '
+            f'{_more_motion(robot, data, 4, options)}')
     return 'mass_com'
+
+
+# ---------------------------------------------------------------------------------------------
+# how much more motion refused data need
+
+def _stretch_words(data: _FitData) -> str:
+    """The data the fit looked at, in operator words (with its duration)."""
+    stretch = data.stretch
+    if stretch.with_baseline:
+        return (f'the {_seconds(stretch.duration)} s of motion the baseline and the payload recording share '
+                f'({_coverage_words(stretch.coverage)})')
+    return f'the {_seconds(stretch.duration)} s of motion recorded'
+
+
+def _too_few_samples(robot, data: _FitData, mode: str, options: PayloadOptions) -> str:
+    """The sample-count refusal, with how much more motion (or baseline coverage) would do."""
+    samples, needed = len(data.sample.time), options.min_samples
+    text = f'only {samples} usable samples in {_stretch_words(data)} (need {needed})'
+    if data.static:
+        return text + ': hold each static pose longer, or record more poses'
+    missing = (needed - samples) * _fit_step(data.stretch.prepared, options) * data.stretch.prepared.period
+    extension = _extension_needed(robot, data, 10 if mode == 'full' else 4, options)
+    if extension is not None:
+        return f'{text}: {_baseline_extension_words(data, extension)}'
+    if data.stretch.with_baseline:
+        return text + (f': record a longer motion, with the baseline covering at least {missing:.1f} s more of '
+                       'the payload recording')
+    return text + f': record a longer motion, at least {missing:.1f} s more'
+
+
+def _more_motion(robot, data: _FitData, columns: int, options: PayloadOptions) -> str:
+    """'start the baseline about 3.2 s earlier in the motion, or move fr3_joint2 more' (the first
+    part only when the payload recording beyond the shared stretch would do)."""
+    advice = _motion_advice(robot, data, columns)
+    extension = _extension_needed(robot, data, columns, options)
+    if extension is None:
+        return advice
+    return f'{_baseline_extension_words(data, extension)}, or {advice}'
+
+
+def _baseline_extension_words(data: _FitData, extension: float) -> str:
+    """'start the baseline about 3.2 s earlier in the motion' (or later end, or both)."""
+    covered, prepared = data.stretch.covered, data.stretch.prepared
+    index = np.flatnonzero(covered)
+    # a few edge samples outside the baseline are alignment jitter, not a late start or early end
+    jitter = int(round(1.0 / (prepared.cutoff_hz * prepared.period)))
+    started_late, ended_early = index[0] > jitter, index[-1] < len(covered) - 1 - jitter
+    if started_late and not ended_early:
+        return f'start the baseline about {extension:.1f} s earlier in the motion'
+    if ended_early and not started_late:
+        return f'record the baseline about {extension:.1f} s longer into the motion'
+    return f'record the baseline over about {extension:.1f} s more of the payload motion'
+
+
+def _extension_needed(robot, data: _FitData, columns: int, options: PayloadOptions) -> Optional[float]:
+    """Seconds [s] of the payload recording the baseline would have to cover beyond the shared
+    stretch for the fit samples there to pass the sample-count and conditioning checks on the
+    first ``columns`` payload parameters; ``None`` without a baseline, when the baseline already
+    covers everything, or when even the whole payload recording would not pass."""
+    stretch = data.stretch
+    if not stretch.with_baseline or stretch.covered.all() or len(stretch.candidates) == 0:
+        return None
+    prepared, candidates = stretch.prepared, stretch.candidates
+    distance = _distance_to(prepared.time, prepared.time[stretch.covered])
+    rows = payload_regressor(robot, data.link, prepared.positions[candidates], prepared.velocities[candidates],
+                             prepared.accelerations[candidates])[:, :columns].reshape(len(candidates), -1, columns)
+    reach = distance[candidates]
+    step = max(prepared.period, reach.max() / 100)
+    for margin in np.arange(step, reach.max() + step, step):
+        chosen = reach <= margin
+        if chosen.sum() < options.min_samples:
+            continue
+        if _conditioning(rows[chosen].reshape(-1, columns))[0] <= options.max_condition_number:
+            return float((distance <= margin).sum() * prepared.period) - stretch.duration
+    return None
+
+
+def _distance_to(times: np.ndarray, reference: np.ndarray) -> np.ndarray:
+    """Distance [s] from each of ``times`` to the nearest of the sorted, non-empty ``reference`` times."""
+    index = np.searchsorted(reference, times)
+    right = reference[np.clip(index, 0, len(reference) - 1)]
+    left = reference[np.clip(index - 1, 0, len(reference) - 1)]
+    return np.minimum(np.abs(times - left), np.abs(right - times))
+
+
+def _least_excited(rows: np.ndarray) -> str:
+    """The payload parameters that dominate the least excited direction (the right singular
+    vector of the smallest singular value of the column-normalised ``rows``), e.g. 'Ixz and Iyz'."""
+    norms = np.linalg.norm(rows, axis=0)
+    scale = np.where(norms > 1e-10 * norms.max(), norms, np.inf)
+    direction = np.abs(np.linalg.svd(rows / scale, full_matrices=False)[2][-1])
+    names = [_PARAMETER_NAMES[k] for k in range(len(direction)) if direction[k] >= 0.5 * direction.max()]
+    return names[0] if len(names) == 1 else ', '.join(names[:-1]) + ' and ' + names[-1]
 
 
 def _motion_advice(robot: RobotModel, data: _FitData, columns: int) -> str:
@@ -824,6 +988,16 @@ def _matrix_from_keys(inertia: dict) -> np.ndarray:
     return np.array([[inertia['ixx'], inertia['ixy'], inertia['ixz']],
                      [inertia['ixy'], inertia['iyy'], inertia['iyz']],
                      [inertia['ixz'], inertia['iyz'], inertia['izz']]])
+
+
+def _seconds(duration: float) -> str:
+    """A duration [s] with one decimal, two below a second (0.04, not 0.0)."""
+    return f'{duration:.1f}' if duration >= 0.95 else f'{duration:.2f}'
+
+
+def _coverage_words(coverage: float) -> str:
+    percent = '< 1' if 0 < coverage < 0.005 else f'{100 * coverage:.0f}'
+    return f'{percent} % of the payload recording'
 
 
 def _decimals(std: float, least: int) -> int:

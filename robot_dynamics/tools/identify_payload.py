@@ -3,7 +3,8 @@
 Reads sensor_msgs/JointState from a rosbag2 (sqlite3 or mcap; directory or file) or a CSV
 (header ``time`` then ``<joint>/position``, ``<joint>/velocity``, ``<joint>/effort``), removes
 the robot's own torques with the URDF or, better, with a baseline recording of the same
-motion without the payload, and fits the payload of ``--payload-link``. Bag messages the
+motion without the payload (the two need not start and stop together: the stretch both
+cover is used, and the output says how much), and fits the payload of ``--payload-link``. Bag messages the
 merger refuses (NaN, out of range, out of order) are counted per reason on stderr.
 
 Exit status: 0 with an estimate, 2 when the data cannot give one (the reason is printed),
@@ -110,6 +111,10 @@ def report_text(report) -> str:
             lines.append('  inertia   ' + ', '.join(f'{k}={report.inertia[k]:.5f}±{report.inertia_std[k]:.5f}'
                                                      for k in report.inertia) + ' kg·m² about the CoM')
     numbers = []
+    if report.used_duration is not None:
+        numbers.append(f'{report.used_duration:.1f} s of the payload recording used'
+                       + (f' (the baseline covers {100 * report.baseline_coverage:.0f} % of it)'
+                          if report.baseline_coverage is not None else ''))
     if report.condition_number is not None:
         numbers.append(f'condition number {report.condition_number:.1f}')
     if report.residual_rms_after is not None:
