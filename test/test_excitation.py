@@ -246,3 +246,104 @@ def test_cli_output_at_full_margins_stays_within_the_urdf_limits(tmp_path, capsy
         assert np.abs(velocity).max() <= arm.limits.velocity[index]
         assert np.abs(samples[f'{name}acceleration']).max() <= 5.0  # the default --max-acceleration
     assert np.abs([samples[f'{name}velocity'][-1] for name in arm.joint_names]).max() < 1e-9
+
+
+# ------------------------------------------------------------------ torque limits
+TORQUE_TEST_OFFSETS = [1.2, 0.3]  # arm raised: the start pose at rest is within the limits
+
+
+@pytest.fixture(scope='module')
+def vertical_arm():
+    import vertical_2r
+
+    return vertical_2r.model(5.0, 2.0)
+
+
+def _torque_limits(robot, payload_mass=0.5, fraction=0.8):
+    import vertical_2r
+    from robot_dynamics.core.friction import FrictionModel
+    from robot_dynamics.core.inertia import InertialParameters
+
+    friction = FrictionModel(robot.joint_names, np.array([0.3, 0.1]), np.array([0.4, 0.2]), np.array([0.05, -0.02]))
+    payload = InertialParameters.point_mass(payload_mass, np.array([vertical_2r.L2, 0.0, 0.0]))
+    return ex.TorqueLimits(robot, fraction, payload, 'link2', friction)
+
+
+def _lagrangian_torques(times, trajectory, payload_mass=0.5):
+    """Closed-form 2R torques with a tip point mass plus the friction of ``_torque_limits``."""
+    import vertical_2r
+
+    positions, velocities, accelerations = trajectory.evaluate(times)
+    rigid = np.array([vertical_2r.with_tip_payload(q, qd, qdd, payload_mass)
+                      for q, qd, qdd in zip(positions, velocities, accelerations)])
+    return rigid + np.array([0.3, 0.1]) * velocities + np.array([0.4, 0.2]) * np.sign(velocities) + [0.05, -0.02]
+
+
+def test_torque_limited_design_keeps_lagrangian_torques_within_the_fraction(vertical_arm):
+    limits = ex.ExcitationLimits.from_model(vertical_arm, max_acceleration=20.0, velocity_fraction=1.0)
+    torque_limits = _torque_limits(vertical_arm)
+    arguments = dict(duration=5.0, harmonics=3, base_frequency=0.2, limits=limits, offsets=TORQUE_TEST_OFFSETS,
+                     iterations=20, seed=1)
+    times = np.arange(501) / 100.0
+    allowed = 0.8 * np.array([5.0, 2.0])
+    unlimited = ex.design_excitation(vertical_arm, **arguments)
+    assert np.max(np.abs(_lagrangian_torques(times, unlimited.trajectory)) / allowed) > 1.5  # the limit matters
+    design = ex.design_excitation(vertical_arm, torque_limits=torque_limits, **arguments)
+    usage = np.abs(_lagrangian_torques(times, design.trajectory)) / allowed
+    assert usage.max() <= 1.0 + 1e-9
+    assert usage.max() > 0.99  # scaled up to the torque limit, not below it
+    worst_sample, worst_joint = np.unravel_index(np.argmax(usage), usage.shape)
+    margin = design.torque_margin
+    assert margin.joint == vertical_arm.joint_names[worst_joint] and margin.time == pytest.approx(times[worst_sample])
+    assert abs(margin.torque) == pytest.approx(usage.max() * allowed[worst_joint], rel=1e-9)
+    assert margin.margin == pytest.approx(margin.allowed - abs(margin.torque)) and margin.margin >= 0.0
+    assert ex.limit_violation(design.trajectory, limits, times) <= 0.0
+
+
+def test_torque_limits_refuse_naming_joint_and_time_when_the_start_pose_is_too_heavy(vertical_arm):
+    import vertical_2r
+
+    limits = ex.ExcitationLimits.from_model(vertical_arm, max_acceleration=20.0, velocity_fraction=1.0)
+    with pytest.raises(ex.TorqueLimitRefused, match=r'joint shoulder needs .* at t = 0 s') as refusal:
+        ex.design_excitation(vertical_arm, 5.0, 3, 0.2, limits, offsets=[0.1, 0.0], iterations=2,
+                             torque_limits=_torque_limits(vertical_arm))
+    holding = vertical_2r.with_tip_payload([0.1, 0.0], [0.0, 0.0], [0.0, 0.0], 0.5)[0] + 0.05
+    assert refusal.value.joint == 'shoulder' and refusal.value.time == 0.0
+    assert refusal.value.torque == pytest.approx(holding, rel=1e-9) and refusal.value.allowed == pytest.approx(4.0)
+
+
+def test_torque_fraction_outside_its_range_is_refused(vertical_arm):
+    for fraction in (0.0, 1.5):
+        with pytest.raises(ex.ExcitationError, match='torque fraction'):
+            ex.TorqueLimits(vertical_arm, fraction)
+
+
+def test_cli_keeps_torques_within_the_fraction_with_a_payload(tmp_path, capsys, arm):
+    prefix = tmp_path / 'exc'
+    code = cli_main(['excitation', '--duration', '5', '--base-frequency', '0.2', '--harmonics', '3',
+                     '--iterations', '5', '--rate', '50', '--torque-fraction', '0.5', '--max-acceleration', '8',
+                     '--payload-mass', '2.0', '--payload-com', '0', '0', '0.05', '--output', str(prefix),
+                     '--format', 'json'])
+    assert code == 0
+    worst = json.loads(capsys.readouterr().out)['worst_torque_margin']
+    assert worst['usage'] <= 1.0 and worst['allowed'] == pytest.approx(0.5 * worst['effort_limit'])
+    # the written samples, through inverse dynamics of the arm with the payload attached
+    from robot_dynamics.core.dynamics import inverse_dynamics
+    from robot_dynamics.core.inertia import InertialParameters
+
+    loaded = RobotModel.from_urdf_file(ARM_URDF)
+    loaded.attach_payload('tool0', InertialParameters.point_mass(2.0, np.array([0.0, 0.0, 0.05])))
+    samples = np.genfromtxt(tmp_path / 'exc.csv', delimiter=',', skip_header=1)[:, 1:].reshape(-1, 7, 3)
+    torques = np.array([inverse_dynamics(loaded, loaded.configuration(s[:, 0]), loaded.tangent(s[:, 1]),
+                                         loaded.tangent(s[:, 2])) for s in samples])
+    assert np.max(np.abs(torques) / (0.5 * arm.limits.effort)) == pytest.approx(worst['usage'], rel=1e-9)
+
+
+def test_cli_refuses_an_impossible_payload_with_joint_and_time(tmp_path, capsys):
+    prefix = tmp_path / 'exc'
+    code = cli_main(['excitation', '--duration', '5', '--base-frequency', '0.2', '--harmonics', '3',
+                     '--iterations', '2', '--rate', '50', '--payload-mass', '500', '--output', str(prefix)])
+    assert code == 2
+    error = capsys.readouterr().err
+    assert 'joint fr3_joint' in error and 'at t = ' in error and 'no scaling' in error
+    assert not (tmp_path / 'exc.yaml').exists()

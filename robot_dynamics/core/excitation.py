@@ -9,7 +9,15 @@ motion starts at rest and, as ``design_excitation`` only accepts whole periods 1
 rest at its start pose. The scale s is the largest that keeps
 position, velocity and acceleration limits at every sample (the chapter's ``fit_scale``). A
 (1+1) evolution strategy (step ×1.3 on success, ×0.93 on failure) lowers the condition
-number of the column-normalised base regressor along the trajectory. It knows no torque,
+number of the column-normalised base regressor along the trajectory.
+
+Torque limits (optional, :class:`TorqueLimits`): the predicted joint torques
+τ = ID(q, q̇, q̈) of the URDF (plus an expected payload) + friction(q̇) must stay within
+``fraction`` × the URDF effort limit at every sample. τ is not linear in s (q moves with s
+too), so the largest such s ≤ the kinematic one is found by bisection; during the search on a
+coarse subset of the samples, for the result on every sample. When even the motion at rest at
+the start pose (s → 0: gravity, payload and friction offset only) exceeds them, no scaling
+can meet them and the design is refused with the joint and time named. It knows no
 self-collision or contact limit: check the result before running it on a robot.
 """
 from __future__ import annotations
@@ -20,14 +28,31 @@ from typing import Optional, Sequence
 
 import numpy as np
 
+from robot_dynamics.core.dynamics import inverse_dynamics
 from robot_dynamics.core.errors import RobotDynamicsError
+from robot_dynamics.core.friction import FrictionModel
 from robot_dynamics.core.identification import (ModelTerms, base_parameters, condition_number,
                                                 extended_regressor, parameter_names, random_states)
+from robot_dynamics.core.inertia import InertialParameters
 from robot_dynamics.core.model import RobotModel
+
+TORQUE_SEARCH_SAMPLES = 100
+"""Samples the torque limit is checked at during the search (the result: at every sample)."""
+TORQUE_SCALE_TOLERANCE = 1e-3
+"""Relative width of the bisection bracket on the torque scale s at which the search stops."""
 
 
 class ExcitationError(RobotDynamicsError):
     """An excitation design request cannot be met (bad limits, durations, joints)."""
+
+
+class TorqueLimitRefused(ExcitationError):
+    """No scaling of the motion keeps the predicted torques within the limits: ``joint`` needs
+    ``torque`` [N·m] > ``allowed`` [N·m] at ``time`` [s] even at rest at the start pose."""
+
+    def __init__(self, joint: str, time: float, torque: float, allowed: float, message: str):
+        super().__init__(message)
+        self.joint, self.time, self.torque, self.allowed = joint, time, torque, allowed
 
 
 @dataclass(frozen=True)
@@ -159,6 +184,122 @@ def limit_violation(trajectory: FourierTrajectory, limits: ExcitationLimits, tim
                      np.max(np.abs(velocities) - limits.velocity), np.max(np.abs(accelerations) - limits.acceleration)))
 
 
+@dataclass(frozen=True)
+class TorqueMargin:
+    """The sample closest to its torque limit: ``joint`` at ``time`` [s] needs ``torque`` [N·m]
+    (signed) of ``allowed`` = fraction × ``effort_limit`` [N·m]; ``usage`` = |torque| / allowed
+    (≤ 1 when the limit holds) and ``margin`` = allowed − |torque| [N·m]."""
+
+    joint: str
+    time: float
+    torque: float
+    allowed: float
+    effort_limit: float
+
+    @property
+    def usage(self) -> float:
+        return abs(self.torque) / self.allowed
+
+    @property
+    def margin(self) -> float:
+        return self.allowed - abs(self.torque)
+
+    def to_dict(self) -> dict:
+        return {'joint': self.joint, 'time': self.time, 'torque': self.torque, 'allowed': self.allowed,
+                'effort_limit': self.effort_limit, 'usage': self.usage, 'margin': self.margin}
+
+
+class TorqueLimits:
+    """Predicted joint torques [N·m] against ``fraction`` × the URDF effort limits.
+
+    The prediction is the inverse dynamics of its own copy of the URDF model (with ``payload``,
+    in ``payload_link``'s frame, attached; a payload attached to ``robot`` itself is not carried
+    over) plus ``friction`` torques. Joints without an effort
+    limit (none, inf or ≤ 0 in the URDF) are not limited.
+    """
+
+    def __init__(self, robot: RobotModel, fraction: float = 0.8, payload: Optional[InertialParameters] = None,
+                 payload_link: Optional[str] = None, friction: Optional[FrictionModel] = None):
+        if not (0.0 < fraction <= 1.0):
+            raise ExcitationError(f'torque fraction must be in (0, 1] of the URDF effort limits, got {fraction}')
+        if robot.floating_base:
+            raise ExcitationError(f'model "{robot.name}" has a floating base: torque limits are for fixed-base arms')
+        effort = robot.limits.effort
+        self.effort = np.where(np.isfinite(effort) & (effort > 0.0), effort, math.inf)
+        if not np.any(np.isfinite(self.effort)):
+            raise ExcitationError(f'model "{robot.name}" gives no joint an effort limit: there is no torque limit '
+                                  'to keep')
+        self.fraction = float(fraction)
+        self.allowed = self.fraction * self.effort
+        self.prediction = RobotModel(robot.description, robot.floating_base, robot.model.gravity.linear)
+        if payload is not None:
+            if payload_link is None:
+                raise ExcitationError('an expected payload needs the link it is fixed to')
+            self.prediction.attach_payload(payload_link, payload)
+        self.payload, self.payload_link = payload, payload_link
+        self.friction = friction or FrictionModel.none(robot.joint_names)
+        if tuple(self.friction.joint_names) != tuple(robot.joint_names):
+            raise ExcitationError('the friction model is not for the joints of this model')
+
+    def predicted_torques(self, positions: np.ndarray, velocities: np.ndarray,
+                          accelerations: np.ndarray) -> np.ndarray:
+        """τ = ID(q, q̇, q̈) + friction(q̇) [N·m] (N, n) at samples of positions [rad],
+        velocities [rad/s] and accelerations [rad/s²] (N, n)."""
+        robot = self.prediction
+        torques = np.empty_like(positions)
+        for k, (position, velocity, acceleration) in enumerate(zip(positions, velocities, accelerations)):
+            torques[k] = inverse_dynamics(robot, robot.configuration(position), robot.tangent(velocity),
+                                          robot.tangent(acceleration))
+        return torques + self.friction.torques(velocities)
+
+    def to_dict(self) -> dict:
+        return {'fraction': self.fraction,
+                'effort_limits': [float(e) if math.isfinite(e) else None for e in self.effort],
+                'payload_link': self.payload_link,
+                'payload_mass': self.payload.mass if self.payload is not None else 0.0,
+                'payload_com': self.payload.com.tolist() if self.payload is not None else None,
+                'friction': repr(self.friction)}
+
+    def __repr__(self) -> str:
+        mass = self.payload.mass if self.payload is not None else 0.0
+        return f'TorqueLimits(fraction={self.fraction}, payload={mass:g} kg, {self.friction!r})'
+
+
+def torque_margin(trajectory: FourierTrajectory, torque_limits: TorqueLimits, times: np.ndarray) -> TorqueMargin:
+    """The sample of largest |τ| / allowed over ``times`` [s] and the limited joints."""
+    torques = torque_limits.predicted_torques(*trajectory.evaluate(times))
+    usage = np.abs(torques) / torque_limits.allowed
+    sample, joint = np.unravel_index(int(np.argmax(usage)), usage.shape)
+    return TorqueMargin(trajectory.joint_names[joint], float(times[sample]), float(torques[sample, joint]),
+                        float(torque_limits.allowed[joint]), float(torque_limits.effort[joint]))
+
+
+def fit_to_torque_limits(trajectory: FourierTrajectory, torque_limits: TorqueLimits,
+                         times: np.ndarray) -> FourierTrajectory:
+    """The trajectory scaled by the largest s ≤ 1 found by bisection whose predicted torques
+    keep ``torque_limits`` at ``times`` (module docstring). Raises :class:`TorqueLimitRefused`
+    when the start pose at rest already exceeds them."""
+    if torque_margin(trajectory, torque_limits, times).usage <= 1.0:
+        return trajectory
+    at_rest = torque_margin(trajectory.scaled(0.0), torque_limits, times)
+    if at_rest.usage > 1.0:
+        raise TorqueLimitRefused(
+            at_rest.joint, at_rest.time, at_rest.torque, at_rest.allowed,
+            f'joint {at_rest.joint} needs {abs(at_rest.torque):.4g} N·m at t = {at_rest.time:g} s, more than '
+            f'{torque_limits.fraction:g} × its effort limit {at_rest.effort_limit:g} N·m = '
+            f'{at_rest.allowed:.4g} N·m, '
+            'even at rest at the start pose (gravity, payload and friction offset): no scaling of the motion can '
+            'meet the torque limit; lower the payload, raise the torque fraction or choose other offsets')
+    feasible, infeasible = 0.0, 1.0
+    while infeasible - feasible > TORQUE_SCALE_TOLERANCE * infeasible:
+        middle = 0.5 * (feasible + infeasible)
+        if torque_margin(trajectory.scaled(middle), torque_limits, times).usage <= 1.0:
+            feasible = middle
+        else:
+            infeasible = middle
+    return trajectory.scaled(feasible)
+
+
 def _urdf_gives_velocity_limit(robot: RobotModel) -> np.ndarray:
     """Per joint (model order): whether the URDF gives a velocity limit [rad/s]: a finite
     value > 0 (an absent limit reads as inf; 0 is taken as none)."""
@@ -177,14 +318,20 @@ class ExcitationDesign:
     limits: ExcitationLimits
     iterations: int
     accepted: int
+    torque_limits: Optional[TorqueLimits] = None
+    torque_margin: Optional[TorqueMargin] = None
 
     def to_dict(self) -> dict:
-        return {**self.trajectory.to_dict(), 'initial_condition_number': self.initial_condition_number,
-                'condition_number': self.condition_number, 'iterations': self.iterations,
-                'accepted_steps': self.accepted,
-                'limits': {'lower': self.limits.lower.tolist(), 'upper': self.limits.upper.tolist(),
-                           'velocity': self.limits.velocity.tolist(),
-                           'acceleration': self.limits.acceleration.tolist()}}
+        result = {**self.trajectory.to_dict(), 'initial_condition_number': self.initial_condition_number,
+                  'condition_number': self.condition_number, 'iterations': self.iterations,
+                  'accepted_steps': self.accepted,
+                  'limits': {'lower': self.limits.lower.tolist(), 'upper': self.limits.upper.tolist(),
+                             'velocity': self.limits.velocity.tolist(),
+                             'acceleration': self.limits.acceleration.tolist()}}
+        if self.torque_limits is not None:
+            result['torque_limits'] = self.torque_limits.to_dict()
+            result['worst_torque_margin'] = self.torque_margin.to_dict()
+        return result
 
 
 class _Objective:
@@ -213,7 +360,8 @@ class _Objective:
 def design_excitation(robot: RobotModel, duration: float, harmonics: int = 5, base_frequency: float = 0.1,
                       limits: Optional[ExcitationLimits] = None, offsets: Optional[Sequence[float]] = None,
                       iterations: int = 200, seed: int = 0, rate: float = 100.0, evaluation_samples: int = 120,
-                      terms: ModelTerms = ModelTerms(), joints: Optional[Sequence[str]] = None) -> ExcitationDesign:
+                      terms: ModelTerms = ModelTerms(), joints: Optional[Sequence[str]] = None,
+                      torque_limits: Optional[TorqueLimits] = None) -> ExcitationDesign:
     """Optimise a rest-to-rest Fourier excitation for the model's joints (module docstring).
 
     ``duration`` [s] (a whole number of base periods 1/f_f, see :func:`whole_periods`),
@@ -221,7 +369,8 @@ def design_excitation(robot: RobotModel, duration: float, harmonics: int = 5, ba
     checked at, ``offsets`` q0 [rad] (default: the middle of each joint's range),
     ``evaluation_samples``: samples of the regressor used for the condition number;
     ``joints``: the joints that move (default all; the others stay at their offsets).
-    ``limits`` must lie within the URDF's own position and velocity limits.
+    ``limits`` must lie within the URDF's own position and velocity limits; ``torque_limits``
+    (optional) also keeps the predicted torques within them at every sample (module docstring).
     """
     check_design_arguments(duration, harmonics, base_frequency, rate, iterations, seed, evaluation_samples)
     limits = limits or ExcitationLimits.from_model(robot)
@@ -234,11 +383,13 @@ def design_excitation(robot: RobotModel, duration: float, harmonics: int = 5, ba
     objective = _Objective(robot, terms, times, evaluation_samples, moving, centre)
     rng = np.random.default_rng(seed)
     shape = (robot.num_joints, harmonics)
+    search_times = times[::max(1, len(times) // TORQUE_SEARCH_SAMPLES)]
 
     def candidate(sine, cosine):
         sine, cosine = rest_constrained(sine * moving[:, None], cosine * moving[:, None])
         raw = FourierTrajectory(robot.joint_names, centre, sine, cosine, base_frequency, duration)
-        return fit_to_limits(raw, limits, times)
+        fitted = fit_to_limits(raw, limits, times)
+        return fitted if torque_limits is None else fit_to_torque_limits(fitted, torque_limits, search_times)
 
     coefficients = rng.uniform(-1.0, 1.0, (2,) + shape)
     best = candidate(*coefficients)
@@ -253,7 +404,11 @@ def design_excitation(robot: RobotModel, duration: float, harmonics: int = 5, ba
             step *= 1.3
         else:
             step *= 0.93
-    return ExcitationDesign(best, initial, best_value, limits, iterations, accepted)
+    if torque_limits is None:
+        return ExcitationDesign(best, initial, best_value, limits, iterations, accepted)
+    best = fit_to_torque_limits(best, torque_limits, times)
+    return ExcitationDesign(best, initial, objective(best), limits, iterations, accepted, torque_limits,
+                            torque_margin(best, torque_limits, times))
 
 
 def check_design_arguments(duration: float, harmonics: int, base_frequency: float, rate: float,

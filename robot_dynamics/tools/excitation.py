@@ -8,7 +8,13 @@ PREFIX_joint_trajectory.yaml (a JointTrajectory message as YAML); --publish TOPI
 publishes the JointTrajectory once (rclpy). The duration must be a whole number of base
 periods (T·f_f = 1, 2, ...) so that the motion ends at rest where it started. The design
 limits (--position-margin, --velocity-fraction, --max-acceleration) are never wider than the
-URDF's own position and velocity limits, and every sample keeps them. See docs/identification.md.
+URDF's own position and velocity limits, and every sample keeps them. The predicted joint
+torques (inverse dynamics of the URDF, plus --payload-mass at --payload-link/--payload-com and
+the friction of --friction, a YAML written by `robot_dynamics identify`) are also kept within
+--torque-fraction of the URDF effort limits at every sample (unless --ignore-torque-limits, or
+the URDF gives no effort limit); the worst torque margin is reported. When even the start pose
+at rest exceeds them, the design is refused with the joint and time named. See
+docs/identification.md.
 
 Exit status: 0 when the files are written (and, with --publish, the JointTrajectory
 published to a matched subscriber); 2 with a one-line reason on stderr: a bad option,
@@ -43,6 +49,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument('--position-margin', type=float, default=0.05,
                         help='fraction of each joint range kept free at both ends, in [0, 0.5) '
                              '(default %(default)s)')
+    parser.add_argument('--torque-fraction', type=float, default=0.8,
+                        help='fraction of the URDF effort limits the predicted torques may use, in (0, 1] '
+                             '(default %(default)s)')
+    parser.add_argument('--ignore-torque-limits', action='store_true',
+                        help='do not limit the predicted torques (positions, velocities, accelerations only)')
+    parser.add_argument('--payload-mass', type=float, default=0.0,
+                        help='expected payload mass [kg] in the torque prediction (default %(default)s)')
+    parser.add_argument('--payload-com', type=float, nargs=3, default=(0.0, 0.0, 0.0), metavar=('X', 'Y', 'Z'),
+                        help='expected payload CoM in the payload link frame [m] (default 0 0 0)')
+    parser.add_argument('--payload-link', help='link the expected payload is fixed to (default: the end of the chain)')
+    parser.add_argument('--friction', metavar='YAML',
+                        help='friction file (as `robot_dynamics identify` writes) added to the predicted torques')
     parser.add_argument('--iterations', type=int, default=200, help='(1+1)-ES iterations (default %(default)s)')
     parser.add_argument('--seed', type=int, default=0, help='random seed of the start and the search')
     parser.add_argument('--rate', type=float, default=100.0,
@@ -81,6 +99,10 @@ def _check_options(args: argparse.Namespace) -> None:
     if abs(samples - round(samples)) > 1e-6:
         raise ExcitationError(f'--duration × --rate must be a whole number of samples so that the last sample is '
                               f'the end at rest, got {args.duration:g} s × {args.rate:g} Hz = {samples:g}')
+    if not (0.0 < args.torque_fraction <= 1.0):
+        raise ExcitationError(f'--torque-fraction must be in (0, 1], got {args.torque_fraction}')
+    if not (args.payload_mass >= 0.0 and math.isfinite(args.payload_mass)):
+        raise ExcitationError(f'--payload-mass must be a number ≥ 0 [kg], got {args.payload_mass}')
     for name in ('lead_in', 'wait'):
         value = getattr(args, name)
         if not (value >= 0.0 and math.isfinite(value)):
@@ -102,7 +124,7 @@ def _run(args: argparse.Namespace) -> int:
                                                     args.position_margin)
     design = excitation.design_excitation(robot, args.duration, args.harmonics, args.base_frequency, limits,
                                           iterations=args.iterations, seed=args.seed, rate=args.rate,
-                                          joints=args.joints)
+                                          joints=args.joints, torque_limits=_torque_limits(args, robot))
     trajectory = design.trajectory
     times = trajectory.sample_times(args.rate)
     positions, velocities, accelerations = trajectory.evaluate(times)
@@ -122,6 +144,7 @@ def _run(args: argparse.Namespace) -> int:
     result = {'initial_condition_number': design.initial_condition_number,
               'condition_number': design.condition_number, 'samples': len(times),
               'max_limit_violation': summary['max_limit_violation'],
+              'worst_torque_margin': summary.get('worst_torque_margin'),
               'outputs': {key: str(path) for key, path in paths.items()},
               'published_on': args.publish if published else None}
     if args.format == 'json':
@@ -132,6 +155,12 @@ def _run(args: argparse.Namespace) -> int:
         print(f'condition number {design.initial_condition_number:.2f} (random start) -> '
               f'{design.condition_number:.2f} after {design.iterations} iterations')
         print(f'largest limit excess {summary["max_limit_violation"]:.3g} (<= 0: every limit holds at every sample)')
+        if design.torque_margin is not None:
+            worst = design.torque_margin
+            print(f'worst torque margin: {worst.joint} at t = {worst.time:g} s needs {worst.torque:.4g} N·m of '
+                  f'{worst.allowed:.4g} N·m allowed ({design.torque_limits.fraction:g} × '
+                  f'{worst.effort_limit:g} N·m): '
+                  f'{100.0 * worst.usage:.1f} % used, margin {worst.margin:.4g} N·m')
         for path in paths.values():
             print(f'wrote {path}')
         if published:
@@ -143,6 +172,32 @@ def _run(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 2
     return 0
+
+
+def _torque_limits(args: argparse.Namespace, robot):
+    """The TorqueLimits the options ask for; None with --ignore-torque-limits or when the URDF
+    gives no effort limit (then a note on stderr)."""
+    import numpy as np
+
+    from robot_dynamics.core.excitation import TorqueLimits
+    from robot_dynamics.core.friction import load_friction_file
+    from robot_dynamics.core.inertia import InertialParameters
+
+    if args.ignore_torque_limits:
+        return None
+    effort = robot.limits.effort
+    if not np.any(np.isfinite(effort) & (effort > 0.0)):
+        print(f'excitation: note: model "{robot.name}" gives no effort limits; the predicted torques are not limited',
+              file=sys.stderr)
+        return None
+    payload = link = None
+    if args.payload_mass > 0.0:
+        from robot_dynamics.core.payload import default_payload_link
+
+        payload = InertialParameters.point_mass(args.payload_mass, np.asarray(args.payload_com, dtype=float))
+        link = args.payload_link or default_payload_link(robot)
+    friction = load_friction_file(args.friction, robot.joint_names) if args.friction else None
+    return TorqueLimits(robot, args.torque_fraction, payload, link, friction)
 
 
 def _publish(message: dict, topic: str, wait: float) -> bool:
