@@ -1,30 +1,62 @@
 # One-command entry points for machines without an apt ROS 2 install.
-# `make demo` and `make test` create .venv, install everything from requirements*.txt
-# and this package, and run with the loopback-only ROS environment (scripts/ros_env.sh).
+# `make demo` and `make test` create .venv, install everything from requirements*.txt (at the
+# versions in constraints.txt) and this package, and run with the loopback-only ROS environment
+# (scripts/ros_env.sh). Where ../shared/ros2-tools exists, `make test` also installs the real
+# ROS 2 launch tools and colcon into .venv, so the launch tests run (test/test_ros2_launch.py).
 PYTHON ?= python3
 VENV ?= .venv
 RUN := VENV=$(abspath $(VENV)) scripts/ros_env.sh
 STAMP := $(VENV)/.installed
+CONSTRAINTS := constraints.txt
+ROS2_TOOLS ?= ../shared/ros2-tools
+TOOLS_STAMP := $(VENV)/.ros2-tools-installed
+TEST_NEEDS := $(STAMP) $(if $(wildcard $(ROS2_TOOLS)/install.sh),$(TOOLS_STAMP))
+SCRATCH := build/constraints-venv
 
-.PHONY: install demo test bench clean
+.PHONY: install demo test bench clean constraints upgrade-constraints
 
-$(STAMP): requirements.txt requirements-test.txt setup.py
+$(STAMP): requirements.txt requirements-test.txt setup.py $(CONSTRAINTS)
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet --upgrade pip
-	$(VENV)/bin/pip install --quiet -r requirements-test.txt
+	$(VENV)/bin/pip install --quiet -r requirements-test.txt -c $(CONSTRAINTS)
 	$(VENV)/bin/pip install --quiet --no-deps -e .
 	touch $(STAMP)
+
+# launch, launch_ros, ros2cli (sources in ../shared) and colcon; their PyPI dependencies are
+# held to constraints.txt too where it lists them.
+$(TOOLS_STAMP): $(STAMP) $(ROS2_TOOLS)/install.sh
+	PIP_CONSTRAINT=$(abspath $(CONSTRAINTS)) $(ROS2_TOOLS)/install.sh $(VENV)
+	touch $(TOOLS_STAMP)
 
 install: $(STAMP)
 
 demo: $(STAMP)
 	$(RUN) $(VENV)/bin/python -m robot_dynamics demo $(ARGS)
 
-test: $(STAMP)
+test: $(TEST_NEEDS)
 	$(RUN) $(VENV)/bin/python -m pytest -q test $(ARGS)
 
 bench: $(STAMP)
 	$(RUN) $(VENV)/bin/python -m robot_dynamics bench $(ARGS)
+
+# constraints.txt = the versions installed in .venv now (what the tests ran with): pip freeze
+# without this package and without the ros2-tools packages installed from ../shared.
+constraints:
+	( echo '# Versions the tests ran with (`make constraints` writes it from .venv;'; \
+	  echo '# `make upgrade-constraints` tries the newest ones). Used as pip install -c.'; \
+	  $(VENV)/bin/pip freeze --exclude-editable | grep '==' ) > $(CONSTRAINTS).new
+	mv $(CONSTRAINTS).new $(CONSTRAINTS)
+
+# The newest versions of everything in requirements*.txt (and of the ros2-tools' PyPI
+# dependencies) in a scratch venv, written to constraints.txt; then run `make test`.
+upgrade-constraints:
+	rm -rf $(SCRATCH)
+	$(PYTHON) -m venv $(SCRATCH)
+	$(SCRATCH)/bin/pip install --quiet --upgrade pip
+	$(SCRATCH)/bin/pip install --quiet -r requirements-test.txt
+	if [ -x $(ROS2_TOOLS)/install.sh ]; then $(ROS2_TOOLS)/install.sh $(SCRATCH); fi
+	$(MAKE) constraints VENV=$(SCRATCH)
+	rm -rf $(SCRATCH)
 
 clean:
 	rm -rf $(VENV) build *.egg-info

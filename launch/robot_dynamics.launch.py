@@ -8,7 +8,8 @@ Both nodes read `config/robot_dynamics.yaml` (every parameter with its default a
 comment; copy it and pass `config_file:=`). `urdf_file` and `root_joint` override the file
 only when given: by default the model comes from the `robot_description` topic
 (robot_state_publisher). `joint_states`, `robot_description` and `odom` are resolved in
-`namespace`.
+`namespace`. `use_sim_time:=true` needs a `/clock` publisher (a simulator) for the periodic
+outputs (/diagnostics); the torques follow joint_states either way.
 """
 import os
 
@@ -21,15 +22,10 @@ from launch_ros.actions import Node
 PACKAGE = 'robot_dynamics'
 
 
-def _nodes(context) -> list:
-    """Both nodes with the parameter file, then the launch arguments that were given."""
-    def argument(name: str) -> str:
-        return LaunchConfiguration(name).perform(context)
-
-    overrides = {'use_sim_time': argument('use_sim_time').lower() in ('true', '1')}
-    overrides.update({name: argument(name) for name in ('urdf_file', 'root_joint') if argument(name)})
-    parameters = [argument('config_file'), overrides]
-    namespace = argument('namespace')
+def dynamics_nodes(namespace: str, config_file: str, use_sim_time: bool, overrides: dict) -> list:
+    """Both nodes in ``namespace`` with the parameter file ``config_file``, then ``use_sim_time``
+    and the parameter ``overrides`` (only the ones that were given). demo.launch.py uses it too."""
+    parameters = [config_file, {'use_sim_time': use_sim_time, **overrides}]
     return [
         Node(package=PACKAGE, executable='dynamics_node', name='dynamics', namespace=namespace,
              parameters=parameters, output='screen'),
@@ -38,13 +34,24 @@ def _nodes(context) -> list:
     ]
 
 
+def _nodes(context) -> list:
+    """Both nodes with the parameter file, then the launch arguments that were given."""
+    def argument(name: str) -> str:
+        return LaunchConfiguration(name).perform(context)
+
+    overrides = {name: argument(name) for name in ('urdf_file', 'root_joint') if argument(name)}
+    return dynamics_nodes(argument('namespace'), argument('config_file'),
+                          argument('use_sim_time').lower() in ('true', '1'), overrides)
+
+
 def generate_launch_description() -> LaunchDescription:
     default_config = os.path.join(get_package_share_directory(PACKAGE), 'config', 'robot_dynamics.yaml')
     arguments = [
         DeclareLaunchArgument('namespace', default_value='', description='namespace of both nodes and their topics'),
         DeclareLaunchArgument('config_file', default_value=default_config,
-                              description='parameter file with `dynamics` and `centroidal` sections'),
-        DeclareLaunchArgument('use_sim_time', default_value='false', description='use the /clock topic'),
+                              description='parameter file with `/**/dynamics` and `/**/centroidal` sections'),
+        DeclareLaunchArgument('use_sim_time', default_value='false',
+                              description='use the /clock topic (a simulator must publish it)'),
         DeclareLaunchArgument('urdf_file', default_value='',
                               description='URDF file of the robot; empty: as in config_file (there: the '
                                           'robot_description topic)'),

@@ -1,9 +1,12 @@
 """Launch and parameter files are consistent with the package, checked without `ros2 launch`
-(launch / launch_ros are not installable here): the launch files and setup.py are parsed
-with `ast`, and the parameter files are compared with the parameters the real nodes declare."""
+(so also where the launch tools are absent; test_ros2_launch.py runs them): the launch files
+and setup.py are parsed with `ast`, and the parameter files are compared with the parameters
+the real nodes declare."""
 import ast
 import glob
+import os
 import re
+import time
 import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
@@ -392,3 +395,28 @@ def test_parameters_from_the_file_are_taken_then_read_only_except_the_runtime_on
             if not runtime:  # set_parameters is refused with the reason, not accepted and ignored
                 result, = node.set_parameters([node.get_parameter(name)])
                 assert not result.successful and 'read-only' in result.reason
+
+
+def test_a_launched_dynamics_node_takes_its_name_once_and_keeps_its_service_names(ros):
+    """Started as launch starts it (a global ``-r __node:=dynamics``), the node's service
+    companion must not take that name too: each name appears once in the graph, and the
+    services are still ``<namespace>/dynamics/...``."""
+    import signal
+    from ros_harness import wait_for
+    from test_shutdown import killed_on_failure, start_node
+    namespace = f'/name_check_{os.getpid()}'
+    with ros() as harness:
+        process = start_node('dynamics_node', 'dynamics', namespace=namespace)
+        with killed_on_failure(process):
+            services = {f'{namespace}/dynamics/{name}' for name in
+                        ('identify_payload', 'validate_inertia', 'clear_payload_buffer', 'record_baseline')}
+            assert wait_for(lambda: services <= {name for name, _ in harness.probe.get_service_names_and_types()},
+                            60.0), 'the services did not come up in 60 s'
+            time.sleep(1.0)  # discovery of every participant's nodes
+            names = [name for name, node_namespace in harness.probe.get_node_names_and_namespaces()
+                     if node_namespace == namespace]
+            process.send_signal(signal.SIGINT)
+            _, stderr = process.communicate(timeout=5.0)
+    assert sorted(names) == ['dynamics', 'dynamics_services'], names
+    assert 'already registered' not in stderr, stderr
+    assert process.returncode == 0, stderr

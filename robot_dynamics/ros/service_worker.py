@@ -27,6 +27,7 @@ import multiprocessing.connection
 import multiprocessing.context
 import os
 import platform
+import signal
 import struct
 import sys
 import threading
@@ -150,6 +151,12 @@ class _LowPriorityProcess(multiprocessing.context.SpawnProcess):
     def start(self) -> None:
         super().start()
         lower_priority(self.pid)
+
+    def run(self) -> None:
+        # A terminal's Ctrl-C reaches the whole process group, this worker too (a traceback from
+        # its queue read); the node ends its worker itself.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        super().run()
 
 
 class _LowPrioritySpawnContext(multiprocessing.context.SpawnContext):
