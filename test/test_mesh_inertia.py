@@ -109,9 +109,83 @@ def test_mesh_over_the_size_limit_is_refused_before_reading():
 
 
 def test_unsupported_and_malformed_mesh_files_are_refused(tmp_path):
-    (tmp_path / 'part.dae').write_text('<COLLADA/>')
+    (tmp_path / 'part.3ds').write_bytes(b'\x4d\x4d')
+    (tmp_path / 'empty.dae').write_text('<COLLADA xmlns="http://www.collada.org/2005/11/COLLADASchema"/>')
     (tmp_path / 'junk.stl').write_bytes(b'\x00\x01 not a mesh')
     with pytest.raises(MeshLoadError, match='not read'):
-        load_mesh(tmp_path / 'part.dae')
+        load_mesh(tmp_path / 'part.3ds')
+    with pytest.raises(MeshLoadError, match='no triangles'):
+        load_mesh(tmp_path / 'empty.dae')
     with pytest.raises(MeshLoadError):
         load_mesh(tmp_path / 'junk.stl')
+
+
+# ---------------------------------------------------------------------------------------
+# COLLADA, empty package names, and absurd meshes (generated here, never a hang or a crash)
+
+def _collada(box: trimesh.Trimesh, node_transform: str = '', unit: float = 1.0, extra: str = '') -> str:
+    """A COLLADA document placing ``box`` once, through a node with ``node_transform`` elements."""
+    positions = ' '.join(repr(float(value)) for value in box.vertices.reshape(-1))
+    indices = ' '.join(str(index) for index in box.faces.reshape(-1))
+    return f'''<?xml version="1.0"?>{extra}
+<COLLADA xmlns="http://www.collada.org/2005/11/COLLADASchema" version="1.4.1">
+  <asset><unit meter="{unit!r}" name="unit"/><up_axis>Z_UP</up_axis></asset>
+  <library_geometries><geometry id="g"><mesh>
+    <source id="p"><float_array id="pa" count="{box.vertices.size}">{positions}</float_array>
+      <technique_common><accessor source="#pa" count="{len(box.vertices)}" stride="3"/></technique_common></source>
+    <vertices id="v"><input semantic="POSITION" source="#p"/></vertices>
+    <triangles count="{len(box.faces)}"><input semantic="VERTEX" source="#v" offset="0"/><p>{indices}</p></triangles>
+  </mesh></geometry></library_geometries>
+  <library_visual_scenes><visual_scene id="s"><node id="n">{node_transform}<instance_geometry url="#g"/></node>
+  </visual_scene></library_visual_scenes>
+  <scene><instance_visual_scene url="#s"/></scene>
+</COLLADA>'''
+
+
+def test_collada_box_inertia_equals_closed_form_with_node_transform_and_unit(tmp_path):
+    box = trimesh.creation.box(extents=(200.0, 100.0, 50.0))  # millimetres, <unit meter="0.001">
+    path = tmp_path / 'box.dae'
+    path.write_text(_collada(box, '<translate>50 0 25</translate><rotate>0 0 1 90</rotate>', unit=0.001))
+    vertices, faces, closed = load_mesh(path)
+    solid = mesh_mass_properties(vertices, faces, closed)
+    rotated = pin.Inertia.FromBox(2.0, 0.1, 0.2, 0.05).inertia  # x and y swapped by the 90° turn about z
+    assert closed and solid.volume == pytest.approx(0.001, rel=1e-12)
+    np.testing.assert_allclose(solid.centroid, [0.05, 0.0, 0.025], atol=1e-12)
+    np.testing.assert_allclose(solid.inertia_com(2.0), rotated, atol=1e-12)
+
+
+def test_collada_with_an_entity_declaration_is_refused(tmp_path):
+    path = tmp_path / 'xxe.dae'
+    path.write_text(_collada(trimesh.creation.box(), extra='<!DOCTYPE c [<!ENTITY x SYSTEM "file:///etc/passwd">]>'))
+    with pytest.raises(MeshLoadError, match='DOCTYPE or ENTITY'):
+        load_mesh(path)
+
+
+def test_package_uri_with_an_empty_package_name_names_the_next_segment():
+    resolved = resolve_mesh_path('package:///broken_urdfs/meshes/box.stl', {'broken_urdfs': str(DATA)})
+    assert resolved == (MESHES / 'box.stl').resolve()
+    with pytest.raises(MeshResolutionError, match='outside'):
+        resolve_mesh_path('package:///broken_urdfs/../../../etc/passwd', {'broken_urdfs': str(DATA)})
+
+
+def test_mesh_over_the_face_limit_is_refused_with_the_count_before_parsing(tmp_path):
+    path = tmp_path / 'huge.stl'
+    header = b'\0' * 80 + (250_000).to_bytes(4, 'little')
+    path.write_bytes(header + b'\0' * 50 * 1000)  # the header claims 250 000 triangles, the body is short
+    with pytest.raises(MeshLoadError, match='250000 triangles, over the 200000 limit'):
+        load_mesh(path)
+
+
+def test_zero_volume_and_non_manifold_meshes_are_bounded_not_solid(tmp_path):
+    flat = trimesh.Trimesh(vertices=[[0, 0, 0], [1, 0, 0], [0, 1, 0], [1, 1, 0]], faces=[[0, 1, 2], [1, 3, 2],
+                                                                                       [0, 2, 1], [1, 2, 3]])
+    flat.export(tmp_path / 'flat.stl')
+    vertices, faces, closed = load_mesh(tmp_path / 'flat.stl')
+    with pytest.raises(MeshLoadError, match='no volume'):
+        mesh_mass_properties(vertices, faces, closed)
+    box = trimesh.creation.box()
+    fin = trimesh.Trimesh(vertices=np.vstack([box.vertices, [[2.0, 2.0, 2.0]]]),
+                          faces=np.vstack([box.faces, [[0, 1, 8]]]), process=False)  # an edge shared by 3 faces
+    fin.export(tmp_path / 'fin.stl')
+    _, _, closed = load_mesh(tmp_path / 'fin.stl')
+    assert not closed

@@ -208,11 +208,14 @@ def read_description_file(path, max_bytes: int = MAX_DESCRIPTION_BYTES) -> str:
 
 
 def parse_urdf(text: str, max_bytes: int = MAX_DESCRIPTION_BYTES, max_links: int = MAX_LINKS,
-               max_moving_joints: int = MAX_MOVING_JOINTS) -> UrdfDescription:
+               max_moving_joints: int = MAX_MOVING_JOINTS, strict_mimics: bool = True) -> UrdfDescription:
     """Parse and check a URDF string. Raises :class:`DescriptionError` naming the problem.
 
     Physically impossible inertias and inverted joint limits are accepted with a warning in
     ``warnings`` (``robot_dynamics validate`` explains them and proposes fixes).
+    ``strict_mimics=False`` accepts ``<mimic>`` couplings that cannot be modelled (unknown,
+    fixed or chained leaders) with a warning, for a checker that reads only the inertias;
+    :func:`mimic_problems` lists them.
     """
     if not isinstance(text, str) or not text.strip():
         raise DescriptionError('robot description is empty')
@@ -253,7 +256,10 @@ def parse_urdf(text: str, max_bytes: int = MAX_DESCRIPTION_BYTES, max_links: int
     if moving > max_moving_joints:
         raise DescriptionError(f'robot description has {moving} moving joints, over the limit of {max_moving_joints}')
     root_link = _check_tree(links, joints)
-    _check_mimics(joints)
+    problems = mimic_problems(joints)
+    if problems and strict_mimics:
+        raise DescriptionError(problems[0][1])
+    warnings.extend(message for _, message in problems)
     warnings.extend(_physical_warnings(links, joints))
     moved_by = {joint.child: joint for joint in joints.values() if joint.type in MOVING_JOINT_TYPES}
     for link in links.values():
@@ -467,15 +473,19 @@ def _inertia_warnings(link: UrdfLink) -> list:
     return []
 
 
-def _check_mimics(joints: dict) -> None:
+def mimic_problems(joints: dict) -> list:
+    """(joint name, reason) for every ``<mimic>`` that cannot be modelled: an unknown or
+    non-moving leader, or a leader that is itself a mimic joint (file order)."""
+    problems = []
     for joint in joints.values():
         if joint.mimic is None:
             continue
         leader = joints.get(joint.mimic.joint)
         if leader is None:
-            raise DescriptionError(f'joint "{joint.name}" mimics unknown joint "{joint.mimic.joint}"')
-        if leader.type not in MOVING_JOINT_TYPES:
-            raise DescriptionError(f'joint "{joint.name}" mimics "{leader.name}", which is {leader.type}')
-        if leader.mimic is not None:
-            raise DescriptionError(f'joint "{joint.name}" mimics "{leader.name}", which is itself a mimic '
-                                   'joint (chained mimics are not supported)')
+            problems.append((joint.name, f'joint "{joint.name}" mimics unknown joint "{joint.mimic.joint}"'))
+        elif leader.type not in MOVING_JOINT_TYPES:
+            problems.append((joint.name, f'joint "{joint.name}" mimics "{leader.name}", which is {leader.type}'))
+        elif leader.mimic is not None:
+            problems.append((joint.name, f'joint "{joint.name}" mimics "{leader.name}", which is itself a mimic '
+                                         'joint (chained mimics are not supported)'))
+    return problems

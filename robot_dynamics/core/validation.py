@@ -12,12 +12,19 @@ Checks (chapter 000 §1.9, §5.1; chapter 002 §1.7):
   collision geometry; I_C positive
   semi-definite (principal moments and axes); triangle inequality of the principal
   moments; pseudo-inertia J ⪰ 0; a row-major transcription slip (``iyy`` repeating ``ixy``);
-* against the link's geometry (collision, else visual; boxes, cylinders, spheres, meshes):
-  CoM inside the bounding box; principal moments under the largest value a body of that
-  mass inside that box can have; the uniform-density inertia of the geometry against the
-  URDF one (products with flipped signs, a rotated CoM frame, inertia about the link origin);
+* against the link's geometry (the union of its collision and visual shapes: boxes,
+  cylinders, spheres, meshes incl. COLLADA): CoM inside the bounding box; principal moments
+  under the largest value a body of that mass inside that box can have (over 10× an error);
+  the uniform-density inertia of the geometry against the URDF one (products with flipped
+  signs, a rotated CoM frame, inertia about the link origin);
 * across links: mirror twins (left/right name pairs of equal mass) with different principal
-  moments; identical placeholder inertias on links that differ.
+  moments; mirror images (CoM mirrored through a coordinate plane) with unflipped products;
+  identical placeholder inertias on links that differ in mass; ``<mimic>`` couplings that
+  cannot be modelled (a finding, not a refusal of the file).
+
+Severities follow the consumers: an error wherever MuJoCo refuses the link (checked link by
+link on the example-robot-data corpus) or no body of that mass fits the geometry; warnings
+only where the file is wrong but loads.
 
 Conventions: URDF ``<inertial>`` (origin = CoM frame in the link frame, tensor entries about
 the CoM in the CoM frame, ixy = −∫ρxy dV). All values in SI units: kg, m, kg·m². "Link
@@ -39,7 +46,7 @@ from robot_dynamics.core.inertia import (InertialParameters, InertiaProjectionEr
 from robot_dynamics.core.mesh_inertia import (MeshLoadError, MeshResolutionError, SolidMassProperties, load_mesh,
                                               mesh_mass_properties, resolve_mesh_path)
 from robot_dynamics.core.urdf import (MAX_DESCRIPTION_BYTES, MAX_LINKS, MOVING_JOINT_TYPES, UrdfDescription,
-                                     UrdfGeometry, UrdfLink, parse_urdf, read_description_file)
+                                     UrdfGeometry, UrdfLink, mimic_problems, parse_urdf, read_description_file)
 
 SEVERITIES = ('info', 'warning', 'error')
 
@@ -59,8 +66,44 @@ COM_MARGIN_FRACTION = 0.10
 PATTERN_AGREEMENT = 0.15
 """Relative Frobenius distance under which a corrected tensor 'matches' the geometry's."""
 
-MIRROR_TOLERANCE = 0.01
-"""Mirror twins' principal moments may differ by 1 % of the largest moment."""
+MIRROR_TOLERANCE = 0.10
+"""Mirror twins' principal moments may differ by 10 % of the largest moment (two CAD exports
+of mirrored parts differ by a few %; a copy slip or a unit slip by far more)."""
+
+ROTATION_DEGENERACY = 0.20
+"""Principal moments closer than 20 % of the largest leave their axes undetermined (a CAD
+export and a uniform-density mesh differ by that much)."""
+
+ROTATION_MIN_ANGLE = math.radians(15.0)
+"""A CoM-frame rotation is reported only if a determined principal axis is off by 15° or more."""
+
+MAX_MATERIAL_DENSITY = 2.3e4
+"""Densest engineering material [kg/m³] (osmium 22 600, tungsten 19 300): a geometry whose
+bounding box would need more to hold the link's mass is a marker, not the body."""
+
+MIRROR_MIN_OFFSET = 1e-3
+"""A CoM coordinate [m] under 1 mm does not tell a mirror image from the same placement."""
+
+MIRROR_SIGN_MIN_PRODUCT = 0.01
+"""Products under 1 % of the tensor's trace are too small for their sign to matter."""
+
+SUBSTANTIAL_MASS = 1e-3
+"""Links up to 1 g (sensor and marker frames) are left out of the cross-link checks."""
+
+PLACEHOLDER_MASS_TOLERANCE = 0.01
+PLACEHOLDER_EXTENT_TOLERANCE = 0.25
+
+MUJOCO_MIN_VALUE = 1e-15
+"""MuJoCo's mjMINVAL [kg, kg·m²]: it refuses a principal moment at or below it (any body)
+and a moving body whose mass or inertia is below it."""
+
+NEGLIGIBLE_GYRATION_RADIUS = 1e-6
+"""An inertia whose entries are all below m·(1 µm)² is a point mass written with rounding
+noise (no robot part of that mass is that small)."""
+
+GEOMETRY_BOUND_ERROR_RATIO = 10.0
+"""A principal moment over 10× the largest one any body of that mass inside the link's whole
+geometry can have is an error: neither a coarse proxy nor a non-uniform density explains it."""
 
 PLAUSIBLE_LIMITS = {'mass': 1e5, 'inertia': 1e6, 'length': 1e3}
 """Largest magnitudes [kg, kg·m², m] any robot link can have; beyond them a value is a unit
@@ -279,6 +322,11 @@ CONSUMERS = {
                                        'the wrong body',
                        'pybullet': _PYBULLET_SILENT, 'pinocchio': _ACCEPTED_WRONG['pinocchio']},
     'mirror_twin': _ACCEPTED_WRONG,
+    'mimic': {'mujoco': 'warns and ignores the coupling: the follower moves freely',
+              'drake_gazebo': 'Drake and sdformat refuse or ignore the coupling, depending on the version',
+              'pybullet': 'ignores mimic joints: the follower moves freely',
+              'pinocchio': 'pinocchio\'s URDF parser builds the follower as an independent joint; robot_dynamics '
+                           'refuses the file'},
     'placeholder': _ACCEPTED_WRONG,
     'geometry_bound': _ACCEPTED_WRONG,
     'com_in_geometry': {**_ACCEPTED_WRONG,
@@ -314,7 +362,7 @@ def validate_urdf_text(text: str, package_paths: Optional[Mapping[str, str]] = N
     try:
         # No pinocchio model is built here, so the joint-count limit that protects its memory
         # does not apply: any tree within the link limit is validated.
-        description = parse_urdf(text, max_moving_joints=MAX_LINKS)
+        description = parse_urdf(text, max_moving_joints=MAX_LINKS, strict_mimics=False)
     except RobotDynamicsError as error:
         return parse_failure_report(str(error))
     return validate_description(description, package_paths, allowed_roots, floating_base)
@@ -370,6 +418,8 @@ def validate_description(description: UrdfDescription, package_paths: Optional[M
         findings.extend(_link_findings(context, link))
     findings.extend(_mirror_twin_findings(context))
     findings.extend(_placeholder_findings(context))
+    findings.extend(_mirror_sign_findings(context))
+    findings.extend(_mimic_findings(description))
     order = {name: index for index, name in enumerate(description.links)}
     findings.sort(key=lambda finding: (order.get(finding.link, -1), -SEVERITIES.index(finding.severity)))
     properties = {name: _link_properties(context, link) for name, link in description.links.items()}
@@ -393,8 +443,9 @@ def _link_properties(context: '_Context', link: UrdfLink) -> dict:
 
 @dataclass
 class _Geometry:
-    """A link's geometry in the link frame: bounding box [m], the uniform solid it forms
-    (None if a part could not be read), the meshes used, and why parts were skipped."""
+    """A link's geometry in the link frame: bounding box [m] of all its collision and visual
+    shapes (None if a part could not be read), the uniform solid of one shape set
+    (``solid_source``), the meshes used, and why parts were skipped."""
 
     lower: Optional[np.ndarray]
     upper: Optional[np.ndarray]
@@ -403,6 +454,7 @@ class _Geometry:
     mesh_files: list
     skipped: list
     inverted: list
+    solid_source: str = ''
 
 
 class _Context:
@@ -431,6 +483,14 @@ class _Context:
             return self.floating_base
         return joint.type in MOVING_JOINT_TYPES
 
+    def welded_to_massive_body(self, link_name: str) -> str:
+        """The link that fixed joints weld this one to, if that welded body has mass (a
+        simulator fuses the link into it: a sensor frame or a collision-only part), else ''."""
+        name = link_name
+        while name in self.parent_joint and self.parent_joint[name].type == 'fixed':
+            name = self.parent_joint[name].parent
+        return name if name != link_name and self.mass_below(name, fixed_only=True) > 0.0 else ''
+
     def mass_below(self, link_name: str, fixed_only: bool) -> float:
         """Mass [kg] of the link plus its descendants (only through fixed joints if ``fixed_only``)."""
         return (self._fixed_mass if fixed_only else self._subtree_mass)[link_name]
@@ -458,48 +518,69 @@ class _Context:
         return masses
 
     def geometry(self, link: UrdfLink) -> Optional[_Geometry]:
+        """The union of the link's collision and visual geometry (a collision proxy is often
+        far smaller than the body the visual mesh shows); the uniform solid is the collision
+        set's if every collision shape is a closed solid, else the visual set's."""
         if link.name not in self._geometry:
-            shapes = link.collisions or link.visuals
-            self._geometry[link.name] = self._build_geometry(shapes, 'collision' if link.collisions else 'visual') \
-                if shapes else None
+            self._geometry[link.name] = self._build_geometry(link) if (link.collisions or link.visuals) else None
         return self._geometry[link.name]
 
-    def _build_geometry(self, shapes: tuple, source: str) -> _Geometry:
-        points, solids, mesh_files, skipped, inverted, open_meshes = [], [], [], [], [], []
+    def _build_geometry(self, link: UrdfLink) -> _Geometry:
+        collision, visual = self._shape_set(link.collisions), self._shape_set(link.visuals)
+        parts = [part for part in (collision, visual) if part['shapes']]
+        skipped = [reason for part in parts for reason in part['skipped']]
+        source = ' and '.join(name for name, part in (('collision', collision), ('visual', visual)) if part['shapes'])
+        lower = upper = None
+        points = [block for part in parts for block in part['points']]
+        if points and not skipped:
+            stacked = np.vstack(points)
+            lower, upper = stacked.min(axis=0), stacked.max(axis=0)
+        solid, solid_source = None, source
+        for name, part in (('collision', collision), ('visual', visual)):
+            if part['shapes'] and part['solids'] and all(item is not None for item in part['solids']) \
+                    and not part['skipped']:
+                solid, solid_source = _union(part['solids']), name
+                break
+        open_meshes = [name for part in parts for name in part['open']]
+        skipped.extend(f'{name} is not a closed (watertight) mesh: no mesh-derived inertia from it'
+                       for name in dict.fromkeys(open_meshes))
+        return _Geometry(lower, upper, solid, source, [f for part in parts for f in part['mesh_files']], skipped,
+                         [item for part in parts for item in part['inverted']], solid_source)
+
+    def _shape_set(self, shapes: tuple) -> dict:
+        """Points (link frame), uniform solids (None for an open mesh) and notes of some shapes."""
+        part = {'shapes': shapes, 'points': [], 'solids': [], 'mesh_files': [], 'skipped': [], 'inverted': [],
+                'open': []}
         for shape in shapes:
             rotation, translation = shape.origin.rotation(), np.array(shape.origin.xyz)
             if shape.kind == 'mesh':
                 try:
                     vertices, solid, path = self._mesh(shape)
                 except (MeshResolutionError, MeshLoadError) as error:
-                    skipped.append(str(error))
+                    part['skipped'].append(str(error))
                     continue
-                mesh_files.append(str(path))
+                part['mesh_files'].append(str(path))
                 if solid is not None and solid.volume < 0.0:
-                    inverted.append((shape.filename, solid.volume))
+                    part['inverted'].append((shape.filename, solid.volume))
                 if solid is None or not solid.is_watertight:
-                    open_meshes.append(shape.filename)
+                    part['open'].append(shape.filename)
                     solid = None
             else:
                 vertices, solid = _primitive_corners(shape), _primitive_solid(shape)
-            points.append(vertices @ rotation.T + translation)
-            solids.append(None if solid is None else _transformed(solid, rotation, translation))
-        lower = upper = None
-        if points and not skipped:
-            stacked = np.vstack(points)
-            lower, upper = stacked.min(axis=0), stacked.max(axis=0)
-        solid = _union(solids) if solids and all(s is not None for s in solids) and not skipped else None
-        skipped.extend(f'{name} is not a closed (watertight) mesh: no mesh-derived inertia' for name in open_meshes)
-        return _Geometry(lower, upper, solid, source, mesh_files, skipped, inverted)
+            part['points'].append(vertices @ rotation.T + translation)
+            part['solids'].append(None if solid is None else _transformed(solid, rotation, translation))
+        return part
 
     def _mesh(self, shape: UrdfGeometry) -> tuple:
         path = resolve_mesh_path(shape.filename, self.package_paths, self.allowed_roots)
         if path not in self._meshes:
             vertices, faces, watertight = load_mesh(path)
-            try:
-                solid = mesh_mass_properties(vertices, faces, watertight)
-            except MeshLoadError:
-                solid = None
+            solid = None
+            if watertight:
+                try:
+                    solid = mesh_mass_properties(vertices, faces, watertight)
+                except MeshLoadError:  # zero volume: bounding box only
+                    solid = None
             self._meshes[path] = (vertices, faces, solid)
         vertices, faces, solid = self._meshes[path]
         scale = np.array(shape.scale)
@@ -581,14 +662,9 @@ def _link_findings(context: _Context, link: UrdfLink) -> list:
     if not massive:
         return findings
     inertia = link.inertial.tensor()
-    if not np.any(inertia):
-        severity = 'error' if context.moves(link.name) else 'info'
-        return findings + [_finding(link, 'zero_inertia', severity,
-                                    f'mass {link.inertial.mass:.6g} kg but all inertia entries are 0 (a point mass)'
-                                    + (' on a moving link' if severity == 'error' else ''),
-                                    {'mass': link.inertial.mass},
-                                    'give the inertia about the CoM (from CAD, from a mirror twin, or from the '
-                                    'geometry: see the other findings on this link)')]
+    largest_entry = float(np.abs(inertia).max())
+    if largest_entry <= NEGLIGIBLE_GYRATION_RADIUS ** 2 * link.inertial.mass or largest_entry < MUJOCO_MIN_VALUE:
+        return findings + [_zero_inertia_finding(context, link, largest_entry)]
     recovered = _row_major_slip(link, geometry)
     if geometry is not None and geometry.lower is not None:
         recovered.extend(_geometry_findings(link, geometry))
@@ -596,18 +672,40 @@ def _link_findings(context: _Context, link: UrdfLink) -> list:
     return findings + _consistency_findings(link, geometry, recovering) + recovered
 
 
+def _zero_inertia_finding(context: _Context, link: UrdfLink, largest_entry: float) -> Finding:
+    """All entries 0, or so small that no body of this mass has them: the relative checks
+    would only judge rounding noise (1e-20 entries 'violating' a triangle), so say what it is."""
+    mass = link.inertial.mass
+    moving = context.moves(link.name)
+    refused = largest_entry > 0.0 and float(np.linalg.eigvalsh(link.inertial.tensor())[0]) <= MUJOCO_MIN_VALUE
+    severity = 'error' if moving or refused else 'info' if largest_entry == 0.0 else 'warning'
+    what = ('all inertia entries are 0 (a point mass)' if largest_entry == 0.0 else
+            f'its inertia entries are at most {largest_entry:.3g} kg·m², zero for a body of this mass '
+            f'(radius of gyration {math.sqrt(largest_entry / mass):.2g} m): a point mass written with rounding noise')
+    where = ' on a moving link' if moving else (' (MuJoCo refuses the noise: its principal moments are not positive)'
+                                                if refused else '')
+    return _finding(link, 'zero_inertia', severity, f'mass {mass:.6g} kg but {what}{where}',
+                    {'mass': mass, 'largest_inertia_entry': largest_entry},
+                    'give the inertia about the CoM (from CAD, from a mirror twin, or from the '
+                    'geometry: see the other findings on this link)' + _geometry_alternative(mass, context.geometry(link)))
+
+
 def _mass_findings(context: _Context, link: UrdfLink) -> list:
     mass = link.inertial.mass if link.inertial else 0.0
     findings = []
+    massless_moving = context.moves(link.name) and context.mass_below(link.name, fixed_only=True) == 0.0
     if mass == 0.0 and link.collisions and link.name not in context.welded_to_world:
         count = len(link.collisions)
-        findings.append(_finding(link, 'zero_mass_geometry', 'warning',
+        carrier = context.welded_to_massive_body(link.name)
+        findings.append(_finding(link, 'zero_mass_geometry', 'info' if carrier else 'warning',
                                  f'{"mass=0" if link.inertial else "no <inertial>"} on a link with '
-                                 f'{count} collision geometr{"y" if count == 1 else "ies"}',
+                                 f'{count} collision geometr{"y" if count == 1 else "ies"}'
+                                 + (f', welded by fixed joints to "{carrier}" that has mass (fine if its inertial '
+                                    'includes this part)' if carrier else ''),
                                  {'mass': mass, 'collision_geometries': len(link.collisions)},
                                  'give the link its real mass and inertia (CAD or weighing); if it is only a '
                                  'frame, remove the collision geometry'))
-    if context.moves(link.name) and context.mass_below(link.name, fixed_only=True) == 0.0:
+    if massless_moving:
         below = context.mass_below(link.name, fixed_only=False)
         joint = context.parent_joint.get(link.name)
         moved_by = f'joint "{joint.name}"' if joint else 'the floating base'
@@ -617,12 +715,12 @@ def _mass_findings(context: _Context, link: UrdfLink) -> list:
                                      {'mass': mass, 'mass_below': below},
                                      'give the link its mass and inertia, or make the joint fixed'))
         else:
-            findings.append(_finding(link, 'mass', 'warning',
+            findings.append(_finding(link, 'mass', 'error',
                                      f'{moved_by} moves this massless link (the {below:.4g} kg below it hang on '
-                                     f'further joints)',
+                                     f'further joints): MuJoCo refuses it',
                                      {'mass': mass, 'mass_below': below},
-                                     'fine for pinocchio; for MuJoCo give it a small mass and inertia (e.g. 1e-3 kg, '
-                                     'a few 1e-6 kg·m²)'))
+                                     'pinocchio copes; for MuJoCo (and a well-conditioned mass matrix) give it a small '
+                                     'mass and inertia (e.g. 1e-3 kg, a few 1e-6 kg·m²), or merge the joints'))
     return findings
 
 
@@ -654,6 +752,12 @@ def _consistency_findings(link: UrdfLink, geometry: Optional[_Geometry], recover
     values = {'principal_moments': _floats(moments), 'principal_axes': _floats(axes.T),
               'pseudo_inertia_min_eigenvalue': pseudo_min}
     margins = triangle_margins(moments)
+    placeholder = _all_entries_equal(inertial)
+    if placeholder:
+        return [_finding(link, 'positive_definite', 'error',
+                         f'all six inertia entries are {inertial.ixx:.6g}: a placeholder, not a tensor (principal '
+                         f'moments {_fmt(moments)} kg·m², two of them zero); no rigid body has it', values,
+                         _consistent_fix(link, geometry, []))]
     if moments[0] < -NEGATIVE_MOMENT_TOLERANCE * largest:
         negative = [f'{key}={getattr(inertial, key):.6g}' for key in ('ixx', 'iyy', 'izz')
                     if getattr(inertial, key) < 0]
@@ -662,6 +766,11 @@ def _consistency_findings(link: UrdfLink, geometry: Optional[_Geometry], recover
                    + (f'; negative diagonal {", ".join(negative)}' if negative else '')
                    + f'; pseudo-inertia smallest eigenvalue {pseudo_min:.4g}')
         return [_finding(link, 'positive_definite', 'error', message, values,
+                         _consistent_fix(link, geometry, recovering))]
+    if moments[0] <= MUJOCO_MIN_VALUE:
+        return [_finding(link, 'positive_definite', 'error',
+                         f'a principal moment is zero: principal moments {_fmt(moments)} kg·m² (a body with no '
+                         f'extent across one axis: an ideal rod or a point, not a part)', values,
                          _consistent_fix(link, geometry, recovering))]
     violation = float(-margins.min()) / largest
     if violation > 0.0:
@@ -695,7 +804,7 @@ def _consistent_fix(link: UrdfLink, geometry: Optional[_Geometry], recovering: l
     except InertiaProjectionError as error:
         lines.append(f'no nearest consistent inertia: {error}')
     if geometry is not None and geometry.solid is not None:
-        lines.append(f'or the uniform-density inertia of the {geometry.source} geometry for this mass:\n'
+        lines.append(f'or the uniform-density inertia of the {geometry.solid_source} geometry for this mass:\n'
                      + _geometry_snippet(inertial.mass, geometry.solid))
     return '\n'.join(lines)
 
@@ -706,7 +815,8 @@ def _row_major_slip(link: UrdfLink, geometry: Optional[_Geometry]) -> list:
     and the true izz is lost."""
     inertial = link.inertial
     scale = max(abs(inertial.ixx), abs(inertial.iyy), abs(inertial.izz), abs(inertial.iyz))
-    if scale == 0.0 or abs(inertial.iyy - inertial.ixy) > 1e-9 * scale or inertial.iyz <= 0.0:
+    if scale == 0.0 or abs(inertial.iyy - inertial.ixy) > 1e-9 * scale or inertial.iyz <= 0.0 \
+            or _all_entries_equal(inertial):  # iyy == ixy holds trivially for a placeholder
         return []
     if inertial.ixy == 0.0 and not inertial.ixx > 0.0:
         return []
@@ -770,6 +880,8 @@ def _geometry_findings(link: UrdfLink, geometry: _Geometry) -> list:
     inertial = link.inertial
     com = np.array(inertial.origin.xyz)
     extent = geometry.upper - geometry.lower
+    if _is_marker(geometry, inertial.mass):
+        return _bound_findings(link, geometry, com, marker=True)
     margin = COM_MARGIN_FRACTION * float(extent.max()) + 1e-3
     outside = np.maximum(geometry.lower - margin - com, com - geometry.upper - margin)
     findings = []
@@ -789,10 +901,20 @@ def _geometry_findings(link: UrdfLink, geometry: _Geometry) -> list:
     return findings
 
 
-def _bound_findings(link: UrdfLink, geometry: _Geometry, com: np.ndarray) -> list:
+def _is_marker(geometry: _Geometry, mass: float) -> bool:
+    """The geometry cannot hold the link's mass (its bounding box would need a density over
+    :data:`MAX_MATERIAL_DENSITY`): a marker such as a 1 mm sphere, not the body."""
+    volume = float(np.prod(np.maximum(geometry.upper - geometry.lower, 0.0)))
+    return mass > MAX_MATERIAL_DENSITY * volume
+
+
+def _bound_findings(link: UrdfLink, geometry: _Geometry, com: np.ndarray, marker: bool = False) -> list:
     """A body of mass m inside a box has, about any axis n through its CoM c, at most
-    m · max over the box corners p of |(p−c) × n|² (the squared distance is convex)."""
+    m · max over the box corners p of |(p−c) × n|² (the squared distance is convex).
+    Against a ``marker`` geometry (one that cannot hold the mass) only a warning."""
     inertial = link.inertial
+    if inertial.mass < SUBSTANTIAL_MASS:
+        return []  # a token inertia on a sub-gram marker frame does not matter
     moments, axes = principal_inertia(inertial.tensor_in_link_frame())
     corners = np.array([[x, y, z] for x in (geometry.lower[0], geometry.upper[0])
                         for y in (geometry.lower[1], geometry.upper[1])
@@ -804,10 +926,14 @@ def _bound_findings(link: UrdfLink, geometry: _Geometry, com: np.ndarray) -> lis
     worst = int(np.argmax(ratios))
     if ratios[worst] <= 1.0 + GEOMETRY_BOUND_TOLERANCE:
         return []
-    return [_finding(link, 'geometry_bound', 'warning',
+    severity = 'error' if ratios[worst] > GEOMETRY_BOUND_ERROR_RATIO and not marker else 'warning'
+    gyration = math.sqrt(max(float(moments[worst]), 0.0) / inertial.mass)
+    return [_finding(link, 'geometry_bound', severity,
                      f'principal moment λ{worst + 1} = {moments[worst]:.6g} kg·m² is {ratios[worst]:.3g}× the '
                      f'largest value ({bounds[worst]:.4g} kg·m²) a {inertial.mass:.4g} kg body inside its '
-                     f'{geometry.source} bounding box can have',
+                     f'{geometry.source} bounding box can have'
+                     + (f' (the geometry is only a marker: it cannot hold the mass; the inertia needs a radius of '
+                        f'gyration of {gyration:.3g} m)' if marker else ''),
                      {'principal_moments': _floats(moments), 'admissible_bounds': _floats(bounds),
                       'ratios': _floats(ratios), 'box_lower': _floats(geometry.lower),
                       'box_upper': _floats(geometry.upper)},
@@ -890,8 +1016,10 @@ def _origin_hypothesis(link: UrdfLink, link_tensor: np.ndarray, reference: np.nd
 
 
 def _rotation_hypothesis(link: UrdfLink, link_tensor: np.ndarray, reference: np.ndarray):
-    moments, _ = principal_inertia(link_tensor)
+    moments, axes = principal_inertia(link_tensor)
     reference_moments, reference_axes = principal_inertia(reference)
+    if _largest_determined_misalignment(moments, axes, reference_moments, reference_axes) < ROTATION_MIN_ANGLE:
+        return None  # only axes of (nearly) equal moments differ: those axes are arbitrary
     corrected = reference_axes @ np.diag(moments) @ reference_axes.T
     inertial = link.inertial
     finding = _finding(link, 'com_frame_rotation', 'warning',
@@ -904,10 +1032,27 @@ def _rotation_hypothesis(link: UrdfLink, link_tensor: np.ndarray, reference: np.
     return _relative_distance(corrected, reference), finding
 
 
-def _geometry_alternative(mass: float, geometry: _Geometry) -> str:
-    if geometry.solid is None:
+def _largest_determined_misalignment(moments, axes, reference_moments, reference_axes) -> float:
+    """Largest angle [rad] between matching principal axes of two tensors, over the axes
+    both determine: an axis whose moment is within :data:`ROTATION_DEGENERACY` (of the
+    largest moment) of another one can turn freely in their common plane."""
+    largest = max(float(np.max(np.abs(moments))), float(np.max(np.abs(reference_moments))))
+    worst = 0.0
+    for index in range(3):
+        others = [other for other in range(3) if other != index]
+        if min(abs(moments[index] - moments[other]) for other in others) < ROTATION_DEGENERACY * largest or \
+                min(abs(reference_moments[index] - reference_moments[other]) for other in others) < \
+                ROTATION_DEGENERACY * largest:
+            continue
+        cosine = min(1.0, abs(float(axes[:, index] @ reference_axes[:, index])))
+        worst = max(worst, math.acos(cosine))
+    return worst
+
+
+def _geometry_alternative(mass: float, geometry: Optional[_Geometry]) -> str:
+    if geometry is None or geometry.solid is None:
         return ''
-    return (f'; the uniform-density inertia of the {geometry.source} geometry for this mass is:\n'
+    return (f'; the uniform-density inertia of the {geometry.solid_source} geometry for this mass is:\n'
             + _geometry_snippet(mass, geometry.solid))
 
 
@@ -979,18 +1124,105 @@ def _twin_pair_findings(link: UrdfLink, twin: UrdfLink, moments, twin_moments, r
     return findings
 
 
+def _mirror_sign_findings(context: _Context) -> list:
+    """Pairs of links of equal mass and equal moments whose CoMs are mirror images through a
+    coordinate plane of the link frame (one coordinate negated), yet whose products of inertia
+    are identical: mirroring through the plane normal to axis k flips the two products that
+    involve k, so one of the two tensors kept the other's signs."""
+    by_key: dict = {}  # a mirror partner has the same key once one CoM coordinate is negated
+    for link in context.description.links.values():
+        if _is_substantial(link) and link.name not in context.implausible and not any(link.inertial.origin.rpy):
+            by_key.setdefault(_mirror_key(link.inertial, np.array(link.inertial.origin.xyz)), []).append(link)
+    findings, seen = [], set()
+    for members in list(by_key.values()):
+        for first in members:
+            com = np.array(first.inertial.origin.xyz)
+            for axis in range(3):
+                if abs(com[axis]) <= MIRROR_MIN_OFFSET:
+                    continue
+                mirrored = com.copy()
+                mirrored[axis] = -mirrored[axis]
+                for second in by_key.get(_mirror_key(first.inertial, mirrored), []):
+                    pair = frozenset((first.name, second.name))
+                    if pair in seen or second is first or _mirror_axis(first.inertial, second.inertial) != axis:
+                        continue
+                    seen.add(pair)
+                    findings.extend(_mirror_sign_pair(first, second, axis))
+    return findings
+
+
+def _mirror_key(inertial, com: np.ndarray) -> tuple:
+    return tuple(float(f'{value:.6g}') for value in (inertial.mass, inertial.ixx, inertial.iyy, inertial.izz, *com))
+
+
+def _mirror_axis(first, second) -> Optional[int]:
+    """The axis k whose CoM coordinate the mirror negates (the others equal, the tensors'
+    diagonals equal, the products identical and non-zero where they involve k), else None."""
+    a, b = np.array(first.origin.xyz), np.array(second.origin.xyz)
+    tolerance = 1e-6 + 1e-6 * float(np.abs(a).max())
+    first_tensor, second_tensor = first.tensor(), second.tensor()
+    if not np.allclose(np.diag(first_tensor), np.diag(second_tensor), rtol=1e-6, atol=0.0) or \
+            not np.allclose(first_tensor, second_tensor, rtol=1e-9, atol=1e-15):
+        return None
+    for axis in range(3):
+        others = [other for other in range(3) if other != axis]
+        involved = [first_tensor[axis, other] for other in others]
+        if abs(a[axis]) > MIRROR_MIN_OFFSET and abs(a[axis] + b[axis]) <= tolerance and \
+                np.all(np.abs(a[others] - b[others]) <= tolerance) and \
+                max(abs(value) for value in involved) > MIRROR_SIGN_MIN_PRODUCT * np.trace(first_tensor):
+            return axis
+    return None
+
+
+def _mirror_sign_pair(first: UrdfLink, second: UrdfLink, axis: int) -> list:
+    names = 'xyz'
+    tensor = first.inertial.tensor()
+    involved = [f'i{"".join(sorted(names[axis] + names[other]))}' for other in range(3)
+                if other != axis and tensor[axis, other] != 0.0]
+    mirror = np.ones(3)
+    mirror[axis] = -1.0
+    flipped = np.diag(mirror) @ first.inertial.tensor() @ np.diag(mirror)
+    findings = []
+    for this, other in ((first, second), (second, first)):
+        findings.append(_finding(this, 'product_sign', 'warning',
+                                 f'its CoM mirrors the CoM of "{other.name}" through the plane {names[axis]} = 0 '
+                                 f'(same mass and moments), but {" and ".join(involved)} '
+                                 f'{"has" if len(involved) == 1 else "have"} the same sign on both: '
+                                 f'a mirror image flips them, so one of the two tensors is wrong',
+                                 {'twin': other.name, 'mirror_axis': names[axis], 'com': list(this.inertial.origin.xyz),
+                                  'twin_com': list(other.inertial.origin.xyz),
+                                  'mirrored_tensor_of_twin': _floats(flipped)},
+                                 f'check which side CAD agrees with; the mirror image of the other link\'s tensor '
+                                 f'(signs of {", ".join(involved)} flipped) is:\n'
+                                 + _inertial_snippet(this.inertial.mass, this.inertial.origin.xyz, (0.0, 0.0, 0.0),
+                                                     flipped)))
+    return findings
+
+
+def _mimic_findings(description: UrdfDescription) -> list:
+    """A ``<mimic>`` that cannot be modelled, reported on the follower's child link."""
+    findings = []
+    for joint_name, reason in mimic_problems(description.joints):
+        joint = description.joints[joint_name]
+        findings.append(Finding(joint.child, 'mimic', 'warning',
+                                f'{reason}: the coupling is ignored by MuJoCo and pinocchio\'s parser, and '
+                                'robot_dynamics refuses to build a dynamics model from this file',
+                                {'joint': joint_name, 'leader': joint.mimic.joint},
+                                'name an existing, moving, non-mimic joint in <mimic joint=...>, or remove the <mimic>',
+                                CONSUMERS['mimic']))
+    return findings
+
+
 def _placeholder_findings(context: _Context) -> list:
     groups: dict = {}
     for link in context.description.links.values():
-        if link.inertial and link.inertial.mass > 0.0 and np.any(link.inertial.tensor()) \
-                and link.name not in context.implausible:
-            key = tuple(np.round(link.inertial.tensor()[np.triu_indices(3)], 15))
+        if _is_substantial(link) and link.name not in context.implausible:
+            key = tuple(float(f'{value:.12g}') for value in link.inertial.tensor()[np.triu_indices(3)])
             groups.setdefault(key, []).append(link)
     findings = []
     for members in groups.values():
         masses = {member.inertial.mass for member in members}
-        shapes = {_geometry_signature(member) for member in members}
-        if len(members) < 2 or (len(masses) == 1 and len(shapes) == 1):
+        if len(members) < 2 or _legitimately_equal(context, members):
             continue
         names = [member.name for member in members]
         for member in members:
@@ -1006,14 +1238,47 @@ def _placeholder_findings(context: _Context) -> list:
     return findings
 
 
-def _geometry_signature(link: UrdfLink) -> tuple:
-    """Shape kinds and sizes, ignoring placement (mirror twins place the same shapes mirrored)."""
-    return tuple(sorted(((shape.kind, shape.size, shape.radius, shape.length, shape.filename)
-                         for shape in (link.collisions or link.visuals)), key=repr))
+def _is_substantial(link: UrdfLink) -> bool:
+    """A link whose inertia matters for a cross-link comparison: over 1 g, non-zero tensor
+    (dummy frames of 0.1 g with a token inertia are immaterial)."""
+    inertial = link.inertial
+    return bool(inertial is not None and inertial.mass > SUBSTANTIAL_MASS
+                and float(np.abs(inertial.tensor()).max()) > NEGLIGIBLE_GYRATION_RADIUS ** 2 * inertial.mass)
+
+
+def _is_isotropic(tensor: np.ndarray) -> bool:
+    return bool(np.allclose(tensor, tensor[0, 0] * np.eye(3), rtol=1e-9, atol=0.0))
+
+
+def _legitimately_equal(context: _Context, members: list) -> bool:
+    """Identical or mirrored parts: equal masses (within 1 %) and either an anisotropic tensor
+    (a made-up value is a multiple of the identity) or, where the links have readable
+    geometry, the same sorted bounding-box extents (within 25 %; a mirror image keeps them,
+    and mirroring leaves a tensor without products unchanged). Equal tensors on different
+    masses are a copy: an inertia scales with its mass."""
+    masses = [member.inertial.mass for member in members]
+    if max(masses) > (1.0 + PLACEHOLDER_MASS_TOLERANCE) * min(masses):
+        return False
+    tensor = members[0].inertial.tensor()
+    if not _is_isotropic(tensor):
+        return True  # the same mass and the same anisotropic tensor: the same part, not a made-up value
+    extents = []
+    for member in members:
+        geometry = context.geometry(member)
+        if geometry is not None and geometry.lower is not None:
+            extents.append(np.sort(geometry.upper - geometry.lower))
+    return all(np.all(np.abs(extent - extents[0]) <= PLACEHOLDER_EXTENT_TOLERANCE * np.maximum(extents[0], 1e-3))
+               for extent in extents)
 
 
 # ---------------------------------------------------------------------------------------
 # Helpers
+
+def _all_entries_equal(inertial) -> bool:
+    """ixx = ixy = ixz = iyy = iyz = izz ≠ 0: a placeholder (often 1e-6 or 1e-3)."""
+    entries = np.array([inertial.ixx, inertial.ixy, inertial.ixz, inertial.iyy, inertial.iyz, inertial.izz])
+    return bool(entries[0] != 0.0 and np.all(np.abs(entries - entries[0]) <= 1e-12 * abs(entries[0])))
+
 
 def _is_consistent(tensor: np.ndarray) -> bool:
     moments = np.linalg.eigvalsh(tensor)
