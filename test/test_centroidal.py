@@ -299,6 +299,42 @@ def test_rate_estimator_is_exact_for_quadratic_signals_with_uneven_stamps():
     np.testing.assert_allclose(estimator.rate(), coefficients[1] + 2 * coefficients[2] * stamps[-1], atol=1e-8)
 
 
+@pytest.mark.parametrize('spacing', ['even', 'uneven'])
+def test_rate_estimator_equals_the_least_squares_polynomial_fit_for_any_window_and_degree(spacing):
+    """Reference: an SVD least-squares polynomial through the window (numpy lstsq on the
+    Vandermonde matrix of the stamps), differentiated at the newest stamp."""
+    rng = np.random.default_rng(21)
+    for _ in range(40):
+        window = int(rng.integers(4, 40))
+        degree = int(rng.integers(1, min(window - 2, 10) + 1))
+        count = window + int(rng.integers(0, 15))
+        intervals = np.full(count, 0.002) if spacing == 'even' else rng.uniform(0.001, 0.003, count)
+        stamps, values = 1.0 + np.cumsum(intervals), rng.normal(size=(count, 6))
+        estimator = PolynomialDifferentiator(window, degree, max_gap=1.0)
+        for t, x in zip(stamps, values):
+            estimator.add(t, x)
+        span = stamps[-1] - stamps[-window]  # times scaled to [−1, 0]: a well-conditioned basis
+        local = (stamps[-window:] - stamps[-1]) / span
+        fit = np.linalg.lstsq(np.vander(local, degree + 1, increasing=True), values[-window:], rcond=None)[0]
+        rate = fit[1] / span
+        np.testing.assert_allclose(estimator.rate(), rate, rtol=1e-7, atol=1e-9 * np.abs(rate).max())
+
+
+def test_rate_estimator_is_exact_for_a_quadratic_sampled_every_millisecond_with_epoch_stamps():
+    """Stamps since the epoch as float seconds carry ~1e-7 s of rounding (≈ 2e-4 of a 1 ms
+    interval): read as real timing jitter it would bias every rate by about as much; the evenly
+    spaced weights with the run's mean period give the derivative to the rounding over 3 s."""
+    estimator = PolynomialDifferentiator(window=9, degree=2)
+    start_ns = 1_796_000_000_123_000_000
+    coefficients = np.array([[0.3, -1.0], [2.0, 0.5], [-40.0, 7.0]])  # x(τ) = c0 + c1 τ + c2 τ²
+    for k in range(3000):
+        tau = (k % 100) * 1e-3  # exact time since a recent sample [s]: the quadratic restarts each 0.1 s
+        stamp_ns = start_ns + k * 1_000_000
+        estimator.add(stamp_ns // 10 ** 9 + (stamp_ns % 10 ** 9) * 1e-9,
+                      coefficients[0] + coefficients[1] * tau + coefficients[2] * tau ** 2)
+    np.testing.assert_allclose(estimator.rate(), coefficients[1] + 2 * coefficients[2] * 99e-3, rtol=1e-6)
+
+
 def test_rate_estimator_rejects_old_stamps_and_restarts_after_a_gap():
     estimator = PolynomialDifferentiator(window=4, degree=2, max_gap=0.1)
     for t in (0.0, 0.01, 0.02, 0.03):

@@ -15,8 +15,9 @@ Chapter 004 §1.6–§1.10. Conventions (pinocchio's, written once here):
 
 Every function takes pinocchio vectors (``q`` from ``robot.configuration``, ``v``/``a`` from
 ``robot.tangent``). Units: SI (m, kg, s, N, N·m). :class:`CentroidalMonitor` chains it all
-for a live stream (what centroidal_node calls): h_G → causal ḣ_G estimate → ZMP, contacts,
-support polygon (:mod:`robot_dynamics.core.support`) and stability margins.
+for a live stream (what centroidal_node calls): h_G → causal ḣ_G estimate → ZMP, capture
+point (:mod:`robot_dynamics.core.capture_point`), contacts, support polygon
+(:mod:`robot_dynamics.core.support`) and stability margins.
 """
 from __future__ import annotations
 
@@ -28,20 +29,20 @@ from typing import Optional, Sequence
 import numpy as np
 import pinocchio as pin
 
+from robot_dynamics.core.capture_point import STANDARD_GRAVITY, capture_point_xy
 from robot_dynamics.core.differentiation import PolynomialDifferentiator, SampleOrderError
 from robot_dynamics.core.errors import RobotDynamicsError
 from robot_dynamics.core.model import RobotModel
-from robot_dynamics.core.support import (ContactFrames, SupportPolygon, contact_frames, contacts_by_force,
-                                         contacts_by_height, support_polygon)
-
-STANDARD_GRAVITY = 9.81
-"""Gravity magnitude used by the ZMP formula by default [m/s²]."""
+from robot_dynamics.core.support import (ContactFrames, SupportPolygon, contact_frames_after_kinematics,
+                                         contacts_by_force, contacts_by_height, support_polygon)
 
 FLIGHT_VERTICAL_ACCELERATION = 1.0
 """Default ε [m/s²]: with c̈_z + g ≤ ε the contact force cannot hold a ZMP (flight)."""
 
 QUATERNION_NORM_TOLERANCE = 0.01
 """An odometry quaternion whose norm is further than this from 1 is rejected, not fixed."""
+
+_FLOAT64 = np.dtype(np.float64)
 
 
 class CentroidalInputError(RobotDynamicsError):
@@ -52,8 +53,6 @@ class OdometryError(CentroidalInputError):
     """An odometry pose or twist cannot be used (NaN/Inf, non-unit or zero quaternion)."""
 
 
-
-
 # ---------------------------------------------------------------------------- odometry
 def base_pose_from_odometry(position_xyz: Sequence[float], quaternion_xyzw: Sequence[float]) -> np.ndarray:
     """pinocchio ``q[0:7]`` from an odometry pose: base position [m] in the world frame and
@@ -62,21 +61,21 @@ def base_pose_from_odometry(position_xyz: Sequence[float], quaternion_xyzw: Sequ
     The quaternion must have a norm within :data:`QUATERNION_NORM_TOLERANCE` of 1 (an
     all-zero quaternion, the default of an unset message, is rejected); it is normalised.
     """
-    position = _finite_vector(position_xyz, 3, 'odometry position', OdometryError)
-    quaternion = _finite_vector(quaternion_xyzw, 4, 'odometry orientation quaternion', OdometryError)
-    norm = float(np.linalg.norm(quaternion))
+    position = _finite_floats(position_xyz, 3, 'odometry position', OdometryError)
+    quaternion = _finite_floats(quaternion_xyzw, 4, 'odometry orientation quaternion', OdometryError)
+    norm = math.sqrt(sum(c * c for c in quaternion))
     if abs(norm - 1.0) > QUATERNION_NORM_TOLERANCE:
-        raise OdometryError(f'odometry orientation quaternion (x, y, z, w) = {quaternion.tolist()} has norm '
+        raise OdometryError(f'odometry orientation quaternion (x, y, z, w) = {quaternion} has norm '
                             f'{norm:.4g}, not 1')
-    return np.concatenate([position, quaternion / norm])
+    return np.array(position + [c / norm for c in quaternion])
 
 
 def base_velocity_from_odometry(linear_body: Sequence[float], angular_body: Sequence[float]) -> np.ndarray:
     """pinocchio ``v[0:6]`` from an odometry twist: linear [m/s] then angular [rad/s]
     velocity, both expressed in the base (body) frame — ``child_frame_id`` of nav_msgs/Odometry."""
-    linear = _finite_vector(linear_body, 3, 'odometry linear velocity', OdometryError)
-    angular = _finite_vector(angular_body, 3, 'odometry angular velocity', OdometryError)
-    return np.concatenate([linear, angular])
+    linear = _finite_floats(linear_body, 3, 'odometry linear velocity', OdometryError)
+    angular = _finite_floats(angular_body, 3, 'odometry angular velocity', OdometryError)
+    return np.array(linear + angular)
 
 
 def floating_base_model(robot: RobotModel) -> RobotModel:
@@ -120,7 +119,10 @@ class BaseStateBuffer:
 
     def nearest(self, stamp: float, max_age: float) -> Optional[BaseState]:
         """The kept sample whose stamp is closest to ``stamp``, if within ``max_age`` [s]."""
-        best = min(self._states, key=lambda state: abs(state.stamp - stamp), default=None)
+        states = self._states
+        if states and states[-1].stamp == stamp:  # the usual case: joint state and odometry of one tick
+            return states[-1]
+        best = min(states, key=lambda state: abs(state.stamp - stamp), default=None)
         if best is None or abs(best.stamp - stamp) > max_age:
             return None
         return best
@@ -136,20 +138,28 @@ class BaseStateBuffer:
 class CentroidalState:
     """Centre of mass and centroidal momentum at one instant, all in world-aligned axes.
 
-    com [m] (world frame), com_velocity [m/s], linear_momentum l = m ċ [N·s],
-    angular_momentum k about the CoM [N·m·s], mass [kg].
+    com [m] (world frame), momentum h_G = (l, k) [N·s, N·m·s] as one 6-vector, linear
+    first, about the CoM; mass [kg].
     """
 
     com: np.ndarray
-    com_velocity: np.ndarray
-    linear_momentum: np.ndarray
-    angular_momentum: np.ndarray
+    momentum: np.ndarray
     mass: float
 
     @property
-    def momentum(self) -> np.ndarray:
-        """h_G = (l, k) as one 6-vector, linear first."""
-        return np.concatenate([self.linear_momentum, self.angular_momentum])
+    def linear_momentum(self) -> np.ndarray:
+        """l = m ċ [N·s], world axes."""
+        return self.momentum[:3]
+
+    @property
+    def angular_momentum(self) -> np.ndarray:
+        """k about the CoM [N·m·s], world-aligned axes."""
+        return self.momentum[3:]
+
+    @property
+    def com_velocity(self) -> np.ndarray:
+        """ċ = l / m [m/s], world axes."""
+        return self.momentum[:3] / self.mass
 
     def __repr__(self) -> str:
         return (f'CentroidalState(com={_fmt(self.com)} m, l={_fmt(self.linear_momentum)} N·s, '
@@ -158,14 +168,26 @@ class CentroidalState:
 
 @dataclass(frozen=True)
 class MomentumRate:
-    """ḣ_G: linear [N] and angular [N·m] parts, about the CoM with world-aligned axes.
+    """ḣ_G = (l̇, k̇) as one 6-vector ``rate`` [N, N·m], linear first, about the CoM with
+    world-aligned axes, of a robot of ``mass`` [kg]."""
 
-    ``com_acceleration`` c̈ = l̇ / m [m/s²].
-    """
+    rate: np.ndarray
+    mass: float
 
-    linear: np.ndarray
-    angular: np.ndarray
-    com_acceleration: np.ndarray
+    @property
+    def linear(self) -> np.ndarray:
+        """l̇ [N]."""
+        return self.rate[:3]
+
+    @property
+    def angular(self) -> np.ndarray:
+        """k̇ about the CoM [N·m]."""
+        return self.rate[3:]
+
+    @property
+    def com_acceleration(self) -> np.ndarray:
+        """c̈ = l̇ / m [m/s²]."""
+        return self.rate[:3] / self.mass
 
     def __repr__(self) -> str:
         return f'MomentumRate(l_dot={_fmt(self.linear)} N, k_dot={_fmt(self.angular)} N·m)'
@@ -178,11 +200,9 @@ def centroidal_state(robot: RobotModel, q: np.ndarray, v: np.ndarray) -> Centroi
     root link welded to the world; :func:`floating_base_model` gives the whole robot.
     """
     q, v = _check_state(robot, q, v)
-    momentum = pin.computeCentroidalMomentum(robot.model, robot.data, q, v)
-    mass = float(robot.data.mass[0])
-    return CentroidalState(com=robot.data.com[0].copy(), com_velocity=robot.data.vcom[0].copy(),
-                           linear_momentum=momentum.linear.copy(), angular_momentum=momentum.angular.copy(),
-                           mass=mass)
+    # .vector views the returned Force's memory without keeping it alive: copy it.
+    momentum = pin.computeCentroidalMomentum(robot.model, robot.data, q, v).vector.copy()
+    return CentroidalState(com=robot.data.com[0].copy(), momentum=momentum, mass=float(robot.data.mass[0]))
 
 
 def centroidal_momentum_matrix(robot: RobotModel, q: np.ndarray) -> np.ndarray:
@@ -207,8 +227,7 @@ def centroidal_momentum_rate(robot: RobotModel, q: np.ndarray, v: np.ndarray, a:
     q, v = _check_state(robot, q, v)
     a = _finite_vector(a, robot.model.nv, 'acceleration a', CentroidalInputError)
     rate = pin.computeCentroidalMomentumTimeVariation(robot.model, robot.data, q, v, a)
-    mass = float(robot.data.mass[0])
-    return MomentumRate(linear=rate.linear.copy(), angular=rate.angular.copy(), com_acceleration=rate.linear / mass)
+    return MomentumRate(rate=rate.vector.copy(), mass=float(robot.data.mass[0]))
 
 
 # ---------------------------------------------------------------------------- ZMP
@@ -224,11 +243,17 @@ def zero_moment_point(com: np.ndarray, com_acceleration: np.ndarray, angular_mom
     the CoM, world-aligned [N·m], ``mass`` [kg], ``gravity`` magnitude [m/s²] along −z.
     Returns (p_x, p_y, z_g) [m], or None in flight: c̈_z + g ≤ ``epsilon`` [m/s²].
     """
-    com = _finite_vector(com, 3, 'centre of mass', CentroidalInputError)
-    acceleration = _finite_vector(com_acceleration, 3, 'CoM acceleration', CentroidalInputError)
-    k_dot = _finite_vector(angular_momentum_rate, 3, 'angular momentum rate', CentroidalInputError)
+    com = _finite_vector(com, 3, 'centre of mass', CentroidalInputError).tolist()
+    acceleration = _finite_vector(com_acceleration, 3, 'CoM acceleration', CentroidalInputError).tolist()
+    k_dot = _finite_vector(angular_momentum_rate, 3, 'angular momentum rate', CentroidalInputError).tolist()
     if not (math.isfinite(mass) and mass > 0.0):
         raise CentroidalInputError(f'mass must be positive and finite, got {mass}')
+    return _zmp_on_ground(com, acceleration, k_dot, mass, ground_height, gravity, epsilon)
+
+
+def _zmp_on_ground(com: list, acceleration: list, k_dot: list, mass: float, ground_height: float,
+                   gravity: float, epsilon: float) -> Optional[np.ndarray]:
+    """The formula of :func:`zero_moment_point` on unchecked floats."""
     support = acceleration[2] + gravity
     if support <= epsilon:
         return None
@@ -264,7 +289,6 @@ def zero_moment_point_from_wrenches(contact_points: np.ndarray, forces: np.ndarr
                      (ground_height * force[1] + moment[0]) / force[2], ground_height])
 
 
-# ---------------------------------------------------------------------------- ḣ_G estimation
 # ---------------------------------------------------------------------------- monitor
 @dataclass(frozen=True)
 class BalanceSettings:
@@ -292,16 +316,19 @@ class BalanceSettings:
     max_gap: float = 0.1
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class BalanceReport:
     """Everything the centroidal node publishes for one state, world frame, SI units.
 
     ``rate`` is None while the ḣ_G estimator warms up and for a sample whose stamp is not
     newer than the previous one (``stamp_not_newer``: h_G cannot be differentiated); on the
-    kinematic route ``zmp`` is None then and in flight. ``zmp_source`` is ``'kinematic'`` (ḣ_G from the estimator) or
-    ``'wrenches'`` (measured contact wrenches). ``in_contact`` is a mask over
-    ``contacts.names``. Margins [m] are signed distances to the support polygon edge
-    (positive inside), None when the polygon or the ZMP is missing.
+    kinematic route ``zmp`` is None then and in flight. ``zmp_source`` is ``'kinematic'`` (ḣ_G
+    from the estimator) or ``'wrenches'`` (measured contact wrenches). ``capture_point`` ξ on
+    the ground plane (:func:`~robot_dynamics.core.capture_point.capture_point`), None when
+    the CoM is not above the ground. ``in_contact`` is a mask over ``contacts.names``.
+    Margins [m] are signed distances to the support polygon edge (positive inside) of the
+    ZMP, the capture point and the CoM ground projection; None when the polygon (flight) or
+    the point is missing. A value object: read it, do not change it.
     """
 
     stamp: float
@@ -315,6 +342,8 @@ class BalanceReport:
     polygon: SupportPolygon
     zmp_margin: Optional[float]
     com_margin: Optional[float]
+    capture_point: Optional[np.ndarray] = None
+    capture_point_margin: Optional[float] = None
     stamp_not_newer: bool = False
 
 
@@ -325,13 +354,16 @@ class CentroidalMonitor:
     and the ZMP follows from :func:`zero_moment_point`; contacts by height. Wrench route (when
     ``update`` gets foot wrenches): ZMP from :func:`zero_moment_point_from_wrenches`,
     contacts by force. Frames are checked when the monitor is built (DescriptionError).
+    The monitor owns ``robot.data`` while it runs (one forward kinematics per state serves
+    the momentum and the contact frames).
     """
 
     def __init__(self, robot: RobotModel, settings: BalanceSettings = BalanceSettings()):
         self.robot = robot
         self.settings = settings
-        for name in settings.contact_frames:
-            robot.frame_id(name)
+        self._frame_names = tuple(settings.contact_frames)
+        self._frame_ids = tuple(robot.frame_id(name) for name in self._frame_names)
+        self._mass = robot.total_mass()
         self.estimator = PolynomialDifferentiator(settings.rate_window, settings.rate_degree, settings.max_gap)
 
     def update(self, stamp: float, q: np.ndarray, v: np.ndarray,
@@ -344,50 +376,62 @@ class CentroidalMonitor:
         (``stamp_not_newer``).
         """
         settings = self.settings
-        try:
-            stamp = float(stamp)
-        except (TypeError, ValueError):
-            raise CentroidalInputError(f'stamp {stamp!r} is not a number of seconds') from None
-        if not math.isfinite(stamp):
-            raise CentroidalInputError(f'stamp {stamp} s is not finite')
+        stamp = _finite_stamp(stamp)
         state = centroidal_state(self.robot, q, v)
         try:
             self.estimator.add(stamp, state.momentum)
-            rate, stamp_not_newer = self._rate(state), False
+            rate, stamp_not_newer = self._rate(), False
         except SampleOrderError:
             rate, stamp_not_newer = None, True
         except ValueError as error:  # momentum overflowed to Inf (absurd but finite velocities)
             raise CentroidalInputError(f'centroidal momentum not finite: {error}') from None
-        contacts = contact_frames(self.robot, q, settings.contact_frames)
+        contacts = contact_frames_after_kinematics(self.robot, self._frame_names, self._frame_ids)
+        com, mass, ground = state.com.tolist(), state.mass, settings.ground_height
+        points = contacts.positions.tolist()
         if foot_wrenches is None:
-            in_contact = contacts_by_height(contacts.positions, settings.ground_height,
-                                            settings.contact_height_threshold)
-            zmp = None if rate is None else zero_moment_point(
-                state.com, rate.com_acceleration, rate.angular, state.mass, settings.ground_height,
-                settings.gravity, settings.flight_epsilon)
+            in_contact = contacts_by_height(points, ground, settings.contact_height_threshold)
+            zmp = None if rate is None else self._kinematic_zmp(com, rate)
             airborne = rate is not None and zmp is None
             source = 'kinematic'
         else:
             forces, torques = contacts.wrenches_in_world(*foot_wrenches)
             in_contact = contacts_by_force(forces, settings.contact_force_threshold)
-            zmp = zero_moment_point_from_wrenches(contacts.positions, forces, torques, settings.ground_height,
+            zmp = zero_moment_point_from_wrenches(contacts.positions, forces, torques, ground,
                                                   settings.min_normal_force)
             airborne = zmp is None
             source = 'wrenches'
-        polygon = support_polygon(contacts.positions[in_contact], settings.ground_height)
+        polygon = support_polygon([point for point, touching in zip(points, in_contact.tolist()) if touching], ground)
+        lx, ly, lz, _, _, _ = state.momentum.tolist()
+        capture_xy = capture_point_xy(com, [lx / mass, ly / mass, lz / mass], ground, settings.gravity)
         return BalanceReport(stamp=stamp, state=state, rate=rate, zmp=zmp, zmp_source=source, airborne=airborne,
                              contacts=contacts, in_contact=in_contact, polygon=polygon,
-                             zmp_margin=_margin(polygon, zmp), com_margin=_margin(polygon, state.com),
-                             stamp_not_newer=stamp_not_newer)
+                             zmp_margin=_margin(polygon, zmp), com_margin=_margin(polygon, com),
+                             capture_point=None if capture_xy is None else np.array([*capture_xy, ground]),
+                             capture_point_margin=_margin(polygon, capture_xy), stamp_not_newer=stamp_not_newer)
 
-    def _rate(self, state: CentroidalState) -> Optional[MomentumRate]:
+    def _kinematic_zmp(self, com: list, rate: MomentumRate) -> Optional[np.ndarray]:
+        settings, mass = self.settings, rate.mass
+        h_dot = rate.rate.tolist()
+        acceleration = [h_dot[0] / mass, h_dot[1] / mass, h_dot[2] / mass]
+        return _zmp_on_ground(com, acceleration, h_dot[3:], mass, settings.ground_height, settings.gravity,
+                              settings.flight_epsilon)
+
+    def _rate(self) -> Optional[MomentumRate]:
         h_dot = self.estimator.rate()
-        if h_dot is None:
-            return None
-        return MomentumRate(linear=h_dot[:3], angular=h_dot[3:], com_acceleration=h_dot[:3] / state.mass)
+        return None if h_dot is None else MomentumRate(rate=h_dot, mass=self._mass)
 
 
-def _margin(polygon: SupportPolygon, point: Optional[np.ndarray]) -> Optional[float]:
+def _finite_stamp(stamp) -> float:
+    try:
+        stamp = float(stamp)
+    except (TypeError, ValueError):
+        raise CentroidalInputError(f'stamp {stamp!r} is not a number of seconds') from None
+    if not math.isfinite(stamp):
+        raise CentroidalInputError(f'stamp {stamp} s is not finite')
+    return stamp
+
+
+def _margin(polygon: SupportPolygon, point) -> Optional[float]:
     if point is None or polygon.is_empty:
         return None
     return polygon.signed_distance(point)
@@ -404,15 +448,31 @@ def _check_configuration(robot: RobotModel, q: np.ndarray) -> np.ndarray:
 
 
 def _finite_vector(values, size: int, label: str, error: type) -> np.ndarray:
-    try:
-        array = np.asarray(values, dtype=float).reshape(-1)
-    except (TypeError, ValueError):
-        raise error(f'{label} is not a list of numbers') from None
-    if array.shape != (size,):
-        raise error(f'{label} must have {size} entries, got {array.size}')
-    if not np.all(np.isfinite(array)):
+    if type(values) is np.ndarray and values.dtype is _FLOAT64 and values.shape == (size,):
+        array = values  # what the stream passes: no conversion
+    else:
+        try:
+            array = np.asarray(values, dtype=float).reshape(-1)
+        except (TypeError, ValueError):
+            raise error(f'{label} is not a list of numbers') from None
+        if array.shape != (size,):
+            raise error(f'{label} must have {size} entries, got {array.size}')
+    # One sum proves finiteness unless it overflows; only then look at each entry.
+    if not math.isfinite(sum(array.tolist())) and not np.all(np.isfinite(array)):
         raise error(f'{label} contains NaN or Inf: {array.tolist()}')
     return array
+
+
+def _finite_floats(values, size: int, label: str, error: type) -> list:
+    """``values`` as a list of ``size`` finite floats (a tuple of message fields is the fast case)."""
+    if type(values) is tuple and len(values) == size:
+        try:
+            floats = [float(x) for x in values]
+        except (TypeError, ValueError):
+            floats = [math.nan]
+        if math.isfinite(sum(floats)):
+            return floats
+    return _finite_vector(values, size, label, error).tolist()
 
 
 def _finite_matrix(values, label: str) -> np.ndarray:

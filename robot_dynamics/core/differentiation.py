@@ -17,12 +17,13 @@ tools use zero-phase filtering instead
 from __future__ import annotations
 
 import math
-from collections import deque
 from typing import Optional
 
 import numpy as np
 
 from robot_dynamics.core.errors import RobotDynamicsError
+
+_FLOAT64 = np.dtype(np.float64)
 
 
 class SampleOrderError(RobotDynamicsError):
@@ -126,7 +127,16 @@ class PolynomialDifferentiator:
     (e.g. constant ḣ_G is exact), and is causal; the price is a higher noise gain than a
     centred fit, which would lag by half the window ((window − 1)/2 samples). A gap longer than
     ``max_gap`` seconds restarts the buffer (the motion before it is not trusted).
+
+    The fit is linear in the samples: rate = Σ wᵢ xᵢ / span, with weights w that depend on
+    the stamps only. While the intervals between stamps stay equal (within the float
+    resolution of the stamps themselves), w is the one computed for evenly spaced stamps and
+    is reused; otherwise it is solved for the actual stamps.
     """
+
+    NORMAL_EQUATIONS_DEGREE = 4
+    """Up to this degree the fit is solved by its normal equations (well conditioned on times
+    scaled to [−1, 0]); above it by an SVD least squares."""
 
     def __init__(self, window: int = 9, degree: int = 2, max_gap: float = 0.1):
         if degree < 1 or window < degree + 2:
@@ -136,40 +146,102 @@ class PolynomialDifferentiator:
         self.window = int(window)
         self.degree = int(degree)
         self.max_gap = float(max_gap)
-        self._stamps: deque = deque(maxlen=self.window)
-        self._values: deque = deque(maxlen=self.window)
+        self._powers = np.arange(self.degree + 1)
+        self._unit_derivative = np.eye(self.degree + 1)[1]
+        # Each sample is written at row r and r + window: rows next..next + window − 1 are
+        # then always the window in time order, as one view.
+        self._stamps = np.zeros(2 * self.window)
+        self._shape: tuple = ()
+        self._values = np.zeros((2 * self.window,))
+        self._even_weights = self._weights(np.linspace(-1.0, 0.0, self.window))
+        self.reset()
 
     def add(self, stamp: float, value: np.ndarray) -> None:
         """Append a sample: ``stamp`` [s] (strictly increasing), ``value`` a finite vector."""
-        value = np.asarray(value, dtype=float)
-        if not math.isfinite(stamp) or not np.all(np.isfinite(value)):
-            raise ValueError(f'sample at {stamp} s is not finite')
-        if self._stamps:
-            last = self._stamps[-1]
-            if stamp <= last:
-                raise SampleOrderError(f'stamp {stamp:.6f} s is not newer than the previous {last:.6f} s')
-            if stamp - last > self.max_gap or value.shape != self._values[-1].shape:
+        if type(value) is not np.ndarray or value.dtype is not _FLOAT64:
+            value = np.asarray(value, dtype=float)
+        flat = value.tolist() if value.ndim == 1 else value.ravel().tolist()
+        # One sum proves finiteness unless it overflows; only then look at each entry.
+        if not (math.isfinite(stamp) and math.isfinite(sum(flat))):
+            if not math.isfinite(stamp) or not np.all(np.isfinite(value)):
+                raise ValueError(f'sample at {stamp} s is not finite')
+        count = self._count
+        if count:
+            if stamp <= self._last:
+                raise SampleOrderError(f'stamp {stamp:.6f} s is not newer than the previous {self._last:.6f} s')
+            if stamp - self._last > self.max_gap or value.shape != self._shape:
                 self.reset()
-        self._stamps.append(float(stamp))
-        self._values.append(value.copy())
+                count = 0
+        if value.shape != self._shape:
+            self._shape = value.shape
+            self._values = np.zeros((2 * self.window,) + value.shape)
+        if count == 0:
+            self._interval, self._even_run = math.nan, 0
+        else:
+            self._track_spacing(stamp - self._last, stamp)
+        row = self._next
+        self._stamps[row] = self._stamps[row + self.window] = stamp
+        self._values[row] = self._values[row + self.window] = value
+        self._next = row + 1 if row + 1 < self.window else 0
+        self._count = count + 1 if count < self.window else count
+        self._last = float(stamp)
+
+    def _track_spacing(self, interval: float, stamp: float) -> None:
+        """Count the consecutive intervals equal to the first of their run, within the rounding
+        of the stamps (two ulps of the stamp, which a difference of rounded stamps can carry)."""
+        if abs(interval - self._interval) <= 2.0 * math.ulp(stamp) + 1e-9 * interval:
+            self._even_run += 1
+        else:
+            self._interval, self._even_run, self._run_start = interval, 1, self._last
 
     def reset(self) -> None:
         """Forget every sample."""
-        self._stamps.clear()
-        self._values.clear()
+        self._count = self._next = self._even_run = 0
+        self._last = self._interval = self._run_start = math.nan
 
     @property
     def ready(self) -> bool:
         """True once the buffer is full (a rate is available)."""
-        return len(self._stamps) == self.window
+        return self._count == self.window
 
     def rate(self) -> Optional[np.ndarray]:
         """d(value)/dt at the newest stamp [value unit / s]; None until the buffer is full."""
-        if not self.ready:
+        if self._count != self.window:
             return None
-        stamps = np.fromiter(self._stamps, dtype=float, count=self.window)
+        start = self._next
+        values = self._values[start:start + self.window]
+        if self._even_run >= self.window - 1:
+            # The period is the mean interval of the whole even run: the rounding of each stamp
+            # shrinks with the run's length instead of scaling every rate.
+            period = (self._last - self._run_start) / self._even_run
+            return self._even_weights.dot(values) * (1.0 / (period * (self.window - 1)))
+        stamps = self._stamps[start:start + self.window]
         span = stamps[-1] - stamps[0]
-        local = (stamps - stamps[-1]) / span
-        vandermonde = np.vander(local, self.degree + 1, increasing=True)
-        coefficients, *_ = np.linalg.lstsq(vandermonde, np.stack(self._values), rcond=None)
-        return coefficients[1] / span
+        return self._weights((stamps - stamps[-1]) / span).dot(values) / span
+
+    def _weights(self, local_times: np.ndarray) -> np.ndarray:
+        """w with Σ wᵢ xᵢ = derivative at t = 0 of the least-squares polynomial through
+        (tᵢ, xᵢ), for times ``local_times`` in [−1, 0] (row 1 of the fit's pseudo-inverse)."""
+        vandermonde = local_times[:, None] ** self._powers
+        if self.degree <= self.NORMAL_EQUATIONS_DEGREE:
+            return vandermonde.dot(_solve_symmetric((vandermonde.T @ vandermonde).tolist(), 1))
+        return np.linalg.lstsq(vandermonde.T, self._unit_derivative, rcond=None)[0]
+
+
+def _solve_symmetric(matrix: list, unit_index: int) -> list:
+    """y with matrix · y = e_unit_index for a small symmetric positive definite matrix (lists),
+    by Gaussian elimination in plain floats (numpy's solver costs more than the arithmetic
+    at this size)."""
+    size = len(matrix)
+    rows = [row + [1.0 if i == unit_index else 0.0] for i, row in enumerate(matrix)]
+    for pivot in range(size):
+        head = rows[pivot]
+        for row in rows[pivot + 1:]:
+            factor = row[pivot] / head[pivot]
+            for column in range(pivot, size + 1):
+                row[column] -= factor * head[column]
+    solution = [0.0] * size
+    for i in range(size - 1, -1, -1):
+        row = rows[i]
+        solution[i] = (row[size] - sum(row[j] * solution[j] for j in range(i + 1, size))) / row[i]
+    return solution
