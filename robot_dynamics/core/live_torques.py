@@ -10,6 +10,10 @@ a recent value computes, in ``robot.joint_names`` order:
 * ``external`` τ_measured − τ_inverse_dynamics when every joint has a recent effort
   (the signal used for collision detection and hand guiding).
 
+With an :class:`~robot_dynamics.core.effort_model.EffortModel`, efforts that are motor
+currents or motor-side torques are turned into joint torques on intake: ``efforts`` and
+``external`` of every :class:`TorqueSample` are then joint torques.
+
 Units: N·m for revolute, N for prismatic joints; stamps in seconds. Floating-base models
 are evaluated with the base at rest at the identity pose (joint torques only).
 """
@@ -24,6 +28,7 @@ import pinocchio as pin
 
 from robot_dynamics.core import dynamics
 from robot_dynamics.core.differentiation import CausalDifferentiator
+from robot_dynamics.core.effort_model import EffortModel
 from robot_dynamics.core.joint_states import EFFORT, POSITION, VELOCITY, JointStateMerger
 from robot_dynamics.core.model import RobotModel
 
@@ -47,7 +52,11 @@ class LiveTorqueEstimator:
     """Joint states in, torques out; one instance per model (not thread-safe: one stream)."""
 
     def __init__(self, robot: RobotModel, stale_timeout: float = 0.1, acceleration_mode: str = 'estimated',
-                 acceleration_window: int = 15, merger: Optional[JointStateMerger] = None):
+                 acceleration_window: int = 15, merger: Optional[JointStateMerger] = None,
+                 effort_model: Optional[EffortModel] = None):
+        """``effort_model``: what the efforts mean (None: joint torques); raises
+        :class:`~robot_dynamics.core.effort_model.EffortModelError` when it names a joint the
+        robot lacks."""
         if acceleration_mode not in ACCELERATION_MODES:
             raise ValueError(f'acceleration_mode must be one of {ACCELERATION_MODES}, got {acceleration_mode!r}')
         if not 0.0 < stale_timeout < math.inf:
@@ -63,6 +72,7 @@ class LiveTorqueEstimator:
         # Joint vectors are pinocchio's q and v as they are: no configuration mapping needed.
         self._direct = robot.model.nq == robot.model.nv == robot.num_joints and not robot.mimic_joint_names
         self._pinocchio = robot.model, robot.data
+        self._effort_model = self._used_effort_model(effort_model)
 
     def update(self, names: Sequence[str], positions: Sequence[float], velocities: Sequence[float],
                efforts: Sequence[float], stamp: float) -> Optional[TorqueSample]:
@@ -82,6 +92,8 @@ class LiveTorqueEstimator:
         q = values[POSITION]
         v = values[VELOCITY] if have_velocity else None
         efforts_now = values[EFFORT] if have_effort else None
+        if efforts_now is not None and self._effort_model is not None:
+            efforts_now = self._effort_model.joint_torques(efforts_now, values[VELOCITY])
         a = self.differentiator.update(stamp, v) if have_velocity and self._estimate_acceleration else self._zeros
         if self._direct:  # both calls return new arrays (the bindings copy data.g and data.tau out)
             model, data = self._pinocchio
@@ -91,6 +103,13 @@ class LiveTorqueEstimator:
             gravity, inverse = self._mapped_torques(q, self._zeros if v is None else v, a)
         external = None if efforts_now is None else efforts_now - inverse
         return TorqueSample(stamp, q, v, efforts_now, gravity, inverse, external)
+
+    def _used_effort_model(self, effort_model: Optional[EffortModel]) -> Optional[EffortModel]:
+        """``effort_model`` in the robot's joint order, or None when efforts already are torques."""
+        if effort_model is None:
+            return None
+        ordered = effort_model.for_joints(self.robot.joint_names)
+        return None if ordered.is_identity else ordered
 
     def _mapped_torques(self, positions: np.ndarray, velocities: np.ndarray, accelerations: np.ndarray) -> tuple:
         """g and inverse dynamics for models whose joint vectors are not pinocchio's q, v

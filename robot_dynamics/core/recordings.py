@@ -4,6 +4,8 @@ Formats:
 
 * CSV: header ``time``, then per joint ``<joint>/position``, ``<joint>/velocity``,
   ``<joint>/effort``; one row per sample; time in s, SI values (rad, rad/s, N·m).
+  Efforts that are motor currents or motor-side torques are turned into joint torques by an
+  :class:`~robot_dynamics.core.effort_model.EffortModel` (``read_recording(effort_model=...)``).
 * rosbag2 (sqlite3 or mcap storage, read with the ``rosbags`` library, no ROS needed):
   ``sensor_msgs/JointState`` messages, merged by joint name like the live node (several
   drivers may each publish a subset); the stamp is the header stamp (the bag receive time
@@ -19,13 +21,16 @@ import csv
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import TYPE_CHECKING, Optional, Sequence
 
 import numpy as np
 
 from robot_dynamics.core.errors import JointStateError
 from robot_dynamics.core.joint_states import JointStateMerger
 from robot_dynamics.core.signals import Recording, RecordingError
+
+if TYPE_CHECKING:
+    from robot_dynamics.core.effort_model import EffortModel
 
 _FIELDS = ('position', 'velocity', 'effort')
 _PANDA_FILES = ('exciting_traj_time.txt', 'exciting_traj_positions.txt', 'exciting_traj_velocity.txt',
@@ -250,14 +255,21 @@ def _not_utf8(path: Path, error: UnicodeDecodeError) -> RecordingError:
     return RecordingError(f'cannot read {path}: not UTF-8 text ({error.reason}); save it as UTF-8')
 
 
-def read_recording(path, **kw) -> Recording:
+def read_recording(path, effort_model: Optional['EffortModel'] = None, **kw) -> Recording:
     """Read any supported recording, chosen by extension or directory content.
 
     ``.csv`` → :func:`read_csv`; ``.mcap``/``.db3`` or a rosbag2 directory → :func:`read_rosbag`;
     a directory with ``exciting_traj_time.txt`` → :func:`read_panda_gaz2019`. ``kw`` go to
-    the reader (``joint_names``; ``topic`` for bags).
+    the reader (``joint_names``; ``topic`` for bags). With ``effort_model``
+    (:class:`~robot_dynamics.core.effort_model.EffortModel`), the efforts the file holds
+    (currents, motor torques) are returned as joint torques [N·m].
     """
-    path = Path(path)
+    recording = _read_any(Path(path), **kw)
+    return recording if effort_model is None else effort_model.converted(recording)
+
+
+def _read_any(path: Path, **kw) -> Recording:
+    """:func:`read_recording` without the effort conversion."""
     if path.is_dir():
         if (path / _PANDA_FILES[0]).is_file():
             recording = read_panda_gaz2019(path)

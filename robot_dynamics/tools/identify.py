@@ -1,7 +1,8 @@
 """Identify the whole robot's dynamic parameters (base + friction, physically consistent URDF) from a recording.
 
 Reads a recording (rosbag2, CSV or the Panda Gaz 2019 folder; bag messages the merger
-refuses are counted per reason on stderr), cleans and filters it, fits the base parameters
+refuses are counted per reason on stderr), turns its efforts into joint torques when
+``--effort-model`` says they are motor currents or motor torques, cleans and filters it, fits the base parameters
 (OLS then WLS) on the first part and scores the torque prediction on the held-out rest, then
 fits physically consistent link parameters
 (J(π_i) ⪰ 0, prior = the URDF) and writes an identified URDF plus a friction YAML.
@@ -26,6 +27,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     source.add_argument('--csv', help='CSV: time, <joint>/position, <joint>/velocity, <joint>/effort')
     source.add_argument('--panda-dir', help='folder with the Gaz et al. 2019 exciting_traj_*.txt files')
     parser.add_argument('--topic', default='/joint_states', help='JointState topic in the bag (default %(default)s)')
+    parser.add_argument('--effort-model', metavar='FILE.yaml',
+                        help='per-joint meaning of the recorded efforts (torque, current, motor_torque) with '
+                             'k_t, gear ratio and efficiency; default: efforts are joint torques')
     parser.add_argument('--friction', default='viscous,coulomb,offset',
                         help='comma-separated per-joint terms from viscous,coulomb,offset, or "none" '
                              '(default %(default)s)')
@@ -88,6 +92,7 @@ def _run(args: argparse.Namespace) -> int:
     import numpy as np
 
     from robot_dynamics.core import identification as ident
+    from robot_dynamics.core.effort_model import load_effort_model
     from robot_dynamics.core.model import RobotModel
     from robot_dynamics.core.recordings import read_panda_gaz2019, read_recording
     from robot_dynamics.core.signals import clean_recording, prepare_for_identification
@@ -95,6 +100,9 @@ def _run(args: argparse.Namespace) -> int:
     robot = RobotModel.from_urdf_file(args.urdf)
     friction = '' if args.friction.strip().lower() == 'none' else args.friction
     terms = ident.ModelTerms.parse(friction, args.rotor_inertia)
+    effort_model = load_effort_model(args.effort_model)
+    if effort_model is not None:
+        effort_model = effort_model.for_joints(robot.joint_names)  # refuses joints the model lacks, before reading
     if args.panda_dir:
         recording = read_panda_gaz2019(args.panda_dir)
     elif args.bag:
@@ -105,6 +113,8 @@ def _run(args: argparse.Namespace) -> int:
     if rejected:
         print(f'identify: {args.bag}: {rejected}', file=sys.stderr)
     recording = recording.select_joints(robot.joint_names)
+    if effort_model is not None:
+        recording = effort_model.converted(recording)
     _, cleaning = clean_recording(recording)
     data = prepare_for_identification(recording, period=args.period, cutoff_hz=args.cutoff, max_gap=args.max_gap)
     split = args.split_time if args.split_time is not None else \

@@ -1,7 +1,8 @@
 """Identify a payload (mass, CoM, inertia with 1σ) from a recorded bag or CSV of joint states.
 
 Reads sensor_msgs/JointState from a rosbag2 (sqlite3 or mcap; directory or file) or a CSV
-(header ``time`` then ``<joint>/position``, ``<joint>/velocity``, ``<joint>/effort``), removes
+(header ``time`` then ``<joint>/position``, ``<joint>/velocity``, ``<joint>/effort``; efforts
+that are motor currents or motor torques are converted with ``--effort-model``), removes
 the robot's own torques with the URDF or, better, with a baseline recording of the same
 motion without the payload (the two need not start and stop together: the stretch both
 cover is used, and the output says how much), and fits the payload of ``--payload-link``. Bag messages the
@@ -31,6 +32,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                             'Gaz 2019 Panda data folder)')
     parser.add_argument('--baseline', help='the same motion recorded without the payload (bag or CSV)')
     parser.add_argument('--topic', default='/joint_states', help='JointState topic in bags (default %(default)s)')
+    parser.add_argument('--effort-model', metavar='FILE.yaml',
+                        help='per-joint meaning of the recorded efforts (torque, current, motor_torque) with '
+                             'k_t, gear ratio and efficiency, applied to the recording and the baseline; '
+                             'default: efforts are joint torques')
     parser.add_argument('--payload-link', help='link or frame the payload is fixed to, e.g. tool0 '
                                                '(default: the last frame of the model)')
     parser.add_argument('--mode', choices=('auto', 'full', 'mass_com'), default='auto',
@@ -50,6 +55,7 @@ def run(args: argparse.Namespace) -> int:
     import yaml
 
     from robot_dynamics.core import recordings
+    from robot_dynamics.core.effort_model import load_effort_model
     from robot_dynamics.core.errors import RobotDynamicsError
     from robot_dynamics.core.model import RobotModel
     from robot_dynamics.core.payload import PayloadOptions, default_payload_link, identify_payload
@@ -62,8 +68,11 @@ def run(args: argparse.Namespace) -> int:
         if not args.payload_link and not robot.joint_names:
             raise ValueError(f'model "{robot.name}" has no moving link: give --payload-link')
         link = args.payload_link or default_payload_link(robot)
-        recording = _read(recordings, args.bag or args.csv or args.recording, robot, args.topic)
-        baseline = _read(recordings, args.baseline, robot, args.topic) if args.baseline else None
+        effort_model = load_effort_model(args.effort_model)
+        if effort_model is not None:
+            effort_model = effort_model.for_joints(robot.joint_names)  # refuses joints the model lacks
+        recording = _read(recordings, args.bag or args.csv or args.recording, robot, args.topic, effort_model)
+        baseline = _read(recordings, args.baseline, robot, args.topic, effort_model) if args.baseline else None
         options = PayloadOptions(cutoff_hz=args.cutoff_hz, max_condition_number=args.max_condition_number)
         report = identify_payload(robot, recording, link, args.mode, baseline, options)
     except (RobotDynamicsError, OSError, ValueError, ArithmeticError) as error:
@@ -87,13 +96,14 @@ def run(args: argparse.Namespace) -> int:
     return 0 if report.success else 2
 
 
-def _read(recordings, path, robot, topic):
-    """A recording in model joint order (``topic`` applies to bags only)."""
+def _read(recordings, path, robot, topic, effort_model=None):
+    """A recording in model joint order with joint torques as efforts (``topic`` applies to bags
+    only; ``effort_model`` converts currents / motor torques)."""
     from pathlib import Path
 
     is_bag = Path(path).suffix.lower() in ('.mcap', '.db3') or (Path(path) / 'metadata.yaml').is_file()
     extra = {'topic': topic} if is_bag else {}
-    recording = recordings.read_recording(path, joint_names=robot.joint_names, **extra)
+    recording = recordings.read_recording(path, effort_model, joint_names=robot.joint_names, **extra)
     rejected = recording.rejection_summary()
     if rejected:  # bag messages refused by the merger (NaN, out of range, out of order...)
         print(f'identify-payload: {path}: {rejected}', file=sys.stderr)
