@@ -97,7 +97,7 @@ def test_transient_local_description_before_start_then_hot_swap_and_invalid(ros)
 
 def test_bad_messages_are_counted_and_survived_and_external_torque_is_zero_for_model_effort(ros):
     robot = RobotModel.from_urdf_file(ARM_URDF)
-    node = make_node(robot_description=ARM_TEXT, acceleration_mode='zero')
+    node = make_node(robot_description=ARM_TEXT, acceleration_mode='zero', external_torque_method='inverse_dynamics')
     names = list(robot.joint_names)
     positions = np.array([0.1, -0.5, 0.2, -2.0, 0.3, 1.5, 0.4])
     velocities = np.array([0.2, -0.1, 0.3, 0.1, -0.2, 0.1, 0.5])
@@ -420,7 +420,8 @@ def test_external_torques_are_withheld_without_fresh_efforts(ros):
     velocities = np.array([0.2, -0.1, 0.3, 0.1, -0.2, 0.1, 0.5])
     _, model_torque = reference_torques(robot, positions, velocities)
     efforts = model_torque + 0.5
-    node = make_node(robot_description=ARM_TEXT, acceleration_mode='zero', stale_timeout=0.1)
+    node = make_node(robot_description=ARM_TEXT, acceleration_mode='zero', stale_timeout=0.1,
+                     external_torque_method='inverse_dynamics')
     with ros(node) as harness:
         topic = f'/{node.get_name()}'
         gravity_out = harness.collect(JointState, f'{topic}/gravity_torques', SENSOR_QOS)
@@ -462,6 +463,6 @@ def test_external_torques_are_withheld_without_fresh_efforts(ros):
         assert stamps_of(gravity_out) == stamps_of(inverse_out) == [1.0, 1.02, 1.04, 1.04, 2.0, 2.05, 2.5, 3.0]
         # Reliable, in order on each topic: an external torque for any other input would have come before 3.0.
         assert stamps_of(external_out) == [2.0, 2.05, 3.0]
-        for message in external_out:  # measured effort − inverse dynamics of the same state
-            np.testing.assert_allclose(message.effort, np.full(7, 0.5), atol=1e-9)
+        for message in external_out:  # inverse dynamics − measured effort of the same state (J^T F)
+            np.testing.assert_allclose(message.effort, np.full(7, -0.5), atol=1e-9)
         np.testing.assert_allclose(inverse_out[-1].effort, model_torque, atol=1e-9)

@@ -303,3 +303,75 @@ def test_simulated_motion_matches_mujoco_integrating_the_same_torques():
         np.testing.assert_allclose(data.qvel, sample.velocities, atol=1e-5)
         data.qfrc_applied[:] = sample.efforts
         mujoco.mj_step(model, data)
+
+
+# ---------------------------------------------------------------------- external wrench (the truth)
+def _rnea_external_torques(robot: RobotModel, q: np.ndarray, link: str, wrench: np.ndarray) -> np.ndarray:
+    """Joint torques of a wrench on ``link`` (its frame, at its origin) by RNEA with f_ext, not the Jacobian."""
+    model, data, zero = robot.model, robot.model.createData(), np.zeros(robot.model.nv)
+    forces = pin.StdVec_Force()
+    forces.extend([pin.Force.Zero() for _ in range(model.njoints)])
+    frame = model.frames[model.getFrameId(link)]
+    forces[frame.parentJoint] = frame.placement.act(pin.Force(wrench[:3], wrench[3:]))
+    return pin.rnea(model, data, q, zero, zero) - pin.rnea(model, data, q, zero, zero, forces)
+
+
+def test_external_wrench_enters_the_forward_dynamics_as_jacobian_transpose_force():
+    robot = arm()
+    simulation = ArmSimulation(robot, scripted_excitation(robot))
+    for _ in range(300):
+        simulation.advance()
+    wrench = np.array([4.0, -12.0, 7.0, 0.4, -0.3, 0.2])
+    simulation.set_external_wrench('fr3_link5', wrench[:3], wrench[3:])
+    first, second = simulation.advance(), simulation.advance()
+    q, v = robot.configuration(first.positions), robot.tangent(first.velocities)
+    np.testing.assert_allclose(first.external_torques, _rnea_external_torques(robot, q, 'fr3_link5', wrench),
+                               rtol=1e-9, atol=1e-9)
+    acceleration = (second.velocities - first.velocities) / simulation.step_size
+    mass_matrix = pin.crba(robot.model, robot.data, q)
+    mass_matrix = np.triu(mass_matrix) + np.triu(mass_matrix, 1).T
+    bias = pin.nonLinearEffects(robot.model, robot.data, q, v)
+    np.testing.assert_allclose(first.efforts + first.external_torques, mass_matrix @ acceleration + bias,
+                               rtol=1e-9, atol=1e-9)
+    simulation.set_external_wrench('fr3_link5', np.zeros(3), np.zeros(3))
+    assert simulation.advance().external_torques is None and simulation.external_wrench is None
+
+
+def test_external_wrench_refuses_unknown_links_and_non_finite_values():
+    simulation = ArmSimulation(arm(), scripted_excitation(arm()))
+    with pytest.raises(SimulationError, match='not a frame'):
+        simulation.set_external_wrench('nowhere', [1.0, 0.0, 0.0], [0.0, 0.0, 0.0])
+    with pytest.raises(SimulationError, match='finite'):
+        simulation.set_external_wrench('tool0', [math.nan, 0.0, 0.0], [0.0, 0.0, 0.0])
+    with pytest.raises(SimulationError, match='fixed to the world'):
+        simulation.set_external_wrench(simulation.robot.model.frames[1].name, [1.0, 0.0, 0.0], [0.0, 0.0, 0.0])
+
+
+def test_external_wrench_command_through_the_node_publishes_the_applied_truth(ros):
+    from geometry_msgs.msg import WrenchStamped
+    node = sim_node('/sim_w', effort_noise=0.0, velocity_noise=0.0)
+    with ros(node) as harness:
+        wrenches = harness.collect(WrenchStamped, '/sim_w/sim_robot/true_external_wrench', SENSOR_QOS)
+        torques = harness.collect(JointState, '/sim_w/sim_robot/true_external_torques', SENSOR_QOS)
+        states = harness.collect(JointState, '/sim_w/joint_states', SENSOR_QOS)
+        assert wait_for(lambda: len(torques) >= 20 and len(states) >= 20, 10.0)
+        assert not np.any([m.effort for m in torques[:10]])  # nothing pushes yet
+        command = harness.probe.create_publisher(WrenchStamped, '/sim_w/sim_robot/external_wrench_command', 10)
+        push = WrenchStamped()
+        push.header.frame_id = 'nowhere'  # refused, logged; the node keeps running
+        command.publish(push)
+        push.header.frame_id = 'tool0'
+        push.wrench.force.x, push.wrench.force.z, push.wrench.torque.y = 10.0, -5.0, 0.5
+        assert wait_for(lambda: harness.probe.count_subscribers('/sim_w/sim_robot/external_wrench_command') > 0, 5.0)
+        command.publish(push)
+        assert wait_for(lambda: any(m.header.frame_id == 'tool0' and m.wrench.force.x == 10.0 for m in wrenches), 10.0)
+        pushed = next(m for m in torques if np.any(m.effort))
+        state = next(m for m in states if m.header.stamp == pushed.header.stamp)
+        robot = arm()
+        expected = _rnea_external_torques(robot, robot.configuration(np.array(state.position)), 'tool0',
+                                          np.array([10.0, 0.0, -5.0, 0.0, 0.5, 0.0]))
+        np.testing.assert_allclose(pushed.effort, expected, rtol=1e-9, atol=1e-9)
+        command.publish(WrenchStamped())  # zero: removed
+        count = len(torques)
+        assert wait_for(lambda: len(torques) > count + 5 and not np.any(torques[-1].effort), 10.0)
+    assert wrenches[-1].wrench.force.x == 0.0

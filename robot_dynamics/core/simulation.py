@@ -5,8 +5,10 @@
   computed-torque control. The control model is the simulated plant itself (hidden payload
   included), so tracking is near perfect and a run with and a run without the payload
   follow the same motion. Each :class:`JointSample` holds (q_k, q̇_k, τ_k) of the step start,
-  where τ_k is the torque applied during that step, so τ_k = M(q_k) q̈_k + h(q_k, q̇_k)
-  exactly: the effort a perfect joint torque sensor would report.
+  where τ_k is the torque applied during that step, so τ_k + τ_ext,k = M(q_k) q̈_k + h(q_k, q̇_k)
+  exactly: τ_k is the effort a perfect joint torque sensor would report. An external wrench
+  (:meth:`ArmSimulation.set_external_wrench`) pushes a link; the controller does not know
+  it, and τ_ext,k = J(q_k)ᵀ F is in the sample as the truth.
 * :class:`StanceMotion` — a floating-base robot moved *kinematically*: a scripted base sway
   over feet that stay fixed on the ground, joint positions from leg inverse kinematics and
   joint velocities that keep the feet still. No contact forces, no dynamics: it feeds CoM,
@@ -48,6 +50,22 @@ class JointSample:
     positions: np.ndarray
     velocities: np.ndarray
     efforts: np.ndarray
+    external_torques: Optional[np.ndarray] = None
+    """J(q)ᵀ F [N·m] of the external wrench applied during the step; None without one."""
+
+
+@dataclass(frozen=True)
+class ExternalWrench:
+    """A wrench on ``link`` at its frame origin, in its frame: ``force`` [N], ``moment`` [N·m]."""
+
+    link: str
+    force: np.ndarray
+    moment: np.ndarray
+
+    @property
+    def wrench(self) -> np.ndarray:
+        """(force, moment): pinocchio's (linear, angular) order."""
+        return np.concatenate([self.force, self.moment])
 
 
 @dataclass(frozen=True)
@@ -132,6 +150,8 @@ class ArmSimulation:
         self.step_size = float(step)
         omega = 2.0 * math.pi * bandwidth_hz
         self._stiffness, self._damping = omega * omega, 2.0 * omega
+        self.external_wrench: Optional[ExternalWrench] = None
+        self._wrench_frame: Optional[int] = None
         self.reset()
 
     def set_payload(self, link: str, payload: Optional[InertialParameters]) -> None:
@@ -141,6 +161,54 @@ class ArmSimulation:
             self.robot.detach_payload()
         else:
             self.robot.attach_payload(link, payload)
+
+    def set_external_wrench(self, link: str, force: Sequence[float], moment: Sequence[float]) -> None:
+        """Push ``link`` from the next step on with ``force`` [N] and ``moment`` [N·m], both in
+        ``link``'s frame, applied at its origin; an all-zero wrench removes the push."""
+        force, moment = np.asarray(force, dtype=float).reshape(-1), np.asarray(moment, dtype=float).reshape(-1)
+        if force.shape != (3,) or moment.shape != (3,) or not np.all(np.isfinite(np.concatenate([force, moment]))):
+            raise SimulationError('an external wrench needs a finite force (3 values, N) and moment (3 values, N·m)')
+        if not np.any(force) and not np.any(moment):
+            self.external_wrench, self._wrench_frame = None, None
+            return
+        model = self.robot.model
+        if not model.existFrame(link):
+            raise SimulationError(f'external wrench link "{link}" is not a frame of model "{self.robot.name}"')
+        frame_id = model.getFrameId(link)
+        if model.frames[frame_id].parentJoint == 0:
+            raise SimulationError(f'external wrench link "{link}" is fixed to the world: nothing would move')
+        self.external_wrench, self._wrench_frame = ExternalWrench(link, force, moment), frame_id
+
+    def external_torques(self, q_model: np.ndarray) -> Optional[np.ndarray]:
+        """J(q)ᵀ F [N·m] (reduced joint order) of the applied external wrench, None without one."""
+        if self.external_wrench is None:
+            return None
+        robot = self.robot
+        jacobian = pin.computeFrameJacobian(robot.model, robot.data, q_model, self._wrench_frame, pin.LOCAL)
+        return robot.reduce(jacobian.T @ self.external_wrench.wrench)
+
+    def _external_forces(self) -> pin.StdVec_Force:
+        """The applied wrench as pinocchio joint forces (in the frame's parent-joint frame) for aba."""
+        model = self.robot.model
+        forces = pin.StdVec_Force()
+        forces.extend([pin.Force.Zero() for _ in range(model.njoints)])
+        frame = model.frames[self._wrench_frame]
+        wrench = self.external_wrench
+        forces[frame.parentJoint] = frame.placement.act(pin.Force(wrench.force, wrench.moment))
+        return forces
+
+    def _accelerations(self, q_model: np.ndarray, v_model: np.ndarray, torque: np.ndarray,
+                       external: Optional[np.ndarray]) -> np.ndarray:
+        """q̈ of the plant under ``torque`` and the external wrench (pinocchio aba with f_ext)."""
+        robot = self.robot
+        if external is None:
+            return dynamics.forward_dynamics(robot, q_model, v_model, torque)
+        if robot.mimic_joint_names:  # aba runs on the full joint set: push through the reduced torques instead
+            return dynamics.forward_dynamics(robot, q_model, v_model, torque + external)
+        accelerations = pin.aba(robot.model, robot.data, q_model, v_model, torque, self._external_forces()).copy()
+        if not np.all(np.isfinite(accelerations)):
+            raise SimulationError(f'model "{robot.name}": forward dynamics is not finite under the external wrench')
+        return accelerations
 
     def reset(self) -> None:
         """Restart the motion at the trajectory's start pose, at rest, time 0."""
@@ -169,8 +237,9 @@ class ArmSimulation:
         robot = self.robot
         q_model, v_model = robot.configuration(q), robot.tangent(v)
         torque = dynamics.inverse_dynamics(robot, q_model, v_model, robot.tangent(command))
-        acceleration = dynamics.forward_dynamics(robot, q_model, v_model, torque)
-        sample = JointSample(time, q.copy(), v.copy(), torque.copy())
+        external = self.external_torques(q_model)
+        acceleration = self._accelerations(q_model, v_model, torque, external)
+        sample = JointSample(time, q.copy(), v.copy(), torque.copy(), external)
         self._v = v + self.step_size * acceleration
         self._q = q + self.step_size * self._v
         self._steps += 1

@@ -1,0 +1,64 @@
+"""`robot_dynamics external-wrench` on a recorded bag of the simulated arm pushed at its tool
+(the push is the reference)."""
+import csv
+
+import numpy as np
+import pytest
+
+from robot_dynamics.cli import main
+from robot_dynamics.core.model import RobotModel
+from robot_dynamics.core.recordings import write_rosbag
+from robot_dynamics.core.signals import Recording
+from robot_dynamics.core.simulation import ArmSimulation, scripted_excitation
+from robot_dynamics.models import ARM_URDF
+
+PUSH = np.array([6.0, -9.0, 4.0, 0.2, 0.0, -0.3])
+
+
+@pytest.fixture(scope='module')
+def pushed_bag(tmp_path_factory):
+    """2 s of the arm at 250 Hz, pushed at tool0 from 1 s on."""
+    robot = RobotModel.from_urdf_file(ARM_URDF)
+    simulation = ArmSimulation(robot, scripted_excitation(robot))
+    samples = []
+    for step in range(2000):
+        if step == 1000:
+            simulation.set_external_wrench('tool0', PUSH[:3], PUSH[3:])
+        sample = simulation.advance()
+        if step % 4 == 0:
+            samples.append(sample)
+    recording = Recording(np.array([s.time for s in samples]) + 10.0, [s.positions for s in samples],
+                          [s.velocities for s in samples], [s.efforts for s in samples], robot.joint_names)
+    path = tmp_path_factory.mktemp('bags') / 'pushed'
+    write_rosbag(path, recording)
+    return path
+
+
+def test_cli_recovers_the_push_from_a_bag(pushed_bag, tmp_path):
+    output = tmp_path / 'wrench.csv'
+    assert main(['external-wrench', '--urdf', str(ARM_URDF), '--bag', str(pushed_bag), '--frame', 'tool0',
+                 '--gain', '100', '--output', str(output)]) == 0
+    with open(output, newline='') as handle:
+        rows = list(csv.DictReader(handle))
+    assert len(rows) == 500 and rows[0]['force_x'] == ''  # the first sample starts the observer
+    columns = ['force_x', 'force_y', 'force_z', 'torque_x', 'torque_y', 'torque_z']
+    free = np.array([[float(row[c]) for c in columns] for row in rows[1:250]])
+    settled = np.array([[float(row[c]) for c in columns] for row in rows[300:]])  # 0.2 s = 20/K after the push
+    assert np.max(np.abs(free)) < 0.1
+    # noise-free; what remains is the trapezoid rule over 4 ms samples of a plant stepped every 1 ms
+    error = np.abs(settled.mean(axis=0) - PUSH)
+    assert np.all(error[:3] < 0.15) and np.all(error[3:] < 0.03), error
+    assert {row['identifiable'] for row in rows[1:]} == {'6'}
+
+
+def test_cli_names_an_unknown_frame_and_exits_1(pushed_bag, capsys):
+    assert main(['external-wrench', '--urdf', str(ARM_URDF), '--bag', str(pushed_bag), '--frame', 'nowhere']) == 1
+    assert 'nowhere' in capsys.readouterr().err
+
+
+def test_cli_refuses_a_bad_friction_file(pushed_bag, tmp_path, capsys):
+    friction = tmp_path / 'friction.yaml'
+    friction.write_text('joints:\n  elbow: {viscous: 1.0}\n')
+    assert main(['external-wrench', '--urdf', str(ARM_URDF), '--bag', str(pushed_bag), '--friction-file',
+                 str(friction)]) == 1
+    assert 'not in the model' in capsys.readouterr().err
