@@ -16,11 +16,35 @@ import pytest  # noqa: E402
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / 'shared' / 'data'
 
 
+@pytest.fixture(scope='session', autouse=True)
+def nothing_left_behind():
+    """After the session: no node process this run started still runs, and no Fast DDS
+    shared-memory file used by this run's processes is left in /dev/shm (files only other runs
+    used are never counted or touched; see :mod:`robot_dynamics.tools.processes`).
+
+    Everything left is removed. A participant's segment is removed by Fast DDS itself when the
+    participant ends in order, so a segment left means a process died without its instrument
+    cleaning up: that fails the session. A port file outlives even an orderly end when its other
+    users ended first; those are only removed."""
+    from robot_dynamics.tools import processes
+    tracker = processes.DdsFileTracker()
+    yield tracker
+    tracker.stop()
+    stray = processes.stop_stray_node_processes(os.getpid())
+    removed = tracker.remove_leftovers()
+    assert not stray, f'node processes still running after the session (stopped now): {stray}'
+    segments = [name for name in removed if processes.is_segment(name)]
+    assert not segments, f'Fast DDS segments left by this run (removed now): {segments}'
+
+
 @pytest.fixture(scope='session')
 def ros():
     """rclpy initialised once for the session; yields a :class:`ros_harness.RosHarness` factory."""
     import rclpy
     from ros_harness import RosHarness
+    from robot_dynamics.tools import processes
     rclpy.init()
     yield RosHarness
+    owned = processes.dds_files_of(os.getpid())
     rclpy.try_shutdown()
+    processes.remove_unused_dds_files(owned, ports=False)

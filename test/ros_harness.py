@@ -9,6 +9,7 @@ from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 
 from robot_dynamics.tools.reliability import wait_for  # also imported by the tests from here
+from robot_dynamics.tools.processes import start_node_process, stop_node_process  # noqa: F401  node processes that end with the test run
 
 
 class RosHarness:

@@ -28,7 +28,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Iterator, Optional, Sequence
 
 from robot_dynamics.core.errors import RobotDynamicsError
-from robot_dynamics.tools import bench
+from robot_dynamics.tools import bench, processes
 
 NODE_MODULES = {'dynamics': 'robot_dynamics.ros.dynamics_node', 'centroidal': 'robot_dynamics.ros.centroidal_node'}
 VALID = 'valid'
@@ -242,8 +242,10 @@ def fuzz_node(urdf: str, count: int = 5000, seed: int = 1, rate: float = 1000.0)
     messages = list(fuzzed_joint_states(names, count, seed))
     expected = Counter(m.expected for m in messages if m.expected != VALID)
     valid_stamps = {m.stamp_ns for m in messages if m.expected == VALID}
+    # As deep as the node's input queue: on a busy machine the node falls behind and catches up
+    # instead of the publisher's history dropping inputs uncounted.
     with _NodeUnderTest('dynamics', ['-p', f'urdf_file:={urdf}', '-p', 'diagnostics_period:=0.2'],
-                        'inverse_dynamics_torques', urdf) as run:
+                        'inverse_dynamics_torques', urdf, deep_history=True) as run:
         diagnostics = run.watch_diagnostics()
 
         def publish(m: FuzzedJointState) -> None:
@@ -260,7 +262,8 @@ def fuzz_node(urdf: str, count: int = 5000, seed: int = 1, rate: float = 1000.0)
         for index, fuzzed in enumerate(messages):
             _sleep_until(started + index * period)
             publish(fuzzed)
-        wait_for(lambda: handled() >= count + len(primers), 10.0)
+        wait_for(lambda: handled() >= count + len(primers), 120.0)
+        bench._wait_for_stragglers(run.feeder, math.inf, quiet=1.0, limit=30.0)  # answers still on their way
         seconds = time.perf_counter() - started
         answered = {stamp for stamp, _ in run.feeder.received}
         counted = {key[len('rejected_'):]: int(value) for key, value in _input_values(diagnostics).items()
@@ -493,6 +496,7 @@ class DescriptionReport:
     model_kept: bool = True
     wrong_outputs: int = 0
     stream_answered_fraction: float = 1.0
+    stream: Optional['DescriptionStreamFigures'] = None
 
     @property
     def max_seconds(self) -> float:
@@ -503,11 +507,13 @@ class DescriptionReport:
 
     def summary(self) -> dict:
         by_outcome = Counter(o.outcome for o in self.outcomes)
+        stream = {'stream': asdict(self.stream)} if self.stream else {}
         return {'descriptions': len(self.outcomes), 'outcomes': dict(by_outcome),
                 'unexpected': [(o.category, o.expected, o.outcome, o.message[:120]) for o in self.unexpected()],
                 'max_seconds': self.max_seconds, 'rss_start_kib': self.rss_start_kib,
                 'rss_end_kib': self.rss_end_kib, 'node_alive': self.node_alive, 'model_kept': self.model_kept,
-                'wrong_outputs': self.wrong_outputs, 'stream_answered_fraction': self.stream_answered_fraction}
+                'wrong_outputs': self.wrong_outputs, 'stream_answered_fraction': self.stream_answered_fraction,
+                **stream}
 
 
 def screen_descriptions(corpus: Sequence[HostileDescription]) -> DescriptionReport:
@@ -532,55 +538,243 @@ def screen_descriptions(corpus: Sequence[HostileDescription]) -> DescriptionRepo
     return DescriptionReport(outcomes, rss_start, resident_kib(os.getpid()))
 
 
-def descriptions_node(urdf: str, corpus: Sequence[HostileDescription], rate: float = 200.0,
-                      timeout_per_description: float = 10.0) -> DescriptionReport:
-    """Publish every must-be-refused description of ``corpus`` on robot_description to a
-    dynamics_node process that streams torques for the good model ``urdf``; each must be
-    counted as rejected, and every output (~/gravity_torques) must be the good model's g(q)."""
+STREAM_ANSWERED_TARGET = 0.999
+"""Share of the joint states a node must answer while descriptions arrive (``bench descriptions``)."""
+STREAM_GAP_TARGET_MS = 50.0
+"""Longest time [ms] between two outputs of the stream while descriptions arrive."""
+
+
+@dataclass
+class DescriptionStreamFigures:
+    """The 1 kHz torque stream while descriptions arrive: share of inputs answered, longest
+    time between two outputs [ms], latency percentiles [ms], outputs that are not one model's
+    (``mixed``: joint names of no single model, or as many efforts as another model's joints)
+    or not its g(q) (``wrong``)."""
+
+    sent: int
+    answered_fraction: float
+    longest_gap_ms: float
+    p50_ms: float
+    p99_ms: float
+    max_ms: float
+    mixed_outputs: int
+    wrong_outputs: int
+
+    @property
+    def meets_targets(self) -> bool:
+        return (self.answered_fraction >= STREAM_ANSWERED_TARGET and self.longest_gap_ms <= STREAM_GAP_TARGET_MS
+                and not self.mixed_outputs and not self.wrong_outputs)
+
+
+def _wait_for_answers(feeder: 'bench.StreamFeeder', sent: list, quiet: float = 1.0, timeout: float = 10.0) -> None:
+    """Wait until ``feeder`` has an answer to every stamp ``sent``, or none came for ``quiet``
+    seconds (a backlog the node is still working through is answered, not lost)."""
+    deadline, last_count, last_change = time.monotonic() + timeout, -1, time.monotonic()
+    while time.monotonic() < deadline:
+        count = len(feeder.received)
+        if count != last_count:
+            last_count, last_change = count, time.monotonic()
+        elif time.monotonic() - last_change > quiet or count >= len(sent):
+            return
+        time.sleep(0.05)
+
+
+def _description_stream_figures(sent: list, feeder: 'bench.StreamFeeder', references: dict) -> DescriptionStreamFigures:
+    """:class:`DescriptionStreamFigures` of the answers ``feeder`` received to the stamps ``sent``;
+    ``references`` maps each model's joint-name tuple to its q ↦ g(q)."""
+    figures = bench._figures(sent, feeder.received)
+    sent_set = set(sent)
+    arrivals = sorted(arrival for stamp, arrival in feeder.received if stamp in sent_set)
+    gaps = [(b - a) * 1e-6 for a, b in zip(arrivals, arrivals[1:])]
+    mixed = sum(1 for _, names, efforts in feeder.messages if names not in references or len(efforts) != len(names))
+    return DescriptionStreamFigures(len(sent), _answered_fraction(sent, feeder.received), max(gaps, default=math.inf),
+                                    figures.p50_ms, figures.p99_ms, figures.max_ms, mixed,
+                                    _wrong_gravity_outputs(feeder, references))
+
+
+class _DescriptionPublisher:
+    """Publishes robot_description strings from a process of its own (:func:`publish_descriptions`),
+    so that serialising a 50 MB string never stalls the bench's own joint-state feed."""
+
+    def __init__(self, topic: str):
+        self.process = processes.start_node_process(
+            [sys.executable, '-c', 'from robot_dynamics.tools.reliability import publish_descriptions; '
+                                   f'publish_descriptions({topic!r})'], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        if self.process.stdout.readline().strip() != b'ready':
+            self.close()
+            raise ReliabilityRunError('the description publisher did not start')
+
+    def publish(self, text: str) -> None:
+        """Publish ``text``; returns once it is handed to the middleware."""
+        data = text.encode('utf-8', 'surrogatepass')
+        self.process.stdin.write(f'{len(data)}\n'.encode() + data)
+        self.process.stdin.flush()
+        if self.process.stdout.readline().strip() != b'sent':
+            raise ReliabilityRunError('the description publisher stopped')
+
+    def close(self) -> None:
+        try:
+            self.process.stdin.close()  # it publishes what it has, then ends
+            self.process.wait(timeout=10.0)
+        except (OSError, subprocess.TimeoutExpired):
+            self.process.kill()
+            self.process.wait()
+        self.process.stdout.close()
+
+
+def publish_descriptions(topic: str) -> None:
+    """The description publisher's process: per request on stdin (a line with the length in
+    bytes, then the UTF-8 text) one std_msgs/String on ``topic`` (transient local), answered
+    'sent' on stdout; ends when stdin closes."""
+    import signal
+
+    import rclpy
     from std_msgs.msg import String
 
     from robot_dynamics.ros.common import DESCRIPTION_QOS
 
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the bench ends it by closing stdin
+    rclpy.init()
+    node = rclpy.create_node(f'bench_descriptions_{os.getpid()}')
+    publisher = node.create_publisher(String, topic, DESCRIPTION_QOS)
+    out = sys.stdout.buffer
+    out.write(b'ready\n')
+    out.flush()
+    while True:
+        line = sys.stdin.buffer.readline()
+        if not line:
+            break
+        text = sys.stdin.buffer.read(int(line)).decode('utf-8', 'surrogatepass')
+        publisher.publish(String(data=text))
+        out.write(b'sent\n')
+        out.flush()
+    time.sleep(0.5)  # the last message's reliable delivery
+    node.destroy_node()
+    rclpy.try_shutdown()
+
+
+def descriptions_node(urdf: str, corpus: Sequence[HostileDescription], rate: float = 200.0,
+                      timeout_per_description: float = 10.0) -> DescriptionReport:
+    """Publish every must-be-refused description of ``corpus`` on robot_description to a
+    dynamics_node process that streams torques for the good model ``urdf`` at ``rate`` [Hz];
+    each must be counted as rejected, and every output (~/gravity_torques) must be the good
+    model's g(q). The stream's figures meanwhile: :class:`DescriptionStreamFigures`."""
     good_text = open(urdf, encoding='utf-8').read()
     refused = [case for case in corpus if case.expected == REJECTED]
+    references = {_joint_names(urdf): _gravity_reference(urdf)}
     outcomes = []
-    # The 50 MB description stalls the node for ~0.5 s: with a publisher as deep as the node's
-    # queue, what is measured is whether the node answers everything afterwards.
     with _NodeUnderTest('dynamics', ['-p', 'diagnostics_period:=0.05'], 'gravity_torques', urdf,
                         keep_messages=True, connect=False, deep_history=True) as run:
         diagnostics = run.watch_diagnostics()
-        description_pub = run.feeder.node.create_publisher(String, '/bench/robot_description', DESCRIPTION_QOS)
-        description_pub.publish(String(data=good_text))
-        run.feeder.wait_connected()
-        if not wait_for(lambda: _model_value(diagnostics, 'models_loaded') >= 1, 10.0):
-            raise ReliabilityRunError('the node never loaded the good description')
-        stream = run.stream_in_background(rate)
-        wait_for(lambda: bool(run.feeder.received), 10.0)
-        rss_start = resident_kib(run.process.pid)
-        for case in refused:
-            before = _model_value(diagnostics, 'descriptions_rejected')
-            started = time.perf_counter()
-            description_pub.publish(String(data=case.text))
-            counted = wait_for(lambda: _model_value(diagnostics, 'descriptions_rejected') > before,
-                            timeout_per_description)
-            outcomes.append(DescriptionOutcome(case.category, case.expected, REJECTED if counted else 'not_counted',
-                                               time.perf_counter() - started, ''))
-            if run.process.poll() is not None:
-                break
-        stream.stop()
+        descriptions = _DescriptionPublisher('/bench/robot_description')
+        try:
+            descriptions.publish(good_text)
+            run.feeder.wait_connected()
+            if not wait_for(lambda: _model_value(diagnostics, 'models_loaded') >= 1, 10.0):
+                raise ReliabilityRunError('the node never loaded the good description')
+            stream = run.stream_in_background(rate)
+            wait_for(lambda: bool(run.feeder.received), 10.0)
+            rss_start = resident_kib(run.process.pid)
+            for case in refused:
+                before = _model_value(diagnostics, 'descriptions_rejected')
+                started = time.perf_counter()
+                descriptions.publish(case.text)
+                counted = wait_for(lambda: _model_value(diagnostics, 'descriptions_rejected') > before,
+                                   timeout_per_description)
+                outcomes.append(DescriptionOutcome(case.category, case.expected,
+                                                   REJECTED if counted else 'not_counted',
+                                                   time.perf_counter() - started, ''))
+                if run.process.poll() is not None:
+                    break
+            stream.stop()
+            _wait_for_answers(run.feeder, stream.sent)
+        finally:
+            descriptions.close()
         rss_end = resident_kib(run.process.pid)
         alive = run.process.poll() is None
         kept = _model_value(diagnostics, 'models_loaded') == 1
-        wrong = _wrong_gravity_outputs(run.feeder, {_joint_names(urdf): _gravity_reference(urdf)})
-        answered = _answered_fraction(stream.sent, run.feeder.received)
-    return DescriptionReport(outcomes, rss_start, rss_end, alive, kept, wrong, answered)
+        figures = _description_stream_figures(stream.sent, run.feeder, references)
+    return DescriptionReport(outcomes, rss_start, rss_end, alive, kept, figures.wrong_outputs,
+                             figures.answered_fraction, figures)
+
+
+@dataclass
+class DescriptionScenarioReport:
+    """A description every ``interval_s`` while the stream runs: what the node made of them
+    (from its diagnostics) and the stream's figures."""
+
+    interval_s: float
+    descriptions: int
+    models_loaded: int
+    descriptions_rejected: int
+    node_alive: bool
+    stream: DescriptionStreamFigures
+    models_expected: int = 0
+    """Models the node would load if it handled every description (the first one included)."""
+    rejections_expected: int = 0
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def description_scenario_texts(good_text: str) -> list:
+    """One cycle of a tool-changing robot's descriptions, each with what the node must do:
+    the model again (nothing), one 20 MB too large (refused), a truncated one (refused), another
+    model (:func:`renamed_variant`: loaded), that again, garbage (refused), the first model (loaded)."""
+    variant = renamed_variant(good_text)
+    oversize = good_text.replace('</robot>', '<!--' + 'x' * 20_000_000 + '--></robot>')
+    return [(good_text, 'same'), (oversize, REJECTED), (good_text[:len(good_text) // 2], REJECTED),
+            (variant, ACCEPTED), (variant, 'same'), ('<robot name="broken"><link', REJECTED), (good_text, ACCEPTED)]
+
+
+def description_scenario(urdf: str, interval: float = 0.5, duration: float = 10.0,
+                         rate: float = 1000.0) -> DescriptionScenarioReport:
+    """A description every ``interval`` seconds for ``duration`` seconds
+    (:func:`description_scenario_texts`, cycled) to a dynamics_node streaming at ``rate`` [Hz],
+    fed the joints of both models; every output must be one model's g(q)."""
+    good_text = open(urdf, encoding='utf-8').read()
+    cycle = description_scenario_texts(good_text)
+    variant = cycle[3][0]
+    names = [_joint_names(urdf), _joint_names_of_text(variant)]
+    references = {names[0]: _gravity_reference(urdf), names[1]: _gravity_reference(urdf, variant)}
+    with _NodeUnderTest('dynamics', ['-p', 'diagnostics_period:=0.05'], 'gravity_torques', urdf,
+                        keep_messages=True, connect=False, names=list(names[0] + names[1]),
+                        deep_history=True) as run:
+        diagnostics = run.watch_diagnostics()
+        descriptions = _DescriptionPublisher('/bench/robot_description')
+        try:
+            descriptions.publish(good_text)
+            run.feeder.wait_connected()
+            if not wait_for(lambda: _model_value(diagnostics, 'models_loaded') >= 1, 10.0):
+                raise ReliabilityRunError('the node never loaded the first description')
+            stream = run.stream_in_background(rate)
+            wait_for(lambda: bool(run.feeder.received), 10.0)
+            count = max(1, int(duration / interval))
+            start = time.perf_counter()
+            for k in range(count):
+                _sleep_until(start + (k + 1) * interval)
+                descriptions.publish(cycle[k % len(cycle)][0])
+            time.sleep(interval)
+            stream.stop()
+            _wait_for_answers(run.feeder, stream.sent)
+        finally:
+            descriptions.close()
+        alive = run.process.poll() is None
+        time.sleep(0.2)  # the last diagnostics
+        figures = _description_stream_figures(stream.sent, run.feeder, references)
+        kinds = [cycle[k % len(cycle)][1] for k in range(count)]
+        return DescriptionScenarioReport(interval, count, _model_value(diagnostics, 'models_loaded'),
+                                         _model_value(diagnostics, 'descriptions_rejected'), alive, figures,
+                                         1 + kinds.count(ACCEPTED), kinds.count(REJECTED))
 
 
 # ---------------------------------------------------------------------------- soak
 @dataclass
 class SoakReport:
     """One node fed for ``duration_s`` at ``rate_hz``: stream figures against the bare relay of
-    the same run, and the node's resident memory [KiB] sampled every second."""
+    the same run, and the node's private resident memory [KiB] (:func:`private_resident_kib`:
+    its fixed-size shared-memory blocks, the recording ring buffer and the DDS segments, excluded)
+    sampled every second."""
 
     target: str
     rate_hz: float
@@ -617,24 +811,31 @@ class SoakReport:
 def soak(target: str, duration: float, rate: Optional[float] = None, warmup: float = 2.0,
          baseline_duration: Optional[float] = None) -> SoakReport:
     """Feed ``target`` ('dynamics': arm at 1 kHz, 'centroidal': quadruped at 500 Hz) for
-    ``duration`` seconds after ``warmup``; the relay baseline runs for ``baseline_duration``
+    ``duration`` seconds after ``warmup``; the bare relay baseline runs for ``baseline_duration``
     (default: ``min(duration, 60)``) under the same feed just before."""
     module, output, default_rate, model, root_joint = bench.TARGETS[target]
     from robot_dynamics.models import model_path
     urdf = str(model_path(model))
     rate = rate or default_rate
     baseline = argparse.Namespace(duration=baseline_duration or min(duration, 60.0), warmup=warmup)
-    relay = bench._measure_process(['robot_dynamics.ros.relay'], 'relayed_joint_states', urdf, root_joint, rate,
-                                   baseline)
+    relay = bench._measure_process([bench.BARE_RELAY], 'relayed_joint_states', urdf, root_joint, rate, baseline)
     node_name = bench._bench_node_name(module)
     process = bench._start_node([module, *_node_arguments(urdf, root_joint)], node_name)
-    sampler = _MemorySampler(process.pid, start_after=warmup)
     try:
-        figures = bench._feed_and_measure(bench._output_topic(node_name, output), output, urdf, root_joint, rate,
-                                          duration, warmup)
+        with bench.StreamFeeder(bench._output_topic(node_name, output), output, urdf, root_joint,
+                                efforts=True) as feeder:
+            feeder.wait_connected(process=process)
+            feeder.feed(rate, warmup)
+            # Sampled from the end of the warm-up: start-up (imports, first messages) is not growth.
+            sampler = _MemorySampler(process.pid, measure=private_resident_kib)
+            try:
+                sent = feeder.feed(rate, duration)
+                bench._wait_for_stragglers(feeder, len(sent))
+            finally:
+                sampler.stop()
+            figures = bench._figures(sent, feeder.received)
         alive = process.poll() is None
     finally:
-        sampler.stop()
         bench._stop_node(process)
     return SoakReport(target, rate, duration, figures, relay, sampler.samples, os.getloadavg(), alive)
 
@@ -644,10 +845,11 @@ def _node_arguments(urdf: str, root_joint: str) -> list:
 
 
 class _MemorySampler:
-    """Samples a process's VmRSS [KiB] once per ``period`` seconds in a background thread."""
+    """Samples ``measure(pid)`` [KiB] (default VmRSS) once per ``period`` seconds in a background thread."""
 
-    def __init__(self, pid: int, period: float = 1.0, start_after: float = 0.0):
+    def __init__(self, pid: int, period: float = 1.0, start_after: float = 0.0, measure=None):
         self.samples: list = []
+        self._measure = measure or resident_kib
         self._pid, self._period, self._start_after = pid, period, start_after
         self._stopped = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
@@ -657,14 +859,14 @@ class _MemorySampler:
         if self._stopped.wait(self._start_after):
             return
         while not self._stopped.is_set():
-            value = resident_kib(self._pid)
+            value = self._measure(self._pid)
             if value:
                 self.samples.append(value)
             self._stopped.wait(self._period)
 
     def stop(self) -> None:
         # One last sample, so the end value is taken after the whole run.
-        value = resident_kib(self._pid)
+        value = self._measure(self._pid)
         self._stopped.set()
         self._thread.join(timeout=5.0)
         if value:
@@ -673,14 +875,29 @@ class _MemorySampler:
 
 def resident_kib(pid: int) -> int:
     """VmRSS of process ``pid`` [KiB] from /proc (0 when it is gone)."""
+    return _status_kib(pid).get('VmRSS', 0)
+
+
+def private_resident_kib(pid: int) -> int:
+    """Resident memory of process ``pid`` [KiB] outside shared memory (VmRSS − RssShmem: the
+    heap, stacks and mapped files). Shared-memory blocks (the recording ring buffer, DDS segments)
+    have a size fixed when they are created and become resident as they are first written, so
+    they would show as growth while a buffer fills; 0 when the process is gone."""
+    values = _status_kib(pid)
+    return values.get('VmRSS', 0) - values.get('RssShmem', 0)
+
+
+def _status_kib(pid: int) -> dict:
+    values = {}
     try:
         with open(f'/proc/{pid}/status', encoding='ascii') as status:
             for line in status:
-                if line.startswith('VmRSS:'):
-                    return int(line.split()[1])
+                key, _, rest = line.partition(':')
+                if rest.strip().endswith('kB'):
+                    values[key] = int(rest.split()[0])
     except OSError:
-        return 0
-    return 0
+        return {}
+    return values
 
 
 # ---------------------------------------------------------------------------- service storm
@@ -762,8 +979,8 @@ def service_storm(urdf: str, calls: int = 100, clients: int = 4, rate: float = 1
 
 def _start_service_client(node_name: str, count: int, offset: int) -> subprocess.Popen:
     command = [sys.executable, '-m', 'robot_dynamics.tools.reliability', f'/{node_name}', str(count), str(offset)]
-    return subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                            text=True)
+    return processes.start_node_process(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        stderr=subprocess.DEVNULL, text=True)
 
 
 def _wait_for_line(worker: subprocess.Popen, expected: str) -> None:
@@ -781,8 +998,13 @@ def _send_line(worker: subprocess.Popen, line: str) -> None:
         pass
 
 
-def _client_results(worker: subprocess.Popen) -> list:
-    output, _ = worker.communicate(timeout=30)
+def _client_results(worker: subprocess.Popen, timeout: float = 120.0) -> list:
+    """The client's JSON result lines, once it has ended (stopped after ``timeout`` seconds)."""
+    try:
+        output, _ = worker.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        processes.stop_node_process(worker)
+        output, _ = worker.communicate()
     return [json.loads(line) for line in output.splitlines() if line.startswith('{')]
 
 
@@ -833,12 +1055,16 @@ class RestartReport:
     (how soon it answers what it receives); ``caught_up_s``: from that answer until every later
     answer is under 20 ms late (the start-up backlog worked off); ``downtime_s``: from the kill to
     the first answer (process start and DDS discovery included). ``answered_after_first``:
-    fraction answered of the messages sent after the first answered one (worst restart)."""
+    fraction answered of the messages sent after the first answered one (worst restart);
+    ``tail_answered_fraction``: of those sent in the stream's last second.
+    ``dds_files_removed``: shared-memory files the killed processes left, removed by this run."""
 
     first_answer_s: list
     caught_up_s: list
     downtime_s: list
     answered_after_first: float
+    tail_answered_fraction: float = 0.0
+    dds_files_removed: int = 0
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -849,12 +1075,12 @@ def restart_recovery(urdf: str, restarts: int = 1, rate: float = 1000.0, settle:
     is fed at ``rate`` [Hz]; measure how soon each new process answers."""
     arguments = ['-p', f'urdf_file:={urdf}']
     first_answers, caught_up, downtimes, after = [], [], [], []
+    removed = 0
     with _NodeUnderTest('dynamics', arguments, 'inverse_dynamics_torques', urdf) as run:
         stream = run.stream_in_background(rate)
         time.sleep(2.0)
         for _ in range(restarts):
-            run.process.kill()
-            run.process.wait(timeout=5)
+            removed += len(processes.kill_node_process(run.process))  # a crash leaves its DDS files
             killed_ns = time.time_ns()
             run.process = bench._start_node([NODE_MODULES['dynamics'], *arguments], run.node_name)
             if not wait_for(lambda: any(stamp > killed_ns for stamp, _ in run.feeder.received[-50:]), 30.0,
@@ -871,14 +1097,17 @@ def restart_recovery(urdf: str, restarts: int = 1, rate: float = 1000.0, settle:
             window = [stamp for stamp in list(stream.sent) if first_stamp <= stamp <= horizon]
             answered = {stamp for stamp, _ in answers}
             after.append(sum(stamp in answered for stamp in window) / max(1, len(window)))
-        stream.stop()
-    return RestartReport(first_answers, caught_up, downtimes, min(after, default=0.0))
+        stream.stop(run.feeder)
+        tail = tail_answered_fraction(stream.sent, run.feeder.received)
+    return RestartReport(first_answers, caught_up, downtimes, min(after, default=0.0), tail, removed)
 
 
 @dataclass
 class HotSwapReport:
-    """Descriptions swapped mid-stream: how many swaps the outputs showed, and how many
-    outputs were not the g(q) of the model whose joint names they carry."""
+    """Descriptions swapped mid-stream: how many swaps the outputs showed, how many outputs
+    were not the g(q) of the model whose joint names they carry, whether the last outputs are
+    of the last description sent, and the answered fractions of the stream (all of it, and its
+    last second)."""
 
     swaps: int
     observed_model_changes: int
@@ -886,6 +1115,8 @@ class HotSwapReport:
     wrong_outputs: int
     node_alive: bool
     stream_answered_fraction: float
+    last_model_in_force: bool = False
+    tail_answered_fraction: float = 0.0
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -924,13 +1155,15 @@ def hot_swap(urdf: str, swaps: int = 100, interval: float = 0.05, rate: float = 
             time.sleep(interval)
             description_pub.publish(String(data=texts[k % 2]))
         time.sleep(max(interval, 0.5))
-        stream.stop()
+        stream.stop(run.feeder)
         alive = run.process.poll() is None
         messages = sorted(run.feeder.messages, key=lambda m: m[0])
         changes = sum(1 for a, b in zip(messages, messages[1:]) if a[1] != b[1])
         wrong = _wrong_gravity_outputs(run.feeder, references)
         answered = _answered_fraction(stream.sent, run.feeder.received)
-    return HotSwapReport(swaps, changes, len(messages), wrong, alive, answered)
+        last_in_force = bool(messages) and messages[-1][1] == names[swaps % 2]
+        tail = tail_answered_fraction(stream.sent, run.feeder.received)
+    return HotSwapReport(swaps, changes, len(messages), wrong, alive, answered, last_in_force, tail)
 
 
 # ---------------------------------------------------------------------------- shared plumbing
@@ -991,12 +1224,16 @@ class _BackgroundStream:
                                         kwargs={'until': self._stopped.is_set, 'sent': self.sent}, daemon=True)
         self._thread.start()
 
-    def stop(self) -> None:
+    def stop(self, feeder: Optional['bench.StreamFeeder'] = None, quiet: float = 1.0, limit: float = 30.0) -> None:
+        """Stop feeding; with ``feeder``, wait until its answers stop coming (``quiet`` seconds
+        without one, at most ``limit``): a node behind on a busy machine works off its queue."""
         if self._stopped.is_set():
             return
         self._stopped.set()
         self._thread.join(timeout=10.0)
         time.sleep(0.3)  # answers still in flight
+        if feeder is not None:
+            bench._wait_for_stragglers(feeder, math.inf, quiet, limit)
 
 
 def _wrong_gravity_outputs(feeder: 'bench.StreamFeeder', references: dict) -> int:
@@ -1016,6 +1253,14 @@ def _wrong_gravity_outputs(feeder: 'bench.StreamFeeder', references: dict) -> in
         q = feeder.positions(phase)[start:start + len(names)]
         wrong += not np.allclose(efforts, reference(q), rtol=1e-9, atol=1e-9)
     return wrong
+
+
+def tail_answered_fraction(sent: list, received: list, seconds: float = 1.0) -> float:
+    """Answered fraction of the stamps [ns] in ``sent`` within ``seconds`` of the last one."""
+    if not sent:
+        return 0.0
+    last = max(sent)
+    return _answered_fraction([stamp for stamp in sent if stamp >= last - seconds * 1e9], received)
 
 
 def _answered_fraction(sent: list, received: list) -> float:
@@ -1087,7 +1332,7 @@ def run(args: argparse.Namespace) -> int:
     urdf = str(ARM_URDF)
     target = args.target
     if target == 'soak':
-        reports = [soak(node, args.duration, args.rate, args.warmup) for node in args.nodes]
+        reports = [soak(node, args.duration or 20.0, args.rate, args.warmup) for node in args.nodes]
         result = {'soak': [report.to_dict() for report in reports], 'rss_bound_kib': args.rss_bound_mib * 1024}
         passed = all(r.node_alive and r.node.answered_fraction >= 0.999
                      and r.rss_growth_kib <= args.rss_bound_mib * 1024 for r in reports)
@@ -1098,10 +1343,14 @@ def run(args: argparse.Namespace) -> int:
         passed = core.passed and node.passed
     elif target == 'descriptions':
         corpus = hostile_descriptions(ARM_URDF.read_text())
-        core, node = screen_descriptions(corpus), descriptions_node(urdf, corpus)
-        result = {'intake': core.summary(), 'node': node.summary()}
+        core, node = screen_descriptions(corpus), descriptions_node(urdf, corpus, rate=args.rate or 1000.0)
+        scenario = description_scenario(urdf, rate=args.rate or 1000.0)
+        result = {'intake': core.summary(), 'node': node.summary(), 'every_half_second': scenario.to_dict(),
+                  'targets': {'answered_fraction': STREAM_ANSWERED_TARGET, 'longest_gap_ms': STREAM_GAP_TARGET_MS,
+                              'mixed_outputs': 0}}
         passed = (not node.unexpected() and node.node_alive and node.model_kept and not node.wrong_outputs
-                  and not core.unexpected())
+                  and not core.unexpected() and node.stream.meets_targets
+                  and scenario.node_alive and scenario.stream.meets_targets)
     elif target == 'storm':
         report = service_storm(urdf, args.count or 100, rate=args.rate or 1000.0,
                                service_cpu_share=args.service_cpu_share)
@@ -1115,7 +1364,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         report = hot_swap(urdf, args.count or 100, rate=args.rate or 1000.0)
         result = report.to_dict()
-        passed = (report.wrong_outputs == 0 and report.node_alive
+        passed = (report.wrong_outputs == 0 and report.node_alive and report.last_model_in_force
                   and report.observed_model_changes >= 0.9 * report.swaps)
     result.update(target=target, passed=passed, load_average_1_5_15=list(os.getloadavg()))
     print(json.dumps(result, indent=2, default=_jsonable) if args.format == 'json' else _text(result))

@@ -1,0 +1,317 @@
+"""Child processes that leave nothing behind: node processes that end with their parent, and
+the Fast DDS shared-memory files of a process removed once no live process uses them.
+
+Fast DDS (the default rmw here) keeps each participant's shared-memory transport in
+``/dev/shm``: a segment ``fastdds_<random id>`` (mapped) with its lock file ``…_el`` (held open),
+and per port ``fastdds_port<N>`` (mapped), ``…_el`` and ``sem.fastdds_port<N>_mutex``. The
+names carry no process id; readers map the segments of the writers they hear from, and a
+port file may be shared by several listeners. The owner of a segment and each listener on a
+port hold its ``…_el`` file open (Fast DDS's own liveness lock). A process that ends normally
+removes its files; a killed one cannot. So what a process owns is read from ``/proc/<pid>/fd``
+while it lives, and after it ended only those of its files that no live process holds open are
+removed (a mapping alone, a reader's, keeps nothing alive): another run's files are never touched.
+
+The same holds for the ``psm_*`` blocks of :mod:`multiprocessing.shared_memory` (the nodes'
+recording ring buffers): a killed node cannot unlink them, so the instrument that killed it
+removes those it mapped once no live process maps or holds them.
+
+Linux only (``prctl``, ``/proc``); elsewhere the processes start plainly and nothing is removed.
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import subprocess
+from pathlib import Path
+from typing import Iterable, Optional, Sequence
+
+SHARED_MEMORY = Path('/dev/shm')
+DDS_PREFIXES = ('fastdds_', 'fastrtps_', 'fast_datasharing_', 'sem.fastdds_', 'sem.fastrtps_')
+"""Name prefixes of the Fast DDS (and older Fast RTPS) files in :data:`SHARED_MEMORY`."""
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent(parent_pid: int):
+    """A ``preexec_fn``: ask the kernel for SIGTERM when the parent ends (nodes end cleanly on
+    SIGTERM), and end at once if the parent is already gone."""
+    def preexec() -> None:
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+        except (OSError, AttributeError):  # not Linux: a plain child
+            return
+        if os.getppid() != parent_pid:
+            os._exit(1)
+    return preexec
+
+
+def start_node_process(command: Sequence[str], **popen_arguments) -> subprocess.Popen:
+    """Start ``command`` (any keyword of :class:`subprocess.Popen`) as a child that receives
+    SIGTERM when this process ends, however it ends (SIGKILL included).
+
+    The kernel ties the signal to the *thread* that forks: start long-lived children from a
+    thread that outlives them (the main thread)."""
+    return subprocess.Popen(list(command), preexec_fn=_die_with_parent(os.getpid()), **popen_arguments)
+
+
+def is_dds_file(name: str) -> bool:
+    return name.startswith(DDS_PREFIXES)
+
+
+def is_segment(name: str) -> bool:
+    """A participant's own segment or its lock file (not a port file, which may be shared)."""
+    return is_dds_file(name) and '_port' not in name and not name.startswith('sem.')
+
+
+def dds_files_of(pid: int) -> set:
+    """Names (in :data:`SHARED_MEMORY`) of the Fast DDS files process ``pid`` owns: those it holds
+    open (the lock files of its segments and of the ports it listens on) with the segment or port
+    file, lock file and port mutex of each (empty when the process is gone)."""
+    names = set()
+    for name in _held_open(pid):
+        if is_dds_file(name):
+            names.update(_with_companions(name))
+    return names
+
+
+def dds_files_in_use() -> set:
+    """Names of the Fast DDS files some live process owns (:func:`dds_files_of`)."""
+    names = set()
+    for entry in os.scandir('/proc'):
+        if entry.name.isdigit():
+            names |= dds_files_of(int(entry.name))
+    return names
+
+
+def existing_dds_files() -> set:
+    try:
+        return {name for name in os.listdir(SHARED_MEMORY) if is_dds_file(name)}
+    except OSError:
+        return set()
+
+
+def remove_unused_dds_files(names: Iterable[str], ports: bool = True) -> list:
+    """Remove those of ``names`` that still exist and that no live process uses; returns them.
+
+    ``ports=False`` keeps the port files: a port may be shared with other runs, and one of them
+    may be opening it right now (the gap between creating a port file and locking it), so port
+    files are best removed once, when a run ends, rather than after each process."""
+    candidates = {name for name in names if ports or is_segment(name)} & existing_dds_files()
+    if not candidates:
+        return []
+    removed = []
+    for name in sorted(candidates - dds_files_in_use()):
+        try:
+            (SHARED_MEMORY / name).unlink()
+            removed.append(name)
+        except OSError:
+            pass
+    return removed
+
+
+def stop_node_process(process: subprocess.Popen, timeout: float = 15.0) -> list:
+    """SIGTERM ``process`` (SIGKILL after ``timeout`` seconds: an orderly end takes seconds on a
+    busy machine), wait for it, and remove the shared-memory files it left; returns their names."""
+    owned = _shared_memory_of(process.pid) if process.poll() is None else (set(), set())
+    process.terminate()
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=timeout)
+    return _remove_left_behind(*owned)
+
+
+def kill_node_process(process: subprocess.Popen, timeout: float = 5.0) -> list:
+    """SIGKILL ``process`` (a crash), wait for it, and remove the shared-memory files it left (a
+    killed process cannot; its DDS port files are left to the end of the run, see
+    :func:`remove_unused_dds_files`); returns their names."""
+    owned = _shared_memory_of(process.pid) if process.poll() is None else (set(), set())
+    children = descendants(process.pid)
+    process.kill()
+    process.wait(timeout=timeout)
+    _wait_ended(children, timeout)  # its workers, which map its blocks, end with it
+    return _remove_left_behind(*owned)
+
+
+def _wait_ended(pids: list, timeout: float) -> None:
+    import time
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and any(_parent_pid(pid) is not None and not _is_zombie(pid)
+                                              for pid in pids):
+        time.sleep(0.05)
+
+
+def python_shared_memory_of(pid: int) -> set:
+    """Names of the :mod:`multiprocessing.shared_memory` blocks (``psm_*``) process ``pid`` maps
+    or holds open."""
+    return {name for name in _mapped(pid) | _held_open(pid) if name.startswith('psm_')}
+
+
+def _shared_memory_of(pid: int) -> tuple:
+    return dds_files_of(pid), python_shared_memory_of(pid)
+
+
+def _remove_left_behind(dds_files: set, python_blocks: set) -> list:
+    removed = remove_unused_dds_files(dds_files, ports=False)
+    blocks = {name for name in python_blocks if (SHARED_MEMORY / name).exists()}
+    if blocks:
+        for entry in os.scandir('/proc'):
+            if entry.name.isdigit():
+                blocks -= python_shared_memory_of(int(entry.name))
+        for name in sorted(blocks):
+            try:
+                (SHARED_MEMORY / name).unlink()
+                removed.append(name)
+            except OSError:
+                pass
+    return removed
+
+
+def descendants(pid: int) -> list:
+    """Process ids of all live descendants of ``pid`` (from the parent ids in /proc)."""
+    children: dict = {}
+    for entry in os.scandir('/proc'):
+        if entry.name.isdigit():
+            parent = _parent_pid(int(entry.name))
+            if parent is not None:
+                children.setdefault(parent, []).append(int(entry.name))
+    found, pending = [], [pid]
+    while pending:
+        for child in children.get(pending.pop(), ()):
+            found.append(child)
+            pending.append(child)
+    return found
+
+
+def _parent_pid(pid: int) -> Optional[int]:
+    try:
+        with open(f'/proc/{pid}/stat', encoding='ascii', errors='replace') as stat:
+            # The command name (2nd field) may contain spaces and parentheses: split after its ')'.
+            return int(stat.read().rsplit(')', 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def _with_companions(name: str) -> tuple:
+    base = name[len('sem.'):] if name.startswith('sem.') else name
+    base = base[:-len('_el')] if base.endswith('_el') else base
+    base = base[:-len('_mutex')] if base.endswith('_mutex') else base
+    companions = (base, f'{base}_el')
+    return companions + (f'sem.{base}_mutex',) if '_port' in base else companions
+
+
+def _mapped(pid: int) -> set:
+    """Names of the files in :data:`SHARED_MEMORY` process ``pid`` maps."""
+    names = set()
+    prefix = f'{SHARED_MEMORY}/'
+    try:
+        with open(f'/proc/{pid}/maps', encoding='utf-8', errors='replace') as maps:
+            for line in maps:
+                fields = line.rstrip('\n').split(maxsplit=5)
+                if len(fields) == 6 and fields[5].startswith(prefix):
+                    names.add(fields[5][len(prefix):].removesuffix(' (deleted)'))
+    except OSError:
+        pass
+    return names
+
+
+def _held_open(pid: int) -> set:
+    """Names of the files in :data:`SHARED_MEMORY` process ``pid`` has open file descriptors on."""
+    names = set()
+    prefix = f'{SHARED_MEMORY}/'
+    try:
+        for fd in os.scandir(f'/proc/{pid}/fd'):
+            try:
+                target = os.readlink(fd.path)
+            except OSError:
+                continue
+            if target.startswith(prefix):
+                names.add(target[len(prefix):].removesuffix(' (deleted)'))
+    except OSError:
+        pass
+    return names
+
+
+class DdsFileTracker:
+    """Records, every ``period`` seconds in a background thread, the Fast DDS files used by process
+    ``root`` (default: this one) and its descendants, so that those left behind when they have
+    ended can be listed (:meth:`leftovers`) and removed (:meth:`remove_leftovers`) without
+    touching any other run's files."""
+
+    def __init__(self, root: Optional[int] = None, period: float = 0.5):
+        import threading
+        self.root = os.getpid() if root is None else root
+        self.seen: set = set()
+        self._period = period
+        self._stopped = threading.Event()
+        self._thread = threading.Thread(target=self._run, name='dds-file-tracker', daemon=True)
+        self._thread.start()
+
+    def sample(self) -> None:
+        for pid in (self.root, *descendants(self.root)):
+            self.seen |= dds_files_of(pid)
+
+    def _run(self) -> None:
+        while not self._stopped.is_set():
+            self.sample()
+            self._stopped.wait(self._period)
+
+    def stop(self) -> None:
+        self._stopped.set()
+        self._thread.join(timeout=5.0)
+
+    def leftovers(self) -> set:
+        """Files seen in use by the tracked processes that exist but no live process uses."""
+        present = self.seen & existing_dds_files()
+        return present - dds_files_in_use() if present else set()
+
+    def remove_leftovers(self) -> list:
+        return remove_unused_dds_files(self.leftovers())
+
+
+def stop_stray_node_processes(root: int, timeout: float = 5.0) -> list:
+    """Stop (SIGTERM, then SIGKILL) every live ROS process (``--ros-args`` or ``robot_dynamics``
+    on its command line) descending from ``root``, removing the DDS files it leaves; returns
+    their command lines."""
+    stray = []
+    for pid in descendants(root):
+        command = _command_line(pid)
+        if '--ros-args' in command or 'robot_dynamics' in command:
+            owned = _shared_memory_of(pid)
+            _end(pid, timeout)
+            _remove_left_behind(*owned)
+            stray.append(command)
+    return stray
+
+
+def _command_line(pid: int) -> str:
+    try:
+        with open(f'/proc/{pid}/cmdline', 'rb') as cmdline:
+            return cmdline.read().replace(b'\0', b' ').decode('utf-8', 'replace').strip()
+    except OSError:
+        return ''
+
+
+def _end(pid: int, timeout: float) -> None:
+    import time
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.kill(pid, sig)
+        except ProcessLookupError:
+            return
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if _parent_pid(pid) is None or _is_zombie(pid):
+                return
+            time.sleep(0.05)
+
+
+def _is_zombie(pid: int) -> bool:
+    try:
+        with open(f'/proc/{pid}/stat', encoding='ascii', errors='replace') as stat:
+            return stat.read().rsplit(')', 1)[1].split()[0] == 'Z'
+    except (OSError, IndexError):
+        return True
