@@ -17,6 +17,9 @@ SUBCOMMANDS = {
     'identify': 'robot_dynamics.tools.identify',
     'excitation': 'robot_dynamics.tools.excitation',
     'bench': 'robot_dynamics.tools.bench',
+    'capacity': 'robot_dynamics.tools.capacity',
+    'effective-mass': 'robot_dynamics.tools.effective_mass',
+    'external-wrench': 'robot_dynamics.tools.external_wrench',
 }
 
 

@@ -57,13 +57,16 @@ class Rig:
         self.linear = self.harness.collect(Vector3Stamped, f'{out}/centroidal_momentum/linear', SENSOR_QOS)
         self.angular = self.harness.collect(Vector3Stamped, f'{out}/centroidal_momentum/angular', SENSOR_QOS)
         self.zmp = self.harness.collect(PointStamped, f'{out}/zmp', SENSOR_QOS)
+        self.capture_point = self.harness.collect(PointStamped, f'{out}/capture_point', SENSOR_QOS)
+        self.margins = self.harness.collect(JointState, f'{out}/stability_margins', SENSOR_QOS)
         self.polygon = self.harness.collect(PolygonStamped, f'{out}/support_polygon', SENSOR_QOS)
         self.markers = self.harness.collect(MarkerArray, f'{out}/markers', 10)
         self.diagnostics = self.harness.collect(DiagnosticArray, '/diagnostics', 10)
         assert wait_for(lambda: self.joint_pub.get_subscription_count() > 0 and
                         self.odom_pub.get_subscription_count() > 0 and
                         self.node.count_subscribers(f'{out}/com') > 0 and
-                        self.node.count_subscribers(f'{out}/zmp') > 0, timeout=5.0)
+                        self.node.count_subscribers(f'{out}/zmp') > 0 and
+                        self.node.count_subscribers(f'{out}/stability_margins') > 0, timeout=5.0)
 
     def send(self, stamp, joint_names, positions, velocities=None, base_pose=None, base_twist=None, frame='odom'):
         if base_pose is not None:
@@ -159,7 +162,60 @@ def test_standing_still_publishes_zmp_at_com_projection_inside_the_polygon(quadr
     assert balance['contacts'].split() == FEET and balance['zmp_source'] == 'kinematic'
     assert wait_for(lambda: any(m.ns == 'zmp' and m.action == 0 for a in rig.markers for m in a.markers), 3.0)
     namespaces = {m.ns for m in rig.markers[-1].markers}
-    assert {'com', 'com_projection', 'zmp', 'support_polygon', 'linear_momentum', 'angular_momentum'} <= namespaces
+    assert {'com', 'com_projection', 'zmp', 'capture_point', 'support_polygon', 'linear_momentum',
+            'angular_momentum'} <= namespaces
+
+
+def test_standing_still_publishes_the_capture_point_at_the_com_projection_and_equal_margins(quadruped,
+                                                                                            quadruped_rig):
+    """ċ = 0: ξ is the CoM ground projection, so its margin equals the CoM-projection margin and
+    (with ḣ_G = 0) the ZMP margin, in ~/stability_margins, /diagnostics and the markers."""
+    rig = quadruped_rig(marker_rate=1000.0, ground_height=0.05)
+    pose = standing_pose(quadruped) + [0.0, 0.0, 0.05, 0.0, 0.0, 0.0, 0.0]
+    for k in range(15):
+        rig.send(1.0 + 0.002 * k, quadruped.joint_names, STANCE, base_pose=pose, base_twist=np.zeros(6))
+    assert wait_for(lambda: len(rig.capture_point) >= 15 and len(rig.margins) >= 15, timeout=5.0), \
+        dict(rig.node.rejections.counts)
+    com, capture = rig.com[-1].point, rig.capture_point[-1]
+    np.testing.assert_allclose([capture.point.x, capture.point.y, capture.point.z], [com.x, com.y, 0.05], atol=1e-9)
+    assert capture.header.frame_id == 'odom' and capture.header.stamp == rig.com[-1].header.stamp
+    margins = rig.margins[-1]
+    assert margins.name == ['zmp', 'capture_point', 'com_projection']
+    assert margins.header.stamp == rig.com[-1].header.stamp and margins.header.frame_id == 'odom'
+    zmp_margin, capture_margin, com_margin = margins.position
+    assert capture_margin > 0.05
+    np.testing.assert_allclose([zmp_margin, capture_margin], com_margin, atol=1e-9)
+    first = rig.margins[0].position  # the ḣ_G estimator still warming up: no ZMP, a NaN margin
+    assert np.isnan(first[0]) and np.isfinite(first[1:]).all()
+    assert wait_for(lambda: rig.balance() is not None and rig.balance()['capture_point_margin_m'] != 'none', 3.0)
+    assert float(rig.balance()['capture_point_margin_m']) == pytest.approx(capture_margin, abs=1e-6)
+    assert wait_for(lambda: any(m.ns == 'capture_point' and m.action == 0 for a in rig.markers for m in a.markers),
+                    3.0)
+
+
+def test_constant_base_velocity_publishes_the_capture_point_ahead_by_velocity_over_omega(quadruped,
+                                                                                          quadruped_rig):
+    """A rigid stance gliding at a constant world velocity v (twist in the yawed base frame):
+    ξ = c + v/ω with ω = √(g/c_z); fast enough sideways it leaves the stance: a WARN."""
+    rig = quadruped_rig()
+    yaw = Rotation.from_euler('z', 0.5)
+    world_velocity = np.array([0.3, 2.5, 0.0])
+    start = standing_pose(quadruped)
+    start[3:] = yaw.as_quat()
+    twist = np.concatenate([yaw.inv().apply(world_velocity), np.zeros(3)])
+    for k in range(12):
+        pose = start.copy()
+        pose[:3] += world_velocity * 0.002 * k
+        rig.send(3.0 + 0.002 * k, quadruped.joint_names, STANCE, base_pose=pose, base_twist=twist)
+    assert wait_for(lambda: len(rig.capture_point) >= 12, timeout=5.0), dict(rig.node.rejections.counts)
+    com, capture = rig.com[-1].point, rig.capture_point[-1].point
+    omega = np.sqrt(G / com.z)
+    np.testing.assert_allclose([capture.x, capture.y, capture.z],
+                               [com.x + world_velocity[0] / omega, com.y + world_velocity[1] / omega, 0.0], atol=1e-9)
+    assert wait_for(lambda: len(rig.margins) >= 12, timeout=5.0)
+    _, capture_margin, com_margin = rig.margins[-1].position
+    assert capture_margin < 0.0 < com_margin
+    assert wait_for(lambda: rig.balance() is not None and 'capture point' in rig.balance()['message'], 3.0)
 
 
 def test_free_fall_publishes_no_zmp_and_reports_airborne(quadruped, quadruped_rig):
@@ -173,6 +229,9 @@ def test_free_fall_publishes_no_zmp_and_reports_airborne(quadruped, quadruped_ri
     assert wait_for(lambda: rig.balance() is not None and rig.balance()['airborne'] == 'True', timeout=3.0)
     assert rig.zmp == [] and rig.polygon[-1].polygon.points == []
     assert rig.balance()['message'] == 'airborne: no ZMP'
+    assert wait_for(lambda: len(rig.margins) >= 20, timeout=3.0)
+    assert all(np.isnan(m.position).all() for m in rig.margins)  # no support polygon: every margin undefined
+    assert len(rig.capture_point) == 20  # the CoM is above the ground: ξ is defined (where to land)
 
 
 def test_measured_foot_wrenches_give_the_zmp(quadruped, quadruped_rig):
@@ -273,10 +332,11 @@ def test_rviz_config_shows_what_the_node_publishes():
             yield from displays(entry.get('Displays', []))
     shown = list(displays(config['Visualization Manager']['Displays']))
     topics = {d['Topic']['Value'] for d in shown if 'Topic' in d}
-    assert {'/centroidal/markers', '/centroidal/support_polygon', '/centroidal/zmp'} <= topics
+    assert {'/centroidal/markers', '/centroidal/support_polygon', '/centroidal/zmp',
+            '/centroidal/capture_point'} <= topics
     markers = next(d for d in shown if d['Class'] == 'rviz_default_plugins/MarkerArray')
-    assert set(markers['Namespaces']) == {'com', 'com_projection', 'zmp', 'support_polygon', 'linear_momentum',
-                                          'angular_momentum'}
+    assert set(markers['Namespaces']) == {'com', 'com_projection', 'zmp', 'capture_point', 'support_polygon',
+                                          'linear_momentum', 'angular_momentum'}
     assert config['Visualization Manager']['Global Options']['Fixed Frame'] == 'odom'
     assert any(d['Class'] == 'rviz_default_plugins/RobotModel' for d in shown)
 

@@ -12,8 +12,13 @@ Topics (relative names; the node's default name is ``centroidal``):
   ``~/com`` (PointStamped) [m], ``~/centroidal_momentum/linear`` [N·s] and
   ``~/centroidal_momentum/angular`` [N·m·s] (Vector3Stamped, about the CoM, world-aligned),
   ``~/zmp`` (PointStamped, not published in flight or while the ḣ_G estimator warms up),
-  ``~/support_polygon`` (PolygonStamped, on the ground plane; empty without contacts),
-  ``~/markers`` (MarkerArray, at most ``marker_rate`` Hz) and ``/diagnostics``.
+  ``~/capture_point`` (PointStamped, on the ground plane; not published when the CoM is not
+  above it), ``~/support_polygon`` (PolygonStamped, on the ground plane; empty without
+  contacts), ``~/stability_margins`` (sensor_msgs/JointState used as a stamped, named vector:
+  ``name`` = :data:`MARGIN_NAMES`, ``position`` = the signed distances [m] of the ZMP, the
+  capture point and the CoM ground projection to the support polygon edge, positive inside,
+  NaN when undefined), ``~/markers`` (MarkerArray, at most ``marker_rate`` Hz) and
+  ``/diagnostics``.
 
 A fixed-base robot (``root_joint: fixed``) is computed as the same robot on a free-flyer
 whose pose is the ``base_pose`` parameter (twist zero), or the odometry once ``odom``
@@ -25,11 +30,10 @@ import functools
 import math
 import time
 from collections import deque
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Optional
 
 import numpy as np
-import rclpy
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from geometry_msgs.msg import Point, Point32, PointStamped, PolygonStamped, Vector3Stamped, WrenchStamped
 from nav_msgs.msg import Odometry
@@ -46,12 +50,17 @@ from robot_dynamics.core.centroidal import (FLIGHT_VERTICAL_ACCELERATION, Balanc
 from robot_dynamics.core.errors import DescriptionError, JointStateError
 from robot_dynamics.core.joint_states import JointStateMerger
 from robot_dynamics.core.model import RobotModel
-from robot_dynamics.ros.common import (DIAGNOSTICS_PERIOD, SENSOR_QOS, STALE_TIMEOUT, ModelSource, RateMeter,
-                                       RejectionCounter, checked_parameter, create_output_publisher, diagnostic_status,
+from robot_dynamics.ros.spinning import run_nodes
+from robot_dynamics.ros.common import (DIAGNOSTICS_PERIOD, SENSOR_QOS, STALE_TIMEOUT, RateMeter, RejectionCounter,
+                                       ServiceHost, checked_parameter, create_output_publisher, diagnostic_status,
                                        joint_state_fields, non_negative_parameter, positive_parameter,
-                                       publish_if_subscribed, spin_nodes, stamp_seconds)
+                                       publish_if_subscribed, stamp_seconds)
+from robot_dynamics.ros.model_source import ModelSource
 
 OK, WARN, ERROR = DiagnosticStatus.OK, DiagnosticStatus.WARN, DiagnosticStatus.ERROR
+
+MARGIN_NAMES = ('zmp', 'capture_point', 'com_projection')
+"""``name`` of every ~/stability_margins message, in the order of its ``position`` entries [m]."""
 
 PENDING_LIMIT = 1000
 """Joint samples held at most while waiting for the odometry of their tick."""
@@ -72,14 +81,17 @@ class _JointSample:
     velocities: np.ndarray
 
 
-@dataclass
+@dataclass(frozen=True)
 class _LiveModel:
-    """What the stream needs for one model; replaced as a whole on a hot swap."""
+    """What the stream needs for one model; replaced as a whole on a hot swap (one reference
+    assignment), so a sample merged for one model is never computed with another."""
 
     robot: RobotModel
     merger: JointStateMerger
     monitor: CentroidalMonitor
     zeros: np.ndarray
+    pending: deque = field(default_factory=lambda: deque(maxlen=PENDING_LIMIT))
+    """Complete joint samples of this model waiting for their odometry (:meth:`CentroidalNode._drain`)."""
 
 
 class CentroidalNode(Node):
@@ -96,7 +108,6 @@ class CentroidalNode(Node):
         self._odometry_seen = False
         self._wrenches: list = [None] * len(self.wrench_topics)
         self._live: Optional[_LiveModel] = None
-        self._pending: deque = deque(maxlen=PENDING_LIMIT)
         self.model_error = ''
         self.last_report: Optional[BalanceReport] = None
         self._last_report_wall: Optional[float] = None
@@ -108,10 +119,15 @@ class CentroidalNode(Node):
         self._linear_pub = create_output_publisher(self, Vector3Stamped, '~/centroidal_momentum/linear', SENSOR_QOS)
         self._angular_pub = create_output_publisher(self, Vector3Stamped, '~/centroidal_momentum/angular', SENSOR_QOS)
         self._zmp_pub = create_output_publisher(self, PointStamped, '~/zmp', SENSOR_QOS)
+        self._capture_point_pub = create_output_publisher(self, PointStamped, '~/capture_point', SENSOR_QOS)
+        self._margins_pub = create_output_publisher(self, JointState, '~/stability_margins', SENSOR_QOS)
         self._polygon_pub = create_output_publisher(self, PolygonStamped, '~/support_polygon', SENSOR_QOS)
         self._markers_pub = create_output_publisher(self, MarkerArray, '~/markers', 10)
         self._diagnostics_pub = create_output_publisher(self, DiagnosticArray, '/diagnostics', 10)
-        self.model_source = ModelSource(self, self._on_model, callback_group=self._stream_group,
+        # The companion node (no services of its own) receives robot_description on its own
+        # executor thread, beside the stream (spinning.spin_nodes spins it).
+        self.service_host = ServiceHost(self)
+        self.model_source = ModelSource(self, self._on_model, intake_node=self.service_host.node,
                                         gravity_check=(_downward, ' pointing along -z of world_frame (the ZMP '
                                                                   'formula assumes it)'))
         group = self._stream_group
@@ -177,6 +193,7 @@ class CentroidalNode(Node):
 
     # ------------------------------------------------------------------ model
     def _on_model(self, robot: RobotModel) -> None:
+        """Install ``robot`` (called on the model source's builder thread while the stream runs)."""
         try:
             floating = floating_base_model(robot)
             # The ZMP and flight test use |g| of the model's gravity (the gravity parameter).
@@ -191,8 +208,11 @@ class CentroidalNode(Node):
         merger = previous.merger if previous and previous.robot.joint_names == floating.joint_names \
             else JointStateMerger(floating.joint_names)
         self._live = _LiveModel(floating, merger, monitor, np.zeros(floating.num_joints))
-        self._pending.clear()
         self.last_report = None
+
+    def destroy_node(self):
+        self.model_source.close()
+        return super().destroy_node()
 
     @property
     def robot(self) -> Optional[RobotModel]:
@@ -271,7 +291,7 @@ class CentroidalNode(Node):
             return
         velocities = merger.velocities if velocities_fresh else live.zeros
         sample = _JointSample(message.header.stamp, stamp, merger.positions, velocities)
-        self._pending.append(sample)
+        live.pending.append(sample)
         self._drain(live)
 
     def _drain(self, live: _LiveModel) -> None:
@@ -280,7 +300,7 @@ class CentroidalNode(Node):
         ``stale_timeout`` older than the newest joint sample (odometry late or missing)."""
         needs_odometry = self._odometry_seen or self.model_source.root_joint == 'floating'
         odometry_until = self._odometry.newest_stamp if needs_odometry else math.inf
-        pending = self._pending
+        pending = live.pending
         while pending and (pending[0].stamp <= odometry_until or
                            pending[-1].stamp - pending[0].stamp > self.stale_timeout):
             self._guarded(self._compute, live, pending.popleft())
@@ -336,6 +356,10 @@ class CentroidalNode(Node):
         publish_if_subscribed(self._angular_pub, lambda: _vector(header, state.angular_momentum))
         if report.zmp is not None:
             publish_if_subscribed(self._zmp_pub, lambda: PointStamped(header=header, point=_point(report.zmp)))
+        if report.capture_point is not None:
+            publish_if_subscribed(self._capture_point_pub,
+                                  lambda: PointStamped(header=header, point=_point(report.capture_point)))
+        publish_if_subscribed(self._margins_pub, lambda: _margins(header, report))
         publish_if_subscribed(self._polygon_pub, lambda: _polygon(header, report.polygon))
         now = time.monotonic()
         if now - self._last_markers_wall >= self.marker_period:
@@ -357,6 +381,11 @@ class CentroidalNode(Node):
             markers.append(Marker(header=header, ns='zmp', id=0, action=Marker.DELETE))
         else:
             markers.append(_marker(header, 'zmp', Marker.SPHERE, (1.0, 0.2, 0.2), (0.04, 0.04, 0.04), report.zmp))
+        if report.capture_point is None:
+            markers.append(Marker(header=header, ns='capture_point', id=0, action=Marker.DELETE))
+        else:
+            markers.append(_marker(header, 'capture_point', Marker.SPHERE, (0.1, 0.8, 0.9), (0.04, 0.04, 0.04),
+                                   report.capture_point))
         vertices = report.polygon.vertices
         if len(vertices) < 2:
             markers.append(Marker(header=header, ns='support_polygon', id=0, action=Marker.DELETE))
@@ -421,15 +450,20 @@ class CentroidalNode(Node):
             return diagnostic_status(name, OK, 'no state yet', {})
         contacts = [n for n, touching in zip(report.contacts.names, report.in_contact) if touching]
         values = {'airborne': report.airborne, 'zmp_source': report.zmp_source,
-                  'zmp_margin_m': _optional(report.zmp_margin), 'com_margin_m': _optional(report.com_margin),
+                  'zmp_margin_m': _optional(report.zmp_margin),
+                  'capture_point_margin_m': _optional(report.capture_point_margin),
+                  'com_margin_m': _optional(report.com_margin),
                   'contacts': ' '.join(contacts), 'mass_kg': report.state.mass,
-                  'zmp': 'none' if report.zmp is None else ' '.join(f'{x:.4f}' for x in report.zmp)}
+                  'zmp': _coordinates(report.zmp), 'capture_point': _coordinates(report.capture_point)}
         if report.airborne:
             return diagnostic_status(name, WARN, 'airborne: no ZMP', values)
         if report.zmp is None:
             return diagnostic_status(name, OK, 'estimating the rate of momentum', values)
         if report.zmp_margin is not None and report.zmp_margin < 0.0:
             return diagnostic_status(name, WARN, f'ZMP {-report.zmp_margin:.3f} m outside the support polygon', values)
+        if report.capture_point_margin is not None and report.capture_point_margin < 0.0:
+            return diagnostic_status(name, WARN, f'capture point {-report.capture_point_margin:.3f} m outside the '
+                                                 'support polygon: the robot cannot stop without a step', values)
         margin = 'no support polygon' if report.zmp_margin is None else f'ZMP margin {report.zmp_margin:.3f} m'
         return diagnostic_status(name, OK, margin, values)
 
@@ -488,13 +522,23 @@ def _arrow(header, namespace: str, rgb: tuple, start, end) -> Marker:
     return marker
 
 
+def _margins(header, report: BalanceReport) -> JointState:
+    """~/stability_margins: MARGIN_NAMES with their signed distances [m], NaN when undefined."""
+    margins = (report.zmp_margin, report.capture_point_margin, report.com_margin)
+    return JointState(header=header, name=list(MARGIN_NAMES),
+                      position=[math.nan if margin is None else float(margin) for margin in margins])
+
+
 def _optional(value: Optional[float]):
     return 'none' if value is None else float(value)
 
 
+def _coordinates(point) -> str:
+    return 'none' if point is None else ' '.join(f'{x:.4f}' for x in point)
+
+
 def main(args=None) -> None:
-    rclpy.init(args=args)
-    spin_nodes([CentroidalNode()])
+    run_nodes(lambda: [CentroidalNode()], args, program='centroidal_node')
 
 
 if __name__ == '__main__':

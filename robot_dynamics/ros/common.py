@@ -1,21 +1,13 @@
-"""Shared plumbing of the robot_dynamics nodes: model source, joint-state intake, counters,
-rate-limited logging and diagnostics. No dynamics here: the nodes call the core.
-
-Model source precedence: the ``robot_description`` parameter when non-empty, else
-``urdf_file`` when non-empty, else the ``robot_description`` topic (std_msgs/String,
-reliable + transient local, as robot_state_publisher publishes it). A new description
-replaces the model while the node runs (hot swap); an invalid one is rejected with the
-reason and the last good model stays.
+"""Shared plumbing of the robot_dynamics nodes: QoS profiles, joint-state intake, counters,
+rate-limited logging, parameter checks, diagnostics and the service companion node (the model
+source: :mod:`robot_dynamics.ros.model_source`; spinning and signals:
+:mod:`robot_dynamics.ros.spinning`). No dynamics here: the nodes call the core.
 """
 from __future__ import annotations
 
 import array
 import functools
-import gc
 import math
-import signal
-import sys
-import threading
 import time
 from collections import Counter
 from typing import Callable, Optional
@@ -23,22 +15,16 @@ from typing import Callable, Optional
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
 import rclpy
-import rclpy.signals
 from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
-from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
-from std_msgs.msg import String
 
 try:  # Iron and later
     from rclpy.event_handler import PublisherEventCallbacks
 except ImportError:  # Humble
     from rclpy.qos_event import PublisherEventCallbacks
 
-from robot_dynamics.core.errors import DescriptionError
-from robot_dynamics.core.model import RobotModel
-from robot_dynamics.core.urdf import MAX_MOVING_JOINTS, read_description_file
 
 DESCRIPTION_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                              durability=DurabilityPolicy.TRANSIENT_LOCAL, history=HistoryPolicy.KEEP_LAST)
@@ -131,86 +117,6 @@ class RateMeter:
         times = self._times[:filled]
         span = times.max() - times.min()
         return (filled - 1) / span if span > 0 else 0.0
-
-
-class ModelSource:
-    """Owns the node's current :class:`RobotModel` and rebuilds it when a description arrives.
-
-    ``on_model(robot)`` is called with each new model (the node swaps its reference
-    atomically; the old model is never mutated). Declares the parameters
-    ``robot_description``, ``urdf_file``, ``root_joint``, ``gravity`` and ``max_joints``, all
-    read-only once the node runs (they are read once; a new model comes from the topic). A
-    description without moving joints is refused (nothing to compute from joint_states).
-    """
-
-    def __init__(self, node: Node, on_model: Callable[[RobotModel], None], callback_group=None,
-                 gravity_check: Optional[tuple] = None):
-        """``gravity_check`` = (is_valid, requirement): what the node needs of the gravity
-        vector beyond three finite numbers (centroidal_node: along −z of the world)."""
-        self._node = node
-        self._on_model = on_model
-        self._log = RateLimitedLogger(node.get_logger(), period=1.0)
-        checked = functools.partial(checked_parameter, node)
-        self.max_joints = checked('max_joints', MAX_MOVING_JOINTS, 'descriptions with more moving joints are refused '
-                                  '(model memory grows ~cubically with joints)', lambda count: count >= 1,
-                                  'is not at least 1')
-        self.root_joint = checked('root_joint', 'fixed', "'fixed' (arm on a table) or 'floating' (free-flyer base)",
-                                  ('fixed', 'floating').__contains__, "is neither 'fixed' nor 'floating'")
-        self.gravity = gravity_parameter(node, *(gravity_check or ()))
-        self.robot: Optional[RobotModel] = None
-        self.swaps = 0
-        self.rejected = 0
-        self.last_error = ''
-        self._current_text: Optional[str] = None
-        description = checked('robot_description', '', 'URDF text; when set it overrides the robot_description '
-                              'topic and urdf_file')
-        urdf_file = checked('urdf_file', '', 'path of a URDF file used when robot_description is empty')
-        self.source = 'parameter' if description else ('file' if urdf_file else 'topic')
-        if description:
-            self.load(description)
-        elif urdf_file:
-            try:
-                self.load(read_description_file(urdf_file))
-            except DescriptionError as error:  # missing, a directory, unreadable, too large, not UTF-8, invalid
-                self._reject(f'urdf_file {urdf_file}: {error}')
-        else:
-            node.create_subscription(String, 'robot_description', self._on_description, DESCRIPTION_QOS,
-                                     callback_group=callback_group)
-
-    def _on_description(self, message: String) -> None:
-        try:
-            self.load(message.data)
-        except Exception as error:  # a node never dies from a message
-            self._reject(f'unexpected error while loading the description: {error!r}')
-
-    def load(self, text: str) -> bool:
-        """Build a model from URDF text; on failure keep the last good model. Returns success."""
-        if text == self._current_text:
-            return True
-        try:
-            robot = RobotModel.from_urdf_string(text, self.root_joint, self.gravity,
-                                                max_moving_joints=self.max_joints)
-        except (DescriptionError, ValueError) as error:
-            self._reject(str(error))
-            return False
-        if robot.num_joints == 0:
-            self._reject(f'robot "{shorten(robot.name, 60)}" has no moving joints: nothing to compute from '
-                         'joint_states')
-            return False
-        self._current_text = text
-        self.robot = robot
-        self.swaps += 1
-        self._node.get_logger().info(f'model loaded: {robot!r}')
-        for warning in robot.warnings:
-            self._node.get_logger().warning(f'robot description: {warning}')
-        self._on_model(robot)
-        return True
-
-    def _reject(self, reason: str) -> None:
-        self.rejected += 1
-        self.last_error = shorten(reason, 500)
-        kept = f'keeping model "{self.robot.name}"' if self.robot else 'no model loaded yet'
-        self._log.error('description', f'robot description rejected ({kept}): {reason}')
 
 
 def joint_state_fields(message) -> tuple:
@@ -424,71 +330,12 @@ class ServiceHost:
 
     def __init__(self, owner: Node):
         self.owner = owner
-        self.node = rclpy.create_node(f'{owner.get_name()}_services', namespace=owner.get_namespace(),
-                                      context=owner.context, start_parameter_services=False)
+        name, namespace = f'{owner.get_name()}_services', owner.get_namespace()
+        # Node-local remaps take precedence over the process's global ones: without them the
+        # global `-r __node:=dynamics` that `ros2 launch` passes would name this node `dynamics` too.
+        self.node = rclpy.create_node(name, namespace=namespace, context=owner.context,
+                                      cli_args=['--ros-args', '-r', f'__node:={name}', '-r', f'__ns:={namespace}'],
+                                      start_parameter_services=False)
 
     def create_service(self, service_type, name: str, handler):
         return self.node.create_service(service_type, self.owner.resolve_service_name(name), handler)
-
-
-def _interrupt(number, frame) -> None:
-    """SIGINT / SIGTERM handler of :func:`spin_nodes`."""
-    raise KeyboardInterrupt
-
-
-def spin_nodes(nodes: list) -> None:
-    """Spin ``nodes`` until shutdown: their topic callbacks on one single-threaded executor in
-    this thread (lowest latency in rclpy), their :class:`ServiceHost` companions on another
-    executor in a background thread.
-
-    Ctrl-C (SIGINT) and SIGTERM end it in order. rclpy's own signal handler is replaced: it
-    shuts the context down from its signal thread while both executors may be inside a wait,
-    which crashed the service thread (a segfault in ~15 % of Ctrl-Cs of a 250 Hz publisher) or
-    left it with an RCLError traceback. Here the signal raises KeyboardInterrupt in this (main)
-    thread when the stream executor next wakes up (a message or a timer: within a second),
-    which then stops the service executor, waits for its thread, destroys the nodes and only
-    then shuts rclpy down. An error while the context is still valid is raised as before."""
-    if threading.current_thread() is threading.main_thread():  # signal handlers live there only
-        rclpy.signals.uninstall_signal_handlers()
-        for number in (signal.SIGINT, signal.SIGTERM):
-            signal.signal(number, _interrupt)
-    stream, services = SingleThreadedExecutor(), SingleThreadedExecutor()
-    context = stream.context
-
-    def spin_until_shutdown(executor: SingleThreadedExecutor) -> None:
-        try:
-            executor.spin()
-        except (KeyboardInterrupt, ExternalShutdownException):
-            pass
-        except Exception:
-            if context.ok():
-                raise
-
-    for node in nodes:
-        stream.add_node(node)
-        host = getattr(node, 'service_host', None)
-        if isinstance(host, ServiceHost):
-            services.add_node(host.node)
-    if not any(list(node.timers) for node in nodes):
-        # A signal is acted on when the stream executor wakes: without a timer of their own, idle
-        # nodes (the relay with no input) would never stop. Nodes with a timer need no extra entity.
-        nodes[0].create_timer(1.0, lambda: None)
-    # Let the stream thread take the GIL back quickly while a service computes in Python.
-    sys.setswitchinterval(0.0005)
-    # Everything alive now (imported modules, the model) is never garbage: exempt it from the
-    # cyclic collector, whose full passes over it took ~40 ms each in the dynamics node.
-    gc.freeze()
-    service_thread = threading.Thread(target=spin_until_shutdown, args=(services,), daemon=True)
-    service_thread.start()
-    try:
-        spin_until_shutdown(stream)
-    finally:
-        services.shutdown(timeout_sec=1.0)
-        stream.shutdown(timeout_sec=1.0)
-        service_thread.join(timeout=1.0)
-        for node in nodes:
-            host = getattr(node, 'service_host', None)
-            if isinstance(host, ServiceHost):
-                host.node.destroy_node()
-            node.destroy_node()
-        rclpy.try_shutdown()

@@ -9,7 +9,10 @@ Topics (relative names; the node's default name is ``dynamics``):
   from the input that triggered them), ``~/payload`` (geometry_msgs/InertiaStamped,
   transient local) and ``/diagnostics``;
 * services (std_srvs/Trigger): ``~/identify_payload``, ``~/validate_inertia``,
-  ``~/clear_payload_buffer``, ``~/record_baseline``.
+  ``~/clear_payload_buffer``, ``~/record_baseline``;
+* contact handling (:mod:`~robot_dynamics.ros.contact_outputs`): ``~/external_torques`` is the
+  momentum observer's r by default (``external_torque_method``), plus ``~/contact``,
+  ``~/contact_ratio``, ``~/external_wrench`` and ``~/calibrate_contact_thresholds``.
 
 q̈ for inverse dynamics comes from :class:`~robot_dynamics.core.differentiation.CausalDifferentiator`
 on the measured velocities (least-squares slope over ``acceleration_window`` samples,
@@ -29,12 +32,12 @@ from __future__ import annotations
 
 import functools
 import os
+import threading
 import time
 from dataclasses import dataclass
 from typing import Optional
 
 import numpy as np
-import rclpy
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from geometry_msgs.msg import InertiaStamped
 from rclpy.node import Node
@@ -43,14 +46,18 @@ from std_srvs.srv import Trigger
 
 from robot_dynamics.core import dynamics
 from robot_dynamics.core.errors import JointStateError, PayloadError
+from robot_dynamics.core.effort_model import EffortModelError, effort_model_problem, load_effort_model
 from robot_dynamics.core.live_torques import ACCELERATION_MODES, LiveTorqueEstimator
 from robot_dynamics.core.model import RobotModel
 from robot_dynamics.core.payload import MODES as PAYLOAD_MODES, default_payload_link
 from robot_dynamics.core.ring_buffer import RingBufferError, SampleRingBuffer
+from robot_dynamics.ros.spinning import run_nodes
 from robot_dynamics.ros.common import (DIAGNOSTICS_PERIOD, JOINT_STATE_QOS, LATCHED_QOS, SENSOR_QOS, STALE_TIMEOUT,
-                                       ModelSource, RateLimitedLogger, RateMeter, RejectionCounter, RuntimeParameters,
+                                       RateLimitedLogger, RateMeter, RejectionCounter, RuntimeParameters,
                                        ServiceHost, checked_parameter, create_output_publisher, diagnostic_status,
-                                       joint_state_fields, never_raises, positive_parameter, spin_nodes)
+                                       joint_state_fields, never_raises, positive_parameter)
+from robot_dynamics.ros.contact_outputs import ContactOutputs
+from robot_dynamics.ros.model_source import ModelSource
 from robot_dynamics.ros.service_worker import (DEFAULT_CPU_SHARE, ServiceWorker, SharedRecording, identify_payload_job,
                                                validate_inertia_job)
 
@@ -64,7 +71,7 @@ MAX_ACCELERATION_WINDOW = 1000  # samples (0.5 s of delay at 1 kHz)
 TORQUE_WARN_RATIO = 0.8
 
 
-@dataclass
+@dataclass(frozen=True)
 class _LiveModel:
     """Everything the torque stream needs for one model; replaced as a whole on a swap."""
 
@@ -79,6 +86,7 @@ class DynamicsNode(Node):
     def __init__(self, node_name: str = 'dynamics', **kwargs):
         super().__init__(node_name, **kwargs)
         self._live: Optional[_LiveModel] = None  # before the parameters: payload_link's check reads it
+        self._swap_lock = threading.Lock()  # model installs come from the builder and the service threads
         self._declare_parameters()
         self.rejections = RejectionCounter(self.get_logger())
         self._log = RateLimitedLogger(self.get_logger())
@@ -94,17 +102,19 @@ class DynamicsNode(Node):
         self._gravity_topic = _TorqueTopic(self, '~/gravity_torques')
         self._inverse_topic = _TorqueTopic(self, '~/inverse_dynamics_torques')
         self._external_topic = _TorqueTopic(self, '~/external_torques')
+        self.contact = ContactOutputs(self, self.payload_link)
         self._payload_pub = create_output_publisher(self, InertiaStamped, '~/payload', LATCHED_QOS)
         self._diagnostics_pub = create_output_publisher(self, DiagnosticArray, '/diagnostics', 10)
-        self.model_source = ModelSource(self, self._on_model)
-        self.create_subscription(JointState, 'joint_states', self._on_joint_state, JOINT_STATE_QOS)
         self.service_host = ServiceHost(self)
+        self.model_source = ModelSource(self, self._on_model, intake_node=self.service_host.node)
+        self.create_subscription(JointState, 'joint_states', self._on_joint_state, JOINT_STATE_QOS)
         self._worker = ServiceWorker(self.service_cpu_share)
         for name, handler in (('~/identify_payload', self._identify_payload),
                               ('~/validate_inertia', self._validate_inertia),
                               ('~/clear_payload_buffer', self._clear_payload_buffer),
                               ('~/record_baseline', self._record_baseline)):
             self.service_host.create_service(Trigger, name, handler)
+        self.contact.create_service(self.service_host)
         self.create_timer(self.diagnostics_period, self._publish_diagnostics)
         self._load_baseline_file()
 
@@ -137,6 +147,10 @@ class DynamicsNode(Node):
                                            f'is not a window of 2 to {MAX_ACCELERATION_WINDOW} samples')
         self.stale_timeout = positive('stale_timeout', STALE_TIMEOUT, 'a joint value older than this [s] than the '
                                       'newest is stale')
+        self.effort_model = load_effort_model(checked(
+            'effort_model_file', '', 'YAML file: per joint what effort is (torque, current, motor_torque) with k_t, '
+            'gear ratio and efficiency; empty: efforts are joint torques', self._is_effort_model_file,
+            'is not a usable effort model file (reason above)'))
         self.torque_warn_ratio = checked('torque_warn_ratio', TORQUE_WARN_RATIO, '|tau|/effort limit above which '
                                          'diagnostics warn (0 < ratio <= 1; error above 1)',
                                          lambda ratio: 0.0 < ratio <= 1.0, 'is not in (0, 1]')
@@ -152,8 +166,15 @@ class DynamicsNode(Node):
         runtime('mesh_package_paths', [], 'NAME=DIR entries to resolve package:// meshes for validate_inertia')
         runtime('mesh_allowed_roots', [], 'directories file:// meshes may be read from (validate_inertia)')
 
+    def _is_effort_model_file(self, path: str) -> bool:
+        problem = effort_model_problem(path)
+        if problem:
+            self.get_logger().error(problem)
+        return not problem
+
     # ------------------------------------------------------------------ model
     def _on_model(self, robot: RobotModel) -> None:
+        """Install ``robot`` (called on the model source's builder thread while the stream runs)."""
         previous = self._live
         if previous is not None and previous.robot.joint_names == robot.joint_names:
             merger, buffer = previous.estimator.merger, previous.buffer
@@ -161,7 +182,7 @@ class DynamicsNode(Node):
             merger, buffer = None, self._new_recording(robot.num_joints)
         self._install(_LiveModel(robot, self._estimator(robot, merger), buffer))
         if previous is not None and previous.buffer is not buffer:
-            previous.buffer.close()  # recorded with other joints; frees its shared memory
+            previous.buffer.close()  # recorded with other joints; frees its shared memory (safe mid-append)
 
     def _new_recording(self, num_joints: int) -> SampleRingBuffer:
         """The ring buffer identify_payload reads, sized by buffer_duration × buffer_max_rate; the
@@ -177,15 +198,30 @@ class DynamicsNode(Node):
 
     def _estimator(self, robot: RobotModel, merger=None) -> LiveTorqueEstimator:
         return LiveTorqueEstimator(robot, self.stale_timeout, self.acceleration_mode,
-                                   self.acceleration_window, merger)
+                                   self.acceleration_window, merger, self._effort_model_for(robot))
 
-    def _install(self, live: _LiveModel) -> None:
-        # One reference assignment: the stream reads self._live once per message, so it never
-        # sees half a swap.
-        self._live = live
-        self._last_torques = None
+    def _effort_model_for(self, robot: RobotModel):
+        """The effort model in ``robot``'s joints; None (efforts are torques) if it names others."""
+        try:
+            return None if self.effort_model is None else self.effort_model.for_joints(robot.joint_names)
+        except EffortModelError as error:
+            self.get_logger().error(f'effort_model_file not applied to model "{robot.name}": {error}; efforts are '
+                                    'taken as joint torques')
+            return None
+
+    def _install(self, live: _LiveModel, replacing: Optional[_LiveModel] = None) -> bool:
+        """Make ``live`` the stream's model (only if ``replacing`` is still in use, when given).
+        One reference assignment: the stream reads self._live once per message, so it never
+        sees half a swap; everything in ``live`` was built before and is never mutated after."""
+        with self._swap_lock:
+            if replacing is not None and self._live is not replacing:
+                return False
+            self._live = live
+            self._last_torques = None
+            return True
 
     def destroy_node(self):
+        self.model_source.close()
         self._worker.shutdown()
         for buffer in (self._live.buffer if self._live else None, self._shared_baseline):
             if buffer is not None:
@@ -234,7 +270,7 @@ class DynamicsNode(Node):
         names, header = live.robot.joint_names, message.header
         self._inverse_topic.publish(header, names, sample.inverse_dynamics)
         self._gravity_topic.publish(header, names, sample.gravity)
-        self._external_topic.publish(header, names, sample.external)
+        self._external_topic.publish(header, names, self.contact.process(header, live.robot, sample))
         if sample.external is not None and sample.velocities is not None:
             live.buffer.append(sample.stamp, sample.positions, sample.velocities, sample.efforts)
         self._last_torques = sample.inverse_dynamics
@@ -369,10 +405,10 @@ class DynamicsNode(Node):
         except PayloadError as error:
             self.get_logger().error(f'identified payload not applied: {error}')
             return
-        if self._live is not live:
+        if not self._install(_LiveModel(robot, self._estimator(robot, live.estimator.merger), live.buffer),
+                             replacing=live):
             self.get_logger().warn('identified payload not applied: the model changed during the call')
             return
-        self._install(_LiveModel(robot, self._estimator(robot, live.estimator.merger), live.buffer))
         self.get_logger().info(f'payload applied to the live model: {parameters!r}')
 
     def _report_directory(self) -> str:
@@ -404,6 +440,7 @@ class DynamicsNode(Node):
             array = DiagnosticArray()
             array.header.stamp = self.get_clock().now().to_msg()
             array.status = [self._model_status(), self._input_status(), self._margin_status()]
+            array.status.extend(self.contact.statuses())
             array.status.extend(self._validation_statuses)
             self._diagnostics_pub.publish(array)
         except Exception as error:  # a timer (or the service that calls this) never takes the node down either
@@ -530,8 +567,7 @@ def _validation_statuses(node_name: str, report) -> list:
 
 
 def main(args=None) -> None:
-    rclpy.init(args=args)
-    spin_nodes([DynamicsNode()])
+    run_nodes(lambda: [DynamicsNode()], args, program='dynamics_node')
 
 
 if __name__ == '__main__':

@@ -4,15 +4,15 @@
 It is built from the same pieces as the nodes it is compared with, so that a latency ratio
 measures their work and nothing else: the same input QoS (:data:`JOINT_STATE_QOS`), a
 publisher without rclpy's default event handlers (:func:`create_output_publisher`) on the
-nodes' output QoS, and the same spin (:func:`spin_nodes`: single-threaded executor, frozen
-garbage collector, short thread switch interval)."""
+nodes' output QoS, and the same spin (:func:`~robot_dynamics.ros.spinning.run_nodes`:
+single-threaded executor, frozen garbage collector, short thread switch interval)."""
 from __future__ import annotations
 
-import rclpy
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 
-from robot_dynamics.ros.common import JOINT_STATE_QOS, SENSOR_QOS, create_output_publisher, spin_nodes
+from robot_dynamics.ros.common import JOINT_STATE_QOS, SENSOR_QOS, create_output_publisher
+from robot_dynamics.ros.spinning import run_nodes
 
 
 class RelayNode(Node):
@@ -23,8 +23,7 @@ class RelayNode(Node):
 
 
 def main(args=None) -> None:
-    rclpy.init(args=args)
-    spin_nodes([RelayNode()])
+    run_nodes(lambda: [RelayNode()], args, program='relay')
 
 
 if __name__ == '__main__':

@@ -5,7 +5,7 @@ for ``dynamics`` and ``centroidal``, config/sim_robot.yaml for ``sim_robot``).
 The YAML file has the usual ROS 2 parameter-file shape (``<node name>: ros__parameters:
 {...}``, the shipped files keyed ``/**/<node name>``: any namespace); :func:`node_parameters`
 reads the sections that apply to one node by rcl's matching rules and :class:`InProcessRunner`
-spins the nodes the way :func:`robot_dynamics.ros.common.spin_nodes` does — topic
+spins the nodes the way :func:`robot_dynamics.ros.spinning.spin_nodes` does — topic
 callbacks on one single-threaded executor, the nodes' service companions on a second — but
 in background threads, so the caller's thread stays free (the demo calls the services from
 it) and the runner can be stopped without shutting rclpy down.
@@ -14,6 +14,7 @@ Run the three nodes until Ctrl-C: ``python -m robot_dynamics.ros.runner [CONFIG_
 """
 from __future__ import annotations
 
+import math
 import re
 import sys
 import threading
@@ -23,15 +24,16 @@ from typing import Optional, Sequence
 import numpy as np
 import yaml
 from geometry_msgs.msg import PointStamped, PolygonStamped
-from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
+from std_msgs.msg import Header
 from std_srvs.srv import SetBool, Trigger
 
 from robot_dynamics.core.errors import RobotDynamicsError
-from robot_dynamics.ros.common import SENSOR_QOS, stamp_seconds
+from robot_dynamics.ros.common import DESCRIPTION_QOS, SENSOR_QOS, stamp_seconds
+from robot_dynamics.ros.spinning import NodeSpinner, run_nodes
 
 RECORDER_QOS = QoSProfile(depth=2000, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE,
                           history=HistoryPolicy.KEEP_LAST)
@@ -122,32 +124,20 @@ def build_nodes(config_file: Optional[Path] = None, sim_overrides: Optional[dict
 
 class InProcessRunner:
     """Spins ``nodes`` in background threads: their topic callbacks on one single-threaded
-    executor, their ``service_host`` companion nodes on another, so a long service never
-    delays the torque stream and the caller's thread stays free. Use as a context manager;
-    :meth:`stop` destroys the nodes but leaves rclpy initialised.
+    executor, their ``service_host`` companion nodes on another (both
+    :class:`~robot_dynamics.ros.spinning.NodeSpinner`, as in a node process), so a long
+    service never delays the torque stream and the caller's thread stays free. Use as a
+    context manager; :meth:`stop` destroys the nodes but leaves rclpy initialised.
 
     Two threads on purpose: under CPU contention each extra Python thread competing for the
-    GIL slows the stream down. Measured on 2 loaded cores, one executor per node starved
-    sim_robot, and the caller's client node on the stream executor made dynamics_node drop
-    joint states; this layout dropped none."""
+    GIL slows the stream down (one executor per node starved sim_robot on 2 loaded cores)."""
 
     def __init__(self, nodes: Sequence[Node]):
         self.nodes = list(nodes)
-        self._stream, self._services = SingleThreadedExecutor(), SingleThreadedExecutor()
-        for node in self.nodes:
-            self._stream.add_node(node)
-            host = getattr(node, 'service_host', None)
-            if host is not None:
-                self._services.add_node(host.node)
-        self._threads = [threading.Thread(target=self._spin, args=(executor,), daemon=True)
-                         for executor in (self._stream, self._services)]
-
-    @staticmethod
-    def _spin(executor: SingleThreadedExecutor) -> None:
-        try:
-            executor.spin()
-        except ExternalShutdownException:
-            pass
+        self._hosts = [node.service_host.node for node in self.nodes
+                       if getattr(node, 'service_host', None) is not None]
+        self._spinners = [NodeSpinner(self.nodes), NodeSpinner(self._hosts)]
+        self._threads = [threading.Thread(target=spinner.spin, daemon=True) for spinner in self._spinners]
 
     def start(self) -> 'InProcessRunner':
         # Let the stream thread take the GIL back quickly while a service computes in Python.
@@ -157,14 +147,15 @@ class InProcessRunner:
         return self
 
     def stop(self) -> None:
-        for executor in (self._services, self._stream):
-            executor.shutdown(timeout_sec=2.0)
+        """Stop both spinners, wait for their threads, then destroy the nodes (in that order:
+        a node destroyed under a spinning executor is an error in that thread)."""
+        for spinner in self._spinners:
+            spinner.stop()
         for thread in self._threads:
-            thread.join(timeout=2.0)
-        for node in self.nodes:
-            host = getattr(node, 'service_host', None)
-            if host is not None:
-                host.node.destroy_node()
+            thread.join()
+        for spinner in self._spinners:
+            spinner.close()
+        for node in (*self._hosts, *self.nodes):
             node.destroy_node()
 
     def __enter__(self) -> 'InProcessRunner':
@@ -180,12 +171,17 @@ class OutputRecorder(Node):
     calling the nodes' services. Lists of (phase, stamp [s], values):
 
     * ``model``: ``/dynamics/inverse_dynamics_torques``, ``external``:
-      ``/dynamics/external_torques`` [N·m], joint order of ``joint_names`` (the measured
-      effort is their sum, see :meth:`measured`);
+      ``/dynamics/external_torques`` (the torques the environment applies to the robot, JᵀF)
+      [N·m], joint order of ``joint_names``; ``efforts``: the measured efforts of
+      ``/joint_states`` [N·m] (see :meth:`measured`);
     * ``com``, ``zmp``: ``/centroidal/com``, ``/centroidal/zmp`` [m] in the centroidal world frame;
     * ``polygons``: phase → last ``/centroidal/support_polygon`` vertices (k × 2) [m];
       these three once :meth:`watch_centroidal` was called;
-    * ``torque_messages``: external-torque messages received in any phase (or none).
+    * ``torque_messages``: external-torque messages received in any phase (or none);
+    * ``clock``: the newest stamp [s] of any output received, in any phase: the simulated
+      robot's time up to which the nodes have processed its samples;
+    * ``motion_start``, ``motion_starts``: the stamp [s] of the latest start of sim_robot's
+      motion (``/sim_robot/motion_start``) and how many starts were received.
     """
 
     def __init__(self, node_name: str = 'demo_client', **kwargs):
@@ -194,14 +190,19 @@ class OutputRecorder(Node):
         self.joint_names: tuple = ()
         self.model: list = []
         self.external: list = []
+        self.efforts: list = []
         self.com: list = []
         self.zmp: list = []
         self.polygons: dict = {}
         self.torque_messages = 0
+        self.clock = -math.inf
+        self.motion_start, self.motion_starts = math.nan, 0
         self._service_clients: dict = {}
+        self.create_subscription(Header, '/sim_robot/motion_start', self._on_motion_start, DESCRIPTION_QOS)
         for topic, store in (('/dynamics/inverse_dynamics_torques', self.model),
                              ('/dynamics/external_torques', self.external)):
             self.create_subscription(JointState, topic, lambda m, s=store: self._on_torques(s, m), RECORDER_QOS)
+        self.create_subscription(JointState, '/joint_states', self._on_joint_state, RECORDER_QOS)
 
     def watch_centroidal(self) -> None:
         """Start recording centroidal_node's CoM, ZMP and support polygon. Separate because each
@@ -210,15 +211,28 @@ class OutputRecorder(Node):
             self.create_subscription(PointStamped, topic, lambda m, s=store: self._on_point(s, m), RECORDER_QOS)
         self.create_subscription(PolygonStamped, '/centroidal/support_polygon', self._on_polygon, SENSOR_QOS)
 
+    def _on_motion_start(self, message: Header) -> None:
+        self.motion_start = stamp_seconds(message.stamp)
+        self.motion_starts += 1
+
     def _on_torques(self, store: list, message: JointState) -> None:
         self.torque_messages += store is self.external
+        self.clock = max(self.clock, stamp_seconds(message.header.stamp))
         if self.phase is None or not message.effort:
             return
         if store is self.external:
             self.joint_names = tuple(message.name)
         store.append((self.phase, stamp_seconds(message.header.stamp), np.array(message.effort)))
 
+    def _on_joint_state(self, message: JointState) -> None:
+        if self.phase is not None and message.effort and self.joint_names:
+            efforts = dict(zip(message.name, message.effort))
+            if all(name in efforts for name in self.joint_names):
+                self.efforts.append((self.phase, stamp_seconds(message.header.stamp),
+                                     np.array([efforts[name] for name in self.joint_names])))
+
     def _on_point(self, store: list, message: PointStamped) -> None:
+        self.clock = max(self.clock, stamp_seconds(message.header.stamp))
         if self.phase is not None:
             point = message.point
             store.append((self.phase, stamp_seconds(message.header.stamp), np.array([point.x, point.y, point.z])))
@@ -235,14 +249,9 @@ class OutputRecorder(Node):
         return np.array([r[0] for r in rows]), np.vstack([r[1] for r in rows])
 
     def measured(self, phase: str) -> tuple:
-        """(stamps [s], measured efforts (N × n) [N·m]) of ``phase``: model + external torque
-        of the same joint state, i.e. the effort dynamics_node received."""
-        model = {stamp: values for tag, stamp, values in self.model if tag == phase}
-        rows = [(stamp, model[stamp] + values) for tag, stamp, values in self.external
-                if tag == phase and stamp in model]
-        if not rows:
-            return np.zeros(0), np.zeros((0, len(self.joint_names)))
-        return np.array([r[0] for r in rows]), np.vstack([r[1] for r in rows])
+        """(stamps [s], measured efforts (N × n) [N·m]) of ``phase`` from ``/joint_states``, in
+        the joint order of ``joint_names``."""
+        return self.values(self.efforts, phase)
 
     def progress(self, phase: str) -> str:
         """One line about ``phase`` so far: sample counts, external-torque RMS, CoM."""
@@ -272,11 +281,8 @@ class OutputRecorder(Node):
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    import rclpy
-    from robot_dynamics.ros.common import spin_nodes
     argv = list(sys.argv[1:] if argv is None else argv)
-    rclpy.init()
-    spin_nodes(build_nodes(Path(argv[0]) if argv else None))
+    run_nodes(lambda: build_nodes(Path(argv[0]) if argv else None), program='runner')
     return 0
 
 

@@ -17,7 +17,19 @@ Topics (relative names; the node's default name is ``sim_robot``):
   (nav_msgs/Odometry: pose in ``world_frame``, twist in ``base_frame``) and ``joint_states``;
 * service ``~/attach_payload`` (std_srvs/SetBool): ``true`` attaches the hidden payload
   (``payload_*`` parameters), ``false`` removes it; either way the motion restarts from its
-  first sample, so runs with and without the payload repeat the same motion.
+  first sample, so runs with and without the payload repeat the same motion;
+* ``~/motion_start`` (std_msgs/Header, reliable + transient local): published at every start
+  of the motion (start-up and each restart), ``stamp`` = the stamp the motion's time zero has
+  on the joint_states clock (a sample of motion time t is stamped ``stamp`` + t), ``frame_id``
+  = ``payload`` or ``no payload``. A client that must cover whole periods of the excitation
+  (the demo) measures them on this clock, not on its own wall clock.
+* fixed base: subscribes ``~/external_wrench_command`` (geometry_msgs/WrenchStamped:
+  ``header.frame_id`` = the link, empty = ``payload_link``; force [N] and moment [N·m] in
+  that link's frame, applied at its origin, from the next integration step on; an all-zero
+  wrench removes it) and publishes the applied truth with every joint state, same stamp:
+  ``~/true_external_wrench`` (WrenchStamped in the pushed link's frame, zero when none) and
+  ``~/true_external_torques`` (sensor_msgs/JointState, ``effort`` = J(q)ᵀ F [N·m]). The
+  controller does not know the push: ``effort`` stays the motor torque.
 
 The simulation follows the wall clock: each timer tick integrates up to the current time,
 never more than ``max_catch_up`` seconds at once (a stalled process slows the simulated
@@ -31,12 +43,12 @@ import math
 import time
 from typing import Optional
 
-import rclpy
 from builtin_interfaces.msg import Time
+from geometry_msgs.msg import WrenchStamped
 from nav_msgs.msg import Odometry
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
-from std_msgs.msg import String
+from std_msgs.msg import Header, String
 from std_srvs.srv import SetBool
 
 from robot_dynamics.core.errors import PayloadError, RobotDynamicsError
@@ -46,8 +58,10 @@ from robot_dynamics.core.simulation import (ArmSimulation, FloatingSample, Joint
                                             SimulationError, StanceMotion, scripted_excitation)
 from robot_dynamics.core.urdf import read_description_file
 from robot_dynamics.models import ARM_URDF, QUADRUPED_URDF
-from robot_dynamics.ros.common import (DESCRIPTION_QOS, SENSOR_QOS, checked_parameter, gravity_parameter,
-                                       never_raises, non_negative_parameter, positive_parameter, shorten, spin_nodes)
+from robot_dynamics.ros.spinning import run_nodes
+from robot_dynamics.ros.common import (DESCRIPTION_QOS, SENSOR_QOS, RateLimitedLogger, checked_parameter,
+                                       gravity_parameter, never_raises, non_negative_parameter, positive_parameter,
+                                       shorten)
 
 MIN_SIMULATION_RATE = 1000.0
 """Lowest integration rate [Hz] of the fixed-base simulation (semi-implicit Euler)."""
@@ -67,6 +81,7 @@ class SimRobot(Node):
         self.payload_link = self.value('payload_link')
         self.payload = self._payload()
         self.simulation: Optional[ArmSimulation] = None
+        self.carrying = False
         self.motion: Optional[StanceMotion] = None
         if self.robot.floating_base:
             self.motion = StanceMotion(self.robot, self.value('contact_frames'),
@@ -85,8 +100,10 @@ class SimRobot(Node):
         self._description_pub = self.create_publisher(String, 'robot_description', DESCRIPTION_QOS)
         self._joint_pub = self.create_publisher(JointState, 'joint_states', SENSOR_QOS)
         self._odom_pub = self.create_publisher(Odometry, 'odom', SENSOR_QOS) if self.motion else None
+        self._motion_start_pub = self.create_publisher(Header, '~/motion_start', DESCRIPTION_QOS)
         self._description_pub.publish(String(data=text))
         self.create_service(SetBool, '~/attach_payload', self._attach_payload)
+        self._create_external_wrench_interface()
         self._restart()
         self._timer = self.create_timer(1.0 / self.publish_rate, self._tick)
 
@@ -189,6 +206,7 @@ class SimRobot(Node):
         if self.simulation is None:
             raise SimulationError('the floating-base motion is kinematic: it has no payload')
         self.simulation.set_payload(self.payload_link, self.payload if attached else None)
+        self.carrying = attached and self.payload is not None
 
     @never_raises
     def _attach_payload(self, request, response):
@@ -203,6 +221,51 @@ class SimRobot(Node):
         response.message = f'hidden payload {state}; motion restarted'
         return response
 
+    # ------------------------------------------------------------------ external wrench
+    def _create_external_wrench_interface(self) -> None:
+        """``~/external_wrench_command`` in; the applied truth on ``~/true_external_wrench`` and
+        ``~/true_external_torques`` with every joint state (zeros while nothing pushes)."""
+        self._log = RateLimitedLogger(self.get_logger())
+        self.create_subscription(WrenchStamped, '~/external_wrench_command', self._on_external_wrench_command, 10)
+        self._true_wrench_pub = self.create_publisher(WrenchStamped, '~/true_external_wrench', SENSOR_QOS)
+        self._true_torques_pub = self.create_publisher(JointState, '~/true_external_torques', SENSOR_QOS)
+        self._true_wrench_frame = self.payload_link
+
+    def _on_external_wrench_command(self, message: WrenchStamped) -> None:
+        try:
+            self._apply_external_wrench(message)
+        except SimulationError as error:
+            self._log.warn('external_wrench', f'external wrench command refused: {error}')
+        except Exception as error:  # a node never dies from a message
+            self._log.error('external_wrench', f'external wrench command failed: {error!r}')
+
+    def _apply_external_wrench(self, message: WrenchStamped) -> None:
+        if self.simulation is None:
+            raise SimulationError('the floating-base motion is kinematic: it takes no external wrench')
+        force, moment = message.wrench.force, message.wrench.torque
+        link = message.header.frame_id or self._true_wrench_frame
+        self.simulation.set_external_wrench(link, [force.x, force.y, force.z], [moment.x, moment.y, moment.z])
+        if self.simulation.external_wrench is not None:
+            self._true_wrench_frame = link
+
+    def _publish_external_truth(self, sample: JointSample, stamp: Time) -> None:
+        if self._true_torques_pub.get_subscription_count():
+            torques = sample.external_torques
+            message = JointState(name=list(self.robot.joint_names),
+                                 effort=[0.0] * self.robot.num_joints if torques is None else torques.tolist())
+            message.header.stamp = stamp
+            self._true_torques_pub.publish(message)
+        if self._true_wrench_pub.get_subscription_count():
+            message = WrenchStamped()
+            message.header.stamp, message.header.frame_id = stamp, self._true_wrench_frame
+            wrench = self.simulation.external_wrench if sample.external_torques is not None else None
+            if wrench is not None:
+                message.header.frame_id = wrench.link
+                force, moment = message.wrench.force, message.wrench.torque
+                force.x, force.y, force.z = (float(x) for x in wrench.force)
+                moment.x, moment.y, moment.z = (float(x) for x in wrench.moment)
+            self._true_wrench_pub.publish(message)
+
     # ------------------------------------------------------------------ stream
     def _restart(self) -> None:
         """Motion back to its first sample; the stamps continue from the wall clock."""
@@ -211,6 +274,8 @@ class SimRobot(Node):
         self._start_wall = time.monotonic()
         self._start_nanoseconds = self.get_clock().now().nanoseconds
         self._next_publish = 0.0
+        self._motion_start_pub.publish(Header(stamp=self._stamp(0.0),
+                                              frame_id='payload' if self.carrying else 'no payload'))
 
     def _tick(self) -> None:
         try:
@@ -252,6 +317,8 @@ class SimRobot(Node):
         message.header.stamp = self._stamp(sample.time)
         self._joint_pub.publish(message)
         self.published += 1
+        if self.simulation is not None:
+            self._publish_external_truth(sample, message.header.stamp)
 
     def _publish_floating(self, sample: FloatingSample) -> None:
         stamp = self._stamp(sample.time)
@@ -283,14 +350,7 @@ def _whole_multiple(publish_rate: float) -> float:
 
 
 def main(args=None) -> None:
-    rclpy.init(args=args)
-    try:
-        node = SimRobot()
-    except (RobotDynamicsError, ValueError) as error:
-        print(f'sim_robot: {error}')
-        rclpy.try_shutdown()
-        raise SystemExit(1)
-    spin_nodes([node])
+    run_nodes(lambda: [SimRobot()], args, program='sim_robot')
 
 
 if __name__ == '__main__':

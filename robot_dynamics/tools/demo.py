@@ -34,18 +34,24 @@ MASS_FLOOR = 0.010
 COM_FLOOR = 0.002
 """Absolute CoM tolerance per axis [m] added to 3σ in the pass/fail check."""
 SETTLE = 0.4
-"""Time after a motion restart left out of the statistics and the recording [s]."""
+"""Simulated time after a motion restart left out of the statistics and the recording [s]
+(dynamics_node's acceleration window must not straddle the restart)."""
+BASELINE_EXTRA = 0.5
+"""Simulated time [s] the baseline records beyond the payload phase's whole periods, so that
+it covers the payload recording even when the recording of the latter starts late."""
 FEET = ['lf_foot', 'rf_foot', 'lh_foot', 'rh_foot']
 MIN_DURATION, MAX_DURATION = 6.0, 600.0
-"""Allowed --duration [s]. The payload phase is 30 % of it, and identify_payload needs 40 fit
-samples: measured 34 at 4 s (refused), 46 at 5 s, 59 at 6 s (about 12.5 per second of
---duration), so 6 s keeps a margin of about 1.5× over the refusal."""
+"""Allowed --duration [s]. The baseline and payload phases are each a whole number of
+excitation periods (at least one: 5 s of the default sim_robot excitation)."""
+PROGRESS_PERIOD = 2.0
+"""Wall-clock period of the progress lines [s]."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument('--duration', type=float, default=24.0,
                         help='simulated motion time of all phases together [s], from %g to %g (default 24; '
-                             'CI uses 8)' % (MIN_DURATION, MAX_DURATION))
+                             'CI uses 8); the baseline and payload phases are each rounded to whole periods '
+                             'of the excitation, at least one' % (MIN_DURATION, MAX_DURATION))
     parser.add_argument('--output-dir', default='robot_dynamics_demo',
                         help='where the plots and the YAML reports go (default ./robot_dynamics_demo)')
     parser.add_argument('--no-plots', action='store_true', help='skip the PNG plots')
@@ -53,8 +59,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if not MIN_DURATION <= args.duration <= MAX_DURATION:
-        print(f'demo: --duration must be between {MIN_DURATION:g} and {MAX_DURATION:g} s (the payload phase, '
-              f'30 % of it, must give identify_payload enough samples), got {args.duration:g}', file=sys.stderr)
+        print(f'demo: --duration must be between {MIN_DURATION:g} and {MAX_DURATION:g} s of simulated motion, '
+              f'got {args.duration:g}', file=sys.stderr)
         return 1
     output = Path(args.output_dir).resolve()
     try:
@@ -81,19 +87,22 @@ def run(args: argparse.Namespace) -> int:
 
 class _Demo:
     """The demo's phases, driven from this thread through a client node (the recorder) spun
-    by its own executor in this thread, apart from the runner's threads."""
+    by its own executor in this thread, apart from the runner's threads.
+
+    Every phase is measured on the simulated robot's clock (the stamps of the outputs the
+    nodes have processed, and sim_robot's ``~/motion_start``), never on the wall clock: on a
+    busy machine the simulation runs slower than the wall clock, and the baseline must still
+    cover the same whole periods of the motion as the payload recording."""
 
     def __init__(self, duration: float, output: Path, plots: bool):
         from rclpy.executors import SingleThreadedExecutor
         from robot_dynamics.ros.runner import OutputRecorder
-        self.output, self.plots = output, plots
-        # The baseline is longer than the payload recording so that it covers all of it.
-        self.phases = {'baseline': 0.35 * duration, 'payload': 0.3 * duration, 'applied': 0.1 * duration,
-                       'quadruped': max(1.5, 0.2 * duration)}
+        self.output, self.plots, self.duration = output, plots, duration
         self.recorder = OutputRecorder()
         self.executor = SingleThreadedExecutor()
         self.executor.add_node(self.recorder)
         self.answers: dict = {}
+        self.failure = ''
         self.started = time.monotonic()
 
     # ------------------------------------------------------------------ phases
@@ -110,73 +119,114 @@ class _Demo:
             print('config/sim_robot.yaml hides no payload (payload_mass is 0): nothing to identify')
             return 1
         self.truth = (sim.payload_link, sim.payload)
+        self.periods = arm_phase_periods(self.duration, 1.0 / sim.value('excitation_frequency'))
         # The operator's knowledge: which link carries the payload.
         dynamics.set_parameters([Parameter('payload_link', value=sim.payload_link)])
         (self.output / 'payload_latest.yaml').unlink(missing_ok=True)  # judge this run's report only
-        with InProcessRunner(nodes):
-            if not self._wait_for_torques():
-                return 1
-            self._arm_phases()
-        floating = build_nodes(sim_overrides={'root_joint': 'floating'}, with_dynamics=False,
-                               centroidal_overrides={'root_joint': 'floating', 'contact_frames': FEET})
-        self.recorder.watch_centroidal()
-        with InProcessRunner(floating):
-            self._phase('quadruped')
-        self.executor.shutdown()
-        self.recorder.destroy_node()
+        try:
+            with InProcessRunner(nodes):
+                self._wait_for_torques()
+                self._arm_phases()
+            floating = build_nodes(sim_overrides={'root_joint': 'floating'}, with_dynamics=False,
+                                   centroidal_overrides={'root_joint': 'floating', 'contact_frames': FEET})
+            self.recorder.watch_centroidal()
+            starts = self.recorder.motion_starts
+            with InProcessRunner(floating):
+                self._phase('quadruped', max(1.5, 0.2 * self.duration), origin=self._new_motion(starts))
+        except DemoStalled as error:
+            self.failure = str(error)
+            print(f'demo: {error}')
+        finally:
+            self.executor.shutdown()
+            self.recorder.destroy_node()
         return self._report()
 
     def _arm_phases(self) -> None:
         link = self.truth[0]
+        count, period = self.periods
         print(f'sim_robot: bundled arm, hidden payload {self.truth[1].mass:g} kg on {link} (not in the '
-              'published robot_description)')
-        self._phase('baseline', payload=False)
+              f'published robot_description); baseline and payload phases: {count} excitation period'
+              f'{"s" if count > 1 else ""} of {period:g} s each')
+        self._phase('baseline', count * period + BASELINE_EXTRA, payload=False)
         self.answers['record_baseline'] = self._call('/dynamics/record_baseline')
-        self._phase('payload', payload=True)
-        self.answers['identify_payload'] = self._call('/dynamics/identify_payload', timeout=60.0)
-        self.answers['validate_inertia'] = self._call('/dynamics/validate_inertia', timeout=60.0)
-        self._phase('applied')
+        self._phase('payload', count * period, payload=True)
+        self.answers['identify_payload'] = self._call('/dynamics/identify_payload', timeout=120.0)
+        self.answers['validate_inertia'] = self._call('/dynamics/validate_inertia', timeout=120.0)
+        self._phase('applied', max(1.0, 0.1 * self.duration))
 
-    def _phase(self, name: str, payload: Optional[bool] = None) -> None:
-        """Run one phase of ``self.phases[name]`` seconds. ``payload`` True/False first restarts
-        the arm's motion with/without the hidden payload, then dynamics_node's recording; None
-        keeps everything going."""
+    def _phase(self, name: str, duration: float, payload: Optional[bool] = None,
+               origin: Optional[float] = None) -> None:
+        """Run phase ``name`` for ``duration`` s of simulated motion after :data:`SETTLE`,
+        timed from ``origin`` (the stamp of the motion's start [s]).
+
+        ``payload`` True/False first restarts the arm's motion with/without the hidden
+        payload, then dynamics_node's recording; with neither, the phase goes on from the
+        latest processed sample."""
         if payload is not None:
+            starts = self.recorder.motion_starts
             answer = self._call('/sim_robot/attach_payload', payload, kind='set_bool')
             print(f'  sim_robot: {answer[1]}')
+            if not answer[0]:
+                raise DemoStalled(f'sim_robot could not restart the motion: {answer[1]}')
+            origin = self._new_motion(starts)
+        elif origin is None:
+            origin = self.recorder.clock - SETTLE
         self.recorder.phase = None
-        self._spin(SETTLE)
+        self._wait_for_clock(origin + SETTLE)
         if payload is not None:
             self._call('/dynamics/clear_payload_buffer')
         self.recorder.phase = name
-        duration = self.phases[name]
-        print(f'phase "{name}": {duration:.1f} s')
-        deadline, next_report = time.monotonic() + duration, time.monotonic() + 2.0
-        while time.monotonic() < deadline:
-            self._spin(min(0.1, deadline - time.monotonic()))
-            if time.monotonic() >= next_report:
-                next_report += 2.0
-                print(f'  {self.recorder.progress(name)}', flush=True)
+        end = origin + SETTLE + duration
+        print(f'phase "{name}": {duration:.1f} s of simulated motion')
+        self._wait_for_clock(end, progress=name)
         self.recorder.phase = None
 
     # ------------------------------------------------------------------ ROS plumbing
     def _spin(self, duration: float) -> None:
-        """Take the recorder's messages for ``duration`` s while the runner's threads work."""
+        """Take the recorder's messages for ``duration`` s (wall clock) while the runner's threads work."""
         deadline = time.monotonic() + duration
         while time.monotonic() < deadline:
             self.executor.spin_once(timeout_sec=max(0.0, min(0.05, deadline - time.monotonic())))
 
-    def _wait_for_torques(self, timeout: float = 20.0) -> bool:
+    def _wait_for(self, condition, what: str, timeout: float = 60.0) -> None:
+        """Spin until ``condition()``; :class:`DemoStalled` after ``timeout`` s of wall clock."""
         deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline and not self.recorder.torque_messages:
-            self._spin(0.1)
-        if not self.recorder.torque_messages:
-            print('dynamics_node published no torques: is the model loaded? (see the log above)')
-            return False
-        print(f'nodes up after {time.monotonic() - self.started:.1f} s: sim_robot, dynamics, centroidal')
-        return True
+        while not condition():
+            if time.monotonic() > deadline:
+                raise DemoStalled(f'waited {timeout:g} s for {what}')
+            self._spin(0.05)
 
-    def _call(self, name: str, value: bool = False, kind: str = 'trigger', timeout: float = 10.0) -> tuple:
+    def _wait_for_clock(self, stamp: float, progress: Optional[str] = None) -> None:
+        """Spin until the nodes have processed the sample stamped ``stamp`` [s, sim clock].
+
+        Stalled only when the simulated clock stops advancing for :data:`STALL_TIMEOUT` s of
+        wall clock: a slow simulation on a busy machine just takes longer."""
+        next_report, last_clock, last_advance = time.monotonic() + PROGRESS_PERIOD, self.recorder.clock, time.monotonic()
+        while self.recorder.clock < stamp:
+            self._spin(0.05)
+            now = time.monotonic()
+            if self.recorder.clock > last_clock:
+                last_clock, last_advance = self.recorder.clock, now
+            elif now - last_advance > STALL_TIMEOUT:
+                raise DemoStalled(f'the simulated clock stopped for {STALL_TIMEOUT:g} s '
+                                  f'({stamp - self.recorder.clock:.1f} s of motion short of the phase end)')
+            if progress and now >= next_report:
+                next_report += PROGRESS_PERIOD
+                print(f'  {self.recorder.progress(progress)}', flush=True)
+
+    def _new_motion(self, starts: int) -> float:
+        """The start stamp [s] of the motion after the ``starts``-th (sim_robot's ~/motion_start)."""
+        self._wait_for(lambda: self.recorder.motion_starts > starts, 'sim_robot to start its motion')
+        return self.recorder.motion_start
+
+    def _wait_for_torques(self, timeout: float = 30.0) -> None:
+        try:
+            self._wait_for(lambda: self.recorder.torque_messages, 'the first torques', timeout)
+        except DemoStalled:
+            raise DemoStalled('dynamics_node published no torques: is the model loaded? (see the log above)')
+        print(f'nodes up after {time.monotonic() - self.started:.1f} s: sim_robot, dynamics, centroidal')
+
+    def _call(self, name: str, value: bool = False, kind: str = 'trigger', timeout: float = 30.0) -> tuple:
         """Call a std_srvs Trigger (or SetBool with ``value``) service; returns (success, message)."""
         future = self.recorder.call(name, kind, value)
         if future is None:
@@ -198,9 +248,24 @@ class _Demo:
         if self.plots:
             for path in write_plots(self.recorder, self.output):
                 print(f'plot: {path}')
-        passed = check.passed and self.answers.get('identify_payload', (False,))[0]
+        passed = check.passed and self.answers.get('identify_payload', (False,))[0] and not self.failure
+        write_result(self.output / 'demo_result.yaml', passed, check, self.failure)
         print(f'result: {"PASS" if passed else "FAIL"} ({time.monotonic() - self.started:.1f} s)')
         return 0 if passed else 1
+
+
+STALL_TIMEOUT = 30.0
+"""Wall-clock time [s] without a new processed sample after which the demo gives up."""
+
+
+class DemoStalled(Exception):
+    """The simulation or a node stopped making progress: the demo cannot finish a phase."""
+
+
+def arm_phase_periods(duration: float, period: float) -> tuple:
+    """(count, period [s]): whole excitation periods of the baseline and payload phases for a
+    demo of ``duration`` s of simulated motion (35 % of it each, rounded, at least one)."""
+    return max(1, round(0.35 * duration / period)), period
 
 
 @dataclass(frozen=True)
@@ -236,6 +301,18 @@ def payload_check(report_path: Path, link: str, truth, mass_floor: float, com_fl
     return PayloadCheck(not failed, reason, tuple(rows), report)
 
 
+def write_result(path: Path, passed: bool, check: PayloadCheck, failure: str) -> None:
+    """The demo's verdict as YAML: ``passed``, the reason, and the identified payload's errors
+    (identified − true: ``mass`` [kg], ``com`` [m] per axis, in the payload link's frame)."""
+    import yaml
+    errors = {}
+    if check.rows:
+        differences = [float(value - true) for _, true, value, _, _ in check.rows]
+        errors = {'mass': differences[0], 'com': differences[1:]}
+    result = {'passed': bool(passed), 'reason': failure or check.reason, 'payload_errors': errors}
+    path.write_text(yaml.safe_dump(result, sort_keys=False))
+
+
 def summary_text(recorder, answers: dict, check: PayloadCheck) -> str:
     """The demo's readable summary (payload, torque errors, validation, CoM/ZMP)."""
     lines = ['', '=' * 78, 'robot_dynamics demo: summary', '=' * 78]
@@ -268,7 +345,7 @@ def _payload_lines(check: PayloadCheck) -> list:
 def _torque_lines(recorder) -> list:
     phases = (('baseline', 'no payload'), ('payload', 'payload, model without'), ('applied', 'identified applied'))
     columns = {phase: recorder.values(recorder.external, phase)[1] for phase, _ in phases}
-    lines = ['', 'external torque RMS per joint [N·m] (measured effort − model inverse dynamics):',
+    lines = ['', 'external torque RMS per joint [N·m] (dynamics/external_torques: what the model does not explain):',
              f'  {"joint":<14}' + ''.join(f'{label:>24}' for _, label in phases)]
     for index, name in enumerate(recorder.joint_names):
         cells = [_rms(columns[phase], index) for phase, _ in phases]

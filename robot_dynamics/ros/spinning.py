@@ -1,0 +1,186 @@
+"""How the package's node processes spin and stop.
+
+Every node process runs :func:`run_nodes`: rclpy without its own signal handlers, SIGINT and
+SIGTERM turned into one stop request from the first moment (also while the nodes are being
+built), the nodes' topic callbacks on a single-threaded executor in the main thread (the
+lowest-latency executor in rclpy) and their :class:`~robot_dynamics.ros.common.ServiceHost`
+companions on a second executor in a background thread, then an orderly teardown.
+
+Why not rclpy's handlers: they shut the context down from the signal handler while both
+executors may be inside a wait (an RCLError or InvalidHandle traceback, or a crash, in the
+other thread), and a second signal (a terminal's Ctrl-C reaches the whole process group and
+``ros2 launch`` forwards another SIGINT to each node) raises KeyboardInterrupt in the middle
+of the teardown. Here the first signal stops the executors; later ones are ignored.
+
+:class:`NodeSpinner` is also what :class:`~robot_dynamics.ros.runner.InProcessRunner` spins
+its executors with, in background threads.
+"""
+from __future__ import annotations
+
+import gc
+import signal
+import socket
+import sys
+import threading
+from typing import Callable, Optional, Sequence
+
+import rclpy
+from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+from rclpy.node import Node
+from rclpy.signals import SignalHandlerOptions
+
+from robot_dynamics.core.errors import RobotDynamicsError
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+class NodeSpinner:
+    """A single-threaded executor spinning ``nodes`` in the calling thread until :meth:`stop`.
+
+    :meth:`stop` may be called from any thread (or a signal watcher): it wakes the executor
+    through a guard condition of the first node, so the spin ends at once even when no
+    message arrives and every timer waits on a clock that stands still (``use_sim_time``
+    without ``/clock``). :meth:`close` shuts the executor down once :meth:`spin` has returned:
+    ``Executor.shutdown`` destroys its own guard condition, which a thread still waiting in
+    the executor would then use."""
+
+    def __init__(self, nodes: Sequence[Node]):
+        self.executor = SingleThreadedExecutor()
+        self._stopping = threading.Event()
+        self._wake = nodes[0].create_guard_condition(lambda: None) if nodes else None
+        for node in nodes:
+            self.executor.add_node(node)
+
+    def spin(self) -> None:
+        """Execute callbacks until :meth:`stop` (or until the context is shut down)."""
+        if self._wake is None:
+            return
+        try:
+            while not self._stopping.is_set() and self.executor.context.ok():
+                self.executor.spin_once()
+        except ExternalShutdownException:
+            pass
+
+    def stop(self) -> None:
+        self._stopping.set()
+        if self._wake is not None:
+            self._wake.trigger()
+
+    def close(self) -> None:
+        self.executor.shutdown()
+
+
+class ShutdownSignals:
+    """SIGINT and SIGTERM as one stop request, acted on at once.
+
+    Python runs a signal handler only when the main thread executes bytecode, which it does
+    not while an executor waits, so the signal is read from :func:`signal.set_wakeup_fd`'s
+    socket by a thread, which calls the registered callbacks (once). The Python-level handler
+    does nothing: installing it replaces the default actions (KeyboardInterrupt, termination),
+    so no later signal interrupts the teardown. Main thread only. :meth:`close` leaves both
+    signals ignored: the process is exiting, and Python's exit would restore the default
+    actions (a late signal then killed the process with status −2)."""
+
+    def __init__(self):
+        self.requested = threading.Event()
+        self._callbacks: list = []
+        self._lock = threading.Lock()
+        self._reader, self._writer = socket.socketpair()
+        self._writer.setblocking(False)  # required by set_wakeup_fd
+        self._previous_fd = signal.set_wakeup_fd(self._writer.fileno(), warn_on_full_buffer=False)
+        for number in STOP_SIGNALS:
+            signal.signal(number, _ignore_in_python)
+        self._thread = threading.Thread(target=self._watch, name='signal watcher', daemon=True)
+        self._thread.start()
+
+    def on_request(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` at the first signal (at once if one has already arrived)."""
+        with self._lock:
+            self._callbacks.append(callback)
+            requested = self.requested.is_set()
+        if requested:
+            callback()
+
+    def _watch(self) -> None:
+        while self._reader.recv(64):  # b'' once the writer is closed
+            with self._lock:
+                if self.requested.is_set():
+                    continue
+                self.requested.set()
+                callbacks = list(self._callbacks)
+            for callback in callbacks:
+                callback()
+
+    def close(self) -> None:
+        for number in STOP_SIGNALS:
+            signal.signal(number, signal.SIG_IGN)
+        signal.set_wakeup_fd(self._previous_fd)
+        self._writer.close()
+        self._thread.join(timeout=1.0)
+        self._reader.close()
+
+
+def _ignore_in_python(number, frame) -> None:
+    """The Python-level SIGINT/SIGTERM handler of :class:`ShutdownSignals` (see there)."""
+
+
+def spin_nodes(nodes: Sequence[Node], signals: Optional[ShutdownSignals] = None) -> None:
+    """Spin ``nodes`` until the first SIGINT/SIGTERM (``signals``; watched here when None and
+    this is the main thread) or until rclpy is shut down, then destroy them and shut rclpy
+    down. Topic callbacks run on an executor in this thread, the nodes' ``service_host``
+    companions on a second executor in a background thread."""
+    own_signals = signals is None and threading.current_thread() is threading.main_thread()
+    if own_signals:
+        rclpy.signals.uninstall_signal_handlers()
+        signals = ShutdownSignals()
+    hosts = [node.service_host.node for node in nodes if getattr(node, 'service_host', None) is not None]
+    stream, services = NodeSpinner(nodes), NodeSpinner(hosts)
+    if signals is not None:
+        signals.on_request(stream.stop)
+    context = stream.executor.context
+    # Let the stream thread take the GIL back quickly while a service computes in Python.
+    sys.setswitchinterval(0.0005)
+    # Everything alive now (imported modules, the model) is never garbage: exempt it from the
+    # cyclic collector, whose full passes over it took tens of ms in the dynamics node.
+    gc.freeze()
+    service_thread = threading.Thread(target=services.spin, name='services', daemon=True)
+    service_thread.start()
+    try:
+        stream.spin()
+    finally:
+        services.stop()
+        service_thread.join()
+        for spinner in (services, stream):
+            spinner.close()
+        for node in (*hosts, *nodes):
+            node.destroy_node()
+        context.try_shutdown()  # not rclpy.try_shutdown(): that puts back the handlers found at rclpy.init
+        if own_signals:
+            signals.close()
+
+
+def run_nodes(build: Callable[[], Sequence[Node]], args=None, program: str = 'robot_dynamics') -> None:
+    """The ``main`` of a node process: rclpy initialised without its signal handlers,
+    :class:`ShutdownSignals` watched from the start, the nodes built by ``build()`` and spun
+    by :func:`spin_nodes`. A signal while they are being built ends the process cleanly after
+    the build; a :class:`RobotDynamicsError` or ValueError from the build (a configuration
+    that cannot work) is printed as ``program: reason`` and exits with status 1."""
+    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
+    signals = ShutdownSignals()
+    try:
+        try:
+            nodes = list(build())
+        except (RobotDynamicsError, ValueError) as error:
+            print(f'{program}: {error}', file=sys.stderr)
+            raise SystemExit(1)
+        if signals.requested.is_set():
+            for node in nodes:
+                host = getattr(node, 'service_host', None)
+                if host is not None:
+                    host.node.destroy_node()
+                node.destroy_node()
+            return
+        spin_nodes(nodes, signals)
+    finally:
+        rclpy.try_shutdown()
+        signals.close()
