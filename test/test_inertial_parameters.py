@@ -7,7 +7,7 @@ import pinocchio as pin
 import pytest
 
 from robot_dynamics.core.errors import RobotDynamicsError
-from robot_dynamics.core.inertia import PINOCCHIO_TO_CHAPTER, InertialParameters, InertialParametersError
+from robot_dynamics.core.inertia import PINOCCHIO_TO_UPPER_TRIANGLE, InertialParameters, InertialParametersError
 
 UNIT_INERTIA = [1.0, 0.0, 1.0, 0.0, 0.0, 1.0]  # Ixx, Ixy, Iyy, Ixz, Iyz, Izz (pinocchio order)
 
@@ -19,7 +19,7 @@ def test_vector_without_a_positive_finite_mass_is_refused_in_both_orders(mass, f
     with pytest.raises(InertialParametersError, match='mass|finite'):
         InertialParameters.from_pinocchio_vector(pinocchio_vector)
     with pytest.raises(InertialParametersError, match='mass|finite'):
-        InertialParameters.from_chapter_vector(pinocchio_vector[PINOCCHIO_TO_CHAPTER])
+        InertialParameters.from_upper_triangle_vector(pinocchio_vector[PINOCCHIO_TO_UPPER_TRIANGLE])
 
 
 def test_refusal_is_a_robot_dynamics_error_naming_the_mass():
@@ -40,7 +40,7 @@ def test_positive_mass_vector_round_trips_through_pinocchio():
                                                                          [-0.0005, 0.0008, 0.007]]))
     vector = reference.toDynamicParameters()
     for parameters in (InertialParameters.from_pinocchio_vector(vector),
-                       InertialParameters.from_chapter_vector(vector[PINOCCHIO_TO_CHAPTER])):
+                       InertialParameters.from_upper_triangle_vector(vector[PINOCCHIO_TO_UPPER_TRIANGLE])):
         assert parameters.mass == pytest.approx(2.0)
         assert parameters.com == pytest.approx(reference.lever)
         assert parameters.inertia_com == pytest.approx(reference.inertia)

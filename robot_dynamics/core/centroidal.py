@@ -1,6 +1,7 @@
 """Centroidal dynamics: centre of mass, centroidal momentum h_G = A_G v, its rate, and the ZMP.
 
-Chapter 004 §1.6–§1.10. Conventions (pinocchio's, written once here):
+Centroidal momentum after Orin, Goswami & Lee 2013, the ZMP after Vukobratović & Borovac
+2004. Conventions (pinocchio's, written once here):
 
 * The robot is a :class:`~robot_dynamics.core.model.RobotModel`. For a floating base
   ``q[0:7] = [x, y, z, qx, qy, qz, qw]`` is the base pose in the world frame and
@@ -10,7 +11,7 @@ Chapter 004 §1.6–§1.10. Conventions (pinocchio's, written once here):
   :func:`base_velocity_from_odometry`.
 * Frame G: origin at the centre of mass c, axes parallel to the world frame. h_G is stored
   **linear first**: h_G = (l, k), l = m ċ [N·s], k = angular momentum about c [N·m·s]
-  (the chapter writes (k, l); only the order differs).
+  (Orin, Goswami & Lee 2013 write (k, l); only the order differs).
 * Gravity in the ZMP formula is the *magnitude* g = +9.81 m/s², acting along −z of the world.
 
 Every function takes pinocchio vectors (``q`` from ``robot.configuration``, ``v``/``a`` from
@@ -234,7 +235,8 @@ def centroidal_momentum_rate(robot: RobotModel, q: np.ndarray, v: np.ndarray, a:
 def zero_moment_point(com: np.ndarray, com_acceleration: np.ndarray, angular_momentum_rate: np.ndarray,
                       mass: float, ground_height: float = 0.0, gravity: float = STANDARD_GRAVITY,
                       epsilon: float = FLIGHT_VERTICAL_ACCELERATION) -> Optional[np.ndarray]:
-    """ZMP on the ground plane z = ``ground_height`` from centroidal quantities (chapter 004 §1.10).
+    """ZMP on the ground plane z = ``ground_height`` from centroidal quantities
+    (Vukobratović & Borovac 2004).
 
     p_x = c_x − (c_z − z_g) c̈_x / (c̈_z + g) − k̇_y / (m (c̈_z + g))
     p_y = c_y − (c_z − z_g) c̈_y / (c̈_z + g) + k̇_x / (m (c̈_z + g))

@@ -1,6 +1,6 @@
 """Parameter covariance of a linear least-squares fit whose residual is correlated in time.
 
-The classic 1σ² covariance σ̂²(YᵀY)⁻¹ (chapter 002 §1.5) assumes independent rows. Rows
+The classic 1σ² covariance σ̂²(YᵀY)⁻¹ (Khalil & Dombre 2002) assumes independent rows. Rows
 taken from low-pass filtered signals (or a residual that carries model mismatch) are not:
 neighbouring samples share their noise, and σ̂²(YᵀY)⁻¹ is then too small by roughly the
 square root of the number of samples per correlation time (×8 for a 1 kHz grid filtered
@@ -23,8 +23,8 @@ algebra is needed: with G_b = Y_bᵀY_b = V diag(w) Vᵀ, s = √w, M = diag(s) 
 
     Y_bᵀ (I − H_bb)^(−1/2) r_b = V diag(s) (I − M)^(−1/2) diag(1/s) Vᵀ s_b.
 
-Monte-Carlo spread / reported std (1 kHz, 10 Hz filter, 43 parameters): 0.98–1.10 at 5, 10
-and 20 blocks (batch means: 1.11–1.29); payload fits with 4 or 10 parameters: 0.97–1.05.
+The reported std matches the Monte-Carlo spread of the estimates at 5 to 20 blocks, where the
+plain batch means stay too small (figures in docs/identification.md and docs/payload.md).
 Units: those of the rows and residual (the covariance is in the parameters' units²).
 """
 from __future__ import annotations
@@ -46,7 +46,7 @@ its correction is capped at 1/√floor = ×10 instead of dividing by zero."""
 
 
 def classic_covariance(residual: np.ndarray, information_inverse: np.ndarray) -> np.ndarray:
-    """σ̂²(YᵀY)⁻¹ with σ̂² = ‖r‖²/(rows − p) (chapter 002 §1.5): the 1σ² covariance for
+    """σ̂²(YᵀY)⁻¹ with σ̂² = ‖r‖²/(rows − p) (Khalil & Dombre 2002): the 1σ² covariance for
     independent rows, from the ``residual`` (rows,) and ``information_inverse`` (YᵀY)⁻¹ (p, p)."""
     return residual @ residual / max(len(residual) - len(information_inverse), 1) * information_inverse
 

@@ -1,4 +1,5 @@
-"""Joint-space dynamics on pinocchio: τ = M(q) q̈ + C(q, q̇) q̇ + g(q) (chapter 003 §11.2).
+"""Joint-space dynamics on pinocchio: τ = M(q) q̈ + C(q, q̇) q̇ + g(q) (Siciliano et al.
+2009; pinocchio's RNEA and CRBA, Featherstone 2008).
 
 Every function takes a :class:`~robot_dynamics.core.model.RobotModel` and pinocchio vectors
 (``q`` from ``robot.configuration``, ``v``/``a`` from ``robot.tangent``) and returns

@@ -12,8 +12,7 @@ and identification need. Per joint (Lynch & Park, *Modern Robotics*, 2017, §8.9
 N is the gear ratio (motor turns per joint turn, > 0; rad/m for a prismatic joint, so that τ
 comes out in N), η the gearbox efficiency in (0, 1]. The efficiency convention, per joint:
 
-* ``constant`` (the default, as in Lynch & Park and the identification chapter's
-  i = τ / (η k_t)): τ = η N k_t i whatever the direction of power flow;
+* ``constant`` (the default, as in Lynch & Park): τ = η N k_t i whatever the direction of power flow;
 * ``power_flow``: losses always oppose the motion, so τ = η N k_t i when the motor drives the
   load (N k_t i · q̇ ≥ 0, also at q̇ = 0) and τ = N k_t i / η when the load back-drives the
   motor (N k_t i · q̇ < 0).

@@ -1,4 +1,4 @@
-"""Exciting trajectories for identification: finite Fourier series (chapter 002 §1.6).
+"""Exciting trajectories for identification: finite Fourier series (Swevers et al. 1997).
 
 Per joint j, with ω_f = 2π·f_f the base frequency [rad/s] and L harmonics:
     q_j(t)  = q0_j + s Σ_k [a_jk/(kω_f) sin(kω_f t) − b_jk/(kω_f) cos(kω_f t)]      [rad]
@@ -7,7 +7,7 @@ Per joint j, with ω_f = 2π·f_f the base frequency [rad/s] and L harmonics:
 The coefficients are constrained so that q̇(0) = q̈(0) = 0 (Σ_k a_jk = 0, Σ_k k b_jk = 0): the
 motion starts at rest and, as ``design_excitation`` only accepts whole periods 1/f_f, ends at
 rest at its start pose. The scale s is the largest that keeps
-position, velocity and acceleration limits at every sample (the chapter's ``fit_scale``). A
+position, velocity and acceleration limits at every sample (:func:`fit_to_limits`). A
 (1+1) evolution strategy (step ×1.3 on success, ×0.93 on failure) lowers the condition
 number of the column-normalised base regressor along the trajectory.
 
@@ -173,7 +173,7 @@ def limit_scale(trajectory: FourierTrajectory, limits: ExcitationLimits, times: 
 
 
 def fit_to_limits(trajectory: FourierTrajectory, limits: ExcitationLimits, times: np.ndarray) -> FourierTrajectory:
-    """The trajectory scaled to the largest size the limits allow at ``times`` (§1.6 fit_scale)."""
+    """The trajectory scaled to the largest size the limits allow at ``times``."""
     return trajectory.scaled(limit_scale(trajectory, limits, times) * (1.0 - 1e-9))
 
 

@@ -1,17 +1,19 @@
-"""Whole-robot dynamic parameter identification (chapter 002 §1.3–1.7).
+"""Whole-robot dynamic parameter identification (Khalil & Dombre 2002; consistency by
+Wensing, Kim & Slotine 2017).
 
-Model (§1.4), per joint j [N·m]:
+Model (Khalil & Dombre 2002), per joint j [N·m]:
     τ_j = (Y(q, q̇, q̈) π)_j + I_a,j q̈_j + F_v,j q̇_j + F_c,j sgn(q̇_j) + F_o,j
 with π the 10 parameters of every pinocchio body (order
 :data:`~robot_dynamics.core.inertia.PINOCCHIO_ORDER`, about the joint frame, see
 :mod:`~robot_dynamics.core.regressor`) and the optional rotor inertia I_a [kg·m²],
 viscous F_v [N·m·s/rad], Coulomb F_c [N·m] and offset F_o [N·m] per joint.
 
-Pipeline: base parameters by column-pivoted QR on random states with the chapter's
-noise-column guard (§1.3) → OLS, then per-joint weighted LS with covariance (§1.5; each std
-raised to a block sandwich estimate, since rows of filtered signals are correlated in time) →
-physically consistent standard parameters, J(π_i) ⪰ 0 per body, prior-weighted towards
-the URDF (§1.7, cvxpy + Clarabel) → identified URDF and friction YAML.
+Pipeline: base parameters by column-pivoted QR on random states, structurally zero columns
+removed first (Khalil & Dombre 2002) → OLS, then per-joint weighted LS with covariance (each
+std raised to a block sandwich estimate, since rows of filtered signals are correlated in
+time; :mod:`~robot_dynamics.core.covariance`) → physically consistent standard parameters,
+J(π_i) ⪰ 0 per body, prior-weighted towards the URDF (the LMI of Wensing, Kim & Slotine
+2017, cvxpy + Clarabel) → identified URDF and friction YAML.
 
 Parameter names: ``<p><b>`` with p in m, hx, hy, hz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz and b the
 1-based body number (h = m·c); ``Ia<j>``, ``Fv<j>``, ``Fc<j>``, ``Fo<j>`` per 1-based joint.
@@ -39,17 +41,17 @@ FRICTION_TERMS = ('viscous', 'coulomb', 'offset')
 _TERM_PREFIX = {'rotor_inertia': 'Ia', 'viscous': 'Fv', 'coulomb': 'Fc', 'offset': 'Fo'}
 _TERM_PRIOR_SCALE = {'rotor_inertia': 0.05, 'viscous': 1.0, 'coulomb': 1.0, 'offset': 1.0}
 _BODY_PRIOR_SCALE = np.array([1.0, 0.1, 0.1, 0.1, 0.05, 0.05, 0.05, 0.05, 0.05, 0.05])
-"""Prior scales of §1.7: 1 kg, 0.1 kg·m, 0.05 kg·m² (Λ = diag(1/scale²))."""
+"""Prior scales of the consistent fit: 1 kg, 0.1 kg·m, 0.05 kg·m² (Λ = diag(1/scale²))."""
 
 NOISE_COLUMN_TOLERANCE = 1e-10
-"""A column whose norm is below this × the largest column norm is numerical noise (§1.3)."""
+"""A column whose norm is below this × the largest column norm is numerical noise."""
 PIVOT_TOLERANCE = 1e-9
-"""Pivoted-QR rank threshold relative to the first pivot (§1.3)."""
+"""Pivoted-QR rank threshold relative to the first pivot."""
 DEFAULT_PRIOR_WEIGHT = 100.0
-"""κ in ‖W(τ − Yπ)‖² + κ (π − π0)ᵀ Λ (π − π0), the data rows whitened by 1/σ_j. On the real
-Panda recording κ = 100 keeps every link mass near the URDF's at no cost in held-out
-torque error, while κ = 1 drives masses to the LMI boundary (e.g. link 7: 0.08 kg);
-the chapter gives no rule for it (§4 item 7)."""
+"""κ in ‖W(τ − Yπ)‖² + κ (π − π0)ᵀ Λ (π − π0), the data rows whitened by 1/σ_j. There is no
+data-driven rule for κ; on the real Panda recording (Gaz et al. 2019) this value keeps every
+link mass near the URDF's without raising the held-out torque error, while a much weaker
+prior lets masses drift to the LMI boundary (figures in docs/identification.md)."""
 FEASIBILITY_MARGIN = 1e-7
 """The constrained fit enforces J(π_i) ⪰ this·1 [kg·m²]; a link counts as infeasible when
 min eig J(π_i) < −this."""
@@ -126,7 +128,7 @@ def prior_parameters(robot: RobotModel, terms: ModelTerms = ModelTerms()) -> np.
 # ---------------------------------------------------------------------------- base parameters
 @dataclass(frozen=True)
 class BaseParameters:
-    """β = π[independent] + combination @ π[dependent] (§1.3), so that
+    """β = π[independent] + combination @ π[dependent] (Khalil & Dombre 2002), so that
     Y π = Y[:, independent] β for every π.
 
     ``names``: all standard parameter names; ``independent`` / ``dependent``: column
@@ -178,7 +180,7 @@ class BaseParameters:
 
 
 def base_parameters(regressor: np.ndarray, names: Sequence[str]) -> BaseParameters:
-    """Base parameters of a stacked regressor by the chapter's algorithm (§1.3).
+    """Base parameters of a stacked regressor by column-pivoted QR (Khalil & Dombre 2002).
 
     Columns with norm < :data:`NOISE_COLUMN_TOLERANCE` × the largest are zeroed, the rest
     normalised; column-pivoted Householder QR; rank = pivots ≥ :data:`PIVOT_TOLERANCE` × the
@@ -226,7 +228,7 @@ def structural_base_parameters(robot: RobotModel, terms: ModelTerms = ModelTerms
 
 
 def condition_number(regressor: np.ndarray) -> float:
-    """κ = σ_max/σ_min of the column-normalised regressor (§1.6); inf when rank-deficient."""
+    """κ = σ_max/σ_min of the column-normalised regressor (Swevers et al. 1997); inf when rank-deficient."""
     norms = np.linalg.norm(regressor, axis=0)
     if np.any(norms == 0.0):
         return math.inf
@@ -255,7 +257,7 @@ class LeastSquaresFit:
 
 def least_squares(regressor: np.ndarray, torques: np.ndarray, num_joints: int,
                   noise_std: Optional[np.ndarray] = None, times: Optional[np.ndarray] = None) -> LeastSquaresFit:
-    """Solve Y β ≈ τ by QR (§1.5); rows sample-major with ``num_joints`` joints per sample.
+    """Solve Y β ≈ τ by QR (Khalil & Dombre 2002); rows sample-major with ``num_joints`` joints per sample.
 
     With ``noise_std`` (per joint, N·m; the in-band residual RMS for filtered data, see
     :class:`LeastSquaresFit`) the rows are weighted by 1/σ_j (WLS) and Cov = (Yᵀ Σ⁻¹ Y)⁻¹
@@ -299,7 +301,7 @@ def least_squares(regressor: np.ndarray, torques: np.ndarray, num_joints: int,
 
 def weighted_least_squares(regressor: np.ndarray, torques: np.ndarray, num_joints: int,
                            times: Optional[np.ndarray] = None) -> LeastSquaresFit:
-    """OLS, then WLS with σ_j = that fit's per-joint residual RMS (the ML estimate, §1.5).
+    """OLS, then WLS with σ_j = that fit's per-joint residual RMS (the ML estimate; Khalil & Dombre 2002).
 
     ``times`` [s], one per sample: see :func:`least_squares` (pass them for rows of filtered
     recordings, whose neighbouring samples are correlated).
@@ -321,7 +323,7 @@ def _pseudo_inertia_map() -> np.ndarray:
 
 
 def prior_precision(robot: RobotModel, terms: ModelTerms = ModelTerms()) -> np.ndarray:
-    """Diagonal Λ of §1.7 (1/scale² per parameter) in :func:`parameter_names` layout."""
+    """Diagonal Λ of the prior term (1/scale² per parameter) in :func:`parameter_names` layout."""
     body = np.tile(1.0 / _BODY_PRIOR_SCALE ** 2, num_bodies(robot))
     joint = np.tile([1.0 / _TERM_PRIOR_SCALE[t] ** 2 for t in terms.joint_terms], robot.num_joints)
     return np.concatenate([body, joint])
@@ -338,10 +340,11 @@ def prior_weighted_fit(weighted_regressor: np.ndarray, weighted_torques: np.ndar
 def consistent_fit(weighted_regressor: np.ndarray, weighted_torques: np.ndarray, prior: np.ndarray,
                    precision: np.ndarray, prior_weight: float, bodies: int,
                    nonnegative: Sequence[int] = ()) -> np.ndarray:
-    """min ‖A π − z‖² + κ (π − π0)ᵀ Λ (π − π0) s.t. J(π_i) ⪰ margin·1 for every body (§1.7)
+    """min ‖A π − z‖² + κ (π − π0)ᵀ Λ (π − π0) s.t. J(π_i) ⪰ margin·1 for every body
     and π_k ≥ 0 for k in ``nonnegative`` (rotor inertia, viscous and Coulomb coefficients).
 
-    Solved as an SDP with cvxpy + Clarabel on the QR-compressed data term.
+    (Wensing, Kim & Slotine 2017). Solved as an SDP with cvxpy + Clarabel on the
+    QR-compressed data term.
     """
     import cvxpy as cp
 

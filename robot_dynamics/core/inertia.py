@@ -4,10 +4,13 @@ Two 10-parameter orders exist and are never mixed silently:
 
 * pinocchio (``Inertia.toDynamicParameters``):
   ``[m, m·cx, m·cy, m·cz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz]``
-* the seed chapters (002 §1.1): ``[m, hx, hy, hz, Ixx, Ixy, Ixz, Iyy, Iyz, Izz]``
+* upper triangle: ``[m, hx, hy, hz, Ixx, Ixy, Ixz, Iyy, Iyz, Izz]``, the inertia tensor's
+  upper triangle read row by row, the order Khalil & Dombre 2002 list the inertia entries in
 
 In both, h = m·c is the first mass moment and the rotational inertia is about the *frame
-origin* (not the CoM), as tensor entries: Ī = I_C + m(cᵀc·1 − c cᵀ) (chapter 000 §1.5).
+origin* (not the CoM), as tensor entries: Ī = I_C + m(cᵀc·1 − c cᵀ), the parallel-axis
+theorem (Featherstone 2008). The spatial and pseudo inertia follow Featherstone 2008 and
+Wensing, Kim & Slotine 2017.
 Units: kg, kg·m, kg·m².
 """
 from __future__ import annotations
@@ -20,9 +23,10 @@ import pinocchio as pin
 from robot_dynamics.core.errors import RobotDynamicsError
 
 PINOCCHIO_ORDER = ('m', 'hx', 'hy', 'hz', 'Ixx', 'Ixy', 'Iyy', 'Ixz', 'Iyz', 'Izz')
-CHAPTER_ORDER = ('m', 'hx', 'hy', 'hz', 'Ixx', 'Ixy', 'Ixz', 'Iyy', 'Iyz', 'Izz')
-PINOCCHIO_TO_CHAPTER = np.array([PINOCCHIO_ORDER.index(name) for name in CHAPTER_ORDER])
-"""``chapter_vector = pinocchio_vector[PINOCCHIO_TO_CHAPTER]`` (swaps Iyy and Ixz); self-inverse."""
+UPPER_TRIANGLE_ORDER = ('m', 'hx', 'hy', 'hz', 'Ixx', 'Ixy', 'Ixz', 'Iyy', 'Iyz', 'Izz')
+PINOCCHIO_TO_UPPER_TRIANGLE = np.array([PINOCCHIO_ORDER.index(name) for name in UPPER_TRIANGLE_ORDER])
+"""``upper_triangle_vector = pinocchio_vector[PINOCCHIO_TO_UPPER_TRIANGLE]`` (swaps Iyy and Ixz);
+self-inverse."""
 
 
 class InertialParametersError(RobotDynamicsError):
@@ -40,7 +44,7 @@ def parallel_axis(inertia_com: np.ndarray, mass: float, offset: np.ndarray) -> n
     """Inertia about a point A from the inertia about the CoM (same axes).
 
     ``offset`` is the vector from A to the CoM [m]: Ī_A = I_C + m(|p|²·1 − p pᵀ)
-    (chapter 000 §1.5, chapter 003 §11.5).
+    (the parallel-axis theorem; Featherstone 2008).
     """
     offset = np.asarray(offset, dtype=float)
     return inertia_com + mass * (offset @ offset * np.eye(3) - np.outer(offset, offset))
@@ -79,10 +83,11 @@ class InertialParameters:
         return cls._from_checked_vector(_checked_vector(parameters, 'pinocchio'))
 
     @classmethod
-    def from_chapter_vector(cls, parameters: np.ndarray) -> 'InertialParameters':
-        """From the chapters' 10-vector (order :data:`CHAPTER_ORDER`, about the origin;
-        kg, kg·m, kg·m²). Same checks as :meth:`from_pinocchio_vector`."""
-        return cls._from_checked_vector(_checked_vector(parameters, 'chapter')[PINOCCHIO_TO_CHAPTER])
+    def from_upper_triangle_vector(cls, parameters: np.ndarray) -> 'InertialParameters':
+        """From a 10-vector in :data:`UPPER_TRIANGLE_ORDER` (about the origin; kg, kg·m,
+        kg·m²). Same checks as :meth:`from_pinocchio_vector`."""
+        return cls._from_checked_vector(
+            _checked_vector(parameters, 'upper-triangle')[PINOCCHIO_TO_UPPER_TRIANGLE])
 
     @classmethod
     def _from_checked_vector(cls, parameters: np.ndarray) -> 'InertialParameters':
@@ -101,16 +106,17 @@ class InertialParameters:
         """10 parameters about the frame origin, pinocchio order."""
         return self.to_pinocchio().toDynamicParameters()
 
-    def chapter_vector(self) -> np.ndarray:
-        """10 parameters about the frame origin, chapter order."""
-        return self.pinocchio_vector()[PINOCCHIO_TO_CHAPTER]
+    def upper_triangle_vector(self) -> np.ndarray:
+        """10 parameters about the frame origin, :data:`UPPER_TRIANGLE_ORDER`."""
+        return self.pinocchio_vector()[PINOCCHIO_TO_UPPER_TRIANGLE]
 
     def inertia_origin(self) -> np.ndarray:
         """Rotational inertia about the frame origin [kg·m²]."""
         return parallel_axis(self.inertia_com, self.mass, self.com)
 
     def pseudo_inertia(self) -> np.ndarray:
-        """4×4 pseudo-inertia J = [[Σ, h], [hᵀ, m]], Σ = ½tr(Ī)·1 − Ī (chapter 002 §1.7).
+        """4×4 pseudo-inertia J = [[Σ, h], [hᵀ, m]], Σ = ½tr(Ī)·1 − Ī
+        (Wensing, Kim & Slotine 2017).
 
         J ⪰ 0 iff the parameters are realisable by a non-negative mass density.
         """
@@ -137,7 +143,7 @@ def _checked_vector(parameters, order: str) -> np.ndarray:
     except (TypeError, ValueError) as error:
         raise InertialParametersError(f'inertial parameters are not numbers: {error}') from None
     if vector.shape != (10,):
-        raise InertialParametersError(f'a {order}-order inertial parameter vector has 10 entries, got {vector.size}')
+        raise InertialParametersError(f'an inertial parameter vector in {order} order has 10 entries, got {vector.size}')
     if not np.all(np.isfinite(vector)):
         raise InertialParametersError(f'inertial parameters {vector.tolist()} are not all finite')
     if not vector[0] > 0.0:
@@ -165,13 +171,14 @@ class InertiaProjectionError(RobotDynamicsError):
 
 def principal_inertia(inertia: np.ndarray) -> tuple:
     """Principal moments (ascending) [kg·m²] and principal axes (columns, same frame as
-    ``inertia``) of a symmetric 3×3 inertia tensor (chapter 000 §1.2)."""
+    ``inertia``) of a symmetric 3×3 inertia tensor (its eigen-decomposition)."""
     inertia = np.asarray(inertia, dtype=float)
     return np.linalg.eigh(0.5 * (inertia + inertia.T))
 
 
 def triangle_margins(principal_moments: np.ndarray) -> np.ndarray:
-    """Margins λ_j + λ_k − λ_i [kg·m²] for i = 0, 1, 2 (chapter 000 §1.9 b).
+    """Margins λ_j + λ_k − λ_i [kg·m²] for i = 0, 1, 2 (the triangle
+    inequality of rigid-body inertia; Wensing, Kim & Slotine 2017).
 
     All ≥ 0 iff the moments belong to a rigid body; they equal twice the eigenvalues of the
     second moment Σ_C = ½tr(I_C)·1 − I_C.
@@ -182,13 +189,14 @@ def triangle_margins(principal_moments: np.ndarray) -> np.ndarray:
 
 def box_inertia(mass: float, size) -> np.ndarray:
     """Inertia about the centre [kg·m²] of a uniform box with edge lengths ``size`` [m] along
-    x, y, z (chapter 000 §1.3)."""
+    x, y, z: (m/12)·diag(b² + c², a² + c², a² + b²)."""
     a, b, c = np.asarray(size, dtype=float) ** 2
     return mass / 12.0 * np.diag([b + c, a + c, a + b])
 
 
 def cylinder_inertia(mass: float, radius: float, length: float) -> np.ndarray:
-    """Inertia about the centre [kg·m²] of a uniform solid cylinder, axis z (chapter 000 §1.3)."""
+    """Inertia about the centre [kg·m²] of a uniform solid cylinder, axis z: transverse
+    m(3r² + l²)/12, axial m r²/2."""
     transverse = mass * (3.0 * radius ** 2 + length ** 2) / 12.0
     return np.diag([transverse, transverse, 0.5 * mass * radius ** 2])
 
@@ -203,7 +211,7 @@ def nearest_consistent_inertia(inertia: np.ndarray, relative_margin: float = 1e-
 
     Solves the small SDP  min ‖X − I‖_F  s.t.  ½tr(X)·1 − X ⪰ δ·1  with cvxpy/Clarabel:
     the second moment about the CoM is positive definite, which is the triangle inequality
-    with margin 2δ and implies X ≻ 0 (chapter 002 §1.7 with mass and CoM held fixed).
+    with margin 2δ and implies X ≻ 0 (the LMI of Wensing, Kim & Slotine 2017 with mass and CoM held fixed).
     δ = ``relative_margin`` × the tensor's scale, so the result stays consistent after
     printing with a few significant digits. Frame and units those of ``inertia`` [kg·m²].
     """

@@ -1,6 +1,7 @@
 """Mass properties of closed triangle meshes, and safe resolution of URDF mesh filenames.
 
-Mass properties use the signed-tetrahedron decomposition of chapter 000 §1.4: every
+Mass properties use the signed-tetrahedron decomposition (the exact polyhedral integrals of
+Mirtich 1996, per tetrahedron as in Tonon 2005): every
 triangle (a, b, c) forms a tetrahedron with the mesh frame origin, with signed volume
 v = a·(b×c)/6, first moment v·(a+b+c)/4 and second moment (v/20)(aaᵀ+bbᵀ+ccᵀ+ssᵀ),
 s = a+b+c. The signs make the sums exact for any origin position; a mesh whose normals
@@ -87,7 +88,7 @@ class SolidMassProperties:
 
 
 def mesh_mass_properties(vertices: np.ndarray, faces: np.ndarray, is_watertight: bool = True) -> SolidMassProperties:
-    """Signed-tetrahedron mass properties of a triangle mesh (chapter 000 §1.4).
+    """Signed-tetrahedron mass properties of a triangle mesh (Mirtich 1996; Tonon 2005).
 
     ``vertices`` (N×3) [m] in the mesh frame, ``faces`` (F×3) vertex indices, counter-
     clockwise seen from outside. Raises :class:`MeshLoadError` for an empty or flat mesh.

@@ -1,11 +1,12 @@
 """Payload identification: mass, centre of mass and inertia of a load from joint torques.
 
 A payload rigidly fixed to ``payload_link`` adds ``Y_L(q, q̇, q̈) π_L`` to every joint torque
-(chapter 002 §1.8), where π_L are its 10 inertial parameters in the payload link frame
-(pinocchio order ``[m, m·cx, m·cy, m·cz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz]``, inertia about the
-link frame origin) and ``Y_L`` is the 10-column block of pinocchio's joint-torque regressor
-of the body that carries the link, mapped from that body's joint frame to the link frame
-by :func:`payload_parameter_map`. All joint rows are used.
+(the load identification of Khalil & Dombre 2002), where π_L are its 10 inertial
+parameters in the payload link frame (pinocchio order
+``[m, m·cx, m·cy, m·cz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz]``, inertia about the link frame origin)
+and ``Y_L`` is the 10-column block of pinocchio's joint-torque regressor of the body that
+carries the link, mapped from that body's joint frame to the link frame by
+:func:`payload_parameter_map`. All joint rows are used.
 
 The body's own torque is removed in one of two ways:
 
@@ -35,10 +36,10 @@ The body's own torque is removed in one of two ways:
 Modes: ``full`` (10 parameters, least squares constrained by J(π_L) ⪰ 0 and m ≥ 0 with
 cvxpy/Clarabel when the unconstrained fit is not physical), ``mass_com`` (4 parameters
 m, m·c; on moving data the payload inertia is approximated by the point mass at the CoM,
-refined by fixed-point iteration, chapter 002 §1.8 method 3), ``auto`` (``full`` when the
+refined by fixed-point iteration), ``auto`` (``full`` when the
 column-normalised 10-column regressor is well conditioned, else ``mass_com``).
 
-Uncertainty (1σ): σ̂²(YᵀY)⁻¹ from the residual (chapter 002 §1.5), each standard deviation
+Uncertainty (1σ): σ̂²(YᵀY)⁻¹ from the residual (Khalil & Dombre 2002), each standard deviation
 raised to a block sandwich estimate when the residual is correlated in time (model mismatch;
 :func:`robot_dynamics.core.covariance.correlated_covariance`, shared with whole-robot identification);
 without a baseline, plus the assumed URDF error of the carrying body (which the data cannot
@@ -160,7 +161,7 @@ class PayloadOptions:
 
 @dataclass
 class PayloadReport:
-    """Result of :func:`identify_payload`; the fields are the report schema (issue 5 §6).
+    """Result of :func:`identify_payload`; the fields are the report schema (docs/payload.md).
 
     ``mass`` [kg] and ``com`` [m] (payload link frame), ``inertia`` {ixx, ixy, ixz, iyy, iyz,
     izz} [kg·m²] about the CoM in payload-link axes (``None`` in mass_com mode), each with a
@@ -817,7 +818,7 @@ _THREAD_FITS = threading.local()
 def _consistent_fit_problem() -> _ConsistentFit:
     """The constrained fit as a parametrised problem, built once per thread (cvxpy problems are
     not thread-safe): cvxpy compiles it on the first solve and afterwards only substitutes the
-    data (~25 ms → a few ms per fit)."""
+    data, which costs a fraction of the compilation."""
     fit = getattr(_THREAD_FITS, 'fit', None)
     if fit is None:
         factor, projected = cp.Parameter((10, 10)), cp.Parameter(10)
@@ -850,7 +851,7 @@ def _pseudo_inertia(parameters: np.ndarray) -> np.ndarray:
 
 def _mass_com_fit(data: _FitData, report) -> tuple:
     """(m, m·c) by least squares; on moving data the inertia torque of a point mass at the CoM
-    is subtracted and the fit repeated until it settles (chapter 002 §1.8 method 3)."""
+    is subtracted and the fit repeated until it settles (a fixed-point iteration)."""
     rows, inertia_rows = data.payload_rows[:, :4], data.payload_rows[:, 4:]
     target = data.residual
     first = _least_squares(rows, target)

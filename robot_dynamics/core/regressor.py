@@ -1,4 +1,5 @@
-"""The joint-torque regressor τ = Y(q, q̇, q̈) π (chapter 002 §1.2), from pinocchio.
+"""The joint-torque regressor τ = Y(q, q̇, q̈) π (Khalil & Dombre 2002), from pinocchio's
+``computeJointTorqueRegressor`` (Carpentier et al. 2019).
 
 Columns: 10 per pinocchio body (body b = joint id b + 1, i.e. the link its joint moves,
 with fixed-attached child links merged in), in pinocchio's order

@@ -6,7 +6,7 @@ clean (non-real-time loggers repeat rows, skip ticks and jitter), so
 still: an exact repeat is then genuine) and non-finite rows, and measures the gaps,
 and :func:`prepare_for_identification` resamples to a uniform grid, splits at gaps,
 low-pass filters velocities and efforts with the *same* zero-phase Butterworth filter (so
-they stay time-aligned, chapter 002 §6.2) and differentiates the filtered velocity.
+they stay time-aligned on both sides of τ = Y π) and differentiates the filtered velocity.
 
 Units: time in s; positions rad (m for prismatic joints); velocities rad/s (m/s);
 accelerations rad/s² (m/s²); efforts N·m (N), the measured joint torque.

@@ -6,7 +6,8 @@ link and the check, proves the defect with numbers (``values``), proposes a fix 
 ready URDF ``<inertial>`` snippet) and says what each consumer (MuJoCo, Drake/Gazebo,
 PyBullet, pinocchio-based controllers) does with such a link.
 
-Checks (chapter 000 §1.9, §5.1; chapter 002 §1.7):
+Checks (the physical-consistency conditions, triangle inequality and pseudo-inertia LMI, of
+Wensing, Kim & Slotine 2017):
 
 * per link: implausible magnitudes (unit slips); mass of moving links; ``mass="0"`` with
   collision geometry; I_C positive

@@ -41,7 +41,7 @@ JOINT_STATE_QOS = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE,
                              durability=DurabilityPolicy.VOLATILE, history=HistoryPolicy.KEEP_LAST)
 """QoS a node reads joint_states with: 1 s of room at 1 kHz, so a scheduling stall of the node
 (start-up, a shared CPU, a description being parsed) delays samples instead of dropping them
-uncounted (the 50-deep queue lost 0.08 % of a 10-minute 1 kHz soak on a loaded machine)."""
+uncounted (a queue of a few tens of samples overflows in such stalls; docs/reliability.md)."""
 
 
 def stamp_seconds(stamp) -> float:
@@ -305,9 +305,8 @@ def never_raises(handler):
 def create_output_publisher(node: Node, message_type, topic: str, qos):
     """A publisher without rclpy's default event handlers (they log a subscription with
     incompatible QoS or type; the subscribing side logs the same mismatch). Every handler is
-    one more entity the stream's executor rebuilds its wait set with for every message: the
-    dynamics node's five publishers carried ten, ~12 % of its CPU at 1 kHz (the node process's
-    CPU time during one ``bench dynamics`` run with and without them; not a shipped figure)."""
+    one more entity the stream's executor rebuilds its wait set with for every message, a
+    noticeable share of a node's CPU at 1 kHz with several publishers (docs/reliability.md)."""
     return node.create_publisher(message_type, topic, qos,
                                  event_callbacks=PublisherEventCallbacks(use_default_callbacks=False))
 

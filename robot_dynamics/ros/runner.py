@@ -130,7 +130,8 @@ class InProcessRunner:
     context manager; :meth:`stop` destroys the nodes but leaves rclpy initialised.
 
     Two threads on purpose: under CPU contention each extra Python thread competing for the
-    GIL slows the stream down (one executor per node starved sim_robot on 2 loaded cores)."""
+    GIL slows the stream down; one executor thread per node can starve sim_robot on a loaded
+    two-core machine."""
 
     def __init__(self, nodes: Sequence[Node]):
         self.nodes = list(nodes)

@@ -97,7 +97,7 @@ def validate_inertia_job(description_text: str, package_paths: dict, allowed_roo
 
 
 _YAML_DUMPER = getattr(yaml, 'CSafeDumper', yaml.SafeDumper)
-"""libyaml's dumper when PyYAML has it: the same text as ``safe_dump``, about 4× less CPU."""
+"""libyaml's dumper when PyYAML has it: the same text as ``safe_dump`` for a fraction of the CPU."""
 
 
 def write_report(directory: str, kind: str, content: dict) -> str:
@@ -119,9 +119,9 @@ WORKER_NICENESS = 19
 WORKER_SLICE_NS = 100_000
 """Time slice [ns] the worker asks for (the kernel's minimum). Linux's EEVDF scheduler (6.6+)
 lets a task that starts running keep the CPU for its slice (1.4 ms by default on 2 cores)
-before a woken task may preempt it, whatever its niceness. With the jobs running back to back
-at niceness 19 the stream's p99 was 2 to 20 ms (quiet: 1.1 ms); with the 0.1 ms slice as
-well, 1.8 to 3 ms. The kernel honours the slice for normal tasks from Linux 6.12."""
+before a woken task may preempt it, whatever its niceness, so niceness alone leaves the
+stream's wake-ups waiting behind back-to-back jobs; the short slice bounds that wait
+(docs/reliability.md). The kernel honours the slice for normal tasks from Linux 6.12."""
 
 _SCHED_SETATTR = {'x86_64': 314, 'aarch64': 274}
 """sched_setattr(2) system call numbers (no Python wrapper exists)."""
@@ -170,7 +170,7 @@ pacing the worker is what keeps a storm of calls from raising the stream's p99 l
 (docs/reliability.md)."""
 CPU_BURST_S = 0.1
 """CPU time [s] the worker may use at full speed after being idle: isolated calls (even the
-first one, which compiles the identification problem: ~45 ms) are never paced."""
+first one, which also compiles the identification problem) are never paced."""
 
 _cpu_credit = CPU_BURST_S
 _credit_since = 0.0

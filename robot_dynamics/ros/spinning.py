@@ -141,7 +141,7 @@ def spin_nodes(nodes: Sequence[Node], signals: Optional[ShutdownSignals] = None)
     # Let the stream thread take the GIL back quickly while a service computes in Python.
     sys.setswitchinterval(0.0005)
     # Everything alive now (imported modules, the model) is never garbage: exempt it from the
-    # cyclic collector, whose full passes over it took tens of ms in the dynamics node.
+    # cyclic collector, whose full passes over it would stall the stream for tens of milliseconds.
     gc.freeze()
     service_thread = threading.Thread(target=services.spin, name='services', daemon=True)
     service_thread.start()

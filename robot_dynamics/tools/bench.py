@@ -543,7 +543,8 @@ class StreamFeeder:
 
     def close(self) -> None:
         # The spinner must have left the executor before the node goes: destroying a node under a
-        # running wait raises InvalidHandle in the spinner (seen on a busy machine with 1 s).
+        # running wait raises InvalidHandle in the spinner, and on a busy machine leaving takes a
+        # while: hence the generous timeouts.
         self._executor.shutdown(timeout_sec=10.0)
         self._spinner.join(timeout=10.0)
         self.node.destroy_node()

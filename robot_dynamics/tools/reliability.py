@@ -393,7 +393,7 @@ def _inertial_cases() -> list:
     cases += [('zero_mass', _one_link(mass='0', inertia=_inertia(0, 0, 0)), ACCEPTED),
               ('zero_mass', _robot(_link('l1'), _joint('j1', 'base', 'l1'), _link('tip', mass='0',
                                    inertia=_inertia(0, 0, 0)), _joint('jt', 'l1', 'tip', 'fixed')), ACCEPTED)]
-    # Physically impossible but finite inertias: a node must at least warn (issue 8).
+    # Physically impossible but finite inertias: a node must at least warn.
     for inertia in (_inertia(-0.01, 0.01, 0.01), _inertia(0.01, -0.01, 0.01), _inertia(0.1, 0.01, 0.01),
                     _inertia(0.01, 0.01, 0.05), _inertia(0.01, 0.01, 0.01, ixy=0.5), _inertia(0, 0, 0, ixz=0.1),
                     _inertia(-1, -1, -1), _inertia(0.01, 0.02, 0.04)):
