@@ -5,24 +5,26 @@ from __future__ import annotations
 import threading
 
 import rclpy
-from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 
+from robot_dynamics.ros.spinning import NodeSpinner
 from robot_dynamics.tools.reliability import wait_for  # also imported by the tests from here
 from robot_dynamics.tools.processes import start_node_process, stop_node_process  # noqa: F401  node processes that end with the test run
 
 
 class RosHarness:
     """Spins the given nodes plus a probe node on a single-threaded executor in a background
-    thread until closed (rclpy's multi-threaded executor starved timer-heavy nodes here)."""
+    thread until closed (rclpy's multi-threaded executor starved timer-heavy nodes here), with
+    the package's own :class:`~robot_dynamics.ros.spinning.NodeSpinner`: closing stops the
+    spin before any node is destroyed."""
 
     def __init__(self, *nodes: Node):
         self.probe = rclpy.create_node(f'test_probe_{id(self)}')
-        self.executor = SingleThreadedExecutor()
-        self.nodes = []
-        for node in (*nodes, self.probe):
+        self.spinner = NodeSpinner([self.probe])
+        self.nodes = [self.probe]
+        for node in nodes:
             self.add(node)
-        self._thread = threading.Thread(target=self.executor.spin, daemon=True)
+        self._thread = threading.Thread(target=self.spinner.spin, daemon=True)
         self._thread.start()
 
     def add(self, node: Node) -> Node:
@@ -30,7 +32,7 @@ class RosHarness:
         for member in (node, getattr(getattr(node, 'service_host', None), 'node', None)):
             if member is not None:
                 self.nodes.append(member)
-                self.executor.add_node(member)
+                self.spinner.add(member)
         return node
 
     def collect(self, message_type, topic: str, qos=10) -> list:
@@ -47,10 +49,11 @@ class RosHarness:
         return future.result()
 
     def close(self) -> None:
-        self.executor.shutdown(timeout_sec=2.0)
+        self.spinner.stop()
+        self._thread.join()
+        self.spinner.close()
         for node in self.nodes:
             node.destroy_node()
-        self._thread.join(timeout=2.0)
 
     def __enter__(self):
         return self

@@ -45,11 +45,15 @@ class NodeSpinner:
     the executor would then use."""
 
     def __init__(self, nodes: Sequence[Node]):
-        self.executor = SingleThreadedExecutor()
+        self.executor = SingleThreadedExecutor(context=nodes[0].context if nodes else None)
         self._stopping = threading.Event()
         self._wake = nodes[0].create_guard_condition(lambda: None) if nodes else None
         for node in nodes:
             self.executor.add_node(node)
+
+    def add(self, node: Node) -> None:
+        """Spin ``node`` too (also while :meth:`spin` runs)."""
+        self.executor.add_node(node)
 
     def spin(self) -> None:
         """Execute callbacks until :meth:`stop` (or until the context is shut down)."""

@@ -432,11 +432,11 @@ class StreamFeeder:
         import numpy as np
         import rclpy
         from geometry_msgs.msg import PointStamped
-        from rclpy.executors import SingleThreadedExecutor
         from sensor_msgs.msg import JointState
 
         from robot_dynamics.core.model import RobotModel
         from robot_dynamics.ros.common import JOINT_STATE_QOS, SENSOR_QOS
+        from robot_dynamics.ros.spinning import NodeSpinner
 
         self.robot = RobotModel.from_urdf_file(urdf, root_joint=root_joint)
         self.topic = topic
@@ -464,10 +464,10 @@ class StreamFeeder:
         if root_joint == 'floating':
             from nav_msgs.msg import Odometry
             self.odom_pub = self.node.create_publisher(Odometry, f'{input_namespace}/odom', SENSOR_QOS)
-        self._executor = SingleThreadedExecutor(context=self.context)
-        self._executor.add_node(self.node)
-        self._spinner = threading.Thread(target=self._executor.spin, daemon=True)
-        self._spinner.start()
+        self.publish_failures = 0
+        self._spinner = NodeSpinner([self.node])
+        self._spin_thread = threading.Thread(target=self._spinner.spin, daemon=True)
+        self._spin_thread.start()
 
     def _on_output(self, message) -> None:
         stamp = message.header.stamp.sec * 1_000_000_000 + message.header.stamp.nanosec
@@ -530,23 +530,36 @@ class StreamFeeder:
             message.velocity = (0.4 * np.cos(2.0 * phase) * np.ones(count)).tolist()
             if self._efforts:
                 message.effort = (5.0 * np.sin(3.0 * phase + np.arange(count))).tolist()
-            if self.odom_pub is not None:
-                odom.header.stamp = message.header.stamp
-                self.odom_pub.publish(odom)
-            self.joint_pub.publish(message)
+            tick += 1
+            if not self._published(odom, message):
+                continue
             if self._keep:
                 self.phase_of[stamp_ns] = phase
             if phase >= warmup:
                 sent.append(stamp_ns)
-            tick += 1
         return sent
 
+    def _published(self, odom, message) -> bool:
+        """Publish odometry (floating base) and the joint state; False when the middleware
+        refused (a reliable writer whose history stayed full: the reader is stalled). Such a
+        message was never sent and is counted in ``publish_failures``, not as unanswered."""
+        from rclpy._rclpy_pybind11 import RCLError
+        try:
+            if self.odom_pub is not None:
+                odom.header.stamp = message.header.stamp
+                self.odom_pub.publish(odom)
+            self.joint_pub.publish(message)
+        except RCLError:
+            self.publish_failures += 1
+            return False
+        return True
+
     def close(self) -> None:
-        # The spinner must have left the executor before the node goes: destroying a node under a
-        # running wait raises InvalidHandle in the spinner, and on a busy machine leaving takes a
-        # while: hence the generous timeouts.
-        self._executor.shutdown(timeout_sec=10.0)
-        self._spinner.join(timeout=10.0)
+        # The spinner leaves the executor before the node goes: a node destroyed under a
+        # running wait raises InvalidHandle in the spinner.
+        self._spinner.stop()
+        self._spin_thread.join()
+        self._spinner.close()
         self.node.destroy_node()
         shutdown_context(self.context)
 
