@@ -173,19 +173,28 @@ def _first_line(error: Exception) -> str:
 @contextlib.contextmanager
 def _quiet_stdout():
     """MuJoCo prints its parser and compiler warnings (equal joint limits, ignored mimics...)
-    to the C standard streams; the table is what this run prints."""
+    to the C standard streams and appends them to MUJOCO_LOG.TXT in the working directory; here
+    they go nowhere (the table is what this run prints, and a bench leaves no file behind)."""
+    import mujoco
     sys.stdout.flush()
     sys.stderr.flush()
     saved = [os.dup(1), os.dup(2)]
+    previous_handler = mujoco.get_mju_user_warning()
+    mujoco.set_mju_user_warning(_ignore_warning)
     try:
         with open(os.devnull, 'w') as devnull:
             os.dup2(devnull.fileno(), 1)
             os.dup2(devnull.fileno(), 2)
         yield
     finally:
+        mujoco.set_mju_user_warning(previous_handler)
         for descriptor, copy in zip((1, 2), saved):
             os.dup2(copy, descriptor)
             os.close(copy)
+
+
+def _ignore_warning(message: str) -> None:
+    """MuJoCo's warning handler while a model is judged (see :func:`_quiet_stdout`)."""
 
 
 def run(args: argparse.Namespace) -> int:
