@@ -101,14 +101,7 @@ def remove_unused_dds_files(names: Iterable[str], ports: bool = True) -> list:
     candidates = {name for name in names if ports or is_segment(name)} & existing_dds_files()
     if not candidates:
         return []
-    removed = []
-    for name in sorted(candidates - dds_files_in_use()):
-        try:
-            (SHARED_MEMORY / name).unlink()
-            removed.append(name)
-        except OSError:
-            pass
-    return removed
+    return _unlinked(candidates - dds_files_in_use())
 
 
 def stop_node_process(process: subprocess.Popen, timeout: float = 15.0) -> list:
@@ -161,12 +154,20 @@ def _remove_left_behind(dds_files: set, python_blocks: set) -> list:
         for entry in os.scandir('/proc'):
             if entry.name.isdigit():
                 blocks -= python_shared_memory_of(int(entry.name))
-        for name in sorted(blocks):
-            try:
-                (SHARED_MEMORY / name).unlink()
-                removed.append(name)
-            except OSError:
-                pass
+        removed += _unlinked(blocks)
+    return removed
+
+
+def _unlinked(names: Iterable[str]) -> list:
+    """Remove ``names`` from :data:`SHARED_MEMORY`; returns those removed (a name another
+    process removed meanwhile is skipped)."""
+    removed = []
+    for name in sorted(names):
+        try:
+            (SHARED_MEMORY / name).unlink()
+            removed.append(name)
+        except OSError:
+            pass
     return removed
 
 
