@@ -94,9 +94,7 @@ class Rig:
         return None
 
     def close(self):
-        for publisher in (self.joint_pub, self.odom_pub, self.description_pub):
-            self.harness.probe.destroy_publisher(publisher)
-        self.harness.close()
+        self.harness.close()  # the publishers go with the probe, after the spin has stopped
 
 
 def _stamp(seconds):

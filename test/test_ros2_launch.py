@@ -216,11 +216,8 @@ def wait_for_nodes(harness, launch: Launch, namespace: str, expected: list) -> N
 
 def wait_for_service(harness, service_type, name: str) -> None:
     """Wait up to START_TIMEOUT for the service to be discovered (harness.call waits 10 s only)."""
-    client = harness.probe.create_client(service_type, name)
-    try:
-        assert client.wait_for_service(timeout_sec=START_TIMEOUT), f'service {name} not available'
-    finally:
-        harness.probe.destroy_client(client)
+    client = harness.probe.create_client(service_type, name)  # destroyed with the probe, after the spin stops
+    assert client.wait_for_service(timeout_sec=START_TIMEOUT), f'service {name} not available'
 
 
 def parameters(harness, node: str, names: list) -> dict:

@@ -23,6 +23,7 @@ from diagnostic_msgs.msg import DiagnosticArray
 from sensor_msgs.msg import JointState
 
 from robot_dynamics.models import ARM_URDF
+from robot_dynamics.tools import processes
 from ros_harness import wait_for
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -38,10 +39,11 @@ def start_node(module: str, name: str, *parameters: str, namespace: str = NAMESP
     environment = dict(os.environ, ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST',
                        ROS_DOMAIN_ID=os.environ['ROS_DOMAIN_ID'],
                        PYTHONFAULTHANDLER='1')  # a crash in C prints where it happened
-    return subprocess.Popen([sys.executable, '-m', f'robot_dynamics.ros.{module}', '--ros-args',
-                             '-r', f'__ns:={namespace}', '-r', f'__node:={name}', '-p', f'urdf_file:={ARM_URDF}',
-                             *(argument for parameter in parameters for argument in ('-p', parameter))],
-                            cwd=ROOT, env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return processes.start_node_process(
+        [sys.executable, '-m', f'robot_dynamics.ros.{module}', '--ros-args', '-r', f'__ns:={namespace}',
+         '-r', f'__node:={name}', '-p', f'urdf_file:={ARM_URDF}',
+         *(argument for parameter in parameters for argument in ('-p', parameter))],
+        cwd=ROOT, env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
 @contextlib.contextmanager
@@ -51,7 +53,7 @@ def killed_on_failure(process: subprocess.Popen):
         yield
     finally:
         if process.poll() is None:
-            process.kill()
+            processes.kill_node_process(process)  # and the Fast DDS files a killed process leaves
             process.communicate()
 
 
@@ -82,7 +84,7 @@ def test_sigterm_ends_an_idle_relay_promptly(ros):
     with ros() as harness:
         process = start_node('relay', name)
         with killed_on_failure(process):
-            assert spinning(harness, name), 'the relay did not come up'
+            assert spinning(harness, name), f'the relay did not come up (exit status {process.poll()})'
             assert process.poll() is None, process.communicate()[1]
             process.send_signal(signal.SIGTERM)
             stdout, stderr = process.communicate(timeout=5.0)
@@ -94,14 +96,13 @@ def spinning(harness, name: str, namespace: str = NAMESPACE) -> bool:
     """Whether the node ``namespace``/``name`` spins: its list_parameters service answers (it
     is in the graph already while its constructor runs, before spin_nodes takes the signals)."""
     from rcl_interfaces.srv import ListParameters
+    # The client stays with the probe (destroyed with it): destroying it under the harness's
+    # spinning executor is an InvalidHandle error in that thread.
     client = harness.probe.create_client(ListParameters, f'{namespace}/{name}/list_parameters')
-    try:
-        if not client.wait_for_service(timeout_sec=START_TIMEOUT):
-            return False
-        future = client.call_async(ListParameters.Request())
-        return wait_for(future.done, START_TIMEOUT)
-    finally:
-        harness.probe.destroy_client(client)
+    if not client.wait_for_service(timeout_sec=START_TIMEOUT):
+        return False
+    future = client.call_async(ListParameters.Request())
+    return wait_for(future.done, START_TIMEOUT)
 
 
 @pytest.mark.parametrize('module', ['dynamics_node', 'sim_robot'])
