@@ -1,6 +1,7 @@
 """The `robot_dynamics` command line: offline tools that call the core.
 
-Each sub-command lives in ``robot_dynamics/tools/<module>.py`` and provides
+Each sub-command lives in ``robot_dynamics/commands/<module>.py`` (``bench`` in
+``robot_dynamics/instruments/``) and provides
 ``add_arguments(parser)`` and ``run(args) -> int`` (the exit code); the first line of
 the module docstring is its one-line help. Heavy imports happen inside ``run``.
 """
@@ -11,15 +12,15 @@ import importlib
 import sys
 
 SUBCOMMANDS = {
-    'demo': 'robot_dynamics.tools.demo',
-    'validate': 'robot_dynamics.tools.validate',
-    'identify-payload': 'robot_dynamics.tools.identify_payload',
-    'identify': 'robot_dynamics.tools.identify',
-    'excitation': 'robot_dynamics.tools.excitation',
-    'bench': 'robot_dynamics.tools.bench',
-    'capacity': 'robot_dynamics.tools.capacity',
-    'effective-mass': 'robot_dynamics.tools.effective_mass',
-    'external-wrench': 'robot_dynamics.tools.external_wrench',
+    'demo': 'robot_dynamics.commands.demo',
+    'validate': 'robot_dynamics.commands.validate',
+    'identify-payload': 'robot_dynamics.commands.identify_payload',
+    'identify': 'robot_dynamics.commands.identify',
+    'excitation': 'robot_dynamics.commands.excitation',
+    'bench': 'robot_dynamics.instruments.bench',
+    'capacity': 'robot_dynamics.commands.capacity',
+    'effective-mass': 'robot_dynamics.commands.effective_mass',
+    'external-wrench': 'robot_dynamics.commands.external_wrench',
 }
 
 

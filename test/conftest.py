@@ -20,13 +20,13 @@ SHARED_DATA = Path(__file__).resolve().parents[1].parent / 'shared' / 'data'
 def nothing_left_behind():
     """After the session: no node process this run started still runs, and no Fast DDS
     shared-memory file used by this run's processes is left in /dev/shm (files only other runs
-    used are never counted or touched; see :mod:`robot_dynamics.tools.processes`).
+    used are never counted or touched; see :mod:`robot_dynamics.instruments.processes`).
 
     Everything left is removed. A participant's segment is removed by Fast DDS itself when the
     participant ends in order, so a segment left means a process died without its instrument
     cleaning up: that fails the session. A port file outlives even an orderly end when its other
     users ended first; those are only removed."""
-    from robot_dynamics.tools import processes
+    from robot_dynamics.instruments import processes
     tracker = processes.DdsFileTracker()
     yield tracker
     tracker.stop()
@@ -42,7 +42,7 @@ def ros():
     """rclpy initialised once for the session; yields a :class:`ros_harness.RosHarness` factory."""
     import rclpy
     from ros_harness import RosHarness
-    from robot_dynamics.tools import processes
+    from robot_dynamics.instruments import processes
     rclpy.init()
     yield RosHarness
     owned = processes.dds_files_of(os.getpid())

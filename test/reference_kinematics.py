@@ -14,7 +14,7 @@ from typing import Optional
 
 import numpy as np
 
-from robot_dynamics.core.urdf import UrdfDescription
+from robot_dynamics.core.model.urdf import UrdfDescription
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """`bench contact` on a short run: every push detected and its force recovered, none invented."""
 import argparse
 
-from robot_dynamics.tools import bench_contact
+from robot_dynamics.instruments import bench_contact
 
 
 def test_short_contact_bench_detects_every_push_and_recovers_the_force():

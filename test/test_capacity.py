@@ -1,4 +1,4 @@
-"""Worst-case torques and maximum payload (robot_dynamics.core.capacity and the `capacity` CLI)
+"""Worst-case torques and maximum payload (robot_dynamics.core.dynamics.capacity and the `capacity` CLI)
 against closed forms: the standing rod of chapter 003 and a 2R arm in a vertical plane."""
 from __future__ import annotations
 
@@ -11,11 +11,11 @@ import pytest
 
 import vertical_2r
 from robot_dynamics.cli import main as cli_main
-from robot_dynamics.core import capacity
-from robot_dynamics.core.dynamics import gravity_torques, inverse_dynamics
-from robot_dynamics.core.inertia import InertialParameters
-from robot_dynamics.core.model import RobotModel
-from robot_dynamics.core.sampled_motion import SampledMotion, random_poses, read_trajectory_csv, static_poses
+from robot_dynamics.core.dynamics import capacity
+from robot_dynamics.core.dynamics.joint_space import gravity_torques, inverse_dynamics
+from robot_dynamics.core.model.inertia import InertialParameters
+from robot_dynamics.core.model.model import RobotModel
+from robot_dynamics.core.dynamics.sampled_motion import SampledMotion, random_poses, read_trajectory_csv, static_poses
 
 FIXTURES = Path(__file__).resolve().parent / 'data' / 'fixtures'
 ROD_URDF = FIXTURES / 'standing_rod.urdf'
@@ -178,7 +178,7 @@ def test_cli_refuses_bad_input_with_exit_2(extra, words, capsys):
     ('time,motor/speed', ['0,0.1'], 'is not <joint>/position'),
 ])
 def test_trajectory_files_that_do_not_fit_the_model_are_refused(rod, tmp_path, header, rows, words):
-    from robot_dynamics.core.sampled_motion import MotionFileError
+    from robot_dynamics.core.dynamics.sampled_motion import MotionFileError
 
     path = tmp_path / 'bad.csv'
     path.write_text('\n'.join([header] + rows) + '\n')

@@ -8,8 +8,8 @@ import pinocchio as pin
 import pytest
 from scipy.spatial.transform import Rotation
 
-from robot_dynamics.core.centroidal import centroidal_state, floating_base_model
-from robot_dynamics.core.model import RobotModel
+from robot_dynamics.core.floating_base.centroidal import centroidal_state, floating_base_model
+from robot_dynamics.core.model.model import RobotModel
 from robot_dynamics.models import ARM_URDF, QUADRUPED_URDF
 
 pytest.importorskip('rclpy')

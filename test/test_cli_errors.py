@@ -10,10 +10,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from robot_dynamics.core.excitation import FourierTrajectory, rest_constrained
-from robot_dynamics.core.model import RobotModel
-from robot_dynamics.core.recordings import write_csv
-from robot_dynamics.core.signals import Recording
+from robot_dynamics.core.identification.excitation import FourierTrajectory, rest_constrained
+from robot_dynamics.core.model.model import RobotModel
+from robot_dynamics.core.identification.recording_files import write_csv
+from robot_dynamics.core.identification.recording import Recording
 from robot_dynamics.models import ARM_URDF
 
 ROOT = Path(__file__).resolve().parents[1]

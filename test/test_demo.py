@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from robot_dynamics.core.inertia import InertialParameters
-from robot_dynamics.tools.bench_demo import FAILURE_LINES
-from robot_dynamics.tools.demo import arm_phase_periods, payload_check
+from robot_dynamics.core.model.inertia import InertialParameters
+from robot_dynamics.instruments.bench_demo import FAILURE_LINES
+from robot_dynamics.commands.demo import arm_phase_periods, payload_check
 
 ROOT = Path(__file__).resolve().parents[1]
 PNG_SIGNATURE = b'\x89PNG\r\n\x1a\n'
@@ -103,7 +103,7 @@ def test_demo_duration_range_is_checked_before_anything_starts(tmp_path, capsys,
     34 of the 40 samples identify_payload needs). Cheap: an accepted duration is shown by the
     next check (an --output-dir that is a file) refusing instead, before rclpy starts."""
     from robot_dynamics.cli import main as cli_main
-    from robot_dynamics.tools.demo import MAX_DURATION, MIN_DURATION
+    from robot_dynamics.commands.demo import MAX_DURATION, MIN_DURATION
     existing = tmp_path / 'a_file'
     existing.write_text('')
     assert cli_main(['demo', '--duration', duration, '--output-dir', str(existing), '--no-plots']) == 1

@@ -18,8 +18,8 @@ pytest.importorskip('rclpy')
 
 from robot_dynamics.models import ARM_URDF  # noqa: E402
 from robot_dynamics.ros.model_source import IN_PROCESS_LIMIT, DescriptionChecker, description_problem  # noqa: E402
-from robot_dynamics.tools import reliability  # noqa: E402
-from robot_dynamics.tools.reliability import ACCEPTED, REJECTED  # noqa: E402
+from robot_dynamics.instruments import reliability  # noqa: E402
+from robot_dynamics.instruments.reliability import ACCEPTED, REJECTED  # noqa: E402
 
 URDF = str(ARM_URDF)
 GOOD = ARM_URDF.read_text()

@@ -7,8 +7,8 @@ import pytest
 from rclpy.parameter import Parameter
 from ros_harness import wait_for
 
-from robot_dynamics.core import dynamics
-from robot_dynamics.core.model import RobotModel
+from robot_dynamics.core.dynamics import joint_space as dynamics
+from robot_dynamics.core.model.model import RobotModel
 from robot_dynamics.models import ARM_URDF, QUADRUPED_URDF
 
 pytest.importorskip('rclpy')

@@ -14,10 +14,10 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from robot_dynamics.core.dynamics import (forward_dynamics, gravity_torques, inverse_dynamics, kinetic_energy,
+from robot_dynamics.core.dynamics.joint_space import (forward_dynamics, gravity_torques, inverse_dynamics, kinetic_energy,
                                           mass_matrix, nonlinear_effects, torque_margins)
-from robot_dynamics.core.inertia import InertialParameters
-from robot_dynamics.core.model import RobotModel
+from robot_dynamics.core.model.inertia import InertialParameters
+from robot_dynamics.core.model.model import RobotModel
 
 FIXTURES = Path(__file__).resolve().parent / 'data' / 'fixtures'
 CHAPTER_GRAVITY = (0.0, 0.0, -9.8)

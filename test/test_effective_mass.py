@@ -1,4 +1,4 @@
-"""Effective mass m_u = 1/(uᵀ J M⁻¹ Jᵀ u) and collision energy (robot_dynamics.core.effective_mass,
+"""Effective mass m_u = 1/(uᵀ J M⁻¹ Jᵀ u) and collision energy (robot_dynamics.core.dynamics.effective_mass,
 `effective-mass` CLI) against closed forms (slider, rod, 2R arm) and MuJoCo's mass matrix."""
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ import pytest
 
 import vertical_2r
 from robot_dynamics.cli import main as cli_main
-from robot_dynamics.core import effective_mass as em
-from robot_dynamics.core.model import RobotModel
-from robot_dynamics.core.sampled_motion import SampledMotion
+from robot_dynamics.core.dynamics import effective_mass as em
+from robot_dynamics.core.model.model import RobotModel
+from robot_dynamics.core.dynamics.sampled_motion import SampledMotion
 from robot_dynamics.models import ARM_URDF
 
 FIXTURES = Path(__file__).resolve().parent / 'data' / 'fixtures'

@@ -1,4 +1,4 @@
-"""Efforts that are motor currents or motor-side torques (robot_dynamics.core.effort_model):
+"""Efforts that are motor currents or motor-side torques (robot_dynamics.core.streams.effort_model):
 the conversion against its written-out formula, bad files refused with the reason, and
 recordings of currents giving the same payload, robot identification and external torques as
 the joint-torque recording they were made from (by the inverse conversion)."""
@@ -10,11 +10,12 @@ import numpy as np
 import pytest
 
 from robot_dynamics.cli import main
-from robot_dynamics.core import dynamics, recordings
-from robot_dynamics.core.effort_model import EffortModel, EffortModelError, JointEffort, effort_model_problem
-from robot_dynamics.core.live_torques import LiveTorqueEstimator
-from robot_dynamics.core.payload import identify_payload
-from robot_dynamics.core.signals import Recording
+from robot_dynamics.core.dynamics import joint_space as dynamics
+from robot_dynamics.core.identification import recording_files as recordings
+from robot_dynamics.core.streams.effort_model import EffortModel, EffortModelError, JointEffort, effort_model_problem
+from robot_dynamics.core.streams.live_torques import LiveTorqueEstimator
+from robot_dynamics.core.identification.payload import identify_payload
+from robot_dynamics.core.identification.recording import Recording
 from robot_dynamics.models import ARM_URDF
 
 from test_payload import LINK, PAYLOAD, arm, fourier_motion, measured, true_robot

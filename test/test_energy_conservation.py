@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from robot_dynamics.core.dynamics import forward_dynamics, kinetic_energy, potential_energy
-from robot_dynamics.core.model import RobotModel
+from robot_dynamics.core.dynamics.joint_space import forward_dynamics, kinetic_energy, potential_energy
+from robot_dynamics.core.model.model import RobotModel
 from robot_dynamics.models import ARM_URDF
 
 FIXTURES = Path(__file__).resolve().parent / 'data' / 'fixtures'

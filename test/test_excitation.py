@@ -1,4 +1,4 @@
-"""Tests of robot_dynamics.core.excitation and the `excitation` CLI."""
+"""Tests of robot_dynamics.core.identification.excitation and the `excitation` CLI."""
 import json
 import os
 import time
@@ -9,9 +9,9 @@ import pytest
 import yaml
 
 from robot_dynamics.cli import main as cli_main
-from robot_dynamics.core import excitation as ex
-from robot_dynamics.core.identification import condition_number, extended_regressor, structural_base_parameters
-from robot_dynamics.core.model import RobotModel
+from robot_dynamics.core.identification import excitation as ex
+from robot_dynamics.core.identification.whole_robot import condition_number, extended_regressor, structural_base_parameters
+from robot_dynamics.core.model.model import RobotModel
 from robot_dynamics.models import ARM_URDF
 
 
@@ -261,8 +261,8 @@ def vertical_arm():
 
 def _torque_limits(robot, payload_mass=0.5, fraction=0.8):
     import vertical_2r
-    from robot_dynamics.core.friction import FrictionModel
-    from robot_dynamics.core.inertia import InertialParameters
+    from robot_dynamics.core.identification.friction import FrictionModel
+    from robot_dynamics.core.model.inertia import InertialParameters
 
     friction = FrictionModel(robot.joint_names, np.array([0.3, 0.1]), np.array([0.4, 0.2]), np.array([0.05, -0.02]))
     payload = InertialParameters.point_mass(payload_mass, np.array([vertical_2r.L2, 0.0, 0.0]))
@@ -328,8 +328,8 @@ def test_cli_keeps_torques_within_the_fraction_with_a_payload(tmp_path, capsys, 
     worst = json.loads(capsys.readouterr().out)['worst_torque_margin']
     assert worst['usage'] <= 1.0 and worst['allowed'] == pytest.approx(0.5 * worst['effort_limit'])
     # the written samples, through inverse dynamics of the arm with the payload attached
-    from robot_dynamics.core.dynamics import inverse_dynamics
-    from robot_dynamics.core.inertia import InertialParameters
+    from robot_dynamics.core.dynamics.joint_space import inverse_dynamics
+    from robot_dynamics.core.model.inertia import InertialParameters
 
     loaded = RobotModel.from_urdf_file(ARM_URDF)
     loaded.attach_payload('tool0', InertialParameters.point_mass(2.0, np.array([0.0, 0.0, 0.05])))

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from robot_dynamics.cli import main
-from robot_dynamics.core.model import RobotModel
-from robot_dynamics.core.recordings import write_rosbag
-from robot_dynamics.core.signals import Recording
+from robot_dynamics.core.model.model import RobotModel
+from robot_dynamics.core.identification.recording_files import write_rosbag
+from robot_dynamics.core.identification.recording import Recording
 from robot_dynamics.core.simulation import ArmSimulation, scripted_excitation
 from robot_dynamics.models import ARM_URDF
 

@@ -1,4 +1,4 @@
-"""Tests of robot_dynamics.core.identification: structure (chapter 002 §1.3–1.4), least
+"""Tests of robot_dynamics.core.identification.whole_robot: structure (chapter 002 §1.3–1.4), least
 squares and its covariance (§1.5), physical consistency (§1.7), writing the model back, and
 the real-robot acceptance on the Gaz et al. 2019 Panda recording."""
 from pathlib import Path
@@ -7,12 +7,12 @@ import numpy as np
 import pytest
 import yaml
 
-from robot_dynamics.core import identification as ident
-from robot_dynamics.core.excitation import FourierTrajectory, rest_constrained
-from robot_dynamics.core.model import RobotModel
-from robot_dynamics.core.recordings import read_panda_gaz2019
-from robot_dynamics.core.regressor import body_parameter_vector
-from robot_dynamics.core.signals import PreparedData, prepare_for_identification
+from robot_dynamics.core.identification import whole_robot as ident
+from robot_dynamics.core.identification.excitation import FourierTrajectory, rest_constrained
+from robot_dynamics.core.model.model import RobotModel
+from robot_dynamics.core.identification.recording_files import read_panda_gaz2019
+from robot_dynamics.core.dynamics.regressor import body_parameter_vector
+from robot_dynamics.core.identification.recording import PreparedData, prepare_for_identification
 from robot_dynamics.models import ARM_URDF
 
 PANDA_DIR = Path(__file__).resolve().parents[1].parent / 'shared' / 'data' / 'panda_gaz2019'
@@ -138,7 +138,7 @@ def filtered_monte_carlo(arm):
     """12 noisy 1 kHz recordings of one 10 s excitation, each through the identification
     pipeline (10 Hz zero-phase filter): WLS fits with and without the sample times."""
     from robot_dynamics.core import simulation
-    from robot_dynamics.core.signals import Recording
+    from robot_dynamics.core.identification.recording import Recording
 
     trajectory = simulation.scripted_excitation(arm, base_frequency=0.1)
     times = np.arange(0.0, 10.0, 0.001)
@@ -287,8 +287,8 @@ def test_identify_cli_reports_json_and_writes_a_loadable_urdf_and_friction_yaml(
     import json
 
     from robot_dynamics.cli import main as cli_main
-    from robot_dynamics.core.recordings import write_csv
-    from robot_dynamics.core.signals import Recording
+    from robot_dynamics.core.identification.recording_files import write_csv
+    from robot_dynamics.core.identification.recording import Recording
 
     terms = ident.ModelTerms(('viscous', 'offset'))
     data = fourier_data(arm, 12.0, 200.0, seed=19)

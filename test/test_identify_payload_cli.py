@@ -1,5 +1,5 @@
 """The `robot_dynamics identify-payload` command: bags (sqlite3 and mcap) and CSV files
-written by robot_dynamics.core.recordings give the same answer as the core function."""
+written by robot_dynamics.core.identification.recording_files give the same answer as the core function."""
 from __future__ import annotations
 
 import json
@@ -11,8 +11,8 @@ import pytest
 import yaml
 
 from robot_dynamics.cli import main
-from robot_dynamics.core import recordings
-from robot_dynamics.core.payload import REPORT_KEYS, identify_payload
+from robot_dynamics.core.identification import recording_files as recordings
+from robot_dynamics.core.identification.payload import REPORT_KEYS, identify_payload
 from robot_dynamics.models import ARM_URDF
 
 from test_payload import (FULL_OVERLAP, LINK, PARTIAL_OVERLAPS, PAYLOAD, advised_extension, arm,

@@ -7,7 +7,7 @@ import pinocchio as pin
 import pytest
 
 from robot_dynamics.core.errors import RobotDynamicsError
-from robot_dynamics.core.inertia import PINOCCHIO_TO_UPPER_TRIANGLE, InertialParameters, InertialParametersError
+from robot_dynamics.core.model.inertia import PINOCCHIO_TO_UPPER_TRIANGLE, InertialParameters, InertialParametersError
 
 UNIT_INERTIA = [1.0, 0.0, 1.0, 0.0, 0.0, 1.0]  # Ixx, Ixy, Iyy, Ixz, Iyz, Izz (pinocchio order)
 

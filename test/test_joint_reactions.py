@@ -1,5 +1,5 @@
 """Joint reaction wrenches and inverse dynamics with a known external wrench
-(robot_dynamics.core.joint_reactions) against the standing rod's closed forms, finite
+(robot_dynamics.core.dynamics.joint_reactions) against the standing rod's closed forms, finite
 differences of the forward kinematics and Newton–Euler consistency."""
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from robot_dynamics.core.dynamics import inverse_dynamics
-from robot_dynamics.core.joint_reactions import (KnownWrench, KnownWrenchError, inverse_dynamics_with_wrench,
+from robot_dynamics.core.dynamics.joint_space import inverse_dynamics
+from robot_dynamics.core.dynamics.joint_reactions import (KnownWrench, KnownWrenchError, inverse_dynamics_with_wrench,
                                                  joint_reaction_wrenches)
-from robot_dynamics.core.model import RobotModel
+from robot_dynamics.core.model.model import RobotModel
 from robot_dynamics.models import ARM_URDF
 
 FIXTURES = Path(__file__).resolve().parent / 'data' / 'fixtures'

@@ -18,9 +18,9 @@ import numpy as np
 import pytest
 
 import reference_kinematics as reference
-from robot_dynamics.core.dynamics import (coriolis_matrix, gravity_torques, inverse_dynamics, kinetic_energy,
+from robot_dynamics.core.dynamics.joint_space import (coriolis_matrix, gravity_torques, inverse_dynamics, kinetic_energy,
                                           mass_matrix, potential_energy)
-from robot_dynamics.core.model import RobotModel
+from robot_dynamics.core.model.model import RobotModel
 from robot_dynamics.models import ARM_URDF
 
 FIXTURES = Path(__file__).resolve().parent / 'data' / 'fixtures'

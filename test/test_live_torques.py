@@ -6,11 +6,11 @@ import sys
 import numpy as np
 import pytest
 
-from robot_dynamics.core.differentiation import CausalDifferentiator
+from robot_dynamics.core.streams.differentiation import CausalDifferentiator
 from robot_dynamics.core.errors import JointStateError
-from robot_dynamics.core.joint_states import MAX_ABS_VALUE, JointStateMerger
-from robot_dynamics.core.live_torques import LiveTorqueEstimator
-from robot_dynamics.core.model import RobotModel
+from robot_dynamics.core.streams.joint_states import MAX_ABS_VALUE, JointStateMerger
+from robot_dynamics.core.streams.live_torques import LiveTorqueEstimator
+from robot_dynamics.core.model.model import RobotModel
 from robot_dynamics.models import ARM_URDF
 
 
@@ -105,7 +105,7 @@ def test_an_overflowing_sample_is_rejected_without_a_numpy_warning():
     script = """
 import array
 from robot_dynamics.core.errors import JointStateError
-from robot_dynamics.core.joint_states import JointStateMerger
+from robot_dynamics.core.streams.joint_states import JointStateMerger
 merger = JointStateMerger(['a', 'b'])
 for rows in (([1e200, 0.0], [0.0, 0.0], [0.0, 0.0]), ([1e200, 0.0], [0.0, 0.0], [])):  # both paths
     try:

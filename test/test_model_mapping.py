@@ -18,11 +18,11 @@ import pinocchio as pin
 import pytest
 
 import reference_kinematics as reference
-from robot_dynamics.core.dynamics import gravity_torques, mass_matrix, potential_energy, torque_margins
+from robot_dynamics.core.dynamics.joint_space import gravity_torques, mass_matrix, potential_energy, torque_margins
 from robot_dynamics.core.errors import PayloadError
-from robot_dynamics.core.inertia import InertialParameters
-from robot_dynamics.core.joint_states import JointStateMerger
-from robot_dynamics.core.model import RobotModel
+from robot_dynamics.core.model.inertia import InertialParameters
+from robot_dynamics.core.streams.joint_states import JointStateMerger
+from robot_dynamics.core.model.model import RobotModel
 from robot_dynamics.models import ARM_URDF, QUADRUPED_URDF
 
 FIXTURES = Path(__file__).resolve().parent / 'data' / 'fixtures'

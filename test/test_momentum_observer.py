@@ -15,12 +15,12 @@ import pytest
 from scipy.integrate import solve_ivp
 
 from conftest import SHARED_DATA
-from robot_dynamics.core.contact_detection import (ContactCalibrationError, ContactDetector, ResidualHistory,
+from robot_dynamics.core.contact.contact_detection import (ContactCalibrationError, ContactDetector, ResidualHistory,
                                                    ThresholdError, calibrated_thresholds, checked_thresholds)
-from robot_dynamics.core.external_wrench import WrenchEstimationError, WrenchEstimator
-from robot_dynamics.core.friction import FrictionFileError, friction_from_yaml, load_friction_file
-from robot_dynamics.core.model import RobotModel
-from robot_dynamics.core.momentum_observer import MomentumObserver, ObserverError
+from robot_dynamics.core.contact.external_wrench import WrenchEstimationError, WrenchEstimator
+from robot_dynamics.core.identification.friction import FrictionFileError, friction_from_yaml, load_friction_file
+from robot_dynamics.core.model.model import RobotModel
+from robot_dynamics.core.contact.momentum_observer import MomentumObserver, ObserverError
 from robot_dynamics.core.simulation import ArmSimulation, SensorNoise, scripted_excitation
 from robot_dynamics.models import ARM_URDF
 

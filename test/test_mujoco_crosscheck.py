@@ -26,8 +26,8 @@ import pytest
 mujoco = pytest.importorskip('mujoco')
 
 import reference_kinematics as reference  # noqa: E402
-from robot_dynamics.core.dynamics import inverse_dynamics, mass_matrix  # noqa: E402
-from robot_dynamics.core.model import RobotModel  # noqa: E402
+from robot_dynamics.core.dynamics.joint_space import inverse_dynamics, mass_matrix  # noqa: E402
+from robot_dynamics.core.model.model import RobotModel  # noqa: E402
 from robot_dynamics.models import ARM_URDF, QUADRUPED_URDF  # noqa: E402
 
 MUJOCO_COMPILER = ('<mujoco><compiler discardvisual="false" fusestatic="false" balanceinertia="false"/>'

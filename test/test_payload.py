@@ -1,4 +1,4 @@
-"""Payload identification (robot_dynamics.core.payload) on synthetic recordings with known
+"""Payload identification (robot_dynamics.core.identification.payload) on synthetic recordings with known
 truth and on the real Panda recording.
 
 Truth comes from pinocchio's RNEA on a model with the payload attached by
@@ -17,12 +17,13 @@ import pinocchio as pin
 import pytest
 import yaml
 
-from robot_dynamics.core import recordings, regressor
-from robot_dynamics.core.inertia import InertialParameters, pseudo_inertia_from_vector
-from robot_dynamics.core.model import RobotModel
-from robot_dynamics.core.payload import (REPORT_KEYS, PayloadOptions, identify_payload, nominal_body_parameters,
+from robot_dynamics.core.identification import recording_files as recordings
+from robot_dynamics.core.dynamics import regressor
+from robot_dynamics.core.model.inertia import InertialParameters, pseudo_inertia_from_vector
+from robot_dynamics.core.model.model import RobotModel
+from robot_dynamics.core.identification.payload import (REPORT_KEYS, PayloadOptions, identify_payload, nominal_body_parameters,
                                          payload_parameter_map, payload_regressor)
-from robot_dynamics.core.signals import Recording
+from robot_dynamics.core.identification.recording import Recording
 from robot_dynamics.models import ARM_URDF
 
 from conftest import SHARED_DATA
@@ -534,7 +535,7 @@ def test_bad_mode_and_unknown_link_raise_clear_errors():
 def test_constrained_fit_reuses_its_compiled_problem_with_each_call_s_data():
     """The consistent fit is a parametrised cvxpy problem compiled once per thread: every call
     must still solve its own data (checked against plain least squares where that is physical)."""
-    from robot_dynamics.core.payload import _constrained_fit
+    from robot_dynamics.core.identification.payload import _constrained_fit
     rng = np.random.default_rng(7)
     rows = rng.normal(size=(600, 10)) * np.array([1, 0.3, 0.3, 0.3, 0.05, 0.05, 0.05, 0.05, 0.05, 0.05])
     box = InertialParameters(0.8, np.array([0.02, -0.01, 0.05]), np.diag([2e-3, 3e-3, 2.5e-3])).pinocchio_vector()

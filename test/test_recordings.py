@@ -1,12 +1,12 @@
-"""Tests of robot_dynamics.core.recordings: CSV, rosbag2 (sqlite3/mcap) and the Panda data."""
+"""Tests of robot_dynamics.core.identification.recording_files: CSV, rosbag2 (sqlite3/mcap) and the Panda data."""
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from robot_dynamics.core.recordings import (PANDA_JOINT_NAMES, read_csv, read_panda_gaz2019, read_recording,
+from robot_dynamics.core.identification.recording_files import (PANDA_JOINT_NAMES, read_csv, read_panda_gaz2019, read_recording,
                                             read_rosbag, write_csv, write_rosbag)
-from robot_dynamics.core.signals import Recording, RecordingError
+from robot_dynamics.core.identification.recording import Recording, RecordingError
 
 PANDA_DIR = Path(__file__).resolve().parents[1].parent / 'shared' / 'data' / 'panda_gaz2019'
 
@@ -182,7 +182,7 @@ def test_rosbag_counts_messages_whose_stamp_steps_back(tmp_path):
 
 def test_identify_payload_cli_prints_the_rejected_bag_messages(tmp_path, capsys):
     from robot_dynamics.cli import main
-    from robot_dynamics.core.model import RobotModel
+    from robot_dynamics.core.model.model import RobotModel
     from robot_dynamics.models import ARM_URDF
 
     joints = RobotModel.from_urdf_file(ARM_URDF).joint_names

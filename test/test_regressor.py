@@ -1,11 +1,11 @@
-"""Tests of robot_dynamics.core.regressor against pinocchio's RNEA (an independent algorithm)."""
+"""Tests of robot_dynamics.core.dynamics.regressor against pinocchio's RNEA (an independent algorithm)."""
 import numpy as np
 import pinocchio as pin
 import pytest
 
 from robot_dynamics.core.errors import DescriptionError
-from robot_dynamics.core.model import RobotModel
-from robot_dynamics.core.regressor import (body_index, body_link_names, body_parameter_vector,
+from robot_dynamics.core.model.model import RobotModel
+from robot_dynamics.core.dynamics.regressor import (body_index, body_link_names, body_parameter_vector,
                                            joint_torque_regressor, stacked_regressor)
 from robot_dynamics.models import ARM_URDF, QUADRUPED_URDF
 

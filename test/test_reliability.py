@@ -22,10 +22,12 @@ import pytest
 
 pytest.importorskip('rclpy')
 
-from robot_dynamics.core.joint_states import REJECTION_REASONS  # noqa: E402
+from robot_dynamics.core.streams.joint_states import REJECTION_REASONS  # noqa: E402
 from robot_dynamics.models import ARM_URDF  # noqa: E402
-from robot_dynamics.tools import bench, processes, reliability  # noqa: E402
-from robot_dynamics.tools.reliability import REJECTED, WARNED  # noqa: E402
+from robot_dynamics.instruments import bench  # noqa: E402
+from robot_dynamics.instruments import processes
+from robot_dynamics.instruments import reliability
+from robot_dynamics.instruments.reliability import REJECTED, WARNED  # noqa: E402
 
 URDF = str(ARM_URDF)
 SOAK_SECONDS = float(os.environ.get('RELIABILITY_SOAK_SECONDS', '20'))
@@ -174,7 +176,7 @@ def test_hot_swaps_mid_stream_never_give_a_wrong_model_output():
 # ---------------------------------------------------------------------------- the instruments
 BENCH_LIKE_PARENT = '''
 import sys, time
-from robot_dynamics.tools import bench
+from robot_dynamics.instruments import bench
 process = bench._start_node([bench.BARE_RELAY], sys.argv[1])
 print(process.pid, flush=True)
 time.sleep(600)

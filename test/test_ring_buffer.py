@@ -15,7 +15,7 @@ from concurrent.futures import ProcessPoolExecutor
 import numpy as np
 import pytest
 
-from robot_dynamics.core.ring_buffer import HEADER_BYTES, RingBufferError, SampleRingBuffer
+from robot_dynamics.core.streams.ring_buffer import HEADER_BYTES, RingBufferError, SampleRingBuffer
 
 JOINTS = 7
 
@@ -249,7 +249,7 @@ def test_close_under_a_view_in_use_unlinks_at_once_and_unmaps_with_the_last_view
 
 RACE = """
 import collections, gc, json, os, sys, threading, time
-from robot_dynamics.core.ring_buffer import RingBufferError, SampleRingBuffer
+from robot_dynamics.core.streams.ring_buffer import RingBufferError, SampleRingBuffer
 sys.setswitchinterval(1e-6)  # switch threads as often as possible: inside every read
 
 def fresh():

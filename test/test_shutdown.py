@@ -23,7 +23,7 @@ from diagnostic_msgs.msg import DiagnosticArray
 from sensor_msgs.msg import JointState
 
 from robot_dynamics.models import ARM_URDF
-from robot_dynamics.tools import processes
+from robot_dynamics.instruments import processes
 from ros_harness import wait_for
 
 ROOT = Path(__file__).resolve().parents[1]

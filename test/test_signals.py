@@ -1,10 +1,10 @@
-"""Tests of robot_dynamics.core.signals: cleaning, resampling, zero-phase filtering."""
+"""Tests of robot_dynamics.core.identification.recording: cleaning, resampling, zero-phase filtering."""
 import math
 
 import numpy as np
 import pytest
 
-from robot_dynamics.core.signals import (Recording, RecordingError, clean_recording,
+from robot_dynamics.core.identification.recording import (Recording, RecordingError, clean_recording,
                                          prepare_for_identification)
 
 FREQUENCY = 0.7  # Hz, well inside the 10 Hz pass band

@@ -13,10 +13,10 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 from std_srvs.srv import SetBool
 
-from robot_dynamics.core import dynamics
-from robot_dynamics.core.excitation import FourierTrajectory
-from robot_dynamics.core.inertia import InertialParameters
-from robot_dynamics.core.model import RobotModel
+from robot_dynamics.core.dynamics import joint_space as dynamics
+from robot_dynamics.core.identification.excitation import FourierTrajectory
+from robot_dynamics.core.model.inertia import InertialParameters
+from robot_dynamics.core.model.model import RobotModel
 from robot_dynamics.core.simulation import (ArmSimulation, JointSample, SensorNoise, SimulationError, StanceMotion,
                                             scripted_excitation)
 from robot_dynamics.models import ARM_URDF, QUADRUPED_URDF

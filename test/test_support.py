@@ -9,8 +9,8 @@ from scipy.spatial import ConvexHull, Delaunay
 from scipy.spatial.transform import Rotation
 
 from robot_dynamics.core.errors import DescriptionError
-from robot_dynamics.core.model import RobotModel
-from robot_dynamics.core.support import (EmptySupportPolygonError, NonFiniteSupportError, SupportPolygon,
+from robot_dynamics.core.model.model import RobotModel
+from robot_dynamics.core.floating_base.support_polygon import (EmptySupportPolygonError, NonFiniteSupportError, SupportPolygon,
                                          contact_frames, contacts_by_force, contacts_by_height, support_polygon)
 from robot_dynamics.models import QUADRUPED_URDF
 

@@ -11,10 +11,10 @@ import re
 import numpy as np
 import pytest
 
-from robot_dynamics.core.dynamics import gravity_torques, mass_matrix
+from robot_dynamics.core.dynamics.joint_space import gravity_torques, mass_matrix
 from robot_dynamics.core.errors import DescriptionError
-from robot_dynamics.core.model import RobotModel
-from robot_dynamics.core.urdf import MAX_DESCRIPTION_BYTES, parse_urdf, read_description_file
+from robot_dynamics.core.model.model import RobotModel
+from robot_dynamics.core.model.urdf import MAX_DESCRIPTION_BYTES, parse_urdf, read_description_file
 
 INERTIAL = ('<inertial><origin xyz="0.1 0 0"/><mass value="{mass}"/>'
             '<inertia ixx="{ixx}" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial>')

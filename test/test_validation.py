@@ -11,9 +11,9 @@ import pytest
 import yaml
 
 from robot_dynamics.cli import main as cli_main
-from robot_dynamics.core.inertia import nearest_consistent_inertia, triangle_margins
-from robot_dynamics.core.urdf import parse_urdf
-from robot_dynamics.core.validation import (Finding, ValidationReport, mirror_twin_name, validate_description,
+from robot_dynamics.core.model.inertia import nearest_consistent_inertia, triangle_margins
+from robot_dynamics.core.model.urdf import parse_urdf
+from robot_dynamics.core.validation.checks import (Finding, ValidationReport, mirror_twin_name, validate_description,
                                             validate_file, validate_urdf_text)
 from robot_dynamics.models import ARM_URDF, QUADRUPED_URDF
 
@@ -397,7 +397,7 @@ def test_suggested_inertial_is_accepted_by_mujoco_and_by_the_validator(tmp_path,
 
 
 def test_shape_inertias_match_pinocchio_closed_forms():
-    from robot_dynamics.core.inertia import box_inertia, cylinder_inertia, sphere_inertia
+    from robot_dynamics.core.model.inertia import box_inertia, cylinder_inertia, sphere_inertia
     np.testing.assert_allclose(box_inertia(2.0, (0.3, 0.2, 0.1)), pin.Inertia.FromBox(2.0, 0.3, 0.2, 0.1).inertia,
                                atol=1e-15)
     np.testing.assert_allclose(cylinder_inertia(2.0, 0.05, 0.3), pin.Inertia.FromCylinder(2.0, 0.05, 0.3).inertia,

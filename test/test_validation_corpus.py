@@ -4,7 +4,7 @@ example-robot-data package, each judged by MuJoCo (geometry stripped, inertias a
 import pytest
 
 pytest.importorskip('mujoco')
-from robot_dynamics.tools import validation_corpus  # noqa: E402
+from robot_dynamics.instruments import validation_corpus  # noqa: E402
 
 ROBOTS = validation_corpus.default_robots_directory()
 pytestmark = pytest.mark.skipif(ROBOTS is None, reason='example-robot-data is not installed '
@@ -24,7 +24,7 @@ SAMPLE = {
 
 @pytest.mark.parametrize('name', sorted(SAMPLE))
 def test_every_link_mujoco_refuses_is_an_error_and_the_known_defects_are_found(name):
-    from robot_dynamics.core.validation import validate_file
+    from robot_dynamics.core.validation.checks import validate_file
 
     path = ROBOTS / name
     refused_expected, defects = SAMPLE[name]
@@ -39,7 +39,7 @@ def test_every_link_mujoco_refuses_is_an_error_and_the_known_defects_are_found(n
 
 def test_collada_meshes_and_empty_package_names_are_read():
     """Talos v2 names its meshes package:///example-robot-data/...; Panda's visuals are .dae."""
-    from robot_dynamics.core.validation import validate_file
+    from robot_dynamics.core.validation.checks import validate_file
 
     for name in ('talos_data/robots/talos_full_v2.urdf', 'panda_description/urdf/panda.urdf'):
         path = ROBOTS / name

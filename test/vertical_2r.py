@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from robot_dynamics.core.model import RobotModel
+from robot_dynamics.core.model.model import RobotModel
 
 G = 9.8
 L1, L2, M1, M2, C1, C2, I1, I2 = 0.4, 0.3, 1.5, 1.0, 0.2, 0.15, 0.02, 0.01

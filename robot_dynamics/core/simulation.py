@@ -26,11 +26,11 @@ from typing import Optional, Sequence
 import numpy as np
 import pinocchio as pin
 
-from robot_dynamics.core import dynamics
+from robot_dynamics.core.dynamics import joint_space as dynamics
 from robot_dynamics.core.errors import RobotDynamicsError
-from robot_dynamics.core.excitation import ExcitationLimits, FourierTrajectory, fit_to_limits, rest_constrained
-from robot_dynamics.core.inertia import InertialParameters
-from robot_dynamics.core.model import RobotModel
+from robot_dynamics.core.identification.excitation import ExcitationLimits, FourierTrajectory, fit_to_limits, rest_constrained
+from robot_dynamics.core.model.inertia import InertialParameters
+from robot_dynamics.core.model.model import RobotModel
 
 MAX_STEP = 1e-3
 """Longest integration step [s] (the simulation runs at ≥ 1 kHz)."""
@@ -115,7 +115,7 @@ def scripted_excitation(robot: RobotModel, base_frequency: float = 0.2, harmonic
     ``velocity_fraction``, |q̈| ≤ ``max_acceleration`` [rad/s²]). Periodic with period
     1/``base_frequency`` [s]; it starts and ends each period at rest at the same pose.
     Cheap (no optimisation): good enough to excite a payload, see
-    :func:`robot_dynamics.core.excitation.design_excitation` for an optimised one."""
+    :func:`robot_dynamics.core.identification.excitation.design_excitation` for an optimised one."""
     if not (base_frequency > 0.0 and harmonics >= 2):
         raise SimulationError(f'need base_frequency > 0 and ≥ 2 harmonics, got {base_frequency} Hz, {harmonics}')
     limits = ExcitationLimits.from_model(robot, max_acceleration=max_acceleration,

@@ -22,7 +22,7 @@ Topics (relative names; the node's default name is ``centroidal``):
 
 A fixed-base robot (``root_joint: fixed``) is computed as the same robot on a free-flyer
 whose pose is the ``base_pose`` parameter (twist zero), or the odometry once ``odom``
-messages arrive (an arm on a mobile base). All math is in :mod:`robot_dynamics.core.centroidal`.
+messages arrive (an arm on a mobile base). All math is in :mod:`robot_dynamics.core.floating_base.centroidal`.
 """
 from __future__ import annotations
 
@@ -44,12 +44,12 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Header
 from visualization_msgs.msg import Marker, MarkerArray
 
-from robot_dynamics.core.centroidal import (FLIGHT_VERTICAL_ACCELERATION, BalanceReport, BalanceSettings,
+from robot_dynamics.core.floating_base.centroidal import (FLIGHT_VERTICAL_ACCELERATION, BalanceReport, BalanceSettings,
                                             BaseStateBuffer, CentroidalInputError, CentroidalMonitor, OdometryError,
                                             base_pose_from_odometry, floating_base_model)
 from robot_dynamics.core.errors import DescriptionError, JointStateError
-from robot_dynamics.core.joint_states import JointStateMerger
-from robot_dynamics.core.model import RobotModel
+from robot_dynamics.core.streams.joint_states import JointStateMerger
+from robot_dynamics.core.model.model import RobotModel
 from robot_dynamics.ros.spinning import run_nodes
 from robot_dynamics.ros.common import (DIAGNOSTICS_PERIOD, SENSOR_QOS, STALE_TIMEOUT, RateMeter, RejectionCounter,
                                        ServiceHost, checked_parameter, create_output_publisher, diagnostic_status,

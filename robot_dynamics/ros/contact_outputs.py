@@ -13,8 +13,8 @@ it, no timer), ``~/contact_ratio`` (sensor_msgs/JointState, ``effort`` = |τ_ext
 joint, stamp copied from the input), ``~/external_wrench`` (geometry_msgs/WrenchStamped in
 ``wrench_frame``: force [N] and torque [N·m] on that link at its origin, in its axes). Service
 ``~/calibrate_contact_thresholds`` (std_srvs/Trigger). All math is in the core
-(:mod:`~robot_dynamics.core.momentum_observer`, :mod:`~robot_dynamics.core.contact_detection`,
-:mod:`~robot_dynamics.core.external_wrench`); this class converts and publishes.
+(:mod:`~robot_dynamics.core.contact.momentum_observer`, :mod:`~robot_dynamics.core.contact.contact_detection`,
+:mod:`~robot_dynamics.core.contact.external_wrench`); this class converts and publishes.
 
 The per-model state (observer, detector, wrench estimator) is built on the stream thread at the
 first message of a new model object: a model swap (or an applied payload) restarts the observer.
@@ -37,15 +37,15 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Bool
 from std_srvs.srv import Trigger
 
-from robot_dynamics.core.contact_detection import (DEFAULT_MIN_DURATION, DEFAULT_RELEASE_DURATION,
+from robot_dynamics.core.contact.contact_detection import (DEFAULT_MIN_DURATION, DEFAULT_RELEASE_DURATION,
                                                    DEFAULT_RELEASE_RATIO, DEFAULT_SIGMA, ContactCalibrationError,
                                                    ContactDetector, ResidualHistory, ThresholdError,
                                                    calibrated_thresholds, checked_thresholds)
 from robot_dynamics.core.errors import RobotDynamicsError
-from robot_dynamics.core.external_wrench import (DEFAULT_DAMPING, DEFAULT_SINGULAR_THRESHOLD, WrenchEstimator)
-from robot_dynamics.core.friction import load_friction_file
-from robot_dynamics.core.model import RobotModel
-from robot_dynamics.core.momentum_observer import (DEFAULT_GAIN, MomentumObserver,
+from robot_dynamics.core.contact.external_wrench import (DEFAULT_DAMPING, DEFAULT_SINGULAR_THRESHOLD, WrenchEstimator)
+from robot_dynamics.core.identification.friction import load_friction_file
+from robot_dynamics.core.model.model import RobotModel
+from robot_dynamics.core.contact.momentum_observer import (DEFAULT_GAIN, MomentumObserver,
                                                    external_torques_from_inverse_dynamics)
 from robot_dynamics.ros.common import (SENSOR_QOS, checked_parameter, create_output_publisher, diagnostic_status,
                                        never_raises, positive_parameter)

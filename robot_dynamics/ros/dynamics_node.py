@@ -14,7 +14,7 @@ Topics (relative names; the node's default name is ``dynamics``):
   momentum observer's r by default (``external_torque_method``), plus ``~/contact``,
   ``~/contact_ratio``, ``~/external_wrench`` and ``~/calibrate_contact_thresholds``.
 
-q̈ for inverse dynamics comes from :class:`~robot_dynamics.core.differentiation.CausalDifferentiator`
+q̈ for inverse dynamics comes from :class:`~robot_dynamics.core.streams.differentiation.CausalDifferentiator`
 on the measured velocities (least-squares slope over ``acceleration_window`` samples,
 delay ≈ half the window: 7 ms for 15 samples at 1 kHz), or is zero with
 ``acceleration_mode: zero``. The torque stream runs on a single-threaded executor (the
@@ -23,7 +23,7 @@ executor thread (:class:`~robot_dynamics.ros.common.ServiceHost`), so a long
 identification never stalls the stream; identification and validation themselves run in a
 worker process (:mod:`~robot_dynamics.ros.service_worker`), so they do not hold the
 stream's interpreter lock either. The payload recording is a shared-memory ring buffer
-(:class:`~robot_dynamics.core.ring_buffer.SampleRingBuffer`) the stream appends to without a
+(:class:`~robot_dynamics.core.streams.ring_buffer.SampleRingBuffer`) the stream appends to without a
 lock; the worker copies it (and the baseline, kept in shared memory too) itself, so a call
 ships no samples out of this process. Every model change installs a new model object
 (never mutated while the stream uses it), so services and stream share no pinocchio Data.
@@ -44,13 +44,13 @@ from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from std_srvs.srv import Trigger
 
-from robot_dynamics.core import dynamics
+from robot_dynamics.core.dynamics import joint_space as dynamics
 from robot_dynamics.core.errors import JointStateError, PayloadError
-from robot_dynamics.core.effort_model import EffortModelError, effort_model_problem, load_effort_model
-from robot_dynamics.core.live_torques import ACCELERATION_MODES, LiveTorqueEstimator
-from robot_dynamics.core.model import RobotModel
-from robot_dynamics.core.payload import MODES as PAYLOAD_MODES, default_payload_link
-from robot_dynamics.core.ring_buffer import RingBufferError, SampleRingBuffer
+from robot_dynamics.core.streams.effort_model import EffortModelError, effort_model_problem, load_effort_model
+from robot_dynamics.core.streams.live_torques import ACCELERATION_MODES, LiveTorqueEstimator
+from robot_dynamics.core.model.model import RobotModel
+from robot_dynamics.core.identification.payload import MODES as PAYLOAD_MODES, default_payload_link
+from robot_dynamics.core.streams.ring_buffer import RingBufferError, SampleRingBuffer
 from robot_dynamics.ros.spinning import run_nodes
 from robot_dynamics.ros.common import (DIAGNOSTICS_PERIOD, JOINT_STATE_QOS, LATCHED_QOS, SENSOR_QOS, STALE_TIMEOUT,
                                        RateLimitedLogger, RateMeter, RejectionCounter, RuntimeParameters,
@@ -302,7 +302,7 @@ class DynamicsNode(Node):
         path = self.runtime_parameters.value('baseline_file')
         if path:
             try:
-                from robot_dynamics.core.recordings import write_csv
+                from robot_dynamics.core.identification.recording_files import write_csv
                 write_csv(path, recording)
                 message += f', saved to {path}'
             except Exception as error:
@@ -365,7 +365,7 @@ class DynamicsNode(Node):
         live = self._live
         if live is None or _recorded(live.buffer) < 2:
             return None
-        from robot_dynamics.core.signals import Recording
+        from robot_dynamics.core.identification.recording import Recording
         try:
             stamps, positions, velocities, efforts = live.buffer.arrays()
         except RingBufferError:  # closed by a model swap meanwhile
@@ -428,7 +428,7 @@ class DynamicsNode(Node):
         if not path or not os.path.isfile(path):
             return
         try:
-            from robot_dynamics.core.recordings import read_csv
+            from robot_dynamics.core.identification.recording_files import read_csv
             self._keep_baseline(read_csv(path))
             self.get_logger().info(f'baseline loaded from {path}')
         except Exception as error:

@@ -42,8 +42,8 @@ from rclpy.serialization import deserialize_message
 from std_msgs.msg import String
 
 from robot_dynamics.core.errors import DescriptionError
-from robot_dynamics.core.model import RobotModel
-from robot_dynamics.core.urdf import MAX_DESCRIPTION_BYTES, MAX_MOVING_JOINTS, read_description_file
+from robot_dynamics.core.model.model import RobotModel
+from robot_dynamics.core.model.urdf import MAX_DESCRIPTION_BYTES, MAX_MOVING_JOINTS, read_description_file
 from robot_dynamics.ros.common import (DESCRIPTION_QOS, RateLimitedLogger, checked_parameter, gravity_parameter,
                                        shorten)
 

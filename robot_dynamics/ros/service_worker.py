@@ -12,8 +12,8 @@ CPU, once) and kept. Entry points must guard their main code with
 the jobs are pure core calls on picklable inputs.
 
 A call ships no sample data: the recording (the node's
-:class:`~robot_dynamics.core.ring_buffer.SampleRingBuffer`) and the baseline (a buffer written
-once) are in shared memory, and the job gets their :class:`~robot_dynamics.core.ring_buffer.RingBufferHandle`
+:class:`~robot_dynamics.core.streams.ring_buffer.SampleRingBuffer`) and the baseline (a buffer written
+once) are in shared memory, and the job gets their :class:`~robot_dynamics.core.streams.ring_buffer.RingBufferHandle`
 (a name and two sizes) and copies the samples itself, while the node's stream keeps appending.
 
 Back-to-back jobs are paced to a share of one core (:func:`_paced`): a lower priority alone is
@@ -43,12 +43,12 @@ import yaml
 
 # Imported here, not in the jobs: unpickling a job's report in the node needs these modules, and
 # importing cvxpy there on the first call would hold the stream's interpreter lock for ~0.5 s.
-from robot_dynamics.core.model import RobotModel
-from robot_dynamics.core.payload import identify_payload
-from robot_dynamics.core.ring_buffer import RingBufferError, RingBufferHandle
-from robot_dynamics.core.signals import Recording
-from robot_dynamics.core.urdf import parse_urdf
-from robot_dynamics.core.validation import validate_description
+from robot_dynamics.core.model.model import RobotModel
+from robot_dynamics.core.identification.payload import identify_payload
+from robot_dynamics.core.streams.ring_buffer import RingBufferError, RingBufferHandle
+from robot_dynamics.core.identification.recording import Recording
+from robot_dynamics.core.model.urdf import parse_urdf
+from robot_dynamics.core.validation.checks import validate_description
 
 
 @dataclass(frozen=True)
@@ -75,7 +75,7 @@ class SharedRecording:
 def identify_payload_job(description_text: str, floating_base: bool, gravity: Sequence[float],
                          recording: SharedRecording, payload_link: str, mode: str,
                          baseline: Optional[SharedRecording], report_directory: str) -> tuple:
-    """core.payload.identify_payload on a fresh model built from the live description, on a copy
+    """core.identification.payload.identify_payload on a fresh model built from the live description, on a copy
     of the shared recording (and baseline) taken here; returns (report, report-file error or '')
     after writing ``payload_*.yaml``, or (None, '') when fewer than 2 samples are recorded."""
     samples = recording.load()

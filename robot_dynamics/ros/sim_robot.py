@@ -52,11 +52,11 @@ from std_msgs.msg import Header, String
 from std_srvs.srv import SetBool
 
 from robot_dynamics.core.errors import PayloadError, RobotDynamicsError
-from robot_dynamics.core.inertia import InertialParameters
-from robot_dynamics.core.model import RobotModel
+from robot_dynamics.core.model.inertia import InertialParameters
+from robot_dynamics.core.model.model import RobotModel
 from robot_dynamics.core.simulation import (ArmSimulation, FloatingSample, JointSample, SensorNoise,
                                             SimulationError, StanceMotion, scripted_excitation)
-from robot_dynamics.core.urdf import read_description_file
+from robot_dynamics.core.model.urdf import read_description_file
 from robot_dynamics.models import ARM_URDF, QUADRUPED_URDF
 from robot_dynamics.ros.spinning import run_nodes
 from robot_dynamics.ros.common import (DESCRIPTION_QOS, SENSOR_QOS, RateLimitedLogger, checked_parameter,

@@ -1,0 +1,1 @@
+"""The user commands of the ``robot_dynamics`` command line (validate, identify, demo, ...)."""

@@ -1,0 +1,1 @@
+"""Contact and collision: momentum observer, contact thresholds, external wrench at a frame."""

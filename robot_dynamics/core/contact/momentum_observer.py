@@ -1,0 +1,158 @@
+"""Generalized-momentum observer: the external joint torques without joint accelerations.
+
+De Luca & Mattone, "Sensorless robot collision detection and hybrid force/motion control"
+(ICRA 2005); Haddadin, De Luca & Albu-Schäffer, "Robot Collisions: A Survey on Detection,
+Isolation, and Identification" (IEEE T-RO 2017). With p = M(q) q̇ the rigid-body dynamics
+M q̈ + C q̇ + g = τ_m − τ_f + τ_ext give, using Ṁ = C + Cᵀ,
+
+    ṗ = β + τ_ext,        β = τ_m − τ_f + Cᵀ(q, q̇) q̇ − g(q),
+
+and the observer r(t) = K_O [p(t) − p(0) − ∫₀ᵗ (β + r) ds] obeys ṙ = K_O (τ_ext − r): a
+first-order low-pass of τ_ext with time constant 1/K_O, r(0) = 0.
+
+Discretisation (docs/contact.md): between two samples k−1, k (Δt = t_k − t_{k−1}, any
+Δt) the interval mean of τ_ext is exactly (p_k − p_{k−1} − ∫β dt)/Δt, with ∫β dt by the
+trapezoid rule; the exact zero-order-hold solution of ṙ = K_O (u − r) for that constant u is
+
+    r_k = e^{−K_O Δt} r_{k−1} + (1 − e^{−K_O Δt}) u_k,
+
+so for a constant external torque r_k = (1 − e^{−K_O t_k}) τ_ext at every sample, for any Δt.
+
+Units: N·m (N for prismatic joints), s; arrays in ``robot.joint_names`` order. A floating
+base is evaluated with the base at rest at the identity pose (joint block only).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Optional, Sequence, Union
+
+import numpy as np
+import pinocchio as pin
+
+from robot_dynamics.core.dynamics import joint_space as dynamics
+from robot_dynamics.core.errors import RobotDynamicsError
+from robot_dynamics.core.identification.friction import FrictionModel
+from robot_dynamics.core.model.model import RobotModel
+
+DEFAULT_GAIN = 50.0
+"""Observer gain K_O [1/s]: time constant 20 ms."""
+
+DEFAULT_MAX_GAP = 0.1
+"""Longest accepted time between two samples [s]; a longer gap restarts the observer."""
+
+
+class ObserverError(RobotDynamicsError):
+    """The observer cannot be set up as requested (gain, friction model, sample shape)."""
+
+
+@dataclass(frozen=True)
+class MomentumTerms:
+    """The model terms of one sample: p = M q̇ [N·m·s] and β = τ_m − τ_f + Cᵀ q̇ − g [N·m]."""
+
+    momentum: np.ndarray
+    beta: np.ndarray
+
+
+class MomentumObserver:
+    """Discrete generalized-momentum observer for one model (one stream; not thread-safe).
+
+    ``gain`` K_O [1/s]: a number, or one per joint. ``friction``: subtracted from the measured
+    efforts. ``max_gap`` [s]: a longer time between two samples (or a stamp that does not
+    increase) restarts the observer at that sample (r = 0, p(0) = p of that sample).
+    """
+
+    def __init__(self, robot: RobotModel, gain: Union[float, Sequence[float]] = DEFAULT_GAIN,
+                 friction: Optional[FrictionModel] = None, max_gap: float = DEFAULT_MAX_GAP):
+        gains = np.broadcast_to(np.asarray(gain, dtype=float), (robot.num_joints,)).copy() if np.ndim(gain) == 0 \
+            else np.asarray(gain, dtype=float)
+        if gains.shape != (robot.num_joints,) or not np.all(np.isfinite(gains) & (gains > 0.0)):
+            raise ObserverError(f'observer gain must be a positive number [1/s] (or one per joint), got {gain!r}')
+        if friction is not None and tuple(friction.joint_names) != robot.joint_names:
+            raise ObserverError('friction model joints are not the model joints')
+        if not 0.0 < max_gap < math.inf:
+            raise ObserverError(f'max_gap must be a positive time [s], got {max_gap!r}')
+        self.robot = robot
+        self.gain = gains
+        self.friction = friction
+        self.max_gap = float(max_gap)
+        self._direct = (robot.model.nq == robot.model.nv == robot.num_joints and not robot.mimic_joint_names)
+        self._joints = slice(robot.base_dofs, None)
+        self._uniform_gain = float(gains[0]) if np.all(gains == gains[0]) else None
+        self._crba_fills_lower = self._direct and _crba_fills_lower_triangle(robot)
+        self.restarts = 0
+        self.last_restart_reason = 'no sample yet'
+        self.reset('first sample')
+
+    def reset(self, reason: str = 'reset') -> None:
+        """Forget the history: the next sample restarts the observer (r = 0)."""
+        self._stamp: Optional[float] = None
+        self._terms: Optional[MomentumTerms] = None
+        self.residual = np.zeros(self.robot.num_joints)
+        self._pending_reason = reason
+
+    @property
+    def running(self) -> bool:
+        """True once a sample has started the observer (it answers from the next one)."""
+        return self._stamp is not None
+
+    def terms(self, positions: np.ndarray, velocities: np.ndarray, efforts: np.ndarray) -> MomentumTerms:
+        """p = M(q) q̇ and β = τ_m − τ_f + C(q, q̇)ᵀ q̇ − g(q) at one sample (joint order)."""
+        mass, coriolis, gravity = self._model_terms(positions, velocities)
+        beta = efforts + coriolis.T @ velocities - gravity
+        if self.friction is not None:
+            beta -= self.friction.torques(velocities)
+        return MomentumTerms(mass @ velocities, beta)
+
+    def _model_terms(self, positions: np.ndarray, velocities: np.ndarray) -> tuple:
+        robot = self.robot
+        if self._direct:
+            model, data = robot.model, robot.data
+            q, v = np.asarray(positions, dtype=float), np.asarray(velocities, dtype=float)
+            mass = pin.crba(model, data, q)
+            if not self._crba_fills_lower:  # pinocchio < 3 fills the upper triangle only
+                mass = np.triu(mass) + np.triu(mass, 1).T
+            coriolis = pin.computeCoriolisMatrix(model, data, q, v).copy()
+            gravity = pin.computeGeneralizedGravity(model, data, q)
+            return mass, coriolis, gravity
+        q, v, joints = robot.configuration(positions), robot.tangent(velocities), self._joints
+        return (dynamics.mass_matrix(robot, q)[joints, joints], dynamics.coriolis_matrix(robot, q, v)[joints, joints],
+                dynamics.gravity_torques(robot, q)[joints])
+
+    def update(self, stamp: float, positions: np.ndarray, velocities: np.ndarray,
+               efforts: np.ndarray) -> Optional[np.ndarray]:
+        """Take one sample (stamp [s], q [rad], q̇ [rad/s], measured τ [N·m]); returns r [N·m]
+        (a new array), or None when this sample (re)started the observer."""
+        terms = self.terms(positions, velocities, efforts)
+        previous_stamp, previous = self._stamp, self._terms
+        self._stamp, self._terms = float(stamp), terms
+        if previous_stamp is None:
+            self._restarted(self._pending_reason)
+            return None
+        step = self._stamp - previous_stamp
+        if not 0.0 < step <= self.max_gap:
+            self._restarted(f'time step {step:.3g} s is not in (0, {self.max_gap:g}] s')
+            return None
+        mean_external = (terms.momentum - previous.momentum - 0.5 * step * (terms.beta + previous.beta)) / step
+        decay = math.exp(-self._uniform_gain * step) if self._uniform_gain is not None else np.exp(-self.gain * step)
+        self.residual = decay * self.residual + (1.0 - decay) * mean_external
+        return self.residual.copy()
+
+    def _restarted(self, reason: str) -> None:
+        self.residual = np.zeros(self.robot.num_joints)
+        self.restarts += 1
+        self.last_restart_reason = reason
+
+
+def _crba_fills_lower_triangle(robot: RobotModel) -> bool:
+    """True when this pinocchio's ``crba`` returns the whole symmetric M (pinocchio ≥ 3), not its upper triangle."""
+    q = pin.randomConfiguration(robot.model, -np.ones(robot.model.nq), np.ones(robot.model.nq))
+    mass = pin.crba(robot.model, robot.data, q)
+    return bool(np.allclose(mass, mass.T, rtol=0.0, atol=1e-12 * max(1.0, float(np.abs(mass).max()))))
+
+
+def external_torques_from_inverse_dynamics(measured_minus_model: Optional[np.ndarray]) -> Optional[np.ndarray]:
+    """τ_ext = M q̈ + C q̇ + g − τ_m [N·m] from the inverse-dynamics route's τ_m − τ_model
+    (:class:`~robot_dynamics.core.streams.live_torques.TorqueSample` ``external``): the torques the
+    environment applies to the robot, J(q)ᵀ F, the sign the observer's r has."""
+    return None if measured_minus_model is None else -measured_minus_model

@@ -1,0 +1,1 @@
+"""Fixed-configuration dynamics on pinocchio: joint-space terms, regressor, reactions, effective mass, capacity."""

@@ -1,0 +1,1 @@
+"""Floating-base quantities: centre of mass, centroidal momentum, ZMP, support polygon, capture point."""

@@ -1,0 +1,1 @@
+"""Recordings and identification: payload, whole-robot parameters, covariance, friction, excitation."""

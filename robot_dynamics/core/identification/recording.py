@@ -1,0 +1,267 @@
+"""Time handling and zero-phase filtering of recorded joint signals for identification.
+
+A :class:`Recording` is one recorded motion in model joint order. Real logs are rarely
+clean (non-real-time loggers repeat rows, skip ticks and jitter), so
+:func:`clean_recording` sorts, drops stale repeated rows (kept when the robot stands
+still: an exact repeat is then genuine) and non-finite rows, and measures the gaps,
+and :func:`prepare_for_identification` resamples to a uniform grid, splits at gaps,
+low-pass filters velocities and efforts with the *same* zero-phase Butterworth filter (so
+they stay time-aligned on both sides of τ = Y π) and differentiates the filtered velocity.
+
+Units: time in s; positions rad (m for prismatic joints); velocities rad/s (m/s);
+accelerations rad/s² (m/s²); efforts N·m (N), the measured joint torque.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional, Sequence
+
+import numpy as np
+from scipy import signal
+
+from robot_dynamics.core.errors import RobotDynamicsError
+
+
+class RecordingError(RobotDynamicsError):
+    """A recording cannot be used: missing joints, wrong shapes, too few or unusable samples."""
+
+
+@dataclass
+class Recording:
+    """One recorded motion in model joint order.
+
+    ``time`` (N,) [s], strictly increasing after :func:`clean_recording`; ``positions``,
+    ``velocities``, ``efforts`` (N, n) [rad, rad/s, N·m] in ``joint_names`` order.
+    """
+
+    time: np.ndarray
+    positions: np.ndarray
+    velocities: np.ndarray
+    efforts: np.ndarray
+    joint_names: tuple
+
+    def __post_init__(self):
+        self.time = np.asarray(self.time, dtype=float).reshape(-1)
+        self.joint_names = tuple(self.joint_names)
+        count, width = len(self.time), len(self.joint_names)
+        for label in ('positions', 'velocities', 'efforts'):
+            values = np.asarray(getattr(self, label), dtype=float)
+            if values.ndim == 1 and width == 1:
+                values = values.reshape(-1, 1)
+            if values.shape != (count, width):
+                raise RecordingError(f'{label} has shape {values.shape}, expected ({count}, {width}) '
+                                     f'for {count} samples of joints {list(self.joint_names)}')
+            setattr(self, label, values)
+        if len(set(self.joint_names)) != width:
+            raise RecordingError(f'joint names repeat: {list(self.joint_names)}')
+
+    @property
+    def num_samples(self) -> int:
+        return len(self.time)
+
+    def rejection_summary(self) -> str:
+        """Messages left out while reading, in words; '' here (a bag reader's
+        :class:`~robot_dynamics.core.identification.recording_files.BagRecording` counts them)."""
+        return ''
+
+    def select_joints(self, names: Sequence[str]) -> 'Recording':
+        """The same recording with columns reordered / subset to ``names``."""
+        index = {name: i for i, name in enumerate(self.joint_names)}
+        missing = [name for name in names if name not in index]
+        if missing:
+            raise RecordingError(f'recording has no data for joints {missing} '
+                                 f'(it has {list(self.joint_names)})')
+        columns = [index[name] for name in names]
+        return Recording(self.time.copy(), self.positions[:, columns], self.velocities[:, columns],
+                         self.efforts[:, columns], tuple(names))
+
+    def slice_time(self, start: float, stop: float) -> 'Recording':
+        """Samples with ``start <= time < stop`` [s]."""
+        keep = (self.time >= start) & (self.time < stop)
+        return Recording(self.time[keep], self.positions[keep], self.velocities[keep], self.efforts[keep],
+                         self.joint_names)
+
+    def __repr__(self) -> str:
+        span = f'{self.time[0]:.3f}..{self.time[-1]:.3f} s' if len(self.time) else 'empty'
+        return f'Recording({len(self.time)} samples, {span}, joints={list(self.joint_names)})'
+
+
+@dataclass(frozen=True)
+class CleaningReport:
+    """What :func:`clean_recording` found and removed.
+
+    ``duplicates_removed``: rows dropped as stale logger repeats (the previous row's stamp,
+    or its exact values while some joint moves; see :func:`clean_recording`);
+    ``non_finite_removed``: rows with NaN/Inf; ``gaps``: intervals longer than 1.5 median
+    periods; ``max_gap`` / ``median_period`` / ``jitter_rms`` [s] (jitter: RMS deviation of
+    the non-gap intervals from the median period).
+    """
+
+    duplicates_removed: int
+    gaps: int
+    max_gap: float
+    median_period: float
+    jitter_rms: float
+    non_finite_removed: int = 0
+
+    def __str__(self) -> str:
+        return (f'{self.duplicates_removed} repeated rows and {self.non_finite_removed} non-finite rows removed; '
+                f'median period {self.median_period * 1e3:.3f} ms, jitter {self.jitter_rms * 1e3:.3f} ms RMS, '
+                f'{self.gaps} gaps (longest {self.max_gap * 1e3:.2f} ms)')
+
+
+def clean_recording(rec: Recording) -> tuple:
+    """Sort by time, drop non-finite rows and stale repeats; returns (Recording, CleaningReport).
+
+    A row is a stale repeat (a logger that read the same robot state twice) when
+
+    * its stamp equals the previous row's stamp, or
+    * its positions, velocities and efforts equal the previous row's *and* some joint velocity
+      in it is non-zero: a moving joint cannot report the exact same position twice, so the
+      second row is old data under a new stamp.
+
+    An identical row with every velocity exactly zero is kept: that is a robot standing
+    still whose signals are noise-free or quantised (simulation, a held pose), and dropping
+    it would turn every static hold into a gap. (Should a logger repeat a standstill row, the
+    repeated values are still the true standstill state, so keeping it costs nothing.)
+    Raises :class:`RecordingError` when fewer than 2 samples remain.
+    """
+    order = np.argsort(rec.time, kind='stable')
+    time, positions = rec.time[order], rec.positions[order]
+    velocities, efforts = rec.velocities[order], rec.efforts[order]
+    finite = (np.isfinite(time) & np.all(np.isfinite(positions), axis=1) & np.all(np.isfinite(velocities), axis=1)
+              & np.all(np.isfinite(efforts), axis=1))
+    time, positions, velocities, efforts = time[finite], positions[finite], velocities[finite], efforts[finite]
+    values = np.hstack([positions, velocities, efforts])
+    repeat = np.zeros(len(time), dtype=bool)
+    identical = np.all(values[1:] == values[:-1], axis=1)
+    moving = np.any(velocities[1:] != 0.0, axis=1)
+    repeat[1:] = (identical & moving) | (time[1:] == time[:-1])
+    keep = ~repeat
+    time, positions, velocities, efforts = time[keep], positions[keep], velocities[keep], efforts[keep]
+    if len(time) < 2:
+        raise RecordingError(f'only {len(time)} usable samples left after removing repeated and non-finite rows')
+    intervals = np.diff(time)
+    median_period = float(np.median(intervals))
+    is_gap = intervals > 1.5 * median_period
+    regular = intervals[~is_gap]
+    jitter = float(np.sqrt(np.mean((regular - median_period) ** 2))) if len(regular) else 0.0
+    report = CleaningReport(duplicates_removed=int(np.count_nonzero(repeat)), gaps=int(np.count_nonzero(is_gap)),
+                            max_gap=float(intervals.max()), median_period=median_period, jitter_rms=jitter,
+                            non_finite_removed=int(np.count_nonzero(~finite)))
+    return Recording(time, positions, velocities, efforts, rec.joint_names), report
+
+
+@dataclass
+class PreparedData:
+    """Uniformly sampled, filtered signals ready for a regressor.
+
+    ``time`` (M,) [s]; ``positions``, ``velocities``, ``accelerations``, ``efforts`` (M, n);
+    ``period`` [s] of the grid; ``cutoff_hz`` of the filter; ``segments``: (start, stop) row
+    ranges of the continuous pieces (no gap inside a segment); ``measured_efforts`` (M, n):
+    the *unfiltered* efforts interpolated onto the grid [N·m], to score predictions against
+    what the sensor really reported (None when not available).
+    """
+
+    time: np.ndarray
+    positions: np.ndarray
+    velocities: np.ndarray
+    accelerations: np.ndarray
+    efforts: np.ndarray
+    joint_names: tuple
+    period: float
+    cutoff_hz: float
+    segments: list = field(default_factory=list)
+    measured_efforts: Optional[np.ndarray] = None
+
+    @property
+    def num_samples(self) -> int:
+        return len(self.time)
+
+    def rows(self, keep: np.ndarray) -> 'PreparedData':
+        """The samples selected by a boolean mask or index array (segments are recomputed)."""
+        index = np.arange(len(self.time))[keep]
+        breaks = np.flatnonzero(np.diff(index) != 1) + 1
+        starts = np.concatenate([[0], breaks]) if len(index) else np.array([], dtype=int)
+        stops = np.concatenate([breaks, [len(index)]]) if len(index) else np.array([], dtype=int)
+        measured = None if self.measured_efforts is None else self.measured_efforts[index]
+        return PreparedData(self.time[index], self.positions[index], self.velocities[index],
+                            self.accelerations[index], self.efforts[index], self.joint_names, self.period,
+                            self.cutoff_hz, [(int(a), int(b)) for a, b in zip(starts, stops)], measured)
+
+    def __repr__(self) -> str:
+        return (f'PreparedData({len(self.time)} samples at {self.period * 1e3:.3g} ms, '
+                f'{len(self.segments)} segments, cutoff {self.cutoff_hz:g} Hz)')
+
+
+def prepare_for_identification(rec: Recording, period: float = 0.001, cutoff_hz: float = 10.0,
+                               max_gap: float = 0.05, order: int = 4, edge_trim: float = 0.05) -> PreparedData:
+    """Resample, split at gaps, zero-phase filter and differentiate a (cleaned) recording.
+
+    * linear interpolation onto a grid of ``period`` [s];
+    * a new segment wherever two stamps are more than ``max_gap`` [s] apart;
+    * Butterworth low-pass of ``order`` and ``cutoff_hz`` [Hz] applied forward-backward
+      (filtfilt, zero phase) to positions, velocities and efforts alike;
+    * accelerations = central difference of the filtered velocity [rad/s²];
+    * ``edge_trim`` [s] dropped at both ends of every segment (filter transients);
+    * the unfiltered efforts on the grid are kept as ``measured_efforts``.
+
+    Raises :class:`RecordingError` when no segment is long enough.
+    """
+    if not (period > 0.0 and cutoff_hz > 0.0 and cutoff_hz < 0.5 / period):
+        raise RecordingError(f'cutoff {cutoff_hz} Hz must be positive and below the Nyquist frequency '
+                             f'{0.5 / period:g} Hz of the {period} s grid')
+    rec, _ = clean_recording(rec)
+    numerator, denominator = signal.butter(order, cutoff_hz, fs=1.0 / period)
+    breaks = np.flatnonzero(np.diff(rec.time) > max_gap) + 1
+    bounds = zip(np.concatenate([[0], breaks]), np.concatenate([breaks, [len(rec.time)]]))
+    pieces = [piece for start, stop in bounds
+              if (piece := _prepared_segment(rec, start, stop, period, cutoff_hz, numerator, denominator, edge_trim))]
+    if not pieces:
+        shortest = max(2 * edge_trim, 3 * max(len(numerator), len(denominator)) * period)
+        raise RecordingError(f'no continuous segment of the recording is long enough to filter '
+                             f'(need more than {shortest:.3f} s without a gap over {max_gap} s)')
+    segments, start = [], 0
+    for piece in pieces:
+        segments.append((start, start + len(piece[0])))
+        start += len(piece[0])
+    columns = [np.concatenate([piece[k] for piece in pieces]) for k in range(6)]
+    return PreparedData(columns[0], columns[1], columns[2], columns[3], columns[4], rec.joint_names, period,
+                        cutoff_hz, segments, columns[5])
+
+
+def _prepared_segment(rec: Recording, start: int, stop: int, period: float, cutoff_hz: float,
+                      numerator: np.ndarray, denominator: np.ndarray, edge_trim: float):
+    """(time, q, dq, ddq, filtered tau, unfiltered tau) of one gap-free stretch, or None when too short."""
+    time = rec.time[start:stop]
+    grid = np.arange(time[0], time[-1] + 0.5 * period, period)
+    grid = grid[grid <= time[-1]]
+    trim = int(round(edge_trim / period))
+    padding = 3 * max(len(numerator), len(denominator))
+    if len(grid) <= max(padding, 2 * trim + 2):
+        return None
+    resampled = [np.column_stack([np.interp(grid, time, values[start:stop, j]) for j in range(values.shape[1])])
+                 for values in (rec.positions, rec.velocities, rec.efforts)]
+    pad = min(len(grid) - 1, max(padding, int(round(3.0 / (cutoff_hz * period)))))
+    window = min(len(grid), max(2, int(round(0.5 / (cutoff_hz * period)))))
+    positions, velocities, efforts = (_zero_phase(numerator, denominator, values, pad, window)
+                                      for values in resampled)
+    accelerations = np.gradient(velocities, period, axis=0)
+    keep = slice(trim, len(grid) - trim)
+    return grid[keep], positions[keep], velocities[keep], accelerations[keep], efforts[keep], resampled[2][keep]
+
+
+def _zero_phase(numerator: np.ndarray, denominator: np.ndarray, values: np.ndarray, pad: int,
+                window: int) -> np.ndarray:
+    """filtfilt along axis 0 with ``pad`` samples of odd extension at each end.
+
+    The extension reflects about a straight-line fit of the first / last ``window`` samples
+    rather than about the end sample itself, so noise on the end sample does not offset
+    the whole padded stretch (scipy's default), and ~3 filter time constants of padding
+    keep the edge transient inside the trimmed edge.
+    """
+    design = np.column_stack([np.ones(window), np.arange(window)])
+    head = np.linalg.lstsq(design, values[:window], rcond=None)[0][0]
+    tail = np.linalg.lstsq(design, values[::-1][:window], rcond=None)[0][0]
+    padded = np.concatenate([2.0 * head - values[pad:0:-1], values, 2.0 * tail - values[-2:-pad - 2:-1]])
+    return signal.filtfilt(numerator, denominator, padded, axis=0, padlen=0)[pad:pad + len(values)]

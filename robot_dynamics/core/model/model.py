@@ -1,0 +1,331 @@
+"""URDF → pinocchio model, joint order, joint-space conventions and payload attachment.
+
+Coordinates
+-----------
+* ``joint_names``: the *independent* 1-DoF joints (revolute, continuous, prismatic, not
+  mimic followers), in pinocchio's depth-first order. Every joint-space array the package
+  exchanges (positions, velocities, torques, limits) is in this order.
+* pinocchio configuration ``q`` (size ``nq``): continuous joints are stored as (cos θ, sin θ);
+  mimic followers are ordinary joints whose value is set from their leader,
+  θ_f = multiplier·θ_l + offset. A floating base adds
+  ``q[0:7] = [x, y, z, qx, qy, qz, qw]`` (position in the world frame, orientation as a unit
+  quaternion base→world).
+* pinocchio tangent vectors ``v``, ``a`` (size ``nv``): base part ``[v_lin, ω]`` in the
+  *base (body) frame* — linear first — then one entry per 1-DoF joint.
+* *reduced* generalized forces (size ``nv_reduced = base_dofs + len(joint_names)``): base
+  wrench (force, moment) in the base frame, then one torque per independent joint. A
+  mimic leader's torque includes what it transmits to its followers: τ_reduced = Gᵀ τ
+  with G = ∂v/∂v_reduced.
+
+Units: SI (m, rad, kg, N·m; N and m for prismatic joints).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Optional, Sequence
+
+import numpy as np
+import pinocchio as pin
+
+from robot_dynamics.core.errors import DescriptionError, PayloadError
+from robot_dynamics.core.model.inertia import InertialParameters
+from robot_dynamics.core.model.urdf import (MAX_DESCRIPTION_BYTES, MAX_MOVING_JOINTS, JointLimit, UrdfDescription,
+                                      parse_urdf, read_description_file)
+
+STANDARD_GRAVITY = (0.0, 0.0, -9.81)
+
+
+@dataclass(frozen=True)
+class JointInfo:
+    """One 1-DoF joint of the pinocchio model (mimic followers included).
+
+    ``q_index``/``nq``: its slice of the configuration (nq = 2 for continuous joints);
+    ``v_index``: its entry of tangent vectors; ``leader_index``/``multiplier``/``offset``:
+    θ = multiplier·θ_reduced[leader_index] + offset (identity for independent joints).
+    """
+
+    name: str
+    type: str
+    q_index: int
+    nq: int
+    v_index: int
+    leader_index: int
+    multiplier: float
+    offset: float
+    limit: JointLimit
+    mimics: Optional[str] = None
+
+    @property
+    def is_mimic(self) -> bool:
+        """True for a mimic follower (its value comes from joint ``mimics``)."""
+        return self.mimics is not None
+
+
+@dataclass(frozen=True)
+class JointLimits:
+    """URDF limits of the independent joints, in ``joint_names`` order (inf when absent)."""
+
+    lower: np.ndarray
+    upper: np.ndarray
+    effort: np.ndarray
+    velocity: np.ndarray
+
+
+class RobotModel:
+    """A pinocchio model built from a checked URDF, with the joint-order bookkeeping.
+
+    ``model`` is the pinocchio Model (constant apart from an attached payload) and ``data``
+    its preallocated Data. Build with :meth:`from_urdf_string` or :meth:`from_urdf_file`.
+    """
+
+    def __init__(self, description: UrdfDescription, floating_base: bool = False,
+                 gravity: Sequence[float] = STANDARD_GRAVITY):
+        gravity = np.asarray(gravity, dtype=float)
+        if gravity.shape != (3,) or not np.all(np.isfinite(gravity)):
+            raise ValueError(f'gravity must be 3 finite numbers in m/s², got {gravity!r}')
+        self.description = description
+        self.floating_base = bool(floating_base)
+        self.model = _build_pinocchio_model(description, self.floating_base)
+        self.model.gravity = pin.Motion(np.concatenate([gravity, np.zeros(3)]))
+        self.data = self.model.createData()
+        self.base_dofs = 6 if self.floating_base else 0
+        self._nominal_inertias = [pin.Inertia(inertia) for inertia in self.model.inertias]
+        self.payload: Optional[tuple] = None
+        self.joints = self._joint_table()
+        self.joint_names = tuple(j.name for j in self.joints if not j.is_mimic)
+        self.mimic_joint_names = tuple(j.name for j in self.joints if j.is_mimic)
+        self.nv_reduced = self.base_dofs + len(self.joint_names)
+        self._has_mimic = bool(self.mimic_joint_names)
+        self._coupling = self._coupling_matrix()
+        self._prepare_index_arrays()
+        self.limits = self._limits()
+        self.warnings = list(description.warnings)
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def from_urdf_string(cls, text: str, root_joint: str = 'fixed', gravity: Sequence[float] = STANDARD_GRAVITY,
+                         max_moving_joints: int = MAX_MOVING_JOINTS) -> 'RobotModel':
+        """Build from URDF text. ``root_joint`` is ``'fixed'`` or ``'floating'`` (free flyer)."""
+        if root_joint not in ('fixed', 'floating'):
+            raise ValueError(f"root_joint must be 'fixed' or 'floating', got {root_joint!r}")
+        return cls(parse_urdf(text, max_moving_joints=max_moving_joints), floating_base=(root_joint == 'floating'),
+                   gravity=gravity)
+
+    @classmethod
+    def from_urdf_file(cls, path, root_joint: str = 'fixed', gravity: Sequence[float] = STANDARD_GRAVITY,
+                       max_bytes: int = MAX_DESCRIPTION_BYTES) -> 'RobotModel':
+        return cls.from_urdf_string(read_description_file(path, max_bytes), root_joint, gravity)
+
+    def _joint_table(self) -> tuple:
+        urdf_joints = self.description.joints
+        first = 2 if self.floating_base else 1
+        entries = []
+        for joint_id in range(first, self.model.njoints):
+            name = self.model.names[joint_id]
+            joint_model = self.model.joints[joint_id]
+            urdf_joint = urdf_joints[name]
+            entries.append((name, urdf_joint, joint_model))
+        independent = [name for name, urdf_joint, _ in entries if urdf_joint.mimic is None]
+        table = []
+        for name, urdf_joint, joint_model in entries:
+            if urdf_joint.mimic is None:
+                leader, multiplier, offset = independent.index(name), 1.0, 0.0
+            else:
+                leader = independent.index(urdf_joint.mimic.joint)
+                multiplier, offset = urdf_joint.mimic.multiplier, urdf_joint.mimic.offset
+            table.append(JointInfo(name=name, type=urdf_joint.type, q_index=joint_model.idx_q,
+                                   nq=joint_model.nq, v_index=joint_model.idx_v, leader_index=leader,
+                                   multiplier=multiplier, offset=offset,
+                                   limit=urdf_joint.limit or JointLimit(),
+                                   mimics=urdf_joint.mimic.joint if urdf_joint.mimic else None))
+        return tuple(table)
+
+    def _coupling_matrix(self) -> np.ndarray:
+        """G = ∂v/∂v_reduced (nv × nv_reduced)."""
+        coupling = np.zeros((self.model.nv, self.nv_reduced))
+        coupling[:self.base_dofs, :self.base_dofs] = np.eye(self.base_dofs)
+        for joint in self.joints:
+            coupling[joint.v_index, self.base_dofs + joint.leader_index] = joint.multiplier
+        return coupling
+
+    def _prepare_index_arrays(self) -> None:
+        simple = [j for j in self.joints if j.nq == 1]
+        continuous = [j for j in self.joints if j.nq == 2]
+        self._simple_q = np.array([j.q_index for j in simple], dtype=int)
+        self._simple_source = np.array([j.leader_index for j in simple], dtype=int)
+        self._continuous_q = np.array([j.q_index for j in continuous], dtype=int)
+        self._continuous_source = np.array([j.leader_index for j in continuous], dtype=int)
+        self._all_v = np.array([j.v_index for j in self.joints], dtype=int)
+        self._all_source = np.array([j.leader_index for j in self.joints], dtype=int)
+        self._multiplier = np.array([j.multiplier for j in self.joints])
+        self._offset = np.array([j.offset for j in self.joints])
+        self._simple_multiplier = np.array([j.multiplier for j in simple])
+        self._simple_offset = np.array([j.offset for j in simple])
+        self._continuous_multiplier = np.array([j.multiplier for j in continuous])
+        self._continuous_offset = np.array([j.offset for j in continuous])
+        # Fast path: independent, non-continuous joints whose q and v slots coincide in order.
+        self._identity_layout = (not self._has_mimic and not continuous and
+                                 np.array_equal(self._simple_q, np.arange(self.model.nq - len(simple),
+                                                                          self.model.nq)))
+
+    def _limits(self) -> JointLimits:
+        by_name = {j.name: j.limit for j in self.joints}
+        limits = [by_name[name] for name in self.joint_names]
+        return JointLimits(lower=np.array([lim.lower for lim in limits]),
+                           upper=np.array([lim.upper for lim in limits]),
+                           effort=np.array([lim.effort for lim in limits]),
+                           velocity=np.array([lim.velocity for lim in limits]))
+
+    # ------------------------------------------------------------------ properties
+    @property
+    def name(self) -> str:
+        return self.description.name
+
+    @property
+    def num_joints(self) -> int:
+        """Number of independent joints (length of ``joint_names``)."""
+        return len(self.joint_names)
+
+    def total_mass(self) -> float:
+        """Total mass of the moving model, payload included [kg]."""
+        return float(pin.computeTotalMass(self.model))
+
+    def frame_id(self, name: str) -> int:
+        """pinocchio frame id of a link (or any frame) by name; DescriptionError if unknown."""
+        if not self.model.existFrame(name):
+            raise DescriptionError(f'frame "{name}" is not in model "{self.name}"')
+        return self.model.getFrameId(name)
+
+    def neutral_positions(self) -> np.ndarray:
+        """Joint positions (``joint_names`` order) clipped into the limits around zero."""
+        return np.clip(np.zeros(self.num_joints), self.limits.lower, self.limits.upper)
+
+    # ------------------------------------------------------------------ joint space ↔ pinocchio
+    def configuration(self, joint_positions: np.ndarray, base_pose: Optional[np.ndarray] = None) -> np.ndarray:
+        """pinocchio ``q`` from joint positions (``joint_names`` order, rad or m).
+
+        ``base_pose`` (floating base only): ``[x, y, z, qx, qy, qz, qw]``, base frame pose in
+        the world frame; identity when omitted. The quaternion is normalised.
+        """
+        positions = np.asarray(joint_positions, dtype=float)
+        if positions.shape != (self.num_joints,):
+            raise ValueError(f'expected {self.num_joints} joint positions, got shape {positions.shape}')
+        if self._identity_layout and not self.floating_base:
+            return positions.copy()
+        q = np.empty(self.model.nq)
+        if self.floating_base:
+            q[:7] = _normalised_pose(base_pose)
+        q[self._simple_q] = self._simple_multiplier * positions[self._simple_source] + self._simple_offset
+        if len(self._continuous_q):
+            angles = self._continuous_multiplier * positions[self._continuous_source] + self._continuous_offset
+            q[self._continuous_q] = np.cos(angles)
+            q[self._continuous_q + 1] = np.sin(angles)
+        return q
+
+    def joint_positions(self, q: np.ndarray) -> np.ndarray:
+        """Independent joint positions from a pinocchio configuration (inverse of
+        :meth:`configuration`; continuous joints come back in (−π, π])."""
+        q = np.asarray(q, dtype=float)
+        positions = np.empty(self.num_joints)
+        for joint in self.joints:
+            if joint.is_mimic:
+                continue
+            if joint.nq == 2:
+                positions[joint.leader_index] = math.atan2(q[joint.q_index + 1], q[joint.q_index])
+            else:
+                positions[joint.leader_index] = q[joint.q_index]
+        return positions
+
+    def tangent(self, joint_values: np.ndarray, base_values: Optional[np.ndarray] = None) -> np.ndarray:
+        """pinocchio ``v`` (or ``a``) from joint velocities (accelerations) in ``joint_names``
+        order; ``base_values`` (floating base): ``[v_lin, ω]`` in the base frame, zero if omitted."""
+        values = np.asarray(joint_values, dtype=float)
+        if values.shape != (self.num_joints,):
+            raise ValueError(f'expected {self.num_joints} joint values, got shape {values.shape}')
+        if self._identity_layout and not self.floating_base:
+            return values.copy()
+        v = np.zeros(self.model.nv)
+        if self.floating_base and base_values is not None:
+            v[:6] = np.asarray(base_values, dtype=float).reshape(6)
+        v[self._all_v] = self._multiplier * values[self._all_source]
+        return v
+
+    def reduce(self, generalized_forces: np.ndarray) -> np.ndarray:
+        """Generalized forces (size nv) → reduced (base wrench then independent joints): Gᵀτ."""
+        if not self._has_mimic:
+            return np.asarray(generalized_forces, dtype=float).copy()
+        return self._coupling.T @ generalized_forces
+
+    def reduce_matrix(self, matrix: np.ndarray) -> np.ndarray:
+        """An nv×nv matrix (mass, Coriolis) → reduced coordinates: Gᵀ A G."""
+        if not self._has_mimic:
+            return matrix.copy()
+        return self._coupling.T @ matrix @ self._coupling
+
+    def joint_part(self, reduced: np.ndarray) -> np.ndarray:
+        """The independent-joint entries of a reduced vector (drops the 6 base entries)."""
+        return reduced[self.base_dofs:]
+
+    @property
+    def coupling(self) -> np.ndarray:
+        """G = ∂v/∂v_reduced (nv × nv_reduced); identity without mimic joints."""
+        return self._coupling.copy()
+
+    # ------------------------------------------------------------------ payload
+    def attach_payload(self, link_name: str, payload: InertialParameters) -> None:
+        """Rigidly attach ``payload`` (inertial parameters in ``link_name``'s frame) so every
+        dynamic quantity includes it. Replaces a previously attached payload."""
+        if not (math.isfinite(payload.mass) and payload.mass >= 0.0 and np.all(np.isfinite(payload.com))
+                and np.all(np.isfinite(payload.inertia_com))):
+            raise PayloadError(f'payload parameters are not finite and non-negative: {payload!r}')
+        if not self.model.existFrame(link_name):
+            raise PayloadError(f'payload link "{link_name}" is not a frame of model "{self.name}"')
+        frame = self.model.frames[self.model.getFrameId(link_name)]
+        joint_id = frame.parentJoint
+        if joint_id == 0:
+            raise PayloadError(f'payload link "{link_name}" is fixed to the world; a payload there '
+                               'changes no joint torque')
+        self.detach_payload()
+        self.model.inertias[joint_id] = self._nominal_inertias[joint_id] + frame.placement.act(payload.to_pinocchio())
+        self.payload = (link_name, payload)
+
+    def detach_payload(self) -> None:
+        """Remove an attached payload (no-op without one)."""
+        for joint_id, inertia in enumerate(self._nominal_inertias):
+            self.model.inertias[joint_id] = pin.Inertia(inertia)
+        self.payload = None
+
+    def link_inertial_parameters(self, link_name: str) -> InertialParameters:
+        """The URDF inertial of one link expressed in that link's frame (zero if massless)."""
+        link = self.description.links.get(link_name)
+        if link is None:
+            raise DescriptionError(f'link "{link_name}" is not in model "{self.name}"')
+        if link.inertial is None:
+            return InertialParameters.point_mass(0.0, np.zeros(3))
+        return InertialParameters(link.inertial.mass, link.inertial.origin.xyz, link.inertial.tensor_in_link_frame())
+
+    def __repr__(self) -> str:
+        base = 'floating' if self.floating_base else 'fixed'
+        return (f'RobotModel(name={self.name!r}, base={base}, joints={self.num_joints}, '
+                f'mimic={len(self.mimic_joint_names)}, mass={self.total_mass():.3f} kg)')
+
+
+def _normalised_pose(base_pose: Optional[np.ndarray]) -> np.ndarray:
+    if base_pose is None:
+        return np.array([0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0])
+    pose = np.asarray(base_pose, dtype=float).reshape(7).copy()
+    norm = np.linalg.norm(pose[3:])
+    if not math.isfinite(norm) or norm < 1e-9:
+        raise ValueError(f'base orientation quaternion {pose[3:]} has no direction')
+    pose[3:] /= norm
+    return pose
+
+
+def _build_pinocchio_model(description: UrdfDescription, floating_base: bool) -> pin.Model:
+    try:
+        if floating_base:
+            return pin.buildModelFromXML(description.text, pin.JointModelFreeFlyer())
+        return pin.buildModelFromXML(description.text)
+    except (RuntimeError, ValueError) as error:
+        raise DescriptionError(f'pinocchio could not build model "{description.name}": {error}') from None

@@ -1,0 +1,247 @@
+"""Causal, jitter-tolerant differentiation of sampled signals (live estimates).
+
+Two estimators with a different trade-off, both least-squares fits over the actual stamps:
+
+* :class:`CausalDifferentiator`: straight line through the last samples, slope read at the
+  window's centre: lowest noise, delayed by half the window (dynamics_node's q̈).
+* :class:`PolynomialDifferentiator`: polynomial fit read at the newest sample: no delay for
+  motion polynomial over the window, higher noise (centroidal_node's ḣ_G).
+
+:class:`CausalDifferentiator` keeps the last ``window`` samples (time-stamped, so uneven
+sampling is fine) and returns the least-squares slope of a straight line through them.
+That is the derivative delayed by about half the window span (window 10 at 1 kHz: ~4.5 ms)
+with noise gain 1/√(Σ(tᵢ − t̄)²). It is the estimator dynamics_node uses for q̈; offline
+tools use zero-phase filtering instead
+(:mod:`robot_dynamics.core.identification.recording`).
+"""
+from __future__ import annotations
+
+import math
+from typing import Optional
+
+import numpy as np
+
+from robot_dynamics.core.errors import RobotDynamicsError
+
+_FLOAT64 = np.dtype(np.float64)
+
+
+class SampleOrderError(RobotDynamicsError):
+    """A sample is not newer than the previous one."""
+
+
+class CausalDifferentiator:
+    """Least-squares slope over the last ``window`` samples of a vector signal.
+
+    ``update(t, x)`` takes time ``t`` [s] and a vector ``x`` of size ``width`` and returns
+    dx/dt estimated at the window's centre (delay ≈ half the window span), or zeros until
+    two distinct times are in. Each update is a fixed handful of operations (two small
+    matrix products), with no growing state.
+
+    The slope is Σ(tᵢ − t̄)xᵢ / Σ(tᵢ − t̄)² = (Σtᵢxᵢ − t̄Σxᵢ) / (Σtᵢ² − t̄Σtᵢ): the sums over
+    the times are kept as floats (updated per sample, recomputed exactly once per window),
+    and one product of [t; 1] with the stored samples gives Σtᵢxᵢ and Σxᵢ.
+    """
+
+    MIN_SPREAD = 1e-14
+    """Σ(tᵢ − t̄)² [s²] below which the window's times count as one instant (no slope)."""
+
+    def __init__(self, width: int, window: int = 10):
+        if window < 2:
+            raise ValueError('window must be at least 2 samples')
+        self.window = window
+        # Times are kept relative to a recent origin so that they are small numbers: the sums
+        # then lose nothing (stamps since the epoch would lose ~1e-7 s to rounding).
+        # Rows never filled since the last reset stay zero, so they add nothing to the sums.
+        self._values = np.zeros((window, width))
+        self._design = np.ones((2, window))  # row 0: tᵢ − origin; row 1: ones
+        self._design[0] = 0.0
+        self._moments = np.zeros((2, width))
+        self._coefficients = np.zeros(2)
+        self._sum = 0.0
+        self._sum_of_squares = 0.0
+        self._origin = 0.0
+        self._count = 0
+        self._next = 0
+
+    def reset(self) -> None:
+        self._values.fill(0.0)
+        self._design[0] = 0.0
+        self._sum = self._sum_of_squares = 0.0
+        self._count = 0
+        self._next = 0
+
+    def update(self, time: float, value: np.ndarray) -> np.ndarray:
+        """Take the sample ``value`` at ``time`` [s] (not older than the previous one) and
+        return the slope over the last ``window`` samples (zeros with fewer than two distinct times)."""
+        count = self._count
+        if count == 0:
+            self._origin = time
+        design, row, relative = self._design, self._next, time - self._origin
+        replaced = design.item(0, row)
+        design[0, row] = relative
+        self._values[row] = value
+        self._sum += relative - replaced
+        self._sum_of_squares += relative * relative - replaced * replaced
+        if count < self.window:
+            count = self._count = count + 1
+        if row + 1 < self.window:
+            self._next = row + 1
+        else:
+            self._next = 0
+            self._move_origin(time)
+        total, squares = self._sum, self._sum_of_squares
+        mean = total / count
+        spread = squares - mean * total  # Σ(tᵢ − t̄)²
+        if count < 2 or spread <= self.MIN_SPREAD:
+            return np.zeros(self._values.shape[1])
+        moments = design.dot(self._values, out=self._moments)  # [Σtᵢxᵢ, Σxᵢ]
+        self._coefficients[0] = 1.0 / spread
+        self._coefficients[1] = -mean / spread
+        return self._coefficients.dot(moments)
+
+    def _move_origin(self, time: float) -> None:
+        """Re-express the stored times relative to ``time`` and recompute their sums exactly
+        (once per window, when every row is filled: the times stay small, rounding does not build up)."""
+        times = self._design[0]
+        times -= time - self._origin
+        self._sum = math.fsum(times)
+        self._sum_of_squares = math.fsum(times * times)
+        self._origin = time
+
+    def delay(self) -> float:
+        """Current group delay of the estimate [s]: newest time minus the window's mean time."""
+        if self._count == 0:
+            return 0.0
+        times = self._design[0, :self._count]
+        return float(times.max() - times.mean())
+
+
+class PolynomialDifferentiator:
+    """Causal derivative of a vector signal at its newest sample (used for ḣ_G).
+
+    A ring buffer keeps the last ``window`` samples; a least-squares polynomial of degree
+    ``degree`` is fitted to them (Savitzky–Golay with the actual, possibly uneven, stamps)
+    and its derivative is evaluated at the *newest* sample. So the estimate has no group
+    delay for any signal that is a polynomial of degree ≤ ``degree`` over the window
+    (e.g. constant ḣ_G is exact), and is causal; the price is a higher noise gain than a
+    centred fit, which would lag by half the window ((window − 1)/2 samples). A gap longer than
+    ``max_gap`` seconds restarts the buffer (the motion before it is not trusted).
+
+    The fit is linear in the samples: rate = Σ wᵢ xᵢ / span, with weights w that depend on
+    the stamps only. While the intervals between stamps stay equal (within the float
+    resolution of the stamps themselves), w is the one computed for evenly spaced stamps and
+    is reused; otherwise it is solved for the actual stamps.
+    """
+
+    NORMAL_EQUATIONS_DEGREE = 4
+    """Up to this degree the fit is solved by its normal equations (well conditioned on times
+    scaled to [−1, 0]); above it by an SVD least squares."""
+
+    def __init__(self, window: int = 9, degree: int = 2, max_gap: float = 0.1):
+        if degree < 1 or window < degree + 2:
+            raise ValueError(f'need degree ≥ 1 and window ≥ degree + 2, got window={window}, degree={degree}')
+        if not (math.isfinite(max_gap) and max_gap > 0.0):
+            raise ValueError(f'max_gap must be a positive time in s, got {max_gap}')
+        self.window = int(window)
+        self.degree = int(degree)
+        self.max_gap = float(max_gap)
+        self._powers = np.arange(self.degree + 1)
+        self._unit_derivative = np.eye(self.degree + 1)[1]
+        # Each sample is written at row r and r + window: rows next..next + window − 1 are
+        # then always the window in time order, as one view.
+        self._stamps = np.zeros(2 * self.window)
+        self._shape: tuple = ()
+        self._values = np.zeros((2 * self.window,))
+        self._even_weights = self._weights(np.linspace(-1.0, 0.0, self.window))
+        self.reset()
+
+    def add(self, stamp: float, value: np.ndarray) -> None:
+        """Append a sample: ``stamp`` [s] (strictly increasing), ``value`` a finite vector."""
+        if type(value) is not np.ndarray or value.dtype is not _FLOAT64:
+            value = np.asarray(value, dtype=float)
+        flat = value.tolist() if value.ndim == 1 else value.ravel().tolist()
+        # One sum proves finiteness unless it overflows; only then look at each entry.
+        if not (math.isfinite(stamp) and math.isfinite(sum(flat))):
+            if not math.isfinite(stamp) or not np.all(np.isfinite(value)):
+                raise ValueError(f'sample at {stamp} s is not finite')
+        count = self._count
+        if count:
+            if stamp <= self._last:
+                raise SampleOrderError(f'stamp {stamp:.6f} s is not newer than the previous {self._last:.6f} s')
+            if stamp - self._last > self.max_gap or value.shape != self._shape:
+                self.reset()
+                count = 0
+        if value.shape != self._shape:
+            self._shape = value.shape
+            self._values = np.zeros((2 * self.window,) + value.shape)
+        if count == 0:
+            self._interval, self._even_run = math.nan, 0
+        else:
+            self._track_spacing(stamp - self._last, stamp)
+        row = self._next
+        self._stamps[row] = self._stamps[row + self.window] = stamp
+        self._values[row] = self._values[row + self.window] = value
+        self._next = row + 1 if row + 1 < self.window else 0
+        self._count = count + 1 if count < self.window else count
+        self._last = float(stamp)
+
+    def _track_spacing(self, interval: float, stamp: float) -> None:
+        """Count the consecutive intervals equal to the first of their run, within the rounding
+        of the stamps (two ulps of the stamp, which a difference of rounded stamps can carry)."""
+        if abs(interval - self._interval) <= 2.0 * math.ulp(stamp) + 1e-9 * interval:
+            self._even_run += 1
+        else:
+            self._interval, self._even_run, self._run_start = interval, 1, self._last
+
+    def reset(self) -> None:
+        """Forget every sample."""
+        self._count = self._next = self._even_run = 0
+        self._last = self._interval = self._run_start = math.nan
+
+    @property
+    def ready(self) -> bool:
+        """True once the buffer is full (a rate is available)."""
+        return self._count == self.window
+
+    def rate(self) -> Optional[np.ndarray]:
+        """d(value)/dt at the newest stamp [value unit / s]; None until the buffer is full."""
+        if self._count != self.window:
+            return None
+        start = self._next
+        values = self._values[start:start + self.window]
+        if self._even_run >= self.window - 1:
+            # The period is the mean interval of the whole even run: the rounding of each stamp
+            # shrinks with the run's length instead of scaling every rate.
+            period = (self._last - self._run_start) / self._even_run
+            return self._even_weights.dot(values) * (1.0 / (period * (self.window - 1)))
+        stamps = self._stamps[start:start + self.window]
+        span = stamps[-1] - stamps[0]
+        return self._weights((stamps - stamps[-1]) / span).dot(values) / span
+
+    def _weights(self, local_times: np.ndarray) -> np.ndarray:
+        """w with Σ wᵢ xᵢ = derivative at t = 0 of the least-squares polynomial through
+        (tᵢ, xᵢ), for times ``local_times`` in [−1, 0] (row 1 of the fit's pseudo-inverse)."""
+        vandermonde = local_times[:, None] ** self._powers
+        if self.degree <= self.NORMAL_EQUATIONS_DEGREE:
+            return vandermonde.dot(_solve_symmetric((vandermonde.T @ vandermonde).tolist(), 1))
+        return np.linalg.lstsq(vandermonde.T, self._unit_derivative, rcond=None)[0]
+
+
+def _solve_symmetric(matrix: list, unit_index: int) -> list:
+    """y with matrix · y = e_unit_index for a small symmetric positive definite matrix (lists),
+    by Gaussian elimination in plain floats (numpy's solver costs more than the arithmetic
+    at this size)."""
+    size = len(matrix)
+    rows = [row + [1.0 if i == unit_index else 0.0] for i, row in enumerate(matrix)]
+    for pivot in range(size):
+        head = rows[pivot]
+        for row in rows[pivot + 1:]:
+            factor = row[pivot] / head[pivot]
+            for column in range(pivot, size + 1):
+                row[column] -= factor * head[column]
+    solution = [0.0] * size
+    for i in range(size - 1, -1, -1):
+        row = rows[i]
+        solution[i] = (row[size] - sum(row[j] * solution[j] for j in range(i + 1, size))) / row[i]
+    return solution

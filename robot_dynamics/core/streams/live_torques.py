@@ -1,0 +1,121 @@
+"""Per-message torque estimation for a live joint-state stream (what dynamics_node runs).
+
+:class:`LiveTorqueEstimator` merges joint-state samples by name, and once every joint has
+a recent value computes, in ``robot.joint_names`` order:
+
+* ``gravity`` g(q);
+* ``inverse_dynamics`` M(q) q̈ + C(q, q̇) q̇ + g(q), with q̈ from the causal least-squares
+  slope of the measured velocities (:class:`CausalDifferentiator`, delay ≈ half the
+  window) or zero (``acceleration_mode='zero'``);
+* ``external`` τ_measured − τ_inverse_dynamics when every joint has a recent effort
+  (the signal used for collision detection and hand guiding).
+
+With an :class:`~robot_dynamics.core.streams.effort_model.EffortModel`, efforts that are motor
+currents or motor-side torques are turned into joint torques on intake: ``efforts`` and
+``external`` of every :class:`TorqueSample` are then joint torques.
+
+Units: N·m for revolute, N for prismatic joints; stamps in seconds. Floating-base models
+are evaluated with the base at rest at the identity pose (joint torques only).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Optional, Sequence
+
+import numpy as np
+import pinocchio as pin
+
+from robot_dynamics.core.dynamics import joint_space as dynamics
+from robot_dynamics.core.streams.differentiation import CausalDifferentiator
+from robot_dynamics.core.streams.effort_model import EffortModel
+from robot_dynamics.core.streams.joint_states import EFFORT, POSITION, VELOCITY, JointStateMerger
+from robot_dynamics.core.model.model import RobotModel
+
+ACCELERATION_MODES = ('estimated', 'zero')
+
+
+@dataclass(slots=True)
+class TorqueSample:
+    """Torques for one complete joint state (arrays in ``joint_names`` order)."""
+
+    stamp: float
+    positions: np.ndarray
+    velocities: Optional[np.ndarray]
+    efforts: Optional[np.ndarray]
+    gravity: np.ndarray
+    inverse_dynamics: np.ndarray
+    external: Optional[np.ndarray]
+
+
+class LiveTorqueEstimator:
+    """Joint states in, torques out; one instance per model (not thread-safe: one stream)."""
+
+    def __init__(self, robot: RobotModel, stale_timeout: float = 0.1, acceleration_mode: str = 'estimated',
+                 acceleration_window: int = 15, merger: Optional[JointStateMerger] = None,
+                 effort_model: Optional[EffortModel] = None):
+        """``effort_model``: what the efforts mean (None: joint torques); raises
+        :class:`~robot_dynamics.core.streams.effort_model.EffortModelError` when it names a joint the
+        robot lacks."""
+        if acceleration_mode not in ACCELERATION_MODES:
+            raise ValueError(f'acceleration_mode must be one of {ACCELERATION_MODES}, got {acceleration_mode!r}')
+        if not 0.0 < stale_timeout < math.inf:
+            raise ValueError(f'stale_timeout must be a positive time in s, got {stale_timeout}')
+        self.robot = robot
+        self.stale_timeout = float(stale_timeout)
+        self.acceleration_mode = acceleration_mode
+        self.merger = merger if merger is not None else JointStateMerger(robot.joint_names)
+        self.differentiator = CausalDifferentiator(robot.num_joints, acceleration_window)
+        self._zeros = np.zeros(robot.num_joints)
+        self._estimate_acceleration = acceleration_mode == 'estimated'
+        self._base = slice(robot.base_dofs, None)
+        # Joint vectors are pinocchio's q and v as they are: no configuration mapping needed.
+        self._direct = robot.model.nq == robot.model.nv == robot.num_joints and not robot.mimic_joint_names
+        self._pinocchio = robot.model, robot.data
+        self._effort_model = self._used_effort_model(effort_model)
+
+    def update(self, names: Sequence[str], positions: Sequence[float], velocities: Sequence[float],
+               efforts: Sequence[float], stamp: float) -> Optional[TorqueSample]:
+        """Take one sample; return the torques, or None while some joint has no recent value.
+
+        Raises :class:`~robot_dynamics.core.errors.JointStateError` for an unusable sample.
+        """
+        merger = self.merger
+        if merger.update(names, positions, velocities, efforts, stamp):  # every value new: all fresh
+            have_velocity = have_effort = True
+        else:
+            complete, have_velocity, have_effort = merger.freshness(stamp, self.stale_timeout)
+            if not complete:
+                return None
+        # The merger never writes an array it has handed out: its rows are kept without copying.
+        values = merger.values
+        q = values[POSITION]
+        v = values[VELOCITY] if have_velocity else None
+        efforts_now = values[EFFORT] if have_effort else None
+        if efforts_now is not None and self._effort_model is not None:
+            efforts_now = self._effort_model.joint_torques(efforts_now, values[VELOCITY])
+        a = self.differentiator.update(stamp, v) if have_velocity and self._estimate_acceleration else self._zeros
+        if self._direct:  # both calls return new arrays (the bindings copy data.g and data.tau out)
+            model, data = self._pinocchio
+            gravity = pin.computeGeneralizedGravity(model, data, q)
+            inverse = pin.rnea(model, data, q, self._zeros if v is None else v, a)
+        else:
+            gravity, inverse = self._mapped_torques(q, self._zeros if v is None else v, a)
+        external = None if efforts_now is None else efforts_now - inverse
+        return TorqueSample(stamp, q, v, efforts_now, gravity, inverse, external)
+
+    def _used_effort_model(self, effort_model: Optional[EffortModel]) -> Optional[EffortModel]:
+        """``effort_model`` in the robot's joint order, or None when efforts already are torques."""
+        if effort_model is None:
+            return None
+        ordered = effort_model.for_joints(self.robot.joint_names)
+        return None if ordered.is_identity else ordered
+
+    def _mapped_torques(self, positions: np.ndarray, velocities: np.ndarray, accelerations: np.ndarray) -> tuple:
+        """g and inverse dynamics for models whose joint vectors are not pinocchio's q, v
+        (floating base, continuous joints, mimic followers)."""
+        robot = self.robot
+        q = robot.configuration(positions)
+        gravity = dynamics.gravity_torques(robot, q)[self._base]
+        inverse = dynamics.inverse_dynamics(robot, q, robot.tangent(velocities), robot.tangent(accelerations))
+        return gravity, inverse[self._base]

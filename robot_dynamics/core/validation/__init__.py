@@ -1,0 +1,1 @@
+"""URDF inertia validation: physical-consistency checks, their report, mesh inertia."""

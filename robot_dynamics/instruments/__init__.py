@@ -1,0 +1,1 @@
+"""Measuring instruments: benchmarks, reliability runs, the relays they compare with, process handling."""

@@ -1,0 +1,265 @@
+"""Validate every robot of a URDF corpus and compare with MuJoCo, the independent judge.
+
+`robot_dynamics bench validation-corpus [--robots DIR]` runs ``robot_dynamics validate`` on
+every ``*.urdf`` under DIR (default: the ``robots`` directory the ``example-robot-data``
+PyPI package installs) and loads each file in MuJoCo with its visual and collision geometry
+removed and ``balanceinertia="false"``, so MuJoCo judges only the inertial parameters. MuJoCo
+stops at the first body it refuses; that body's inertial is replaced by a valid one and the
+file compiled again, until it compiles, which lists every refused link.
+
+The table: robot, exit code, errors, warnings, MuJoCo's verdict, and the agreement link by
+link (links MuJoCo refuses that carry no error: *missed*; links with an error that MuJoCo
+accepts: *beyond MuJoCo*, real defects MuJoCo does not check, such as an inertia larger than
+any body inside the link's geometry can have). Targets: every refused link is an error on
+that link, the whole corpus within 60 s and no file over 2 s. Both wall-clock and CPU times
+are printed; the exit code judges the CPU times, which another job on a shared machine does not
+inflate: 0 when the targets are met, 1 otherwise, 2 when there is no corpus.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import re
+import sys
+import time
+import xml.etree.ElementTree as ElementTree
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+CORPUS_SECONDS_TARGET = 60.0
+FILE_SECONDS_TARGET = 2.0
+_PACKAGE_SHARE = ('cmeel.prefix', 'share', 'example-robot-data')
+_VALID_STAND_IN = (1e-3, (1e-4, 1e-4, 1e-4, 0.0, 0.0, 0.0))
+"""Mass [kg] and full inertia [kg·m²] put on a refused body so that MuJoCo goes on compiling."""
+_ELEMENT_NAME = re.compile(r"Element name '([^']*)'")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument('--robots', metavar='DIR',
+                        help='validation-corpus: directory searched for *.urdf (default: the example-robot-data '
+                             'package\'s robots)')
+
+
+add_bench_arguments = add_arguments
+"""The hook :mod:`robot_dynamics.instruments.bench` calls to add this target's options."""
+
+
+@dataclass
+class CorpusRow:
+    """One robot file: validator verdict, MuJoCo verdict and their agreement (link names)."""
+
+    robot: str
+    exit_code: int
+    errors: int
+    warnings: int
+    seconds: float
+    cpu_seconds: float
+    error_links: set
+    refused: dict = field(default_factory=dict)
+    """Link → MuJoCo's message, for every link MuJoCo refuses."""
+    judge_failure: str = ''
+    """Why MuJoCo refused the file without naming a link ('' if it named links or compiled)."""
+    summary: str = ''
+
+    @property
+    def missed(self) -> list:
+        return sorted(set(self.refused) - self.error_links)
+
+    @property
+    def beyond_mujoco(self) -> list:
+        return sorted(self.error_links - set(self.refused) - {''})
+
+    @property
+    def mujoco_verdict(self) -> str:
+        if self.judge_failure:
+            return f'refuses the file: {self.judge_failure}'
+        return f'refuses {len(self.refused)} link{"s" * (len(self.refused) != 1)}' if self.refused else 'compiles'
+
+
+def default_robots_directory() -> Optional[Path]:
+    """The ``robots`` directory of an installed ``example-robot-data`` package, or None."""
+    for entry in sys.path:
+        candidate = Path(entry, *_PACKAGE_SHARE, 'robots')
+        if candidate.is_dir():
+            return candidate
+    return None
+
+
+def corpus_files(directory: Path) -> list:
+    return sorted(Path(directory).rglob('*.urdf'))
+
+
+def package_paths_for(directory: Path) -> dict:
+    """package:// roots for a corpus: ``example-robot-data`` (its share directory) and each
+    ``*_description`` directory under ``directory`` by its own name."""
+    directory = Path(directory)
+    paths = {path.name: str(path) for path in directory.iterdir() if path.is_dir()}
+    paths['example-robot-data'] = str(directory.parent)
+    return paths
+
+
+def evaluate(path: Path, robots_directory: Path) -> CorpusRow:
+    """Validate one file (timed) and judge it with MuJoCo."""
+    from robot_dynamics.core.validation.checks import validate_file
+
+    start, cpu_start = time.perf_counter(), time.process_time()
+    report = validate_file(path, package_paths_for(robots_directory), [str(Path(path).parent), str(robots_directory)])
+    seconds, cpu_seconds = time.perf_counter() - start, time.process_time() - cpu_start
+    error_links = {finding.link for finding in report.findings if finding.severity == 'error'}
+    refused, failure = mujoco_refusals(Path(path).read_text(encoding='utf-8'))
+    return CorpusRow(str(Path(path).relative_to(robots_directory)), report.exit_code(), report.count('error'),
+                     report.count('warning'), seconds, cpu_seconds, error_links, refused, failure, report.summary())
+
+
+def inertial_only_urdf(text: str) -> str:
+    """The URDF with every <visual>, <collision> and <mujoco> element removed and a MuJoCo
+    compiler element that keeps the inertias as written (``balanceinertia="false"``)."""
+    root = ElementTree.fromstring(text)
+    for link in root.findall('link'):
+        for tag in ('visual', 'collision'):
+            for element in link.findall(tag):
+                link.remove(element)
+    for element in root.findall('mujoco'):
+        root.remove(element)
+    compiler = ElementTree.SubElement(ElementTree.SubElement(root, 'mujoco'), 'compiler')
+    compiler.attrib.update(balanceinertia='false', discardvisual='true')
+    return ElementTree.tostring(root, encoding='unicode')
+
+
+def mujoco_refusals(text: str) -> tuple:
+    """({link: MuJoCo's message} for every link MuJoCo refuses, a file-level failure or '').
+
+    Each refused body gets a valid stand-in inertial and the file is compiled again."""
+    import mujoco
+
+    try:
+        inertial_text = inertial_only_urdf(text)
+    except ElementTree.ParseError as error:
+        return {}, f'not XML ({error})'
+    refused: dict = {}
+    while True:
+        try:
+            with _quiet_stdout():
+                spec = mujoco.MjSpec.from_string(inertial_text)
+        except Exception as error:  # MuJoCo raises ValueError for any file it cannot parse
+            return refused, _first_line(error)
+        bodies = {body.name: body for body in spec.bodies}
+        for name in refused:
+            _stand_in(bodies[name])
+        try:
+            with _quiet_stdout():
+                spec.compile()
+            return refused, ''
+        except Exception as error:
+            match = _ELEMENT_NAME.search(str(error))
+            if match is None or match.group(1) not in bodies or match.group(1) in refused:
+                return refused, _first_line(error)
+            refused[match.group(1)] = _first_line(error)
+
+
+def _stand_in(body) -> None:
+    mass, inertia = _VALID_STAND_IN
+    body.mass = max(body.mass, mass)
+    body.fullinertia = list(inertia)
+    body.explicitinertial = True
+
+
+def _first_line(error: Exception) -> str:
+    return str(error).strip().splitlines()[0].removeprefix('Error: ') if str(error).strip() else type(error).__name__
+
+
+@contextlib.contextmanager
+def _quiet_stdout():
+    """MuJoCo prints its parser and compiler warnings (equal joint limits, ignored mimics...)
+    to the C standard streams and appends them to MUJOCO_LOG.TXT in the working directory; here
+    they go nowhere (the table is what this run prints, and a bench leaves no file behind)."""
+    import mujoco
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = [os.dup(1), os.dup(2)]
+    previous_handler = mujoco.get_mju_user_warning()
+    mujoco.set_mju_user_warning(_ignore_warning)
+    try:
+        with open(os.devnull, 'w') as devnull:
+            os.dup2(devnull.fileno(), 1)
+            os.dup2(devnull.fileno(), 2)
+        yield
+    finally:
+        mujoco.set_mju_user_warning(previous_handler)
+        for descriptor, copy in zip((1, 2), saved):
+            os.dup2(copy, descriptor)
+            os.close(copy)
+
+
+def _ignore_warning(message: str) -> None:
+    """MuJoCo's warning handler while a model is judged (see :func:`_quiet_stdout`)."""
+
+
+def run(args: argparse.Namespace) -> int:
+    directory = Path(args.robots) if getattr(args, 'robots', None) else default_robots_directory()
+    if directory is None or not directory.is_dir():
+        print('bench validation-corpus: no corpus: pip install example-robot-data, or give --robots DIR',
+              file=sys.stderr)
+        return 2
+    files = corpus_files(directory)
+    if not files:
+        print(f'bench validation-corpus: no *.urdf under {directory}', file=sys.stderr)
+        return 2
+    start = time.perf_counter()
+    rows = []
+    print(f'validating {len(files)} files under {directory} (wall-clock targets: read them on an idle machine; '
+          f'load average now {os.getloadavg()[0]:.1f})', flush=True)
+    for path in files:
+        rows.append(evaluate(path, directory))
+        print(_row_text(rows[-1]), flush=True)
+    return _print_totals(rows, time.perf_counter() - start)
+
+
+def _row_text(row: CorpusRow) -> str:
+    agreement = 'agrees' if not row.missed else 'MISSED ' + ', '.join(row.missed)
+    if row.beyond_mujoco:
+        agreement += '; errors beyond MuJoCo on ' + ', '.join(row.beyond_mujoco)
+    if '' in row.error_links:
+        agreement += f'; {row.summary}'
+    return (f'{row.robot:<58} exit {row.exit_code}  {row.errors:3d} E {row.warnings:3d} W  '
+            f'{row.seconds:5.2f} s ({row.cpu_seconds:4.2f} s CPU)  '
+            f'MuJoCo {row.mujoco_verdict}: {agreement}')
+
+
+def _print_totals(rows: list, seconds: float) -> int:
+    refusing = [row for row in rows if row.refused]
+    agreeing = [row for row in refusing if not row.missed]
+    refused_links = sum(len(row.refused) for row in rows)
+    missed_links = sum(len(row.missed) for row in rows)
+    slowest = max(rows, key=lambda row: row.seconds)
+    print()
+    print(f'{len(rows)} files, {sum(row.errors for row in rows)} errors, {sum(row.warnings for row in rows)} warnings')
+    print(f'MuJoCo refuses {refused_links} links in {len(refusing)} files; every one an error on that link in '
+          f'{len(agreeing)} of {len(refusing)} files ({missed_links} links missed; target 0)')
+    print(f'errors on links MuJoCo accepts: {sum(len(row.beyond_mujoco) for row in rows)} '
+          '(defects MuJoCo does not check, such as an inertia no body inside the geometry can have; per file above)')
+    cpu_total, cpu_slowest = sum(row.cpu_seconds for row in rows), max(row.cpu_seconds for row in rows)
+    print(f'time {seconds:.1f} s for the corpus (target <= {CORPUS_SECONDS_TARGET:.0f} s), slowest file '
+          f'{slowest.seconds:.2f} s: {slowest.robot} (target <= {FILE_SECONDS_TARGET:.0f} s); validation CPU time '
+          f'{cpu_total:.1f} s, slowest file {cpu_slowest:.2f} s')
+    wall_met = seconds <= CORPUS_SECONDS_TARGET and slowest.seconds <= FILE_SECONDS_TARGET
+    cpu_met = cpu_total <= CORPUS_SECONDS_TARGET and cpu_slowest <= FILE_SECONDS_TARGET
+    if not wall_met and cpu_met:
+        print(f'wall-clock times over target with CPU times within it: the machine is shared (load average '
+              f'{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)')
+    met = missed_links == 0 and cpu_met
+    print('targets met' if met else 'targets NOT met')
+    return 0 if met else 1
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog='robot_dynamics bench validation-corpus', description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_arguments(parser)
+    return run(parser.parse_args(argv))
+
+
+if __name__ == '__main__':
+    sys.exit(main())
