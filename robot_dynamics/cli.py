@@ -42,9 +42,17 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+INTERRUPTED = 130
+"""Exit status after Ctrl-C (128 + SIGINT, as a shell reports it)."""
+
+
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
-    return int(args.run(args) or 0)
+    try:
+        return int(args.run(args) or 0)
+    except KeyboardInterrupt:  # Ctrl-C: every command has stopped what it started on the way out
+        print(f'robot_dynamics {args.command}: interrupted', file=sys.stderr)
+        return INTERRUPTED
 
 
 if __name__ == '__main__':
