@@ -1,5 +1,5 @@
 """Worst-case torques and maximum payload (robot_dynamics.core.dynamics.capacity and the `capacity` CLI)
-against closed forms: the standing rod of chapter 003 and a 2R arm in a vertical plane."""
+against closed forms: the standing rod (test/data/fixtures) and a 2R arm in a vertical plane."""
 from __future__ import annotations
 
 import json

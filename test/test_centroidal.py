@@ -1,5 +1,5 @@
 """Centroidal dynamics: CoM, h_G = A_G v, ḣ_G and the ZMP, checked against MuJoCo (second
-library), closed forms (LIPM, chapter 004 Example ④), finite differences, link sums and the
+library), closed forms (LIPM, Kajita et al. 2003), finite differences, link sums and the
 RNEA base wrench (an independent route to the contact wrench)."""
 import re
 
@@ -98,7 +98,7 @@ def test_com_and_centroidal_momentum_match_mujoco_on_random_states(path, floatin
 
 
 def test_momentum_equals_direct_sum_over_links(quadruped):
-    """l = Σ mᵢ ċᵢ and k = Σ [Iᵢ ωᵢ + mᵢ (cᵢ − c) × ċᵢ] about the CoM (chapter 004 §1.6)."""
+    """l = Σ mᵢ ċᵢ and k = Σ [Iᵢ ωᵢ + mᵢ (cᵢ − c) × ċᵢ] about the CoM (Orin, Goswami & Lee 2013)."""
     rng = np.random.default_rng(5)
     model, data = quadruped.model, quadruped.model.createData()
     for _ in range(10):
@@ -228,8 +228,8 @@ def test_zmp_equals_lipm_when_no_vertical_acceleration_and_no_angular_momentum_r
         np.testing.assert_allclose(zmp, [*lipm, ground], atol=1e-14)
 
 
-def test_zmp_shifts_by_angular_momentum_rate_as_in_example_4():
-    """Chapter 004 Example ④ case B: m = 46.2 kg, k̇_y = 20.69 N·m moves the ZMP from the LIPM
+def test_zmp_shifts_from_the_lipm_by_the_angular_momentum_rate():
+    """m = 46.2 kg, k̇_y = 20.69 N·m moves the ZMP from the LIPM
     value 0.0413 m to −0.0044 m (shift −k̇_y/(m g) = −4.6 cm)."""
     com, acceleration, mass = np.array([0.0413, 0.0, 0.9]), np.zeros(3), 46.2
     lipm = zero_moment_point(com, acceleration, np.zeros(3), mass)

@@ -15,7 +15,7 @@ from ros_harness import wait_for
 from test_payload import LINK, PAYLOAD, fourier_motion, measured, static_motion, true_robot
 
 from robot_dynamics.core.dynamics import joint_space as dynamics
-from robot_dynamics.core.identification.payload import REPORT_KEYS
+from robot_dynamics.core.identification.payload_report import REPORT_KEYS
 from robot_dynamics.core.identification.recording_files import write_rosbag
 from robot_dynamics.models import ARM_URDF
 

@@ -1,6 +1,7 @@
-"""Tests of robot_dynamics.core.identification.whole_robot: structure (chapter 002 §1.3–1.4), least
-squares and its covariance (§1.5), physical consistency (§1.7), writing the model back, and
-the real-robot acceptance on the Gaz et al. 2019 Panda recording."""
+"""Tests of robot_dynamics.core.identification.whole_robot: structure (base parameters, Khalil &
+Dombre 2002), least squares and its covariance, physical consistency (Wensing, Kim & Slotine
+2017), writing the model back, and the real-robot acceptance on the Gaz et al. 2019 Panda
+recording."""
 from pathlib import Path
 
 import numpy as np
@@ -55,8 +56,8 @@ def true_parameters(robot: RobotModel, terms: ident.ModelTerms) -> np.ndarray:
     return np.concatenate([body_parameter_vector(robot), joint])
 
 
-# ------------------------------------------------------------------ structure (exact chapter numbers)
-def test_fr3_arm_has_43_base_parameters_and_the_chapters_11_zero_columns(arm):
+# ------------------------------------------------------------------ structure (exact counts)
+def test_fr3_arm_has_43_base_parameters_and_11_zero_columns(arm):
     base = ident.structural_base_parameters(arm)
     assert base.num_base == 43
     assert set(base.zero_columns) == {'m1', 'hx1', 'hy1', 'hz1', 'Ixx1', 'Ixy1', 'Ixz1', 'Iyy1', 'Iyz1', 'm2', 'hz2'}
@@ -84,7 +85,7 @@ def test_planar_2r_base_set_regroups_m2_with_l1_squared_and_l1():
     assert base.coefficient('Izz1', 'm2') == pytest.approx(0.16, abs=1e-9)
     assert base.coefficient('hx1', 'm2') == pytest.approx(0.4, abs=1e-9)
     assert set(base.expressions()) == {'hx1 + 0.4·m2', 'hy1', 'Izz1 + 0.16·m2', 'hx2', 'hy2', 'Izz2'}
-    # both null vectors of the chapter (on-axis mass Δm1; link-2 mass moved to link 1) leave τ unchanged
+    # both null vectors (on-axis mass Δm1; link-2 mass moved to link 1) leave τ unchanged
     positions, velocities, accelerations = ident.random_states(robot, 20, seed=8)
     regressor = ident.extended_regressor(robot, positions, velocities, accelerations)
     names = ident.parameter_names(robot)

@@ -12,7 +12,8 @@ import yaml
 
 from robot_dynamics.cli import main
 from robot_dynamics.core.identification import recording_files as recordings
-from robot_dynamics.core.identification.payload import REPORT_KEYS, identify_payload
+from robot_dynamics.core.identification.payload import identify_payload
+from robot_dynamics.core.identification.payload_report import REPORT_KEYS
 from robot_dynamics.models import ARM_URDF
 
 from test_payload import (FULL_OVERLAP, LINK, PARTIAL_OVERLAPS, PAYLOAD, advised_extension, arm,

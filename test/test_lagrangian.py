@@ -1,4 +1,4 @@
-"""Lagrangian cross-checks of the dynamics core (chapter 001; chapter 003 §11.10).
+"""Lagrangian cross-checks of the dynamics core (Siciliano et al. 2009, docs/references.md).
 
 The reference Lagrangian L = K − U is computed by hand from the URDF (reference_kinematics:
 link poses from the joint origins, velocities from textbook Jacobian columns; no pinocchio).
@@ -8,7 +8,7 @@ Its derivatives are taken by finite differences:
   (a mimic follower moves with its leader, so the leader's torque is Gᵀτ);
 * M(q) is the Hessian of K in q̇ (exact from three evaluations, K is quadratic in q̇),
   symmetric positive definite;
-* Ṁ − 2C is skew-symmetric, and C q̇ = Ṁ q̇ − ½[q̇ᵀ(∂M/∂qᵢ)q̇]ᵢ (chapter 003 §1.10).
+* Ṁ − 2C is skew-symmetric, and C q̇ = Ṁ q̇ − ½[q̇ᵀ(∂M/∂qᵢ)q̇]ᵢ (the Christoffel form of C).
 """
 from __future__ import annotations
 
@@ -140,7 +140,7 @@ def test_mass_matrix_rate_minus_twice_coriolis_is_skew_symmetric(robot, seed):
 
 @pytest.mark.parametrize('seed', SEEDS)
 def test_coriolis_term_follows_from_mass_matrix(robot, seed):
-    """V = Ṁ q̇ − ½ [q̇ᵀ (∂M/∂qᵢ) q̇]ᵢ (chapter 003 §1.10)."""
+    """V = Ṁ q̇ − ½ [q̇ᵀ (∂M/∂qᵢ) q̇]ᵢ (from the Euler–Lagrange equations)."""
     positions, rates, _ = _random_state(robot, seed)
     coriolis = coriolis_matrix(robot, robot.configuration(positions), robot.tangent(rates))
     unit = np.eye(robot.num_joints)

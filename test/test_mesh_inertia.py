@@ -50,7 +50,7 @@ def test_random_convex_mesh_matches_trimesh_mass_properties():
 
 
 def test_prism_volume_error_follows_the_polygon_closed_form():
-    """Chapter 000 N2a: an n-gon prism under-estimates a cylinder's volume by 1 − (n/2π) sin(2π/n)."""
+    """An n-gon prism under-estimates a cylinder's volume by 1 − (n/2π) sin(2π/n)."""
     n, radius, length = 8, 0.05, 0.2
     prism = trimesh.creation.cylinder(radius=radius, height=length, sections=n)
     solid = mesh_mass_properties(prism.vertices, prism.faces)

@@ -248,9 +248,9 @@ def test_payload_rotational_inertia_adds_axis_projection_to_mass_matrix():
                                atol=1e-12)
 
 
-def test_payload_in_hand_reproduces_chapter_paper_arm():
+def test_payload_in_hand_reproduces_the_paper_arm_with_its_object():
     """The paper arm without its 50 g object, plus the object as a payload at the tip of
-    link 2, has the chapter's extended mass matrix (19886.67, 8120, 3520 g·cm²)."""
+    link 2, has the paper arm's extended mass matrix (19886.67, 8120, 3520 g·cm²)."""
     text = (FIXTURES / 'paper_arm.urdf').read_text()
     text = re.sub(r'<link name="held_object">.*?</link>', '', text, flags=re.S)
     text = re.sub(r'<joint name="hand".*?</joint>', '', text, flags=re.S)

@@ -21,8 +21,10 @@ from robot_dynamics.core.identification import recording_files as recordings
 from robot_dynamics.core.dynamics import regressor
 from robot_dynamics.core.model.inertia import InertialParameters, pseudo_inertia_from_vector
 from robot_dynamics.core.model.model import RobotModel
-from robot_dynamics.core.identification.payload import (REPORT_KEYS, PayloadOptions, identify_payload, nominal_body_parameters,
-                                         payload_parameter_map, payload_regressor)
+from robot_dynamics.core.identification.payload import PayloadOptions, identify_payload
+from robot_dynamics.core.identification.payload_regressor import (nominal_body_parameters, payload_parameter_map,
+                                                                  payload_regressor)
+from robot_dynamics.core.identification.payload_report import REPORT_KEYS
 from robot_dynamics.core.identification.recording import Recording
 from robot_dynamics.models import ARM_URDF
 
@@ -45,7 +47,7 @@ def arm() -> RobotModel:
 
 def fourier_motion(robot: RobotModel, duration: float = 20.0, rate: float = 1000.0, seed: int = 0,
                    moving=None) -> tuple:
-    """Multi-joint finite Fourier excitation (chapter 002 §1.6), 5 harmonics of 0.1 Hz, scaled
+    """Multi-joint finite Fourier excitation (Swevers et al. 1997), 5 harmonics of 0.1 Hz, scaled
     to 80 % of the joint range around its middle and 1.2 rad/s peak; analytic q, q̇, q̈.
     ``moving``: indices of the joints that move (all by default)."""
     generator = np.random.default_rng(seed)
@@ -535,7 +537,7 @@ def test_bad_mode_and_unknown_link_raise_clear_errors():
 def test_constrained_fit_reuses_its_compiled_problem_with_each_call_s_data():
     """The consistent fit is a parametrised cvxpy problem compiled once per thread: every call
     must still solve its own data (checked against plain least squares where that is physical)."""
-    from robot_dynamics.core.identification.payload import _constrained_fit
+    from robot_dynamics.core.identification.payload_fit import _constrained_fit
     rng = np.random.default_rng(7)
     rows = rng.normal(size=(600, 10)) * np.array([1, 0.3, 0.3, 0.3, 0.05, 0.05, 0.05, 0.05, 0.05, 0.05])
     box = InertialParameters(0.8, np.array([0.02, -0.01, 0.05]), np.diag([2e-3, 3e-3, 2.5e-3])).pinocchio_vector()

@@ -13,8 +13,9 @@ import yaml
 from robot_dynamics.cli import main as cli_main
 from robot_dynamics.core.model.inertia import nearest_consistent_inertia, triangle_margins
 from robot_dynamics.core.model.urdf import parse_urdf
-from robot_dynamics.core.validation.checks import (Finding, ValidationReport, mirror_twin_name, validate_description,
-                                            validate_file, validate_urdf_text)
+from robot_dynamics.core.validation.checks import validate_description, validate_file, validate_urdf_text
+from robot_dynamics.core.validation.cross_link_checks import mirror_twin_name
+from robot_dynamics.core.validation.report import Finding, ValidationReport
 from robot_dynamics.models import ARM_URDF, QUADRUPED_URDF
 
 CORPUS = Path(__file__).resolve().parent / 'data' / 'broken_urdfs'
@@ -178,7 +179,8 @@ def test_bundled_model_passes_clean(path, floating):
 
 
 def test_point_mass_bodies_are_never_flagged():
-    """Chapter 000 N4: every body made of point masses satisfies the checks (incl. near-planar ones)."""
+    """Every body made of point masses satisfies the checks (incl. near-planar ones): the
+    consistency conditions are necessary and sufficient (Wensing, Kim & Slotine 2017)."""
     rng = np.random.default_rng(11)
     for trial in range(40):
         count = 4 if trial % 2 else 12
@@ -194,7 +196,7 @@ def test_point_mass_bodies_are_never_flagged():
 
 
 def test_positive_definite_but_impossible_inertia_is_an_error():
-    """Chapter 000 §1.9 d: diag(1, 1, 3) is positive definite, and no rigid body has it."""
+    """diag(1, 1, 3) is positive definite, and no rigid body has it (1 + 1 < 3)."""
     report = validate_urdf_text(urdf_with_inertia(1.0, 1.0, 3.0))
     assert [(f.check, f.severity) for f in report.findings] == [('triangle_inequality', 'error')]
     assert report.findings[0].values['pseudo_inertia_min_eigenvalue'] == pytest.approx(-0.5)
@@ -406,7 +408,7 @@ def test_shape_inertias_match_pinocchio_closed_forms():
 
 
 def test_second_moment_eigenvalues_are_half_the_triangle_margins():
-    """Chapter 000 §1.9: the eigenvalues of Σ_C = ½tr(I)·1 − I are half the margins λj + λk − λi."""
+    """The eigenvalues of Σ_C = ½tr(I)·1 − I are half the margins λj + λk − λi."""
     rng = np.random.default_rng(5)
     for _ in range(20):
         rotation = pin.exp3(rng.normal(size=3))

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Optional
 
 from robot_dynamics.commands.output_paths import check_writable_folder
+from robot_dynamics.core.errors import RobotDynamicsError
 
 MASS_FLOOR = 0.010
 """Absolute mass tolerance [kg] added to 3σ in the pass/fail check."""
@@ -258,7 +259,7 @@ STALL_TIMEOUT = 30.0
 """Wall-clock time [s] without a new processed sample after which the demo gives up."""
 
 
-class DemoStalled(Exception):
+class DemoStalled(RobotDynamicsError):
     """The simulation or a node stopped making progress: the demo cannot finish a phase."""
 
 

@@ -1,4 +1,15 @@
-"""Exception classes, one per failure kind, all derived from :class:`RobotDynamicsError`."""
+"""The package's exception scheme: one base class, one small class per failure kind.
+
+* Every exception raised on purpose derives from :class:`RobotDynamicsError`, so a caller (a
+  node, a command) can catch everything the package refuses in one clause and tell it apart
+  from a bug.
+* A class lives next to the code that raises it (``RecordingError`` in
+  ``identification.recording``, ``MeshLoadError`` in ``validation.mesh_inertia``, ...). This
+  module holds the base and the kinds that modules of several folders raise or catch.
+* Names say the kind: ``...Error`` for input that cannot be used (the message names the
+  offending element and the accepted range); ``...Refused`` for valid data that cannot give a
+  trustworthy answer (the message says, in operator words, what to record instead).
+"""
 
 
 class RobotDynamicsError(Exception):
@@ -29,6 +40,19 @@ class PayloadError(RobotDynamicsError):
 
 class IdentificationRefused(RobotDynamicsError):
     """The data cannot give a trustworthy estimate; the message says why in operator words."""
+
+
+class PayloadIdentificationRefused(IdentificationRefused):
+    """The payload cannot be identified from this data; the message says why, in operator words."""
+
+
+class NoPayloadDetected(PayloadIdentificationRefused):
+    """The fitted ``mass`` [kg] is within ``payload_report.DETECTION_SIGMAS`` standard deviations
+    ``mass_std`` [kg] of zero: nothing distinguishable from no payload (empty gripper)."""
+
+    def __init__(self, mass: float, mass_std: float, message: str):
+        super().__init__(message)
+        self.mass, self.mass_std = mass, mass_std
 
 
 class SingularMassMatrix(RobotDynamicsError):

@@ -44,6 +44,8 @@ from typing import Optional
 
 import numpy as np
 
+from robot_dynamics.core.errors import RobotDynamicsError
+
 HEADER_BYTES = 64
 """Header of the shared block: int64 slots below, padded so the rows start 64-byte aligned."""
 _WRITTEN, _CLEARED_AT, _CAPACITY, _NUM_JOINTS = range(4)
@@ -51,7 +53,7 @@ _SEQ, _STAMP = 0, 1
 """Row layout: sequence number, stamp [s], then q [rad], q̇ [rad/s], τ [N·m] of every joint."""
 
 
-class RingBufferError(RuntimeError):
+class RingBufferError(RobotDynamicsError, RuntimeError):
     """A ring buffer cannot be read: closed, or changed under every attempted copy."""
 
 
