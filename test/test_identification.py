@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import yaml
 
-from robot_dynamics.core.identification import whole_robot as ident
+from robot_dynamics.core.identification import identified_model, whole_robot as ident
 from robot_dynamics.core.identification.excitation import FourierTrajectory, rest_constrained
 from robot_dynamics.core.model.model import RobotModel
 from robot_dynamics.core.identification.recording_files import read_panda_gaz2019
@@ -248,11 +248,11 @@ def test_identify_on_filtered_data_reports_a_std_that_matches_the_monte_carlo_sp
 
 
 def test_identified_urdf_reloads_to_the_consistent_parameters(arm, synthetic_result, tmp_path):
-    text = ident.identified_urdf(arm, synthetic_result.standard)
+    text = identified_model.identified_urdf(arm, synthetic_result.standard)
     reloaded = RobotModel.from_urdf_string(text)
     assert reloaded.joint_names == arm.joint_names
     assert body_parameter_vector(reloaded) == pytest.approx(synthetic_result.standard[:70], abs=1e-6)
-    friction = yaml.safe_load(ident.friction_yaml(arm, synthetic_result.terms, synthetic_result.standard))
+    friction = yaml.safe_load(identified_model.friction_yaml(arm, synthetic_result.terms, synthetic_result.standard))
     assert friction['joints']['fr3_joint3']['coulomb'] == pytest.approx(synthetic_result.standard[70 + 2 * 2 + 1])
 
 

@@ -91,7 +91,7 @@ def _check_options(args: argparse.Namespace) -> None:
 def _run(args: argparse.Namespace) -> int:
     import numpy as np
 
-    from robot_dynamics.core.identification import whole_robot as ident
+    from robot_dynamics.core.identification import identified_model, whole_robot as ident
     from robot_dynamics.core.streams.effort_model import load_effort_model
     from robot_dynamics.core.model.model import RobotModel
     from robot_dynamics.core.identification.recording_files import read_panda_gaz2019, read_recording
@@ -129,9 +129,9 @@ def _run(args: argparse.Namespace) -> int:
     report['split_time'] = float(split)
     if args.output:
         output = Path(args.output)
-        output.write_text(ident.identified_urdf(robot, result.standard), encoding='utf-8')
+        output.write_text(identified_model.identified_urdf(robot, result.standard), encoding='utf-8')
         friction_path = output.with_name(output.stem + '_friction.yaml')
-        friction_path.write_text(ident.friction_yaml(robot, terms, result.standard), encoding='utf-8')
+        friction_path.write_text(identified_model.friction_yaml(robot, terms, result.standard), encoding='utf-8')
         report['outputs'] = {'urdf': str(output), 'friction': str(friction_path)}
     if args.report:
         Path(args.report).write_text(json.dumps(report, indent=2, ensure_ascii=False), encoding='utf-8')

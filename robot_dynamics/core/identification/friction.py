@@ -1,7 +1,7 @@
 """Per-joint friction torques from the friction YAML written by ``robot_dynamics identify``.
 
 τ_friction = viscous·q̇ + coulomb·sgn(q̇) + offset, per joint [N·m for revolute, N for
-prismatic joints], q̇ in rad/s (m/s): the model :func:`robot_dynamics.core.identification.whole_robot.friction_yaml`
+prismatic joints], q̇ in rad/s (m/s): the model :func:`robot_dynamics.core.identification.identified_model.friction_yaml`
 writes (its ``rotor_inertia`` entries are not friction and are ignored here).
 """
 from __future__ import annotations

@@ -13,7 +13,8 @@ removed first (Khalil & Dombre 2002) → OLS, then per-joint weighted LS with co
 std raised to a block sandwich estimate, since rows of filtered signals are correlated in
 time; :mod:`~robot_dynamics.core.identification.covariance`) → physically consistent standard parameters,
 J(π_i) ⪰ 0 per body, prior-weighted towards the URDF (the LMI of Wensing, Kim & Slotine
-2017, cvxpy + Clarabel) → identified URDF and friction YAML.
+2017, cvxpy + Clarabel) → identified URDF and friction YAML
+(:mod:`~robot_dynamics.core.identification.identified_model`).
 
 Parameter names: ``<p><b>`` with p in m, hx, hy, hz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz and b the
 1-based body number (h = m·c); ``Ia<j>``, ``Fv<j>``, ``Fc<j>``, ``Fo<j>`` per 1-based joint.
@@ -21,7 +22,6 @@ Parameter names: ``<p><b>`` with p in m, hx, hy, hz, Ixx, Ixy, Iyy, Ixz, Iyz, Iz
 from __future__ import annotations
 
 import math
-import xml.etree.ElementTree as ElementTree
 from dataclasses import dataclass, field
 from typing import Optional, Sequence
 
@@ -30,10 +30,11 @@ import scipy.linalg
 
 from robot_dynamics.core.identification.covariance import classic_covariance, correlated_covariance
 from robot_dynamics.core.errors import IdentificationRefused, RobotDynamicsError
-from robot_dynamics.core.model.inertia import InertialParameters, pseudo_inertia_from_vector
+from robot_dynamics.core.model.inertia import pseudo_inertia_from_vector
 from robot_dynamics.core.model.model import RobotModel
-from robot_dynamics.core.dynamics.regressor import (PARAMETERS_PER_BODY, body_link_names, body_parameter_vector,
+from robot_dynamics.core.dynamics.regressor import (body_link_names, body_parameter_vector,
                                            num_bodies, stacked_regressor)
+from robot_dynamics.core.identification.identified_model import friction_values
 from robot_dynamics.core.identification.recording import PreparedData
 
 BODY_PARAMETER_NAMES = ('m', 'hx', 'hy', 'hz', 'Ixx', 'Ixy', 'Iyy', 'Ixz', 'Iyz', 'Izz')
@@ -562,82 +563,3 @@ def _check_joint_order(robot: RobotModel, data: PreparedData) -> None:
     if tuple(data.joint_names) != tuple(robot.joint_names):
         raise IdentificationError(f'data joints {list(data.joint_names)} are not the model joints '
                                   f'{list(robot.joint_names)} in order: select_joints(robot.joint_names) first')
-
-
-# ---------------------------------------------------------------------------- writing the model
-def friction_values(robot: RobotModel, terms: ModelTerms, standard: np.ndarray) -> dict:
-    """{joint: {term: value}} of the per-joint terms in a standard vector (SI units)."""
-    offset, count = PARAMETERS_PER_BODY * num_bodies(robot), len(terms.joint_terms)
-    return {joint: {term: float(standard[offset + j * count + k]) for k, term in enumerate(terms.joint_terms)}
-            for j, joint in enumerate(robot.joint_names)}
-
-
-def friction_yaml(robot: RobotModel, terms: ModelTerms, standard: np.ndarray) -> str:
-    """YAML text of the per-joint terms: rotor_inertia [kg·m²], viscous [N·m·s/rad],
-    coulomb [N·m], offset [N·m]; τ_friction = viscous·q̇ + coulomb·sgn(q̇) + offset."""
-    lines = ['# Identified per-joint terms (robot_dynamics identify). Units: rotor_inertia kg·m²,',
-             '# viscous N·m·s/rad, coulomb N·m, offset N·m; tau = ... + viscous*dq + coulomb*sign(dq) + offset.',
-             f'model: {robot.name}', 'joints:']
-    for joint, values in friction_values(robot, terms, standard).items():
-        lines.append(f'  {joint}:')
-        lines.extend(f'    {term}: {value!r}' for term, value in values.items())
-    return '\n'.join(lines) + '\n'
-
-
-def body_inertials(robot: RobotModel, standard: np.ndarray) -> dict:
-    """{link: InertialParameters in that link's frame} for the body of every joint; a body
-    with mass ≤ 1e-9 kg comes back massless."""
-    inertials = {}
-    for b, link in enumerate(body_link_names(robot)):
-        parameters = standard[10 * b:10 * b + 10]
-        if parameters[0] <= 1e-9:
-            inertials[link] = InertialParameters.point_mass(0.0, np.zeros(3))
-        else:
-            inertials[link] = InertialParameters.from_pinocchio_vector(parameters)
-    return inertials
-
-
-def identified_urdf(robot: RobotModel, standard: np.ndarray) -> str:
-    """The model's URDF with every joint-moved link's ``<inertial>`` replaced by the
-    identified body (CoM origin, rpy 0, inertia about the CoM in link axes).
-
-    Links rigidly fixed to such a link are merged into its body by pinocchio, so their own
-    ``<inertial>`` is removed to avoid counting their mass twice.
-    """
-    root = ElementTree.fromstring(robot.description.text)
-    links = {element.get('name'): element for element in root.findall('link')}
-    inertials = body_inertials(robot, standard)
-    for link_name, parameters in inertials.items():
-        element = links[link_name]
-        for old in element.findall('inertial'):
-            element.remove(old)
-        element.insert(0, _inertial_element(parameters))
-    for link_name in _fixed_descendants(robot, set(inertials)):
-        for old in links[link_name].findall('inertial'):
-            links[link_name].remove(old)
-    ElementTree.indent(root, space='  ')
-    return ('<?xml version="1.0"?>\n<!-- inertials identified by robot_dynamics identify -->\n'
-            + ElementTree.tostring(root, encoding='unicode') + '\n')
-
-
-def _fixed_descendants(robot: RobotModel, body_links: set) -> list:
-    """Links attached by fixed joints (transitively) to a body link."""
-    found, frontier = [], list(body_links)
-    while frontier:
-        parent = frontier.pop()
-        for joint in robot.description.joints.values():
-            if joint.parent == parent and joint.type == 'fixed':
-                found.append(joint.child)
-                frontier.append(joint.child)
-    return found
-
-
-def _inertial_element(parameters: InertialParameters) -> ElementTree.Element:
-    inertial = ElementTree.Element('inertial')
-    ElementTree.SubElement(inertial, 'origin', xyz=' '.join(f'{v:.9g}' for v in parameters.com), rpy='0 0 0')
-    ElementTree.SubElement(inertial, 'mass', value=f'{parameters.mass:.9g}')
-    tensor = parameters.inertia_com
-    ElementTree.SubElement(inertial, 'inertia', ixx=f'{tensor[0, 0]:.9g}', ixy=f'{tensor[0, 1]:.9g}',
-                           ixz=f'{tensor[0, 2]:.9g}', iyy=f'{tensor[1, 1]:.9g}', iyz=f'{tensor[1, 2]:.9g}',
-                           izz=f'{tensor[2, 2]:.9g}')
-    return inertial
