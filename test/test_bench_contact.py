@@ -1,16 +1,26 @@
-"""`bench contact` on a short run: every push detected and its force recovered, none invented."""
+"""`bench contact` on a short run: every push detected and its force recovered, none invented;
+the measured delay and noise agree with their closed forms."""
 import argparse
+
+import numpy as np
 
 from robot_dynamics.instruments import bench_contact
 
 
 def test_short_contact_bench_detects_every_push_and_recovers_the_force():
     args = argparse.Namespace(steps=3, free_seconds=10.0, calibration=10.0, observer_gain=None, seed=3, rate=None,
-                              format='text')
+                              format='text', force_range=(10.0, 20.0))
     result = bench_contact.measure(args)
     observer, inverse = result['methods']
     assert observer['method'] == 'observer' and inverse['method'] == 'inverse_dynamics'
     assert observer['missed'] == 0 and observer['false_free'] == 0 and observer['false_between_pushes'] == 0
     assert observer['force_rms_n'] < 1.0 and observer['moment_rms_nm'] < 0.15  # a pure force is pushed
     assert 'identified and applied' in result['payload']
-    assert 'observer' in bench_contact._text(result)
+    text = bench_contact._text(result)
+    assert 'observer' in text and 'closed form' in text
+    # the noise formula K·σ_v·‖M_i‖ (plus the effort term) against the measured free-motion residual
+    np.testing.assert_allclose(observer['free_residual_std_predicted_nm'][:6], observer['free_residual_rms_nm'][:6],
+                               rtol=0.1)
+    period_ms = 1e3 / result['publish_rate_hz']
+    for figures in (observer, inverse):  # closed-form delay within one sample of the measured one
+        assert abs(figures['delay_predicted_median_ms'] - figures['delay_median_ms']) <= period_ms + 1e-9

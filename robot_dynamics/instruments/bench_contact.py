@@ -6,9 +6,11 @@ noise and publish rate, the Fourier excitation running). The payload is first id
 for each method (``observer`` and ``inverse_dynamics``, fed the very same noisy samples),
 thresholds are calibrated on ``--calibration`` s of contact-free motion (|mean| + 5σ, the
 node's default), ``--free-seconds`` of contact-free motion count false detections, and
-``--steps`` pushes of 10–20 N at tool0 in random directions (0.3–1 s each, 1–2 s apart) give
-the detection delay (first sample flagged − first pushed sample, on the sample clock: the
-algorithm's delay, without transport), missed contacts, and the wrench error RMS once settled
+``--steps`` pushes of 10–20 N (``--force-range``) at tool0 in random directions (0.3–1 s each,
+1–2 s apart) give the detection delay (first sample flagged − first pushed sample, on the
+sample clock: the algorithm's delay, without transport) next to its closed form
+(:mod:`~robot_dynamics.core.contact.detection_delay`: the threshold crossing of the step
+response, then the minimum duration), missed contacts, and the wrench error RMS once settled
 (from 5/K_O after the onset to the end of the push; force in tool0 axes at its origin). It runs
 the core calls dynamics_node makes per message (:mod:`robot_dynamics.ros.contact_outputs`),
 offline and faster than real time, so the figures do not depend on this machine's load.
@@ -36,6 +38,8 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
                        help='contact: seconds of contact-free motion the thresholds are calibrated on (default 10)')
     group.add_argument('--observer-gain', type=float, default=None, help='contact: K_O [1/s] (default: the node\'s)')
     group.add_argument('--seed', type=int, default=0, help='contact: seed of the pushes (default 0)')
+    group.add_argument('--force-range', type=float, nargs=2, default=(10.0, 20.0), metavar=('LOW', 'HIGH'),
+                       help='contact: push magnitudes [N], uniform in [LOW, HIGH] (default 10 20)')
 
 
 @dataclass
@@ -51,24 +55,44 @@ class MethodFigures:
     force_errors: list = field(default_factory=list)
     moment_errors: list = field(default_factory=list)
     free_residual_rms_nm: list = field(default_factory=list)
+    free_residual_std_predicted_nm: list = field(default_factory=list)
     thresholds_nm: list = field(default_factory=list)
+    crossings_ms: list = field(default_factory=list)
+    predicted_crossings_ms: list = field(default_factory=list)
+    predicted_delays_ms: list = field(default_factory=list)
 
     def summary(self) -> dict:
         delays = np.asarray(self.delays_ms)
+        crossings, predicted = np.asarray(self.crossings_ms), np.asarray(self.predicted_delays_ms)
         force, moment = np.asarray(self.force_errors), np.asarray(self.moment_errors)
         return {
             'method': self.method,
             'delay_median_ms': float(np.median(delays)) if delays.size else None,
             'delay_p99_ms': float(np.percentile(delays, 99)) if delays.size else None,
             'delay_max_ms': float(delays.max()) if delays.size else None,
+            'delay_predicted_median_ms': _finite_median(predicted),
+            'delay_predicted_p99_ms': _finite_percentile(predicted, 99),
+            'crossing_median_ms': _finite_median(crossings),
+            'crossing_predicted_median_ms': _finite_median(np.asarray(self.predicted_crossings_ms)),
             'false_per_minute': 60.0 * self.false_free / self.free_seconds if self.free_seconds else None,
             'false_free': self.false_free, 'false_between_pushes': self.false_between_pushes,
             'missed': self.missed,
             'force_rms_n': float(np.sqrt(np.mean(np.sum(force ** 2, axis=1)))) if force.size else None,
             'moment_rms_nm': float(np.sqrt(np.mean(np.sum(moment ** 2, axis=1)))) if moment.size else None,
             'free_residual_rms_nm': [round(x, 4) for x in self.free_residual_rms_nm],
+            'free_residual_std_predicted_nm': [round(x, 4) for x in self.free_residual_std_predicted_nm],
             'thresholds_nm': [round(x, 4) for x in self.thresholds_nm],
         }
+
+
+def _finite_median(values: np.ndarray):
+    values = values[np.isfinite(values)] if values.size else values
+    return float(np.median(values)) if values.size else None
+
+
+def _finite_percentile(values: np.ndarray, percent: float):
+    values = values[np.isfinite(values)] if values.size else values
+    return float(np.percentile(values, percent)) if values.size else None
 
 
 class _Pipeline:
@@ -105,6 +129,7 @@ def measure(args: argparse.Namespace) -> dict:
     from robot_dynamics.core.contact.momentum_observer import DEFAULT_GAIN
     from robot_dynamics.models import ARM_URDF
 
+    forces = _force_range(getattr(args, 'force_range', None))
     settings = _sim_settings()
     plant, noise, period = _plant(ARM_URDF, settings, args.rate)
     rng = noise.generator()
@@ -112,17 +137,24 @@ def measure(args: argparse.Namespace) -> dict:
     payload_text = _identify_payload(plant, noise, rng, period, estimation)
     gain = args.observer_gain or DEFAULT_GAIN
     pipelines = [_Pipeline('observer', estimation, gain), _Pipeline('inverse_dynamics', estimation, gain)]
-    stream = _SampleStream(plant, noise, rng, period)
+    stream = _SampleStream(plant, noise, rng, period, settings.get('tracking_bandwidth', 10.0))
     _calibrate(stream, pipelines, args.calibration)
     _free_motion(stream, pipelines, args.free_seconds)
-    _pushes(stream, pipelines, args.steps, np.random.default_rng(args.seed), SETTLE_TIME_CONSTANTS / gain)
+    _pushes(stream, pipelines, args.steps, np.random.default_rng(args.seed), SETTLE_TIME_CONSTANTS / gain, forces)
     summaries = [p.figures.summary() for p in pipelines]
     observer, inverse = summaries
     meets = _meets(observer) and observer['delay_median_ms'] <= inverse['delay_median_ms'] and (
         np.mean(observer['free_residual_rms_nm']) < np.mean(inverse['free_residual_rms_nm']))
     return {'model': 'fr3_arm (bundled)', 'publish_rate_hz': 1.0 / period, 'observer_gain_per_s': gain,
-            'payload': payload_text, 'steps': args.steps, 'methods': summaries, 'targets': TARGETS,
-            'meets_targets': bool(meets)}
+            'payload': payload_text, 'steps': args.steps, 'force_range_n': list(forces), 'methods': summaries,
+            'targets': TARGETS, 'meets_targets': bool(meets)}
+
+
+def _force_range(values) -> tuple:
+    low, high = (10.0, 20.0) if values is None else (float(values[0]), float(values[1]))
+    if not 0.0 < low <= high < np.inf:
+        raise SystemExit(f'--force-range needs 0 < LOW <= HIGH [N], got {low:g} {high:g}')
+    return low, high
 
 
 def _meets(figures: dict) -> bool:
@@ -162,10 +194,12 @@ def _plant(urdf, settings: dict, rate):
 
 
 class _SampleStream:
-    """Published (noisy) samples of the plant, one per publish period, with the truth."""
+    """Published (noisy) samples of the plant, one per publish period, with the truth;
+    ``bandwidth_hz``: the plant controller's tracking bandwidth (for the closed-form delays)."""
 
-    def __init__(self, plant, noise, rng, period: float):
+    def __init__(self, plant, noise, rng, period: float, bandwidth_hz: float = 10.0):
         self.plant, self.noise, self.rng, self.period = plant, noise, rng, period
+        self.bandwidth_hz = float(bandwidth_hz)
 
     def next(self):
         sample = self.plant.advance()
@@ -208,9 +242,15 @@ def _calibrate(stream: _SampleStream, pipelines: list, seconds: float) -> None:
 
 
 def _free_motion(stream: _SampleStream, pipelines: list, seconds: float) -> None:
+    from robot_dynamics.core.contact.detection_delay import observer_noise_std
+    from robot_dynamics.core.dynamics import joint_space as dynamics
     collected = {p.method: [] for p in pipelines}
+    robot = pipelines[0].wrench.robot
+    mass_rows_squared = np.zeros(robot.num_joints)
     for _ in range(int(seconds / stream.period)):
         sample, _ = stream.next()
+        mass = dynamics.mass_matrix(robot, robot.configuration(sample.positions))
+        mass_rows_squared += np.sum(np.square(mass), axis=1)
         for pipeline in pipelines:
             external = pipeline.external(sample)
             if external is None:
@@ -218,23 +258,31 @@ def _free_motion(stream: _SampleStream, pipelines: list, seconds: float) -> None
             collected[pipeline.method].append(external)
             update = pipeline.detector.update(sample.time, external)
             pipeline.figures.false_free += update.changed and update.in_contact
+    mass_row_rms = np.sqrt(mass_rows_squared / max(1, int(seconds / stream.period)))
     for pipeline in pipelines:
         pipeline.figures.free_seconds = seconds
         pipeline.figures.free_residual_rms_nm = np.sqrt(np.mean(np.square(collected[pipeline.method]), axis=0)).tolist()
+        if pipeline.observer is not None:
+            pipeline.figures.free_residual_std_predicted_nm = observer_noise_std(
+                mass_row_rms, float(pipeline.observer.gain[0]), stream.period, stream.noise.velocity,
+                stream.noise.effort).tolist()
 
 
-def _pushes(stream: _SampleStream, pipelines: list, steps: int, rng: np.random.Generator, settle: float) -> None:
+def _pushes(stream: _SampleStream, pipelines: list, steps: int, rng: np.random.Generator, settle: float,
+            forces: tuple = (10.0, 20.0)) -> None:
     plant = stream.plant
     for _ in range(steps):
         _contact_free(stream, pipelines, rng.uniform(1.0, 2.0))
         direction = rng.normal(size=3)
-        force = rng.uniform(10.0, 20.0) * direction / np.linalg.norm(direction)
+        force = rng.uniform(*forces) * direction / np.linalg.norm(direction)
         duration = rng.uniform(0.3, 1.0)
         plant.set_external_wrench(PUSH_LINK, force, np.zeros(3))
-        onset, detected = None, {p.method: None for p in pipelines}
+        onset, step_torques = None, None
+        detected, crossed = {p.method: None for p in pipelines}, {p.method: None for p in pipelines}
         while True:
             sample, truth = stream.next()
-            onset = sample.time if onset is None and truth is not None else onset
+            if onset is None and truth is not None:
+                onset, step_torques = sample.time, truth
             if onset is not None and sample.time - onset >= duration:
                 break
             for pipeline in pipelines:
@@ -242,6 +290,8 @@ def _pushes(stream: _SampleStream, pipelines: list, steps: int, rng: np.random.G
                 if external is None or onset is None:
                     continue
                 update = pipeline.detector.update(sample.time, external)
+                if crossed[pipeline.method] is None and update.ratios.max() > 1.0:
+                    crossed[pipeline.method] = sample.time
                 if update.in_contact and detected[pipeline.method] is None:
                     detected[pipeline.method] = sample.time
                 if sample.time - onset >= settle:
@@ -250,12 +300,26 @@ def _pushes(stream: _SampleStream, pipelines: list, steps: int, rng: np.random.G
                     pipeline.figures.moment_errors.append(estimate.moment)
         plant.set_external_wrench(PUSH_LINK, np.zeros(3), np.zeros(3))
         for pipeline in pipelines:
-            when = detected[pipeline.method]
-            if when is None:
-                pipeline.figures.missed += 1
-            else:
-                pipeline.figures.delays_ms.append(1e3 * (when - onset))
+            _record_push(pipeline, stream, onset, step_torques, detected[pipeline.method], crossed[pipeline.method])
     _contact_free(stream, pipelines, 1.0)
+
+
+def _record_push(pipeline, stream: _SampleStream, onset: float, step_torques: np.ndarray, detected, crossed) -> None:
+    """The push's measured delay and threshold crossing, and their closed forms for this step."""
+    from robot_dynamics.core.contact import detection_delay
+    figures, thresholds = pipeline.figures, pipeline.detector.thresholds
+    if detected is None:
+        figures.missed += 1
+    else:
+        figures.delays_ms.append(1e3 * (detected - onset))
+    figures.crossings_ms.append(np.inf if crossed is None else 1e3 * (crossed - onset))
+    if pipeline.observer is not None:
+        crossing = detection_delay.observer_crossing_time(thresholds, step_torques, float(pipeline.observer.gain[0]))
+    else:
+        crossing = detection_delay.computed_torque_crossing_time(thresholds, step_torques, stream.bandwidth_hz)
+    figures.predicted_crossings_ms.append(1e3 * detection_delay.first_sample_time(crossing, stream.period))
+    figures.predicted_delays_ms.append(
+        1e3 * detection_delay.detection_time(crossing, stream.period, pipeline.detector.min_duration))
 
 
 def _contact_free(stream: _SampleStream, pipelines: list, seconds: float) -> None:
@@ -277,7 +341,8 @@ def _contact_free(stream: _SampleStream, pipelines: list, seconds: float) -> Non
 # ---------------------------------------------------------------------------- output
 def _text(result: dict) -> str:
     lines = [f"bench contact: {result['model']}, {result['publish_rate_hz']:.0f} Hz joint states, "
-             f"K_O = {result['observer_gain_per_s']:g} /s, {result['steps']} pushes of 10-20 N at {PUSH_LINK}",
+             f"K_O = {result['observer_gain_per_s']:g} /s, {result['steps']} pushes of "
+             f"{result['force_range_n'][0]:g}-{result['force_range_n'][1]:g} N at {PUSH_LINK}",
              f"payload: {result['payload']}",
              f"{'':40}{'observer':>14}{'inverse_dynamics':>18}{'target':>10}"]
     observer, inverse = result['methods']
@@ -291,6 +356,10 @@ def _text(result: dict) -> str:
 
     row('detection delay median', 'delay_median_ms', 'ms', 1, TARGETS['delay_median_ms'])
     row('detection delay p99', 'delay_p99_ms', 'ms', 1, TARGETS['delay_p99_ms'])
+    row('  closed form: median', 'delay_predicted_median_ms', 'ms', 1)
+    row('  closed form: p99', 'delay_predicted_p99_ms', 'ms', 1)
+    row('threshold crossing median (no hold)', 'crossing_median_ms', 'ms', 1)
+    row('  closed form: median', 'crossing_predicted_median_ms', 'ms', 1)
     row('false detections (free motion)', 'false_per_minute', '1/min', 2, TARGETS['false_per_minute'])
     row('false detections between pushes', 'false_between_pushes', 'count', 0)
     row('missed contacts', 'missed', 'count', 0, TARGETS['missed'])
@@ -298,6 +367,9 @@ def _text(result: dict) -> str:
     row('moment error RMS (settled)', 'moment_rms_nm', 'N m', 3, TARGETS['moment_rms_nm'])
     lines.append(f"{'free-motion residual RMS [N m]':40}{np.mean(observer['free_residual_rms_nm']):>14.4f}"
                  f"{np.mean(inverse['free_residual_rms_nm']):>18.4f}   (mean over joints)")
-    lines.append('targets met (observer; and below inverse_dynamics in delay and noise): '
+    if observer['free_residual_std_predicted_nm']:
+        lines.append(f"{'  closed form (observer), mean over joints':40}"
+                     f"{np.mean(observer['free_residual_std_predicted_nm']):>14.4f}")
+    lines.append('targets met (observer; and not slower than inverse_dynamics in delay, below it in noise): '
                  + ('yes' if result['meets_targets'] else 'NO'))
     return '\n'.join(lines)

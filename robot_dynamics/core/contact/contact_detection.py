@@ -22,6 +22,7 @@ DEFAULT_RELEASE_RATIO = 0.7
 DEFAULT_RELEASE_DURATION = 0.05  # s
 MIN_THRESHOLD = 1e-3  # N·m: a calibrated threshold never goes below this (a noiseless joint)
 MIN_CALIBRATION_SAMPLES = 100
+STAMP_RESOLUTION = 1e-9  # s: a ROS time stamp's resolution; durations this close to a hold count as reached
 
 
 class ContactCalibrationError(RobotDynamicsError):
@@ -99,7 +100,7 @@ class ContactDetector:
         if self._pending_since is None:
             self._pending_since = stamp
         hold = self.release_duration if self.in_contact else self.min_duration
-        if stamp - self._pending_since < hold:
+        if stamp - self._pending_since < hold - STAMP_RESOLUTION:
             return ContactUpdate(self.in_contact, False, ratios)
         self.in_contact = not self.in_contact
         self.contacts += self.in_contact
