@@ -33,14 +33,15 @@ START_TIMEOUT = 60.0
 
 
 def start_node(module: str, name: str, *parameters: str, namespace: str = NAMESPACE) -> subprocess.Popen:
-    """``python -m robot_dynamics.ros.MODULE`` named ``name`` in ``namespace``, on the bundled
-    arm, with the extra ``-p NAME:=VALUE`` ``parameters``, in the test's private domain with
-    loopback-only discovery."""
+    """``python -m robot_dynamics.ros.MODULE`` (``robot_dynamics.MODULE`` for a dotted one) named
+    ``name`` in ``namespace``, on the bundled arm, with the extra ``-p NAME:=VALUE``
+    ``parameters``, in the test's private domain with loopback-only discovery."""
     environment = dict(os.environ, ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST',
                        ROS_DOMAIN_ID=os.environ['ROS_DOMAIN_ID'],
                        PYTHONFAULTHANDLER='1')  # a crash in C prints where it happened
+    target = f'robot_dynamics.{module}' if '.' in module else f'robot_dynamics.ros.{module}'
     return processes.start_node_process(
-        [sys.executable, '-m', f'robot_dynamics.ros.{module}', '--ros-args', '-r', f'__ns:={namespace}',
+        [sys.executable, '-m', target, '--ros-args', '-r', f'__ns:={namespace}',
          '-r', f'__node:={name}', '-p', f'urdf_file:={ARM_URDF}',
          *(argument for parameter in parameters for argument in ('-p', parameter))],
         cwd=ROOT, env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -82,7 +83,7 @@ def test_sigterm_ends_an_idle_relay_promptly(ros):
     # to spin, then stopped while idle (no input, no timer): the signal itself must wake it.
     name = f'relay_shutdown_{os.getpid()}'
     with ros() as harness:
-        process = start_node('relay', name)
+        process = start_node('instruments.relay', name)
         with killed_on_failure(process):
             assert spinning(harness, name), f'the relay did not come up (exit status {process.poll()})'
             assert process.poll() is None, process.communicate()[1]
