@@ -8,7 +8,9 @@ import pinocchio as pin
 import pytest
 from scipy.spatial.transform import Rotation
 
-from robot_dynamics.core.floating_base.centroidal import centroidal_state, floating_base_model
+from robot_dynamics.core.floating_base.centroidal import (centroidal_momentum_matrix, centroidal_momentum_rate,
+                                                          centroidal_state, floating_base_model)
+from robot_dynamics.core.floating_base.centroidal_checks import compare_zero_moment_points
 from robot_dynamics.core.model.model import RobotModel
 from robot_dynamics.models import ARM_URDF, QUADRUPED_URDF
 
@@ -161,7 +163,7 @@ def test_standing_still_publishes_zmp_at_com_projection_inside_the_polygon(quadr
     assert wait_for(lambda: any(m.ns == 'zmp' and m.action == 0 for a in rig.markers for m in a.markers), 3.0)
     namespaces = {m.ns for m in rig.markers[-1].markers}
     assert {'com', 'com_projection', 'zmp', 'capture_point', 'support_polygon', 'linear_momentum',
-            'angular_momentum'} <= namespaces
+            'angular_momentum', 'lipm_zmp'} <= namespaces
 
 
 def test_standing_still_publishes_the_capture_point_at_the_com_projection_and_equal_margins(quadruped,
@@ -331,10 +333,10 @@ def test_rviz_config_shows_what_the_node_publishes():
     shown = list(displays(config['Visualization Manager']['Displays']))
     topics = {d['Topic']['Value'] for d in shown if 'Topic' in d}
     assert {'/centroidal/markers', '/centroidal/support_polygon', '/centroidal/zmp',
-            '/centroidal/capture_point'} <= topics
+            '/centroidal/capture_point', '/centroidal/lipm_zmp'} <= topics
     markers = next(d for d in shown if d['Class'] == 'rviz_default_plugins/MarkerArray')
     assert set(markers['Namespaces']) == {'com', 'com_projection', 'zmp', 'capture_point', 'support_polygon',
-                                          'linear_momentum', 'angular_momentum'}
+                                          'linear_momentum', 'angular_momentum', 'lipm_zmp'}
     assert config['Visualization Manager']['Global Options']['Fixed Frame'] == 'odom'
     assert any(d['Class'] == 'rviz_default_plugins/RobotModel' for d in shown)
 
@@ -470,3 +472,200 @@ def test_non_default_contact_height_threshold_and_flight_epsilon_parameters_deci
     assert rig.zmp[-1].header.stamp == rig.com[-1].header.stamp
     com, zmp = rig.com[-1].point, rig.zmp[-1].point
     np.testing.assert_allclose([zmp.x, zmp.y, zmp.z], [com.x, com.y, 0.0], atol=1e-6)
+
+
+# ---------------------------------------------------------------------------- centroidal checks
+def centroidal_checks(rig):
+    """The latest 'centroidal checks' diagnostic status of this node, as a dict (None until one)."""
+    for array in reversed(rig.diagnostics):
+        for status in array.status:
+            if status.name == f'{rig.node.get_name()}: centroidal checks' and status.values:
+                return {kv.key: kv.value for kv in status.values} | {'message': status.message, 'level': status.level}
+    return None
+
+
+def _floats(text):
+    return [float(x) for x in text.split()]
+
+
+def test_lipm_zmp_is_published_at_the_closed_form_on_a_static_and_an_accelerating_stream(quadruped, quadruped_rig):
+    """Standing still: the LIPM point is the CoM ground projection. Base accelerating at
+    0.5 m/s² along x (c̈_z = 0, k̇ = 0): p = c_xy − c_z c̈_xy / g, equal to the full ZMP, and
+    the diagnostics carry the zero difference, cond(A_G) of the state and ‖k‖ = 0."""
+    rig = quadruped_rig(marker_rate=1000.0)
+    start, names, push = standing_pose(quadruped), quadruped.joint_names, 0.5
+    lipm = rig.harness.collect(PointStamped, f'{rig.namespace}/centroidal/lipm_zmp', SENSOR_QOS)
+    assert wait_for(lambda: rig.node.count_subscribers(f'{rig.namespace}/centroidal/lipm_zmp') > 0, timeout=5.0)
+    for k in range(12):
+        rig.send(1.0 + 0.002 * k, names, STANCE, base_pose=start, base_twist=np.zeros(6))
+    assert wait_for(lambda: len(lipm) >= 4 and len(rig.com) >= 12, timeout=5.0), dict(rig.node.rejections.counts)
+    com, point = rig.com[-1].point, lipm[-1]
+    np.testing.assert_allclose([point.point.x, point.point.y, point.point.z], [com.x, com.y, 0.0], atol=1e-9)
+    assert point.header.frame_id == 'odom' and point.header.stamp == rig.com[-1].header.stamp
+    assert wait_for(lambda: any(m.ns == 'lipm_zmp' and m.action == 0 for a in rig.markers for m in a.markers), 3.0)
+    published = len(lipm)
+    for k in range(15):
+        t = 0.002 * k
+        pose = start + [0.5 * push * t ** 2, 0, 0, 0, 0, 0, 0]
+        rig.send(2.0 + t, names, STANCE, base_pose=pose, base_twist=[push * t, 0, 0, 0, 0, 0])
+    assert wait_for(lambda: len(lipm) >= published + 7 and rig.com[-1].header.stamp.sec == 2 and
+                    rig.com[-1].header.stamp.nanosec == 28_000_000, timeout=5.0)
+    com, point = rig.com[-1].point, lipm[-1].point
+    np.testing.assert_allclose([point.x, point.y, point.z], [com.x - com.z * push / G, com.y, 0.0], atol=1e-6)
+    zmp = rig.zmp[-1].point
+    np.testing.assert_allclose([point.x, point.y], [zmp.x, zmp.y], atol=1e-6)
+    last_q = quadruped.configuration(STANCE, pose)
+    assert wait_for(lambda: (centroidal_checks(rig) or {}).get('lipm_zmp', 'none') != 'none' and
+                    abs(_floats(centroidal_checks(rig)['lipm_zmp'])[0] - point.x) < 1e-5, timeout=3.0)
+    checks = centroidal_checks(rig)
+    assert checks['level'] == b'\x00' and checks['friction_coefficient'] == '0.7'
+    assert float(checks['lipm_minus_full_m']) < 1e-6
+    np.testing.assert_allclose(_floats(checks['angular_momentum_rate_part_xy_m']), 0.0, atol=1e-6)
+    np.testing.assert_allclose(_floats(checks['vertical_acceleration_part_xy_m']), 0.0, atol=1e-6)
+    cond = np.linalg.cond(centroidal_momentum_matrix(quadruped, last_q))
+    assert float(checks['cmm_condition_number']) == pytest.approx(cond, rel=1e-5)
+    assert float(checks['angular_momentum_norm_Nms']) < 1e-9
+    assert checks['flight_s'] == 'none' and checks['flight_linear_drift_Ns'] == 'none'
+
+
+def test_swinging_legs_split_the_lipm_to_full_zmp_difference_as_the_analytic_momentum_rate_does(quadruped,
+                                                                                                 quadruped_rig):
+    """Base still, hip and knee joints at ±20 rad/s²: k̇_y ≈ 2.9 N·m and c̈_z ≈ 0.5 m/s². The
+    node's split (from its estimated ḣ_G) matches the split of pinocchio's analytic ḣ_G at the
+    last state, and its two parts add up to LIPM − full."""
+    rig = quadruped_rig()
+    pose, alpha = standing_pose(quadruped), np.tile([0.0, 20.0, -20.0], 4)
+    for k in range(15):
+        t = 0.002 * k
+        rig.send(3.0 + t, quadruped.joint_names, STANCE + 0.5 * alpha * t ** 2, velocities=alpha * t, base_pose=pose,
+                 base_twist=np.zeros(6))
+    assert wait_for(lambda: len(rig.com) >= 15, timeout=5.0), dict(rig.node.rejections.counts)
+    q, v = quadruped.configuration(STANCE + 0.5 * alpha * t ** 2, pose), quadruped.tangent(alpha * t)
+    state, rate = centroidal_state(quadruped, q, v), centroidal_momentum_rate(quadruped, q, v, quadruped.tangent(alpha))
+    reference = compare_zero_moment_points(state.com, rate.com_acceleration, rate.angular, state.mass)
+    assert wait_for(lambda: (centroidal_checks(rig) or {}).get('lipm_zmp', 'none') != 'none' and
+                    abs(_floats(centroidal_checks(rig)['lipm_zmp'])[0] - reference.lipm[0]) < 1e-3, timeout=3.0)
+    checks = centroidal_checks(rig)
+    angular = _floats(checks['angular_momentum_rate_part_xy_m'])
+    vertical = _floats(checks['vertical_acceleration_part_xy_m'])
+    assert reference.angular_momentum_contribution[0] > 0.01 and reference.vertical_acceleration_contribution[0] > 5e-4
+    np.testing.assert_allclose(angular, reference.angular_momentum_contribution, rtol=0.02, atol=1e-5)
+    np.testing.assert_allclose(vertical, reference.vertical_acceleration_contribution, rtol=0.02, atol=1e-5)
+    np.testing.assert_allclose(_floats(checks['lipm_minus_full_xy_m']), np.add(angular, vertical), atol=2e-6)
+    assert float(checks['lipm_minus_full_m']) == pytest.approx(reference.distance, rel=0.02)
+    np.testing.assert_allclose(_floats(checks['full_zmp_from_momentum_rate']), reference.full, atol=2e-4)
+
+
+def test_a_thrown_tumbling_robot_reports_momentum_drift_at_the_integration_error_and_no_lipm_zmp(quadruped,
+                                                                                               quadruped_rig):
+    """A free flight integrated through pinocchio (legs swinging, base tumbling, no joint
+    torque) streamed as joint_states + odom: airborne, no LIPM ZMP, ‖k‖ of the last state and
+    l − l₀ − m g⃗ t, k − k₀ at the integrator's error (m g t is ≈ 40 N·s here)."""
+    from test_centroidal_checks import free_flight
+    rig = quadruped_rig()
+    lipm = rig.harness.collect(PointStamped, f'{rig.namespace}/centroidal/lipm_zmp', SENSOR_QOS)
+    assert wait_for(lambda: rig.node.count_subscribers(f'{rig.namespace}/centroidal/lipm_zmp') > 0, timeout=5.0)
+    generator = np.random.default_rng(5)
+    q = quadruped.configuration(STANCE, [0, 0, 1.5, 0, 0, 0, 1])
+    v = quadruped.tangent(generator.uniform(-3, 3, quadruped.num_joints), [0.5, 0.2, 2.0, 1.0, -0.7, 0.4])
+    states = list(free_flight(quadruped, q, v, 0.2, 0.002))
+    for t, q, v in states:
+        rig.send(4.0 + t, quadruped.joint_names, quadruped.joint_positions(q), velocities=v[6:], base_pose=q[:7],
+                 base_twist=v[:6])
+    assert wait_for(lambda: len(rig.com) >= len(states), timeout=10.0), dict(rig.node.rejections.counts)
+    assert rig.node.rejections.total() == 0, dict(rig.node.rejections.counts)
+    last_k = centroidal_state(quadruped, states[-1][1], states[-1][2]).angular_momentum
+    assert wait_for(lambda: (centroidal_checks(rig) or {}).get('flight_s', 'none') != 'none' and
+                    float(centroidal_checks(rig)['flight_s']) > 0.15, timeout=3.0)
+    checks = centroidal_checks(rig)
+    assert float(checks['flight_linear_drift_Ns']) < 1e-4 and float(checks['flight_angular_drift_Nms']) < 1e-4
+    assert float(checks['angular_momentum_norm_Nms']) == pytest.approx(np.linalg.norm(last_k), rel=1e-5)
+    assert np.linalg.norm(last_k) > 1.0
+    assert checks['lipm_zmp'] == 'none' and checks['full_zmp_from_momentum_rate'] == 'none'
+    assert checks['lipm_minus_full_m'] == 'none'
+    assert lipm == []  # airborne from the first rate estimate on
+    assert rig.balance()['airborne'] == 'True'
+
+
+def test_a_contact_wrench_outside_the_friction_cone_is_flagged(quadruped, quadruped_rig):
+    """Wrench route, μ = 0.4: four feet holding the weight, the left-front one also pushed
+    sideways by 2 μ f_n (world x): that foot is outside its cone with margin −μ f_n, a WARN;
+    the others are inside with margin μ f_n. Wrenches are sent in the (tilted) foot frames."""
+    topics = [f'{foot}/wrench' for foot in FEET]
+    mu = 0.4
+    rig = quadruped_rig(contact_wrench_topics=topics, friction_coefficient=mu)
+    pose = standing_pose(quadruped)
+    q = quadruped.configuration(STANCE, pose)
+    state = centroidal_state(quadruped, q, np.zeros(18))
+    pin.framesForwardKinematics(quadruped.model, quadruped.data, q)
+    placements = [quadruped.data.oMf[quadruped.model.getFrameId(f)] for f in FEET]
+    feet = np.array([placement.translation for placement in placements])
+    equations = np.vstack([np.ones(4), feet[:, 0] - state.com[0], feet[:, 1] - state.com[1]])
+    vertical = np.linalg.lstsq(equations, [state.mass * G, 0.0, 0.0], rcond=None)[0]
+    world_forces = np.column_stack([np.zeros(4), np.zeros(4), vertical])
+    world_forces[0, 0] = 2.0 * mu * vertical[0]
+    publishers = [rig.harness.probe.create_publisher(WrenchStamped, f'{rig.namespace}/{topic}', SENSOR_QOS)
+                  for topic in topics]
+    assert wait_for(lambda: all(p.get_subscription_count() > 0 for p in publishers), timeout=5.0)
+    for k in range(3):
+        for foot, publisher, placement, force in zip(FEET, publishers, placements, world_forces):
+            message = WrenchStamped()
+            message.header.stamp = _stamp(2.0 + 0.002 * k)
+            message.header.frame_id = foot
+            local = placement.rotation.T @ force
+            message.wrench.force.x, message.wrench.force.y, message.wrench.force.z = (float(x) for x in local)
+            publisher.publish(message)
+        time.sleep(0.01)
+        rig.send(2.0 + 0.002 * k, quadruped.joint_names, STANCE, base_pose=pose, base_twist=np.zeros(6))
+    assert wait_for(lambda: centroidal_checks(rig) is not None and 'lf_foot_friction' in centroidal_checks(rig) and
+                    centroidal_checks(rig)['lf_foot_friction'] != 'no_wrench', timeout=5.0), \
+        dict(rig.node.rejections.counts)
+    checks = centroidal_checks(rig)
+    assert checks['level'] == b'\x01' and 'lf_foot (outside_cone)' in checks['message']
+    assert checks['lf_foot_friction'] == 'outside_cone'
+    assert float(checks['lf_foot_friction_margin_N']) == pytest.approx(-mu * vertical[0], rel=1e-5)
+    for foot, force in zip(FEET[1:], vertical[1:]):
+        assert checks[f'{foot}_friction'] == 'inside'
+        assert float(checks[f'{foot}_friction_margin_N']) == pytest.approx(mu * force, rel=1e-5)
+
+
+def test_zero_contact_wrenches_mean_flight_with_a_ballistic_drift_of_zero_and_unloaded_feet(quadruped,
+                                                                                            quadruped_rig):
+    """Wrench route with every foot wrench zero: airborne. A ballistic base motion (thrown
+    up and sideways, no rotation) gives l − l₀ − m g⃗ t = 0 and k − k₀ = 0; every foot is
+    'unloaded' (not judged), the status OK."""
+    topics = [f'{foot}/wrench' for foot in FEET]
+    rig = quadruped_rig(contact_wrench_topics=topics)
+    publishers = [rig.harness.probe.create_publisher(WrenchStamped, f'{rig.namespace}/{topic}', SENSOR_QOS)
+                  for topic in topics]
+    assert wait_for(lambda: all(p.get_subscription_count() > 0 for p in publishers), timeout=5.0)
+    throw = np.array([0.8, -0.3, 2.5])
+    for k in range(20):
+        t = 0.002 * k
+        stamp = 6.0 + t
+        for foot, publisher in zip(FEET, publishers):
+            message = WrenchStamped()
+            message.header.stamp, message.header.frame_id = _stamp(stamp), foot
+            publisher.publish(message)
+        time.sleep(0.005)
+        position = np.array([0.0, 0.0, 2.0]) + throw * t + [0.0, 0.0, -0.5 * G * t ** 2]
+        velocity = throw + [0.0, 0.0, -G * t]
+        rig.send(stamp, quadruped.joint_names, STANCE, base_pose=[*position, 0, 0, 0, 1],
+                 base_twist=[*velocity, 0, 0, 0])
+    assert wait_for(lambda: len(rig.com) >= 20, timeout=5.0), dict(rig.node.rejections.counts)
+    assert wait_for(lambda: (centroidal_checks(rig) or {}).get('flight_s', 'none') != 'none' and
+                    float(centroidal_checks(rig)['flight_s']) > 0.03, timeout=3.0), centroidal_checks(rig)
+    checks = centroidal_checks(rig)
+    assert float(checks['flight_linear_drift_Ns']) < 1e-9 and float(checks['flight_angular_drift_Nms']) < 1e-9
+    assert checks['level'] == b'\x00'
+    assert all(checks[f'{foot}_friction'] == 'unloaded' for foot in FEET)
+    assert rig.balance()['airborne'] == 'True' and rig.balance()['zmp_source'] == 'wrenches'
+
+
+@pytest.mark.parametrize('given, used', [(0.3, 0.3), (1, 1.0), (0.0, 0.7), (-0.5, 0.7), (float('nan'), 0.7)])
+def test_friction_coefficient_must_be_positive(ros, given, used):
+    node = CentroidalNode(parameter_overrides=[Parameter('friction_coefficient', value=given)])
+    try:
+        assert node.checks.friction_coefficient == pytest.approx(used)
+    finally:
+        node.destroy_node()

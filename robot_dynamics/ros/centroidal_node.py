@@ -12,6 +12,8 @@ Topics (relative names; the node's default name is ``centroidal``):
   ``~/com`` (PointStamped) [m], ``~/centroidal_momentum/linear`` [N·s] and
   ``~/centroidal_momentum/angular`` [N·m·s] (Vector3Stamped, about the CoM, world-aligned),
   ``~/zmp`` (PointStamped, not published in flight or while the ḣ_G estimator warms up),
+  ``~/lipm_zmp`` (the same for the LIPM point c_xy − (c_z − z_g) c̈_xy / g; the checks of
+  :mod:`robot_dynamics.ros.centroidal_diagnostics` are in ``/diagnostics``),
   ``~/capture_point`` (PointStamped, on the ground plane; not published when the CoM is not
   above it), ``~/support_polygon`` (PolygonStamped, on the ground plane; empty without
   contacts), ``~/stability_margins`` (sensor_msgs/JointState used as a stamped, named vector:
@@ -40,6 +42,11 @@ from nav_msgs.msg import Odometry
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+
+try:  # Iron and later
+    from rclpy.event_handler import SubscriptionEventCallbacks
+except ImportError:  # Humble
+    from rclpy.qos_event import SubscriptionEventCallbacks
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Header
 from visualization_msgs.msg import Marker, MarkerArray
@@ -52,10 +59,12 @@ from robot_dynamics.core.streams.joint_states import JointStateMerger
 from robot_dynamics.core.model.model import RobotModel
 from robot_dynamics.ros.spinning import run_nodes
 from robot_dynamics.ros.common import (DIAGNOSTICS_PERIOD, SENSOR_QOS, STALE_TIMEOUT, RateMeter, RejectionCounter,
-                                       ServiceHost, checked_parameter, create_output_publisher, diagnostic_status,
+                                       checked_parameter, create_output_publisher, diagnostic_status,
                                        joint_state_fields, non_negative_parameter, positive_parameter,
-                                       publish_if_subscribed, stamp_seconds)
+                                       stamp_seconds)
 from robot_dynamics.ros.model_source import ModelSource
+from robot_dynamics.ros.odometry_wire import OdometryWireError, read_odometry
+from robot_dynamics.ros.centroidal_diagnostics import FRICTION_COEFFICIENT, CentroidalChecks
 
 OK, WARN, ERROR = DiagnosticStatus.OK, DiagnosticStatus.WARN, DiagnosticStatus.ERROR
 
@@ -115,27 +124,33 @@ class CentroidalNode(Node):
         self._processed = 0
         self._incomplete = 0
         self._processing_times = np.zeros(1000)
+        self._outputs = _SubscribedOutputs()
+        self._point_messages: dict = {}
         self._com_pub = create_output_publisher(self, PointStamped, '~/com', SENSOR_QOS)
         self._linear_pub = create_output_publisher(self, Vector3Stamped, '~/centroidal_momentum/linear', SENSOR_QOS)
         self._angular_pub = create_output_publisher(self, Vector3Stamped, '~/centroidal_momentum/angular', SENSOR_QOS)
         self._zmp_pub = create_output_publisher(self, PointStamped, '~/zmp', SENSOR_QOS)
+        self._lipm_zmp_pub = create_output_publisher(self, PointStamped, '~/lipm_zmp', SENSOR_QOS)
         self._capture_point_pub = create_output_publisher(self, PointStamped, '~/capture_point', SENSOR_QOS)
         self._margins_pub = create_output_publisher(self, JointState, '~/stability_margins', SENSOR_QOS)
         self._polygon_pub = create_output_publisher(self, PolygonStamped, '~/support_polygon', SENSOR_QOS)
         self._markers_pub = create_output_publisher(self, MarkerArray, '~/markers', 10)
         self._diagnostics_pub = create_output_publisher(self, DiagnosticArray, '/diagnostics', 10)
-        # The companion node (no services of its own) receives robot_description on its own
-        # executor thread, beside the stream (spinning.spin_nodes spins it).
-        self.service_host = ServiceHost(self)
-        self.model_source = ModelSource(self, self._on_model, intake_node=self.service_host.node,
+        # robot_description is received and checked in a listener process (ros.description_listener).
+        self.model_source = ModelSource(self, self._on_model,
                                         gravity_check=(_downward, ' pointing along -z of world_frame (the ZMP '
                                                                   'formula assumes it)'))
         group = self._stream_group
-        self.create_subscription(JointState, 'joint_states', self._on_joint_state, INPUT_QOS, callback_group=group)
-        self.create_subscription(Odometry, 'odom', self._on_odometry, INPUT_QOS, callback_group=group)
+        self.create_subscription(JointState, 'joint_states', self._on_joint_state, INPUT_QOS, callback_group=group,
+                                 event_callbacks=_without_event_handlers())
+        # Raw: odometry_wire reads the few fields used from the bytes (an Odometry object costs more
+        # to build than the whole computation of a sample).
+        self.create_subscription(Odometry, 'odom', self._on_odometry, INPUT_QOS, callback_group=group, raw=True,
+                                 event_callbacks=_without_event_handlers())
         for index, topic in enumerate(self.wrench_topics):
             self.create_subscription(WrenchStamped, topic, lambda message, i=index: self._on_wrench(i, message),
-                                     INPUT_QOS, callback_group=group)
+                                     INPUT_QOS, callback_group=group, event_callbacks=_without_event_handlers())
+        self._warned_best_effort: set = set()
         self.create_timer(self.diagnostics_period, self._publish_diagnostics, callback_group=self._diagnostics_group)
 
     # ------------------------------------------------------------------ parameters
@@ -185,6 +200,9 @@ class CentroidalNode(Node):
         self.arrow_scale = checked('momentum_arrow_scale', 0.05, 'length of the momentum arrows per unit momentum '
                                    '[m/(N·s)]', finite, 'is not a finite number')
         self.diagnostics_period = positive('diagnostics_period', DIAGNOSTICS_PERIOD, 'period of /diagnostics [s]')
+        self.checks = CentroidalChecks(positive('friction_coefficient', FRICTION_COEFFICIENT, 'Coulomb coefficient μ '
+                                                'of the contacts; each contact wrench is checked for f_n >= 0 and '
+                                                '|f_t| <= μ f_n', 'coefficient'))
         self.settings = BalanceSettings(contact_frames=self.contact_frame_names, ground_height=ground_height,
                                         contact_height_threshold=contact_height_threshold,
                                         contact_force_threshold=contact_force_threshold,
@@ -220,20 +238,18 @@ class CentroidalNode(Node):
         return live.robot if live else None
 
     # ------------------------------------------------------------------ inputs
-    def _on_odometry(self, message: Odometry) -> None:
+    def _on_odometry(self, serialized: bytes) -> None:
+        """One serialized nav_msgs/Odometry (the subscription is raw)."""
         self._odom_rate.tick()
         try:
-            frame = message.header.frame_id
+            odometry = read_odometry(serialized)
+            frame = odometry.frame_id
             if frame and frame.lstrip('/') != self.world_frame.lstrip('/'):
                 raise OdometryError(f'odom pose is in "{frame}", not in world_frame "{self.world_frame}"')
-            pose, twist = message.pose.pose, message.twist.twist
-            self._odometry.add(stamp_seconds(message.header.stamp),
-                               (pose.position.x, pose.position.y, pose.position.z),
-                               (pose.orientation.x, pose.orientation.y, pose.orientation.z, pose.orientation.w),
-                               (twist.linear.x, twist.linear.y, twist.linear.z),
-                               (twist.angular.x, twist.angular.y, twist.angular.z))
+            self._odometry.add(odometry.stamp, odometry.position, odometry.orientation, odometry.linear,
+                               odometry.angular)
             self._odometry_seen = True
-        except OdometryError as error:
+        except (OdometryError, OdometryWireError) as error:
             self.rejections.reject('bad_odometry', str(error))
             return
         except Exception as error:  # a node never dies from a message
@@ -318,6 +334,7 @@ class CentroidalNode(Node):
         if report.stamp_not_newer:
             self.rejections.reject('repeated_stamp', f'joint state stamp {sample.stamp:.6f} s is not newer than the '
                                                      'previous one: no rate of momentum, no ZMP for it')
+        self.checks.on_report(robot, q, report, self.settings)
         self._publish(sample.header_stamp, report)
         self.last_report = report
         self._last_report_wall = time.monotonic()
@@ -349,22 +366,40 @@ class CentroidalNode(Node):
 
     # ------------------------------------------------------------------ outputs
     def _publish(self, stamp, report: BalanceReport) -> None:
+        """Publish ``report`` on the outputs that have subscribers (the support polygon and the
+        margins are computed only when one of their topics, the markers or diagnostics ask)."""
         header = _header(stamp, self.world_frame)
         state = report.state
-        publish_if_subscribed(self._com_pub, lambda: PointStamped(header=header, point=_point(state.com)))
-        publish_if_subscribed(self._linear_pub, lambda: _vector(header, state.linear_momentum))
-        publish_if_subscribed(self._angular_pub, lambda: _vector(header, state.angular_momentum))
-        if report.zmp is not None:
-            publish_if_subscribed(self._zmp_pub, lambda: PointStamped(header=header, point=_point(report.zmp)))
-        if report.capture_point is not None:
-            publish_if_subscribed(self._capture_point_pub,
-                                  lambda: PointStamped(header=header, point=_point(report.capture_point)))
-        publish_if_subscribed(self._margins_pub, lambda: _margins(header, report))
-        publish_if_subscribed(self._polygon_pub, lambda: _polygon(header, report.polygon))
         now = time.monotonic()
+        outputs, point = self._outputs, self._stamped_point
+        outputs.refresh(now)
+        outputs.publish(self._com_pub, lambda: point(self._com_pub, header, state.com))
+        outputs.publish(self._linear_pub, lambda: _vector(header, state.linear_momentum))
+        outputs.publish(self._angular_pub, lambda: _vector(header, state.angular_momentum))
+        if report.zmp is not None:
+            outputs.publish(self._zmp_pub, lambda: point(self._zmp_pub, header, report.zmp))
+        lipm = self.checks.lipm_zmp
+        if lipm is not None:
+            outputs.publish(self._lipm_zmp_pub, lambda: point(self._lipm_zmp_pub, header, lipm))
+        if report.capture_point is not None:
+            outputs.publish(self._capture_point_pub, lambda: point(self._capture_point_pub, header,
+                                                                   report.capture_point))
+        outputs.publish(self._margins_pub, lambda: _margins(header, report))
+        outputs.publish(self._polygon_pub, lambda: _polygon(header, report.polygon))
         if now - self._last_markers_wall >= self.marker_period:
             self._last_markers_wall = now
-            publish_if_subscribed(self._markers_pub, lambda: self._markers(header, report))
+            outputs.publish(self._markers_pub, lambda: self._markers(header, report))
+
+    def _stamped_point(self, publisher, header: Header, xyz) -> PointStamped:
+        """The PointStamped of ``publisher`` (one object per output, reused: ``publish``
+        serializes it at once) holding ``header`` and the point ``xyz`` [m]."""
+        message = self._point_messages.get(publisher)
+        if message is None:
+            message = self._point_messages[publisher] = PointStamped()
+        message.header = header
+        point = message.point
+        point.x, point.y, point.z = float(xyz[0]), float(xyz[1]), float(xyz[2])
+        return message
 
     def _markers(self, header, report: BalanceReport) -> MarkerArray:
         state, ground = report.state, self.settings.ground_height
@@ -381,6 +416,7 @@ class CentroidalNode(Node):
             markers.append(Marker(header=header, ns='zmp', id=0, action=Marker.DELETE))
         else:
             markers.append(_marker(header, 'zmp', Marker.SPHERE, (1.0, 0.2, 0.2), (0.04, 0.04, 0.04), report.zmp))
+        markers.append(self.checks.lipm_marker(header))
         if report.capture_point is None:
             markers.append(Marker(header=header, ns='capture_point', id=0, action=Marker.DELETE))
         else:
@@ -402,7 +438,9 @@ class CentroidalNode(Node):
         try:
             array = DiagnosticArray()
             array.header.stamp = self.get_clock().now().to_msg()
-            array.status = [self._model_status(), self._input_status(), self._balance_status()]
+            array.status = [self._model_status(), self._input_status(), self._balance_status(),
+                            self.checks.status(f'{self.get_name()}: centroidal checks', self.contact_frame_names,
+                                               self._wrenches, self.stale_timeout)]
             self._diagnostics_pub.publish(array)
         except Exception as error:  # a timer never takes the node down either
             self.rejections.reject('internal_error', f'diagnostics: {error!r}')
@@ -436,12 +474,28 @@ class CentroidalNode(Node):
         values.update({f'rejected_{reason}': count for reason, count in sorted(counts.items())})
         if self._last_report_wall is None:
             return diagnostic_status(name, WARN, 'no complete state yet (joint_states and, for a floating '
-                                                 'base, odom)', values)
+                                                 f'base, odom){self._best_effort_note(values)}', values)
         age = time.monotonic() - self._last_report_wall
         if age > max(self.stale_timeout, 1.0):
-            return diagnostic_status(name, WARN, f'stale: last complete state {age:.1f} s ago', values)
+            return diagnostic_status(name, WARN, f'stale: last complete state {age:.1f} s ago'
+                                                 f'{self._best_effort_note(values)}', values)
         return diagnostic_status(name, WARN if self.rejections.total() else OK,
                                  f'{self._joint_rate.rate():.0f} Hz', values)
+
+    def _best_effort_note(self, values: dict) -> str:
+        """The input topics with a best-effort publisher, which the reliable inputs cannot match
+        (into ``values``, logged once per topic): the stream's subscriptions have no QoS event
+        handlers, each of which is one more entity in the executor's wait set per message."""
+        topics = [self.resolve_topic_name(topic) for topic in ('joint_states', 'odom', *self.wrench_topics)]
+        best_effort = [topic for topic in topics if any(
+            info.qos_profile.reliability == ReliabilityPolicy.BEST_EFFORT
+            for info in self.get_publishers_info_by_topic(topic))]
+        values['best_effort_publishers'] = ' '.join(best_effort) or 'none'
+        for topic in set(best_effort) - self._warned_best_effort:
+            self._warned_best_effort.add(topic)
+            self.get_logger().warning(f'{topic} has a best-effort publisher: this node reads it reliable, so it '
+                                      'receives nothing from it (publish it reliable)')
+        return f'; best-effort publisher on {", ".join(best_effort)}: not received' if best_effort else ''
 
     def _balance_status(self) -> DiagnosticStatus:
         name = f'{self.get_name()}: balance'
@@ -466,6 +520,42 @@ class CentroidalNode(Node):
                                                  'support polygon: the robot cannot stop without a step', values)
         margin = 'no support polygon' if report.zmp_margin is None else f'ZMP margin {report.zmp_margin:.3f} m'
         return diagnostic_status(name, OK, margin, values)
+
+
+def _without_event_handlers() -> SubscriptionEventCallbacks:
+    """No QoS event handlers on a stream input (see :meth:`CentroidalNode._best_effort_note`)."""
+    return SubscriptionEventCallbacks(use_default_callbacks=False)
+
+
+SUBSCRIBERS_REFRESH_PERIOD = 0.1
+"""Period [s] at which the stream looks up which outputs have subscribers. A look-up is a
+middleware call per output topic, per message otherwise; a new subscriber gets its first
+message at most this much later than its match."""
+
+
+class _SubscribedOutputs:
+    """Publishes only on outputs with a matched subscription (a DDS write costs tens of µs even
+    without a reader; on a volatile topic skipping it changes nothing anyone can receive), with
+    the subscriber counts looked up once per :data:`SUBSCRIBERS_REFRESH_PERIOD`."""
+
+    def __init__(self, period: float = SUBSCRIBERS_REFRESH_PERIOD):
+        self._period = period
+        self._checked = -math.inf
+        self._subscribed: dict = {}
+
+    def refresh(self, now: float) -> None:
+        """Forget the counts once they are ``period`` old (``now``: time.monotonic() [s])."""
+        if now - self._checked >= self._period:
+            self._checked = now
+            self._subscribed = {}
+
+    def publish(self, publisher, build_message) -> None:
+        """Publish ``build_message()`` on ``publisher`` if it has a subscriber."""
+        subscribed = self._subscribed.get(publisher)
+        if subscribed is None:
+            subscribed = self._subscribed[publisher] = publisher.get_subscription_count() > 0
+        if subscribed:
+            publisher.publish(build_message())
 
 
 def _downward(gravity) -> bool:

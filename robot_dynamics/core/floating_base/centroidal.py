@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from dataclasses import dataclass
-from typing import Optional, Sequence
+from dataclasses import dataclass, field
+from typing import NamedTuple, Optional, Sequence
 
 import numpy as np
 import pinocchio as pin
@@ -318,6 +318,17 @@ class BalanceSettings:
     max_gap: float = 0.1
 
 
+class SupportFigures(NamedTuple):
+    """The support polygon of a :class:`BalanceReport` and the signed distances [m] of its ZMP,
+    CoM ground projection and capture point to that polygon's edge (positive inside; None
+    when the polygon is empty or the point missing)."""
+
+    polygon: SupportPolygon
+    zmp_margin: Optional[float]
+    com_margin: Optional[float]
+    capture_point_margin: Optional[float]
+
+
 @dataclass(slots=True)
 class BalanceReport:
     """Everything the centroidal node publishes for one state, world frame, SI units.
@@ -326,11 +337,14 @@ class BalanceReport:
     newer than the previous one (``stamp_not_newer``: h_G cannot be differentiated); on the
     kinematic route ``zmp`` is None then and in flight. ``zmp_source`` is ``'kinematic'`` (ḣ_G
     from the estimator) or ``'wrenches'`` (measured contact wrenches). ``capture_point`` ξ on
-    the ground plane (:func:`~robot_dynamics.core.floating_base.capture_point.capture_point`), None when
-    the CoM is not above the ground. ``in_contact`` is a mask over ``contacts.names``.
-    Margins [m] are signed distances to the support polygon edge (positive inside) of the
-    ZMP, the capture point and the CoM ground projection; None when the polygon (flight) or
-    the point is missing. A value object: read it, do not change it.
+    the ground plane z = ``ground_height`` [m]
+    (:func:`~robot_dynamics.core.floating_base.capture_point.capture_point`), None when the CoM
+    is not above the ground. ``in_contact`` is a mask over ``contacts.names``.
+    ``polygon`` and the margins [m] (signed distances to the support polygon edge, positive
+    inside, of the ZMP, the capture point and the CoM ground projection; None when the polygon
+    (flight) or the point is missing) follow from those fields alone: they are computed when
+    first read (a stream that publishes only the CoM never pays for the hull). A value object:
+    read it, do not change it.
     """
 
     stamp: float
@@ -341,12 +355,43 @@ class BalanceReport:
     airborne: bool
     contacts: ContactFrames
     in_contact: np.ndarray
-    polygon: SupportPolygon
-    zmp_margin: Optional[float]
-    com_margin: Optional[float]
+    ground_height: float = 0.0
     capture_point: Optional[np.ndarray] = None
-    capture_point_margin: Optional[float] = None
     stamp_not_newer: bool = False
+    _support: Optional[SupportFigures] = field(default=None, repr=False, compare=False)
+
+    @property
+    def support(self) -> SupportFigures:
+        """Support polygon and margins (computed on the first read, then kept)."""
+        figures = self._support
+        if figures is None:
+            points = self.contacts.positions.tolist()
+            polygon = support_polygon([point for point, touching in zip(points, self.in_contact.tolist())
+                                       if touching], self.ground_height)
+            figures = SupportFigures(polygon, _margin(polygon, self.zmp), _margin(polygon, self.state.com),
+                                     _margin(polygon, self.capture_point))
+            self._support = figures
+        return figures
+
+    @property
+    def polygon(self) -> SupportPolygon:
+        """Convex hull of the contact points touching the ground (empty in flight)."""
+        return self.support.polygon
+
+    @property
+    def zmp_margin(self) -> Optional[float]:
+        """Signed distance of the ZMP to the support polygon edge [m], positive inside."""
+        return self.support.zmp_margin
+
+    @property
+    def com_margin(self) -> Optional[float]:
+        """Signed distance of the CoM ground projection to the support polygon edge [m]."""
+        return self.support.com_margin
+
+    @property
+    def capture_point_margin(self) -> Optional[float]:
+        """Signed distance of the capture point to the support polygon edge [m]."""
+        return self.support.capture_point_margin
 
 
 class CentroidalMonitor:
@@ -389,9 +434,8 @@ class CentroidalMonitor:
             raise CentroidalInputError(f'centroidal momentum not finite: {error}') from None
         contacts = contact_frames_after_kinematics(self.robot, self._frame_names, self._frame_ids)
         com, mass, ground = state.com.tolist(), state.mass, settings.ground_height
-        points = contacts.positions.tolist()
         if foot_wrenches is None:
-            in_contact = contacts_by_height(points, ground, settings.contact_height_threshold)
+            in_contact = contacts_by_height(contacts.positions.tolist(), ground, settings.contact_height_threshold)
             zmp = None if rate is None else self._kinematic_zmp(com, rate)
             airborne = rate is not None and zmp is None
             source = 'kinematic'
@@ -402,14 +446,12 @@ class CentroidalMonitor:
                                                   settings.min_normal_force)
             airborne = zmp is None
             source = 'wrenches'
-        polygon = support_polygon([point for point, touching in zip(points, in_contact.tolist()) if touching], ground)
         lx, ly, lz, _, _, _ = state.momentum.tolist()
         capture_xy = capture_point_xy(com, [lx / mass, ly / mass, lz / mass], ground, settings.gravity)
         return BalanceReport(stamp=stamp, state=state, rate=rate, zmp=zmp, zmp_source=source, airborne=airborne,
-                             contacts=contacts, in_contact=in_contact, polygon=polygon,
-                             zmp_margin=_margin(polygon, zmp), com_margin=_margin(polygon, com),
+                             contacts=contacts, in_contact=in_contact, ground_height=ground,
                              capture_point=None if capture_xy is None else np.array([*capture_xy, ground]),
-                             capture_point_margin=_margin(polygon, capture_xy), stamp_not_newer=stamp_not_newer)
+                             stamp_not_newer=stamp_not_newer)
 
     def _kinematic_zmp(self, com: list, rate: MomentumRate) -> Optional[np.ndarray]:
         settings, mass = self.settings, rate.mass
