@@ -163,7 +163,8 @@ def test_an_impossible_parameter_falls_back_to_its_default(ros, name, requested,
     try:
         live = node._live
         used = {'stale_timeout': live.estimator.stale_timeout,
-                'diagnostics_period': min(timer.timer_period_ns for timer in node.timers) * 1e-9,
+                'diagnostics_period': next(timer.timer_period_ns for timer in node.timers
+                                           if timer.callback == node._publish_diagnostics) * 1e-9,
                 'buffer_duration': live.buffer.capacity / 1000.0,
                 'buffer_max_rate': live.buffer.capacity / 30.0,
                 'acceleration_window': live.estimator.differentiator.window,

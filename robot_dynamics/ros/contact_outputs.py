@@ -206,7 +206,8 @@ class ContactOutputs:
             state.efforts_missing = True
             return None
         state.efforts_missing = False
-        return observer.update(sample.stamp, sample.positions, sample.velocities, sample.efforts)
+        efforts = sample.efforts if sample.known_torques is None else sample.efforts + sample.known_torques
+        return observer.update(sample.stamp, sample.positions, sample.velocities, efforts)  # r: τ_ext − Jᵀ F_known
 
     def _publish_ratio(self, header, names: tuple, ratios: np.ndarray) -> None:
         message = self._ratio_message

@@ -12,7 +12,9 @@ Topics (relative names; the node's default name is ``dynamics``):
   ``~/clear_payload_buffer``, ``~/record_baseline``;
 * contact handling (:mod:`~robot_dynamics.ros.contact_outputs`): ``~/external_torques`` is the
   momentum observer's r by default (``external_torque_method``), plus ``~/contact``,
-  ``~/contact_ratio``, ``~/external_wrench`` and ``~/calibrate_contact_thresholds``.
+  ``~/contact_ratio``, ``~/external_wrench`` and ``~/calibrate_contact_thresholds``;
+* tool outputs (:mod:`~robot_dynamics.ros.tool_outputs`): ``~/effective_mass`` (a low-rate timer)
+  and ``~/known_external_wrench`` (taken into ``~/inverse_dynamics_torques`` and ``~/external_torques``).
 
 q̈ for inverse dynamics comes from :class:`~robot_dynamics.core.streams.differentiation.CausalDifferentiator`
 on the measured velocities (least-squares slope over ``acceleration_window`` samples,
@@ -34,6 +36,7 @@ import functools
 import os
 import threading
 import time
+from array import array as typed_array
 from dataclasses import dataclass
 from typing import Optional
 
@@ -57,6 +60,7 @@ from robot_dynamics.ros.common import (DIAGNOSTICS_PERIOD, JOINT_STATE_QOS, LATC
                                        ServiceHost, checked_parameter, create_output_publisher, diagnostic_status,
                                        joint_state_fields, never_raises, positive_parameter)
 from robot_dynamics.ros.contact_outputs import ContactOutputs
+from robot_dynamics.ros.tool_outputs import ToolOutputs
 from robot_dynamics.ros.model_source import ModelSource
 from robot_dynamics.ros.service_worker import (DEFAULT_CPU_SHARE, ServiceWorker, SharedRecording, identify_payload_job,
                                                validate_inertia_job)
@@ -103,10 +107,11 @@ class DynamicsNode(Node):
         self._inverse_topic = _TorqueTopic(self, '~/inverse_dynamics_torques')
         self._external_topic = _TorqueTopic(self, '~/external_torques')
         self.contact = ContactOutputs(self, self.payload_link)
+        self.tool = ToolOutputs(self, self.payload_link)
         self._payload_pub = create_output_publisher(self, InertiaStamped, '~/payload', LATCHED_QOS)
         self._diagnostics_pub = create_output_publisher(self, DiagnosticArray, '/diagnostics', 10)
         self.service_host = ServiceHost(self)
-        self.model_source = ModelSource(self, self._on_model, intake_node=self.service_host.node)
+        self.model_source = ModelSource(self, self._on_model)
         self.create_subscription(JointState, 'joint_states', self._on_joint_state, JOINT_STATE_QOS)
         self._worker = ServiceWorker(self.service_cpu_share)
         for name, handler in (('~/identify_payload', self._identify_payload),
@@ -267,6 +272,7 @@ class DynamicsNode(Node):
         if sample is None:
             self._incomplete += 1
             return
+        sample = self.tool.process(live.robot, sample)
         names, header = live.robot.joint_names, message.header
         self._inverse_topic.publish(header, names, sample.inverse_dynamics)
         self._gravity_topic.publish(header, names, sample.gravity)
@@ -441,6 +447,7 @@ class DynamicsNode(Node):
             array.header.stamp = self.get_clock().now().to_msg()
             array.status = [self._model_status(), self._input_status(), self._margin_status()]
             array.status.extend(self.contact.statuses())
+            array.status.extend(self.tool.statuses())
             array.status.extend(self._validation_statuses)
             self._diagnostics_pub.publish(array)
         except Exception as error:  # a timer (or the service that calls this) never takes the node down either
@@ -523,7 +530,7 @@ class _TorqueTopic:
         if names is not self._names:
             message.name, self._names = list(names), names
         message.header = header
-        message.effort = torques.tolist()
+        message.effort = typed_array('d', np.asarray(torques, dtype=np.float64).tobytes())  # half tolist()'s cost
         self.publisher.publish(message)
 
 

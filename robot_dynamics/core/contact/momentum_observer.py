@@ -36,7 +36,8 @@ from robot_dynamics.core.identification.friction import FrictionModel
 from robot_dynamics.core.model.model import RobotModel
 
 DEFAULT_GAIN = 50.0
-"""Observer gain K_O [1/s]: time constant 20 ms."""
+"""Observer gain K_O [1/s]: time constant 20 ms. It sets the noise (∝ K_O) and the settling, not
+the detection delay (:mod:`~robot_dynamics.core.contact.detection_delay`)."""
 
 DEFAULT_MAX_GAP = 0.1
 """Longest accepted time between two samples [s]; a longer gap restarts the observer."""
@@ -78,8 +79,9 @@ class MomentumObserver:
         self.max_gap = float(max_gap)
         self._direct = (robot.model.nq == robot.model.nv == robot.num_joints and not robot.mimic_joint_names)
         self._joints = slice(robot.base_dofs, None)
+        self._base_at_rest = None if self._direct else _floating_base_at_rest(robot)
         self._uniform_gain = float(gains[0]) if np.all(gains == gains[0]) else None
-        self._crba_fills_lower = self._direct and _crba_fills_lower_triangle(robot)
+        self._crba_fills_lower = (self._direct or self._base_at_rest is not None) and _crba_fills_lower_triangle(robot)
         self.restarts = 0
         self.last_restart_reason = 'no sample yet'
         self.reset('first sample')
@@ -106,18 +108,27 @@ class MomentumObserver:
 
     def _model_terms(self, positions: np.ndarray, velocities: np.ndarray) -> tuple:
         robot = self.robot
-        if self._direct:
-            model, data = robot.model, robot.data
-            q, v = np.asarray(positions, dtype=float), np.asarray(velocities, dtype=float)
+        if self._direct or self._base_at_rest is not None:
+            model, data, joints = robot.model, robot.data, self._joints
+            q, v = self._pinocchio_vectors(positions, velocities)
             mass = pin.crba(model, data, q)
             if not self._crba_fills_lower:  # pinocchio < 3 fills the upper triangle only
                 mass = np.triu(mass) + np.triu(mass, 1).T
             coriolis = pin.computeCoriolisMatrix(model, data, q, v).copy()
             gravity = pin.computeGeneralizedGravity(model, data, q)
-            return mass, coriolis, gravity
+            return mass[joints, joints], coriolis[joints, joints], gravity[joints]
         q, v, joints = robot.configuration(positions), robot.tangent(velocities), self._joints
         return (dynamics.mass_matrix(robot, q)[joints, joints], dynamics.coriolis_matrix(robot, q, v)[joints, joints],
                 dynamics.gravity_torques(robot, q)[joints])
+
+    def _pinocchio_vectors(self, positions: np.ndarray, velocities: np.ndarray) -> tuple:
+        """pinocchio's q, v: the joint vectors themselves, or (floating base whose joints fill
+        q[7:], v[6:]) the base at rest at the identity pose, written into reused buffers."""
+        if self._base_at_rest is None:
+            return np.asarray(positions, dtype=float), np.asarray(velocities, dtype=float)
+        q, v = self._base_at_rest
+        q[7:], v[6:] = positions, velocities
+        return q, v
 
     def update(self, stamp: float, positions: np.ndarray, velocities: np.ndarray,
                efforts: np.ndarray) -> Optional[np.ndarray]:
@@ -142,6 +153,17 @@ class MomentumObserver:
         self.residual = np.zeros(self.robot.num_joints)
         self.restarts += 1
         self.last_restart_reason = reason
+
+
+def _floating_base_at_rest(robot: RobotModel) -> Optional[tuple]:
+    """(q, v) buffers of a floating base at rest at the identity pose, for a model whose joints
+    are pinocchio's q[7:] and v[6:] as they are (no mimic, no continuous joint); else None."""
+    model, joints = robot.model, robot.num_joints
+    if not robot.floating_base or robot.mimic_joint_names or model.nq != 7 + joints or model.nv != 6 + joints:
+        return None
+    q = np.zeros(model.nq)
+    q[6] = 1.0  # quaternion (x, y, z, w) of the identity orientation
+    return q, np.zeros(model.nv)
 
 
 def _crba_fills_lower_triangle(robot: RobotModel) -> bool:

@@ -107,11 +107,7 @@ def _external_forces(robot: RobotModel, q: np.ndarray, known_wrench: KnownWrench
     """pinocchio external forces, one per joint, in each joint's frame: the known wrench moved
     from the frame origin to its parent joint."""
     model, data = robot.model, robot.data
-    if not model.existFrame(known_wrench.frame):
-        raise KnownWrenchError(f'frame "{known_wrench.frame}" is not in model "{robot.name}"')
-    frame = model.frames[model.getFrameId(known_wrench.frame)]
-    if frame.parentJoint == 0:
-        raise KnownWrenchError(f'frame "{known_wrench.frame}" is fixed to the world: a wrench there loads no joint')
+    frame = model.frames[_loaded_frame_id(robot, known_wrench.frame)]
     force, moment = known_wrench.force, known_wrench.moment
     if known_wrench.expressed_in == 'world':
         pin.framesForwardKinematics(model, data, q)
@@ -120,3 +116,41 @@ def _external_forces(robot: RobotModel, q: np.ndarray, known_wrench: KnownWrench
     external = [pin.Force.Zero() for _ in range(model.njoints)]
     external[frame.parentJoint] = frame.placement.act(pin.Force(force, moment))
     return external
+
+
+class KnownWrenchTorques:
+    """Jᵀ(q) F [N·m] of one known wrench at each joint pose: what τ = ID − Jᵀ F takes off the
+    inverse dynamics, one frame Jacobian per call (fit for a live stream). Joints in
+    ``robot.joint_names`` order; a floating base is held at rest at the identity pose (joint
+    part only), as :class:`~robot_dynamics.core.streams.live_torques.LiveTorqueEstimator`
+    evaluates it. Raises :class:`KnownWrenchError` for an unknown or world-fixed frame."""
+
+    def __init__(self, robot: RobotModel, known_wrench: KnownWrench):
+        self.frame_id = _loaded_frame_id(robot, known_wrench.frame)
+        self.robot, self.known_wrench = robot, known_wrench
+        self._reference = pin.LOCAL if known_wrench.expressed_in == 'local' else pin.LOCAL_WORLD_ALIGNED
+        self._wrench = np.concatenate([known_wrench.force, known_wrench.moment])
+        self._joint_coupling = robot.coupling[:, robot.base_dofs:].T
+
+    def torques(self, joint_positions: np.ndarray) -> np.ndarray:
+        """Jᵀ(q) F [N·m] at ``joint_positions`` [rad, m] (``robot.joint_names`` order)."""
+        robot = self.robot
+        jacobian = pin.computeFrameJacobian(robot.model, robot.data, robot.configuration(joint_positions),
+                                            self.frame_id, self._reference)
+        return self._joint_coupling @ (jacobian.T @ self._wrench)
+
+    def __repr__(self) -> str:
+        wrench = self.known_wrench
+        return (f'KnownWrenchTorques(frame={wrench.frame!r}, force={np.round(wrench.force, 3).tolist()} N, '
+                f'moment={np.round(wrench.moment, 3).tolist()} N·m, {wrench.expressed_in})')
+
+
+def _loaded_frame_id(robot: RobotModel, frame: str) -> int:
+    """pinocchio id of ``frame``; :class:`KnownWrenchError` unless it is a frame on a moving link."""
+    model = robot.model
+    if not model.existFrame(frame):
+        raise KnownWrenchError(f'frame "{frame}" is not in model "{robot.name}"')
+    frame_id = model.getFrameId(frame)
+    if model.frames[frame_id].parentJoint == 0:
+        raise KnownWrenchError(f'frame "{frame}" is fixed to the world: a wrench there loads no joint')
+    return frame_id
