@@ -1,10 +1,14 @@
 """A new robot_description never stalls the torque stream: a real dynamics_node process keeps
-answering every joint state while large and hostile descriptions arrive, every output is one
-model's g(q), and the description checker process refuses exactly what the node would.
+answering every joint state while huge and hostile descriptions arrive, every output is one
+model's g(q), the descriptions are received and checked by the node's listener process
+(never by the node's own process), which refuses exactly what the node would, is replaced when
+it crashes and ends with the node.
 
 Behaviour only (every input answered, no output mixing two models, the right models loaded
 and refused, the node alive); the latency targets are ``robot_dynamics bench descriptions``'s.
 """
+import io
+import json
 import os
 import signal
 import subprocess
@@ -16,14 +20,22 @@ import pytest
 
 pytest.importorskip('rclpy')
 
+from rclpy.serialization import serialize_message  # noqa: E402
+from std_msgs.msg import String  # noqa: E402
+
+from robot_dynamics.core.model.urdf import MAX_DESCRIPTION_BYTES  # noqa: E402
 from robot_dynamics.models import ARM_URDF  # noqa: E402
-from robot_dynamics.ros.model_source import IN_PROCESS_LIMIT, DescriptionChecker, description_problem  # noqa: E402
-from robot_dynamics.instruments import reliability  # noqa: E402
+from robot_dynamics.instruments import processes, reliability  # noqa: E402
 from robot_dynamics.instruments.reliability import ACCEPTED, REJECTED  # noqa: E402
+from robot_dynamics.ros.description_listener import (DescriptionForwarder, DescriptionListener,  # noqa: E402
+                                                     ListenerSettings, listener_node_name)
+from robot_dynamics.ros.model_source import description_problem  # noqa: E402
 
 URDF = str(ARM_URDF)
 GOOD = ARM_URDF.read_text()
 GRAVITY = [0.0, 0.0, -9.81]
+HUGE = GOOD.replace('</robot>', '<!--' + 'x' * 30_000_000 + '--></robot>')
+"""A 30 MB description: three times the size limit."""
 
 
 def hostile(category: str) -> str:
@@ -40,7 +52,8 @@ def test_the_stream_answers_every_input_while_large_and_hostile_descriptions_arr
                 (hostile('oversize_50MB'), REJECTED), (reliability._chain(2500, 'fixed'), REJECTED),
                 (reliability.description_scenario_texts(GOOD)[1][0], REJECTED), (GOOD[:len(GOOD) // 2], REJECTED),
                 (variant, ACCEPTED), (variant, 'same'), ('<robot name="broken"><link', REJECTED), (GOOD, ACCEPTED)]
-    assert sum(len(text) > IN_PROCESS_LIMIT for text, _ in sequence) >= 4
+    sequence.insert(3, (HUGE, REJECTED))
+    assert sum(len(text) > MAX_DESCRIPTION_BYTES for text, _ in sequence) >= 3
     with reliability._NodeUnderTest('dynamics', ['-p', 'diagnostics_period:=0.05'], 'gravity_torques', URDF,
                                     keep_messages=True, connect=False, names=list(names[0] + names[1]),
                                     deep_history=True) as run:
@@ -51,6 +64,9 @@ def test_the_stream_answers_every_input_while_large_and_hostile_descriptions_arr
             descriptions.publish(GOOD)
             run.feeder.wait_connected()
             assert reliability.wait_for(lambda: model('models_loaded') == 1, 30.0)
+            listener = listener_node_name(run.node_name)
+            assert reliability.wait_for(lambda: subscribers(run.feeder.node, '/bench/robot_description') == [listener],
+                                        30.0), subscribers(run.feeder.node, '/bench/robot_description')
             # 200 Hz: the node's 1000-deep input queue holds 5 s, room for any stall of a busy machine.
             stream = run.stream_in_background(200.0)
             assert reliability.wait_for(lambda: bool(run.feeder.received), 30.0)
@@ -79,33 +95,89 @@ def test_the_stream_answers_every_input_while_large_and_hostile_descriptions_arr
         assert seen == set(names), 'the swap to the variant and back did not show in the outputs'
 
 
-def test_the_checker_process_refuses_exactly_what_the_node_refuses():
+def subscribers(node, topic: str) -> list:
+    """Names of the nodes subscribed to ``topic`` (from the ROS graph)."""
+    return sorted(info.node_name for info in node.get_subscriptions_info_by_topic(topic))
+
+
+def forwarded(texts, settings: ListenerSettings) -> list:
+    """What the listener sends the node for each text of ``texts`` in turn: ('accepted', text),
+    ('refused', reason) or nothing (a repeat of the text last accepted)."""
+    output = io.BytesIO()
+    forwarder = DescriptionForwarder(settings, output)
+    for text in texts:
+        forwarder.on_message(serialize_message(String(data=text)))
+    stream, items = io.BytesIO(output.getvalue()), []
+    for line in iter(stream.readline, b''):
+        header = json.loads(line)
+        if 'accepted' in header:
+            items.append(('accepted', stream.read(header['accepted']).decode('utf-8')))
+        else:
+            items.append(('refused', header['refused']))
+    return items
+
+
+def settings(max_joints: int = 100, root_joint: str = 'fixed') -> ListenerSettings:
+    return ListenerSettings('/robot_description', 'test_description_listener', '/', root_joint, tuple(GRAVITY),
+                            max_joints)
+
+
+def test_the_listener_refuses_exactly_what_the_node_refuses_and_sends_only_usable_descriptions():
     cases = [GOOD, hostile('many_attributes'), hostile('deep_nesting'), reliability._chain(2500, 'fixed'),
-             reliability._chain(1500, 'fixed'), GOOD.replace('fr3_', 'ジョイント_'), GOOD[:5000]]
-    checker = DescriptionChecker()
+             reliability._chain(1500, 'fixed'), reliability._chain(30), GOOD.replace('fr3_', 'ジョイント_'),
+             GOOD[:5000]]
+    for text in cases:
+        problem = description_problem(text, 'fixed', GRAVITY, 100)
+        assert forwarded([text], settings()) == [('refused', problem) if problem else ('accepted', text)]
+    problem = description_problem(GOOD, 'fixed', GRAVITY, 6)
+    assert problem and forwarded([GOOD], settings(max_joints=6)) == [('refused', problem)]
+
+
+def test_the_listener_refuses_an_oversized_message_by_its_length_and_never_resends_the_model_in_use():
+    variant = reliability.renamed_variant(GOOD)
+    items = forwarded([GOOD, GOOD, HUGE, GOOD, '<robot', GOOD, variant, GOOD], settings())
+    assert [kind for kind, _ in items] == ['accepted', 'refused', 'refused', 'accepted', 'accepted']
+    assert items[0][1] == GOOD and items[3][1] == variant and items[4][1] == GOOD
+    assert f'over the {MAX_DESCRIPTION_BYTES}-byte limit' in items[1][1]
+    assert 'not valid XML' in items[2][1]
+
+
+def test_a_crashed_listener_is_reported_and_replaced_and_the_new_one_takes_descriptions():
+    accepted, refused = [], []
+    topic = f'/swap_crash_{os.getpid()}/robot_description'
+    listener = DescriptionListener(ListenerSettings(topic, f'swap_crash_{os.getpid()}_description_listener', '/',
+                                                    'fixed', tuple(GRAVITY), 100), accepted.append, refused.append)
+    descriptions = reliability._DescriptionPublisher(topic)
     try:
-        for text in cases:
-            assert checker.problem(text, 'fixed', GRAVITY, 100) == description_problem(text, 'fixed', GRAVITY, 100)
-        assert checker.problem(GOOD, 'fixed', GRAVITY, 6) == description_problem(GOOD, 'fixed', GRAVITY, 6) != ''
+        assert listener.ready.wait(60.0), 'the listener never subscribed'
+        descriptions.publish(GOOD)
+        assert reliability.wait_for(lambda: accepted == [GOOD], 60.0)
+        first = listener.pid
+        owned = processes.dds_files_of(first)
+        os.kill(first, signal.SIGKILL)  # as a crash in the parser would end it
+        assert reliability.wait_for(lambda: any('listener process ended' in reason for reason in refused), 30.0)
+        processes.remove_unused_dds_files(owned, ports=False)  # what a crashed process cannot remove
+        assert reliability.wait_for(lambda: listener.pid not in (None, first) and listener.ready.is_set(), 60.0)
+        # The new listener gets the last description again (transient local), then the next ones.
+        assert reliability.wait_for(lambda: len(accepted) == 2, 60.0) and accepted[1] == GOOD
+        descriptions.publish('<robot name="broken"><link')
+        assert reliability.wait_for(lambda: any('not valid XML' in reason for reason in refused), 60.0)
     finally:
-        checker.close()
+        descriptions.close()
+        last = listener.pid
+        listener.close()
+    assert listener.pid is None and not (last and Path(f'/proc/{last}').exists() and not _is_zombie(last))
 
 
-def test_a_crashed_checker_refuses_that_description_and_is_replaced_for_the_next():
-    checker = DescriptionChecker()
+def _is_zombie(pid: int) -> bool:
     try:
-        assert checker.problem(GOOD, 'fixed', GRAVITY, 100) == ''
-        os.kill(checker._process.pid, signal.SIGKILL)  # as a crash in the parser would end it
-        assert 'could not be checked' in checker.problem(GOOD, 'fixed', GRAVITY, 100)
-        assert checker.problem(GOOD, 'floating', GRAVITY, 100) == ''
-        assert 'not valid XML' in checker.problem(GOOD[:100], 'fixed', GRAVITY, 100)
-    finally:
-        checker.close()
-    assert checker._process is None
+        return Path(f'/proc/{pid}/stat').read_text().rsplit(')', 1)[1].split()[0] == 'Z'
+    except (OSError, IndexError):
+        return True
 
 
-def checker_processes_of(pid: int) -> list:
-    """Process ids of the description checkers whose parent is ``pid``."""
+def listener_processes_of(pid: int) -> list:
+    """Process ids of the live description listener processes whose parent is ``pid``."""
     found = []
     for entry in Path('/proc').iterdir():
         try:
@@ -113,29 +185,44 @@ def checker_processes_of(pid: int) -> list:
             command = (entry / 'cmdline').read_bytes()
         except (OSError, ValueError, IndexError):
             continue
-        if parent == pid and b'serve_checks' in command:
+        if parent == pid and b'description_listener' in command and not _is_zombie(int(entry.name)):
             found.append(int(entry.name))
     return found
 
 
-def test_ctrl_c_ends_a_node_and_its_checker_cleanly():
-    name = f'swap_shutdown_{os.getpid()}'
-    process = subprocess.Popen([sys.executable, '-m', 'robot_dynamics.ros.dynamics_node', '--ros-args', '-r',
-                                f'__node:={name}', '-r', 'robot_description:=/bench/robot_description'],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+def start_dynamics_node(name: str) -> subprocess.Popen:
+    return processes.start_node_process([sys.executable, '-m', 'robot_dynamics.ros.dynamics_node', '--ros-args', '-r',
+                                         f'__node:={name}', '-r', 'robot_description:=/bench/robot_description'],
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+
+def test_ctrl_c_ends_a_node_and_its_listener_cleanly():
+    process = start_dynamics_node(f'swap_shutdown_{os.getpid()}')
     descriptions = reliability._DescriptionPublisher('/bench/robot_description')
     try:
-        descriptions.publish(GOOD)  # the first model starts the checker
-        assert reliability.wait_for(lambda: bool(checker_processes_of(process.pid)), 60.0), 'no checker started'
-        checkers = checker_processes_of(process.pid)
+        descriptions.publish(GOOD)
+        assert reliability.wait_for(lambda: bool(listener_processes_of(process.pid)), 120.0), 'no listener started'
+        listeners = listener_processes_of(process.pid)
         time.sleep(1.0)
         process.send_signal(signal.SIGINT)
-        _, stderr = process.communicate(timeout=15.0)
+        _, stderr = process.communicate(timeout=30.0)
     finally:
         descriptions.close()
         if process.poll() is None:
-            process.kill()
+            processes.kill_node_process(process)
             process.communicate()
     assert process.returncode == 0, stderr
     assert b'Traceback' not in stderr, stderr
-    assert reliability.wait_for(lambda: not any(Path(f'/proc/{pid}').exists() for pid in checkers), 5.0)
+    assert reliability.wait_for(lambda: not any(Path(f'/proc/{pid}').exists() for pid in listeners), 10.0)
+
+
+def test_the_listener_ends_when_its_node_is_killed():
+    process = start_dynamics_node(f'swap_killed_{os.getpid()}')
+    try:
+        assert reliability.wait_for(lambda: bool(listener_processes_of(process.pid)), 120.0), 'no listener started'
+        listeners = listener_processes_of(process.pid)
+    finally:
+        processes.kill_node_process(process)  # SIGKILL: no clean-up of its own
+        process.communicate()
+    assert reliability.wait_for(lambda: not any(Path(f'/proc/{pid}').exists() and not _is_zombie(pid)
+                                                for pid in listeners), 30.0), 'the listener outlived its node'

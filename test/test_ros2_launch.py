@@ -203,7 +203,8 @@ def nodes_in(harness, namespace: str) -> list:
 
 def wait_for_nodes(harness, launch: Launch, namespace: str, expected: list) -> None:
     """Wait until the ``expected`` nodes (and dynamics' service companion) are up in
-    ``namespace``; then each name must be there once, and nothing else but service companions."""
+    ``namespace``; then each name must be there once, and nothing else but the nodes' service
+    companions and description listeners."""
     wanted = set(expected) | {'dynamics_services'}
     assert wait_for(lambda: wanted <= set(nodes_in(harness, namespace)) or launch.process.poll() is not None,
                     START_TIMEOUT), f'{nodes_in(harness, namespace)} lacks some of {sorted(wanted)}\n{launch.text()}'
@@ -211,7 +212,8 @@ def wait_for_nodes(harness, launch: Launch, namespace: str, expected: list) -> N
     time.sleep(2.0)  # a duplicate name would be discovered by now
     names = nodes_in(harness, namespace)
     assert len(names) == len(set(names)), f'a node name is taken twice: {names}'
-    assert wanted <= set(names) <= set(expected) | {f'{name}_services' for name in expected}, names
+    companions = {f'{name}{suffix}' for name in expected for suffix in ('_services', '_description_listener')}
+    assert wanted <= set(names) <= set(expected) | companions, names
 
 
 def wait_for_service(harness, service_type, name: str) -> None:

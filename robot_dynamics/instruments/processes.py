@@ -19,32 +19,17 @@ Linux only (``prctl``, ``/proc``); elsewhere the processes start plainly and not
 """
 from __future__ import annotations
 
-import ctypes
 import os
 import signal
 import subprocess
 from pathlib import Path
 from typing import Iterable, Optional, Sequence
 
+from robot_dynamics.ros.child_process import die_with_parent as _die_with_parent
+
 SHARED_MEMORY = Path('/dev/shm')
 DDS_PREFIXES = ('fastdds_', 'fastrtps_', 'fast_datasharing_', 'sem.fastdds_', 'sem.fastrtps_')
 """Name prefixes of the Fast DDS (and older Fast RTPS) files in :data:`SHARED_MEMORY`."""
-
-_PR_SET_PDEATHSIG = 1
-
-
-def _die_with_parent(parent_pid: int):
-    """A ``preexec_fn``: ask the kernel for SIGTERM when the parent ends (nodes end cleanly on
-    SIGTERM), and end at once if the parent is already gone."""
-    def preexec() -> None:
-        try:
-            libc = ctypes.CDLL(None, use_errno=True)
-            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
-        except (OSError, AttributeError):  # not Linux: a plain child
-            return
-        if os.getppid() != parent_pid:
-            os._exit(1)
-    return preexec
 
 
 def start_node_process(command: Sequence[str], **popen_arguments) -> subprocess.Popen:
