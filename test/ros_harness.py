@@ -8,7 +8,7 @@ import rclpy
 from rclpy.node import Node
 
 from robot_dynamics.ros.spinning import NodeSpinner
-from robot_dynamics.instruments.reliability import wait_for  # also imported by the tests from here
+from robot_dynamics.instruments.reliability_common import wait_for  # also imported by the tests from here
 from robot_dynamics.instruments.processes import start_node_process, stop_node_process  # noqa: F401  node processes that end with the test run
 
 

@@ -9,8 +9,8 @@ import pytest
 from scipy.integrate import solve_ivp
 from scipy.spatial.transform import Rotation
 
-from robot_dynamics.core.floating_base.capture_point import (CapturePointInputError, capture_point, capture_point_xy,
-                                               pendulum_frequency)
+from robot_dynamics.core.floating_base.capture_point import (CapturePointInputError, capture_point,
+                                                             capture_point_xy, pendulum_frequency)
 from robot_dynamics.core.floating_base.centroidal import BalanceSettings, CentroidalMonitor, centroidal_state
 from robot_dynamics.core.model.model import RobotModel
 from robot_dynamics.core.floating_base.support_polygon import support_polygon

@@ -10,10 +10,14 @@ import pytest
 from scipy.spatial.transform import Rotation
 
 from robot_dynamics.core.dynamics import joint_space as dynamics
-from robot_dynamics.core.floating_base.centroidal import (BalanceSettings, BaseStateBuffer, CentroidalInputError, CentroidalMonitor,
-                                            OdometryError, base_pose_from_odometry, base_velocity_from_odometry,
-                                            centroidal_momentum_matrix, centroidal_momentum_rate, centroidal_state,
-                                            floating_base_model, zero_moment_point, zero_moment_point_from_wrenches)
+from robot_dynamics.core.floating_base.centroidal import (BalanceSettings, BaseStateBuffer,
+                                                          CentroidalInputError, CentroidalMonitor,
+                                                          OdometryError, base_pose_from_odometry,
+                                                          base_velocity_from_odometry,
+                                                          centroidal_momentum_matrix,
+                                                          centroidal_momentum_rate, centroidal_state,
+                                                          floating_base_model, zero_moment_point,
+                                                          zero_moment_point_from_wrenches)
 from robot_dynamics.core.streams.differentiation import PolynomialDifferentiator, SampleOrderError
 from robot_dynamics.core.model.model import RobotModel
 from robot_dynamics.models import ARM_URDF, QUADRUPED_URDF

@@ -11,9 +11,11 @@ from scipy.spatial.transform import Rotation
 from robot_dynamics.core.floating_base.centroidal import (CentroidalInputError, centroidal_momentum_matrix,
                                                           centroidal_momentum_rate, centroidal_state,
                                                           zero_moment_point)
-from robot_dynamics.core.floating_base.centroidal_checks import (FlightDriftMonitor, centroidal_matrix_condition,
-                                                                 compare_zero_moment_points, friction_cone_check,
-                                                                 friction_cone_checks, lipm_zero_moment_point,
+from robot_dynamics.core.floating_base.centroidal_checks import (FlightDriftMonitor,
+                                                                 centroidal_matrix_condition,
+                                                                 compare_zero_moment_points,
+                                                                 friction_cone_check, friction_cone_checks,
+                                                                 lipm_zero_moment_point,
                                                                  lipm_zmp_from_momentum_rate)
 from robot_dynamics.core.model.model import RobotModel
 from robot_dynamics.models import QUADRUPED_URDF

@@ -8,8 +8,9 @@ import pinocchio as pin
 import pytest
 from scipy.spatial.transform import Rotation
 
-from robot_dynamics.core.floating_base.centroidal import (centroidal_momentum_matrix, centroidal_momentum_rate,
-                                                          centroidal_state, floating_base_model)
+from robot_dynamics.core.floating_base.centroidal import (centroidal_momentum_matrix,
+                                                          centroidal_momentum_rate, centroidal_state,
+                                                          floating_base_model)
 from robot_dynamics.core.floating_base.centroidal_checks import compare_zero_moment_points
 from robot_dynamics.core.model.model import RobotModel
 from robot_dynamics.models import ARM_URDF, QUADRUPED_URDF
@@ -24,7 +25,7 @@ from std_msgs.msg import String  # noqa: E402
 from visualization_msgs.msg import MarkerArray  # noqa: E402
 
 from robot_dynamics.ros.centroidal_node import CentroidalNode  # noqa: E402
-from robot_dynamics.ros.common import DESCRIPTION_QOS, SENSOR_QOS  # noqa: E402
+from robot_dynamics.ros.topics import DESCRIPTION_QOS, SENSOR_QOS
 from ros_harness import wait_for  # noqa: E402
 
 G = 9.81

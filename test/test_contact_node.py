@@ -20,7 +20,7 @@ from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Bool, String  # noqa: E402
 from std_srvs.srv import Trigger  # noqa: E402
 
-from robot_dynamics.ros.common import DESCRIPTION_QOS, SENSOR_QOS  # noqa: E402
+from robot_dynamics.ros.topics import DESCRIPTION_QOS, SENSOR_QOS
 from robot_dynamics.ros.dynamics_node import DynamicsNode  # noqa: E402
 from robot_dynamics.ros.sim_robot import SimRobot  # noqa: E402
 

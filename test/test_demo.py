@@ -66,7 +66,7 @@ def test_sim_robot_stamps_every_sample_on_the_clock_of_its_motion_start(ros):
     from sensor_msgs.msg import JointState
     from std_msgs.msg import Header
     from std_srvs.srv import SetBool
-    from robot_dynamics.ros.common import DESCRIPTION_QOS, JOINT_STATE_QOS, stamp_seconds
+    from robot_dynamics.ros.topics import DESCRIPTION_QOS, JOINT_STATE_QOS, stamp_seconds
     from robot_dynamics.ros.sim_robot import SimRobot
     from ros_harness import wait_for
     node = SimRobot('sim_robot', namespace='/demo_clock', parameter_overrides=[

@@ -15,7 +15,7 @@ pytest.importorskip('rclpy')
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import String  # noqa: E402
 
-from robot_dynamics.ros.common import DESCRIPTION_QOS, SENSOR_QOS  # noqa: E402
+from robot_dynamics.ros.topics import DESCRIPTION_QOS, SENSOR_QOS
 from robot_dynamics.ros.dynamics_node import DynamicsNode  # noqa: E402
 
 ARM_TEXT = ARM_URDF.read_text()

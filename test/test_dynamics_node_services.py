@@ -25,7 +25,7 @@ from geometry_msgs.msg import InertiaStamped  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_srvs.srv import Trigger  # noqa: E402
 
-from robot_dynamics.ros.common import LATCHED_QOS, SENSOR_QOS  # noqa: E402
+from robot_dynamics.ros.topics import LATCHED_QOS, SENSOR_QOS
 from robot_dynamics.ros.dynamics_node import DynamicsNode  # noqa: E402
 
 CORPUS = Path(__file__).resolve().parent / 'data' / 'broken_urdfs'

@@ -15,8 +15,9 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from robot_dynamics.core.dynamics.joint_space import (forward_dynamics, gravity_torques, inverse_dynamics, kinetic_energy,
-                                          mass_matrix, nonlinear_effects, torque_margins)
+from robot_dynamics.core.dynamics.joint_space import (forward_dynamics, gravity_torques, inverse_dynamics,
+                                                      kinetic_energy, mass_matrix, nonlinear_effects,
+                                                      torque_margins)
 from robot_dynamics.core.model.inertia import InertialParameters
 from robot_dynamics.core.model.model import RobotModel
 

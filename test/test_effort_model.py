@@ -255,7 +255,7 @@ def test_dynamics_node_turns_published_currents_into_joint_torques(ros, tmp_path
     from ros_harness import wait_for
     from sensor_msgs.msg import JointState
 
-    from robot_dynamics.ros.common import SENSOR_QOS
+    from robot_dynamics.ros.topics import SENSOR_QOS
     from robot_dynamics.ros.dynamics_node import DynamicsNode
 
     robot = arm()

@@ -11,8 +11,9 @@ import pinocchio as pin
 import pytest
 
 from robot_dynamics.core.dynamics.joint_space import inverse_dynamics
-from robot_dynamics.core.dynamics.joint_reactions import (KnownWrench, KnownWrenchError, inverse_dynamics_with_wrench,
-                                                 joint_reaction_wrenches)
+from robot_dynamics.core.dynamics.joint_reactions import (KnownWrench, KnownWrenchError,
+                                                          inverse_dynamics_with_wrench,
+                                                          joint_reaction_wrenches)
 from robot_dynamics.core.model.model import RobotModel
 from robot_dynamics.models import ARM_URDF
 

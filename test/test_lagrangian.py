@@ -18,8 +18,8 @@ import numpy as np
 import pytest
 
 import reference_kinematics as reference
-from robot_dynamics.core.dynamics.joint_space import (coriolis_matrix, gravity_torques, inverse_dynamics, kinetic_energy,
-                                          mass_matrix, potential_energy)
+from robot_dynamics.core.dynamics.joint_space import (coriolis_matrix, gravity_torques, inverse_dynamics,
+                                                      kinetic_energy, mass_matrix, potential_energy)
 from robot_dynamics.core.model.model import RobotModel
 from robot_dynamics.models import ARM_URDF
 

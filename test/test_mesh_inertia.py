@@ -8,8 +8,8 @@ import pinocchio as pin
 import pytest
 import trimesh
 
-from robot_dynamics.core.validation.mesh_inertia import (MeshLoadError, MeshResolutionError, load_mesh, mesh_mass_properties,
-                                              resolve_mesh_path)
+from robot_dynamics.core.validation.mesh_inertia import (MeshLoadError, MeshResolutionError, load_mesh,
+                                                         mesh_mass_properties, resolve_mesh_path)
 
 DATA = Path(__file__).resolve().parent / 'data' / 'broken_urdfs'
 MESHES = DATA / 'meshes'

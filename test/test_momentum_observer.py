@@ -15,8 +15,9 @@ import pytest
 from scipy.integrate import solve_ivp
 
 from conftest import SHARED_DATA
-from robot_dynamics.core.contact.contact_detection import (ContactCalibrationError, ContactDetector, ResidualHistory,
-                                                   ThresholdError, calibrated_thresholds, checked_thresholds)
+from robot_dynamics.core.contact.contact_detection import (ContactCalibrationError, ContactDetector,
+                                                           ResidualHistory, ThresholdError,
+                                                           calibrated_thresholds, checked_thresholds)
 from robot_dynamics.core.contact.external_wrench import WrenchEstimationError, WrenchEstimator
 from robot_dynamics.core.identification.friction import FrictionFileError, friction_from_yaml, load_friction_file
 from robot_dynamics.core.model.model import RobotModel

@@ -22,8 +22,8 @@ from robot_dynamics.core.dynamics import regressor
 from robot_dynamics.core.model.inertia import InertialParameters, pseudo_inertia_from_vector
 from robot_dynamics.core.model.model import RobotModel
 from robot_dynamics.core.identification.payload import PayloadOptions, identify_payload
-from robot_dynamics.core.identification.payload_regressor import (nominal_body_parameters, payload_parameter_map,
-                                                                  payload_regressor)
+from robot_dynamics.core.identification.payload_regressor import (nominal_body_parameters,
+                                                                  payload_parameter_map, payload_regressor)
 from robot_dynamics.core.identification.payload_report import REPORT_KEYS
 from robot_dynamics.core.identification.recording import Recording
 from robot_dynamics.models import ARM_URDF

@@ -4,8 +4,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from robot_dynamics.core.identification.recording_files import (PANDA_JOINT_NAMES, read_csv, read_panda_gaz2019, read_recording,
-                                            read_rosbag, write_csv, write_rosbag)
+from robot_dynamics.core.identification.recording_files import (PANDA_JOINT_NAMES, read_csv,
+                                                                read_panda_gaz2019, read_recording,
+                                                                read_rosbag, write_csv, write_rosbag)
 from robot_dynamics.core.identification.recording import Recording, RecordingError
 
 PANDA_DIR = Path(__file__).resolve().parents[1].parent / 'shared' / 'data' / 'panda_gaz2019'

@@ -6,7 +6,7 @@ import pytest
 from robot_dynamics.core.errors import DescriptionError
 from robot_dynamics.core.model.model import RobotModel
 from robot_dynamics.core.dynamics.regressor import (body_index, body_link_names, body_parameter_vector,
-                                           joint_torque_regressor, stacked_regressor)
+                                                    joint_torque_regressor, stacked_regressor)
 from robot_dynamics.models import ARM_URDF, QUADRUPED_URDF
 
 # A 2-joint chain whose second body carries a fixed, massive tool and whose joints have

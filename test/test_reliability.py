@@ -24,10 +24,11 @@ pytest.importorskip('rclpy')
 
 from robot_dynamics.core.streams.joint_states import REJECTION_REASONS  # noqa: E402
 from robot_dynamics.models import ARM_URDF  # noqa: E402
-from robot_dynamics.instruments import bench  # noqa: E402
+from robot_dynamics.instruments import bench, stream_feeder  # noqa: E402
 from robot_dynamics.instruments import processes
-from robot_dynamics.instruments import reliability
-from robot_dynamics.instruments.reliability import REJECTED, WARNED  # noqa: E402
+from robot_dynamics.instruments import (reliability_common, reliability_descriptions, reliability_fuzz,
+                                        reliability_restarts, reliability_soak, reliability_storm)
+from robot_dynamics.instruments.reliability_descriptions import REJECTED, WARNED  # noqa: E402
 
 URDF = str(ARM_URDF)
 SOAK_SECONDS = float(os.environ.get('RELIABILITY_SOAK_SECONDS', '20'))
@@ -36,13 +37,13 @@ MIB = 1024
 
 @pytest.fixture(scope='module')
 def corpus():
-    return reliability.hostile_descriptions(ARM_URDF.read_text())
+    return reliability_descriptions.hostile_descriptions(ARM_URDF.read_text())
 
 
 def test_fuzzer_labels_each_invalid_message_with_its_single_fault():
-    model_names = set(reliability._joint_names(URDF))
+    model_names = set(reliability_common.joint_names_of(URDF))
     last_valid_stamp = 0.0
-    for message in reliability.fuzzed_joint_states(sorted(model_names), 5000, seed=7):
+    for message in reliability_fuzz.fuzzed_joint_states(sorted(model_names), 5000, seed=7):
         count = len(message.names)
         values = message.positions + message.velocities + message.efforts
         known = [name for name in message.names if name in model_names]
@@ -65,7 +66,7 @@ def test_fuzzer_labels_each_invalid_message_with_its_single_fault():
 
 
 def test_every_fuzzed_joint_state_is_answered_or_rejected_under_its_reason_in_the_core():
-    report = reliability.fuzz_core(URDF, count=100_000, seed=0)
+    report = reliability_fuzz.fuzz_core(URDF, count=100_000, seed=0)
     assert report.messages == 100_000
     assert report.misclassified == 0, report
     assert report.answered_valid == report.valid and report.answered_invalid == 0, report
@@ -76,7 +77,7 @@ def test_every_fuzzed_joint_state_is_answered_or_rejected_under_its_reason_in_th
 
 def test_fuzzed_joint_states_over_ros_are_all_answered_or_counted_by_reason():
     # Paced so that a node on a busy machine keeps up: what is checked is each message's fate.
-    report = reliability.fuzz_node(URDF, count=3000, seed=1, rate=300.0)
+    report = reliability_fuzz.fuzz_node(URDF, count=3000, seed=1, rate=300.0)
     assert report.node_alive
     assert report.answered_valid == report.valid, report
     assert report.answered_invalid == 0, report
@@ -89,7 +90,7 @@ def test_model_intake_refuses_hostile_descriptions_quickly(corpus):
     for category in ('truncated', 'cycle', 'missing_parent', 'bad_mass', 'non_physical_inertia', 'entity_bomb',
                      'oversize_50MB', 'thousands_of_links', 'thousands_of_joints'):
         assert categories[category] >= 1, category
-    report = reliability.screen_descriptions(corpus)
+    report = reliability_descriptions.screen_descriptions(corpus)
     # 0.1 s on a quiet machine (docs/reliability.md); the bound is for a busy one.
     assert report.max_seconds < 10.0, sorted(report.outcomes, key=lambda o: -o.seconds)[:3]
     wrong = [(o.category, o.expected, o.outcome, o.message[:100]) for o in report.unexpected()
@@ -99,7 +100,7 @@ def test_model_intake_refuses_hostile_descriptions_quickly(corpus):
 
 
 def test_model_intake_refuses_or_warns_about_non_physical_inertias(corpus):
-    report = reliability.screen_descriptions([case for case in corpus if case.expected == WARNED])
+    report = reliability_descriptions.screen_descriptions([case for case in corpus if case.expected == WARNED])
     assert not report.unexpected()
 
 
@@ -110,7 +111,7 @@ def test_node_keeps_the_good_model_and_bounded_memory_through_hostile_descriptio
             first_of_each.setdefault(case.category, case)
     # One of each refused category (the 50 MB string among them) plus more truncations.
     sample = list(first_of_each.values()) + [case for case in corpus if case.category == 'truncated'][1:11]
-    report = reliability.descriptions_node(URDF, sample)
+    report = reliability_descriptions.descriptions_node(URDF, sample)
     assert report.node_alive and report.model_kept
     assert len(report.outcomes) == len(sample) and not report.unexpected(), report.unexpected()
     assert report.wrong_outputs == 0
@@ -122,7 +123,7 @@ def test_node_keeps_the_good_model_and_bounded_memory_through_hostile_descriptio
 
 
 def test_soak_answers_the_stream_with_memory_bounded_by_design():
-    report = reliability.soak('dynamics', SOAK_SECONDS, warmup=2.0, baseline_duration=5.0)
+    report = reliability_soak.soak('dynamics', SOAK_SECONDS, warmup=2.0, baseline_duration=5.0)
     figures = report.to_dict()
     assert report.node_alive
     assert report.node.sent >= 0.5 * SOAK_SECONDS * 1000  # the feeder itself shares the busy cores
@@ -139,14 +140,14 @@ def test_soak_answers_the_stream_with_memory_bounded_by_design():
 def storm():
     # 20 calls (paced by the node's service_cpu_share: ~1 per second on a quiet machine, several
     # seconds each on a busy one); `bench storm` makes the full 100 and holds the stream targets.
-    return reliability.service_storm(URDF, calls=20, clients=4, quiet=5.0, timeout=600.0)
+    return reliability_storm.service_storm(URDF, calls=20, clients=4, quiet=5.0, timeout=600.0)
 
 
 def test_service_storm_answers_every_call_while_the_stream_goes_on(storm):
     figures = storm.to_dict()
     assert storm.node_alive
     assert storm.answered_calls == 20, figures
-    assert {call['service'] for call in storm.calls} == set(reliability.STORM_SERVICES)
+    assert {call['service'] for call in storm.calls} == set(reliability_storm.STORM_SERVICES)
     # The calls run off the stream's thread: a stream blocked by them would answer nothing during
     # the storm. The >= 99.9 % and p99 <= 2x quiet targets are `bench storm`'s (a busy machine
     # alone brought the quiet 1 kHz stream down to 22 % here).
@@ -154,7 +155,7 @@ def test_service_storm_answers_every_call_while_the_stream_goes_on(storm):
 
 
 def test_node_killed_mid_stream_is_restarted_answers_and_leaves_no_dds_files():
-    report = reliability.restart_recovery(URDF, restarts=1, settle=3.0)
+    report = reliability_restarts.restart_recovery(URDF, restarts=1, settle=3.0)
     # The 1 s and >= 99.9 % targets are `bench restart`'s; here: it answers, and keeps answering.
     assert max(report.first_answer_s) <= 5.0, report
     assert report.downtime_s[0] < 30.0, report
@@ -163,7 +164,7 @@ def test_node_killed_mid_stream_is_restarted_answers_and_leaves_no_dds_files():
 
 
 def test_hot_swaps_mid_stream_never_give_a_wrong_model_output():
-    report = reliability.hot_swap(URDF, swaps=100, interval=0.05)
+    report = reliability_restarts.hot_swap(URDF, swaps=100, interval=0.05)
     assert report.node_alive
     assert report.outputs > 1000
     assert report.wrong_outputs == 0, report
@@ -176,8 +177,8 @@ def test_hot_swaps_mid_stream_never_give_a_wrong_model_output():
 # ---------------------------------------------------------------------------- the instruments
 BENCH_LIKE_PARENT = '''
 import sys, time
-from robot_dynamics.instruments import bench
-process = bench._start_node([bench.BARE_RELAY], sys.argv[1])
+from robot_dynamics.instruments import bench, stream_feeder
+process = stream_feeder.start_node([bench.BARE_RELAY], sys.argv[1])
 print(process.pid, flush=True)
 time.sleep(600)
 '''
@@ -191,7 +192,7 @@ def _node_pid_started_by_a_parent(node_name: str) -> tuple:
 def _segments_owned_by(pid: int, timeout: float = 30.0) -> set:
     """The node's own Fast DDS segment files, once it has created them."""
     segments = set()
-    reliability.wait_for(lambda: segments.update(name for name in processes.dds_files_of(pid)
+    reliability_common.wait_for(lambda: segments.update(name for name in processes.dds_files_of(pid)
                                                  if '_port' not in name) or bool(segments), timeout)
     return segments
 
@@ -203,7 +204,7 @@ def test_node_process_ends_and_cleans_up_when_its_parent_is_killed():
         assert segments, 'the node never created its shared-memory segment'
         parent.kill()  # SIGKILL: the parent cannot forward anything
         parent.wait(timeout=10)
-        assert reliability.wait_for(lambda: processes._parent_pid(node) is None, 10.0), \
+        assert reliability_common.wait_for(lambda: processes._parent_pid(node) is None, 10.0), \
             f'node {node} outlived its killed parent'
         # It got SIGTERM and ended cleanly: Fast DDS removed its own segment.
         assert not segments & processes.existing_dds_files()
@@ -217,11 +218,11 @@ def test_node_process_ends_and_cleans_up_when_its_parent_is_killed():
 
 def test_a_killed_node_leaves_dds_files_and_the_instrument_removes_only_them():
     from robot_dynamics.models import ARM_URDF as arm
-    other = bench._start_node([bench.BARE_RELAY], f'bystander_{os.getpid()}', '/bystander')
-    victim = bench._start_node([bench.BARE_RELAY], f'victim_{os.getpid()}')
+    other = stream_feeder.start_node([bench.BARE_RELAY], f'bystander_{os.getpid()}', '/bystander')
+    victim = stream_feeder.start_node([bench.BARE_RELAY], f'victim_{os.getpid()}')
     try:
         # Talk to the victim, so this process maps its segment as a reader does.
-        with bench.StreamFeeder('/bench/relayed', 'relayed_joint_states', str(arm), 'fixed') as feeder:
+        with stream_feeder.StreamFeeder('/bench/relayed', 'relayed_joint_states', str(arm), 'fixed') as feeder:
             feeder.wait_connected(process=victim)
             feeder.feed(200.0, 0.5)
             victim_files, bystander_files = _segments_owned_by(victim.pid), _segments_owned_by(other.pid)
@@ -239,18 +240,18 @@ def test_a_killed_node_leaves_dds_files_and_the_instrument_removes_only_them():
         assert bystander_files <= processes.existing_dds_files()
     finally:
         processes.kill_node_process(victim) if victim.poll() is None else None
-        bench._stop_node(other)
+        stream_feeder.stop_node(other)
 
 
 def test_bench_claims_a_ros_domain_no_other_participant_uses(monkeypatch):
     taken = int(os.environ['ROS_DOMAIN_ID'])
-    squatter = bench._start_node([bench.BARE_RELAY], f'squatter_{os.getpid()}')
+    squatter = stream_feeder.start_node([bench.BARE_RELAY], f'squatter_{os.getpid()}')
     try:
-        assert reliability.wait_for(lambda: bool(bench.other_nodes_on_domain(taken, listen=1.0)), 30.0)
+        assert reliability_common.wait_for(lambda: bool(bench.other_nodes_on_domain(taken, listen=1.0)), 30.0)
         monkeypatch.setenv('ROS_DOMAIN_ID', str(taken))
         claimed = bench.claim_ros_domain()
         assert claimed != taken
         assert os.environ['ROS_DOMAIN_ID'] == str(claimed)
         assert not bench.other_nodes_on_domain(claimed, listen=1.0)
     finally:
-        bench._stop_node(squatter)
+        stream_feeder.stop_node(squatter)

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from robot_dynamics.core.identification.recording import (Recording, RecordingError, clean_recording,
-                                         prepare_for_identification)
+                                                          prepare_for_identification)
 
 FREQUENCY = 0.7  # Hz, well inside the 10 Hz pass band
 

@@ -17,10 +17,10 @@ from robot_dynamics.core.dynamics import joint_space as dynamics
 from robot_dynamics.core.identification.excitation import FourierTrajectory
 from robot_dynamics.core.model.inertia import InertialParameters
 from robot_dynamics.core.model.model import RobotModel
-from robot_dynamics.core.simulation import (ArmSimulation, JointSample, SensorNoise, SimulationError, StanceMotion,
-                                            scripted_excitation)
+from robot_dynamics.core.simulation import (ArmSimulation, JointSample, SensorNoise, SimulationError,
+                                            StanceMotion, scripted_excitation)
 from robot_dynamics.models import ARM_URDF, QUADRUPED_URDF
-from robot_dynamics.ros.common import DESCRIPTION_QOS, JOINT_STATE_QOS, SENSOR_QOS, stamp_seconds
+from robot_dynamics.ros.topics import DESCRIPTION_QOS, JOINT_STATE_QOS, SENSOR_QOS, stamp_seconds
 from robot_dynamics.ros.sim_robot import SimRobot
 
 PAYLOAD = InertialParameters(1.5, [0.03, -0.02, 0.06], [[0.004, 0.0003, -0.0002], [0.0003, 0.0035, 0.0001],

@@ -10,8 +10,10 @@ from scipy.spatial.transform import Rotation
 
 from robot_dynamics.core.errors import DescriptionError
 from robot_dynamics.core.model.model import RobotModel
-from robot_dynamics.core.floating_base.support_polygon import (EmptySupportPolygonError, NonFiniteSupportError, SupportPolygon,
-                                         contact_frames, contacts_by_force, contacts_by_height, support_polygon)
+from robot_dynamics.core.floating_base.support_polygon import (EmptySupportPolygonError,
+                                                               NonFiniteSupportError, SupportPolygon,
+                                                               contact_frames, contacts_by_force,
+                                                               contacts_by_height, support_polygon)
 from robot_dynamics.models import QUADRUPED_URDF
 
 UNIT_SQUARE = support_polygon(np.array([[0, 0], [1, 0], [1, 1], [0, 1], [0.5, 0.5], [0.2, 0.9]]))

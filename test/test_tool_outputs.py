@@ -26,7 +26,7 @@ from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus  # noqa: E402
 from geometry_msgs.msg import Vector3Stamped, WrenchStamped  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 
-from robot_dynamics.ros.common import JOINT_STATE_QOS, SENSOR_QOS, stamp_seconds  # noqa: E402
+from robot_dynamics.ros.topics import JOINT_STATE_QOS, SENSOR_QOS, stamp_seconds
 from robot_dynamics.ros.dynamics_node import DynamicsNode  # noqa: E402
 from robot_dynamics.ros.sim_robot import SimRobot  # noqa: E402
 

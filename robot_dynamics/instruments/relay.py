@@ -11,7 +11,7 @@ from __future__ import annotations
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 
-from robot_dynamics.ros.common import JOINT_STATE_QOS, SENSOR_QOS, create_output_publisher
+from robot_dynamics.ros.topics import JOINT_STATE_QOS, SENSOR_QOS, create_output_publisher
 from robot_dynamics.ros.spinning import run_nodes
 
 

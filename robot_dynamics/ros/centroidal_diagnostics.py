@@ -18,11 +18,13 @@ from geometry_msgs.msg import Point
 from visualization_msgs.msg import Marker
 
 from robot_dynamics.core.floating_base.centroidal import BalanceReport, BalanceSettings
-from robot_dynamics.core.floating_base.centroidal_checks import (FlightDriftMonitor, centroidal_matrix_condition,
+from robot_dynamics.core.floating_base.centroidal_checks import (FlightDriftMonitor,
+                                                                 centroidal_matrix_condition,
                                                                  compare_zero_moment_points, flight_drift,
-                                                                 friction_cone_check, lipm_zmp_from_momentum_rate)
+                                                                 friction_cone_check,
+                                                                 lipm_zmp_from_momentum_rate)
 from robot_dynamics.core.model.model import RobotModel
-from robot_dynamics.ros.common import diagnostic_status
+from robot_dynamics.ros.diagnostics import diagnostic_status
 
 FRICTION_COEFFICIENT = 0.7
 """Default Coulomb coefficient μ of the feet on the ground: a rubber sole on a dry, hard floor."""

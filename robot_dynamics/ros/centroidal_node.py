@@ -17,9 +17,9 @@ Topics (relative names; the node's default name is ``centroidal``):
   ``~/capture_point`` (PointStamped, on the ground plane; not published when the CoM is not
   above it), ``~/support_polygon`` (PolygonStamped, on the ground plane; empty without
   contacts), ``~/stability_margins`` (sensor_msgs/JointState used as a stamped, named vector:
-  ``name`` = :data:`MARGIN_NAMES`, ``position`` = the signed distances [m] of the ZMP, the
-  capture point and the CoM ground projection to the support polygon edge, positive inside,
-  NaN when undefined), ``~/markers`` (MarkerArray, at most ``marker_rate`` Hz) and
+  ``name`` = ``zmp``, ``capture_point``, ``com_projection``, ``position`` = the signed distances
+  [m] of the ZMP, the capture point and the CoM ground projection to the support polygon edge,
+  positive inside, NaN when undefined), ``~/markers`` (MarkerArray, at most ``marker_rate`` Hz) and
   ``/diagnostics``.
 
 A fixed-base robot (``root_joint: fixed``) is computed as the same robot on a free-flyer
@@ -37,39 +37,38 @@ from typing import Optional
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
-from geometry_msgs.msg import Point, Point32, PointStamped, PolygonStamped, Vector3Stamped, WrenchStamped
+from geometry_msgs.msg import PointStamped, PolygonStamped, Vector3Stamped, WrenchStamped
 from nav_msgs.msg import Odometry
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
-try:  # Iron and later
-    from rclpy.event_handler import SubscriptionEventCallbacks
-except ImportError:  # Humble
-    from rclpy.qos_event import SubscriptionEventCallbacks
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Header
-from visualization_msgs.msg import Marker, MarkerArray
+from visualization_msgs.msg import MarkerArray
 
-from robot_dynamics.core.floating_base.centroidal import (FLIGHT_VERTICAL_ACCELERATION, BalanceReport, BalanceSettings,
-                                            BaseStateBuffer, CentroidalInputError, CentroidalMonitor, OdometryError,
-                                            base_pose_from_odometry, floating_base_model)
+from robot_dynamics.core.floating_base.centroidal import (FLIGHT_VERTICAL_ACCELERATION, BalanceReport,
+                                                          BalanceSettings, BaseStateBuffer,
+                                                          CentroidalInputError, CentroidalMonitor,
+                                                          OdometryError, base_pose_from_odometry,
+                                                          floating_base_model)
 from robot_dynamics.core.errors import DescriptionError, JointStateError
 from robot_dynamics.core.streams.joint_states import JointStateMerger
 from robot_dynamics.core.model.model import RobotModel
 from robot_dynamics.ros.spinning import run_nodes
-from robot_dynamics.ros.common import (DIAGNOSTICS_PERIOD, SENSOR_QOS, STALE_TIMEOUT, RateMeter, RejectionCounter,
-                                       checked_parameter, create_output_publisher, diagnostic_status,
-                                       joint_state_fields, non_negative_parameter, positive_parameter,
-                                       stamp_seconds)
+from robot_dynamics.ros.diagnostics import DIAGNOSTICS_PERIOD, RateMeter, diagnostic_status
+from robot_dynamics.ros.node_log import RejectionCounter
+from robot_dynamics.ros.parameters import (STALE_TIMEOUT, checked_parameter, non_negative_parameter,
+                                           positive_parameter)
+from robot_dynamics.ros.topics import (SENSOR_QOS, SubscribedOutputs, create_output_publisher,
+                                       joint_state_fields, no_event_handlers, stamp_seconds)
 from robot_dynamics.ros.model_source import ModelSource
 from robot_dynamics.ros.odometry_wire import OdometryWireError, read_odometry
 from robot_dynamics.ros.centroidal_diagnostics import FRICTION_COEFFICIENT, CentroidalChecks
+from robot_dynamics.ros.centroidal_messages import (balance_markers, margins_state, polygon_stamped,
+                                                    stamped_header, vector_stamped)
 
 OK, WARN, ERROR = DiagnosticStatus.OK, DiagnosticStatus.WARN, DiagnosticStatus.ERROR
-
-MARGIN_NAMES = ('zmp', 'capture_point', 'com_projection')
-"""``name`` of every ~/stability_margins message, in the order of its ``position`` entries [m]."""
 
 PENDING_LIMIT = 1000
 """Joint samples held at most while waiting for the odometry of their tick."""
@@ -124,7 +123,7 @@ class CentroidalNode(Node):
         self._processed = 0
         self._incomplete = 0
         self._processing_times = np.zeros(1000)
-        self._outputs = _SubscribedOutputs()
+        self._outputs = SubscribedOutputs()
         self._point_messages: dict = {}
         self._com_pub = create_output_publisher(self, PointStamped, '~/com', SENSOR_QOS)
         self._linear_pub = create_output_publisher(self, Vector3Stamped, '~/centroidal_momentum/linear', SENSOR_QOS)
@@ -142,14 +141,14 @@ class CentroidalNode(Node):
                                                                   'formula assumes it)'))
         group = self._stream_group
         self.create_subscription(JointState, 'joint_states', self._on_joint_state, INPUT_QOS, callback_group=group,
-                                 event_callbacks=_without_event_handlers())
+                                 event_callbacks=no_event_handlers())
         # Raw: odometry_wire reads the few fields used from the bytes (an Odometry object costs more
         # to build than the whole computation of a sample).
         self.create_subscription(Odometry, 'odom', self._on_odometry, INPUT_QOS, callback_group=group, raw=True,
-                                 event_callbacks=_without_event_handlers())
+                                 event_callbacks=no_event_handlers())
         for index, topic in enumerate(self.wrench_topics):
             self.create_subscription(WrenchStamped, topic, lambda message, i=index: self._on_wrench(i, message),
-                                     INPUT_QOS, callback_group=group, event_callbacks=_without_event_handlers())
+                                     INPUT_QOS, callback_group=group, event_callbacks=no_event_handlers())
         self._warned_best_effort: set = set()
         self.create_timer(self.diagnostics_period, self._publish_diagnostics, callback_group=self._diagnostics_group)
 
@@ -368,14 +367,14 @@ class CentroidalNode(Node):
     def _publish(self, stamp, report: BalanceReport) -> None:
         """Publish ``report`` on the outputs that have subscribers (the support polygon and the
         margins are computed only when one of their topics, the markers or diagnostics ask)."""
-        header = _header(stamp, self.world_frame)
+        header = stamped_header(stamp, self.world_frame)
         state = report.state
         now = time.monotonic()
         outputs, point = self._outputs, self._stamped_point
         outputs.refresh(now)
         outputs.publish(self._com_pub, lambda: point(self._com_pub, header, state.com))
-        outputs.publish(self._linear_pub, lambda: _vector(header, state.linear_momentum))
-        outputs.publish(self._angular_pub, lambda: _vector(header, state.angular_momentum))
+        outputs.publish(self._linear_pub, lambda: vector_stamped(header, state.linear_momentum))
+        outputs.publish(self._angular_pub, lambda: vector_stamped(header, state.angular_momentum))
         if report.zmp is not None:
             outputs.publish(self._zmp_pub, lambda: point(self._zmp_pub, header, report.zmp))
         lipm = self.checks.lipm_zmp
@@ -384,11 +383,12 @@ class CentroidalNode(Node):
         if report.capture_point is not None:
             outputs.publish(self._capture_point_pub, lambda: point(self._capture_point_pub, header,
                                                                    report.capture_point))
-        outputs.publish(self._margins_pub, lambda: _margins(header, report))
-        outputs.publish(self._polygon_pub, lambda: _polygon(header, report.polygon))
+        outputs.publish(self._margins_pub, lambda: margins_state(header, report))
+        outputs.publish(self._polygon_pub, lambda: polygon_stamped(header, report.polygon))
         if now - self._last_markers_wall >= self.marker_period:
             self._last_markers_wall = now
-            outputs.publish(self._markers_pub, lambda: self._markers(header, report))
+            outputs.publish(self._markers_pub, lambda: balance_markers(
+                header, report, self.settings.ground_height, self.arrow_scale, self.checks.lipm_marker(header)))
 
     def _stamped_point(self, publisher, header: Header, xyz) -> PointStamped:
         """The PointStamped of ``publisher`` (one object per output, reused: ``publish``
@@ -400,38 +400,6 @@ class CentroidalNode(Node):
         point = message.point
         point.x, point.y, point.z = float(xyz[0]), float(xyz[1]), float(xyz[2])
         return message
-
-    def _markers(self, header, report: BalanceReport) -> MarkerArray:
-        state, ground = report.state, self.settings.ground_height
-        projection = np.array([state.com[0], state.com[1], ground])
-        markers = [
-            _marker(header, 'com', Marker.SPHERE, (0.9, 0.9, 0.1), (0.06, 0.06, 0.06), state.com),
-            _marker(header, 'com_projection', Marker.CYLINDER, (0.9, 0.9, 0.1), (0.04, 0.04, 0.004), projection),
-            _arrow(header, 'linear_momentum', (0.1, 0.5, 1.0), state.com,
-                   state.com + self.arrow_scale * state.linear_momentum),
-            _arrow(header, 'angular_momentum', (0.8, 0.2, 0.9), state.com,
-                   state.com + self.arrow_scale * state.angular_momentum),
-        ]
-        if report.zmp is None:
-            markers.append(Marker(header=header, ns='zmp', id=0, action=Marker.DELETE))
-        else:
-            markers.append(_marker(header, 'zmp', Marker.SPHERE, (1.0, 0.2, 0.2), (0.04, 0.04, 0.04), report.zmp))
-        markers.append(self.checks.lipm_marker(header))
-        if report.capture_point is None:
-            markers.append(Marker(header=header, ns='capture_point', id=0, action=Marker.DELETE))
-        else:
-            markers.append(_marker(header, 'capture_point', Marker.SPHERE, (0.1, 0.8, 0.9), (0.04, 0.04, 0.04),
-                                   report.capture_point))
-        vertices = report.polygon.vertices
-        if len(vertices) < 2:
-            markers.append(Marker(header=header, ns='support_polygon', id=0, action=Marker.DELETE))
-        else:
-            outline = _marker(header, 'support_polygon', Marker.LINE_STRIP, (0.2, 0.9, 0.3), (0.01, 0.0, 0.0),
-                              np.zeros(3))
-            closed = np.vstack([vertices, vertices[:1]]) if len(vertices) > 2 else vertices
-            outline.points = [Point(x=float(x), y=float(y), z=float(ground)) for x, y in closed]
-            markers.append(outline)
-        return MarkerArray(markers=markers)
 
     # ------------------------------------------------------------------ diagnostics
     def _publish_diagnostics(self) -> None:
@@ -522,42 +490,6 @@ class CentroidalNode(Node):
         return diagnostic_status(name, OK, margin, values)
 
 
-def _without_event_handlers() -> SubscriptionEventCallbacks:
-    """No QoS event handlers on a stream input (see :meth:`CentroidalNode._best_effort_note`)."""
-    return SubscriptionEventCallbacks(use_default_callbacks=False)
-
-
-SUBSCRIBERS_REFRESH_PERIOD = 0.1
-"""Period [s] at which the stream looks up which outputs have subscribers. A look-up is a
-middleware call per output topic, per message otherwise; a new subscriber gets its first
-message at most this much later than its match."""
-
-
-class _SubscribedOutputs:
-    """Publishes only on outputs with a matched subscription (a DDS write costs tens of µs even
-    without a reader; on a volatile topic skipping it changes nothing anyone can receive), with
-    the subscriber counts looked up once per :data:`SUBSCRIBERS_REFRESH_PERIOD`."""
-
-    def __init__(self, period: float = SUBSCRIBERS_REFRESH_PERIOD):
-        self._period = period
-        self._checked = -math.inf
-        self._subscribed: dict = {}
-
-    def refresh(self, now: float) -> None:
-        """Forget the counts once they are ``period`` old (``now``: time.monotonic() [s])."""
-        if now - self._checked >= self._period:
-            self._checked = now
-            self._subscribed = {}
-
-    def publish(self, publisher, build_message) -> None:
-        """Publish ``build_message()`` on ``publisher`` if it has a subscriber."""
-        subscribed = self._subscribed.get(publisher)
-        if subscribed is None:
-            subscribed = self._subscribed[publisher] = publisher.get_subscription_count() > 0
-        if subscribed:
-            publisher.publish(build_message())
-
-
 def _downward(gravity) -> bool:
     """Gravity along −z of the world (the ZMP formula's assumption), within 1e-6 of its norm."""
     norm = math.sqrt(sum(g * g for g in gravity))
@@ -572,51 +504,6 @@ def _usable_pose(pose) -> bool:
     except OdometryError:
         return False
     return True
-
-
-def _header(stamp, frame: str) -> Header:
-    return Header(stamp=stamp, frame_id=frame)
-
-
-def _point(xyz) -> Point:
-    return Point(x=float(xyz[0]), y=float(xyz[1]), z=float(xyz[2]))
-
-
-def _vector(header, xyz) -> Vector3Stamped:
-    message = Vector3Stamped(header=header)
-    message.vector.x, message.vector.y, message.vector.z = (float(x) for x in xyz)
-    return message
-
-
-def _polygon(header, polygon) -> PolygonStamped:
-    """The support polygon's vertices at its ground height [m, world frame]."""
-    message = PolygonStamped(header=header)
-    message.polygon.points = [Point32(x=float(x), y=float(y), z=float(polygon.ground_height))
-                              for x, y in polygon.vertices]
-    return message
-
-
-def _marker(header, namespace: str, kind: int, rgb: tuple, scale: tuple, position) -> Marker:
-    marker = Marker(header=header, ns=namespace, id=0, type=kind, action=Marker.ADD)
-    marker.pose.position = _point(position)
-    marker.pose.orientation.w = 1.0
-    marker.scale.x, marker.scale.y, marker.scale.z = scale
-    marker.color.r, marker.color.g, marker.color.b = rgb
-    marker.color.a = 1.0
-    return marker
-
-
-def _arrow(header, namespace: str, rgb: tuple, start, end) -> Marker:
-    marker = _marker(header, namespace, Marker.ARROW, rgb, (0.015, 0.03, 0.04), np.zeros(3))
-    marker.points = [_point(start), _point(end)]
-    return marker
-
-
-def _margins(header, report: BalanceReport) -> JointState:
-    """~/stability_margins: MARGIN_NAMES with their signed distances [m], NaN when undefined."""
-    margins = (report.zmp_margin, report.capture_point_margin, report.com_margin)
-    return JointState(header=header, name=list(MARGIN_NAMES),
-                      position=[math.nan if margin is None else float(margin) for margin in margins])
 
 
 def _optional(value: Optional[float]):

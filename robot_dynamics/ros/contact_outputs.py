@@ -38,17 +38,21 @@ from std_msgs.msg import Bool
 from std_srvs.srv import Trigger
 
 from robot_dynamics.core.contact.contact_detection import (DEFAULT_MIN_DURATION, DEFAULT_RELEASE_DURATION,
-                                                   DEFAULT_RELEASE_RATIO, DEFAULT_SIGMA, ContactCalibrationError,
-                                                   ContactDetector, ResidualHistory, ThresholdError,
-                                                   calibrated_thresholds, checked_thresholds)
+                                                           DEFAULT_RELEASE_RATIO, DEFAULT_SIGMA,
+                                                           ContactCalibrationError, ContactDetector,
+                                                           ResidualHistory, ThresholdError,
+                                                           calibrated_thresholds, checked_thresholds)
 from robot_dynamics.core.errors import RobotDynamicsError
-from robot_dynamics.core.contact.external_wrench import (DEFAULT_DAMPING, DEFAULT_SINGULAR_THRESHOLD, WrenchEstimator)
+from robot_dynamics.core.contact.external_wrench import (DEFAULT_DAMPING, DEFAULT_SINGULAR_THRESHOLD,
+                                                         WrenchEstimator)
 from robot_dynamics.core.identification.friction import load_friction_file
 from robot_dynamics.core.model.model import RobotModel
 from robot_dynamics.core.contact.momentum_observer import (DEFAULT_GAIN, MomentumObserver,
-                                                   external_torques_from_inverse_dynamics)
-from robot_dynamics.ros.common import (SENSOR_QOS, checked_parameter, create_output_publisher, diagnostic_status,
-                                       never_raises, positive_parameter)
+                                                           external_torques_from_inverse_dynamics)
+from robot_dynamics.ros.diagnostics import diagnostic_status
+from robot_dynamics.ros.node_log import never_raises
+from robot_dynamics.ros.parameters import checked_parameter, positive_parameter
+from robot_dynamics.ros.topics import SENSOR_QOS, create_output_publisher
 
 OK, WARN, ERROR = DiagnosticStatus.OK, DiagnosticStatus.WARN, DiagnosticStatus.ERROR
 METHODS = ('observer', 'inverse_dynamics')

@@ -41,7 +41,7 @@ from robot_dynamics.core.errors import DescriptionError
 from robot_dynamics.core.model.model import RobotModel
 from robot_dynamics.core.model.urdf import MAX_DESCRIPTION_BYTES
 from robot_dynamics.ros.child_process import start_child_process
-from robot_dynamics.ros.common import shorten
+from robot_dynamics.ros.node_log import shorten
 
 LISTENER_NODE_SUFFIX = '_description_listener'
 """The listener's node name is the owner's name with this suffix (``dynamics_description_listener``)."""
@@ -297,7 +297,7 @@ def listen(settings: ListenerSettings, output: BinaryIO) -> None:
     from rclpy.signals import SignalHandlerOptions
     from std_msgs.msg import String
 
-    from robot_dynamics.ros.common import DESCRIPTION_QOS
+    from robot_dynamics.ros.topics import DESCRIPTION_QOS
 
     stop = threading.Event()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the node's whole group: the node stops us

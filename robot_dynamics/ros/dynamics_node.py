@@ -21,7 +21,7 @@ on the measured velocities (least-squares slope over ``acceleration_window`` sam
 delay ≈ half the window: 7 ms for 15 samples at 1 kHz), or is zero with
 ``acceleration_mode: zero``. The torque stream runs on a single-threaded executor (the
 lowest-latency one in rclpy); the services are served by a companion node on its own
-executor thread (:class:`~robot_dynamics.ros.common.ServiceHost`), so a long
+executor thread (:class:`~robot_dynamics.ros.service_host.ServiceHost`), so a long
 identification never stalls the stream; identification and validation themselves run in a
 worker process (:mod:`~robot_dynamics.ros.service_worker`), so they do not hold the
 stream's interpreter lock either. The payload recording is a shared-memory ring buffer
@@ -55,15 +55,18 @@ from robot_dynamics.core.model.model import RobotModel
 from robot_dynamics.core.identification.payload import MODES as PAYLOAD_MODES, default_payload_link
 from robot_dynamics.core.streams.ring_buffer import RingBufferError, SampleRingBuffer
 from robot_dynamics.ros.spinning import run_nodes
-from robot_dynamics.ros.common import (DIAGNOSTICS_PERIOD, JOINT_STATE_QOS, LATCHED_QOS, SENSOR_QOS, STALE_TIMEOUT,
-                                       RateLimitedLogger, RateMeter, RejectionCounter, RuntimeParameters,
-                                       ServiceHost, checked_parameter, create_output_publisher, diagnostic_status,
-                                       joint_state_fields, never_raises, positive_parameter)
+from robot_dynamics.ros.diagnostics import DIAGNOSTICS_PERIOD, RateMeter, diagnostic_status
+from robot_dynamics.ros.node_log import RateLimitedLogger, RejectionCounter, never_raises
+from robot_dynamics.ros.parameters import (STALE_TIMEOUT, RuntimeParameters, checked_parameter,
+                                           positive_parameter)
+from robot_dynamics.ros.service_host import ServiceHost
+from robot_dynamics.ros.topics import (JOINT_STATE_QOS, LATCHED_QOS, SENSOR_QOS, create_output_publisher,
+                                       joint_state_fields)
 from robot_dynamics.ros.contact_outputs import ContactOutputs
 from robot_dynamics.ros.tool_outputs import ToolOutputs
 from robot_dynamics.ros.model_source import ModelSource
-from robot_dynamics.ros.service_worker import (DEFAULT_CPU_SHARE, ServiceWorker, SharedRecording, identify_payload_job,
-                                               validate_inertia_job)
+from robot_dynamics.ros.service_worker import (DEFAULT_CPU_SHARE, ServiceWorker, SharedRecording,
+                                               identify_payload_job, validate_inertia_job)
 
 OK, WARN, ERROR = DiagnosticStatus.OK, DiagnosticStatus.WARN, DiagnosticStatus.ERROR
 
@@ -514,7 +517,7 @@ class DynamicsNode(Node):
 
 class _TorqueTopic:
     """One torque output (sensor_msgs/JointState, ``effort`` in model order). Like
-    :func:`~robot_dynamics.ros.common.publish_if_subscribed`, it publishes only while a
+    :func:`~robot_dynamics.ros.topics.publish_if_subscribed`, it publishes only while a
     subscription is matched; it reuses one message (rclpy serialises it within ``publish``),
     setting the names again only when the model's name tuple changes."""
 

@@ -32,9 +32,10 @@ from rclpy.node import Node
 from robot_dynamics.core.errors import DescriptionError
 from robot_dynamics.core.model.model import RobotModel
 from robot_dynamics.core.model.urdf import MAX_MOVING_JOINTS, read_description_file
-from robot_dynamics.ros.common import RateLimitedLogger, checked_parameter, gravity_parameter, shorten
-from robot_dynamics.ros.description_listener import (DescriptionListener, ListenerSettings,  # noqa: F401 (re-exported)
-                                                     description_problem, listener_node_name, usable_model)
+from robot_dynamics.ros.node_log import RateLimitedLogger, shorten
+from robot_dynamics.ros.parameters import checked_parameter, gravity_parameter
+from robot_dynamics.ros.description_listener import (DescriptionListener, ListenerSettings,
+                                                     listener_node_name, usable_model)
 
 
 class ModelSource:

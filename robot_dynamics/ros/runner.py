@@ -32,7 +32,7 @@ from std_msgs.msg import Header
 from std_srvs.srv import SetBool, Trigger
 
 from robot_dynamics.core.errors import RobotDynamicsError
-from robot_dynamics.ros.common import DESCRIPTION_QOS, SENSOR_QOS, stamp_seconds
+from robot_dynamics.ros.topics import DESCRIPTION_QOS, SENSOR_QOS, stamp_seconds
 from robot_dynamics.ros.spinning import NodeSpinner, run_nodes
 
 RECORDER_QOS = QoSProfile(depth=2000, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE,

@@ -59,9 +59,10 @@ from robot_dynamics.core.simulation import (ArmSimulation, FloatingSample, Joint
 from robot_dynamics.core.model.urdf import read_description_file
 from robot_dynamics.models import ARM_URDF, QUADRUPED_URDF
 from robot_dynamics.ros.spinning import run_nodes
-from robot_dynamics.ros.common import (DESCRIPTION_QOS, SENSOR_QOS, RateLimitedLogger, checked_parameter,
-                                       gravity_parameter, never_raises, non_negative_parameter, positive_parameter,
-                                       shorten)
+from robot_dynamics.ros.node_log import RateLimitedLogger, never_raises, shorten
+from robot_dynamics.ros.parameters import (checked_parameter, gravity_parameter, non_negative_parameter,
+                                           positive_parameter)
+from robot_dynamics.ros.topics import DESCRIPTION_QOS, SENSOR_QOS
 
 MIN_SIMULATION_RATE = 1000.0
 """Lowest integration rate [Hz] of the fixed-base simulation (semi-implicit Euler)."""

@@ -3,7 +3,7 @@
 Every node process runs :func:`run_nodes`: rclpy without its own signal handlers, SIGINT and
 SIGTERM turned into one stop request from the first moment (also while the nodes are being
 built), the nodes' topic callbacks on a single-threaded executor in the main thread (the
-lowest-latency executor in rclpy) and their :class:`~robot_dynamics.ros.common.ServiceHost`
+lowest-latency executor in rclpy) and their :class:`~robot_dynamics.ros.service_host.ServiceHost`
 companions on a second executor in a background thread, then an orderly teardown.
 
 Why not rclpy's handlers: they shut the context down from the signal handler while both

@@ -47,8 +47,10 @@ from rclpy.node import Node
 from robot_dynamics.core.dynamics.effective_mass import EffectiveMass, EffectiveMassError, effective_mass_at
 from robot_dynamics.core.dynamics.joint_reactions import KnownWrench, KnownWrenchError, KnownWrenchTorques
 from robot_dynamics.core.model.model import RobotModel
-from robot_dynamics.ros.common import (RateLimitedLogger, checked_parameter, create_output_publisher,
-                                       diagnostic_status, positive_parameter, shorten)
+from robot_dynamics.ros.diagnostics import diagnostic_status
+from robot_dynamics.ros.node_log import RateLimitedLogger, shorten
+from robot_dynamics.ros.parameters import checked_parameter, positive_parameter
+from robot_dynamics.ros.topics import create_output_publisher
 
 OK, WARN, ERROR = DiagnosticStatus.OK, DiagnosticStatus.WARN, DiagnosticStatus.ERROR
 EFFECTIVE_MASS_RATE = 10.0  # Hz

@@ -34,8 +34,10 @@ from robot_dynamics.core.floating_base.capture_point import STANDARD_GRAVITY, ca
 from robot_dynamics.core.streams.differentiation import PolynomialDifferentiator, SampleOrderError
 from robot_dynamics.core.errors import RobotDynamicsError
 from robot_dynamics.core.model.model import RobotModel
-from robot_dynamics.core.floating_base.support_polygon import (ContactFrames, SupportPolygon, contact_frames_after_kinematics,
-                                         contacts_by_force, contacts_by_height, support_polygon)
+from robot_dynamics.core.floating_base.support_polygon import (ContactFrames, SupportPolygon,
+                                                               contact_frames_after_kinematics,
+                                                               contacts_by_force, contacts_by_height,
+                                                               support_polygon)
 
 FLIGHT_VERTICAL_ACCELERATION = 1.0
 """Default ε [m/s²]: with c̈_z + g ≤ ε the contact force cannot hold a ZMP (flight)."""

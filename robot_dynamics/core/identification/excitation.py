@@ -32,7 +32,8 @@ from robot_dynamics.core.dynamics.joint_space import inverse_dynamics
 from robot_dynamics.core.errors import RobotDynamicsError
 from robot_dynamics.core.identification.friction import FrictionModel
 from robot_dynamics.core.identification.whole_robot import (ModelTerms, base_parameters, condition_number,
-                                                extended_regressor, parameter_names, random_states)
+                                                            extended_regressor, parameter_names,
+                                                            random_states)
 from robot_dynamics.core.model.inertia import InertialParameters
 from robot_dynamics.core.model.model import RobotModel
 

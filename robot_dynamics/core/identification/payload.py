@@ -62,8 +62,8 @@ from typing import Optional
 
 from robot_dynamics.core.dynamics import regressor
 from robot_dynamics.core.errors import NoPayloadDetected, PayloadIdentificationRefused
-from robot_dynamics.core.identification.payload_fit import (body_model_covariance, check_model_match, full_fit,
-                                                            mass_com_fit, resolved_mode)
+from robot_dynamics.core.identification.payload_fit import (body_model_covariance, check_model_match,
+                                                            full_fit, mass_com_fit, resolved_mode)
 from robot_dynamics.core.identification.payload_advice import too_few_samples
 from robot_dynamics.core.identification.payload_report import PayloadOptions, PayloadReport, fill_estimate
 from robot_dynamics.core.identification.payload_samples import fit_data, rms

@@ -32,8 +32,8 @@ from robot_dynamics.core.identification.covariance import classic_covariance, co
 from robot_dynamics.core.errors import IdentificationRefused, RobotDynamicsError
 from robot_dynamics.core.model.inertia import pseudo_inertia_from_vector
 from robot_dynamics.core.model.model import RobotModel
-from robot_dynamics.core.dynamics.regressor import (body_link_names, body_parameter_vector,
-                                           num_bodies, stacked_regressor)
+from robot_dynamics.core.dynamics.regressor import (body_link_names, body_parameter_vector, num_bodies,
+                                                    stacked_regressor)
 from robot_dynamics.core.identification.identified_model import friction_values
 from robot_dynamics.core.identification.recording import PreparedData
 

@@ -30,8 +30,8 @@ import pinocchio as pin
 
 from robot_dynamics.core.errors import DescriptionError, PayloadError
 from robot_dynamics.core.model.inertia import InertialParameters
-from robot_dynamics.core.model.urdf import (MAX_DESCRIPTION_BYTES, MAX_MOVING_JOINTS, JointLimit, UrdfDescription,
-                                      parse_urdf, read_description_file)
+from robot_dynamics.core.model.urdf import (MAX_DESCRIPTION_BYTES, MAX_MOVING_JOINTS, JointLimit,
+                                            UrdfDescription, parse_urdf, read_description_file)
 
 STANDARD_GRAVITY = (0.0, 0.0, -9.81)
 

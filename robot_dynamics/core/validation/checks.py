@@ -45,8 +45,8 @@ import numpy as np
 
 from robot_dynamics.core.errors import DescriptionError, RobotDynamicsError
 from robot_dynamics.core.model.inertia import principal_inertia, triangle_margins
-from robot_dynamics.core.model.urdf import (MAX_DESCRIPTION_BYTES, MAX_LINKS, UrdfDescription, UrdfLink, parse_urdf,
-                                            read_description_file)
+from robot_dynamics.core.model.urdf import (MAX_DESCRIPTION_BYTES, MAX_LINKS, UrdfDescription, UrdfLink,
+                                            parse_urdf, read_description_file)
 from robot_dynamics.core.validation.consumers import CONSUMERS, link_finding
 from robot_dynamics.core.validation.context import DescriptionContext
 from robot_dynamics.core.validation.cross_link_checks import (mimic_findings, mirror_sign_findings,
@@ -54,8 +54,8 @@ from robot_dynamics.core.validation.cross_link_checks import (mimic_findings, mi
 from robot_dynamics.core.validation.formatting import plain
 from robot_dynamics.core.validation.geometry_checks import geometry_findings
 from robot_dynamics.core.validation.inertial_checks import (consistency_findings, mass_findings, mesh_notes,
-                                                            pseudo_inertia_about_origin, row_major_slip_findings,
-                                                            zero_inertia_finding)
+                                                            pseudo_inertia_about_origin,
+                                                            row_major_slip_findings, zero_inertia_finding)
 from robot_dynamics.core.validation.report import SEVERITIES, Finding, ValidationReport
 from robot_dynamics.core.validation.thresholds import MUJOCO_MIN_VALUE, NEGLIGIBLE_GYRATION_RADIUS, PLAUSIBLE_LIMITS
 

@@ -15,8 +15,9 @@ import numpy as np
 
 from robot_dynamics.core.model.inertia import InertialParameters, box_inertia, cylinder_inertia, sphere_inertia
 from robot_dynamics.core.model.urdf import MOVING_JOINT_TYPES, UrdfDescription, UrdfGeometry, UrdfLink
-from robot_dynamics.core.validation.mesh_inertia import (MeshLoadError, MeshResolutionError, SolidMassProperties,
-                                                         load_mesh, mesh_mass_properties, resolve_mesh_path)
+from robot_dynamics.core.validation.mesh_inertia import (MeshLoadError, MeshResolutionError,
+                                                         SolidMassProperties, load_mesh, mesh_mass_properties,
+                                                         resolve_mesh_path)
 from robot_dynamics.core.validation.thresholds import PLAUSIBLE_LIMITS
 
 

@@ -19,8 +19,9 @@ from robot_dynamics.core.validation.context import DescriptionContext
 from robot_dynamics.core.validation.formatting import floats, geometry_alternative, inertial_snippet
 from robot_dynamics.core.validation.inertial_checks import is_consistent
 from robot_dynamics.core.validation.report import Finding
-from robot_dynamics.core.validation.thresholds import (MIRROR_MIN_OFFSET, MIRROR_SIGN_MIN_PRODUCT, MIRROR_TOLERANCE,
-                                                       NEGLIGIBLE_GYRATION_RADIUS, PLACEHOLDER_EXTENT_TOLERANCE,
+from robot_dynamics.core.validation.thresholds import (MIRROR_MIN_OFFSET, MIRROR_SIGN_MIN_PRODUCT,
+                                                       MIRROR_TOLERANCE, NEGLIGIBLE_GYRATION_RADIUS,
+                                                       PLACEHOLDER_EXTENT_TOLERANCE,
                                                        PLACEHOLDER_MASS_TOLERANCE, SUBSTANTIAL_MASS)
 
 

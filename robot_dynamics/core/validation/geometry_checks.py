@@ -22,8 +22,8 @@ from robot_dynamics.core.validation.formatting import (floats, geometry_alternat
                                                        inertial_snippet, vector_text)
 from robot_dynamics.core.validation.thresholds import (COM_MARGIN_FRACTION, GEOMETRY_BOUND_ERROR_RATIO,
                                                        GEOMETRY_BOUND_TOLERANCE, MAX_MATERIAL_DENSITY,
-                                                       PATTERN_AGREEMENT, ROTATION_DEGENERACY, ROTATION_MIN_ANGLE,
-                                                       SUBSTANTIAL_MASS)
+                                                       PATTERN_AGREEMENT, ROTATION_DEGENERACY,
+                                                       ROTATION_MIN_ANGLE, SUBSTANTIAL_MASS)
 
 
 def geometry_findings(link: UrdfLink, geometry: LinkGeometry) -> list:

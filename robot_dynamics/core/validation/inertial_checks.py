@@ -13,8 +13,9 @@ from typing import Optional
 
 import numpy as np
 
-from robot_dynamics.core.model.inertia import (InertiaProjectionError, nearest_consistent_inertia, parallel_axis,
-                                               principal_inertia, pseudo_inertia_from_vector, triangle_margins)
+from robot_dynamics.core.model.inertia import (InertiaProjectionError, nearest_consistent_inertia,
+                                               parallel_axis, principal_inertia, pseudo_inertia_from_vector,
+                                               triangle_margins)
 from robot_dynamics.core.model.urdf import UrdfLink
 from robot_dynamics.core.validation.consumers import link_finding
 from robot_dynamics.core.validation.context import DescriptionContext, LinkGeometry

@@ -1,0 +1,100 @@
+"""QoS profiles of the nodes' topics, output publishers and message fields.
+"""
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+
+try:  # Iron and later
+    from rclpy.event_handler import PublisherEventCallbacks, SubscriptionEventCallbacks
+except ImportError:  # Humble
+    from rclpy.qos_event import PublisherEventCallbacks, SubscriptionEventCallbacks
+
+
+DESCRIPTION_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                             durability=DurabilityPolicy.TRANSIENT_LOCAL, history=HistoryPolicy.KEEP_LAST)
+"""QoS of robot_description (as robot_state_publisher publishes it)."""
+
+
+LATCHED_QOS = DESCRIPTION_QOS
+"""QoS of results that late joiners must still get (e.g. ~/payload)."""
+
+
+SENSOR_QOS = QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE,
+                        history=HistoryPolicy.KEEP_LAST)
+"""QoS of the torque outputs (reliable, like joint_state_broadcaster)."""
+
+
+JOINT_STATE_QOS = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE,
+                             durability=DurabilityPolicy.VOLATILE, history=HistoryPolicy.KEEP_LAST)
+"""QoS a node reads joint_states with: 1 s of room at 1 kHz, so a scheduling stall of the node
+(start-up, a shared CPU, a description being parsed) delays samples instead of dropping them
+uncounted (a queue of a few tens of samples overflows in such stalls; docs/reliability.md)."""
+
+
+def stamp_seconds(stamp) -> float:
+    """builtin_interfaces/Time → seconds."""
+    return stamp.sec + stamp.nanosec * 1e-9
+
+
+def joint_state_fields(message) -> tuple:
+    """(names, positions, velocities, efforts, stamp [s]) of a sensor_msgs/JointState."""
+    return message.name, message.position, message.velocity, message.effort, stamp_seconds(message.header.stamp)
+
+
+def create_output_publisher(node: Node, message_type, topic: str, qos):
+    """A publisher without rclpy's default event handlers (they log a subscription with
+    incompatible QoS or type; the subscribing side logs the same mismatch). Every handler is
+    one more entity the stream's executor rebuilds its wait set with for every message, a
+    noticeable share of a node's CPU at 1 kHz with several publishers (docs/reliability.md)."""
+    return node.create_publisher(message_type, topic, qos,
+                                 event_callbacks=PublisherEventCallbacks(use_default_callbacks=False))
+
+
+def publish_if_subscribed(publisher, build_message: Callable) -> None:
+    """Publish ``build_message()`` when some subscription is matched. A DDS write costs tens of
+    µs of CPU even when no reader is matched, and on a volatile topic nothing is kept for later
+    readers, so skipping it changes nothing anyone can receive."""
+    if publisher.get_subscription_count():
+        publisher.publish(build_message())
+
+
+def no_event_handlers() -> SubscriptionEventCallbacks:
+    """No QoS event handlers on a stream input: every handler is one more entity the executor
+    rebuilds its wait set with for every message (the node reports QoS mismatches in its
+    diagnostics instead)."""
+    return SubscriptionEventCallbacks(use_default_callbacks=False)
+
+
+SUBSCRIBERS_REFRESH_PERIOD = 0.1
+"""Period [s] at which the stream looks up which outputs have subscribers. A look-up is a
+middleware call per output topic, per message otherwise; a new subscriber gets its first
+message at most this much later than its match."""
+
+
+class SubscribedOutputs:
+    """Publishes only on outputs with a matched subscription (a DDS write costs tens of µs even
+    without a reader; on a volatile topic skipping it changes nothing anyone can receive), with
+    the subscriber counts looked up once per :data:`SUBSCRIBERS_REFRESH_PERIOD`."""
+
+    def __init__(self, period: float = SUBSCRIBERS_REFRESH_PERIOD):
+        self._period = period
+        self._checked = -math.inf
+        self._subscribed: dict = {}
+
+    def refresh(self, now: float) -> None:
+        """Forget the counts once they are ``period`` old (``now``: time.monotonic() [s])."""
+        if now - self._checked >= self._period:
+            self._checked = now
+            self._subscribed = {}
+
+    def publish(self, publisher, build_message) -> None:
+        """Publish ``build_message()`` on ``publisher`` if it has a subscriber."""
+        subscribed = self._subscribed.get(publisher)
+        if subscribed is None:
+            subscribed = self._subscribed[publisher] = publisher.get_subscription_count() > 0
+        if subscribed:
+            publisher.publish(build_message())
