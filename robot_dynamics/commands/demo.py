@@ -133,7 +133,10 @@ class _Demo:
             self.recorder.watch_centroidal()
             starts = self.recorder.motion_starts
             with InProcessRunner(floating):
-                self._phase('quadruped', max(1.5, 0.2 * self.duration), origin=self._new_motion(starts))
+                self._new_motion(starts)
+                # The phase starts at the first output: the node may load its model after the motion starts.
+                self._wait_for(lambda: self.recorder.centroidal_messages, 'the first centroidal outputs')
+                self._phase('quadruped', max(1.5, 0.2 * self.duration))
         except DemoStalled as error:
             self.failure = str(error)
             print(f'demo: {error}')
@@ -172,15 +175,13 @@ class _Demo:
             origin = self._new_motion(starts)
         elif origin is None:
             origin = self.recorder.clock - SETTLE
-        self.recorder.phase = None
+        end = origin + SETTLE + duration
+        self.recorder.start_phase(name, origin + SETTLE, end)
         self._wait_for_clock(origin + SETTLE)
         if payload is not None:
             self._call('/dynamics/clear_payload_buffer')
-        self.recorder.phase = name
-        end = origin + SETTLE + duration
         print(f'phase "{name}": {duration:.1f} s of simulated motion')
         self._wait_for_clock(end, progress=name)
-        self.recorder.phase = None
 
     # ------------------------------------------------------------------ ROS plumbing
     def _spin(self, duration: float) -> None:

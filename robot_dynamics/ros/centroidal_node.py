@@ -56,7 +56,7 @@ from robot_dynamics.core.errors import DescriptionError, JointStateError
 from robot_dynamics.core.streams.joint_states import JointStateMerger
 from robot_dynamics.core.model.model import RobotModel
 from robot_dynamics.ros.spinning import run_nodes
-from robot_dynamics.ros.diagnostics import DIAGNOSTICS_PERIOD, RateMeter, diagnostic_status
+from robot_dynamics.ros.diagnostics import DIAGNOSTICS_PERIOD, RateMeter, diagnostic_status, model_status
 from robot_dynamics.ros.node_log import RejectionCounter
 from robot_dynamics.ros.parameters import (STALE_TIMEOUT, checked_parameter, non_negative_parameter,
                                            positive_parameter)
@@ -414,20 +414,9 @@ class CentroidalNode(Node):
             self.rejections.reject('internal_error', f'diagnostics: {error!r}')
 
     def _model_status(self) -> DiagnosticStatus:
-        name = f'{self.get_name()}: model'
-        robot, source = self.robot, self.model_source
-        if robot is None:
-            return diagnostic_status(name, ERROR, 'no robot model loaded', {
-                'source': source.source, 'last_error': self.model_error or source.last_error})
-        if self.model_error:
-            return diagnostic_status(name, ERROR, f'latest model not used: {self.model_error}', {
-                'source': source.source, 'model_in_use': robot.name})
-        return diagnostic_status(name, WARN if source.rejected else OK,
-                                 f'{robot.name}: {robot.num_joints} joints, {robot.total_mass():.3f} kg', {
-                                     'source': source.source, 'root_joint': source.root_joint,
-                                     'total_mass_kg': robot.total_mass(), 'models_loaded': source.swaps,
-                                     'descriptions_rejected': source.rejected, 'last_error': source.last_error,
-                                     'contact_frames': ' '.join(self.contact_frame_names)})
+        return model_status(self.get_name(), self.robot, self.model_source, {
+            'root_joint': self.model_source.root_joint, 'contact_frames': ' '.join(self.contact_frame_names)},
+            self.model_error)
 
     def _input_status(self) -> DiagnosticStatus:
         name = f'{self.get_name()}: inputs'

@@ -43,3 +43,21 @@ def _format_value(value) -> str:
 
 DIAGNOSTICS_PERIOD = 1.0
 """Default period of /diagnostics [s]."""
+
+
+def model_status(node_name: str, robot, source, values: dict, model_error: str = '') -> DiagnosticStatus:
+    """The ``<node>: model`` status both nodes publish: the model in use (``robot``, a
+    RobotModel or None), where it came from and how many descriptions were loaded or refused
+    (``source``, the node's ModelSource), plus the node's own ``values``. ERROR without a model
+    or when the latest one could not be used (``model_error``), WARN after a refused description."""
+    name = f'{node_name}: model'
+    if robot is None:
+        return diagnostic_status(name, DiagnosticStatus.ERROR, 'no robot model loaded', {
+            'source': source.source, 'last_error': model_error or source.last_error})
+    if model_error:
+        return diagnostic_status(name, DiagnosticStatus.ERROR, f'latest model not used: {model_error}', {
+            'source': source.source, 'model_in_use': robot.name})
+    level = DiagnosticStatus.WARN if source.rejected else DiagnosticStatus.OK
+    return diagnostic_status(name, level, f'{robot.name}: {robot.num_joints} joints, {robot.total_mass():.3f} kg', {
+        'source': source.source, 'total_mass_kg': robot.total_mass(), 'models_loaded': source.swaps,
+        'descriptions_rejected': source.rejected, 'last_error': source.last_error, **values})

@@ -55,7 +55,7 @@ from robot_dynamics.core.model.model import RobotModel
 from robot_dynamics.core.identification.payload import MODES as PAYLOAD_MODES, default_payload_link
 from robot_dynamics.core.streams.ring_buffer import RingBufferError, SampleRingBuffer
 from robot_dynamics.ros.spinning import run_nodes
-from robot_dynamics.ros.diagnostics import DIAGNOSTICS_PERIOD, RateMeter, diagnostic_status
+from robot_dynamics.ros.diagnostics import DIAGNOSTICS_PERIOD, RateMeter, diagnostic_status, model_status
 from robot_dynamics.ros.node_log import RateLimitedLogger, RejectionCounter, never_raises
 from robot_dynamics.ros.parameters import (STALE_TIMEOUT, RuntimeParameters, checked_parameter,
                                            positive_parameter)
@@ -457,19 +457,13 @@ class DynamicsNode(Node):
             self.rejections.reject('internal_error', f'diagnostics: {error!r}')
 
     def _model_status(self) -> DiagnosticStatus:
-        name = f'{self.get_name()}: model'
-        robot, source = self.robot, self.model_source
+        robot = self.robot
         if robot is None:
-            return diagnostic_status(name, ERROR, 'no robot model loaded', {
-                'source': source.source, 'last_error': source.last_error})
+            return model_status(self.get_name(), None, self.model_source, {})
         payload = robot.payload
-        return diagnostic_status(name, WARN if source.rejected else OK,
-                                 f'{robot.name}: {robot.num_joints} joints, {robot.total_mass():.3f} kg', {
-                                     'source': source.source, 'joints': ' '.join(robot.joint_names),
-                                     'total_mass_kg': robot.total_mass(), 'models_loaded': source.swaps,
-                                     'descriptions_rejected': source.rejected, 'last_error': source.last_error,
-                                     'payload': f'{payload[1].mass:.4g} kg on {payload[0]}' if payload else 'none',
-                                     'warnings': '; '.join(robot.warnings)})
+        return model_status(self.get_name(), robot, self.model_source, {
+            'joints': ' '.join(robot.joint_names), 'warnings': '; '.join(robot.warnings),
+            'payload': f'{payload[1].mass:.4g} kg on {payload[0]}' if payload else 'none'})
 
     def _input_status(self) -> DiagnosticStatus:
         name = f'{self.get_name()}: joint_states'

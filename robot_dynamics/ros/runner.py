@@ -168,8 +168,9 @@ class InProcessRunner:
 
 class OutputRecorder(Node):
     """A client node recording what dynamics_node and centroidal_node publish, each sample
-    tagged with the current ``phase`` (samples are dropped while ``phase`` is None), and
-    calling the nodes' services. Lists of (phase, stamp [s], values):
+    tagged with the current phase when its stamp lies in that phase's window of simulated time
+    (:meth:`start_phase`; other samples are dropped), and calling the nodes' services. Tagging
+    by stamp, not by arrival, keeps a burst of delayed outputs in the phase they belong to. Lists of (phase, stamp [s], values):
 
     * ``model``: ``/dynamics/inverse_dynamics_torques``, ``external``:
       ``/dynamics/external_torques`` (the torques the environment applies to the robot, JᵀF)
@@ -179,6 +180,7 @@ class OutputRecorder(Node):
     * ``polygons``: phase → last ``/centroidal/support_polygon`` vertices (k × 2) [m];
       these three once :meth:`watch_centroidal` was called;
     * ``torque_messages``: external-torque messages received in any phase (or none);
+      ``centroidal_messages``: the same for the CoM and ZMP;
     * ``clock``: the newest stamp [s] of any output received, in any phase: the simulated
       robot's time up to which the nodes have processed its samples;
     * ``motion_start``, ``motion_starts``: the stamp [s] of the latest start of sim_robot's
@@ -188,6 +190,7 @@ class OutputRecorder(Node):
     def __init__(self, node_name: str = 'demo_client', **kwargs):
         super().__init__(node_name, **kwargs)
         self.phase: Optional[str] = None
+        self._window = (math.inf, -math.inf)
         self.joint_names: tuple = ()
         self.model: list = []
         self.external: list = []
@@ -196,6 +199,7 @@ class OutputRecorder(Node):
         self.zmp: list = []
         self.polygons: dict = {}
         self.torque_messages = 0
+        self.centroidal_messages = 0
         self.clock = -math.inf
         self.motion_start, self.motion_starts = math.nan, 0
         self._service_clients: dict = {}
@@ -204,6 +208,14 @@ class OutputRecorder(Node):
                              ('/dynamics/external_torques', self.external)):
             self.create_subscription(JointState, topic, lambda m, s=store: self._on_torques(s, m), RECORDER_QOS)
         self.create_subscription(JointState, '/joint_states', self._on_joint_state, RECORDER_QOS)
+
+    def start_phase(self, name: str, start: float, end: float) -> None:
+        """Tag from now on the samples stamped in [``start``, ``end``] [s, simulated time] with
+        phase ``name`` (until the next phase starts)."""
+        self.phase, self._window = name, (start, end)
+
+    def _phase_of(self, stamp: float) -> Optional[str]:
+        return self.phase if self._window[0] <= stamp <= self._window[1] else None
 
     def watch_centroidal(self) -> None:
         """Start recording centroidal_node's CoM, ZMP and support polygon. Separate because each
@@ -218,29 +230,35 @@ class OutputRecorder(Node):
 
     def _on_torques(self, store: list, message: JointState) -> None:
         self.torque_messages += store is self.external
-        self.clock = max(self.clock, stamp_seconds(message.header.stamp))
-        if self.phase is None or not message.effort:
+        stamp = stamp_seconds(message.header.stamp)
+        self.clock, phase = max(self.clock, stamp), self._phase_of(stamp)
+        if phase is None or not message.effort:
             return
         if store is self.external:
             self.joint_names = tuple(message.name)
-        store.append((self.phase, stamp_seconds(message.header.stamp), np.array(message.effort)))
+        store.append((phase, stamp, np.array(message.effort)))
 
     def _on_joint_state(self, message: JointState) -> None:
-        if self.phase is not None and message.effort and self.joint_names:
+        stamp = stamp_seconds(message.header.stamp)
+        phase = self._phase_of(stamp)
+        if phase is not None and message.effort and self.joint_names:
             efforts = dict(zip(message.name, message.effort))
             if all(name in efforts for name in self.joint_names):
-                self.efforts.append((self.phase, stamp_seconds(message.header.stamp),
+                self.efforts.append((phase, stamp,
                                      np.array([efforts[name] for name in self.joint_names])))
 
     def _on_point(self, store: list, message: PointStamped) -> None:
-        self.clock = max(self.clock, stamp_seconds(message.header.stamp))
-        if self.phase is not None:
+        self.centroidal_messages += 1
+        stamp = stamp_seconds(message.header.stamp)
+        self.clock, phase = max(self.clock, stamp), self._phase_of(stamp)
+        if phase is not None:
             point = message.point
-            store.append((self.phase, stamp_seconds(message.header.stamp), np.array([point.x, point.y, point.z])))
+            store.append((phase, stamp, np.array([point.x, point.y, point.z])))
 
     def _on_polygon(self, message: PolygonStamped) -> None:
-        if self.phase is not None:
-            self.polygons[self.phase] = np.array([[p.x, p.y] for p in message.polygon.points]).reshape(-1, 2)
+        phase = self._phase_of(stamp_seconds(message.header.stamp))
+        if phase is not None:
+            self.polygons[phase] = np.array([[p.x, p.y] for p in message.polygon.points]).reshape(-1, 2)
 
     def values(self, store: list, phase: str) -> tuple:
         """(stamps [s], values (N × k)) of ``store`` recorded during ``phase``."""
