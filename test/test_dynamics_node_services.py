@@ -292,3 +292,4 @@ def test_validate_inertia_reads_meshes_only_where_its_parameters_allow(ros, tmp_
 
         assert wait_for(lambda: published('in_package', DiagnosticStatus.WARN) and
                         published('in_root', DiagnosticStatus.WARN) and published('symlink', DiagnosticStatus.OK), 5)
+        assert published('base', DiagnosticStatus.OK)  # one status per link, clean links too

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from typing import Iterator, Sequence
 
 from robot_dynamics.instruments.reliability_common import (NodeUnderTest, ReliabilityRunError, input_value,
-                                                           input_values, joint_names_of, sleep_until, stamped_header,
-                                                           wait_for)
+                                                           input_values, joint_names_of, sleep_until,
+                                                           stamped_header, wait_for)
 from robot_dynamics.instruments.stream_feeder import StreamFeeder, wait_for_stragglers
 
 

@@ -13,9 +13,10 @@ from dataclasses import asdict, dataclass
 
 from robot_dynamics.instruments import processes
 from robot_dynamics.instruments.reliability_common import (NODE_MODULES, NodeUnderTest, ReliabilityRunError,
-                                                           fraction_answered, gravity_reference, joint_names_of,
-                                                           joint_names_of_text, model_value, tail_answered_fraction,
-                                                           wait_for, wrong_gravity_outputs)
+                                                           fraction_answered, gravity_reference,
+                                                           joint_names_of, joint_names_of_text, model_value,
+                                                           tail_answered_fraction, wait_for,
+                                                           wrong_gravity_outputs)
 from robot_dynamics.instruments.stream_feeder import start_node
 
 

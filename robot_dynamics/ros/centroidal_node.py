@@ -39,9 +39,8 @@ import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from geometry_msgs.msg import PointStamped, PolygonStamped, Vector3Stamped, WrenchStamped
 from nav_msgs.msg import Odometry
-from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.node import Node
-from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.qos import ReliabilityPolicy
 
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Header
@@ -60,8 +59,9 @@ from robot_dynamics.ros.diagnostics import DIAGNOSTICS_PERIOD, RateMeter, diagno
 from robot_dynamics.ros.node_log import RejectionCounter
 from robot_dynamics.ros.parameters import (STALE_TIMEOUT, checked_parameter, non_negative_parameter,
                                            positive_parameter)
-from robot_dynamics.ros.topics import (SENSOR_QOS, SubscribedOutputs, create_output_publisher,
-                                       joint_state_fields, no_event_handlers, stamp_seconds)
+from robot_dynamics.ros.topics import (JOINT_STATE_QOS, SENSOR_QOS, SubscribedOutputs,
+                                       create_output_publisher, joint_state_fields, no_event_handlers,
+                                       stamp_seconds)
 from robot_dynamics.ros.model_source import ModelSource
 from robot_dynamics.ros.odometry_wire import OdometryWireError, read_odometry
 from robot_dynamics.ros.centroidal_diagnostics import FRICTION_COEFFICIENT, CentroidalChecks
@@ -72,12 +72,6 @@ OK, WARN, ERROR = DiagnosticStatus.OK, DiagnosticStatus.WARN, DiagnosticStatus.E
 
 PENDING_LIMIT = 1000
 """Joint samples held at most while waiting for the odometry of their tick."""
-
-INPUT_QOS = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE,
-                       history=HistoryPolicy.KEEP_LAST)
-"""joint_states / odom / wrenches: reliable, with room for 2 s at 500 Hz so a scheduling stall
-of the node delays samples instead of dropping them."""
-
 
 @dataclass(frozen=True)
 class _JointSample:
@@ -107,8 +101,6 @@ class CentroidalNode(Node):
 
     def __init__(self, node_name: str = 'centroidal', **kwargs):
         super().__init__(node_name, **kwargs)
-        self._stream_group = MutuallyExclusiveCallbackGroup()
-        self._diagnostics_group = MutuallyExclusiveCallbackGroup()
         self._declare_parameters()
         self.rejections = RejectionCounter(self.get_logger())
         self._joint_rate, self._odom_rate = RateMeter(), RateMeter()
@@ -139,18 +131,17 @@ class CentroidalNode(Node):
         self.model_source = ModelSource(self, self._on_model,
                                         gravity_check=(_downward, ' pointing along -z of world_frame (the ZMP '
                                                                   'formula assumes it)'))
-        group = self._stream_group
-        self.create_subscription(JointState, 'joint_states', self._on_joint_state, INPUT_QOS, callback_group=group,
+        self.create_subscription(JointState, 'joint_states', self._on_joint_state, JOINT_STATE_QOS,
                                  event_callbacks=no_event_handlers())
         # Raw: odometry_wire reads the few fields used from the bytes (an Odometry object costs more
         # to build than the whole computation of a sample).
-        self.create_subscription(Odometry, 'odom', self._on_odometry, INPUT_QOS, callback_group=group, raw=True,
+        self.create_subscription(Odometry, 'odom', self._on_odometry, JOINT_STATE_QOS, raw=True,
                                  event_callbacks=no_event_handlers())
         for index, topic in enumerate(self.wrench_topics):
             self.create_subscription(WrenchStamped, topic, lambda message, i=index: self._on_wrench(i, message),
-                                     INPUT_QOS, callback_group=group, event_callbacks=no_event_handlers())
+                                     JOINT_STATE_QOS, event_callbacks=no_event_handlers())
         self._warned_best_effort: set = set()
-        self.create_timer(self.diagnostics_period, self._publish_diagnostics, callback_group=self._diagnostics_group)
+        self.create_timer(self.diagnostics_period, self._publish_diagnostics)
 
     # ------------------------------------------------------------------ parameters
     def _declare_parameters(self) -> None:

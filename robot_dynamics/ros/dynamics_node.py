@@ -555,16 +555,12 @@ def _answer(response, success: bool, message: str):
 
 
 def _validation_statuses(node_name: str, report) -> list:
+    """One status per link of the validation report (``<node>: inertia <link>``, clean links
+    included; ``description`` for findings about the whole file) and its summary."""
     levels = {'error': ERROR, 'warning': WARN}
-    statuses = []
-    links = sorted({finding.link for finding in report.findings})
-    for link in links:
-        findings = report.findings_for(link)
-        worst = ERROR if any(f.severity == 'error' for f in findings) else (
-            WARN if any(f.severity == 'warning' for f in findings) else OK)
-        statuses.append(diagnostic_status(f'{node_name}: inertia {link}', worst,
-                                          '; '.join(f.message for f in findings)[:500],
-                                          {f'{f.check}': f.severity for f in findings}))
+    statuses = [diagnostic_status(f'{node_name}: inertia {status.link or "description"}', levels.get(status.level, OK),
+                                  status.message, status.values)
+                for status in report.link_statuses()]
     statuses.append(diagnostic_status(f'{node_name}: inertia validation', levels.get(report.worst_severity(), OK),
                                       report.summary(), {}))
     return statuses
