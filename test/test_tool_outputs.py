@@ -29,16 +29,11 @@ from sensor_msgs.msg import JointState  # noqa: E402
 from robot_dynamics.ros.topics import JOINT_STATE_QOS, SENSOR_QOS, stamp_seconds
 from robot_dynamics.ros.dynamics_node import DynamicsNode  # noqa: E402
 from robot_dynamics.ros.sim_robot import SimRobot  # noqa: E402
+from test_effective_mass import SLIDER  # noqa: E402  the same 2.5 kg carriage on a rail
 
 ARM_TEXT = ARM_URDF.read_text()
 POSE = np.array([0.1, -0.5, 0.2, -2.0, 0.3, 1.5, 0.4])
 FORCE, MOMENT = np.array([8.0, -6.0, 9.0]), np.array([0.3, -0.2, 0.4])
-SLIDER = """<robot name="slider"><link name="ground"/>
-  <link name="carriage"><inertial><origin xyz="0.1 0.2 0"/><mass value="2.5"/>
-    <inertia ixx="0.01" ixy="0" ixz="0" iyy="0.02" iyz="0" izz="0.03"/></inertial></link>
-  <joint name="rail" type="prismatic"><parent link="ground"/><child link="carriage"/><axis xyz="1 0 0"/>
-    <limit lower="-1" upper="1" effort="100" velocity="1"/></joint>
-</robot>"""
 TWO_R_WITH_TIP = vertical_2r.urdf().replace('</robot>', f"""
   <link name="tip"/>
   <joint name="tip_joint" type="fixed"><origin xyz="{vertical_2r.L2} 0 0"/><parent link="link2"/>

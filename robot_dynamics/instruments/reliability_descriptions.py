@@ -396,6 +396,19 @@ def publish_descriptions(topic: str) -> None:
     rclpy.try_shutdown()
 
 
+def _stream_on_a_loaded_model(run: NodeUnderTest, diagnostics: dict, descriptions: '_DescriptionPublisher',
+                              text: str, rate: float):
+    """Publish ``text``, wait until the node has loaded it, then start the ``rate`` [Hz]
+    joint_states stream and wait for its first output; returns the background stream."""
+    descriptions.publish(text)
+    run.feeder.wait_connected()
+    if not wait_for(lambda: model_value(diagnostics, 'models_loaded') >= 1, 10.0):
+        raise ReliabilityRunError('the node never loaded the first description')
+    stream = run.stream_in_background(rate)
+    wait_for(lambda: bool(run.feeder.received), 10.0)
+    return stream
+
+
 def descriptions_node(urdf: str, corpus: Sequence[HostileDescription], rate: float = 200.0,
                       timeout_per_description: float = 10.0) -> DescriptionReport:
     """Publish every must-be-refused description of ``corpus`` on robot_description to a
@@ -411,12 +424,7 @@ def descriptions_node(urdf: str, corpus: Sequence[HostileDescription], rate: flo
         diagnostics = run.watch_diagnostics()
         descriptions = _DescriptionPublisher('/bench/robot_description')
         try:
-            descriptions.publish(good_text)
-            run.feeder.wait_connected()
-            if not wait_for(lambda: model_value(diagnostics, 'models_loaded') >= 1, 10.0):
-                raise ReliabilityRunError('the node never loaded the good description')
-            stream = run.stream_in_background(rate)
-            wait_for(lambda: bool(run.feeder.received), 10.0)
+            stream = _stream_on_a_loaded_model(run, diagnostics, descriptions, good_text, rate)
             rss_start = resident_kib(run.process.pid)
             for case in refused:
                 before = model_value(diagnostics, 'descriptions_rejected')
@@ -486,12 +494,7 @@ def description_scenario(urdf: str, interval: float = 0.5, duration: float = 10.
         diagnostics = run.watch_diagnostics()
         descriptions = _DescriptionPublisher('/bench/robot_description')
         try:
-            descriptions.publish(good_text)
-            run.feeder.wait_connected()
-            if not wait_for(lambda: model_value(diagnostics, 'models_loaded') >= 1, 10.0):
-                raise ReliabilityRunError('the node never loaded the first description')
-            stream = run.stream_in_background(rate)
-            wait_for(lambda: bool(run.feeder.received), 10.0)
+            stream = _stream_on_a_loaded_model(run, diagnostics, descriptions, good_text, rate)
             count = max(1, int(duration / interval))
             start = time.perf_counter()
             for k in range(count):
