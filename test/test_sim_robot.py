@@ -91,6 +91,30 @@ def test_applied_torque_equals_mass_matrix_times_integrated_acceleration_plus_bi
     assert np.linalg.norm(acceleration) > 0.1
 
 
+def test_measured_feedback_controller_acts_on_the_published_noisy_state():
+    robot = arm()
+    noise = SensorNoise(position=1e-4, velocity=0.001, effort=0.02, seed=3)
+    simulation = ArmSimulation(robot, scripted_excitation(robot), feedback='measured', measurement_noise=noise)
+    for _ in range(300):
+        simulation.advance()
+    sample = simulation.advance()
+    published = noise.applied(sample, noise.generator())
+    np.testing.assert_array_equal(published.positions, sample.measured_positions)  # what the controller read
+    np.testing.assert_array_equal(published.velocities, sample.measured_velocities)
+    assert 0.5e-3 < np.std(sample.measured_velocities - sample.velocities) < 2e-3
+    assert np.all(published.efforts != sample.efforts)  # effort noise still added at publishing
+    q_ref, v_ref, a_ref = simulation.reference(sample.time)
+    omega = 2.0 * math.pi * 10.0
+    command = a_ref + omega ** 2 * (q_ref - sample.measured_positions) + 2.0 * omega * (v_ref - sample.measured_velocities)
+    expected = pin.rnea(robot.model, robot.data, robot.configuration(sample.positions),
+                        robot.tangent(sample.velocities), robot.tangent(command))
+    np.testing.assert_allclose(sample.efforts, expected, rtol=1e-10, atol=1e-10)
+    exact = ArmSimulation(robot, scripted_excitation(robot)).advance()
+    assert exact.measured_positions is None and exact.measured_velocities is None
+    with pytest.raises(SimulationError, match='controller feedback'):
+        ArmSimulation(robot, scripted_excitation(robot), feedback='noisy')
+
+
 def test_simulation_refuses_a_floating_base_a_slow_step_and_foreign_joints():
     robot = arm()
     trajectory = scripted_excitation(robot)
@@ -238,6 +262,21 @@ def test_node_names_the_bad_parameter(ros):
         sim_node('/sim_d', payload_mass=1.0, payload_com=[0.1, 0.2])
     with pytest.raises(SimulationError, match="root_joint must be 'fixed' or 'floating'"):
         sim_node('/sim_d', root_joint='wheeled')
+
+
+def test_controller_feedback_parameter_puts_the_measurement_noise_into_the_applied_torque(ros):
+    def effort_roughness(namespace: str, feedback: str) -> float:
+        node = sim_node(namespace, controller_feedback=feedback, velocity_noise=0.01, effort_noise=0.0)
+        assert node.simulation.feedback == ('exact' if feedback == 'wrong' else feedback)
+        with ros(node) as harness:
+            states = harness.collect(JointState, f'{namespace}/joint_states', JOINT_STATE_QOS)
+            assert wait_for(lambda: len(states) >= 60, 10.0)
+        efforts = np.array([m.effort for m in states[-50:]])
+        return float(np.abs(np.diff(efforts, n=2, axis=0)).max())  # N·m: the smooth motion's part is tiny
+
+    assert effort_roughness('/sim_x', 'exact') < 0.05
+    assert effort_roughness('/sim_m', 'measured') > 0.2  # ≈ 2ω·M·σ_v on the applied torque
+    assert effort_roughness('/sim_w', 'wrong') < 0.05  # an unknown value is logged, the default used
 
 
 @pytest.mark.parametrize('parameters', [{'max_catch_up': -1.0}, {'max_catch_up': 0.0},

@@ -4,7 +4,8 @@
   (ABA) at a fixed step (≤ 1 ms, semi-implicit Euler), tracking a Fourier trajectory with
   computed-torque control. The control model is the simulated plant itself (hidden payload
   included), so tracking is near perfect and a run with and a run without the payload
-  follow the same motion. Each :class:`JointSample` holds (q_k, q̇_k, τ_k) of the step start,
+  follow the same motion. The controller feeds back the true state, or the noisy measured
+  one that the sample then carries (``feedback='measured'``). Each :class:`JointSample` holds (q_k, q̇_k, τ_k) of the step start,
   where τ_k is the torque applied during that step, so τ_k + τ_ext,k = M(q_k) q̈_k + h(q_k, q̇_k)
   exactly: τ_k is the effort a perfect joint torque sensor would report. An external wrench
   (:meth:`ArmSimulation.set_external_wrench`) pushes a link; the controller does not know
@@ -34,6 +35,8 @@ from robot_dynamics.core.model.model import RobotModel
 
 MAX_STEP = 1e-3
 """Longest integration step [s] (the simulation runs at ≥ 1 kHz)."""
+FEEDBACK_MODES = ('exact', 'measured')
+"""What the simulated controller feeds back: the exact state, or the noisy measured one."""
 
 
 class SimulationError(RobotDynamicsError):
@@ -52,6 +55,10 @@ class JointSample:
     efforts: np.ndarray
     external_torques: Optional[np.ndarray] = None
     """J(q)ᵀ F [N·m] of the external wrench applied during the step; None without one."""
+    measured_positions: Optional[np.ndarray] = None
+    """The noisy positions [rad] the controller fed back (``feedback='measured'``); None otherwise."""
+    measured_velocities: Optional[np.ndarray] = None
+    """The noisy velocities [rad/s] the controller fed back (``feedback='measured'``); None otherwise."""
 
 
 @dataclass(frozen=True)
@@ -100,9 +107,14 @@ class SensorNoise:
         return np.random.default_rng(self.seed)
 
     def applied(self, sample: JointSample, rng: np.random.Generator) -> JointSample:
-        """``sample`` with noise added (efforts stay empty when they are)."""
+        """``sample`` as a robot publishes it: noise added (efforts stay empty when they are).
+        A sample whose controller fed back measured positions and velocities publishes those
+        very values (their noise is already in them) and adds only the effort noise."""
         def noisy(values: np.ndarray, sigma: float) -> np.ndarray:
             return values + sigma * rng.standard_normal(values.shape) if sigma > 0.0 and values.size else values
+        if sample.measured_positions is not None:
+            return JointSample(sample.time, sample.measured_positions, sample.measured_velocities,
+                               noisy(sample.efforts, self.effort))
         return JointSample(sample.time, noisy(sample.positions, self.position),
                            noisy(sample.velocities, self.velocity), noisy(sample.efforts, self.effort))
 
@@ -130,12 +142,17 @@ class ArmSimulation:
     """Forward dynamics of a fixed-base :class:`RobotModel` tracking ``trajectory``.
 
     ``step`` [s] ≤ 1 ms; ``bandwidth_hz``: natural frequency of the critically damped
-    tracking error dynamics of the computed-torque controller. The trajectory is repeated
-    periodically after its ``duration``. Attach a hidden payload with :meth:`set_payload`.
+    tracking error dynamics of the computed-torque controller. ``feedback``: what that
+    controller feeds back each step, ``'exact'`` (the true state) or ``'measured'`` (the
+    state plus ``measurement_noise``'s position and velocity noise, drawn once per step, as a
+    real controller reads its encoders; the sample then carries these measured values, and
+    :meth:`SensorNoise.applied` publishes them). The trajectory is repeated periodically
+    after its ``duration``. Attach a hidden payload with :meth:`set_payload`.
     """
 
     def __init__(self, robot: RobotModel, trajectory: FourierTrajectory, step: float = MAX_STEP,
-                 bandwidth_hz: float = 10.0):
+                 bandwidth_hz: float = 10.0, feedback: str = 'exact',
+                 measurement_noise: Optional[SensorNoise] = None):
         if robot.floating_base:
             raise SimulationError(f'model "{robot.name}" has a floating base: use StanceMotion (kinematic)')
         if tuple(trajectory.joint_names) != robot.joint_names:
@@ -145,6 +162,12 @@ class ArmSimulation:
             raise SimulationError(f'integration step must be in (0, {MAX_STEP}] s, got {step}')
         if not bandwidth_hz > 0.0:
             raise SimulationError(f'tracking bandwidth must be positive, got {bandwidth_hz} Hz')
+        if feedback not in FEEDBACK_MODES:
+            raise SimulationError(f'controller feedback must be one of {list(FEEDBACK_MODES)}, got {feedback!r}')
+        self.feedback = feedback
+        self._measurement_noise = measurement_noise or SensorNoise()
+        # a stream of its own: the published effort noise (seeded alike) stays independent of it
+        self._measurement_rng = np.random.default_rng([self._measurement_noise.seed, 1])
         self.robot = robot
         self.trajectory = trajectory
         self.step_size = float(step)
@@ -227,19 +250,31 @@ class ArmSimulation:
         positions, velocities, accelerations = self.trajectory.evaluate(np.array([time % period]))
         return positions[0], velocities[0], accelerations[0]
 
+    def _fed_back_state(self, q: np.ndarray, v: np.ndarray) -> tuple:
+        """(positions, velocities) the controller reads this step: the true state, or it with
+        the measurement noise (new arrays)."""
+        if self.feedback == 'exact':
+            return q, v
+        noise, rng = self._measurement_noise, self._measurement_rng
+        return (q + noise.position * rng.standard_normal(q.shape),
+                v + noise.velocity * rng.standard_normal(v.shape))
+
     def advance(self) -> JointSample:
         """Integrate one step; returns the state at the step *start* with the torque applied
         during the step."""
         time = self.time
         q_ref, v_ref, a_ref = self.reference(time)
         q, v = self._q, self._v
-        command = a_ref + self._stiffness * (q_ref - q) + self._damping * (v_ref - v)
+        q_fed, v_fed = self._fed_back_state(q, v)
+        command = a_ref + self._stiffness * (q_ref - q_fed) + self._damping * (v_ref - v_fed)
         robot = self.robot
         q_model, v_model = robot.configuration(q), robot.tangent(v)
         torque = dynamics.inverse_dynamics(robot, q_model, v_model, robot.tangent(command))
         external = self.external_torques(q_model)
         acceleration = self._accelerations(q_model, v_model, torque, external)
-        sample = JointSample(time, q.copy(), v.copy(), torque.copy(), external)
+        measured = self.feedback == 'measured'
+        sample = JointSample(time, q.copy(), v.copy(), torque.copy(), external,
+                             q_fed if measured else None, v_fed if measured else None)
         self._v = v + self.step_size * acceleration
         self._q = q + self.step_size * self._v
         self._steps += 1

@@ -1,7 +1,9 @@
 """`bench contact`: contact detection and external wrench of the momentum observer against the inverse-dynamics route.
 
 The bundled arm runs the demo's simulation (config/sim_robot.yaml: its hidden payload, sensor
-noise and publish rate, the Fourier excitation running). The payload is first identified from
+noise and publish rate, the Fourier excitation running), its computed-torque controller
+feeding back the published noisy state as a real robot's does (``--controller-feedback
+measured``; ``exact``: the true state, sim_robot's default). The payload is first identified from
 10 s of motion (core identify_payload, no baseline) and attached to the estimation model; then,
 for each method (``observer`` and ``inverse_dynamics``, fed the very same noisy samples),
 thresholds are calibrated on ``--calibration`` s of contact-free motion (|mean| + 5σ, the
@@ -38,6 +40,9 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
                        help='contact: seconds of contact-free motion the thresholds are calibrated on (default 10)')
     group.add_argument('--observer-gain', type=float, default=None, help='contact: K_O [1/s] (default: the node\'s)')
     group.add_argument('--seed', type=int, default=0, help='contact: seed of the pushes (default 0)')
+    group.add_argument('--controller-feedback', choices=('measured', 'exact'), default='measured',
+                       help="contact: the simulated controller feeds back the published noisy state ('measured', "
+                            "as a real robot's does; default) or the true one ('exact')")
     group.add_argument('--force-range', type=float, nargs=2, default=(10.0, 20.0), metavar=('LOW', 'HIGH'),
                        help='contact: push magnitudes [N], uniform in [LOW, HIGH] (default 10 20)')
 
@@ -131,7 +136,8 @@ def measure(args: argparse.Namespace) -> dict:
 
     forces = _force_range(getattr(args, 'force_range', None))
     settings = _sim_settings()
-    plant, noise, period = _plant(ARM_URDF, settings, args.rate)
+    feedback = getattr(args, 'controller_feedback', 'measured')
+    plant, noise, period = _plant(ARM_URDF, settings, args.rate, feedback)
     rng = noise.generator()
     estimation = RobotModel.from_urdf_file(ARM_URDF)
     payload_text = _identify_payload(plant, noise, rng, period, estimation)
@@ -146,6 +152,7 @@ def measure(args: argparse.Namespace) -> dict:
     meets = _meets(observer) and observer['delay_median_ms'] <= inverse['delay_median_ms'] and (
         np.mean(observer['free_residual_rms_nm']) < np.mean(inverse['free_residual_rms_nm']))
     return {'model': 'fr3_arm (bundled)', 'publish_rate_hz': 1.0 / period, 'observer_gain_per_s': gain,
+            'controller_feedback': feedback,
             'payload': payload_text, 'steps': args.steps, 'force_range_n': list(forces), 'methods': summaries,
             'targets': TARGETS, 'meets_targets': bool(meets)}
 
@@ -171,7 +178,7 @@ def _sim_settings() -> dict:
     return node_parameters(config_path('sim_robot.yaml'), 'sim_robot')
 
 
-def _plant(urdf, settings: dict, rate):
+def _plant(urdf, settings: dict, rate, feedback: str = 'measured'):
     from robot_dynamics.core.model.inertia import InertialParameters
     from robot_dynamics.core.model.model import RobotModel
     from robot_dynamics.core.simulation import ArmSimulation, SensorNoise, scripted_excitation
@@ -181,14 +188,15 @@ def _plant(urdf, settings: dict, rate):
                                      settings.get('max_acceleration', 3.0), settings.get('velocity_fraction', 0.5))
     publish_rate = float(rate or settings.get('publish_rate', 250.0))
     substeps = max(1, int(np.ceil(1000.0 / publish_rate - 1e-9)))
-    plant = ArmSimulation(robot, trajectory, 1.0 / (publish_rate * substeps), settings.get('tracking_bandwidth', 10.0))
+    noise = SensorNoise(float(settings.get('position_noise', 0.0)), float(settings.get('velocity_noise', 0.001)),
+                        float(settings.get('effort_noise', 0.02)), int(settings.get('seed', 0)))
+    plant = ArmSimulation(robot, trajectory, 1.0 / (publish_rate * substeps), settings.get('tracking_bandwidth', 10.0),
+                          feedback, noise)
     mass = float(settings.get('payload_mass', 0.0))
     if mass > 0.0:
         ixx, ixy, ixz, iyy, iyz, izz = (float(x) for x in settings['payload_inertia'])
         plant.set_payload(settings.get('payload_link', PUSH_LINK), InertialParameters(
             mass, settings['payload_com'], [[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]]))
-    noise = SensorNoise(float(settings.get('position_noise', 0.0)), float(settings.get('velocity_noise', 0.001)),
-                        float(settings.get('effort_noise', 0.02)), int(settings.get('seed', 0)))
     plant.substeps = substeps
     return plant, noise, 1.0 / publish_rate
 
@@ -343,7 +351,7 @@ def _text(result: dict) -> str:
     lines = [f"bench contact: {result['model']}, {result['publish_rate_hz']:.0f} Hz joint states, "
              f"K_O = {result['observer_gain_per_s']:g} /s, {result['steps']} pushes of "
              f"{result['force_range_n'][0]:g}-{result['force_range_n'][1]:g} N at {PUSH_LINK}",
-             f"payload: {result['payload']}",
+             f"payload: {result['payload']}; controller feedback: {result['controller_feedback']} state",
              f"{'':40}{'observer':>14}{'inverse_dynamics':>18}{'target':>10}"]
     observer, inverse = result['methods']
 

@@ -54,7 +54,7 @@ from std_srvs.srv import SetBool
 from robot_dynamics.core.errors import PayloadError, RobotDynamicsError
 from robot_dynamics.core.model.inertia import InertialParameters
 from robot_dynamics.core.model.model import RobotModel
-from robot_dynamics.core.simulation import (ArmSimulation, FloatingSample, JointSample, SensorNoise,
+from robot_dynamics.core.simulation import (FEEDBACK_MODES, ArmSimulation, FloatingSample, JointSample, SensorNoise,
                                             SimulationError, StanceMotion, scripted_excitation)
 from robot_dynamics.core.model.urdf import read_description_file
 from robot_dynamics.models import ARM_URDF, QUADRUPED_URDF
@@ -94,7 +94,8 @@ class SimRobot(Node):
                                              self.value('excitation_harmonics'), self.value('trajectory_seed'),
                                              self.value('max_acceleration'), self.value('velocity_fraction'))
             self.simulation = ArmSimulation(self.robot, trajectory, 1.0 / self.value('simulation_rate'),
-                                            self.value('tracking_bandwidth'))
+                                            self.value('tracking_bandwidth'), self.value('controller_feedback'),
+                                            self.noise)
             if self.value('start_with_payload'):
                 self._set_payload(True)
         self.published = 0
@@ -160,6 +161,9 @@ class SimRobot(Node):
         declare('velocity_fraction', 0.5, 'largest joint speed as a fraction of the URDF limit',
                 lambda fraction: 0.0 < fraction <= 1.0, 'is not in (0, 1]')
         positive('tracking_bandwidth', 10.0, 'computed-torque tracking bandwidth [Hz]', 'bandwidth [Hz]')
+        declare('controller_feedback', 'exact', "what the computed-torque controller feeds back: 'exact' (the true "
+                "state) or 'measured' (the published noisy positions and velocities, as a real robot's controller)",
+                lambda mode: mode in FEEDBACK_MODES, f'is not one of {list(FEEDBACK_MODES)}')
         declare('world_frame', 'odom', 'floating base: frame_id of odom (the world)')
         declare('base_frame', 'base', 'floating base: child_frame_id of odom (the base link)')
         declare('contact_frames', ['lf_foot', 'rf_foot', 'lh_foot', 'rh_foot'],

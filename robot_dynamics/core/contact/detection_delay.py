@@ -7,9 +7,13 @@ function of time, so the crossing time follows in closed form:
 * the momentum observer: r(t) = (1 − e^{−K_O t}) τ_ext, crossing at
   t = −ln(1 − T/|τ|) / K_O;
 * the inverse-dynamics route on a robot held by a critically damped computed-torque controller
-  (natural frequency ω, feedback on the true state): the motor torque reacts to the push as
+  (natural frequency ω): the motor torque reacts to the push as
   Δτ_m(t) = −(1 − e^{−ωt}(1 − ωt)) τ_ext, and M q̈ − Δτ_m reads that reaction at once (q̈ from
-  a lagging slope adds a little, neglected here: an upper bound of the crossing time).
+  a lagging slope adds a little, neglected here: an upper bound of the crossing time). This
+  mean reaction is the same whether the controller feeds back the true or the measured state;
+  with the measured one, its damping term also passes 2ω·M_i·n_v of the velocity noise into
+  τ_m, so the calibrated thresholds T_i, and with them the crossing time ≈ T_i / (2ω|τ_i|),
+  grow: to ≈ k σ_v ‖M_i‖ / |τ_i| when that term dominates, the observer's crossing time.
 
 The observer's noise under white velocity noise σ_v [rad/s] and effort noise σ_τ [N·m] at a
 fixed sample period Δt, a = 1 − e^{−K_O Δt}, M_i the i-th row of M(q):
