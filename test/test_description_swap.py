@@ -28,7 +28,7 @@ from robot_dynamics.models import ARM_URDF  # noqa: E402
 from robot_dynamics.instruments import processes, reliability_common, reliability_descriptions, reliability_restarts  # noqa: E402
 from robot_dynamics.instruments.reliability_descriptions import ACCEPTED, REJECTED  # noqa: E402
 from robot_dynamics.ros.description_listener import (DescriptionForwarder, DescriptionListener,  # noqa: E402
-                                                     ListenerSettings, listener_node_name)
+                                                     LISTENER_NICENESS, ListenerSettings, listener_node_name)
 from robot_dynamics.ros.description_listener import description_problem  # noqa: E402
 
 URDF = str(ARM_URDF)
@@ -167,6 +167,33 @@ def test_a_crashed_listener_is_reported_and_replaced_and_the_new_one_takes_descr
         last = listener.pid
         listener.close()
     assert listener.pid is None and not (last and Path(f'/proc/{last}').exists() and not _is_zombie(last))
+
+
+def _thread_niceness(pid: int) -> dict:
+    """Nice value of each thread of process ``pid`` (thread id → niceness), from /proc."""
+    values = {}
+    for task in Path(f'/proc/{pid}/task').iterdir():
+        try:
+            values[int(task.name)] = int((task / 'stat').read_text().rsplit(')', 1)[1].split()[16])
+        except (OSError, IndexError, ValueError):  # the thread ended meanwhile
+            pass
+    return values
+
+
+def test_every_thread_of_the_listener_runs_below_the_node_priority():
+    """The middleware's receive threads take a 50 MB message: they must not compete with the
+    node's stream at the node's priority (on Linux a nice value is per thread)."""
+    topic = f'/swap_nice_{os.getpid()}/robot_description'
+    listener = DescriptionListener(ListenerSettings(topic, f'swap_nice_{os.getpid()}_description_listener', '/',
+                                                    'fixed', tuple(GRAVITY), 100), lambda text: None, lambda reason: None)
+    try:
+        assert listener.ready.wait(60.0), 'the listener never subscribed'
+        threads = _thread_niceness(listener.pid)
+    finally:
+        listener.close()
+    own = os.getpriority(os.PRIO_PROCESS, 0)
+    assert len(threads) > 1  # the middleware's threads are there
+    assert all(value >= min(own + LISTENER_NICENESS, 19) for value in threads.values()), threads
 
 
 def _is_zombie(pid: int) -> bool:

@@ -211,6 +211,9 @@ class DescriptionOutcome:
     outcome: str
     seconds: float
     message: str
+    longest_gap_ms: float = 0.0
+    """Longest time between two stream outputs [ms] whose second output came between this
+    description's publication and the next one's (node runs only)."""
 
     @property
     def as_expected(self) -> bool:
@@ -249,7 +252,12 @@ class DescriptionReport:
                 'max_seconds': self.max_seconds, 'rss_start_kib': self.rss_start_kib,
                 'rss_end_kib': self.rss_end_kib, 'node_alive': self.node_alive, 'model_kept': self.model_kept,
                 'wrong_outputs': self.wrong_outputs, 'stream_answered_fraction': self.stream_answered_fraction,
-                **stream}
+                'longest_gaps_by_description': self.longest_gaps(), **stream}
+
+    def longest_gaps(self, count: int = 5) -> list:
+        """The ``count`` descriptions with the longest stream gap [ms] after their publication."""
+        ranked = sorted(self.outcomes, key=lambda o: o.longest_gap_ms, reverse=True)[:count]
+        return [(o.category, round(o.longest_gap_ms, 1)) for o in ranked if o.longest_gap_ms > 0.0]
 
 
 def screen_descriptions(corpus: Sequence[HostileDescription]) -> DescriptionReport:
@@ -335,6 +343,17 @@ def _description_stream_figures(sent: list, feeder: StreamFeeder, references: di
                                     wrong_gravity_outputs(feeder, references))
 
 
+def _attribute_gaps(outcomes: list, published_ns: list, sent: list, feeder: StreamFeeder) -> None:
+    """Set each outcome's ``longest_gap_ms``: the longest gap between two outputs whose second
+    output arrived between that description's publication and the next one's."""
+    sent_set = set(sent)
+    arrivals = sorted(arrival for stamp, arrival in feeder.received if stamp in sent_set)
+    windows = published_ns[1:len(outcomes)] + [math.inf]
+    for outcome, start, end in zip(outcomes, published_ns, windows):
+        gaps = [(b - a) * 1e-6 for a, b in zip(arrivals, arrivals[1:]) if start <= b < end]
+        outcome.longest_gap_ms = max(gaps, default=0.0)
+
+
 class _DescriptionPublisher:
     """Publishes robot_description strings from a process of its own (:func:`publish_descriptions`),
     so that serialising a 50 MB string never stalls the bench's own joint-state feed."""
@@ -347,9 +366,9 @@ class _DescriptionPublisher:
             self.close()
             raise ReliabilityRunError('the description publisher did not start')
 
-    def publish(self, text: str) -> None:
-        """Publish ``text``; returns once it is handed to the middleware."""
-        data = text.encode('utf-8', 'surrogatepass')
+    def publish(self, text) -> None:
+        """Publish ``text`` (str, or its UTF-8 bytes); returns once it is handed to the middleware."""
+        data = text if isinstance(text, bytes) else text.encode('utf-8', 'surrogatepass')
         self.process.stdin.write(f'{len(data)}\n'.encode() + data)
         self.process.stdin.flush()
         if self.process.stdout.readline().strip() != b'sent':
@@ -418,7 +437,7 @@ def descriptions_node(urdf: str, corpus: Sequence[HostileDescription], rate: flo
     good_text = open(urdf, encoding='utf-8').read()
     refused = [case for case in corpus if case.expected == REJECTED]
     references = {joint_names_of(urdf): gravity_reference(urdf)}
-    outcomes = []
+    outcomes, published_ns = [], []
     with NodeUnderTest('dynamics', ['-p', 'diagnostics_period:=0.05'], 'gravity_torques', urdf,
                         keep_messages=True, connect=False, deep_history=True) as run:
         diagnostics = run.watch_diagnostics()
@@ -426,10 +445,13 @@ def descriptions_node(urdf: str, corpus: Sequence[HostileDescription], rate: flo
         try:
             stream = _stream_on_a_loaded_model(run, diagnostics, descriptions, good_text, rate)
             rss_start = resident_kib(run.process.pid)
-            for case in refused:
+            # Encoded beforehand: encoding 50 MB holds the GIL of this process, whose feeder measures the stream.
+            payloads = [case.text.encode('utf-8', 'surrogatepass') for case in refused]
+            for case, payload in zip(refused, payloads):
                 before = model_value(diagnostics, 'descriptions_rejected')
                 started = time.perf_counter()
-                descriptions.publish(case.text)
+                published_ns.append(time.time_ns())
+                descriptions.publish(payload)
                 counted = wait_for(lambda: model_value(diagnostics, 'descriptions_rejected') > before,
                                    timeout_per_description)
                 outcomes.append(DescriptionOutcome(case.category, case.expected,
@@ -445,6 +467,7 @@ def descriptions_node(urdf: str, corpus: Sequence[HostileDescription], rate: flo
         alive = run.process.poll() is None
         kept = model_value(diagnostics, 'models_loaded') == 1
         figures = _description_stream_figures(stream.sent, run.feeder, references)
+        _attribute_gaps(outcomes, published_ns, stream.sent, run.feeder)
     return DescriptionReport(outcomes, rss_start, rss_end, alive, kept, figures.wrong_outputs,
                              figures.answered_fraction, figures)
 

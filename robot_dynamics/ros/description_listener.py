@@ -47,7 +47,9 @@ LISTENER_NODE_SUFFIX = '_description_listener'
 """The listener's node name is the owner's name with this suffix (``dynamics_description_listener``)."""
 
 LISTENER_NICENESS = 10
-"""CPU priority of the listener once subscribed: below the torque stream, but not the lowest
+"""CPU niceness of the listener process, every thread included (set before it starts: on Linux
+a nice value is per thread, and the middleware's receive threads, which take a 50 MB message, would
+otherwise keep the node's): below the torque stream, but not the lowest
 (at niceness 19, other CPU-bound work on the machine can starve a check for many seconds)."""
 
 STOP_TIMEOUT = 10.0
@@ -171,7 +173,7 @@ class DescriptionListener:
                 self.ready.clear()
                 self._process = start_child_process(
                     [sys.executable, '-m', 'robot_dynamics.ros.description_listener', self.settings.to_json(),
-                     str(write_end)], stdin=subprocess.PIPE, pass_fds=(write_end,))
+                     str(write_end)], niceness=LISTENER_NICENESS, stdin=subprocess.PIPE, pass_fds=(write_end,))
                 self.starts += 1
         except BaseException:
             os.close(read_end)
@@ -317,10 +319,6 @@ def listen(settings: ListenerSettings, output: BinaryIO) -> None:
     forwarder = DescriptionForwarder(settings, output)
     node.create_subscription(String, settings.topic, forwarder.on_message, DESCRIPTION_QOS, raw=True)
     executor.add_node(node)
-    try:
-        os.setpriority(os.PRIO_PROCESS, 0, LISTENER_NICENESS)
-    except OSError:
-        pass
     try:
         forwarder.send_ready()
         while not stop.is_set() and context.ok():
