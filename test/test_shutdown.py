@@ -139,3 +139,42 @@ def test_a_node_on_a_stopped_sim_clock_still_stops_on_a_signal(ros, module, numb
             stdout, stderr = process.communicate(timeout=5.0)
     assert process.returncode == 0, stderr
     assert 'Traceback' not in stderr + stdout, stderr
+
+
+def test_the_low_latency_spinner_delivers_messages_and_stops_on_a_stopped_sim_clock(ros):
+    """The stream executor of every node process (rclpy's EventsExecutor where it exists, which
+    has no guard conditions): a message published to a spun node reaches its callback, and
+    stop() from another thread ends the spin although the node's only timer is on a ROS clock
+    that stands still."""
+    import threading
+
+    import rclpy
+    from rclpy.parameter import Parameter
+    from std_msgs.msg import String
+
+    from robot_dynamics.ros.spinning import EventsExecutor, NodeSpinner
+
+    node = rclpy.create_node(f'low_latency_spin_{os.getpid()}', namespace=NAMESPACE,
+                             parameter_overrides=[Parameter('use_sim_time', value=True)])
+    ticks, received = [], []
+    node.create_timer(0.01, lambda: ticks.append(1))
+    node.create_subscription(String, 'low_latency_probe', lambda message: received.append(message.data), 10)
+    publisher = node.create_publisher(String, 'low_latency_probe', 10)
+    spinner = NodeSpinner([node], low_latency=True)
+    expected = 'EventsExecutor' if EventsExecutor is not None else 'SingleThreadedExecutor'
+    thread = threading.Thread(target=spinner.spin, daemon=True)
+    try:
+        assert type(spinner.executor).__name__ == expected
+        thread.start()
+        assert wait_for(lambda: (publisher.publish(String(data='hello')), bool(received))[1], 30.0)
+        assert received[0] == 'hello'
+        spinner.stop()
+        thread.join(timeout=30.0)
+        assert not thread.is_alive(), 'stop() did not end the spin'
+        assert ticks == []  # the sim clock never moved: nothing but stop() woke the executor
+        assert len(list(node.timers)) == 1  # the wake-up timer is gone with the spin
+    finally:
+        spinner.stop()
+        thread.join(timeout=30.0)
+        spinner.close()
+        node.destroy_node()

@@ -19,7 +19,7 @@ Topics (relative names; the node's default name is ``dynamics``):
 q̈ for inverse dynamics comes from :class:`~robot_dynamics.core.streams.differentiation.CausalDifferentiator`
 on the measured velocities (least-squares slope over ``acceleration_window`` samples,
 delay ≈ half the window: 7 ms for 15 samples at 1 kHz), or is zero with
-``acceleration_mode: zero``. The torque stream runs on a single-threaded executor (the
+``acceleration_mode: zero``. The torque stream runs on rclpy's EventsExecutor (the
 lowest-latency one in rclpy); the services are served by a companion node on its own
 executor thread (:class:`~robot_dynamics.ros.service_host.ServiceHost`), so a long
 identification never stalls the stream; identification and validation themselves run in a

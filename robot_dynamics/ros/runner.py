@@ -6,7 +6,7 @@ The YAML file has the usual ROS 2 parameter-file shape (``<node name>: ros__para
 {...}``, the shipped files keyed ``/**/<node name>``: any namespace); :func:`node_parameters`
 reads the sections that apply to one node by rcl's matching rules and :class:`InProcessRunner`
 spins the nodes the way :func:`robot_dynamics.ros.spinning.spin_nodes` does — topic
-callbacks on one single-threaded executor, the nodes' service companions on a second — but
+callbacks on one low-latency executor, the nodes' service companions on a second — but
 in background threads, so the caller's thread stays free (the demo calls the services from
 it) and the runner can be stopped without shutting rclpy down.
 
@@ -123,8 +123,8 @@ def build_nodes(config_file: Optional[Path] = None, sim_overrides: Optional[dict
 
 
 class InProcessRunner:
-    """Spins ``nodes`` in background threads: their topic callbacks on one single-threaded
-    executor, their ``service_host`` companion nodes on another (both
+    """Spins ``nodes`` in background threads: their topic callbacks on one low-latency
+    executor, their ``service_host`` companion nodes on a single-threaded one (both
     :class:`~robot_dynamics.ros.spinning.NodeSpinner`, as in a node process), so a long
     service never delays the torque stream and the caller's thread stays free. Use as a
     context manager; :meth:`stop` destroys the nodes but leaves rclpy initialised.
@@ -137,7 +137,7 @@ class InProcessRunner:
         self.nodes = list(nodes)
         self._hosts = [node.service_host.node for node in self.nodes
                        if getattr(node, 'service_host', None) is not None]
-        self._spinners = [NodeSpinner(self.nodes), NodeSpinner(self._hosts)]
+        self._spinners = [NodeSpinner(self.nodes, low_latency=True), NodeSpinner(self._hosts)]
         self._threads = [threading.Thread(target=spinner.spin, daemon=True) for spinner in self._spinners]
 
     def start(self) -> 'InProcessRunner':

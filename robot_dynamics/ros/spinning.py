@@ -2,9 +2,10 @@
 
 Every node process runs :func:`run_nodes`: rclpy without its own signal handlers, SIGINT and
 SIGTERM turned into one stop request from the first moment (also while the nodes are being
-built), the nodes' topic callbacks on a single-threaded executor in the main thread (the
-lowest-latency executor in rclpy) and their :class:`~robot_dynamics.ros.service_host.ServiceHost`
-companions on a second executor in a background thread, then an orderly teardown.
+built), the nodes' topic callbacks on rclpy's EventsExecutor in the main thread (the
+lowest-latency executor in rclpy; the single-threaded one where it does not exist) and their
+:class:`~robot_dynamics.ros.service_host.ServiceHost` companions on a single-threaded executor
+in a background thread, then an orderly teardown.
 
 Why not rclpy's handlers: they shut the context down from the signal handler while both
 executors may be inside a wait (an RCLError or InvalidHandle traceback, or a crash, in the
@@ -25,29 +26,53 @@ import threading
 from typing import Callable, Optional, Sequence
 
 import rclpy
+from rclpy.clock import Clock, ClockType
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.signals import SignalHandlerOptions
 
 from robot_dynamics.core.errors import RobotDynamicsError
 
+try:  # rclpy ≥ 9 (Kilted); absent on Humble
+    from rclpy.experimental import EventsExecutor
+except ImportError:
+    EventsExecutor = None
+
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
 class NodeSpinner:
-    """A single-threaded executor spinning ``nodes`` in the calling thread until :meth:`stop`.
+    """An executor spinning ``nodes`` in the calling thread until :meth:`stop`.
 
-    :meth:`stop` may be called from any thread (or a signal watcher): it wakes the executor
-    through a guard condition of the first node, so the spin ends at once even when no
-    message arrives and every timer waits on a clock that stands still (``use_sim_time``
-    without ``/clock``). :meth:`close` shuts the executor down once :meth:`spin` has returned:
-    ``Executor.shutdown`` destroys its own guard condition, which a thread still waiting in
-    the executor would then use."""
+    ``low_latency``: rclpy's EventsExecutor (C++, rclpy ≥ 9; the single-threaded executor
+    where it does not exist, e.g. Humble), which does not rebuild a wait set in Python for
+    every callback; otherwise rclpy's single-threaded executor.
 
-    def __init__(self, nodes: Sequence[Node]):
-        self.executor = SingleThreadedExecutor(context=nodes[0].context if nodes else None)
+    :meth:`stop` may be called from any thread (or a signal watcher) and ends the spin at once
+    even when no message arrives and every timer waits on a clock that stands still
+    (``use_sim_time`` without ``/clock``): it triggers a guard condition of the first node, or,
+    on the EventsExecutor (no guard conditions; its ``wake`` neither interrupts a wait nor
+    returns while one without timeout is under way), creates a due timer on the steady clock;
+    the EventsExecutor also waits at most :attr:`POLL_PERIOD`. :meth:`close` shuts the executor
+    down once :meth:`spin` has returned: ``Executor.shutdown`` destroys its own guard condition,
+    which a thread still waiting in the executor would then use."""
+
+    POLL_PERIOD = 0.1  # [s] longest wait of the EventsExecutor between two looks at stop()
+
+    def __init__(self, nodes: Sequence[Node], low_latency: bool = False):
+        self._nodes = list(nodes)
+        context = nodes[0].context if nodes else None
+        self._events = low_latency and EventsExecutor is not None and bool(nodes)
+        if self._events:
+            self.executor = EventsExecutor(context=context)  # enables faulthandler (a C++ crash shows Python stacks)
+            self._wake = None
+        else:
+            self.executor = SingleThreadedExecutor(context=context)
+            self._wake = nodes[0].create_guard_condition(lambda: None) if nodes else None
         self._stopping = threading.Event()
-        self._wake = nodes[0].create_guard_condition(lambda: None) if nodes else None
+        self._wake_lock = threading.Lock()
+        self._wake_timer = None
+        self._spun_out = False
         for node in nodes:
             self.executor.add_node(node)
 
@@ -57,18 +82,44 @@ class NodeSpinner:
 
     def spin(self) -> None:
         """Execute callbacks until :meth:`stop` (or until the context is shut down)."""
-        if self._wake is None:
+        if not self._nodes:
             return
+        timeout = self.POLL_PERIOD if self._events else None
         try:
             while not self._stopping.is_set() and self.executor.context.ok():
-                self.executor.spin_once()
+                self.executor.spin_once(timeout_sec=timeout)
         except ExternalShutdownException:
             pass
+        finally:
+            self._drop_wake_timer()
 
     def stop(self) -> None:
+        if self._stopping.is_set():
+            return
         self._stopping.set()
         if self._wake is not None:
             self._wake.trigger()
+        elif self._events:
+            self._wake_events_executor()
+
+    def _wake_events_executor(self) -> None:
+        """A timer due at once on the steady clock: an event the waiting EventsExecutor acts on."""
+        with self._wake_lock:
+            if self._spun_out:
+                return
+            try:
+                self._wake_timer = self._nodes[0].create_timer(0.0, lambda: None,
+                                                               clock=Clock(clock_type=ClockType.STEADY_TIME))
+            except Exception:  # node or context already gone: the spin ends within POLL_PERIOD anyway
+                pass
+
+    def _drop_wake_timer(self) -> None:
+        """Once the spin is over: the wake-up timer would fire without end on another executor."""
+        with self._wake_lock:
+            self._spun_out = True
+            timer, self._wake_timer = self._wake_timer, None
+        if timer is not None:
+            self._nodes[0].destroy_timer(timer)
 
     def close(self) -> None:
         self.executor.shutdown()
@@ -138,7 +189,7 @@ def spin_nodes(nodes: Sequence[Node], signals: Optional[ShutdownSignals] = None)
         rclpy.signals.uninstall_signal_handlers()
         signals = ShutdownSignals()
     hosts = [node.service_host.node for node in nodes if getattr(node, 'service_host', None) is not None]
-    stream, services = NodeSpinner(nodes), NodeSpinner(hosts)
+    stream, services = NodeSpinner(nodes, low_latency=True), NodeSpinner(hosts)
     if signals is not None:
         signals.on_request(stream.stop)
     context = stream.executor.context
