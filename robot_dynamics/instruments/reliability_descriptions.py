@@ -303,6 +303,9 @@ class DescriptionStreamFigures:
     max_ms: float
     mixed_outputs: int
     wrong_outputs: int
+    longest_input_gap_ms: float = 0.0
+    """Longest time [ms] between two joint states this process sent: a gap the feeder made
+    (this process stalled), not the node."""
 
     @property
     def meets_targets(self) -> bool:
@@ -313,7 +316,8 @@ class DescriptionStreamFigures:
         """The figures the targets are about: percentage answered, longest gap [ms], outputs
         not one model's g(q), and whether the targets are met."""
         return {'answered_percent': round(100.0 * self.answered_fraction, 3),
-                'longest_gap_ms': round(self.longest_gap_ms, 1), 'p99_ms': round(self.p99_ms, 2),
+                'longest_gap_ms': round(self.longest_gap_ms, 1),
+                'longest_input_gap_ms': round(self.longest_input_gap_ms, 1), 'p99_ms': round(self.p99_ms, 2),
                 'mixed_or_wrong_outputs': self.mixed_outputs + self.wrong_outputs, 'meets_targets': self.meets_targets}
 
 
@@ -337,10 +341,11 @@ def _description_stream_figures(sent: list, feeder: StreamFeeder, references: di
     sent_set = set(sent)
     arrivals = sorted(arrival for stamp, arrival in feeder.received if stamp in sent_set)
     gaps = [(b - a) * 1e-6 for a, b in zip(arrivals, arrivals[1:])]
+    input_gaps = [(b - a) * 1e-6 for a, b in zip(sent, sent[1:])]
     mixed = sum(1 for _, names, efforts in feeder.messages if names not in references or len(efforts) != len(names))
     return DescriptionStreamFigures(len(sent), fraction_answered(sent, feeder.received), max(gaps, default=math.inf),
                                     figures.p50_ms, figures.p99_ms, figures.max_ms, mixed,
-                                    wrong_gravity_outputs(feeder, references))
+                                    wrong_gravity_outputs(feeder, references), max(input_gaps, default=0.0))
 
 
 def _attribute_gaps(outcomes: list, published_ns: list, sent: list, feeder: StreamFeeder) -> None:
@@ -369,7 +374,8 @@ class _DescriptionPublisher:
     def publish(self, text) -> None:
         """Publish ``text`` (str, or its UTF-8 bytes); returns once it is handed to the middleware."""
         data = text if isinstance(text, bytes) else text.encode('utf-8', 'surrogatepass')
-        self.process.stdin.write(f'{len(data)}\n'.encode() + data)
+        self.process.stdin.write(f'{len(data)}\n'.encode())
+        self.process.stdin.write(data)  # not joined to the header: copying 50 MB would hold this process's GIL
         self.process.stdin.flush()
         if self.process.stdout.readline().strip() != b'sent':
             raise ReliabilityRunError('the description publisher stopped')
@@ -443,10 +449,11 @@ def descriptions_node(urdf: str, corpus: Sequence[HostileDescription], rate: flo
         diagnostics = run.watch_diagnostics()
         descriptions = _DescriptionPublisher('/bench/robot_description')
         try:
+            # Encoded before the stream starts: encoding 50 MB holds the GIL of this process, whose feeder
+            # sends the stream (a 60 ms gap in its input otherwise).
+            payloads = [case.text.encode('utf-8', 'surrogatepass') for case in refused]
             stream = _stream_on_a_loaded_model(run, diagnostics, descriptions, good_text, rate)
             rss_start = resident_kib(run.process.pid)
-            # Encoded beforehand: encoding 50 MB holds the GIL of this process, whose feeder measures the stream.
-            payloads = [case.text.encode('utf-8', 'surrogatepass') for case in refused]
             for case, payload in zip(refused, payloads):
                 before = model_value(diagnostics, 'descriptions_rejected')
                 started = time.perf_counter()
@@ -517,12 +524,13 @@ def description_scenario(urdf: str, interval: float = 0.5, duration: float = 10.
         diagnostics = run.watch_diagnostics()
         descriptions = _DescriptionPublisher('/bench/robot_description')
         try:
+            payloads = [text.encode('utf-8', 'surrogatepass') for text, _ in cycle]  # before the stream, as above
             stream = _stream_on_a_loaded_model(run, diagnostics, descriptions, good_text, rate)
             count = max(1, int(duration / interval))
             start = time.perf_counter()
             for k in range(count):
                 sleep_until(start + (k + 1) * interval)
-                descriptions.publish(cycle[k % len(cycle)][0])
+                descriptions.publish(payloads[k % len(payloads)])
             time.sleep(interval)
             stream.stop()
             _wait_for_answers(run.feeder, stream.sent)
