@@ -5,7 +5,7 @@ It is built from the same pieces as the nodes it is compared with, so that a lat
 measures their work and nothing else: the same input QoS (:data:`JOINT_STATE_QOS`), a
 publisher without rclpy's default event handlers (:func:`create_output_publisher`) on the
 nodes' output QoS, and the same spin (:func:`~robot_dynamics.ros.spinning.run_nodes`:
-single-threaded executor, frozen garbage collector, short thread switch interval)."""
+the EventsExecutor where rclpy has it, frozen garbage collector, short thread switch interval)."""
 from __future__ import annotations
 
 from rclpy.node import Node
