@@ -88,7 +88,8 @@ def test_the_stream_answers_every_input_while_large_and_hostile_descriptions_arr
         finally:
             descriptions.close()
         assert run.process.poll() is None
-        figures = reliability_descriptions._description_stream_figures(stream.sent, run.feeder, references)
+        figures = reliability_descriptions._description_stream_figures(
+            stream.sent, run.feeder, references, reliability_descriptions._output_gaps(stream.sent, run.feeder))
         assert figures.sent > 0 and figures.answered_fraction == 1.0, figures
         assert figures.mixed_outputs == 0 and figures.wrong_outputs == 0, figures
         seen = {message_names for _, message_names, _ in run.feeder.messages}

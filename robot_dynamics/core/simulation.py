@@ -5,8 +5,8 @@
   computed-torque control. The control model is the simulated plant itself (hidden payload
   included), so tracking is near perfect and a run with and a run without the payload
   follow the same motion. The controller feeds back the true state, or the noisy measured
-  one that the sample then carries (``feedback='measured'``). Each :class:`JointSample` holds (q_k, q̇_k, τ_k) of the step start,
-  where τ_k is the torque applied during that step, so τ_k + τ_ext,k = M(q_k) q̈_k + h(q_k, q̇_k)
+  one that the sample then carries (``feedback='measured'``). Each :class:`JointSample`
+  holds (q_k, q̇_k, τ_k) of the step start, where τ_k is the torque applied during that step, so τ_k + τ_ext,k = M(q_k) q̈_k + h(q_k, q̇_k)
   exactly: τ_k is the effort a perfect joint torque sensor would report. An external wrench
   (:meth:`ArmSimulation.set_external_wrench`) pushes a link; the controller does not know
   it, and τ_ext,k = J(q_k)ᵀ F is in the sample as the truth.

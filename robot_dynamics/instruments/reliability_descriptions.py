@@ -10,6 +10,7 @@ longest gap between two outputs against :data:`STREAM_ANSWERED_TARGET` and
 """
 from __future__ import annotations
 
+import bisect
 import math
 import os
 import random
@@ -334,29 +335,36 @@ def _wait_for_answers(feeder: StreamFeeder, sent: list, quiet: float = 1.0, time
         time.sleep(0.05)
 
 
-def _description_stream_figures(sent: list, feeder: StreamFeeder, references: dict) -> DescriptionStreamFigures:
-    """:class:`DescriptionStreamFigures` of the answers ``feeder`` received to the stamps ``sent``;
-    ``references`` maps each model's joint-name tuple to its q ↦ g(q)."""
-    figures = stream_figures(sent, feeder.received)
+def _output_gaps(sent: list, feeder: StreamFeeder) -> list:
+    """(arrival [ns], gap since the previous output [ms]) of each answer ``feeder`` received to
+    the stamps ``sent``, in arrival order (the first answer has no gap)."""
     sent_set = set(sent)
     arrivals = sorted(arrival for stamp, arrival in feeder.received if stamp in sent_set)
-    gaps = [(b - a) * 1e-6 for a, b in zip(arrivals, arrivals[1:])]
+    return [(b, (b - a) * 1e-6) for a, b in zip(arrivals, arrivals[1:])]
+
+
+def _description_stream_figures(sent: list, feeder: StreamFeeder, references: dict,
+                                output_gaps: list) -> DescriptionStreamFigures:
+    """:class:`DescriptionStreamFigures` of the answers ``feeder`` received to the stamps ``sent``
+    (``output_gaps``: their :func:`_output_gaps`); ``references`` maps each model's joint-name
+    tuple to its q ↦ g(q)."""
+    figures = stream_figures(sent, feeder.received)
     input_gaps = [(b - a) * 1e-6 for a, b in zip(sent, sent[1:])]
     mixed = sum(1 for _, names, efforts in feeder.messages if names not in references or len(efforts) != len(names))
-    return DescriptionStreamFigures(len(sent), fraction_answered(sent, feeder.received), max(gaps, default=math.inf),
+    return DescriptionStreamFigures(len(sent), fraction_answered(sent, feeder.received),
+                                    max((gap for _, gap in output_gaps), default=math.inf),
                                     figures.p50_ms, figures.p99_ms, figures.max_ms, mixed,
                                     wrong_gravity_outputs(feeder, references), max(input_gaps, default=0.0))
 
 
-def _attribute_gaps(outcomes: list, published_ns: list, sent: list, feeder: StreamFeeder) -> None:
-    """Set each outcome's ``longest_gap_ms``: the longest gap between two outputs whose second
-    output arrived between that description's publication and the next one's."""
-    sent_set = set(sent)
-    arrivals = sorted(arrival for stamp, arrival in feeder.received if stamp in sent_set)
+def _attribute_gaps(outcomes: list, published_ns: list, output_gaps: list) -> None:
+    """Set each outcome's ``longest_gap_ms``: the longest of ``output_gaps`` (:func:`_output_gaps`)
+    whose second output arrived between that description's publication and the next one's."""
+    arrivals = [arrival for arrival, _ in output_gaps]
     windows = published_ns[1:len(outcomes)] + [math.inf]
     for outcome, start, end in zip(outcomes, published_ns, windows):
-        gaps = [(b - a) * 1e-6 for a, b in zip(arrivals, arrivals[1:]) if start <= b < end]
-        outcome.longest_gap_ms = max(gaps, default=0.0)
+        inside = output_gaps[bisect.bisect_left(arrivals, start):bisect.bisect_left(arrivals, end)]
+        outcome.longest_gap_ms = max((gap for _, gap in inside), default=0.0)
 
 
 class _DescriptionPublisher:
@@ -473,8 +481,9 @@ def descriptions_node(urdf: str, corpus: Sequence[HostileDescription], rate: flo
         rss_end = resident_kib(run.process.pid)
         alive = run.process.poll() is None
         kept = model_value(diagnostics, 'models_loaded') == 1
-        figures = _description_stream_figures(stream.sent, run.feeder, references)
-        _attribute_gaps(outcomes, published_ns, stream.sent, run.feeder)
+        output_gaps = _output_gaps(stream.sent, run.feeder)
+        figures = _description_stream_figures(stream.sent, run.feeder, references, output_gaps)
+        _attribute_gaps(outcomes, published_ns, output_gaps)
     return DescriptionReport(outcomes, rss_start, rss_end, alive, kept, figures.wrong_outputs,
                              figures.answered_fraction, figures)
 
@@ -538,7 +547,8 @@ def description_scenario(urdf: str, interval: float = 0.5, duration: float = 10.
             descriptions.close()
         alive = run.process.poll() is None
         time.sleep(0.2)  # the last diagnostics
-        figures = _description_stream_figures(stream.sent, run.feeder, references)
+        output_gaps = _output_gaps(stream.sent, run.feeder)
+        figures = _description_stream_figures(stream.sent, run.feeder, references, output_gaps)
         kinds = [cycle[k % len(cycle)][1] for k in range(count)]
         return DescriptionScenarioReport(interval, count, model_value(diagnostics, 'models_loaded'),
                                          model_value(diagnostics, 'descriptions_rejected'), alive, figures,
