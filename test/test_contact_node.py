@@ -88,9 +88,11 @@ def test_given_thresholds_flag_a_contact_with_minimum_duration_and_release_with_
         assert wait_for(lambda: len(ratios) >= 240, 5)
         np.testing.assert_allclose(ratios[-1].effort[3], 3.0, rtol=1e-3)
         np.testing.assert_allclose(external[-1].effort[3], 3.0, rtol=1e-3)
-        crossing = next(m for m in ratios if m.effort[3] > 1.0)  # r = 3 (1 - e^{-K t}) passes 1 at ~4 ms
+        crossing = next(m for m in ratios if m.effort[3] > 1.0)
         first_ratio_stamp = crossing.header.stamp.nanosec * 1e-9 + crossing.header.stamp.sec
-        assert first_ratio_stamp - 100.05 == pytest.approx(np.log(1.5) / 100.0, abs=0.0015)
+        # r = 3 (1 − e^{−K (t − t_s)}) passes 1 after 4.05 ms; t_s = 100.0515 s: the effort step (linear between
+        # samples, centred at 100.0505 s) plus one period, as the positions form's ū is centred a sample back
+        assert first_ratio_stamp - 100.0515 == pytest.approx(np.log(1.5) / 100.0, abs=0.0015)
         offset[3] = -0.8  # ratio 0.8: above the release ratio, the contact holds
         feed.send(offset, 200)
         assert wait_for(lambda: len(ratios) >= 440, 5)
@@ -142,7 +144,7 @@ def test_missing_efforts_stop_the_observer_and_it_restarts_cleanly_when_they_ret
         offset = np.zeros(7)
         offset[1] = -2.0
         feed.send(offset, 100)
-        assert wait_for(lambda: len(external) >= 99, 5)
+        assert wait_for(lambda: len(external) >= 98, 5)  # the first two samples start the observer
         np.testing.assert_allclose(external[-1].effort[1], 2.0, rtol=1e-6)
         feed.send(offset, 100, efforts=False)  # efforts stop: stale after 0.05 s
 
@@ -152,8 +154,8 @@ def test_missing_efforts_stop_the_observer_and_it_restarts_cleanly_when_they_ret
 
         assert wait_for(says_missing, 5)
         count = len(external)
-        feed.send(offset, 3)  # efforts back: restarts (first sample: no output), then r from 0 again
-        assert wait_for(lambda: len(external) >= count + 2, 5)
+        feed.send(offset, 3)  # efforts back: restarts (first two samples: no output), then r from 0 again
+        assert wait_for(lambda: len(external) >= count + 1, 5)
         restarted = external[count]
         assert 0.0 < restarted.effort[1] < 0.5  # 2 (1 - e^{-200 * 1 ms}) = 0.36: a fresh start, not the old 2.0
         assert node.contact._state.observer.restarts >= 2
@@ -175,18 +177,20 @@ def test_a_model_swap_restarts_the_observer(ros):
         first = node.robot
         description.publish(String(data=ARM_TEXT.replace('fr3_arm', 'fr3_arm_swapped')))
         assert wait_for(lambda: node.robot is not first, 10)
-        feed.send(offset, 2)
-        assert wait_for(lambda: node._processed >= 102, 30)
+        feed.send(offset, 3)
+        assert wait_for(lambda: node._processed >= 103, 30)
         assert node.contact._state.robot is node.robot
         assert node.contact._state.observer.residual[0] < 0.2  # 1 − e^{−100·1 ms} = 0.095 after the restart
 
 
 def test_bad_contact_parameters_fall_back_and_diagnostics_say_why(ros):
     node = dynamics_node('/contact_e', robot_description=ARM_TEXT, contact_thresholds=[1.0, 2.0],
-                         external_torque_method='bogus', observer_gain=-3.0, wrench_frame='nowhere',
+                         external_torque_method='bogus', observer_gain=-3.0, observer_momentum='bogus',
+                         wrench_frame='nowhere',
                          friction_file='/nonexistent/friction.yaml', diagnostics_period=0.2)
     with ros(node) as harness:
         assert node.contact.method == 'observer' and node.contact.observer_gain == 50.0
+        assert node.contact.observer_momentum == 'auto'
         diagnostics = harness.collect(DiagnosticArray, '/diagnostics')
         feed = StaticFeed(harness, '/contact_e/joint_states')
         assert wait_for(lambda: harness.probe.count_subscribers('/contact_e/joint_states') >= 1, 5)
@@ -230,10 +234,12 @@ def test_sim_push_is_detected_and_its_wrench_recovered_at_the_tool(ros):
         assert wait_for(lambda: not flags[-1].data, 30), 'release not detected'
 
 
-@pytest.mark.parametrize('method', ['observer', 'inverse_dynamics'])
-def test_both_methods_publish_the_torque_the_environment_applies(ros, method):
-    namespace = f'/contact_sign_{method}'
-    node = dynamics_node(namespace, robot_description=ARM_TEXT, external_torque_method=method, observer_gain=200.0)
+@pytest.mark.parametrize('method, momentum', [('observer', 'positions'), ('observer', 'velocities'),
+                                              ('inverse_dynamics', 'positions')])
+def test_both_methods_publish_the_torque_the_environment_applies(ros, method, momentum):
+    namespace = f'/contact_sign_{method}_{momentum}'
+    node = dynamics_node(namespace, robot_description=ARM_TEXT, external_torque_method=method, observer_gain=200.0,
+                         observer_momentum=momentum)
     with ros(node) as harness:
         external = harness.collect(JointState, f'{namespace}/dynamics/external_torques', SENSOR_QOS)
         feed = StaticFeed(harness, f'{namespace}/joint_states')
@@ -244,3 +250,31 @@ def test_both_methods_publish_the_torque_the_environment_applies(ros, method):
         feed.send(offset, 100)
         assert wait_for(lambda: len(external) >= 90, 5)
         np.testing.assert_allclose(external[-1].effort, 1.5 * np.eye(7)[2], atol=1e-6)
+
+
+@pytest.mark.parametrize('noisy, kept', [('velocities', 'positions'), ('positions', 'velocities')])
+def test_auto_momentum_keeps_the_source_the_calibration_finds_quieter(ros, noisy, kept):
+    """At rest with white noise on one measurement only: the observer from the other source is
+    the quiet one, and the calibration switches to it (it runs alone afterwards)."""
+    namespace = f'/contact_auto_{noisy}'
+    node = dynamics_node(namespace, robot_description=ARM_TEXT, contact_calibration_duration=0.5)
+    with ros(node) as harness:
+        feed = StaticFeed(harness, f'{namespace}/joint_states')
+        assert wait_for(lambda: harness.probe.count_subscribers(f'{namespace}/joint_states') >= 1, 5)
+        rng = np.random.default_rng(2)
+        for _ in range(800):
+            feed.stamp += 0.001
+            noise = rng.normal(0.0, 2e-5 if noisy == 'positions' else 0.01, 7)
+            positions, velocities = (POSE + noise, np.zeros(7)) if noisy == 'positions' else (POSE, noise)
+            feed.publisher.publish(joint_state(feed.robot.joint_names, positions, velocities, feed.gravity,
+                                               feed.stamp))
+        assert wait_for(lambda: node._processed >= 800, 30)
+        assert node.contact._state.observer.momentum == 'positions' and node.contact._state.alternative is not None
+        answer = harness.call(Trigger, f'{namespace}/dynamics/calibrate_contact_thresholds')
+        assert answer.success and f'momentum from {kept}' in answer.message, answer.message
+        state = node.contact._state
+        assert state.observer.momentum == kept and state.alternative is None
+        feed.send(np.zeros(7), 20)
+        assert wait_for(lambda: node._processed >= 820, 30)
+        assert state.observer.running  # the kept observer went on without a restart
+        assert state.observer.restarts == 1

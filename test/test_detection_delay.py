@@ -17,22 +17,24 @@ from robot_dynamics.core.contact.contact_detection import ContactDetector
 from robot_dynamics.core.contact.detection_delay import (computed_torque_crossing_time, detection_time,
                                                          first_sample_time, observer_crossing_time,
                                                          observer_noise_std)
-from robot_dynamics.core.contact.momentum_observer import MomentumObserver
+from robot_dynamics.core.contact.momentum_observer import MOMENTUM_SOURCES, MomentumObserver
 from robot_dynamics.core.dynamics import joint_space as dynamics
 from robot_dynamics.core.model.model import RobotModel
 from robot_dynamics.models import ARM_URDF
 from test_momentum_observer import _rod_motion, _run, rod  # noqa: F401  (the rod fixture)
 
 
-def test_observer_crosses_its_threshold_when_the_closed_form_says(rod):  # noqa: F811
+@pytest.mark.parametrize('momentum', MOMENTUM_SOURCES)
+def test_observer_crosses_its_threshold_when_the_closed_form_says(rod, momentum):  # noqa: F811
     gain, external, threshold = 60.0, 0.012, 0.005
     times, positions, velocities, efforts = _rod_motion(external)
-    residual = _run(MomentumObserver(rod, gain), times, positions, velocities, efforts)
+    residual, start = _run(MomentumObserver(rod, gain, momentum=momentum), times, positions, velocities, efforts)
     crossing = observer_crossing_time(np.array([threshold]), np.array([external]), gain)
     assert crossing == pytest.approx(-math.log(1.0 - threshold / external) / gain, rel=1e-12)
-    first = times[1:][np.argmax(residual >= threshold)] - times[0]
+    first = times[-len(residual):][np.argmax(residual >= threshold)] - start
     steps = np.diff(times)
     assert crossing <= first < crossing + steps.max()
+    assert observer_crossing_time(np.array([threshold]), np.array([external]), gain, lag=1e-3) == crossing + 1e-3
 
 
 def test_observer_crossing_takes_the_earliest_joint_and_is_infinite_below_threshold():
@@ -47,7 +49,7 @@ def test_observer_noise_matches_the_residual_of_white_velocity_and_effort_noise(
     positions = 0.5 * (robot.limits.lower + robot.limits.upper) + 0.3
     gravity = dynamics.gravity_torques(robot, robot.configuration(positions))
     gain, period, velocity_noise, effort_noise = 50.0, 1e-3, 0.002, 0.05
-    observer = MomentumObserver(robot, gain)
+    observer = MomentumObserver(robot, gain, momentum='velocities')
     residuals = []
     for k in range(40000):
         residual = observer.update(k * period, positions, velocity_noise * rng.standard_normal(robot.num_joints),
@@ -55,15 +57,37 @@ def test_observer_noise_matches_the_residual_of_white_velocity_and_effort_noise(
         if residual is not None and k > 500:
             residuals.append(residual)
     mass = dynamics.mass_matrix(robot, robot.configuration(positions))
-    predicted = observer_noise_std(np.linalg.norm(mass, axis=1), gain, period, velocity_noise, effort_noise)
+    predicted = observer_noise_std(np.linalg.norm(mass, axis=1), gain, period, velocity_noise, effort_noise,
+                                   'velocities')
     np.testing.assert_allclose(np.std(residuals, axis=0), predicted, rtol=0.06)
-    velocity_only = observer_noise_std(np.linalg.norm(mass, axis=1), gain, period, velocity_noise, 0.0)
+    velocity_only = observer_noise_std(np.linalg.norm(mass, axis=1), gain, period, velocity_noise, 0.0, 'velocities')
     assert np.all(velocity_only < predicted)  # both terms count
+
+
+def test_observer_from_positions_noise_matches_white_position_and_effort_noise_and_ignores_velocity_noise():
+    robot = RobotModel.from_urdf_file(ARM_URDF)
+    rng = np.random.default_rng(5)
+    rest = 0.5 * (robot.limits.lower + robot.limits.upper) + 0.3
+    gravity = dynamics.gravity_torques(robot, robot.configuration(rest))
+    gain, period, position_noise, velocity_noise, effort_noise = 50.0, 1e-3, 1e-6, 0.002, 0.05
+    observer = MomentumObserver(robot, gain, momentum='positions')
+    residuals = []
+    for k in range(40000):
+        noisy = [scale * rng.standard_normal(robot.num_joints) for scale in (position_noise, velocity_noise,
+                                                                              effort_noise)]
+        residual = observer.update(k * period, rest + noisy[0], noisy[1], gravity + noisy[2])
+        if residual is not None and k > 500:
+            residuals.append(residual)
+    norms = np.linalg.norm(dynamics.mass_matrix(robot, robot.configuration(rest)), axis=1)
+    predicted = observer_noise_std(norms, gain, period, velocity_noise, effort_noise, 'positions', position_noise)
+    np.testing.assert_allclose(np.std(residuals, axis=0), predicted, rtol=0.06)
+    by_velocities = observer_noise_std(norms, gain, period, velocity_noise, effort_noise, 'velocities')
+    assert np.all(predicted < by_velocities)  # 1 µrad is below the break-even σ_v Δt / √2 = 1.4 µrad
 
 
 def test_observer_noise_grows_with_the_gain_as_fast_as_its_step_response():
     norms, period = np.array([0.5, 2.0]), 1e-3
-    low, high = (observer_noise_std(norms, gain, period, 1e-3, 0.0) for gain in (50.0, 100.0))
+    low, high = (observer_noise_std(norms, gain, period, 1e-3, 0.0, 'velocities') for gain in (50.0, 100.0))
     first_sample_low, first_sample_high = (1 - math.exp(-gain * period) for gain in (50.0, 100.0))
     # the threshold k·σ and the step response's first sample scale alike: the crossing time does not improve
     np.testing.assert_allclose(high / low, first_sample_high / first_sample_low, rtol=0.03)

@@ -34,21 +34,23 @@ def pushed_bag(tmp_path_factory):
     return path
 
 
-def test_cli_recovers_the_push_from_a_bag(pushed_bag, tmp_path):
+@pytest.mark.parametrize('momentum, starting', [('positions', 2), ('velocities', 1)])
+def test_cli_recovers_the_push_from_a_bag(pushed_bag, tmp_path, momentum, starting):
     output = tmp_path / 'wrench.csv'
     assert main(['external-wrench', '--urdf', str(ARM_URDF), '--bag', str(pushed_bag), '--frame', 'tool0',
-                 '--gain', '100', '--output', str(output)]) == 0
+                 '--gain', '100', '--momentum', momentum, '--output', str(output)]) == 0
     with open(output, newline='') as handle:
         rows = list(csv.DictReader(handle))
-    assert len(rows) == 500 and rows[0]['force_x'] == ''  # the first sample starts the observer
+    assert len(rows) == 500 and all(row['force_x'] == '' for row in rows[:starting])  # they start the observer
+    assert rows[starting]['force_x'] != ''
     columns = ['force_x', 'force_y', 'force_z', 'torque_x', 'torque_y', 'torque_z']
-    free = np.array([[float(row[c]) for c in columns] for row in rows[1:250]])
+    free = np.array([[float(row[c]) for c in columns] for row in rows[starting:250]])
     settled = np.array([[float(row[c]) for c in columns] for row in rows[300:]])  # 0.2 s = 20/K after the push
     assert np.max(np.abs(free)) < 0.1
-    # noise-free; what remains is the trapezoid rule over 4 ms samples of a plant stepped every 1 ms
+    # noise-free; what remains is the quadrature over 4 ms samples of a plant stepped every 1 ms
     error = np.abs(settled.mean(axis=0) - PUSH)
     assert np.all(error[:3] < 0.15) and np.all(error[3:] < 0.03), error
-    assert {row['identifiable'] for row in rows[1:]} == {'6'}
+    assert {row['identifiable'] for row in rows[starting:]} == {'6'}
 
 
 def test_cli_names_an_unknown_frame_and_exits_1(pushed_bag, capsys):

@@ -21,7 +21,8 @@ from robot_dynamics.core.contact.contact_detection import (ContactCalibrationErr
 from robot_dynamics.core.contact.external_wrench import WrenchEstimationError, WrenchEstimator
 from robot_dynamics.core.identification.friction import FrictionFileError, friction_from_yaml, load_friction_file
 from robot_dynamics.core.model.model import RobotModel
-from robot_dynamics.core.contact.momentum_observer import MomentumObserver, ObserverError
+from robot_dynamics.core.contact.momentum_observer import (MOMENTUM_SOURCES, MomentumObserver, ObserverError,
+                                                           quieter_momentum_source)
 from robot_dynamics.core.simulation import ArmSimulation, SensorNoise, scripted_excitation
 from robot_dynamics.models import ARM_URDF
 
@@ -60,27 +61,66 @@ def _rod_motion(external: float, friction=lambda rate: 0.0, duration: float = 0.
     return times, solution.y[0], solution.y[1], np.array([motor(t) for t in times])
 
 
+STARTING_SAMPLES = {'velocities': 1, 'positions': 2}  # samples without an output after a restart
+
+
 def _run(observer, times, positions, velocities, efforts):
+    """The rod observer's r from its first output on, and the time that output counts from
+    (r = (1 − e^{−K(t − t_s)})τ for a constant τ)."""
     outputs = [observer.update(t, np.array([q]), np.array([v]), np.array([e]))
                for t, q, v, e in zip(times, positions, velocities, efforts)]
-    assert outputs[0] is None
-    return np.array([r[0] for r in outputs[1:]])
+    starting = STARTING_SAMPLES[observer.momentum]
+    assert all(r is None for r in outputs[:starting]) and all(r is not None for r in outputs[starting:])
+    return np.array([r[0] for r in outputs[starting:]]), times[starting - 1]
 
 
 # ---------------------------------------------------------------------------- observer
-def test_observer_converges_as_one_minus_exp_for_constant_external_torque_on_the_rod(rod):
+@pytest.mark.parametrize('momentum', MOMENTUM_SOURCES)
+def test_observer_converges_as_one_minus_exp_for_constant_external_torque_on_the_rod(rod, momentum):
     gain, external = 40.0, 0.012
     times, positions, velocities, efforts = _rod_motion(external)
-    residual = _run(MomentumObserver(rod, gain), times, positions, velocities, efforts)
-    expected = external * (1.0 - np.exp(-gain * (times[1:] - times[0])))
+    residual, start = _run(MomentumObserver(rod, gain, momentum=momentum), times, positions, velocities, efforts)
+    expected = external * (1.0 - np.exp(-gain * (times[-len(residual):] - start)))
     assert np.max(np.abs(residual - expected)) < 1e-3 * external
 
 
-def test_observer_residual_is_zero_without_external_torque_on_the_rod(rod):
+@pytest.mark.parametrize('momentum', MOMENTUM_SOURCES)
+def test_observer_residual_is_zero_without_external_torque_on_the_rod(rod, momentum):
     times, positions, velocities, efforts = _rod_motion(0.0)
-    residual = _run(MomentumObserver(rod, 200.0), times, positions, velocities, efforts)
-    # only the trapezoid rule's O(Δt²) error on ∫β remains
+    residual, _ = _run(MomentumObserver(rod, 200.0, momentum=momentum), times, positions, velocities, efforts)
+    # only the quadrature's O(Δt²) error on ∫β (and, from positions, on the mean momentum) remains
     assert np.max(np.abs(residual)) < 1e-4 * np.max(np.abs(efforts))
+
+
+def test_observer_from_positions_ignores_the_velocities_but_for_coriolis_and_friction(rod):
+    """A velocity that lags (as a robot's filtered one does) delays the velocity form, not the
+    positions form: the rod's response to a step is unchanged when q̇ is 5 ms late."""
+    gain, external = 40.0, 0.012
+    times, positions, velocities, efforts = _rod_motion(external)
+    late = np.interp(times - 5e-3, times, velocities)
+    exact, start = _run(MomentumObserver(rod, gain), times, positions, velocities, efforts)
+    from_late, _ = _run(MomentumObserver(rod, gain), times, positions, late, efforts)
+    by_velocities, velocity_start = _run(MomentumObserver(rod, gain, momentum='velocities'), times, positions, late,
+                                         efforts)
+    expected = external * (1.0 - np.exp(-gain * (times[-len(exact):] - start)))
+    assert np.max(np.abs(from_late - expected)) < 1e-3 * external  # rod: Cᵀq̇ = 0, no friction
+    expected_by_velocities = external * (1.0 - np.exp(-gain * (times[-len(by_velocities):] - velocity_start)))
+    assert np.max(np.abs(by_velocities - expected_by_velocities)) > 0.1 * external
+
+
+def test_observer_unwraps_a_continuous_joint_position_that_jumps_by_two_pi():
+    robot = RobotModel.from_urdf_string((FIXTURES / 'standing_rod.urdf').read_text().replace(
+        'type="revolute"', 'type="continuous"'), gravity=(0.0, 0.0, -GRAVITY))
+    assert robot.model.nq == 2  # (cos θ, sin θ)
+    times, positions, velocities, efforts = _rod_motion(0.0)
+    wrapped = positions + 2 * math.pi * (np.arange(len(times)) > len(times) // 2)  # as published past ±π
+    residual, _ = _run(MomentumObserver(robot, 200.0), times, wrapped, velocities, efforts)
+    assert np.max(np.abs(residual)) < 1e-4 * np.max(np.abs(efforts))
+
+
+def test_observer_refuses_an_unknown_momentum_source(rod):
+    with pytest.raises(ObserverError, match='positions, velocities'):
+        MomentumObserver(rod, momentum='accelerations')
 
 
 def test_observer_subtracts_the_identified_friction_model(rod):
@@ -88,8 +128,8 @@ def test_observer_subtracts_the_identified_friction_model(rod):
     motion = _rod_motion(external, friction=lambda rate: viscous * rate + offset)
     friction = friction_from_yaml(f'model: standing_rod\njoints:\n  motor:\n    rotor_inertia: 0.0\n'
                                   f'    viscous: {viscous}\n    coulomb: 0.0\n    offset: {offset}\n', rod.joint_names)
-    with_model = _run(MomentumObserver(rod, 50.0, friction), *motion)
-    without = _run(MomentumObserver(rod, 50.0), *motion)
+    with_model, _ = _run(MomentumObserver(rod, 50.0, friction), *motion)
+    without, _ = _run(MomentumObserver(rod, 50.0), *motion)
     assert abs(with_model[-1] - external) < 1e-3 * external
     assert abs(without[-1] - external) > 0.2 * offset
 
@@ -121,17 +161,22 @@ def test_observer_recovers_a_push_applied_in_the_simulated_forward_dynamics(arm)
     np.testing.assert_allclose(residual, sample.external_torques, atol=0.02 * np.max(np.abs(sample.external_torques)))
 
 
-def test_observer_restarts_on_a_gap_and_on_a_stamp_that_goes_back(rod):
-    observer = MomentumObserver(rod, 50.0, max_gap=0.05)
+@pytest.mark.parametrize('momentum', MOMENTUM_SOURCES)
+def test_observer_restarts_on_a_gap_and_on_a_stamp_that_goes_back(rod, momentum):
+    observer = MomentumObserver(rod, 50.0, max_gap=0.05, momentum=momentum)
     state = (np.array([0.3]), np.array([0.1]), np.array([0.04]))
-    assert observer.update(0.0, *state) is None
-    assert observer.update(0.001, *state) is not None
-    assert observer.update(0.2, *state) is None and 'time step' in observer.last_restart_reason
-    assert observer.update(0.201, *state) is not None
-    assert observer.update(0.1, *state) is None
+    silent = STARTING_SAMPLES[momentum]
+
+    def outputs(*stamps):
+        return [observer.update(stamp, *state) is not None for stamp in stamps]
+
+    assert outputs(0.0, 0.001, 0.002, 0.003) == [False] * silent + [True] * (4 - silent)
+    assert outputs(0.2) == [False] and 'time step' in observer.last_restart_reason
+    assert outputs(0.201, 0.202, 0.203) == [False] * (silent - 1) + [True] * (4 - silent)
+    assert outputs(0.1) == [False]
     observer.reset('efforts stale')
     assert not observer.running
-    assert observer.update(0.3, *state) is None and observer.last_restart_reason == 'efforts stale'
+    assert outputs(0.3) == [False] and observer.last_restart_reason == 'efforts stale'
     assert observer.restarts == 4
 
 
@@ -292,3 +337,11 @@ def test_sensor_noise_keeps_the_observer_residual_small_relative_to_a_ten_newton
     simulation.set_external_wrench('tool0', [10.0, 0.0, 0.0], [0.0, 0.0, 0.0])
     push = simulation.external_torques(robot.configuration(simulation.advance().positions))
     assert np.max(np.abs(push)) > 10.0 * np.max(np.std(free, axis=0))
+
+
+def test_the_quieter_momentum_source_has_the_lower_geometric_mean_threshold():
+    # one joint far quieter outweighs two slightly noisier ones: the product of thresholds decides
+    thresholds = {'positions': np.array([0.01, 1.2, 1.2]), 'velocities': np.array([1.0, 1.0, 1.0])}
+    assert quieter_momentum_source(thresholds) == 'positions'
+    thresholds['positions'][0] = 0.9
+    assert quieter_momentum_source(thresholds) == 'velocities'

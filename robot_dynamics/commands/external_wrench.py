@@ -1,13 +1,13 @@
 """External joint torques and the external wrench at a frame from a recorded bag or CSV (CSV out).
 
-Runs the generalized-momentum observer (no joint accelerations; ``--gain`` K_O [1/s], optional
-``--friction-file`` from ``robot_dynamics identify``) and the damped least-squares wrench
+Runs the generalized-momentum observer (no joint accelerations; ``--gain`` K_O [1/s],
+``--momentum`` positions|velocities, optional ``--friction-file`` from ``robot_dynamics identify``) and the damped least-squares wrench
 τ_ext = Jᵀ F at ``--frame`` (default: the last link of the chain) over every sample: the same
 core calls dynamics_node makes live (docs/contact.md). Output columns: ``time`` [s],
 ``<joint>/external_torque`` [N·m], ``force_x..z`` [N] and ``torque_x..z`` [N·m] on the frame at
 its origin in its axes, ``identifiable`` (resolved wrench directions of 6; fewer for chains with
-fewer than 6 joints or near singular poses). A row that restarted the observer (the first, or
-after a gap in the stamps) is empty.
+fewer than 6 joints or near singular poses). A row that restarted the observer (the first two
+with positions, the first with velocities, and the same after a gap in the stamps) is empty.
 
 Exit status: 0 on success, 1 on unusable input (missing file, unknown frame or joints, an
 --output that cannot be written).
@@ -29,6 +29,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument('--topic', default='/joint_states', help='JointState topic in bags (default %(default)s)')
     parser.add_argument('--frame', help='frame of the wrench (default: the last link of the chain)')
     parser.add_argument('--gain', type=float, default=50.0, help='observer gain K_O [1/s] (default %(default)s)')
+    parser.add_argument('--momentum', choices=('positions', 'velocities'), default='positions',
+                        help="the observer's momentum: from joint-position increments or p = M q_dot "
+                             '(default %(default)s)')
     parser.add_argument('--friction-file', help='friction YAML written by robot_dynamics identify')
     parser.add_argument('--damping', type=float, default=None, help='largest least-squares damping [m]')
     parser.add_argument('--output', help='CSV file to write (default: stdout)')
@@ -53,7 +56,8 @@ def run(args: argparse.Namespace) -> int:
         friction = load_friction_file(args.friction_file, robot.joint_names) if args.friction_file else None
         recording = _read(recordings, args.bag or args.csv, robot, args.topic)
         series = external_wrench_series(robot, recording, args.frame or default_payload_link(robot), args.gain,
-                                        friction, DEFAULT_DAMPING if args.damping is None else args.damping)
+                                        friction, DEFAULT_DAMPING if args.damping is None else args.damping,
+                                        momentum=args.momentum)
     except (RobotDynamicsError, OSError, ValueError, ArithmeticError) as error:
         print(f'external-wrench: {error}', file=sys.stderr)
         return 1

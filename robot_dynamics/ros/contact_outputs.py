@@ -1,7 +1,7 @@
 """dynamics_node's contact handling: external torques by momentum observer, contact flag, external wrench.
 
 Parameters (read once at start-up, read-only afterwards; see config/robot_dynamics.yaml and
-docs/contact.md): ``external_torque_method``, ``observer_gain``, ``friction_file``,
+docs/contact.md): ``external_torque_method``, ``observer_gain``, ``observer_momentum``, ``friction_file``,
 ``contact_thresholds``, ``contact_threshold_sigma``, ``contact_calibration_duration``,
 ``contact_min_duration``, ``contact_release_ratio``, ``contact_release_duration``,
 ``contact_rate``, ``wrench_frame``, ``wrench_damping``, ``wrench_singular_threshold``.
@@ -47,8 +47,9 @@ from robot_dynamics.core.contact.external_wrench import (DEFAULT_DAMPING, DEFAUL
                                                          WrenchEstimator)
 from robot_dynamics.core.identification.friction import load_friction_file
 from robot_dynamics.core.model.model import RobotModel
-from robot_dynamics.core.contact.momentum_observer import (DEFAULT_GAIN, MomentumObserver,
-                                                           external_torques_from_inverse_dynamics)
+from robot_dynamics.core.contact.momentum_observer import (DEFAULT_GAIN, DEFAULT_MOMENTUM, MOMENTUM_SOURCES,
+                                                           MomentumObserver, external_torques_from_inverse_dynamics,
+                                                           quieter_momentum_source)
 from robot_dynamics.ros.diagnostics import diagnostic_status
 from robot_dynamics.ros.node_log import never_raises
 from robot_dynamics.ros.parameters import checked_parameter, positive_parameter
@@ -56,6 +57,7 @@ from robot_dynamics.ros.topics import SENSOR_QOS, create_output_publisher
 
 OK, WARN, ERROR = DiagnosticStatus.OK, DiagnosticStatus.WARN, DiagnosticStatus.ERROR
 METHODS = ('observer', 'inverse_dynamics')
+MOMENTUM_CHOICES = ('auto',) + MOMENTUM_SOURCES
 CALIBRATION_DURATION = 10.0  # s
 HISTORY_MAX_RATE = 1000.0  # Hz the residual history is sized for
 CONTACT_RATE = 10.0  # Hz
@@ -66,8 +68,12 @@ class _ModelState:
     """Everything contact handling keeps for one model object (replaced as a whole on a swap)."""
 
     def __init__(self, robot: RobotModel, observer: Optional[MomentumObserver], wrench: Optional[WrenchEstimator],
-                 history: ResidualHistory, detector: Optional[ContactDetector], problems: list):
+                 history: ResidualHistory, detector: Optional[ContactDetector], problems: list,
+                 alternative: Optional[MomentumObserver] = None):
         self.robot, self.observer, self.wrench, self.history = robot, observer, wrench, history
+        # observer_momentum auto, until a calibration chooses: the other source's observer and history
+        self.alternative = alternative
+        self.alternative_history = ResidualHistory(history.capacity, robot.num_joints) if alternative else None
         self.detector = detector  # replaced by the calibration service (one reference assignment)
         self.problems = problems  # set-up problems for diagnostics (friction file, wrench frame)
         self.efforts_missing = False
@@ -102,6 +108,12 @@ class ContactOutputs:
         self.observer_gain = positive('observer_gain', DEFAULT_GAIN, 'momentum observer gain K_O [1/s]: r is a '
                                       'first-order low-pass of the external torque with time constant 1/K_O',
                                       'gain [1/s]')
+        self.observer_momentum = checked('observer_momentum', 'auto', "where the observer's momentum comes from: "
+                                         "'positions' (joint-position increments), 'velocities' (p = M q_dot) or "
+                                         "'auto' (positions; the calibration keeps the quieter of the two)",
+                                         MOMENTUM_CHOICES.__contains__, f'is not one of {MOMENTUM_CHOICES}')
+        # the source in use; None: auto and not calibrated yet (both run, positions publish)
+        self._momentum = None if self.observer_momentum == 'auto' else self.observer_momentum
         self.friction_file = checked('friction_file', '', 'friction YAML of robot_dynamics identify, subtracted '
                                      'from the measured efforts; empty: no friction model')
         self.given_thresholds = checked('contact_thresholds', [0.0], 'contact threshold per joint [N m], model '
@@ -144,7 +156,11 @@ class ContactOutputs:
                 friction = load_friction_file(self.friction_file, robot.joint_names)
             except RobotDynamicsError as error:
                 problems.append(f'friction not subtracted: {error}')
-        observer = MomentumObserver(robot, self.observer_gain, friction) if self.method == 'observer' else None
+        observer = alternative = None
+        if self.method == 'observer':
+            observer = MomentumObserver(robot, self.observer_gain, friction, momentum=self._momentum or DEFAULT_MOMENTUM)
+            if self._momentum is None:
+                alternative = MomentumObserver(robot, self.observer_gain, friction, momentum='velocities')
         frame = self.wrench_frame or self._payload_link(robot)
         try:
             wrench = WrenchEstimator(robot, frame, self.wrench_damping, self.wrench_singular_threshold)
@@ -155,7 +171,7 @@ class ContactOutputs:
         detector = self._detector(robot, problems)
         for problem in problems:
             self._node.get_logger().error(problem)
-        return _ModelState(robot, observer, wrench, history, detector, problems)
+        return _ModelState(robot, observer, wrench, history, detector, problems, alternative)
 
     def _detector(self, robot: RobotModel, problems: list) -> Optional[ContactDetector]:
         known = self._thresholds
@@ -201,17 +217,26 @@ class ContactOutputs:
 
     def _external_torques(self, state: _ModelState, sample) -> Optional[np.ndarray]:
         observer = state.observer
+        alternative = state.alternative  # read after the observer: the calibration clears it before a switch
         if observer is None:
             state.efforts_missing = sample.external is None
             return external_torques_from_inverse_dynamics(sample.external)
         if sample.efforts is None or sample.velocities is None:
-            if observer.running:
-                observer.reset('efforts or velocities missing or stale')
+            for each in (observer, alternative):
+                if each is not None and each.running:
+                    each.reset('efforts or velocities missing or stale')
             state.efforts_missing = True
             return None
         state.efforts_missing = False
         efforts = sample.efforts if sample.known_torques is None else sample.efforts + sample.known_torques
-        return observer.update(sample.stamp, sample.positions, sample.velocities, efforts)  # r: τ_ext − Jᵀ F_known
+        if alternative is None:
+            return observer.update(sample.stamp, sample.positions, sample.velocities, efforts)  # τ_ext − Jᵀ F_known
+        terms = observer.terms(sample.positions, sample.velocities, efforts)
+        other = alternative.update(sample.stamp, sample.positions, sample.velocities, efforts, terms)
+        if other is not None:
+            with state.lock:
+                state.alternative_history.append(sample.stamp, other)
+        return observer.update(sample.stamp, sample.positions, sample.velocities, efforts, terms)
 
     def _publish_ratio(self, header, names: tuple, ratios: np.ndarray) -> None:
         message = self._ratio_message
@@ -242,15 +267,32 @@ class ContactOutputs:
                                             'contact for a while, then call again')
         with state.lock:
             residuals = state.history.window(self.calibration_duration)
+            other = state.alternative_history.window(self.calibration_duration) if state.alternative else None
         try:
             thresholds = calibrated_thresholds(residuals, self.sigma)
         except ContactCalibrationError as error:
             return _answer(response, False, f'thresholds not calibrated: {error}')
+        choice = ''
+        if other is not None and len(other) >= len(residuals):  # the velocities form answers a sample sooner
+            thresholds, choice = self._choose_momentum(state, thresholds, calibrated_thresholds(other, self.sigma))
         self._thresholds = (state.robot.joint_names, thresholds, 'calibrated')
         state.detector = self._new_detector(thresholds)
         values = ', '.join(f'{name} {value:.3g}' for name, value in zip(state.robot.joint_names, thresholds))
         return _answer(response, True, f'contact thresholds ({self.sigma:g} sigma over {len(residuals)} samples of '
-                                       f'the last {self.calibration_duration:g} s, N m): {values}')
+                                       f'the last {self.calibration_duration:g} s, N m): {values}{choice}')
+
+    def _choose_momentum(self, state: _ModelState, by_positions: np.ndarray, by_velocities: np.ndarray) -> tuple:
+        """observer_momentum auto: keep the source with the lower calibrated thresholds; returns
+        its thresholds and a note for the answer. The stream reads ``observer`` before
+        ``alternative``, so clearing the alternative first never lets it update one observer twice."""
+        thresholds = {'positions': by_positions, 'velocities': by_velocities}
+        self._momentum = quieter_momentum_source(thresholds)
+        kept = state.observer if self._momentum == state.observer.momentum else state.alternative
+        state.alternative = None
+        state.observer = kept
+        ratio = float(np.exp(np.mean(np.log(by_velocities / by_positions))))
+        return thresholds[self._momentum], (f'; observer momentum from {self._momentum} (velocity thresholds '
+                                            f'{ratio:.3g} x those from positions)')
 
     # Calling _calibrate as a bound method with never_raises needs a `node` with get_logger().
     def get_logger(self):
@@ -260,7 +302,8 @@ class ContactOutputs:
     def statuses(self) -> list:
         name = f'{self._node.get_name()}: contact'
         state = self._state
-        values = {'external_torque_method': self.method, 'observer_gain_per_s': self.observer_gain}
+        values = {'external_torque_method': self.method, 'observer_gain_per_s': self.observer_gain,
+                  'observer_momentum': self._momentum or 'auto: positions until a calibration compares both'}
         if state is None:
             return [diagnostic_status(name, OK, 'no complete joint state yet', values)]
         level, messages = OK, []

@@ -116,6 +116,10 @@ class ResidualHistory:
         self._values = np.zeros((len(self._stamps), num_joints))
         self._written = 0
 
+    @property
+    def capacity(self) -> int:
+        return len(self._stamps)
+
     def append(self, stamp: float, values: np.ndarray) -> None:
         index = self._written % len(self._stamps)
         self._stamps[index] = stamp

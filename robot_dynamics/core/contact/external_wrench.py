@@ -124,17 +124,18 @@ class ExternalWrenchSeries:
 
 
 def external_wrench_series(robot: RobotModel, recording, frame: str, gain: float = 50.0, friction=None,
-                           damping: float = DEFAULT_DAMPING,
-                           singular_threshold: float = DEFAULT_SINGULAR_THRESHOLD) -> ExternalWrenchSeries:
+                           damping: float = DEFAULT_DAMPING, singular_threshold: float = DEFAULT_SINGULAR_THRESHOLD,
+                           momentum: str = 'positions') -> ExternalWrenchSeries:
     """Run the momentum observer (:class:`~robot_dynamics.core.contact.momentum_observer.MomentumObserver`)
     and :class:`WrenchEstimator` over ``recording`` (a :class:`~robot_dynamics.core.identification.recording.Recording`
-    in model joint order): the same core calls dynamics_node makes per message."""
+    in model joint order; ``momentum``: the observer's source, 'positions' or 'velocities'): the same
+    core calls dynamics_node makes per message."""
     from robot_dynamics.core.contact.momentum_observer import MomentumObserver
 
     if tuple(recording.joint_names) != robot.joint_names:
         raise WrenchEstimationError(f'recording joints {list(recording.joint_names)} are not the model joints '
                                     f'{list(robot.joint_names)} in order')
-    observer = MomentumObserver(robot, gain, friction)
+    observer = MomentumObserver(robot, gain, friction, momentum=momentum)
     estimator = WrenchEstimator(robot, frame, damping, singular_threshold)
     count = len(recording.time)
     torques, wrenches = np.full((count, robot.num_joints), np.nan), np.full((count, 6), np.nan)

@@ -10,13 +10,23 @@ M q̈ + C q̇ + g = τ_m − τ_f + τ_ext give, using Ṁ = C + Cᵀ,
 and the observer r(t) = K_O [p(t) − p(0) − ∫₀ᵗ (β + r) ds] obeys ṙ = K_O (τ_ext − r): a
 first-order low-pass of τ_ext with time constant 1/K_O, r(0) = 0.
 
-Discretisation (docs/contact.md): between two samples k−1, k (Δt = t_k − t_{k−1}, any
-Δt) the interval mean of τ_ext is exactly (p_k − p_{k−1} − ∫β dt)/Δt, with ∫β dt by the
-trapezoid rule; the exact zero-order-hold solution of ṙ = K_O (u − r) for that constant u is
+Discretisation (docs/contact.md): the observer takes the mean external torque ū_k over a
+window of samples, exactly for any sample steps, and applies the exact zero-order-hold
+solution of ṙ = K_O (u − r) for that ū held over the step Δt = t_k − t_{k−1}:
 
-    r_k = e^{−K_O Δt} r_{k−1} + (1 − e^{−K_O Δt}) u_k,
+    r_k = e^{−K_O Δt} r_{k−1} + (1 − e^{−K_O Δt}) ū_k ,
 
-so for a constant external torque r_k = (1 − e^{−K_O t_k}) τ_ext at every sample, for any Δt.
+so for a constant external torque r_k = (1 − e^{−K_O (t_k − t_s)}) τ_ext at every sample, t_s
+the first sample with a ū. The momentum comes from one of two sources (``momentum``):
+
+* ``positions`` (default): the mean momentum over each step from the joint-position increment,
+  p̄_k = ½(M_{k−1} + M_k)(q_k − q_{k−1})/Δt_k, and ū_k the tent-weighted mean of ṗ − β around
+  t_{k−1}: (p̄_k − p̄_{k−1} − ∫w β dt) / ½(Δt_{k−1} + Δt_k), w the tent over [t_{k−2}, t_k] and β
+  linear between samples. The velocity noise enters only through Cᵀq̇ and friction, and a
+  filtered (lagging) velocity does not delay it; position noise σ_q enters as ≈ √2 σ_q/Δt of
+  velocity noise, so it needs encoders finer than σ_v Δt/√2. It answers from the third sample.
+* ``velocities``: p_k = M_k q̇_k and ū_k = (p_k − p_{k−1} − ∫β dt)/Δt with ∫β by the trapezoid
+  rule. Its noise is ≈ K_O ‖M_i‖ σ_v of the velocity noise σ_v. It answers from the second sample.
 
 Units: N·m (N for prismatic joints), s; arrays in ``robot.joint_names`` order. A floating
 base is evaluated with the base at rest at the identity pose (joint block only).
@@ -39,6 +49,16 @@ DEFAULT_GAIN = 50.0
 """Observer gain K_O [1/s]: time constant 20 ms. It sets the noise (∝ K_O) and the settling, not
 the detection delay (:mod:`~robot_dynamics.core.contact.detection_delay`)."""
 
+MOMENTUM_SOURCES = ('positions', 'velocities')
+DEFAULT_MOMENTUM = 'positions'
+"""Where p comes from: joint-position increments (default) or the measured velocities."""
+
+
+def quieter_momentum_source(thresholds: dict) -> str:
+    """The source (a key of ``thresholds``: source → calibrated thresholds [N·m] per joint) whose
+    thresholds have the lowest geometric mean over the joints: the quieter residual on this robot."""
+    return min(thresholds, key=lambda source: float(np.mean(np.log(thresholds[source]))))
+
 DEFAULT_MAX_GAP = 0.1
 """Longest accepted time between two samples [s]; a longer gap restarts the observer."""
 
@@ -49,22 +69,44 @@ class ObserverError(RobotDynamicsError):
 
 @dataclass(frozen=True)
 class MomentumTerms:
-    """The model terms of one sample: p = M q̇ [N·m·s] and β = τ_m − τ_f + Cᵀ q̇ − g [N·m]."""
+    """The model terms of one sample: M(q) [kg·m²] and β = τ_m − τ_f + Cᵀ q̇ − g [N·m]."""
 
-    momentum: np.ndarray
+    mass: np.ndarray
     beta: np.ndarray
+
+
+@dataclass(frozen=True)
+class _Sample:
+    """One sample's stamp [s], positions [rad], model terms and (velocities source) p = M q̇."""
+
+    stamp: float
+    positions: np.ndarray
+    terms: MomentumTerms
+    momentum: Optional[np.ndarray]
+
+
+@dataclass(frozen=True)
+class _Step:
+    """One step between two samples (positions source): its length [s], mean momentum p̄
+    [N·m·s] and β at its start [N·m]."""
+
+    duration: float
+    mean_momentum: np.ndarray
+    beta_at_start: np.ndarray
 
 
 class MomentumObserver:
     """Discrete generalized-momentum observer for one model (one stream; not thread-safe).
 
     ``gain`` K_O [1/s]: a number, or one per joint. ``friction``: subtracted from the measured
-    efforts. ``max_gap`` [s]: a longer time between two samples (or a stamp that does not
-    increase) restarts the observer at that sample (r = 0, p(0) = p of that sample).
+    efforts. ``momentum``: ``'positions'`` (p̄ from joint-position increments) or
+    ``'velocities'`` (p = M q̇). ``max_gap`` [s]: a longer time between two samples (or a stamp
+    that does not increase) restarts the observer at that sample (r = 0).
     """
 
     def __init__(self, robot: RobotModel, gain: Union[float, Sequence[float]] = DEFAULT_GAIN,
-                 friction: Optional[FrictionModel] = None, max_gap: float = DEFAULT_MAX_GAP):
+                 friction: Optional[FrictionModel] = None, max_gap: float = DEFAULT_MAX_GAP,
+                 momentum: str = DEFAULT_MOMENTUM):
         gains = np.broadcast_to(np.asarray(gain, dtype=float), (robot.num_joints,)).copy() if np.ndim(gain) == 0 \
             else np.asarray(gain, dtype=float)
         if gains.shape != (robot.num_joints,) or not np.all(np.isfinite(gains) & (gains > 0.0)):
@@ -73,38 +115,43 @@ class MomentumObserver:
             raise ObserverError('friction model joints are not the model joints')
         if not 0.0 < max_gap < math.inf:
             raise ObserverError(f'max_gap must be a positive time [s], got {max_gap!r}')
+        if momentum not in MOMENTUM_SOURCES:
+            raise ObserverError(f"observer momentum must be one of {', '.join(MOMENTUM_SOURCES)}, got {momentum!r}")
         self.robot = robot
         self.gain = gains
         self.friction = friction
         self.max_gap = float(max_gap)
+        self.momentum = momentum
         self._direct = (robot.model.nq == robot.model.nv == robot.num_joints and not robot.mimic_joint_names)
         self._joints = slice(robot.base_dofs, None)
         self._base_at_rest = None if self._direct else _floating_base_at_rest(robot)
         self._uniform_gain = float(gains[0]) if np.all(gains == gains[0]) else None
         self._crba_fills_lower = (self._direct or self._base_at_rest is not None) and _crba_fills_lower_triangle(robot)
+        self._continuous = np.array([joint.nq == 2 for joint in robot.joints if not joint.is_mimic], dtype=bool)
         self.restarts = 0
         self.last_restart_reason = 'no sample yet'
         self.reset('first sample')
 
     def reset(self, reason: str = 'reset') -> None:
         """Forget the history: the next sample restarts the observer (r = 0)."""
-        self._stamp: Optional[float] = None
-        self._terms: Optional[MomentumTerms] = None
+        self._previous: Optional[_Sample] = None
+        self._last_step: Optional[_Step] = None
         self.residual = np.zeros(self.robot.num_joints)
         self._pending_reason = reason
 
     @property
     def running(self) -> bool:
-        """True once a sample has started the observer (it answers from the next one)."""
-        return self._stamp is not None
+        """True once a sample has started the observer (it answers from the next one with
+        velocities, from the one after with positions)."""
+        return self._previous is not None
 
     def terms(self, positions: np.ndarray, velocities: np.ndarray, efforts: np.ndarray) -> MomentumTerms:
-        """p = M(q) q̇ and β = τ_m − τ_f + C(q, q̇)ᵀ q̇ − g(q) at one sample (joint order)."""
+        """M(q) and β = τ_m − τ_f + C(q, q̇)ᵀ q̇ − g(q) at one sample (joint order)."""
         mass, coriolis, gravity = self._model_terms(positions, velocities)
         beta = efforts + coriolis.T @ velocities - gravity
         if self.friction is not None:
             beta -= self.friction.torques(velocities)
-        return MomentumTerms(mass @ velocities, beta)
+        return MomentumTerms(mass, beta)
 
     def _model_terms(self, positions: np.ndarray, velocities: np.ndarray) -> tuple:
         robot = self.robot
@@ -116,7 +163,7 @@ class MomentumObserver:
                 mass = np.triu(mass) + np.triu(mass, 1).T
             coriolis = pin.computeCoriolisMatrix(model, data, q, v).copy()
             gravity = pin.computeGeneralizedGravity(model, data, q)
-            return mass[joints, joints], coriolis[joints, joints], gravity[joints]
+            return mass[joints, joints].copy(), coriolis[joints, joints], gravity[joints]
         q, v, joints = robot.configuration(positions), robot.tangent(velocities), self._joints
         return (dynamics.mass_matrix(robot, q)[joints, joints], dynamics.coriolis_matrix(robot, q, v)[joints, joints],
                 dynamics.gravity_torques(robot, q)[joints])
@@ -131,26 +178,49 @@ class MomentumObserver:
         return q, v
 
     def update(self, stamp: float, positions: np.ndarray, velocities: np.ndarray,
-               efforts: np.ndarray) -> Optional[np.ndarray]:
+               efforts: np.ndarray, terms: Optional[MomentumTerms] = None) -> Optional[np.ndarray]:
         """Take one sample (stamp [s], q [rad], q̇ [rad/s], measured τ [N·m]); returns r [N·m]
-        (a new array), or None when this sample (re)started the observer."""
-        terms = self.terms(positions, velocities, efforts)
-        previous_stamp, previous = self._stamp, self._terms
-        self._stamp, self._terms = float(stamp), terms
-        if previous_stamp is None:
+        (a new array), or None while this sample (re)starts the observer. ``terms``: this
+        sample's :meth:`terms` when already computed (by an observer of the same model)."""
+        terms = self.terms(positions, velocities, efforts) if terms is None else terms
+        momentum = terms.mass @ velocities if self.momentum == 'velocities' else None
+        sample = _Sample(float(stamp), np.array(positions, dtype=float), terms, momentum)
+        previous, self._previous = self._previous, sample
+        if previous is None:
             self._restarted(self._pending_reason)
             return None
-        step = self._stamp - previous_stamp
+        step = sample.stamp - previous.stamp
         if not 0.0 < step <= self.max_gap:
             self._restarted(f'time step {step:.3g} s is not in (0, {self.max_gap:g}] s')
             return None
-        mean_external = (terms.momentum - previous.momentum - 0.5 * step * (terms.beta + previous.beta)) / step
+        if self.momentum == 'velocities':
+            mean_external = (sample.momentum - previous.momentum
+                             - 0.5 * step * (sample.terms.beta + previous.terms.beta)) / step
+        else:
+            mean_external = self._mean_external_from_positions(previous, sample, step)
+            if mean_external is None:
+                return None
         decay = math.exp(-self._uniform_gain * step) if self._uniform_gain is not None else np.exp(-self.gain * step)
         self.residual = decay * self.residual + (1.0 - decay) * mean_external
         return self.residual.copy()
 
+    def _mean_external_from_positions(self, previous: _Sample, sample: _Sample, step: float) -> Optional[np.ndarray]:
+        """ū around t_{k−1}: the tent-weighted mean of ṗ − β over the last two steps, with p̄
+        from position increments; None at the first step after a restart."""
+        increment = sample.positions - previous.positions
+        increment[self._continuous] = np.remainder(increment[self._continuous] + math.pi, 2.0 * math.pi) - math.pi
+        mean_momentum = 0.5 * (previous.terms.mass + sample.terms.mass) @ (increment / step)
+        earlier, self._last_step = self._last_step, _Step(step, mean_momentum, previous.terms.beta)
+        if earlier is None:
+            return None
+        middle = previous.terms.beta
+        weighted_beta = (earlier.duration * (earlier.beta_at_start + 2.0 * middle)
+                         + step * (2.0 * middle + sample.terms.beta)) / 6.0
+        return (mean_momentum - earlier.mean_momentum - weighted_beta) / (0.5 * (earlier.duration + step))
+
     def _restarted(self, reason: str) -> None:
         self.residual = np.zeros(self.robot.num_joints)
+        self._last_step = None
         self.restarts += 1
         self.last_restart_reason = reason
 
