@@ -5,7 +5,7 @@ noise and publish rate, the Fourier excitation running), its computed-torque con
 feeding back the published noisy state as a real robot's does (``--controller-feedback
 measured``; ``exact``: the true state, sim_robot's default). The payload is first identified from
 10 s of motion (core identify_payload, no baseline) and attached to the estimation model; then,
-for each method (``observer``, the node's default with its momentum from positions;
+for each method (``observer``, the node's default, starting from positions;
 ``inverse_dynamics``; and ``observer_velocities``, the observer with p = M q̇; all fed the very
 same noisy samples; the ``observer`` keeps the quieter source at calibration, as the node's
 ``observer_momentum: auto`` does),
@@ -60,7 +60,7 @@ class MethodFigures:
     """The figures of one external-torque method over the run."""
 
     method: str
-    momentum: object = None  # the observer's momentum source; None for inverse dynamics
+    momentum: str | None = None  # the observer's momentum source; None for inverse dynamics
     delays_ms: list = field(default_factory=list)
     missed: int = 0
     false_free: int = 0
