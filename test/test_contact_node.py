@@ -274,6 +274,10 @@ def test_auto_momentum_keeps_the_source_the_calibration_finds_quieter(ros, noisy
         assert answer.success and f'momentum from {kept}' in answer.message, answer.message
         state = node.contact._state
         assert state.observer.momentum == kept and state.alternative is None
+        first = state.detector.thresholds.copy()
+        again = harness.call(Trigger, f'{namespace}/dynamics/calibrate_contact_thresholds')
+        assert again.success and 'momentum from' not in again.message
+        np.testing.assert_allclose(state.detector.thresholds, first, rtol=0.3)  # the kept source's residuals
         feed.send(np.zeros(7), 20)
         assert wait_for(lambda: node._processed >= 820, 30)
         assert state.observer.running  # the kept observer went on without a restart

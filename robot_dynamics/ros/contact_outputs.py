@@ -288,6 +288,9 @@ class ContactOutputs:
         thresholds = {'positions': by_positions, 'velocities': by_velocities}
         self._momentum = quieter_momentum_source(thresholds)
         kept = state.observer if self._momentum == state.observer.momentum else state.alternative
+        if kept is state.alternative:  # later calibrations read the kept source's residuals
+            with state.lock:
+                state.history, state.alternative_history = state.alternative_history, state.history
         state.alternative = None
         state.observer = kept
         ratio = float(np.exp(np.mean(np.log(by_velocities / by_positions))))
