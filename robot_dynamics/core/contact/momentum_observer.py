@@ -17,14 +17,14 @@ solution of ṙ = K_O (u − r) for that ū held over the step Δt = t_k − t_{
     r_k = e^{−K_O Δt} r_{k−1} + (1 − e^{−K_O Δt}) ū_k ,
 
 so for a constant external torque r_k = (1 − e^{−K_O (t_k − t_s)}) τ_ext at every sample, t_s
-the first sample with a ū. The momentum comes from one of two sources (``momentum``):
+the sample before the first output. The momentum comes from one of two sources (``momentum``):
 
 * ``positions`` (default): the mean momentum over each step from the joint-position increment,
   p̄_k = ½(M_{k−1} + M_k)(q_k − q_{k−1})/Δt_k, and ū_k the tent-weighted mean of ṗ − β around
   t_{k−1}: (p̄_k − p̄_{k−1} − ∫w β dt) / ½(Δt_{k−1} + Δt_k), w the tent over [t_{k−2}, t_k] and β
   linear between samples. The velocity noise enters only through Cᵀq̇ and friction, and a
   filtered (lagging) velocity does not delay it; position noise σ_q enters as ≈ √2 σ_q/Δt of
-  velocity noise, so it needs encoders finer than σ_v Δt/√2. It answers from the third sample.
+  velocity noise: it is the quieter form while σ_q < σ_v Δt/√2. It answers from the third sample.
 * ``velocities``: p_k = M_k q̇_k and ū_k = (p_k − p_{k−1} − ∫β dt)/Δt with ∫β by the trapezoid
   rule. Its noise is ≈ K_O ‖M_i‖ σ_v of the velocity noise σ_v. It answers from the second sample.
 
