@@ -282,3 +282,5 @@ def test_auto_momentum_keeps_the_source_the_calibration_finds_quieter(ros, noisy
         assert wait_for(lambda: node._processed >= 820, 30)
         assert state.observer.running  # the kept observer went on without a restart
         assert state.observer.restarts == 1
+        swapped = node.contact._state_for(RobotModel.from_urdf_file(ARM_URDF))  # a new model keeps the choice
+        assert swapped.observer.momentum == kept and swapped.alternative is None

@@ -98,11 +98,10 @@ def test_observer_from_positions_ignores_the_velocities_but_for_coriolis_and_fri
     gain, external = 40.0, 0.012
     times, positions, velocities, efforts = _rod_motion(external)
     late = np.interp(times - 5e-3, times, velocities)
-    exact, start = _run(MomentumObserver(rod, gain), times, positions, velocities, efforts)
-    from_late, _ = _run(MomentumObserver(rod, gain), times, positions, late, efforts)
+    from_late, start = _run(MomentumObserver(rod, gain), times, positions, late, efforts)
     by_velocities, velocity_start = _run(MomentumObserver(rod, gain, momentum='velocities'), times, positions, late,
                                          efforts)
-    expected = external * (1.0 - np.exp(-gain * (times[-len(exact):] - start)))
+    expected = external * (1.0 - np.exp(-gain * (times[-len(from_late):] - start)))
     assert np.max(np.abs(from_late - expected)) < 1e-3 * external  # rod: Cᵀq̇ = 0, no friction
     expected_by_velocities = external * (1.0 - np.exp(-gain * (times[-len(by_velocities):] - velocity_start)))
     assert np.max(np.abs(by_velocities - expected_by_velocities)) > 0.1 * external

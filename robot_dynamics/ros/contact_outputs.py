@@ -273,7 +273,7 @@ class ContactOutputs:
         except ContactCalibrationError as error:
             return _answer(response, False, f'thresholds not calibrated: {error}')
         choice = ''
-        if other is not None and len(other) >= len(residuals):  # the velocities form answers a sample sooner
+        if other is not None:
             thresholds, choice = self._choose_momentum(state, thresholds, calibrated_thresholds(other, self.sigma))
         self._thresholds = (state.robot.joint_names, thresholds, 'calibrated')
         state.detector = self._new_detector(thresholds)

@@ -53,14 +53,14 @@ MOMENTUM_SOURCES = ('positions', 'velocities')
 DEFAULT_MOMENTUM = 'positions'
 """Where p comes from: joint-position increments (default) or the measured velocities."""
 
+DEFAULT_MAX_GAP = 0.1
+"""Longest accepted time between two samples [s]; a longer gap restarts the observer."""
+
 
 def quieter_momentum_source(thresholds: dict) -> str:
     """The source (a key of ``thresholds``: source → calibrated thresholds [N·m] per joint) whose
     thresholds have the lowest geometric mean over the joints: the quieter residual on this robot."""
     return min(thresholds, key=lambda source: float(np.mean(np.log(thresholds[source]))))
-
-DEFAULT_MAX_GAP = 0.1
-"""Longest accepted time between two samples [s]; a longer gap restarts the observer."""
 
 
 class ObserverError(RobotDynamicsError):
@@ -128,6 +128,7 @@ class MomentumObserver:
         self._uniform_gain = float(gains[0]) if np.all(gains == gains[0]) else None
         self._crba_fills_lower = (self._direct or self._base_at_rest is not None) and _crba_fills_lower_triangle(robot)
         self._continuous = np.array([joint.nq == 2 for joint in robot.joints if not joint.is_mimic], dtype=bool)
+        self._any_continuous = bool(self._continuous.any())
         self.restarts = 0
         self.last_restart_reason = 'no sample yet'
         self.reset('first sample')
@@ -208,7 +209,8 @@ class MomentumObserver:
         """ū around t_{k−1}: the tent-weighted mean of ṗ − β over the last two steps, with p̄
         from position increments; None at the first step after a restart."""
         increment = sample.positions - previous.positions
-        increment[self._continuous] = np.remainder(increment[self._continuous] + math.pi, 2.0 * math.pi) - math.pi
+        if self._any_continuous:
+            increment[self._continuous] = np.remainder(increment[self._continuous] + math.pi, 2 * math.pi) - math.pi
         mean_momentum = 0.5 * (previous.terms.mass + sample.terms.mass) @ (increment / step)
         earlier, self._last_step = self._last_step, _Step(step, mean_momentum, previous.terms.beta)
         if earlier is None:
