@@ -147,7 +147,7 @@ def test_calibration_refuses_without_data_then_thresholds_from_the_contact_free_
         feed = StaticFeed(harness, '/contact_b/joint_states')
         assert wait_for(lambda: harness.probe.count_subscribers('/contact_b/joint_states') >= 1, 5)
         feed.send(np.zeros(7), 20)
-        assert wait_for(lambda: node.contact._state is not None, 5)
+        assert wait_for(lambda: node._processed >= 20, 5)
         answer = harness.call(Trigger, '/contact_b/dynamics/calibrate_contact_thresholds')
         assert not answer.success and 'at least' in answer.message
         rng = np.random.default_rng(0)
@@ -157,9 +157,9 @@ def test_calibration_refuses_without_data_then_thresholds_from_the_contact_free_
         assert wait_for(lambda: node._processed >= 1020, 30)  # every sample in before the call
         answer = harness.call(Trigger, '/contact_b/dynamics/calibrate_contact_thresholds')
         assert answer.success, answer.message
-        residuals = node.contact._state.history.window(0.5)
+        residuals = node._live._history.window(0.5)
         expected = np.abs(residuals.mean(axis=0)) + 5.0 * residuals.std(axis=0)
-        np.testing.assert_allclose(node.contact._state.detector.thresholds, expected, rtol=0.05)
+        np.testing.assert_allclose(node._live.thresholds.values, expected, rtol=0.05)
         assert 'fr3_joint1' in answer.message and '5 sigma' in answer.message
 
 
@@ -203,7 +203,7 @@ def test_missing_efforts_stop_the_observer_and_it_restarts_cleanly_when_they_ret
         assert (
             0.0 < restarted.effort[1] < 0.5
         )  # 2 (1 - e^{-200 * 1 ms}) = 0.36: a fresh start, not the old 2.0
-        assert node.contact._state.observer.restarts >= 2
+        assert node._live.observer.restarts >= 2
 
 
 def test_a_model_swap_restarts_the_observer(ros):
@@ -220,16 +220,14 @@ def test_a_model_swap_restarts_the_observer(ros):
         offset[0] = -1.0
         feed.send(offset, 100)
         assert wait_for(lambda: node._processed >= 100, 30)
-        assert node.contact._state.observer.residual[0] > 0.99
+        assert node._live.observer.residual[0] > 0.99
         first = node.robot
         description.publish(String(data=ARM_TEXT.replace('fr3_arm', 'fr3_arm_swapped')))
         assert wait_for(lambda: node.robot is not first, 10)
         feed.send(offset, 3)
         assert wait_for(lambda: node._processed >= 103, 30)
-        assert node.contact._state.robot is node.robot
-        assert (
-            node.contact._state.observer.residual[0] < 0.2
-        )  # 1 − e^{−100·1 ms} = 0.095 after the restart
+        assert node._live.robot is node.robot
+        assert node._live.observer.residual[0] < 0.2  # 1 − e^{−100·1 ms} = 0.095 after the restart
 
 
 def test_bad_contact_parameters_fall_back_and_diagnostics_say_why(ros):
@@ -245,8 +243,9 @@ def test_bad_contact_parameters_fall_back_and_diagnostics_say_why(ros):
         diagnostics_period=0.2,
     )
     with ros(node) as harness:
-        assert node.contact.method == 'observer' and node.contact.observer_gain == 50.0
-        assert node.contact.observer_momentum == 'auto'
+        assert node.settings.external_torque_method == 'observer'
+        assert node.settings.observer_gain == 50.0
+        assert node.settings.observer_momentum == 'auto'
         diagnostics = harness.collect(DiagnosticArray, '/diagnostics')
         feed = StaticFeed(harness, '/contact_e/joint_states')
         assert wait_for(lambda: harness.probe.count_subscribers('/contact_e/joint_states') >= 1, 5)
@@ -287,10 +286,7 @@ def test_sim_push_is_detected_and_its_wrench_recovered_at_the_tool(ros):
             WrenchStamped, '/contact_f/sim_robot/true_external_wrench', SENSOR_QOS
         )
         assert wait_for(
-            lambda: (
-                node.contact._state is not None
-                and len(node.contact._state.history.window(2.0)) >= 450
-            ),
+            lambda: node._live is not None and len(node._live._history.window(2.0)) >= 450,
             120,
         )
         answer = harness.call(Trigger, '/contact_f/dynamics/calibrate_contact_thresholds')
@@ -374,25 +370,22 @@ def test_auto_momentum_keeps_the_source_the_calibration_finds_quieter(ros, noisy
                 joint_state(feed.robot.joint_names, positions, velocities, feed.gravity, feed.stamp)
             )
         assert wait_for(lambda: node._processed >= 800, 30)
-        assert (
-            node.contact._state.observer.momentum == 'positions'
-            and node.contact._state.alternative is not None
-        )
+        assert node._live.observer.momentum == 'positions' and node._live._alternative is not None
         answer = harness.call(Trigger, f'{namespace}/dynamics/calibrate_contact_thresholds')
         assert answer.success and f'momentum from {kept}' in answer.message, answer.message
-        state = node.contact._state
-        assert state.observer.momentum == kept and state.alternative is None
-        first = state.detector.thresholds.copy()
+        state = node._live
+        assert state.observer.momentum == kept and state._alternative is None
+        first = state.thresholds.values.copy()
         again = harness.call(Trigger, f'{namespace}/dynamics/calibrate_contact_thresholds')
         assert again.success and 'momentum from' not in again.message
         np.testing.assert_allclose(
-            state.detector.thresholds, first, rtol=0.3
+            state.thresholds.values, first, rtol=0.3
         )  # the kept source's residuals
         feed.send(np.zeros(7), 20)
         assert wait_for(lambda: node._processed >= 820, 30)
         assert state.observer.running  # the kept observer went on without a restart
         assert state.observer.restarts == 1
-        swapped = node.contact._state_for(
+        swapped = node._live.with_model(
             RobotModel.from_urdf_file(ARM_URDF)
         )  # a new model keeps the choice
-        assert swapped.observer.momentum == kept and swapped.alternative is None
+        assert swapped.observer.momentum == kept and swapped._alternative is None

@@ -239,10 +239,10 @@ def test_an_impossible_parameter_falls_back_to_its_default(ros, name, requested,
                 if timer.callback == node._publish_diagnostics
             )
             * 1e-9,
-            'buffer_duration': live.buffer.capacity / 1000.0,
-            'buffer_max_rate': live.buffer.capacity / 30.0,
+            'buffer_duration': live.recording.capacity / 1000.0,
+            'buffer_max_rate': live.recording.capacity / 30.0,
             'acceleration_window': live.estimator.differentiator.window,
-            'torque_warn_ratio': node.torque_warn_ratio,
+            'torque_warn_ratio': live.settings.torque_warn_ratio,
             'acceleration_mode': live.estimator.acceleration_mode,
         }[name]
         assert used == pytest.approx(taken) if isinstance(taken, float) else used == taken
@@ -259,7 +259,7 @@ def test_an_impossible_parameter_falls_back_to_its_default(ros, name, requested,
 def test_a_recording_larger_than_shared_memory_falls_back_to_the_default_size(ros):
     node = make_node(urdf_file=str(ARM_URDF), buffer_duration=1.0e9)  # 10¹² samples: ~180 TB
     try:
-        assert node._live.buffer.capacity == 30_000
+        assert node._live.recording.capacity == 30_000
         assert node.buffer_duration == 30.0
     finally:
         node.destroy_node()
@@ -303,12 +303,22 @@ def test_diagnostics_never_raise(ros):
     node = make_node(robot_description=ARM_TEXT)
     live = node._live
     try:
-        node._live = type(live)(live.robot, None, live.buffer)  # broken on purpose
+        node._live = BrokenLive(live.robot)  # broken on purpose
         node._publish_diagnostics()
         assert node.rejections.counts['internal_error'] == 1
     finally:
         node._live = live
         node.destroy_node()
+
+
+class BrokenLive:
+    """A live pipeline whose every status fails (what a bug in it would do)."""
+
+    def __init__(self, robot):
+        self.robot = robot
+
+    def __getattr__(self, name):
+        raise RuntimeError(f'broken on purpose: {name}')
 
 
 def set_parameters(harness, node, **values):
@@ -388,7 +398,7 @@ def test_a_parameter_of_another_type_is_converted_or_falls_back_to_its_default(
         live = node._live
         value = {
             'stale_timeout': lambda: live.estimator.stale_timeout,
-            'buffer_duration': lambda: live.buffer.capacity / 1000.0,
+            'buffer_duration': lambda: live.recording.capacity / 1000.0,
             'acceleration_window': lambda: live.estimator.differentiator.window,
             'acceleration_mode': lambda: live.estimator.acceleration_mode,
             'gravity': lambda: live.robot.model.gravity.linear.tolist(),

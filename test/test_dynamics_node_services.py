@@ -71,8 +71,8 @@ def publish_recording(harness, node, recording, stride: int = 2) -> None:
                 lambda: node._processed + node._incomplete - start >= count - 20, 5, period=0.0005
             )
     assert wait_for(lambda: node._processed + node._incomplete - start >= len(rows), 20)
-    assert len(node._live.buffer) >= min(0.98 * len(rows), node._live.buffer.capacity - 1), len(
-        node._live.buffer
+    assert len(node._live.recording) >= min(0.98 * len(rows), node._live.recording.capacity - 1), (
+        len(node._live.recording)
     )
 
 
@@ -147,14 +147,14 @@ def test_service_refusals_are_answered_in_operator_words(ros, tmp_path):
         kept = harness.call(Trigger, f'/{node.get_name()}/record_baseline')
         assert kept.success and 'baseline kept' in kept.message
         cleared = harness.call(Trigger, f'/{node.get_name()}/clear_payload_buffer')
-        assert cleared.success and len(node._live.buffer) == 0
+        assert cleared.success and len(node._live.recording) == 0
         assert node.baseline is not None, 'clearing the recording must not drop the baseline'
         refused_after_clear = harness.call(Trigger, f'/{node.get_name()}/identify_payload')
         assert not refused_after_clear.success and 'nothing recorded' in refused_after_clear.message
         # Recording and baseline live in shared memory; destroying the node removes both blocks.
         blocks = [
             Path('/dev/shm') / buffer.handle.name
-            for buffer in (node._live.buffer, node._shared_baseline)
+            for buffer in (node._live.recording, node._shared_baseline)
         ]
         assert all(block.exists() for block in blocks)
     assert not any(block.exists() for block in blocks)

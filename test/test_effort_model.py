@@ -386,11 +386,11 @@ def test_the_live_estimator_converts_currents_before_external_torques(tmp_path):
             currents.time[k],
         )
         np.testing.assert_allclose(sample.efforts, torques.efforts[k], rtol=1e-12, atol=1e-12)
-        np.testing.assert_allclose(sample.external, reference.external, rtol=1e-9, atol=1e-9)
+        np.testing.assert_allclose(sample.residual, reference.residual, rtol=1e-9, atol=1e-9)
         compared += 1
     assert compared == torques.num_samples
     assert (
-        np.abs(reference.external).max() > 1.0
+        np.abs(reference.residual).max() > 1.0
     )  # the payload's torque: not a trivially zero comparison
     with pytest.raises(EffortModelError, match='elbow'):
         LiveTorqueEstimator(robot, effort_model=EffortModel.from_dict({'elbow': 'torque'}))
@@ -454,7 +454,7 @@ def test_dynamics_node_turns_published_currents_into_joint_torques(ros, tmp_path
         assert wait_for(lambda: bool(external_out), 5)
         np.testing.assert_allclose(np.abs(external_out[-1].effort), np.full(7, 0.5), atol=1e-9)
         _, _, _, recorded = (
-            node._live.buffer.arrays()
+            node._live.recording.arrays()
         )  # the payload recording holds joint torques too
         np.testing.assert_allclose(recorded[-1], measured_torque, rtol=1e-12)
 
@@ -475,7 +475,8 @@ def test_dynamics_node_refuses_a_bad_effort_model_file_with_the_reason_in_the_lo
         ],
     )
     try:
-        assert node.effort_model is None and node.get_parameter('effort_model_file').value == ''
+        assert node.settings.effort_model is None
+        assert node.get_parameter('effort_model_file').value == ''
         log = capfd.readouterr().err
         assert "needs ['torque_constant']" in log and 'effort_model_file' in log, log
     finally:
@@ -498,7 +499,9 @@ def test_dynamics_node_with_an_effort_model_of_other_joints_runs_on_torques_and_
         ],
     )
     try:
-        assert node.effort_model is not None and node._live is not None  # the model is served
+        assert (
+            node.settings.effort_model is not None and node._live is not None
+        )  # the model is served
         assert node._live.estimator._effort_model is None
         log = capfd.readouterr().err
         assert "names joints ['elbow']" in log and 'efforts are taken as joint torques' in log, log

@@ -66,7 +66,7 @@ def test_floating_base_torques_equal_the_fixed_base_ones_and_the_general_mapping
             on_floating.inverse_dynamics, on_fixed.inverse_dynamics, rtol=0, atol=1e-9 * scale
         )
         np.testing.assert_allclose(
-            on_floating.external,
+            on_floating.residual,
             np.asarray(efforts) - on_fixed.inverse_dynamics,
             rtol=0,
             atol=1e-9 * scale,

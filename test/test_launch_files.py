@@ -348,28 +348,62 @@ def test_parameter_files_hold_no_empty_list():
 
 # ---------------------------------------------------------------------- the in-process runner reads
 # the same files
-def test_runner_reads_a_node_section_over_the_wildcard_section(tmp_path):
-    from robot_dynamics.ros.runner import config_path, node_parameters
+def runner_node(name: str, namespace: str, params_file: Path, overrides: dict = None):
+    """A plain rclpy node given ``params_file`` and ``overrides`` as the in-process runner gives
+    them to its nodes, declaring every parameter it is given."""
+    from rclpy.node import Node
+
+    from robot_dynamics.ros.runner import parameter_overrides, params_file_arguments
+
+    return Node(
+        name,
+        namespace=namespace,
+        cli_args=params_file_arguments(params_file),
+        parameter_overrides=parameter_overrides(overrides or {}),
+        automatically_declare_parameters_from_overrides=True,
+    )
+
+
+def given_parameters(node) -> dict:
+    """Every parameter ``node`` was given (rclpy's own ones left out); the node is destroyed."""
+    try:
+        return {name: node.get_parameter(name).value for name in set(node._parameters) - AUTOMATIC}
+    finally:
+        node.destroy_node()
+
+
+def test_runner_reads_a_node_section_over_the_wildcard_section_and_its_overrides_last(
+    ros, tmp_path
+):
+    from robot_dynamics.ros.runner import config_path
 
     path = tmp_path / 'parameters.yaml'
     path.write_text(
         '/**:\n  ros__parameters:\n    gravity: [0.0, 0.0, -1.62]\n    root_joint: '
         'floating\ndynamics:\n  ros__parameters:\n    root_joint: fixed\n'
     )
-    assert node_parameters(path, 'dynamics') == {
+    assert given_parameters(runner_node('dynamics', '/', path)) == {
         'gravity': [0.0, 0.0, -1.62],
         'root_joint': 'fixed',
     }
-    assert node_parameters(path, 'centroidal') == {
+    assert given_parameters(runner_node('centroidal', '/', path)) == {
         'gravity': [0.0, 0.0, -1.62],
         'root_joint': 'floating',
     }
+    overridden = runner_node('dynamics', '/', path, {'root_joint': 'floating', 'max_joints': 7})
+    assert given_parameters(overridden) == {
+        'gravity': [0.0, 0.0, -1.62],
+        'root_joint': 'floating',
+        'max_joints': 7,
+    }
     shipped = node_sections('robot_dynamics.yaml')
     for namespace in ('/', '/arm', '/robot/left_arm'):
-        assert (
-            node_parameters(config_path('robot_dynamics.yaml'), 'dynamics', namespace)
-            == shipped['dynamics']
+        given = given_parameters(
+            runner_node('dynamics', namespace, config_path('robot_dynamics.yaml'))
         )
+        assert set(given) == set(shipped['dynamics']), namespace
+        for name, value in shipped['dynamics'].items():
+            assert same_value(given[name], value), f'{namespace}/dynamics.{name}'
 
 
 def file_node(name: str, namespace: str, params_file: Path, node_type=None):
@@ -401,9 +435,10 @@ NAMESPACES = ('/', '/arm', '/robot/left_arm')
 def test_rcl_gives_every_parameter_of_the_file_to_the_node_in_any_namespace(ros, file_name):
     """The reported bug: keyed `dynamics:`, the file reached /dynamics but /arm/dynamics
     (`robot_dynamics.launch.py namespace:=arm`) silently ran on its defaults."""
-    from robot_dynamics.ros.runner import node_parameters
+    from robot_dynamics.ros.runner import shipped_parameters
 
     for node_name, values in node_sections(file_name).items():
+        assert shipped_parameters(file_name, node_name) == values
         for namespace in NAMESPACES:
             node = file_node(node_name, namespace, ROOT / 'config' / file_name)
             try:
@@ -416,7 +451,6 @@ def test_rcl_gives_every_parameter_of_the_file_to_the_node_in_any_namespace(ros,
             assert set(given) == set(values), f'{namespace}/{node_name}'
             for name, value in values.items():
                 assert same_value(given[name], value), f'{namespace}/{node_name}.{name}'
-            assert node_parameters(ROOT / 'config' / file_name, node_name, namespace) == values
 
 
 def test_a_namespaced_dynamics_node_takes_a_changed_value_from_a_copy_of_the_shipped_file(
@@ -458,8 +492,6 @@ dynamics:
 def test_runner_matches_sections_as_rcl_does(ros, tmp_path):
     """Wildcards (`/*` one token, `/**` any number), bare names (root namespace only) and file
     order (a later matching section wins) give the runner what rcl gives a real node."""
-    from robot_dynamics.ros.runner import node_parameters
-
     path = tmp_path / 'wildcards.yaml'
     path.write_text(WILDCARD_FILE)
     expected = {
@@ -476,19 +508,21 @@ def test_runner_matches_sections_as_rcl_does(ros, tmp_path):
         finally:
             node.destroy_node()
         assert given == expected[namespace], namespace
-        assert node_parameters(path, 'dynamics', namespace) == expected[namespace], namespace
+        assert given_parameters(runner_node('dynamics', namespace, path)) == expected[namespace]
 
 
-def test_runner_names_an_unusable_parameter_file(tmp_path):
-    from robot_dynamics.ros.runner import ConfigError, config_path, node_parameters
+def test_runner_names_an_unusable_parameter_file(ros, tmp_path):
+    from robot_dynamics.ros.runner import ConfigError, config_path, params_file_arguments
 
     path = tmp_path / 'list.yaml'
     path.write_text('- dynamics\n')
     with pytest.raises(ConfigError, match='list.yaml is not a mapping of node names'):
-        node_parameters(path, 'dynamics')
-    path.write_text('dynamics:\n  ros__parameters: [1, 2]\n')
-    with pytest.raises(ConfigError, match='"dynamics" has no ros__parameters mapping'):
-        node_parameters(path, 'dynamics')
+        params_file_arguments(path)
+    with pytest.raises(ConfigError, match='cannot read parameter file .*missing.yaml'):
+        params_file_arguments(tmp_path / 'missing.yaml')
+    path.write_text('dynamics:\n  ros__parameters: [1, 2]\n')  # rcl's parser refuses it
+    with pytest.raises(RuntimeError, match="params file: '--params-file .*list.yaml'"):
+        runner_node('dynamics', '/', path)
     with pytest.raises(ConfigError, match='no_such.yaml'):
         config_path('no_such.yaml')
 

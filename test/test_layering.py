@@ -15,6 +15,7 @@ CORE_ORDER = [
     'floating_base',
     'identification',
     'contact',
+    'live',
     'simulation',
 ]
 CORE_ALLOWED = {folder: set(CORE_ORDER[:index]) for index, folder in enumerate(CORE_ORDER)}

@@ -245,7 +245,7 @@ def test_estimator_waits_for_every_joint_then_gives_zero_external_torque_for_mod
     assert estimator.update(names[:4], q[:4], qd[:4], model_torque[:4], 1.0) is None
     sample = estimator.update(names[4:], q[4:], qd[4:], model_torque[4:], 1.001)
     np.testing.assert_allclose(sample.inverse_dynamics, model_torque, atol=1e-12)
-    np.testing.assert_allclose(sample.external, 0.0, atol=1e-12)
+    np.testing.assert_allclose(sample.residual, 0.0, atol=1e-12)
     # Joints 1-4 go stale 0.1 s later: no output until they are refreshed.
     assert estimator.update(names[4:], q[4:], qd[4:], model_torque[4:], 1.2) is None
     with pytest.raises(JointStateError) as error:
@@ -306,4 +306,4 @@ def test_estimated_acceleration_tracks_a_smooth_motion(arm):
     # A line through 15 ms of a 2 rad/s sine has the mid-window slope up to O((ωW)²) ≈ 1e-4
     # relative.
     np.testing.assert_allclose(sample.inverse_dynamics, expected, atol=1e-4)
-    assert sample.external is None
+    assert sample.residual is None

@@ -49,6 +49,11 @@ TWO_R_WITH_TIP = vertical_2r.urdf().replace(
 )
 
 
+def known_wrench_in_use(node: DynamicsNode):
+    """The known wrench ``node`` uses now (None: none)."""
+    return None if node._live is None else node._live.known_wrench.current
+
+
 def dynamics_node(namespace: str, name: str = 'dynamics', **parameters) -> DynamicsNode:
     overrides = [Parameter(key, value=value) for key, value in parameters.items()]
     return DynamicsNode(node_name=name, namespace=namespace, parameter_overrides=overrides)
@@ -227,7 +232,8 @@ def test_known_wrench_enters_both_outputs_until_stale_or_zero_and_bad_ones_are_r
             publisher.publish(wrench_message('tool0', FORCE, MOMENT))
         assert wait_for(
             lambda: (
-                by_inverse_dynamics.tool._known is not None and by_observer.tool._known is not None
+                known_wrench_in_use(by_inverse_dynamics) is not None
+                and known_wrench_in_use(by_observer) is not None
             ),
             10,
         )
@@ -245,7 +251,7 @@ def test_known_wrench_enters_both_outputs_until_stale_or_zero_and_bad_ones_are_r
             wrench_message('tool0', [math.nan, 0.0, 0.0], MOMENT),
         ):
             known.publish(message)
-        assert wait_for(lambda: by_inverse_dynamics.tool._wrench_counts['rejected'] >= 3, 10)
+        assert wait_for(lambda: by_inverse_dynamics._live.known_wrench.counts['rejected'] >= 3, 10)
 
         def warns(text: str):
             status = latest_status(diagnostics, 'dynamics: known external wrench')
@@ -263,7 +269,7 @@ def test_known_wrench_enters_both_outputs_until_stale_or_zero_and_bad_ones_are_r
         send_and_wait(5)
         np.testing.assert_allclose(inverse[-1].effort, gravity, atol=1e-9)
         np.testing.assert_allclose(external[-1].effort, np.zeros(7), atol=1e-9)
-        assert by_inverse_dynamics.tool._wrench_counts['removed_stale'] == 1
+        assert by_inverse_dynamics._live.known_wrench.counts['removed_stale'] == 1
         assert wait_for(
             lambda: (
                 latest_status(diagnostics, 'dynamics: known external wrench') is not None
@@ -274,14 +280,14 @@ def test_known_wrench_enters_both_outputs_until_stale_or_zero_and_bad_ones_are_r
         )
 
         known.publish(wrench_message('', FORCE, MOMENT))  # empty frame: the payload link, tool0
-        assert wait_for(lambda: by_inverse_dynamics.tool._known is not None, 10)
+        assert wait_for(lambda: known_wrench_in_use(by_inverse_dynamics) is not None, 10)
         send_and_wait(5)
         np.testing.assert_allclose(inverse[-1].effort, gravity - shift, atol=1e-9)
         known.publish(wrench_message('tool0', np.zeros(3), np.zeros(3)))
-        assert wait_for(lambda: by_inverse_dynamics.tool._known is None, 10)
+        assert wait_for(lambda: known_wrench_in_use(by_inverse_dynamics) is None, 10)
         send_and_wait(5)
         np.testing.assert_allclose(inverse[-1].effort, gravity, atol=1e-9)
-        assert 'zero wrench' in by_inverse_dynamics.tool._wrench_event
+        assert 'zero wrench' in by_inverse_dynamics._live.known_wrench.last_event
 
 
 # ---------------------------------------------------------------------- known wrench = sim_robot's
@@ -346,7 +352,11 @@ def test_known_wrench_equal_to_the_applied_push_leaves_no_external_torque(ros):
         for publisher in knowns:
             publisher.publish(wrench_message('tool0', FORCE, MOMENT))
         assert wait_for(
-            lambda: knows_id.tool._known is not None and knows_observer.tool._known is not None, 10
+            lambda: (
+                known_wrench_in_use(knows_id) is not None
+                and known_wrench_in_use(knows_observer) is not None
+            ),
+            10,
         )
         command.publish(wrench_message('tool0', FORCE, MOMENT))
         assert wait_for(lambda: any(np.any(m.effort) for m in truth), 30), (
@@ -515,7 +525,7 @@ def test_effective_mass_of_a_slider_is_its_mass_and_nothing_published_if_it_cann
             return status is not None and 'infinite along the vertical' in status.message
 
         assert wait_for(says_infinite, 10)
-        assert node.tool._evaluated[1].stamp == pytest.approx(
+        assert node.effective_mass_reading.stamp == pytest.approx(
             60.004
         )  # the sample at rest was evaluated...
         assert all(stamp_seconds(m.header.stamp) < 60.0 for m in masses)  # ... and not published
@@ -537,13 +547,11 @@ def test_an_impossible_tool_parameter_falls_back_to_its_default(ros, name, reque
     node = dynamics_node('/tool_parameters', robot_description=ARM_TEXT, **{name: requested})
     try:
         used = {
-            'effective_mass_rate': node.tool.effective_mass_rate,
-            'known_wrench_timeout': node.tool.known_wrench_timeout,
+            'effective_mass_rate': node.effective_mass_rate,
+            'known_wrench_timeout': node.settings.known_wrench_timeout,
         }[name]
         assert used == taken and node.get_parameter(name).value == taken
-        timers = [
-            timer for timer in node.timers if timer.callback == node.tool._update_effective_mass
-        ]
-        assert len(timers) == (0 if node.tool.effective_mass_rate == 0.0 else 1)
+        timers = [timer for timer in node.timers if timer.callback == node._update_effective_mass]
+        assert len(timers) == (0 if node.effective_mass_rate == 0.0 else 1)
     finally:
         node.destroy_node()

@@ -18,8 +18,9 @@ sample clock: the algorithm's delay, without transport) next to its closed form
 (:mod:`~robot_dynamics.core.contact.detection_delay`: the threshold crossing of the step
 response, then the minimum duration), missed contacts, and the wrench error RMS once settled
 (from 5/K_O after the onset to the end of the push; force in tool0 axes at its origin). It runs
-the core calls dynamics_node makes per message (:mod:`robot_dynamics.ros.contact_outputs`),
-offline and faster than real time, so the figures do not depend on this machine's load.
+the core calls dynamics_node's pipeline makes per message
+(:class:`~robot_dynamics.core.live.live_dynamics.LiveDynamics`), offline and faster than real
+time, so the figures do not depend on this machine's load.
 """
 
 from __future__ import annotations
@@ -191,7 +192,7 @@ class _Pipeline:
         result = self.estimator.update(
             self.names, sample.positions, sample.velocities, sample.efforts, sample.time
         )
-        return None if result is None else self._from_inverse_dynamics(result.external)
+        return None if result is None else self._from_inverse_dynamics(result.residual)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -275,9 +276,9 @@ def _meets(figures: dict) -> bool:
 
 # ---------------------------------------------------------------------------- the simulated arm
 def _sim_settings() -> dict:
-    from robot_dynamics.ros.runner import config_path, node_parameters
+    from robot_dynamics.ros.runner import shipped_parameters
 
-    return node_parameters(config_path('sim_robot.yaml'), 'sim_robot')
+    return shipped_parameters('sim_robot.yaml', 'sim_robot')
 
 
 def _plant(urdf, settings: dict, rate, feedback: str = 'measured'):

@@ -239,14 +239,15 @@ class FuzzReport:
 
 def fuzz_core(urdf: str, count: int = 100_000, seed: int = 0) -> FuzzReport:
     """Feed ``count`` fuzzed joint states straight into the node's core call
-    (:class:`~robot_dynamics.core.streams.live_torques.LiveTorqueEstimator`) and tally the
+    (:meth:`~robot_dynamics.core.live.live_dynamics.LiveDynamics.update`) and tally the
     outcomes."""
     from robot_dynamics.core.errors import JointStateError
+    from robot_dynamics.core.live.live_dynamics import LiveDynamics
     from robot_dynamics.core.model.model import RobotModel
-    from robot_dynamics.core.streams.live_torques import LiveTorqueEstimator
+    from robot_dynamics.core.streams.joint_states import JointSample
 
     robot = RobotModel.from_urdf_file(urdf)
-    estimator = LiveTorqueEstimator(robot)
+    live = LiveDynamics(robot)
     expected, counted = Counter(), Counter()
     valid = answered_valid = answered_invalid = misclassified = 0
     started = time.perf_counter()
@@ -256,14 +257,20 @@ def fuzz_core(urdf: str, count: int = 100_000, seed: int = 0) -> FuzzReport:
         else:
             expected[message.expected] += 1
         try:
-            sample = estimator.update(
-                message.names, message.positions, message.velocities, message.efforts, message.stamp
+            result = live.update(
+                JointSample(
+                    message.names,
+                    message.positions,
+                    message.velocities,
+                    message.efforts,
+                    message.stamp,
+                )
             )
         except JointStateError as error:
             counted[error.reason] += 1
             misclassified += error.reason != message.expected
             continue
-        if sample is not None and tuple(estimator.robot.joint_names) == robot.joint_names:
+        if result is not None and result.joint_names == robot.joint_names:
             answered_valid += message.expected == VALID
             answered_invalid += message.expected != VALID
     return FuzzReport(

@@ -30,7 +30,6 @@ messages arrive (an arm on a mobile base). All math is in
 
 from __future__ import annotations
 
-import functools
 import math
 import time
 from collections import deque
@@ -49,7 +48,6 @@ from visualization_msgs.msg import MarkerArray
 
 from robot_dynamics.core.errors import DescriptionError, JointStateError
 from robot_dynamics.core.floating_base.centroidal import (
-    FLIGHT_VERTICAL_ACCELERATION,
     BalanceReport,
     BalanceSettings,
     BaseStateBuffer,
@@ -61,7 +59,7 @@ from robot_dynamics.core.floating_base.centroidal import (
 )
 from robot_dynamics.core.model.model import RobotModel
 from robot_dynamics.core.streams.joint_states import JointStateMerger
-from robot_dynamics.ros.centroidal_diagnostics import FRICTION_COEFFICIENT, CentroidalChecks
+from robot_dynamics.ros.centroidal_diagnostics import CentroidalChecks
 from robot_dynamics.ros.centroidal_messages import (
     balance_markers,
     margins_state,
@@ -69,8 +67,8 @@ from robot_dynamics.ros.centroidal_messages import (
     stamped_header,
     vector_stamped,
 )
+from robot_dynamics.ros.centroidal_parameters import CENTROIDAL_PARAMETERS
 from robot_dynamics.ros.diagnostics import (
-    DIAGNOSTICS_PERIOD,
     RateMeter,
     diagnostic_status,
     model_status,
@@ -78,12 +76,7 @@ from robot_dynamics.ros.diagnostics import (
 from robot_dynamics.ros.model_source import ModelSource
 from robot_dynamics.ros.node_log import RejectionCounter
 from robot_dynamics.ros.odometry_wire import OdometryWireError, read_odometry
-from robot_dynamics.ros.parameters import (
-    STALE_TIMEOUT,
-    checked_parameter,
-    non_negative_parameter,
-    positive_parameter,
-)
+from robot_dynamics.ros.parameter_schema import NodeParameters
 from robot_dynamics.ros.spinning import run_nodes
 from robot_dynamics.ros.topics import (
     JOINT_STATE_QOS,
@@ -168,14 +161,7 @@ class CentroidalNode(Node):
         self._diagnostics_pub = create_output_publisher(self, DiagnosticArray, '/diagnostics', 10)
         # robot_description is received and checked in a listener process
         # (ros.description_listener).
-        self.model_source = ModelSource(
-            self,
-            self._on_model,
-            gravity_check=(
-                _downward,
-                ' pointing along -z of world_frame (the ZMP formula assumes it)',
-            ),
-        )
+        self.model_source = ModelSource(self, self._on_model, self.parameters)
         self.create_subscription(
             JointState,
             'joint_states',
@@ -206,131 +192,37 @@ class CentroidalNode(Node):
 
     # ------------------------------------------------------------------ parameters
     def _declare_parameters(self) -> None:
-        """Every parameter is read once at start-up, then read-only (a change is refused with a
-        reason); a value of the wrong type or out of range is logged and its default used."""
-        checked = functools.partial(checked_parameter, self)
-        positive = functools.partial(positive_parameter, self)
-        non_negative = functools.partial(non_negative_parameter, self)
-        finite = math.isfinite
-        self.world_frame = checked(
-            'world_frame',
-            'odom',
-            'frame of every output; odom messages must have it as frame_id',
-            bool,
-            'is empty',
-        )
-        frames = checked(
-            'contact_frames',
-            [],
-            'frames whose origins are the contact points (feet soles); one name or a list',
-        )
-        self.contact_frame_names = tuple(frames)
-        contact_height_threshold = non_negative(
-            'contact_height_threshold',
-            0.02,
-            'a contact point closer than this to the ground [m] is in contact (kinematic route)',
-        )
-        ground_height = checked(
-            'ground_height',
-            0.0,
-            'height of the ground plane in world_frame [m]',
-            finite,
-            'is not a finite height [m]',
-        )
-        base_pose = checked(
-            'base_pose',
-            [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0],
-            'fixed-base robot: base pose in world_frame [x, y, z, qx, qy, qz, qw] until odom '
-            'arrives',
-            _usable_pose,
-            'is not a pose [x, y, z, qx, qy, qz, qw] with a unit quaternion',
-        )
+        """Every parameter is declared from :data:`CENTROIDAL_PARAMETERS`: read once at start-up,
+        then read-only (a change is refused with a reason); a value of the wrong type or out of
+        range is logged and its default used."""
+        parameters = self.parameters = NodeParameters(self, CENTROIDAL_PARAMETERS)
+        self.world_frame = parameters['world_frame']
+        self.contact_frame_names = tuple(parameters['contact_frames'])
+        base_pose = parameters['base_pose']
         self.fixed_base_pose = base_pose_from_odometry(base_pose[:3], base_pose[3:])
-        self.wrench_topics = tuple(
-            checked(
-                'contact_wrench_topics',
-                [],
-                'WrenchStamped topics, one per contact frame in the same order (ground force on '
-                'the foot, in the contact frame); empty: ZMP from the estimated rate of momentum',
-            )
-        )
+        self.wrench_topics = tuple(parameters['contact_wrench_topics'])
         if self.wrench_topics and len(self.wrench_topics) != len(self.contact_frame_names):
             self.get_logger().error(
                 f'contact_wrench_topics has {len(self.wrench_topics)} entries but contact_frames '
                 f'{len(self.contact_frame_names)}: wrench route disabled'
             )
             self.wrench_topics = ()
-        contact_force_threshold = non_negative(
-            'contact_force_threshold',
-            10.0,
-            'a foot pushing harder than this [N] is in contact (wrench route)',
-        )
-        min_normal_force = non_negative(
-            'min_normal_force',
-            10.0,
-            'total vertical contact force below which the robot is airborne [N] (wrench route)',
-        )
-        flight_epsilon = non_negative(
-            'flight_epsilon',
-            FLIGHT_VERTICAL_ACCELERATION,
-            'airborne when c̈_z + g is below this [m/s^2] (kinematic route)',
-        )
-        rate_degree = checked(
-            'rate_degree',
-            2,
-            'degree of that polynomial (the estimate has no lag up to it)',
-            lambda degree: 1 <= degree <= 10,
-            'is not a degree of 1 to 10',
-        )
-        rate_window = checked(
-            'rate_window',
-            max(9, rate_degree + 2),
-            'samples of h_G in the causal polynomial fit giving its rate (at least rate_degree + '
-            '2)',
-            lambda window: rate_degree + 2 <= window <= 1000,
-            f'is not a window of rate_degree + 2 = {rate_degree + 2} to 1000 samples',
-        )
-        max_gap = positive(
-            'max_gap', 0.1, 'a joint-state gap longer than this [s] restarts the rate estimate'
-        )
-        self.stale_timeout = positive(
-            'stale_timeout',
-            STALE_TIMEOUT,
-            'a joint value, odometry or wrench older than this [s] than the joint state being '
-            'processed is stale',
-        )
-        self.marker_period = 1.0 / positive(
-            'marker_rate', 30.0, 'highest rate of ~/markers [Hz]', 'rate [Hz]'
-        )
-        self.arrow_scale = checked(
-            'momentum_arrow_scale',
-            0.05,
-            'length of the momentum arrows per unit momentum [m/(N·s)]',
-            finite,
-            'is not a finite number',
-        )
-        self.diagnostics_period = positive(
-            'diagnostics_period', DIAGNOSTICS_PERIOD, 'period of /diagnostics [s]'
-        )
-        self.checks = CentroidalChecks(
-            positive(
-                'friction_coefficient',
-                FRICTION_COEFFICIENT,
-                'Coulomb coefficient μ of the contacts; each contact wrench is checked for f_n >= '
-                '0 and |f_t| <= μ f_n',
-                'coefficient',
-            )
-        )
+        self.stale_timeout = parameters['stale_timeout']
+        self.marker_period = 1.0 / parameters['marker_rate']
+        self.arrow_scale = parameters['momentum_arrow_scale']
+        self.diagnostics_period = parameters['diagnostics_period']
+        self.checks = CentroidalChecks(parameters['friction_coefficient'])
+        rate_degree = parameters['rate_degree']
         self.settings = BalanceSettings(
             contact_frames=self.contact_frame_names,
-            ground_height=ground_height,
-            contact_height_threshold=contact_height_threshold,
-            contact_force_threshold=contact_force_threshold,
-            min_normal_force=min_normal_force,
-            flight_epsilon=flight_epsilon,
-            rate_window=rate_window,
+            ground_height=parameters['ground_height'],
+            contact_height_threshold=parameters['contact_height_threshold'],
+            contact_force_threshold=parameters['contact_force_threshold'],
+            min_normal_force=parameters['min_normal_force'],
+            flight_epsilon=parameters['flight_epsilon'],
+            rate_window=max(parameters['rate_window'], rate_degree + 2),
             rate_degree=rate_degree,
-            max_gap=max_gap,
+            max_gap=parameters['max_gap'],
         )
 
     # ------------------------------------------------------------------ model
@@ -705,22 +597,6 @@ class CentroidalNode(Node):
             else f'ZMP margin {report.zmp_margin:.3f} m'
         )
         return diagnostic_status(name, OK, margin, values)
-
-
-def _downward(gravity) -> bool:
-    """Gravity along −z of the world (the ZMP formula's assumption), within 1e-6 of its norm."""
-    norm = math.sqrt(sum(g * g for g in gravity))
-    return gravity[2] < 0.0 and math.hypot(gravity[0], gravity[1]) <= 1e-6 * norm
-
-
-def _usable_pose(pose) -> bool:
-    if len(pose) != 7:
-        return False
-    try:
-        base_pose_from_odometry(pose[:3], pose[3:])
-    except OdometryError:
-        return False
-    return True
 
 
 def _optional(value: Optional[float]):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from typing import Optional
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
@@ -37,6 +38,21 @@ def diagnostic_status(
         KeyValue(key=str(key), value=_format_value(value)) for key, value in values.items()
     ]
     return status
+
+
+_LEVELS = {
+    'ok': DiagnosticStatus.OK,
+    'warn': DiagnosticStatus.WARN,
+    'error': DiagnosticStatus.ERROR,
+}
+
+
+def core_status(name: str, status, values: Optional[dict] = None) -> DiagnosticStatus:
+    """The DiagnosticStatus ``name`` of a core status value (level, message and values: e.g.
+    :class:`~robot_dynamics.core.live.status.LiveStatus`), with ``values`` added first."""
+    return diagnostic_status(
+        name, _LEVELS[status.level], status.message, {**(values or {}), **status.values}
+    )
 
 
 def _format_value(value) -> str:

@@ -3,287 +3,170 @@
 Topics (relative names; the node's default name is ``dynamics``):
 
 * subscribes ``joint_states`` (sensor_msgs/JointState, any number of publishers, any order
-  and subset: merged by name) and ``robot_description`` (std_msgs/String, transient local);
-* publishes ``~/inverse_dynamics_torques``, ``~/gravity_torques``, ``~/external_torques``
-  (sensor_msgs/JointState: names in model order, ``effort`` filled [N·m / N], stamp copied
-  from the input that triggered them), ``~/payload`` (geometry_msgs/InertiaStamped,
+  and subset: merged by name), ``robot_description`` (std_msgs/String, transient local) and
+  ``~/known_external_wrench`` (geometry_msgs/WrenchStamped, reliable, depth 10: a wrench on link
+  ``header.frame_id`` (empty: the payload link), force [N] and moment [N·m] in that link's frame
+  at its origin, applied by the environment; zero, or none for ``known_wrench_timeout`` s,
+  removes it; a non-finite one or one on a frame the model lacks is refused);
+* publishes ``~/inverse_dynamics_torques``, ``~/gravity_torques``, ``~/external_torques``,
+  ``~/contact``, ``~/contact_ratio``, ``~/external_wrench`` and ``~/effective_mass``
+  (:mod:`~robot_dynamics.ros.dynamics_outputs`), ``~/payload`` (geometry_msgs/InertiaStamped,
   transient local) and ``/diagnostics``;
 * services (std_srvs/Trigger): ``~/identify_payload``, ``~/validate_inertia``,
-  ``~/clear_payload_buffer``, ``~/record_baseline``;
-* contact handling (:mod:`~robot_dynamics.ros.contact_outputs`): ``~/external_torques`` is the
-  momentum observer's r by default (``external_torque_method``), plus ``~/contact``,
-  ``~/contact_ratio``, ``~/external_wrench`` and ``~/calibrate_contact_thresholds``;
-* tool outputs (:mod:`~robot_dynamics.ros.tool_outputs`): ``~/effective_mass`` (a low-rate timer)
-  and ``~/known_external_wrench`` (taken into ``~/inverse_dynamics_torques`` and
-  ``~/external_torques``).
+  ``~/clear_payload_buffer``, ``~/record_baseline``, ``~/calibrate_contact_thresholds``.
 
-q̈ for inverse dynamics comes from
-:class:`~robot_dynamics.core.streams.differentiation.CausalDifferentiator`
-on the measured velocities (least-squares slope over ``acceleration_window`` samples,
-delay ≈ half the window: 7 ms for 15 samples at 1 kHz), or is zero with
-``acceleration_mode: zero``. The torque stream runs on rclpy's EventsExecutor (the
-lowest-latency one in rclpy); the services are served by a companion node on its own
-executor thread (:class:`~robot_dynamics.ros.service_host.ServiceHost`), so a long
-identification never stalls the stream; identification and validation themselves run in a
-worker process (:mod:`~robot_dynamics.ros.service_worker`), so they do not hold the
-stream's interpreter lock either. The payload recording is a shared-memory ring buffer
-(:class:`~robot_dynamics.core.streams.ring_buffer.SampleRingBuffer`) the stream appends to without a
-lock; the worker copies it (and the baseline, kept in shared memory too) itself, so a call
-ships no samples out of this process. Every model change installs a new model object
-(never mutated while the stream uses it), so services and stream share no pinocchio Data.
+Everything published for one joint state is the result of one core object,
+:class:`~robot_dynamics.core.live.live_dynamics.LiveDynamics` (torques, external torques by the
+momentum observer or inverse dynamics, contact, wrench, known wrench, effective mass, the payload
+recording): this node converts the message to a sample, calls it, and converts the result to
+messages. It publishes the first stage's g and ID before the second stage runs the observer, so
+their latency does not include it. Its parameters are declared from one table
+(:mod:`~robot_dynamics.ros.dynamics_parameters`).
+
+The torque stream runs on rclpy's EventsExecutor (the lowest-latency one in rclpy); the services
+are served by a companion node on its own executor thread
+(:class:`~robot_dynamics.ros.service_host.ServiceHost`), so a long identification never stalls
+the stream; identification and validation themselves run in a worker process
+(:mod:`~robot_dynamics.ros.service_worker`), so they do not hold the stream's interpreter lock
+either. The payload recording is a shared-memory ring buffer
+(:class:`~robot_dynamics.core.streams.ring_buffer.SampleRingBuffer`) the stream appends to
+without a lock; the worker copies it (and the baseline, kept in shared memory too) itself, so a
+call ships no samples out of this process. Every model change (a new description, an applied
+payload) installs a new LiveDynamics built before and never mutated after, by one reference
+assignment, so services and stream share no pinocchio Data and the stream never sees half a
+swap.
 """
 
 from __future__ import annotations
 
-import functools
 import os
 import threading
 import time
-from array import array as typed_array
-from dataclasses import dataclass
 from typing import Optional
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
-from geometry_msgs.msg import InertiaStamped
+from geometry_msgs.msg import InertiaStamped, Vector3Stamped, WrenchStamped
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from std_srvs.srv import Trigger
 
-from robot_dynamics.core.dynamics import joint_space as dynamics
+from robot_dynamics.core.contact.contact_detection import ContactCalibrationError
+from robot_dynamics.core.dynamics.joint_reactions import KnownWrenchError
 from robot_dynamics.core.errors import JointStateError, PayloadError
-from robot_dynamics.core.identification.payload import MODES as PAYLOAD_MODES
 from robot_dynamics.core.identification.payload import default_payload_link
+from robot_dynamics.core.live.effective_mass_reading import EffectiveMassReading
+from robot_dynamics.core.live.live_dynamics import LiveDynamics
+from robot_dynamics.core.live.status import ERROR
 from robot_dynamics.core.model.model import RobotModel
-from robot_dynamics.core.streams.effort_model import (
-    EffortModelError,
-    effort_model_problem,
-    load_effort_model,
-)
-from robot_dynamics.core.streams.live_torques import ACCELERATION_MODES, LiveTorqueEstimator
 from robot_dynamics.core.streams.ring_buffer import RingBufferError, SampleRingBuffer
-from robot_dynamics.ros.contact_outputs import ContactOutputs
 from robot_dynamics.ros.diagnostics import (
-    DIAGNOSTICS_PERIOD,
     RateMeter,
+    core_status,
     diagnostic_status,
     model_status,
 )
-from robot_dynamics.ros.model_source import ModelSource
-from robot_dynamics.ros.node_log import RateLimitedLogger, RejectionCounter, never_raises
-from robot_dynamics.ros.parameters import (
-    STALE_TIMEOUT,
-    RuntimeParameters,
-    checked_parameter,
-    positive_parameter,
+from robot_dynamics.ros.dynamics_outputs import ContactTopics, TorqueTopic, effective_mass_message
+from robot_dynamics.ros.dynamics_parameters import (
+    BUFFER_DURATION,
+    BUFFER_MAX_RATE,
+    DYNAMICS_PARAMETERS,
+    live_settings,
 )
+from robot_dynamics.ros.model_source import ModelSource
+from robot_dynamics.ros.node_log import RateLimitedLogger, RejectionCounter, never_raises, shorten
+from robot_dynamics.ros.parameter_schema import NodeParameters
 from robot_dynamics.ros.service_host import ServiceHost
 from robot_dynamics.ros.service_worker import (
-    DEFAULT_CPU_SHARE,
     ServiceWorker,
     SharedRecording,
     identify_payload_job,
     validate_inertia_job,
 )
 from robot_dynamics.ros.spinning import run_nodes
-from robot_dynamics.ros.tool_outputs import ToolOutputs
 from robot_dynamics.ros.topics import (
     JOINT_STATE_QOS,
     LATCHED_QOS,
-    SENSOR_QOS,
     create_output_publisher,
     joint_state_fields,
 )
 
-OK, WARN, ERROR = DiagnosticStatus.OK, DiagnosticStatus.WARN, DiagnosticStatus.ERROR
-
-# Parameter defaults (README, config/robot_dynamics.yaml); a value out of range falls back to them.
-BUFFER_DURATION = 30.0  # s
-BUFFER_MAX_RATE = 1000.0  # Hz
-ACCELERATION_WINDOW = 15  # samples
-MAX_ACCELERATION_WINDOW = 1000  # samples (0.5 s of delay at 1 kHz)
-TORQUE_WARN_RATIO = 0.8
-
-
-@dataclass(frozen=True)
-class _LiveModel:
-    """Everything the torque stream needs for one model; replaced as a whole on a swap."""
-
-    robot: RobotModel
-    estimator: LiveTorqueEstimator
-    buffer: SampleRingBuffer
+OK, WARN = DiagnosticStatus.OK, DiagnosticStatus.WARN
 
 
 class DynamicsNode(Node):
-    """Publishes g(q), M q̈ + C q̇ + g and τ_measured − τ_model for every complete joint state."""
+    """Publishes g(q), M q̈ + C q̇ + g, the external torques, contact and wrench for every
+    complete joint state (one :class:`LiveDynamics` call per message)."""
 
     def __init__(self, node_name: str = 'dynamics', **kwargs):
         super().__init__(node_name, **kwargs)
-        self._live: Optional[_LiveModel] = (
-            None  # before the parameters: payload_link's check reads it
+        self._live: Optional[LiveDynamics] = None  # before the parameters: payload_link's check
+        # model installs come from the builder and the service threads
+        self._swap_lock = threading.Lock()
+        self.parameters = NodeParameters(self, DYNAMICS_PARAMETERS)
+        self.settings = live_settings(self.parameters)
+        self.buffer_duration = self.parameters['buffer_duration']
+        self._buffer_capacity = max(
+            2, int(self.buffer_duration * self.parameters['buffer_max_rate'])
         )
-        self._swap_lock = (
-            threading.Lock()
-        )  # model installs come from the builder and the service threads
-        self._declare_parameters()
+        self.effective_mass_rate = self.parameters['effective_mass_rate']
         self.rejections = RejectionCounter(self.get_logger())
         self._log = RateLimitedLogger(self.get_logger())
         self._rate = RateMeter()
         self._processing_times = np.zeros(1000)
         self._processed = 0
         self._incomplete = 0
-        self._last_torques: Optional[np.ndarray] = None
         self._last_input_wall = None
+        self.effective_mass_reading = EffectiveMassReading(problem='no complete joint state yet')
         self.baseline = None  # the no-payload Recording (record_baseline / baseline_file)
-        self._shared_baseline: Optional[SampleRingBuffer] = (
-            None  # the same, in shared memory for the worker
-        )
+        # the same, in shared memory for the worker
+        self._shared_baseline: Optional[SampleRingBuffer] = None
         self._validation_statuses: list = []
-        self._gravity_topic = _TorqueTopic(self, '~/gravity_torques')
-        self._inverse_topic = _TorqueTopic(self, '~/inverse_dynamics_torques')
-        self._external_topic = _TorqueTopic(self, '~/external_torques')
-        self.contact = ContactOutputs(self, self.payload_link)
-        self.tool = ToolOutputs(self, self.payload_link)
+        self._gravity_topic = TorqueTopic(self, '~/gravity_torques')
+        self._inverse_topic = TorqueTopic(self, '~/inverse_dynamics_torques')
+        self._external_topic = TorqueTopic(self, '~/external_torques')
+        self._contact_topics = ContactTopics(self, self.parameters['contact_rate'])
+        self._mass_pub = create_output_publisher(self, Vector3Stamped, '~/effective_mass', 10)
         self._payload_pub = create_output_publisher(self, InertiaStamped, '~/payload', LATCHED_QOS)
         self._diagnostics_pub = create_output_publisher(self, DiagnosticArray, '/diagnostics', 10)
         self.service_host = ServiceHost(self)
-        self.model_source = ModelSource(self, self._on_model)
+        self.model_source = ModelSource(self, self._on_model, self.parameters)
         self.create_subscription(JointState, 'joint_states', self._on_joint_state, JOINT_STATE_QOS)
-        self._worker = ServiceWorker(self.service_cpu_share)
+        self.create_subscription(
+            WrenchStamped, '~/known_external_wrench', self._on_known_wrench, 10
+        )
+        self._worker = ServiceWorker(self.parameters['service_cpu_share'])
         for name, handler in (
             ('~/identify_payload', self._identify_payload),
             ('~/validate_inertia', self._validate_inertia),
             ('~/clear_payload_buffer', self._clear_payload_buffer),
             ('~/record_baseline', self._record_baseline),
+            ('~/calibrate_contact_thresholds', self._calibrate_contact_thresholds),
         ):
             self.service_host.create_service(Trigger, name, handler)
-        self.contact.create_service(self.service_host)
-        self.create_timer(self.diagnostics_period, self._publish_diagnostics)
+        if self.effective_mass_rate > 0.0:
+            self.create_timer(1.0 / self.effective_mass_rate, self._update_effective_mass)
+        self.create_timer(self.parameters['diagnostics_period'], self._publish_diagnostics)
         self._load_baseline_file()
-
-    # ------------------------------------------------------------------ parameters
-    def _declare_parameters(self) -> None:
-        """Every parameter is read once at start-up (read-only afterwards: a change is refused
-        with a reason) except the ones the services read at each call
-        (:attr:`runtime_parameters`)."""
-        checked = functools.partial(checked_parameter, self)
-        positive = functools.partial(positive_parameter, self)
-        self.runtime_parameters = RuntimeParameters(self)
-        runtime = self.runtime_parameters.declare
-        runtime(
-            'payload_link',
-            '',
-            'link whose frame carries the payload; empty: the last link of the chain (following '
-            'fixed joints); read at each identify_payload call',
-            self._is_model_link,
-            'is not a link of the robot model',
-        )
-        self.buffer_duration = positive(
-            'buffer_duration',
-            BUFFER_DURATION,
-            'seconds of (q, qd, effort) kept for payload identification',
-        )
-        buffer_max_rate = positive(
-            'buffer_max_rate',
-            BUFFER_MAX_RATE,
-            'highest joint_states rate the buffer is sized for [Hz]',
-            'rate [Hz]',
-        )
-        self._buffer_capacity = max(2, int(self.buffer_duration * buffer_max_rate))
-        runtime(
-            'payload_mode',
-            'auto',
-            "'auto', 'mass_com' (4 parameters) or 'full' (10 parameters)",
-            PAYLOAD_MODES.__contains__,
-            f'is not one of {PAYLOAD_MODES}',
-        )
-        runtime('apply_identified_payload', False, 'attach an identified payload to the live model')
-        self.acceleration_mode = checked(
-            'acceleration_mode',
-            'estimated',
-            "'estimated' (causal differentiation of velocity) or 'zero' (q̈ = 0 in the inverse "
-            "dynamics)",
-            ACCELERATION_MODES.__contains__,
-            f'is not one of {ACCELERATION_MODES}',
-        )
-        self.acceleration_window = checked(
-            'acceleration_window',
-            ACCELERATION_WINDOW,
-            'samples in the least-squares velocity slope (delay ≈ half; 2 to '
-            f'{MAX_ACCELERATION_WINDOW})',
-            lambda window: 2 <= window <= MAX_ACCELERATION_WINDOW,
-            f'is not a window of 2 to {MAX_ACCELERATION_WINDOW} samples',
-        )
-        self.stale_timeout = positive(
-            'stale_timeout',
-            STALE_TIMEOUT,
-            'a joint value older than this [s] than the newest is stale',
-        )
-        self.effort_model = load_effort_model(
-            checked(
-                'effort_model_file',
-                '',
-                'YAML file: per joint what effort is (torque, current, motor_torque) with k_t, '
-                'gear ratio and efficiency; empty: efforts are joint torques',
-                self._is_effort_model_file,
-                'is not a usable effort model file (reason above)',
-            )
-        )
-        self.torque_warn_ratio = checked(
-            'torque_warn_ratio',
-            TORQUE_WARN_RATIO,
-            '|tau|/effort limit above which diagnostics warn (0 < ratio <= 1; error above 1)',
-            lambda ratio: 0.0 < ratio <= 1.0,
-            'is not in (0, 1]',
-        )
-        self.diagnostics_period = positive(
-            'diagnostics_period', DIAGNOSTICS_PERIOD, 'period of /diagnostics [s]'
-        )
-        runtime('report_directory', '', 'where YAML reports go; empty: ~/.ros/robot_dynamics')
-        self.service_cpu_share = checked(
-            'service_cpu_share',
-            DEFAULT_CPU_SHARE,
-            'average share of one CPU core identify_payload and validate_inertia may use when '
-            'called back to back (0 < share <= 1; an isolated call runs at full speed): the '
-            'torque stream goes first',
-            lambda share: 0.0 < share <= 1.0,
-            'is not in (0, 1]',
-        )
-        runtime(
-            'baseline_file',
-            '',
-            'CSV file the no-payload baseline is saved to (record_baseline, read at each call) / '
-            'loaded from (at start)',
-        )
-        runtime(
-            'mesh_package_paths',
-            [],
-            'NAME=DIR entries to resolve package:// meshes for validate_inertia',
-        )
-        runtime(
-            'mesh_allowed_roots',
-            [],
-            'directories file:// meshes may be read from (validate_inertia)',
-        )
-
-    def _is_effort_model_file(self, path: str) -> bool:
-        problem = effort_model_problem(path)
-        if problem:
-            self.get_logger().error(problem)
-        return not problem
 
     # ------------------------------------------------------------------ model
     def _on_model(self, robot: RobotModel) -> None:
         """Install ``robot`` (called on the model source's builder thread while the stream runs)."""
         previous = self._live
-        if previous is not None and previous.robot.joint_names == robot.joint_names:
-            merger, buffer = previous.estimator.merger, previous.buffer
+        if previous is None:
+            live = LiveDynamics(
+                robot, self.settings, self._new_recording(robot.num_joints), self.payload_link
+            )
+        elif previous.robot.joint_names == robot.joint_names:
+            live = previous.with_model(robot)
         else:
-            merger, buffer = None, self._new_recording(robot.num_joints)
-        self._install(_LiveModel(robot, self._estimator(robot, merger), buffer))
-        if previous is not None and previous.buffer is not buffer:
+            live = previous.with_model(robot, self._new_recording(robot.num_joints))
+        for problem in live.problems:
+            self.get_logger().error(problem)
+        self._install(live)
+        if previous is not None and previous.recording is not live.recording:
             # recorded with other joints; frees its shared memory (safe mid-append)
-            previous.buffer.close()
+            previous.recording.close()
 
     def _new_recording(self, num_joints: int) -> SampleRingBuffer:
         """The ring buffer identify_payload reads, sized by buffer_duration × buffer_max_rate; the
@@ -299,58 +182,27 @@ class DynamicsNode(Node):
             self._buffer_capacity, self.buffer_duration = fallback, BUFFER_DURATION
             return SampleRingBuffer(fallback, num_joints)
 
-    def _estimator(self, robot: RobotModel, merger=None) -> LiveTorqueEstimator:
-        return LiveTorqueEstimator(
-            robot,
-            self.stale_timeout,
-            self.acceleration_mode,
-            self.acceleration_window,
-            merger,
-            self._effort_model_for(robot),
-        )
-
-    def _effort_model_for(self, robot: RobotModel):
-        """The effort model in ``robot``'s joints; None (efforts are torques) if it names others."""
-        try:
-            return (
-                None
-                if self.effort_model is None
-                else self.effort_model.for_joints(robot.joint_names)
-            )
-        except EffortModelError as error:
-            self.get_logger().error(
-                f'effort_model_file not applied to model "{robot.name}": {error}; efforts are '
-                'taken as joint torques'
-            )
-            return None
-
-    def _install(self, live: _LiveModel, replacing: Optional[_LiveModel] = None) -> bool:
-        """Make ``live`` the stream's model (only if ``replacing`` is still in use, when given).
-        One reference assignment: the stream reads self._live once per message, so it never
-        sees half a swap; everything in ``live`` was built before and is never mutated after."""
+    def _install(self, live: LiveDynamics, replacing: Optional[LiveDynamics] = None) -> bool:
+        """Make ``live`` the stream's pipeline (only if ``replacing`` is still in use, when
+        given). One reference assignment: the stream reads self._live once per message, so it
+        never sees half a swap; ``live`` was built before and is not swapped again after."""
         with self._swap_lock:
             if replacing is not None and self._live is not replacing:
                 return False
             self._live = live
-            self._last_torques = None
             return True
 
     def destroy_node(self):
         self.model_source.close()
         self._worker.shutdown()
-        for buffer in (self._live.buffer if self._live else None, self._shared_baseline):
+        for buffer in (self._live.recording if self._live else None, self._shared_baseline):
             if buffer is not None:
                 buffer.close()
         return super().destroy_node()
 
     def payload_link(self, robot: RobotModel) -> str:
         """The ``payload_link`` parameter (read at each use), or the end of ``robot``'s chain."""
-        return self.runtime_parameters.value('payload_link') or default_payload_link(robot)
-
-    def _is_model_link(self, link: str) -> bool:
-        """A payload_link change names a link of the live model (any link before one is loaded)."""
-        live = self._live
-        return not link or live is None or link in live.robot.description.links
+        return self.parameters['payload_link'] or default_payload_link(robot)
 
     @property
     def robot(self) -> Optional[RobotModel]:
@@ -377,22 +229,63 @@ class DynamicsNode(Node):
         self._processing_times[self._processed % len(self._processing_times)] = elapsed
         self._processed += 1
 
-    def _process(self, live: _LiveModel, message: JointState) -> None:
-        sample = live.estimator.update(*joint_state_fields(message))
-        if sample is None:
+    def _process(self, live: LiveDynamics, message: JointState) -> None:
+        torques = live.torques(joint_state_fields(message))
+        if torques is None:
             self._incomplete += 1
             return
-        sample = self.tool.process(live.robot, sample)
         names, header = live.robot.joint_names, message.header
-        self._inverse_topic.publish(header, names, sample.inverse_dynamics)
-        self._gravity_topic.publish(header, names, sample.gravity)
-        self._external_topic.publish(
-            header, names, self.contact.process(header, live.robot, sample)
-        )
-        if sample.external is not None and sample.velocities is not None:
-            live.buffer.append(sample.stamp, sample.positions, sample.velocities, sample.efforts)
-        self._last_torques = sample.inverse_dynamics
+        self._inverse_topic.publish(header, names, torques.inverse_dynamics)
+        self._gravity_topic.publish(header, names, torques.gravity)
+        result = live.result(torques, wrench=self._contact_topics.wants_wrench())
+        self._contact_topics.publish(header, result, live.wrench_frame)
+        self._external_topic.publish(header, names, result.external_torques)
         self._last_input_wall = time.monotonic()
+
+    # ------------------------------------------------------------------ known wrench, tool
+    def _on_known_wrench(self, message: WrenchStamped) -> None:
+        try:
+            live = self._live
+            if live is None:
+                raise KnownWrenchError('no robot model loaded yet: it cannot be checked')
+            force, moment = message.wrench.force, message.wrench.torque
+            live.take_known_wrench(
+                message.header.frame_id,
+                [force.x, force.y, force.z],
+                [moment.x, moment.y, moment.z],
+            )
+        except KnownWrenchError as error:
+            self._refuse_known_wrench(str(error))
+        except Exception as error:  # a node never dies from a message
+            self._refuse_known_wrench(f'internal error: {error!r}')
+
+    def _refuse_known_wrench(self, reason: str) -> None:
+        live = self._live
+        count = '' if live is None else f' ({live.known_wrench.refuse(shorten(reason))} so far)'
+        self._log.warn(
+            'known_wrench',
+            f'known external wrench refused{count}: {reason}; the previous one, if any, stays '
+            'in use',
+        )
+
+    def _update_effective_mass(self) -> None:
+        """Timer: the effective mass at the latest joint state, published and kept for
+        diagnostics (nothing new without a new joint state: a stopped stream is not republished)."""
+        live = self._live
+        if live is None:
+            return
+        try:
+            reading = live.effective_mass()
+            if reading is None:
+                return
+            self.effective_mass_reading = reading
+            if reading.publishable and self._mass_pub.get_subscription_count():
+                self._mass_pub.publish(effective_mass_message(reading))
+        except Exception as error:  # a timer never takes the node down
+            self.effective_mass_reading = EffectiveMassReading(
+                problem=f'internal error: {shorten(repr(error))}', level=ERROR
+            )
+            self._log.error('effective_mass', f'effective mass failed: {error!r}')
 
     # ------------------------------------------------------------------ services
     @never_raises
@@ -401,7 +294,7 @@ class DynamicsNode(Node):
         if live is None:
             return _answer(response, False, 'no robot model loaded yet')
         try:
-            live.buffer.clear()
+            live.recording.clear()
         except RingBufferError:
             pass  # replaced by a model swap meanwhile: the new recording starts empty anyway
         return _answer(
@@ -427,7 +320,7 @@ class DynamicsNode(Node):
             f'baseline kept: {len(recording.time)} samples over '
             f'{recording.time[-1] - recording.time[0]:.1f} s'
         )
-        path = self.runtime_parameters.value('baseline_file')
+        path = self.parameters['baseline_file']
         if path:
             try:
                 from robot_dynamics.core.identification.recording_files import write_csv
@@ -445,7 +338,7 @@ class DynamicsNode(Node):
             'identify_payload'
         )
         live = self._live
-        if live is None or _recorded(live.buffer) < 2:
+        if live is None or _recorded(live.recording) < 2:
             return _answer(response, False, nothing)
         baseline = self._shared_baseline
         link = self.payload_link(live.robot)
@@ -453,7 +346,7 @@ class DynamicsNode(Node):
             # The worker may copy the recording seconds later (its start-up, a queued call): it
             # takes the samples recorded up to this call, not the motion that follows.
             recording = SharedRecording(
-                live.buffer.handle, live.robot.joint_names, until=live.buffer.written
+                live.recording.handle, live.robot.joint_names, until=live.recording.written
             )
             report, write_error = self._worker.run(
                 identify_payload_job,
@@ -462,7 +355,7 @@ class DynamicsNode(Node):
                 live.robot.model.gravity.linear.tolist(),
                 recording,
                 link,
-                self.runtime_parameters.value('payload_mode'),
+                self.parameters['payload_mode'],
                 SharedRecording(baseline.handle, self.baseline.joint_names)
                 if baseline is not None
                 else None,
@@ -477,7 +370,7 @@ class DynamicsNode(Node):
             self._log.warn('report', write_error)
         if report.success:
             self._publish_payload(link, report)
-            if self.runtime_parameters.value('apply_identified_payload'):
+            if self.parameters['apply_identified_payload']:
                 self._apply_payload(live, link, report)
         return _answer(response, report.success, report.summary())
 
@@ -491,7 +384,7 @@ class DynamicsNode(Node):
                 validate_inertia_job,
                 live.robot.description.text,
                 self._package_paths(),
-                self.runtime_parameters.value('mesh_allowed_roots'),
+                self.parameters['mesh_allowed_roots'],
                 live.robot.floating_base,
                 self._report_directory(),
             )
@@ -507,12 +400,12 @@ class DynamicsNode(Node):
     def _snapshot(self):
         """A copy of the recording as a Recording, or None with fewer than 2 samples."""
         live = self._live
-        if live is None or _recorded(live.buffer) < 2:
+        if live is None or _recorded(live.recording) < 2:
             return None
         from robot_dynamics.core.identification.recording import Recording
 
         try:
-            stamps, positions, velocities, efforts = live.buffer.arrays()
+            stamps, positions, velocities, efforts = live.recording.arrays()
         except RingBufferError:  # closed by a model swap meanwhile
             return None
         if len(stamps) < 2:
@@ -548,22 +441,16 @@ class DynamicsNode(Node):
             setattr(message.inertia, key, float(inertia.get(key, 0.0)))
         self._payload_pub.publish(message)
 
-    def _apply_payload(self, live: _LiveModel, link: str, report) -> None:
+    def _apply_payload(self, live: LiveDynamics, link: str, report) -> None:
         parameters = report.inertial_parameters()
         if parameters is None:
             return
-        robot = RobotModel(
-            live.robot.description, live.robot.floating_base, live.robot.model.gravity.linear
-        )
         try:
-            robot.attach_payload(link, parameters)
+            loaded = live.with_payload(link, parameters)
         except PayloadError as error:
             self.get_logger().error(f'identified payload not applied: {error}')
             return
-        if not self._install(
-            _LiveModel(robot, self._estimator(robot, live.estimator.merger), live.buffer),
-            replacing=live,
-        ):
+        if not self._install(loaded, replacing=live):
             self.get_logger().warn(
                 'identified payload not applied: the model changed during the call'
             )
@@ -571,20 +458,20 @@ class DynamicsNode(Node):
         self.get_logger().info(f'payload applied to the live model: {parameters!r}')
 
     def _report_directory(self) -> str:
-        return self.runtime_parameters.value('report_directory') or os.path.join(
+        return self.parameters['report_directory'] or os.path.join(
             os.path.expanduser('~'), '.ros', 'robot_dynamics'
         )
 
     def _package_paths(self) -> dict:
         paths = {}
-        for entry in self.runtime_parameters.value('mesh_package_paths'):
+        for entry in self.parameters['mesh_package_paths']:
             name, _, directory = str(entry).partition('=')
             if name and directory:
                 paths[name] = directory
         return paths
 
     def _load_baseline_file(self) -> None:
-        path = self.runtime_parameters.value('baseline_file')
+        path = self.parameters['baseline_file']
         if not path or not os.path.isfile(path):
             return
         try:
@@ -595,19 +482,26 @@ class DynamicsNode(Node):
         except Exception as error:
             self.get_logger().error(f'baseline file {path} not loaded: {error}')
 
+    @never_raises
+    def _calibrate_contact_thresholds(self, request, response):
+        live = self._live
+        if live is None:
+            return _answer(response, False, 'no robot model loaded yet')
+        try:
+            calibration = live.calibrate_thresholds()
+        except ContactCalibrationError as error:
+            return _answer(response, False, f'thresholds not calibrated: {error}')
+        return _answer(response, True, calibration.summary())
+
     # ------------------------------------------------------------------ diagnostics
     def _publish_diagnostics(self) -> None:
         try:
             array = DiagnosticArray()
             array.header.stamp = self.get_clock().now().to_msg()
-            array.status = [self._model_status(), self._input_status(), self._margin_status()]
-            array.status.extend(self.contact.statuses())
-            array.status.extend(self.tool.statuses())
+            array.status = [self._model_status(), self._input_status(), *self._live_statuses()]
             array.status.extend(self._validation_statuses)
             self._diagnostics_pub.publish(array)
-        except (
-            Exception
-        ) as error:  # a timer (or the service that calls this) never takes the node down either
+        except Exception as error:  # a timer (or the service that calls this) never raises
             self.rejections.reject('internal_error', f'diagnostics: {error!r}')
 
     def _model_status(self) -> DiagnosticStatus:
@@ -646,78 +540,58 @@ class DynamicsNode(Node):
             }
         )
         live = self._live
-        stale = []
+        stale = ()
         if live is not None:
-            values['recorded_s'] = _recorded_seconds(live.buffer)
-            values['buffer_bytes'] = live.buffer.nbytes
-            merger = live.estimator.merger
-            newest = float(merger.position_stamps.max())
-            stale = (
-                merger.stale_joints(newest, self.stale_timeout)
-                if newest > -np.inf
-                else list(merger.joint_names)
-            )
+            values['recorded_s'] = _recorded_seconds(live.recording)
+            values['buffer_bytes'] = live.recording.nbytes
+            stale = live.stale_joints()
             values['stale_joints'] = ' '.join(stale)
+        timeout = self.settings.stale_timeout
         if stale:
             return diagnostic_status(
                 name,
                 WARN,
-                f'stale or missing joints (no value within {self.stale_timeout:g} s of the '
-                f'newest): {", ".join(stale[:6])}',
+                f'stale or missing joints (no value within {timeout:g} s of the newest): '
+                f'{", ".join(stale[:6])}',
                 values,
             )
         if self._last_input_wall is None:
             return diagnostic_status(name, WARN, 'no complete joint state yet', values)
         age = time.monotonic() - self._last_input_wall
-        if age > max(self.stale_timeout, 1.0):
+        if age > max(timeout, 1.0):
             return diagnostic_status(
                 name, WARN, f'stale: last complete joint state {age:.1f} s ago', values
             )
         level = WARN if self.rejections.total() else OK
         return diagnostic_status(name, level, f'{rate:.0f} Hz', values)
 
-    def _margin_status(self) -> DiagnosticStatus:
-        name = f'{self.get_name()}: torque margins'
-        torques, robot = self._last_torques, self.robot
-        if torques is None or robot is None or len(torques) != robot.num_joints:
-            return diagnostic_status(name, OK, 'no torques yet', {})
-        margins = dynamics.torque_margins(robot, torques)
-        worst = int(np.argmax(margins)) if len(margins) else 0
-        values = {joint: round(float(m), 4) for joint, m in zip(robot.joint_names, margins)}
-        peak = float(margins[worst]) if len(margins) else 0.0
-        level = ERROR if peak > 1.0 else WARN if peak > self.torque_warn_ratio else OK
-        return diagnostic_status(
-            name,
-            level,
-            f'highest |tau|/limit {peak:.2f} at {robot.joint_names[worst]}'
-            if len(margins)
-            else 'no joints',
-            values,
-        )
+    def _live_statuses(self) -> list:
+        """Torque margins, contact, effective mass and known wrench, from the live pipeline."""
+        node, live = self.get_name(), self._live
+        if live is None:
+            statuses = [
+                diagnostic_status(f'{node}: torque margins', OK, 'no torques yet', {}),
+                diagnostic_status(f'{node}: contact', OK, 'no robot model loaded yet', {}),
+            ]
+        else:
+            statuses = [
+                core_status(f'{node}: torque margins', live.margin_status()),
+                core_status(f'{node}: contact', live.contact_status()),
+            ]
+        statuses.append(self._effective_mass_status())
+        name = f'{node}: known external wrench'
+        if live is None:
+            statuses.append(diagnostic_status(name, OK, 'none in use (no model yet)', {}))
+        else:
+            statuses.append(core_status(name, live.known_wrench_status()))
+        return statuses
 
-
-class _TorqueTopic:
-    """One torque output (sensor_msgs/JointState, ``effort`` in model order). Like
-    :func:`~robot_dynamics.ros.topics.publish_if_subscribed`, it publishes only while a
-    subscription is matched; it reuses one message (rclpy serialises it within ``publish``),
-    setting the names again only when the model's name tuple changes."""
-
-    def __init__(self, node: Node, topic: str):
-        self.publisher = create_output_publisher(node, JointState, topic, SENSOR_QOS)
-        self._message = JointState()
-        self._names: Optional[tuple] = None
-
-    def publish(self, header, names: tuple, torques: Optional[np.ndarray]) -> None:
-        if torques is None or not self.publisher.get_subscription_count():
-            return
-        message = self._message
-        if names is not self._names:
-            message.name, self._names = list(names), names
-        message.header = header
-        message.effort = typed_array(
-            'd', np.asarray(torques, dtype=np.float64).tobytes()
-        )  # half tolist()'s cost
-        self.publisher.publish(message)
+    def _effective_mass_status(self) -> DiagnosticStatus:
+        name = f'{self.get_name()}: effective mass'
+        rate = {'rate_hz': self.effective_mass_rate}
+        if self.effective_mass_rate == 0.0:
+            return diagnostic_status(name, OK, 'off (effective_mass_rate 0)', rate)
+        return core_status(name, self.effective_mass_reading.status(), rate)
 
 
 def _recorded(buffer: SampleRingBuffer) -> int:

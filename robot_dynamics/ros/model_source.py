@@ -24,9 +24,8 @@ calls that hold the interpreter lock).
 
 from __future__ import annotations
 
-import functools
 import threading
-from typing import Callable, Optional
+from typing import Any, Callable, Mapping, Optional
 
 from rclpy.node import Node
 
@@ -40,7 +39,31 @@ from robot_dynamics.ros.description_listener import (
     usable_model,
 )
 from robot_dynamics.ros.node_log import RateLimitedLogger, shorten
-from robot_dynamics.ros.parameters import checked_parameter, gravity_parameter
+from robot_dynamics.ros.parameter_schema import GRAVITY, ParameterSpec
+
+MODEL_SOURCE_PARAMETERS = (
+    ParameterSpec(
+        'robot_description',
+        '',
+        'URDF text; when set it overrides the robot_description topic and urdf_file',
+    ),
+    ParameterSpec('urdf_file', '', 'path of a URDF file used when robot_description is empty'),
+    ParameterSpec(
+        'root_joint',
+        'fixed',
+        "'fixed' (arm on a table) or 'floating' (free-flyer base)",
+        choices=('fixed', 'floating'),
+    ),
+    GRAVITY,
+    ParameterSpec(
+        'max_joints',
+        MAX_MOVING_JOINTS,
+        'descriptions with more moving joints are refused (model memory grows ~cubically with '
+        'joints)',
+        low=1,
+    ),
+)
+"""The parameters of a node's model source (rows of its parameter table)."""
 
 
 class ModelSource:
@@ -48,40 +71,22 @@ class ModelSource:
 
     ``on_model(robot)`` is called with each new model, from the listener's reader thread for a
     description from the topic (the node swaps one reference to an immutable bundle; the old
-    model is never mutated). Declares the parameters ``robot_description``, ``urdf_file``,
-    ``root_joint``, ``gravity`` and ``max_joints``, all read-only once the node runs (they are
-    read once; a new model comes from the topic). A description without moving joints is
-    refused. Call :meth:`close` when the node is destroyed.
+    model is never mutated). Reads the parameters of :data:`MODEL_SOURCE_PARAMETERS`, all
+    read-only once the node runs (they are read once; a new model comes from the topic). A
+    description without moving joints is refused. Call :meth:`close` when the node is destroyed.
     """
 
     def __init__(
-        self,
-        node: Node,
-        on_model: Callable[[RobotModel], None],
-        gravity_check: Optional[tuple] = None,
+        self, node: Node, on_model: Callable[[RobotModel], None], parameters: Mapping[str, Any]
     ):
-        """``gravity_check`` = (is_valid, requirement): what the node needs of the gravity
-        vector beyond three finite numbers (centroidal_node: along −z of the world)."""
+        """``parameters``: the node's values of :data:`MODEL_SOURCE_PARAMETERS` (declared from
+        the node's table)."""
         self._node = node
         self._on_model = on_model
         self._log = RateLimitedLogger(node.get_logger(), period=1.0)
-        checked = functools.partial(checked_parameter, node)
-        self.max_joints = checked(
-            'max_joints',
-            MAX_MOVING_JOINTS,
-            'descriptions with more moving joints are refused (model memory grows ~cubically with '
-            'joints)',
-            lambda count: count >= 1,
-            'is not at least 1',
-        )
-        self.root_joint = checked(
-            'root_joint',
-            'fixed',
-            "'fixed' (arm on a table) or 'floating' (free-flyer base)",
-            ('fixed', 'floating').__contains__,
-            "is neither 'fixed' nor 'floating'",
-        )
-        self.gravity = gravity_parameter(node, *(gravity_check or ()))
+        self.max_joints = parameters['max_joints']
+        self.root_joint = parameters['root_joint']
+        self.gravity = parameters['gravity']
         self.robot: Optional[RobotModel] = None
         self.swaps = 0
         self.rejected = 0
@@ -89,14 +94,7 @@ class ModelSource:
         self._current_text: Optional[str] = None
         self._closed = threading.Event()
         self.listener: Optional[DescriptionListener] = None
-        description = checked(
-            'robot_description',
-            '',
-            'URDF text; when set it overrides the robot_description topic and urdf_file',
-        )
-        urdf_file = checked(
-            'urdf_file', '', 'path of a URDF file used when robot_description is empty'
-        )
+        description, urdf_file = parameters['robot_description'], parameters['urdf_file']
         self.source = 'parameter' if description else ('file' if urdf_file else 'topic')
         if description:
             self.load(description)

@@ -3,11 +3,12 @@ configured from the same parameter files the launch files use (config/robot_dyna
 for ``dynamics`` and ``centroidal``, config/sim_robot.yaml for ``sim_robot``).
 
 The YAML file has the usual ROS 2 parameter-file shape (``<node name>: ros__parameters:
-{...}``, the shipped files keyed ``/**/<node name>``: any namespace); :func:`node_parameters`
-reads the sections that apply to one node by rcl's matching rules and :class:`InProcessRunner`
-spins the nodes the way :func:`robot_dynamics.ros.spinning.spin_nodes` does — topic
-callbacks on one low-latency executor, the nodes' service companions on a second — but
-in background threads, so the caller's thread stays free (the demo calls the services from
+{...}``, the shipped files keyed ``/**/<node name>``: any namespace); each node is given it as
+``--params-file`` (:func:`params_file_arguments`), so rcl itself reads it and picks the sections
+that apply to the node, as for a node started by ``ros2 run`` or a launch file.
+:class:`InProcessRunner` spins the nodes the way :func:`robot_dynamics.ros.spinning.spin_nodes`
+does — topic callbacks on one low-latency executor, the nodes' service companions on a second —
+but in background threads, so the caller's thread stays free (the demo calls the services from
 it) and the runner can be stopped without shutting rclpy down.
 
 Run the three nodes until Ctrl-C: ``python -m robot_dynamics.ros.runner [CONFIG_YAML]``.
@@ -16,7 +17,6 @@ Run the three nodes until Ctrl-C: ``python -m robot_dynamics.ros.runner [CONFIG_
 from __future__ import annotations
 
 import math
-import re
 import sys
 import threading
 from pathlib import Path
@@ -66,41 +66,26 @@ def config_path(name: str) -> Path:
     )
 
 
-def section_matches(key: str, node_fqn: str) -> bool:
-    """Whether the parameter-file section ``key`` applies to the node ``node_fqn``
-    ('/arm/dynamics'), by rcl's rules: a leading '/' is implied, ``/*`` stands for exactly one
-    namespace or name token, ``/**`` for any number of them (none included), and the key must
-    match the whole fully qualified name (so ``dynamics`` is only /dynamics, ``/**/dynamics``
-    is a ``dynamics`` node in any namespace, ``/**`` is every node)."""
-    key = key if key.startswith('/') else '/' + key
-    pattern = ''.join(
-        {'/**': r'(/\w+)*', '/*': r'(/\w+)'}.get(part, re.escape(part))
-        for part in re.split(r'(/\*\*|/\*)', key)
-    )
-    return re.fullmatch(pattern, node_fqn, flags=re.ASCII) is not None
-
-
-def node_parameters(path: Path, node_name: str, namespace: str = '/') -> dict:
-    """The ``ros__parameters`` the node ``node_name`` in ``namespace`` gets from the parameter
-    file ``path``, as rcl gives them: every section whose key matches the node
-    (:func:`section_matches`: ``dynamics``, ``/dynamics``, ``/**/dynamics``, ``/**``, ...),
-    in file order, a later section overriding an earlier one; empty if none matches."""
+def params_file_arguments(path: Path) -> list:
+    """Node command-line arguments (``Node(cli_args=...)``) giving the node the parameters of
+    the parameter file ``path`` as rcl gives them to any node started with ``--params-file``:
+    rcl's own parser and section matching (``dynamics``, ``/**/dynamics``, ``/**``...). Raises
+    :class:`ConfigError` when the file cannot be read."""
+    path = Path(path)
     try:
-        content = yaml.safe_load(Path(path).read_text()) or {}
+        content = yaml.safe_load(path.read_text())
     except (OSError, yaml.YAMLError) as error:
         raise ConfigError(f'cannot read parameter file {path}: {error}') from None
     if not isinstance(content, dict):
         raise ConfigError(f'parameter file {path} is not a mapping of node names')
-    node_fqn = namespace.rstrip('/') + '/' + node_name
-    values: dict = {}
-    for key, section in content.items():
-        if section is None or not section_matches(str(key), node_fqn):
-            continue
-        parameters = section.get('ros__parameters', {}) if isinstance(section, dict) else None
-        if not isinstance(parameters, dict):
-            raise ConfigError(f'parameter file {path}: "{key}" has no ros__parameters mapping')
-        values.update(parameters)
-    return values
+    return ['--ros-args', '--params-file', str(path)]
+
+
+def shipped_parameters(name: str, node_name: str) -> dict:
+    """The ``ros__parameters`` of node ``node_name`` in the package's parameter file ``name``
+    (its ``/**/<node_name>`` section), for a caller without a node (a benchmark)."""
+    content = yaml.safe_load(config_path(name).read_text())
+    return dict(content[f'/**/{node_name}']['ros__parameters'])
 
 
 def parameter_overrides(values: dict) -> list:
@@ -127,27 +112,17 @@ def build_nodes(
     config_file = Path(config_file or config_path('robot_dynamics.yaml'))
     sim_config_file = Path(sim_config_file or config_path('sim_robot.yaml'))
 
-    def parameters(path: Path, name: str, overrides: Optional[dict]) -> list:
-        return parameter_overrides({**node_parameters(path, name), **(overrides or {})})
+    def options(path: Path, overrides: Optional[dict]) -> dict:
+        # The overrides win over the file (rclpy applies them after rcl's file parameters).
+        return dict(
+            cli_args=params_file_arguments(path),
+            parameter_overrides=parameter_overrides(overrides or {}),
+        )
 
-    nodes = [
-        SimRobot(
-            'sim_robot', parameter_overrides=parameters(sim_config_file, 'sim_robot', sim_overrides)
-        )
-    ]
+    nodes = [SimRobot('sim_robot', **options(sim_config_file, sim_overrides))]
     if with_dynamics:
-        nodes.append(
-            DynamicsNode(
-                'dynamics',
-                parameter_overrides=parameters(config_file, 'dynamics', dynamics_overrides),
-            )
-        )
-    nodes.append(
-        CentroidalNode(
-            'centroidal',
-            parameter_overrides=parameters(config_file, 'centroidal', centroidal_overrides),
-        )
-    )
+        nodes.append(DynamicsNode('dynamics', **options(config_file, dynamics_overrides)))
+    nodes.append(CentroidalNode('centroidal', **options(config_file, centroidal_overrides)))
     return nodes
 
 

@@ -8,6 +8,8 @@ from typing import Callable
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
+from robot_dynamics.core.streams.joint_states import JointSample
+
 try:  # Iron and later
     from rclpy.event_handler import PublisherEventCallbacks, SubscriptionEventCallbacks
 except ImportError:  # Humble
@@ -52,9 +54,10 @@ def stamp_seconds(stamp) -> float:
     return stamp.sec + stamp.nanosec * 1e-9
 
 
-def joint_state_fields(message) -> tuple:
-    """(names, positions, velocities, efforts, stamp [s]) of a sensor_msgs/JointState."""
-    return (
+def joint_state_fields(message) -> JointSample:
+    """The sample (names, positions, velocities, efforts, stamp [s]) of a sensor_msgs/JointState
+    (its arrays as they are, not copied)."""
+    return JointSample(
         message.name,
         message.position,
         message.velocity,

@@ -303,6 +303,6 @@ def external_torques_from_inverse_dynamics(
     measured_minus_model: Optional[np.ndarray],
 ) -> Optional[np.ndarray]:
     """τ_ext = M q̈ + C q̇ + g − τ_m [N·m] from the inverse-dynamics route's τ_m − τ_model
-    (:class:`~robot_dynamics.core.streams.live_torques.TorqueSample` ``external``): the torques the
+    (:class:`~robot_dynamics.core.streams.live_torques.TorqueSample` ``residual``): the torques the
     environment applies to the robot, J(q)ᵀ F, the sign the observer's r has."""
     return None if measured_minus_model is None else -measured_minus_model

@@ -18,11 +18,14 @@ import re
 import sys
 import warnings
 from dataclasses import dataclass
-from typing import Optional, Sequence
+from typing import NamedTuple, Optional, Sequence
 
 import numpy as np
 
 from robot_dynamics.core.errors import JointStateError
+
+STALE_TIMEOUT = 0.1
+"""Default age [s] beyond which a joint value is stale (older than this than the newest one)."""
 
 MAX_ABS_VALUE = 1.0e6
 """Largest magnitude accepted for any joint value; beyond it a sample is corrupt."""
@@ -62,6 +65,19 @@ _LARGEST = sys.float_info.max
 warnings.filterwarnings(
     'ignore', 'overflow encountered in dot', RuntimeWarning, re.escape(__name__) + '$'
 )
+
+
+class JointSample(NamedTuple):
+    """One joints sample as a sensor_msgs/JointState carries it: ``names`` in any order, with
+    ``positions`` [rad, m], ``velocities`` [rad/s, m/s] and ``efforts`` [N·m, N] for those names
+    (each may be empty), and the ``stamp`` [s]. Nothing is checked here:
+    :meth:`JointStateMerger.update` does."""
+
+    names: Sequence[str]
+    positions: Sequence[float]
+    velocities: Sequence[float]
+    efforts: Sequence[float]
+    stamp: float
 
 
 class JointStateMerger:

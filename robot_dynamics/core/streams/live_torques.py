@@ -7,12 +7,13 @@ a recent value computes, in ``robot.joint_names`` order:
 * ``inverse_dynamics`` M(q) q̈ + C(q, q̇) q̇ + g(q), with q̈ from the causal least-squares
   slope of the measured velocities (:class:`CausalDifferentiator`, delay ≈ half the
   window) or zero (``acceleration_mode='zero'``);
-* ``external`` τ_measured − τ_inverse_dynamics when every joint has a recent effort
-  (the signal used for collision detection and hand guiding).
+* ``residual`` τ_measured − τ_inverse_dynamics when every joint has a recent effort: what the
+  rigid-body model does not explain (its negative is the inverse-dynamics route's external torque,
+  :class:`~robot_dynamics.core.live.live_dynamics.LiveDynamics`).
 
 With an :class:`~robot_dynamics.core.streams.effort_model.EffortModel`, efforts that are motor
 currents or motor-side torques are turned into joint torques on intake: ``efforts`` and
-``external`` of every :class:`TorqueSample` are then joint torques.
+``residual`` of every :class:`TorqueSample` are then joint torques.
 
 Units: N·m for revolute, N for prismatic joints; stamps in seconds. Floating-base models
 are evaluated with the base at rest at the identity pose (joint torques only).
@@ -38,9 +39,14 @@ ACCELERATION_MODES = ('estimated', 'zero')
 
 @dataclass(slots=True)
 class TorqueSample:
-    """Torques for one complete joint state (arrays in ``joint_names`` order). ``known_torques``:
-    Jᵀ F [N·m] of a known external wrench already taken off ``inverse_dynamics`` (and so in
-    ``external`` = ``efforts`` − ``inverse_dynamics``); None without one."""
+    """Torques for one complete joint state, joint space, arrays in ``robot.joint_names`` order,
+    N·m (N for prismatic joints); ``stamp`` [s], ``positions`` [rad, m], ``velocities`` [rad/s,
+    m/s] (None when not fresh), ``efforts`` the measured joint torques (None when not fresh).
+
+    ``gravity`` g(q); ``inverse_dynamics`` M(q) q̈ + C(q, q̇) q̇ + g(q); ``residual`` ``efforts`` −
+    ``inverse_dynamics`` (None without efforts). ``known_torques``: Jᵀ F of a known external
+    wrench already taken off ``inverse_dynamics`` (and so added to ``residual``); None without
+    one."""
 
     stamp: float
     positions: np.ndarray
@@ -48,7 +54,7 @@ class TorqueSample:
     efforts: Optional[np.ndarray]
     gravity: np.ndarray
     inverse_dynamics: np.ndarray
-    external: Optional[np.ndarray]
+    residual: Optional[np.ndarray]
     known_torques: Optional[np.ndarray] = None
 
 
@@ -131,8 +137,8 @@ class LiveTorqueEstimator:
             gravity, inverse = self._floating_base_torques(q, self._zeros if v is None else v, a)
         else:
             gravity, inverse = self._mapped_torques(q, self._zeros if v is None else v, a)
-        external = None if efforts_now is None else efforts_now - inverse
-        return TorqueSample(stamp, q, v, efforts_now, gravity, inverse, external)
+        residual = None if efforts_now is None else efforts_now - inverse
+        return TorqueSample(stamp, q, v, efforts_now, gravity, inverse, residual)
 
     def _used_effort_model(self, effort_model: Optional[EffortModel]) -> Optional[EffortModel]:
         """``effort_model`` in the robot's joint order, or None when efforts already are torques."""

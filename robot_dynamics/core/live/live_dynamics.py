@@ -1,0 +1,724 @@
+"""Live dynamics of one joint-state stream: everything dynamics_node publishes for each message.
+
+:class:`LiveDynamics` is built from a :class:`~robot_dynamics.core.model.model.RobotModel` and one
+:class:`LiveSettings`. For each joint-state sample :meth:`LiveDynamics.update` returns one
+:class:`LiveResult`, computed in two stages (dynamics_node publishes the first stage's torques
+before it runs the second, so their latency does not include the observer):
+
+1. :meth:`LiveDynamics.torques`: the sample merged by name into model order (stale joints: no
+   result yet), efforts converted to joint torques (``effort_model``), q̈ estimated, then
+   (:class:`~robot_dynamics.core.streams.live_torques.LiveTorqueEstimator`) gravity g(q), inverse
+   dynamics ID = M(q) q̈ + C(q, q̇) q̇ + g(q) and the residual τ_measured − ID. A known external
+   wrench F (:meth:`LiveDynamics.take_known_wrench`) is taken off: ID − Jᵀ(q) F and
+   residual + Jᵀ F.
+2. :meth:`LiveDynamics.result`: the external torques τ_ext = Jᵀ F_ext the environment applies,
+   by one of two routes (``external_torque_method``): ``observer``, the generalized-momentum
+   observer's r (De Luca & Mattone 2005; a first-order low-pass of τ_ext, no q̈ needed;
+   :class:`~robot_dynamics.core.contact.momentum_observer.MomentumObserver`), or
+   ``inverse_dynamics``, −residual = ID − τ_measured. Then contact detection on τ_ext (thresholds
+   given or calibrated: :class:`~robot_dynamics.core.contact.contact_detection.ContactDetector`),
+   the external wrench at ``wrench_frame`` when the caller asks for it
+   (:class:`~robot_dynamics.core.contact.external_wrench.WrenchEstimator`), and the sample
+   appended to the payload recording.
+
+Units and frames: joint torques in N·m (N for prismatic joints), joint space, in
+``robot.joint_names`` order; stamps in seconds; the wrench in ``wrench_frame`` at its origin. A
+floating-base model is evaluated with the base at rest at the identity pose (joint part only).
+
+Threads: :meth:`update` (or its two stages), :meth:`take_known_wrench` and :meth:`effective_mass`
+run on the stream's thread; :meth:`calibrate_thresholds` on a service thread (it copies the
+residual history under a lock and installs a new detector by one reference assignment);
+:meth:`with_model` and :meth:`with_payload` build a successor on any thread, which the caller
+installs by one reference assignment and never mutates after. What a successor takes over —
+the joint-state merger, the thresholds and the observer's momentum source (same joints), the
+known wrench, the recording — is handed over by reference; the observer, detector, residual
+history and wrench estimator are new (an observer restarts on a model swap).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, replace
+from typing import Callable, Optional, Sequence
+
+import numpy as np
+
+from robot_dynamics.core.contact.contact_detection import (
+    DEFAULT_MIN_DURATION,
+    DEFAULT_RELEASE_DURATION,
+    DEFAULT_RELEASE_RATIO,
+    DEFAULT_SIGMA,
+    ContactCalibrationError,
+    ContactDetector,
+    ContactUpdate,
+    ResidualHistory,
+    ThresholdError,
+    calibrated_thresholds,
+    checked_thresholds,
+)
+from robot_dynamics.core.contact.external_wrench import (
+    DEFAULT_DAMPING,
+    DEFAULT_SINGULAR_THRESHOLD,
+    WrenchEstimate,
+    WrenchEstimator,
+)
+from robot_dynamics.core.contact.momentum_observer import (
+    DEFAULT_GAIN,
+    DEFAULT_MOMENTUM,
+    MOMENTUM_SOURCES,
+    MomentumObserver,
+    external_torques_from_inverse_dynamics,
+    quieter_momentum_source,
+)
+from robot_dynamics.core.dynamics import joint_space as dynamics
+from robot_dynamics.core.dynamics.joint_reactions import KnownWrench
+from robot_dynamics.core.errors import RobotDynamicsError
+from robot_dynamics.core.identification.friction import FrictionModel, load_friction_file
+from robot_dynamics.core.identification.payload import default_payload_link
+from robot_dynamics.core.live.effective_mass_reading import (
+    EffectiveMassReading,
+    effective_mass_reading,
+)
+from robot_dynamics.core.live.known_wrench import KNOWN_WRENCH_TIMEOUT, KnownWrenchInput
+from robot_dynamics.core.live.status import ERROR, OK, WARN, LiveStatus, worst
+from robot_dynamics.core.model.inertia import InertialParameters
+from robot_dynamics.core.model.model import RobotModel
+from robot_dynamics.core.streams.effort_model import EffortModel, EffortModelError
+from robot_dynamics.core.streams.joint_states import STALE_TIMEOUT, JointSample, JointStateMerger
+from robot_dynamics.core.streams.live_torques import (
+    ACCELERATION_MODES,
+    LiveTorqueEstimator,
+    TorqueSample,
+)
+from robot_dynamics.core.streams.ring_buffer import SampleRingBuffer
+
+ROUTES = ('observer', 'inverse_dynamics')
+"""How the external torques are obtained (``external_torque_method``)."""
+
+MOMENTUM_CHOICES = ('auto',) + MOMENTUM_SOURCES
+"""Where the observer's momentum comes from; ``auto``: positions until a calibration keeps the
+quieter of the two."""
+
+ACCELERATION_WINDOW = 15
+"""Default samples of the least-squares velocity slope giving q̈ (delay ≈ half)."""
+
+MAX_ACCELERATION_WINDOW = 1000
+"""Largest q̈ window [samples] (0.5 s of delay at 1 kHz)."""
+
+CALIBRATION_DURATION = 10.0
+"""Default seconds of contact-free motion a threshold calibration uses (the last ones)."""
+
+HISTORY_MAX_RATE = 1000.0
+"""Highest sample rate [Hz] the residual history is sized for."""
+
+TORQUE_WARN_RATIO = 0.8
+"""Default |τ| / effort limit above which the torque margins warn (error above 1)."""
+
+
+class LiveSettingsError(RobotDynamicsError):
+    """A live setting is out of its range: fix the value (the node's parameter of that name)."""
+
+
+@dataclass(frozen=True)
+class LiveSettings:
+    """Every setting of the live pipeline (the dynamics_node parameters of the same names).
+
+    Torques: ``stale_timeout`` [s] (a joint value older than this than the newest is stale),
+    ``acceleration_mode`` (``'estimated'``: q̈ from the causal slope of the velocities over
+    ``acceleration_window`` samples; ``'zero'``), ``effort_model`` (what the measured efforts
+    are; None: joint torques). External torques: ``external_torque_method`` (:data:`ROUTES`),
+    ``observer_gain`` K_O [1/s], ``observer_momentum`` (:data:`MOMENTUM_CHOICES`),
+    ``friction_file`` (friction YAML of ``robot_dynamics identify``, subtracted from the efforts
+    by the observer; '' none). Contact: ``contact_thresholds`` [N·m per joint, model order;
+    empty or all zero: none given], calibrated as |mean| + ``contact_threshold_sigma`` σ over
+    the last ``contact_calibration_duration`` [s]; a contact starts once a ratio |τ_ext| /
+    threshold exceeded 1 for ``contact_min_duration`` [s] and ends once every ratio stayed
+    below ``contact_release_ratio`` for ``contact_release_duration`` [s]. Wrench:
+    ``wrench_frame`` ('' the payload link), ``wrench_damping`` [m], ``wrench_singular_threshold``.
+    Tool: ``known_wrench_timeout`` [s], ``effective_mass_frame`` ('' the payload link).
+    Diagnostics: ``torque_warn_ratio`` (|τ| / effort limit that warns, in (0, 1]).
+    """
+
+    stale_timeout: float = STALE_TIMEOUT
+    acceleration_mode: str = 'estimated'
+    acceleration_window: int = ACCELERATION_WINDOW
+    effort_model: Optional[EffortModel] = None
+    external_torque_method: str = 'observer'
+    observer_gain: float = DEFAULT_GAIN
+    observer_momentum: str = 'auto'
+    friction_file: str = ''
+    contact_thresholds: tuple = ()
+    contact_threshold_sigma: float = DEFAULT_SIGMA
+    contact_calibration_duration: float = CALIBRATION_DURATION
+    contact_min_duration: float = DEFAULT_MIN_DURATION
+    contact_release_ratio: float = DEFAULT_RELEASE_RATIO
+    contact_release_duration: float = DEFAULT_RELEASE_DURATION
+    wrench_frame: str = ''
+    wrench_damping: float = DEFAULT_DAMPING
+    wrench_singular_threshold: float = DEFAULT_SINGULAR_THRESHOLD
+    known_wrench_timeout: float = KNOWN_WRENCH_TIMEOUT
+    effective_mass_frame: str = ''
+    torque_warn_ratio: float = TORQUE_WARN_RATIO
+
+    def __post_init__(self):
+        object.__setattr__(self, 'contact_thresholds', tuple(self.contact_thresholds))
+        choices = (
+            ('acceleration_mode', ACCELERATION_MODES),
+            ('external_torque_method', ROUTES),
+            ('observer_momentum', MOMENTUM_CHOICES),
+        )
+        for name, allowed in choices:
+            if getattr(self, name) not in allowed:
+                raise LiveSettingsError(
+                    f'{name} must be one of {allowed}, got {getattr(self, name)!r}'
+                )
+        positive = (
+            'stale_timeout',
+            'observer_gain',
+            'contact_threshold_sigma',
+            'contact_calibration_duration',
+            'wrench_damping',
+            'wrench_singular_threshold',
+            'known_wrench_timeout',
+        )
+        for name in positive:
+            if not 0.0 < getattr(self, name) < np.inf:
+                raise LiveSettingsError(
+                    f'{name} must be a positive number, got {getattr(self, name)!r}'
+                )
+        if not 2 <= self.acceleration_window <= MAX_ACCELERATION_WINDOW:
+            raise LiveSettingsError(
+                f'acceleration_window must be 2 to {MAX_ACCELERATION_WINDOW} samples, got '
+                f'{self.acceleration_window!r}'
+            )
+        if not 0.0 < self.torque_warn_ratio <= 1.0:
+            raise LiveSettingsError(
+                f'torque_warn_ratio must be in (0, 1], got {self.torque_warn_ratio!r}'
+            )
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """Contact thresholds [N·m per joint] for ``joint_names``, ``'given'`` or ``'calibrated'``."""
+
+    joint_names: tuple
+    values: np.ndarray
+    source: str
+
+
+@dataclass(frozen=True)
+class ThresholdCalibration:
+    """A calibration's thresholds [N·m] (``joint_names`` order) from ``samples`` residuals of the
+    last ``duration`` [s] at ``sigma``; with ``observer_momentum`` auto, the momentum source kept
+    (``kept_momentum``) and the geometric mean of the velocity thresholds over the position
+    ones (``velocity_ratio``)."""
+
+    joint_names: tuple
+    thresholds: np.ndarray
+    samples: int
+    sigma: float
+    duration: float
+    kept_momentum: Optional[str] = None
+    velocity_ratio: Optional[float] = None
+
+    def summary(self) -> str:
+        """One line for the operator."""
+        values = ', '.join(
+            f'{name} {value:.3g}' for name, value in zip(self.joint_names, self.thresholds)
+        )
+        choice = (
+            f'; observer momentum from {self.kept_momentum} (velocity thresholds '
+            f'{self.velocity_ratio:.3g} x those from positions)'
+            if self.kept_momentum
+            else ''
+        )
+        return (
+            f'contact thresholds ({self.sigma:g} sigma over {self.samples} samples of the last '
+            f'{self.duration:g} s, N m): {values}{choice}'
+        )
+
+
+@dataclass(frozen=True)
+class LiveResult:
+    """Everything dynamics_node publishes for one joint state (joint space, ``joint_names``
+    order, N·m or N; ``stamp`` [s] of the sample).
+
+    * ``gravity`` g(q) and ``inverse_dynamics`` M(q) q̈ + C(q, q̇) q̇ + g(q) − Jᵀ F_known;
+    * ``external_torques`` τ_ext = J(q)ᵀ F_ext, the torques the environment applies beyond any
+      known wrench, by ``route``: ``'observer'`` (the momentum observer's r) or
+      ``'inverse_dynamics'`` (ID − τ_measured); None while efforts or velocities are missing
+      (and while the observer starts);
+    * ``contact``: the detector's state, per-joint ratios |τ_ext| / threshold and whether this
+      sample changed it (None without thresholds or external torques);
+    * ``wrench``: the external wrench at ``wrench_frame`` (force [N], moment [N·m] at its origin,
+      in its axes), only when asked for;
+    * ``known_torques`` Jᵀ F_known of the known wrench in use (None without one);
+    * ``problems``: the set-up problems of this model, in words.
+    """
+
+    stamp: float
+    joint_names: tuple
+    gravity: np.ndarray
+    inverse_dynamics: np.ndarray
+    external_torques: Optional[np.ndarray]
+    route: str
+    contact: Optional[ContactUpdate]
+    wrench: Optional[WrenchEstimate]
+    known_torques: Optional[np.ndarray]
+    problems: tuple
+
+
+class _Carried:
+    """What a LiveDynamics hands to its successors: the thresholds in use, the observer's
+    momentum source once chosen, and the known wrench (each replaced by one assignment)."""
+
+    def __init__(self, settings: LiveSettings):
+        self.thresholds: Optional[Thresholds] = None
+        self.momentum: Optional[str] = (
+            None if settings.observer_momentum == 'auto' else settings.observer_momentum
+        )
+        self.known_wrench = KnownWrenchInput(settings.known_wrench_timeout)
+
+
+class LiveDynamics:
+    """The live pipeline of one model (module docstring). ``recording``: where complete samples
+    with efforts are appended for payload identification (None: nowhere); ``payload_link``:
+    the link the payload sits on for a model, the default of ``wrench_frame``,
+    ``effective_mass_frame`` and a known wrench's empty frame (read at each use); ``clock``:
+    monotonic time [s], for the known wrench's expiry."""
+
+    def __init__(
+        self,
+        robot: RobotModel,
+        settings: LiveSettings = LiveSettings(),
+        recording: Optional[SampleRingBuffer] = None,
+        payload_link: Callable[[RobotModel], str] = default_payload_link,
+        clock: Callable[[], float] = time.monotonic,
+        *,
+        _carried: Optional[_Carried] = None,
+        _merger: Optional[JointStateMerger] = None,
+    ):
+        self.robot, self.settings, self.recording = robot, settings, recording
+        self._payload_link, self._clock = payload_link, clock
+        self._carried = _carried if _carried is not None else _Carried(settings)
+        problems: list = []
+        self.estimator = LiveTorqueEstimator(
+            robot,
+            settings.stale_timeout,
+            settings.acceleration_mode,
+            settings.acceleration_window,
+            _merger,
+            self._effort_model(problems),
+        )
+        self._observer, self._alternative = self._observers(self._friction(problems))
+        capacity = int(settings.contact_calibration_duration * HISTORY_MAX_RATE)
+        self._history = ResidualHistory(capacity, robot.num_joints)
+        self._alternative_history = (
+            ResidualHistory(capacity, robot.num_joints) if self._alternative else None
+        )
+        self._lock = threading.Lock()  # history appends (stream) against copies (service)
+        self._wrench = self._wrench_estimator(problems)
+        self._detector = self._first_detector(problems)
+        self.problems = tuple(problems)
+        self._efforts_missing = False
+        self._last_wrench: Optional[WrenchEstimate] = None
+        self._latest: Optional[TorqueSample] = None
+        self._evaluated: Optional[TorqueSample] = None
+
+    # ------------------------------------------------------------------ set-up
+    def _effort_model(self, problems: list) -> Optional[EffortModel]:
+        """The effort model in the robot's joints; None (efforts are torques) if it names
+        others."""
+        effort_model = self.settings.effort_model
+        if effort_model is None:
+            return None
+        try:
+            return effort_model.for_joints(self.robot.joint_names)
+        except EffortModelError as error:
+            problems.append(
+                f'effort_model_file not applied to model "{self.robot.name}": {error}; efforts '
+                'are taken as joint torques'
+            )
+            return None
+
+    def _friction(self, problems: list) -> Optional[FrictionModel]:
+        path = self.settings.friction_file
+        if not path:
+            return None
+        try:
+            return load_friction_file(path, self.robot.joint_names)
+        except RobotDynamicsError as error:
+            problems.append(f'friction not subtracted: {error}')
+            return None
+
+    def _observers(self, friction: Optional[FrictionModel]) -> tuple:
+        """(observer, alternative): the observer in use and, with observer_momentum auto before a
+        calibration chose, the one from velocities beside it; (None, None) for the
+        inverse-dynamics route."""
+        settings, momentum = self.settings, self._carried.momentum
+        if settings.external_torque_method != 'observer':
+            return None, None
+        gain = settings.observer_gain
+        observer = MomentumObserver(
+            self.robot, gain, friction, momentum=momentum or DEFAULT_MOMENTUM
+        )
+        if momentum is not None:
+            return observer, None
+        return observer, MomentumObserver(self.robot, gain, friction, momentum='velocities')
+
+    def _wrench_estimator(self, problems: list) -> Optional[WrenchEstimator]:
+        settings = self.settings
+        frame = settings.wrench_frame or self._payload_link(self.robot)
+        try:
+            return WrenchEstimator(
+                self.robot, frame, settings.wrench_damping, settings.wrench_singular_threshold
+            )
+        except RobotDynamicsError as error:
+            problems.append(f'no external wrench: {error}')
+            return None
+
+    def _first_detector(self, problems: list) -> Optional[ContactDetector]:
+        """The carried thresholds for the same joints, else the given ones, else none."""
+        carried, robot = self._carried.thresholds, self.robot
+        if carried is not None and carried.joint_names == robot.joint_names:
+            return self._new_detector(carried.values)
+        given = np.asarray(self.settings.contact_thresholds, dtype=float)
+        if not np.any(given):
+            return None
+        try:
+            values = checked_thresholds(given, robot.num_joints)
+        except ThresholdError as error:
+            problems.append(f'contact detection off: {error}')
+            return None
+        self._carried.thresholds = Thresholds(robot.joint_names, values, 'given')
+        return self._new_detector(values)
+
+    def _new_detector(self, thresholds: np.ndarray) -> ContactDetector:
+        settings = self.settings
+        return ContactDetector(
+            thresholds,
+            settings.contact_min_duration,
+            settings.contact_release_ratio,
+            settings.contact_release_duration,
+        )
+
+    # ------------------------------------------------------------------ successors
+    def with_model(
+        self, robot: RobotModel, recording: Optional[SampleRingBuffer] = None
+    ) -> LiveDynamics:
+        """The pipeline for ``robot`` (a new description, or this robot with a payload),
+        appending to ``recording`` (None: this one's when the joints are the same, else none).
+        It keeps the merger and thresholds when the joints are the same, and always the momentum
+        source chosen and the known wrench; its observer starts afresh."""
+        same = robot.joint_names == self.robot.joint_names
+        if recording is None and same:
+            recording = self.recording
+        return LiveDynamics(
+            robot,
+            self.settings,
+            recording,
+            self._payload_link,
+            self._clock,
+            _carried=self._carried,
+            _merger=self.estimator.merger if same else None,
+        )
+
+    def with_payload(self, link: str, parameters: InertialParameters) -> LiveDynamics:
+        """The pipeline for this robot's description with the payload ``parameters`` rigidly
+        attached to ``link`` (replacing any payload of the model in use); raises
+        :class:`~robot_dynamics.core.errors.PayloadError` when it cannot be attached."""
+        robot = self.robot
+        loaded = RobotModel(robot.description, robot.floating_base, robot.model.gravity.linear)
+        loaded.attach_payload(link, parameters)
+        return self.with_model(loaded)
+
+    # ------------------------------------------------------------------ per sample
+    def update(self, sample: JointSample, wrench: bool = False) -> Optional[LiveResult]:
+        """Take one joint-state sample; its :class:`LiveResult` (``wrench``: estimate the
+        external wrench too), or None while some joint has no recent value. Raises
+        :class:`~robot_dynamics.core.errors.JointStateError` for an unusable sample."""
+        torques = self.torques(sample)
+        return None if torques is None else self.result(torques, wrench)
+
+    def torques(self, sample: JointSample) -> Optional[TorqueSample]:
+        """First stage of :meth:`update`: g, ID (with the known wrench taken off) and the
+        residual of ``sample``, or None while some joint has no recent value."""
+        torques = self.estimator.update(*sample)
+        if torques is None:
+            return None
+        if self._carried.known_wrench.current is not None:
+            torques = self._with_known_wrench(torques)
+        self._latest = torques
+        return torques
+
+    def _with_known_wrench(self, sample: TorqueSample) -> TorqueSample:
+        """``sample`` with Jᵀ F of the known wrench taken off its inverse dynamics and added to
+        its residual (``sample`` itself once the wrench expired or does not fit the model)."""
+        torques = self._carried.known_wrench.torques(self.robot, self._clock())
+        if torques is None:
+            return sample
+        shift = torques.torques(sample.positions)
+        residual = None if sample.residual is None else sample.residual + shift
+        return replace(
+            sample,
+            inverse_dynamics=sample.inverse_dynamics - shift,
+            residual=residual,
+            known_torques=shift,
+        )
+
+    def result(self, torques: TorqueSample, wrench: bool = False) -> LiveResult:
+        """Second stage of :meth:`update`: external torques, contact and (``wrench``) the
+        external wrench for the first stage's ``torques``; the sample is recorded."""
+        stamp = torques.stamp
+        external = self._external_torques(torques)
+        contact = estimate = None
+        if external is not None:
+            with self._lock:
+                self._history.append(stamp, external)
+            detector = self._detector
+            if detector is not None:
+                contact = detector.update(stamp, external)
+            if wrench and self._wrench is not None:
+                estimate = self._last_wrench = self._wrench.estimate(torques.positions, external)
+        if (
+            self.recording is not None
+            and torques.residual is not None
+            and torques.velocities is not None
+        ):
+            self.recording.append(stamp, torques.positions, torques.velocities, torques.efforts)
+        return LiveResult(
+            stamp,
+            self.robot.joint_names,
+            torques.gravity,
+            torques.inverse_dynamics,
+            external,
+            self.settings.external_torque_method,
+            contact,
+            estimate,
+            torques.known_torques,
+            self.problems,
+        )
+
+    def _external_torques(self, sample: TorqueSample) -> Optional[np.ndarray]:
+        """τ_ext [N·m] by the route in use, or None without efforts (or while the observer
+        starts)."""
+        observer = self._observer
+        alternative = self._alternative  # read after the observer: a calibration clears it first
+        if observer is None:
+            self._efforts_missing = sample.residual is None
+            return external_torques_from_inverse_dynamics(sample.residual)
+        if sample.efforts is None or sample.velocities is None:
+            for each in (observer, alternative):
+                if each is not None and each.running:
+                    each.reset('efforts or velocities missing or stale')
+            self._efforts_missing = True
+            return None
+        self._efforts_missing = False
+        q, v = sample.positions, sample.velocities
+        efforts = (
+            sample.efforts
+            if sample.known_torques is None
+            else sample.efforts + sample.known_torques
+        )
+        if alternative is None:
+            return observer.update(sample.stamp, q, v, efforts)
+        terms = observer.terms(q, v, efforts)
+        other = alternative.update(sample.stamp, q, v, efforts, terms)
+        if other is not None:
+            with self._lock:
+                self._alternative_history.append(sample.stamp, other)
+        return observer.update(sample.stamp, q, v, efforts, terms)
+
+    @property
+    def observer(self) -> Optional[MomentumObserver]:
+        """The momentum observer in use (None on the inverse-dynamics route)."""
+        return self._observer
+
+    @property
+    def wrench_frame(self) -> Optional[str]:
+        """The frame of :attr:`LiveResult.wrench` (None: no wrench for this model)."""
+        return None if self._wrench is None else self._wrench.frame
+
+    # ------------------------------------------------------------------ known wrench
+    def take_known_wrench(
+        self,
+        frame: str,
+        force: Sequence[float],
+        moment: Sequence[float],
+        now: Optional[float] = None,
+    ) -> None:
+        """Use the known wrench ``force`` [N], ``moment`` [N·m] on ``frame`` ('' the payload
+        link), in its axes at its origin, received at ``now`` (monotonic [s]; default the
+        clock's now); all zero removes the one in use. Raises
+        :class:`~robot_dynamics.core.dynamics.joint_reactions.KnownWrenchError` for non-finite
+        values or a frame the model lacks: count it with ``known_wrench.refuse``."""
+        wrench = KnownWrench(frame or self._payload_link(self.robot), force, moment)
+        self._carried.known_wrench.take(self.robot, wrench, self._clock() if now is None else now)
+
+    @property
+    def known_wrench(self) -> KnownWrenchInput:
+        """The known wrench in use and its history (shared with this pipeline's successors)."""
+        return self._carried.known_wrench
+
+    def known_wrench_status(self) -> LiveStatus:
+        """The known wrench in use, its age now, the counts and the last refusal."""
+        return self._carried.known_wrench.status(self._clock())
+
+    # ------------------------------------------------------------------ contact thresholds
+    @property
+    def thresholds(self) -> Optional[Thresholds]:
+        """The contact thresholds in use (None: detection off)."""
+        detector, carried = self._detector, self._carried.thresholds
+        if detector is None:
+            return None
+        source = carried.source if carried is not None else 'given'
+        return Thresholds(self.robot.joint_names, detector.thresholds, source)
+
+    def calibrate_thresholds(self) -> ThresholdCalibration:
+        """Thresholds |mean| + sigma·σ of the residual over the last
+        ``contact_calibration_duration`` s of (contact-free) motion, installed at once; with
+        ``observer_momentum`` auto, the observer of the quieter momentum source is kept. Raises
+        :class:`~robot_dynamics.core.contact.contact_detection.ContactCalibrationError` with
+        what to do when the residuals cannot give thresholds."""
+        settings = self.settings
+        if self._latest is None:
+            raise ContactCalibrationError(
+                'no joint states with efforts received yet: move the robot without contact for a '
+                'while, then call again'
+            )
+        duration, sigma = settings.contact_calibration_duration, settings.contact_threshold_sigma
+        with self._lock:
+            residuals = self._history.window(duration)
+            other = self._alternative_history.window(duration) if self._alternative else None
+        thresholds = calibrated_thresholds(residuals, sigma)
+        kept = ratio = None
+        if other is not None:
+            by_velocities = calibrated_thresholds(other, sigma)
+            kept, ratio = self._keep_quieter_observer(thresholds, by_velocities)
+            thresholds = by_velocities if kept == 'velocities' else thresholds
+        names = self.robot.joint_names
+        self._carried.thresholds = Thresholds(names, thresholds, 'calibrated')
+        self._detector = self._new_detector(thresholds)
+        return ThresholdCalibration(names, thresholds, len(residuals), sigma, duration, kept, ratio)
+
+    def _keep_quieter_observer(self, by_positions: np.ndarray, by_velocities: np.ndarray) -> tuple:
+        """observer_momentum auto: keep the source with the lower thresholds; returns it and the
+        geometric mean of the velocity thresholds over the position ones. The stream reads the
+        observer before the alternative, so clearing the alternative first never lets it update
+        one observer twice."""
+        source = quieter_momentum_source({'positions': by_positions, 'velocities': by_velocities})
+        self._carried.momentum = source
+        kept = self._observer if source == self._observer.momentum else self._alternative
+        if kept is self._alternative:  # later calibrations read the kept source's residuals
+            with self._lock:
+                self._history, self._alternative_history = self._alternative_history, self._history
+        self._alternative = None
+        self._observer = kept
+        return source, float(np.exp(np.mean(np.log(by_velocities / by_positions))))
+
+    # ------------------------------------------------------------------ low rate
+    def effective_mass(self) -> Optional[EffectiveMassReading]:
+        """The effective mass at ``effective_mass_frame`` for the latest sample; None when no
+        sample came since the last call (a stopped stream is not evaluated again)."""
+        latest = self._latest
+        if latest is None or latest is self._evaluated:
+            return None
+        self._evaluated = latest
+        frame = self.settings.effective_mass_frame or self._payload_link(self.robot)
+        return effective_mass_reading(self.robot, latest, frame)
+
+    def stale_joints(self) -> tuple:
+        """Joints without a value within ``stale_timeout`` of the newest one (all before any)."""
+        merger = self.estimator.merger
+        newest = float(merger.position_stamps.max())
+        if newest == -np.inf:
+            return tuple(merger.joint_names)
+        return tuple(merger.stale_joints(newest, self.settings.stale_timeout))
+
+    def margin_status(self) -> LiveStatus:
+        """|τ| / effort limit per joint of the latest inverse dynamics: WARN above
+        ``torque_warn_ratio``, ERROR above 1."""
+        latest, robot = self._latest, self.robot
+        if latest is None:
+            return LiveStatus(OK, 'no torques yet')
+        margins = dynamics.torque_margins(robot, latest.inverse_dynamics)
+        if not len(margins):
+            return LiveStatus(OK, 'no joints')
+        values = {joint: round(float(m), 4) for joint, m in zip(robot.joint_names, margins)}
+        worst_joint = int(np.argmax(margins))
+        peak = float(margins[worst_joint])
+        level = ERROR if peak > 1.0 else WARN if peak > self.settings.torque_warn_ratio else OK
+        return LiveStatus(
+            level, f'highest |tau|/limit {peak:.2f} at {robot.joint_names[worst_joint]}', values
+        )
+
+    def contact_status(self) -> LiveStatus:
+        """The route, the observer's state, the thresholds, the contact and the wrench's
+        identifiable directions, with the set-up problems."""
+        settings = self.settings
+        values = {
+            'external_torque_method': settings.external_torque_method,
+            'observer_gain_per_s': settings.observer_gain,
+            'observer_momentum': self._carried.momentum
+            or 'auto: positions until a calibration compares both',
+        }
+        if self._latest is None:
+            return LiveStatus(OK, 'no complete joint state yet', values)
+        level, messages = OK, []
+        observer = self._observer
+        if observer is not None:
+            values.update(
+                observer_running=observer.running,
+                observer_restarts=observer.restarts,
+                observer_last_restart=observer.last_restart_reason,
+                friction=repr(observer.friction) if observer.friction is not None else 'none',
+            )
+        if self._efforts_missing:
+            level = WARN
+            messages.append(
+                'no external torques: efforts or velocities missing or stale (the observer '
+                'restarts when they return)'
+            )
+        level = worst(level, self._detector_values(values, messages))
+        level = worst(level, self._wrench_values(values, messages))
+        if self.problems:
+            level = worst(level, WARN)
+            messages.extend(self.problems)
+        return LiveStatus(level, '; '.join(messages), values)
+
+    def _detector_values(self, values: dict, messages: list) -> str:
+        detector, thresholds = self._detector, self.thresholds
+        if detector is None:
+            messages.append(
+                'contact detection not armed: set contact_thresholds or call '
+                '~/calibrate_contact_thresholds'
+            )
+            return WARN
+        values.update(
+            in_contact=detector.in_contact,
+            contacts=detector.contacts,
+            thresholds_source=thresholds.source,
+            thresholds_nm=' '.join(f'{t:.4g}' for t in detector.thresholds),
+        )
+        messages.append('CONTACT' if detector.in_contact else 'no contact')
+        return OK
+
+    def _wrench_values(self, values: dict, messages: list) -> str:
+        if self._wrench is None:
+            return OK
+        frame = self._wrench.frame
+        values['wrench_frame'] = frame
+        estimate = self._last_wrench
+        if estimate is None:
+            return OK
+        values['wrench_identifiable_directions'] = estimate.identifiable
+        values['jacobian_smallest_singular_value'] = estimate.smallest_singular_value
+        if estimate.identifiable == 6:
+            return OK
+        messages.append(
+            f'external wrench at {frame}: only {estimate.identifiable} of 6 directions '
+            'identifiable (fewer than 6 joints or near a singular pose): the others are damped '
+            'towards 0'
+        )
+        return WARN

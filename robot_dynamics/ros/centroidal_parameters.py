@@ -1,0 +1,181 @@
+"""centroidal_node's parameters: the one table the node declares them from.
+
+README's centroidal_node table and config/robot_dynamics.yaml (section ``/**/centroidal``) are
+checked against it (test/test_parameter_schema.py).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+from robot_dynamics.core.floating_base.centroidal import (
+    FLIGHT_VERTICAL_ACCELERATION,
+    OdometryError,
+    base_pose_from_odometry,
+)
+from robot_dynamics.core.streams.joint_states import STALE_TIMEOUT
+from robot_dynamics.ros.centroidal_diagnostics import FRICTION_COEFFICIENT
+from robot_dynamics.ros.diagnostics import DIAGNOSTICS_PERIOD
+from robot_dynamics.ros.model_source import MODEL_SOURCE_PARAMETERS
+from robot_dynamics.ros.parameter_schema import NON_NEGATIVE, POSITIVE, three_finite_numbers
+from robot_dynamics.ros.parameter_schema import ParameterSpec as P
+
+MAX_RATE_WINDOW = 1000
+"""Largest window [samples] of the momentum-rate fit."""
+
+
+def _downward(gravity, _node=None) -> bool:
+    """3 finite numbers along −z of the world (the ZMP formula's assumption), within 1e-6 of
+    their norm."""
+    if not three_finite_numbers(gravity):
+        return False
+    norm = math.sqrt(sum(g * g for g in gravity))
+    return gravity[2] < 0.0 and math.hypot(gravity[0], gravity[1]) <= 1e-6 * norm
+
+
+def _usable_pose(pose, _node=None) -> bool:
+    if len(pose) != 7:
+        return False
+    try:
+        base_pose_from_odometry(pose[:3], pose[3:])
+    except OdometryError:
+        return False
+    return True
+
+
+def _finite(value, _node=None) -> bool:
+    return math.isfinite(value)
+
+
+def _model_source_parameters() -> tuple:
+    """The model source's rows, gravity along −z (the ZMP formula uses its norm as g)."""
+    rows = []
+    for row in MODEL_SOURCE_PARAMETERS:
+        if row.name == 'gravity':
+            row = replace(
+                row,
+                description='gravity vector in the world frame, along -z (its norm is the ZMP g)',
+                check=_downward,
+                requirement='is not 3 finite numbers [m/s²] pointing along -z of world_frame (the '
+                'ZMP formula assumes it)',
+            )
+        rows.append(row)
+    return tuple(rows)
+
+
+CENTROIDAL_PARAMETERS = _model_source_parameters() + (
+    # frames and ground
+    P(
+        'world_frame',
+        'odom',
+        'frame of every output; odom messages must have it as frame_id',
+        check=lambda frame, _node: bool(frame),
+        requirement='is empty',
+    ),
+    P(
+        'base_pose',
+        [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0],
+        'fixed-base robot: base pose in world_frame [x, y, z, qx, qy, qz, qw] until odom arrives',
+        check=_usable_pose,
+        requirement='is not a pose [x, y, z, qx, qy, qz, qw] with a unit quaternion',
+    ),
+    P(
+        'ground_height',
+        0.0,
+        'height of the ground plane in world_frame',
+        'm',
+        check=_finite,
+        requirement='is not a finite height [m]',
+    ),
+    # contacts and ZMP
+    P(
+        'contact_frames',
+        [],
+        'frames whose origins are the contact points (feet soles); one name or a list',
+    ),
+    P(
+        'contact_wrench_topics',
+        [],
+        'WrenchStamped topics, one per contact frame in the same order (ground force on the foot, '
+        'in the contact frame); empty: ZMP from the estimated rate of momentum',
+    ),
+    P(
+        'contact_height_threshold',
+        0.02,
+        'a contact point closer than this to the ground is in contact (kinematic route)',
+        'm',
+        **NON_NEGATIVE,
+    ),
+    P(
+        'contact_force_threshold',
+        10.0,
+        'a foot pushing harder than this is in contact (wrench route)',
+        'N',
+        **NON_NEGATIVE,
+    ),
+    P(
+        'min_normal_force',
+        10.0,
+        'total vertical contact force below which the robot is airborne (wrench route)',
+        'N',
+        **NON_NEGATIVE,
+    ),
+    P(
+        'flight_epsilon',
+        FLIGHT_VERTICAL_ACCELERATION,
+        'airborne when c̈_z + g is below this (kinematic route)',
+        'm/s²',
+        **NON_NEGATIVE,
+    ),
+    P(
+        'friction_coefficient',
+        FRICTION_COEFFICIENT,
+        'Coulomb coefficient μ of the contacts; each contact wrench is checked for f_n >= 0 and '
+        '|f_t| <= μ f_n',
+        **POSITIVE,
+    ),
+    P(
+        'rate_window',
+        9,
+        'samples of h_G in the causal polynomial fit giving its rate (a window smaller than '
+        'rate_degree + 2 is raised to it)',
+        'samples',
+        low=3,
+        high=MAX_RATE_WINDOW,
+    ),
+    P(
+        'rate_degree',
+        2,
+        'degree of that polynomial (the estimate has no lag up to it)',
+        low=1,
+        high=10,
+    ),
+    P(
+        'max_gap',
+        0.1,
+        'a joint-state gap longer than this restarts the rate estimate',
+        's',
+        **POSITIVE,
+    ),
+    P(
+        'stale_timeout',
+        STALE_TIMEOUT,
+        'a joint value, odometry or wrench older than this than the joint state being processed '
+        'is stale',
+        's',
+        **POSITIVE,
+    ),
+    # outputs
+    P('marker_rate', 30.0, 'highest rate of ~/markers', 'Hz', **POSITIVE),
+    P(
+        'momentum_arrow_scale',
+        0.05,
+        'length of the momentum arrows per unit momentum',
+        'm/(N·s)',
+        check=_finite,
+        requirement='is not a finite number',
+    ),
+    P('diagnostics_period', DIAGNOSTICS_PERIOD, 'period of /diagnostics', 's', **POSITIVE),
+)
+"""Every parameter of centroidal_node, in the order of config/robot_dynamics.yaml."""

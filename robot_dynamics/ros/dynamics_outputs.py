@@ -1,0 +1,123 @@
+"""dynamics_node's outputs: a :class:`~robot_dynamics.core.live.live_dynamics.LiveResult` and the
+effective-mass reading turned into messages and published.
+
+* torque topics (sensor_msgs/JointState: ``name`` in model order, ``effort`` [N·m / N], stamp
+  copied from the input): ``~/gravity_torques``, ``~/inverse_dynamics_torques``,
+  ``~/external_torques`` (τ_ext = J(q)ᵀ F, the torques the environment applies, by either route);
+* ``~/contact`` (std_msgs/Bool, on every change and at ``contact_rate`` while joint states with
+  efforts flow and thresholds exist: the stream publishes it, no timer), ``~/contact_ratio``
+  (sensor_msgs/JointState, ``effort`` = |τ_ext| / threshold per joint, stamp copied from the
+  input), ``~/external_wrench`` (geometry_msgs/WrenchStamped in ``wrench_frame``: force [N] and
+  torque [N·m] on that link at its origin, in its axes; computed only while subscribed);
+* ``~/effective_mass`` (geometry_msgs/Vector3Stamped): ``header.stamp`` = the joint state's
+  stamp, ``header.frame_id`` = the frame whose origin the figures are for, ``vector.x`` = m_u
+  [kg] along the direction u of the origin's velocity (the vertical at rest), ``vector.y`` = the
+  speed |v| [m/s], ``vector.z`` = E = ½ m_u (uᵀ v)² [J].
+
+Every stream output is published only while a subscription is matched and reuses one message
+(rclpy serialises it within ``publish``).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from array import array as typed_array
+from typing import Optional
+
+import numpy as np
+from builtin_interfaces.msg import Time
+from geometry_msgs.msg import Vector3Stamped, WrenchStamped
+from rclpy.node import Node
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Bool
+
+from robot_dynamics.core.live.effective_mass_reading import EffectiveMassReading
+from robot_dynamics.core.live.live_dynamics import LiveResult
+from robot_dynamics.ros.topics import SENSOR_QOS, create_output_publisher
+
+CONTACT_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
+
+
+class TorqueTopic:
+    """One torque output (sensor_msgs/JointState, ``effort`` in model order), published only
+    while a subscription is matched; it reuses one message, setting the names again only when
+    the model's name tuple changes."""
+
+    def __init__(self, node: Node, topic: str):
+        self.publisher = create_output_publisher(node, JointState, topic, SENSOR_QOS)
+        self._message = JointState()
+        self._names: Optional[tuple] = None
+
+    def publish(self, header, names: tuple, torques: Optional[np.ndarray]) -> None:
+        if torques is None or not self.publisher.get_subscription_count():
+            return
+        message = self._message
+        if names is not self._names:
+            message.name, self._names = list(names), names
+        message.header = header
+        # half tolist()'s cost
+        message.effort = typed_array('d', np.asarray(torques, dtype=np.float64).tobytes())
+        self.publisher.publish(message)
+
+
+class ContactTopics:
+    """``~/contact``, ``~/contact_ratio`` and ``~/external_wrench`` (module docstring)."""
+
+    def __init__(self, node: Node, contact_rate: float):
+        self._period = 1.0 / contact_rate
+        self._contact_pub = create_output_publisher(node, Bool, '~/contact', CONTACT_QOS)
+        self._ratio_pub = create_output_publisher(node, JointState, '~/contact_ratio', SENSOR_QOS)
+        self._wrench_pub = create_output_publisher(
+            node, WrenchStamped, '~/external_wrench', SENSOR_QOS
+        )
+        self._ratio_message, self._wrench_message = JointState(), WrenchStamped()
+        self._next_contact = 0.0  # monotonic time [s] of the next periodic ~/contact
+
+    def wants_wrench(self) -> bool:
+        """Whether ~/external_wrench has a subscriber (the wrench is computed only then)."""
+        return self._wrench_pub.get_subscription_count() > 0
+
+    def publish(self, header, result: LiveResult, wrench_frame: str) -> None:
+        """The contact outputs of ``result``, with the input's ``header`` stamp."""
+        contact = result.contact
+        if contact is not None:
+            if self._ratio_pub.get_subscription_count():
+                message = self._ratio_message
+                message.header = header
+                message.name = list(result.joint_names)
+                message.effort = contact.ratios.tolist()
+                self._ratio_pub.publish(message)
+            now = time.monotonic()
+            if contact.changed or now >= self._next_contact:
+                self._contact_pub.publish(Bool(data=contact.in_contact))
+                self._next_contact = now + self._period
+        estimate = result.wrench
+        if estimate is not None:
+            message = self._wrench_message
+            message.header.stamp, message.header.frame_id = header.stamp, wrench_frame
+            force, torque = message.wrench.force, message.wrench.torque
+            force.x, force.y, force.z = (float(x) for x in estimate.force)
+            torque.x, torque.y, torque.z = (float(x) for x in estimate.moment)
+            self._wrench_pub.publish(message)
+
+
+def effective_mass_message(reading: EffectiveMassReading) -> Vector3Stamped:
+    """``~/effective_mass`` for a publishable ``reading`` (module docstring)."""
+    value = reading.value
+    message = Vector3Stamped()
+    message.header.frame_id = reading.frame
+    message.header.stamp = _time(value.time)
+    message.vector.x, message.vector.y, message.vector.z = (
+        float(value.mass),
+        value.speed,
+        float(value.energy),
+    )
+    return message
+
+
+def _time(seconds: float) -> Time:
+    whole = math.floor(seconds)
+    nanoseconds = min(int(round((seconds - whole) * 1e9)), 999_999_999)
+    return Time(sec=int(whole), nanosec=nanoseconds)
