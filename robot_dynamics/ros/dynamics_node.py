@@ -55,9 +55,9 @@ from robot_dynamics.core.contact.contact_detection import ContactCalibrationErro
 from robot_dynamics.core.dynamics.joint_reactions import KnownWrenchError
 from robot_dynamics.core.errors import JointStateError, PayloadError
 from robot_dynamics.core.identification.payload import default_payload_link
+from robot_dynamics.core.live import status as live_status
 from robot_dynamics.core.live.effective_mass_reading import EffectiveMassReading
 from robot_dynamics.core.live.live_dynamics import LiveDynamics
-from robot_dynamics.core.live.status import ERROR
 from robot_dynamics.core.model.model import RobotModel
 from robot_dynamics.core.streams.ring_buffer import RingBufferError, SampleRingBuffer
 from robot_dynamics.ros.diagnostics import (
@@ -91,7 +91,7 @@ from robot_dynamics.ros.topics import (
     joint_state_fields,
 )
 
-OK, WARN = DiagnosticStatus.OK, DiagnosticStatus.WARN
+OK, WARN, ERROR = DiagnosticStatus.OK, DiagnosticStatus.WARN, DiagnosticStatus.ERROR
 
 
 class DynamicsNode(Node):
@@ -283,7 +283,7 @@ class DynamicsNode(Node):
                 self._mass_pub.publish(effective_mass_message(reading))
         except Exception as error:  # a timer never takes the node down
             self.effective_mass_reading = EffectiveMassReading(
-                problem=f'internal error: {shorten(repr(error))}', level=ERROR
+                problem=f'internal error: {shorten(repr(error))}', level=live_status.ERROR
             )
             self._log.error('effective_mass', f'effective mass failed: {error!r}')
 

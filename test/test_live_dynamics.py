@@ -1,0 +1,367 @@
+"""The live pipeline (core/live/live_dynamics.py) with no ROS at all, against closed forms, and
+against the real dynamics_node fed the same joint states over a real topic.
+
+References: the vertical 2R arm's closed-form Lagrangian dynamics (test/vertical_2r.py, Lynch &
+Park eq. 8.9), its closed-form tip Jacobian, the observer's closed-form step response
+r_k = (1 − e^{−K_O (t_k − t_s)}) τ_ext (De Luca & Mattone 2005, discretised exactly)."""
+
+import math
+import os
+import signal
+import time
+
+import numpy as np
+import pytest
+import vertical_2r
+
+from robot_dynamics.core.contact.contact_detection import ContactCalibrationError
+from robot_dynamics.core.dynamics.joint_reactions import KnownWrenchError
+from robot_dynamics.core.live.live_dynamics import LiveDynamics, LiveSettings, LiveSettingsError
+from robot_dynamics.core.model.inertia import InertialParameters
+from robot_dynamics.core.model.model import RobotModel
+from robot_dynamics.core.streams.joint_states import JointSample
+from robot_dynamics.models import ARM_URDF
+
+NAMES = ('shoulder', 'elbow')
+POSE = np.array([0.7, -1.1])
+TWO_R_WITH_TIP = vertical_2r.urdf().replace(
+    '</robot>',
+    f"""
+  <link name="tip"/>
+  <joint name="tip_joint" type="fixed"><origin xyz="{vertical_2r.L2} 0 0"/><parent link="link2"/>
+    <child link="tip"/></joint>
+</robot>""",
+)
+
+
+def two_r() -> RobotModel:
+    return RobotModel.from_urdf_string(TWO_R_WITH_TIP, gravity=(0.0, -vertical_2r.G, 0.0))
+
+
+class Clock:
+    """A monotonic clock the test moves by hand [s]."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def at_rest(live: LiveDynamics, efforts, count: int, start: float = 10.0, step: float = 0.001):
+    """``count`` samples of the 2R arm at rest at POSE with ``efforts``; the last result and all
+    the external torques (None while the observer starts)."""
+    results = [
+        live.update(JointSample(NAMES, POSE, (0.0, 0.0), efforts, start + step * k))
+        for k in range(count)
+    ]
+    return results[-1], [result.external_torques for result in results]
+
+
+def gravity_2r() -> np.ndarray:
+    zero = np.zeros(2)
+    return vertical_2r.torques(POSE, zero, zero)
+
+
+def tip_jacobian_transpose_wrench(q, force_local, moment_z: float) -> np.ndarray:
+    """Jᵀ F [N·m] of a force (x, y in the tip's axes) and a moment about z at the 2R arm's tip."""
+    l1, l2 = vertical_2r.L1, vertical_2r.L2
+    s1, c1, s12, c12 = math.sin(q[0]), math.cos(q[0]), math.sin(q[0] + q[1]), math.cos(q[0] + q[1])
+    jacobian = np.array([[-l1 * s1 - l2 * s12, -l2 * s12], [l1 * c1 + l2 * c12, l2 * c12]])
+    rotation = np.array([[c12, -s12], [s12, c12]])  # tip axes → world, in the arm's plane
+    return jacobian.T @ (rotation @ np.asarray(force_local)) + moment_z
+
+
+# ---------------------------------------------------------------------- torques and routes
+def test_torques_of_the_2r_arm_equal_its_closed_form_lagrangian():
+    live = LiveDynamics(two_r(), LiveSettings(acceleration_mode='zero'))
+    velocities, efforts = np.array([0.3, -0.8]), np.array([1.0, -2.0])
+    result = live.update(JointSample(NAMES, POSE, velocities, efforts, 1.0))
+    zero = np.zeros(2)
+    np.testing.assert_allclose(result.gravity, vertical_2r.torques(POSE, zero, zero), atol=1e-12)
+    expected = vertical_2r.torques(POSE, velocities, zero)
+    np.testing.assert_allclose(result.inverse_dynamics, expected, atol=1e-12)
+    assert result.route == 'observer' and result.external_torques is None  # starts the observer
+    assert result.joint_names == NAMES and result.stamp == 1.0 and result.problems == ()
+
+
+def test_inverse_dynamics_route_reports_the_torque_the_environment_supplies():
+    """Efforts = g − τ_ext at rest: the motors hold less than gravity needs, the environment
+    supplies τ_ext; the route gives it at once, with the route named."""
+    live = LiveDynamics(two_r(), LiveSettings(external_torque_method='inverse_dynamics'))
+    supplied = np.array([0.4, -0.25])
+    result, external = at_rest(live, gravity_2r() - supplied, 3)
+    assert result.route == 'inverse_dynamics'
+    for torques in external:
+        np.testing.assert_allclose(torques, supplied, atol=1e-12)
+
+
+@pytest.mark.parametrize('momentum, first_output', [('velocities', 1), ('positions', 2)])
+def test_observer_route_follows_its_closed_form_step_response(momentum, first_output):
+    gain, step = 80.0, 0.002
+    settings = LiveSettings(observer_gain=gain, observer_momentum=momentum)
+    supplied = np.array([0.4, -0.25])
+    _, external = at_rest(LiveDynamics(two_r(), settings), gravity_2r() - supplied, 40, step=step)
+    assert all(torques is None for torques in external[:first_output])
+    for k, torques in enumerate(external[first_output:], start=first_output):
+        # t_s: the sample before the first output
+        elapsed = (k - (first_output - 1)) * step
+        np.testing.assert_allclose(torques, (1.0 - math.exp(-gain * elapsed)) * supplied, atol=1e-9)
+
+
+def test_given_thresholds_flag_a_contact_after_the_minimum_duration():
+    settings = LiveSettings(
+        external_torque_method='inverse_dynamics',
+        contact_thresholds=(0.5, 0.5),
+        contact_min_duration=0.005,
+    )
+    live = LiveDynamics(two_r(), settings)
+    result, _ = at_rest(live, gravity_2r() - np.array([0.0, 1.0]), 5, step=0.001)
+    np.testing.assert_allclose(result.contact.ratios, [0.0, 2.0], atol=1e-12)
+    assert not result.contact.in_contact  # 4 ms above the threshold: not yet
+    result, _ = at_rest(live, gravity_2r() - np.array([0.0, 1.0]), 2, start=10.005)
+    assert result.contact.in_contact and live.thresholds.source == 'given'
+
+
+# ---------------------------------------------------------------------- known wrench
+def test_a_known_wrench_is_taken_off_both_outputs_until_it_expires_on_the_clock():
+    clock = Clock()
+    settings = LiveSettings(external_torque_method='inverse_dynamics', known_wrench_timeout=0.5)
+    live = LiveDynamics(two_r(), settings, clock=clock)
+    force, moment = np.array([3.0, -2.0, 0.0]), np.array([0.0, 0.0, 0.7])
+    live.take_known_wrench('tip', force, moment)
+    shift = tip_jacobian_transpose_wrench(POSE, force[:2], moment[2])
+    assert np.abs(shift).max() > 0.5
+    result, _ = at_rest(live, gravity_2r(), 1)
+    np.testing.assert_allclose(result.known_torques, shift, atol=1e-12)
+    np.testing.assert_allclose(result.inverse_dynamics, gravity_2r() - shift, atol=1e-12)
+    np.testing.assert_allclose(result.external_torques, -shift, atol=1e-12)  # what F explains not
+    clock.now = 0.49
+    result, _ = at_rest(live, gravity_2r(), 1, start=11.0)
+    np.testing.assert_allclose(result.known_torques, shift, atol=1e-12)
+    clock.now = 0.51
+    result, _ = at_rest(live, gravity_2r(), 1, start=12.0)
+    assert result.known_torques is None
+    np.testing.assert_allclose(result.external_torques, 0.0, atol=1e-12)
+    assert live.known_wrench.counts == {'accepted': 1, 'rejected': 0, 'removed_stale': 1}
+    assert 'none received for 0.5 s' in live.known_wrench_status().message
+
+
+def test_a_known_wrench_on_an_unknown_frame_is_refused_and_a_zero_one_removes_it():
+    live = LiveDynamics(two_r(), clock=Clock())
+    live.take_known_wrench('', [1.0, 0.0, 0.0], [0.0, 0.0, 0.0])  # '': the payload link, tip
+    assert live.known_wrench.current.wrench.frame == 'tip'
+    with pytest.raises(KnownWrenchError, match='not in model'):
+        live.take_known_wrench('gripper', [1.0, 0.0, 0.0], [0.0, 0.0, 0.0])
+    with pytest.raises(KnownWrenchError, match='finite'):
+        live.take_known_wrench('tip', [math.nan, 0.0, 0.0], [0.0, 0.0, 0.0])
+    assert live.known_wrench.current.wrench.frame == 'tip'  # the previous one stays
+    live.take_known_wrench('tip', [0.0, 0.0, 0.0], [0.0, 0.0, 0.0])
+    assert live.known_wrench.current is None
+    assert live.known_wrench.last_event == 'removed: zero wrench received'
+
+
+# ---------------------------------------------------------------------- successors
+def test_a_payload_adds_its_weight_and_the_successor_keeps_what_it_must():
+    """with_payload: the torques of 1.3 kg at the tip are the closed form's; the merger,
+    thresholds, momentum choice and known wrench carry over; the observer restarts."""
+    clock = Clock()
+    settings = LiveSettings(contact_thresholds=(1.0, 1.0), observer_momentum='velocities')
+    live = LiveDynamics(two_r(), settings, clock=clock)
+    live.take_known_wrench('tip', [0.0, 1.0, 0.0], [0.0, 0.0, 0.0])
+    at_rest(live, gravity_2r(), 5)
+    assert live.observer.running
+    loaded = live.with_payload('link2', InertialParameters.point_mass(1.3, [vertical_2r.L2, 0, 0]))
+    assert loaded.estimator.merger is live.estimator.merger and not loaded.observer.running
+    assert loaded.observer.momentum == 'velocities'
+    assert loaded.known_wrench is live.known_wrench
+    np.testing.assert_allclose(loaded.thresholds.values, [1.0, 1.0])
+    velocities = np.array([0.5, -0.4])
+    result = loaded.update(JointSample(NAMES, POSE, velocities, (0.0, 0.0), 20.0))
+    zero = np.zeros(2)
+    per_kilogram = vertical_2r.tip_torques_per_kilogram(POSE, velocities, zero)
+    gravity = vertical_2r.torques(POSE, zero, zero) + 1.3 * vertical_2r.tip_torques_per_kilogram(
+        POSE, zero, zero
+    )
+    np.testing.assert_allclose(result.gravity, gravity, atol=1e-12)
+    shift = tip_jacobian_transpose_wrench(POSE, [0.0, 1.0], 0.0)
+    expected = vertical_2r.torques(POSE, velocities, zero) + 1.3 * per_kilogram - shift
+    # the successor's first sample: no q̈ estimate yet (zero)
+    np.testing.assert_allclose(result.inverse_dynamics, expected, atol=1e-9)
+    other = live.with_model(RobotModel.from_urdf_file(ARM_URDF))
+    assert other.estimator.merger is not live.estimator.merger and other.thresholds is None
+
+
+def test_calibration_refuses_before_any_sample_and_then_installs_its_thresholds():
+    live = LiveDynamics(two_r(), LiveSettings(external_torque_method='inverse_dynamics'))
+    with pytest.raises(ContactCalibrationError, match='move the robot'):
+        live.calibrate_thresholds()
+    rng = np.random.default_rng(5)
+    noise = rng.normal(0.0, [0.02, 0.05], size=(400, 2))
+    for k, row in enumerate(noise):
+        live.update(JointSample(NAMES, POSE, (0.0, 0.0), gravity_2r() + row, 1.0 + 0.001 * k))
+    calibration = live.calibrate_thresholds()
+    expected = np.abs(noise.mean(axis=0)) + 5.0 * noise.std(axis=0)  # −noise: same |mean|, σ
+    np.testing.assert_allclose(calibration.thresholds, expected, rtol=1e-9)
+    np.testing.assert_allclose(live.thresholds.values, expected, rtol=1e-9)
+    assert live.thresholds.source == 'calibrated' and '400 samples' in calibration.summary()
+
+
+@pytest.mark.parametrize(
+    'setting, value',
+    [
+        ('observer_gain', 0.0),
+        ('stale_timeout', math.inf),
+        ('external_torque_method', 'bogus'),
+        ('acceleration_window', 1),
+        ('torque_warn_ratio', 1.5),
+    ],
+)
+def test_a_setting_out_of_its_range_is_refused_by_name(setting, value):
+    with pytest.raises(LiveSettingsError, match=setting):
+        LiveSettings(**{setting: value})
+
+
+# ---------------------------------------------------------------------- the node's numbers
+ARM_POSE = np.array([0.1, -0.5, 0.2, -2.0, 0.3, 1.5, 0.4])
+NODE_PARAMETERS = {
+    'observer_gain': 80.0,
+    'contact_thresholds': [2.0] * 7,
+    'wrench_frame': 'tool0',
+    'acceleration_window': 9,
+}
+
+
+def arm_joint_states(robot: RobotModel, count: int) -> list:
+    """JointState messages of the arm in motion at 1 kHz, efforts = ID + a push at tool0 from the
+    200th sample on + noise (so every output moves)."""
+    import pinocchio as pin
+    from sensor_msgs.msg import JointState
+
+    rng = np.random.default_rng(11)
+    frame = robot.model.getFrameId('tool0')
+    push = np.array([6.0, -4.0, 8.0, 0.0, 0.0, 0.0])
+    messages = []
+    for k in range(count):
+        t = 0.001 * k
+        q = ARM_POSE + 0.2 * np.sin(2.0 * t + np.arange(7))
+        v = 0.4 * np.cos(2.0 * t + np.arange(7))
+        a = -0.8 * np.sin(2.0 * t + np.arange(7))
+        effort = pin.rnea(robot.model, robot.data, q, v, a) + rng.normal(0.0, 0.01, 7)
+        if k >= 200:
+            jacobian = pin.computeFrameJacobian(robot.model, robot.data, q, frame, pin.LOCAL)
+            effort = effort + jacobian.T @ push
+        message = JointState(
+            name=list(robot.joint_names),
+            position=q.tolist(),
+            velocity=(v + rng.normal(0.0, 0.001, 7)).tolist(),
+            effort=effort.tolist(),
+        )
+        message.header.stamp.sec, message.header.stamp.nanosec = 50, 1_000_000 * k
+        messages.append(message)
+    return messages
+
+
+def test_live_dynamics_without_ros_gives_the_numbers_the_node_publishes(ros):
+    """dynamics_node as its own process, fed 600 joint states over a real topic; every published
+    gravity, inverse-dynamics, external-torque, contact-ratio and wrench message equals what a
+    LiveDynamics with the same settings computes from the same samples here."""
+    from geometry_msgs.msg import WrenchStamped
+    from ros_harness import wait_for
+    from sensor_msgs.msg import JointState
+    from test_shutdown import START_TIMEOUT, killed_on_failure, start_node
+
+    from robot_dynamics.ros.topics import JOINT_STATE_QOS, joint_state_fields, stamp_seconds
+
+    namespace, name = f'/live_check_{os.getpid()}', 'dynamics'
+    robot = RobotModel.from_urdf_file(ARM_URDF)
+    messages = arm_joint_states(robot, 600)
+    parameters = [f'{key}:={value}' for key, value in NODE_PARAMETERS.items()]
+    with ros() as harness:
+        outputs = {
+            topic: harness.collect(JointState, f'{namespace}/{name}/{topic}', JOINT_STATE_QOS)
+            for topic in (
+                'gravity_torques',
+                'inverse_dynamics_torques',
+                'external_torques',
+                'contact_ratio',
+            )
+        }
+        wrenches = harness.collect(
+            WrenchStamped, f'{namespace}/{name}/external_wrench', JOINT_STATE_QOS
+        )
+        feed = harness.probe.create_publisher(
+            JointState, f'{namespace}/joint_states', JOINT_STATE_QOS
+        )
+        process = start_node('dynamics_node', name, *parameters, namespace=namespace)
+        with killed_on_failure(process):
+            assert wait_for(
+                lambda: (
+                    feed.get_subscription_count() >= 1
+                    and harness.probe.count_publishers(f'{namespace}/{name}/external_wrench') >= 1
+                    and all(
+                        subscription.get_publisher_count() >= 1
+                        for subscription in harness.probe.subscriptions
+                    )
+                ),
+                START_TIMEOUT,
+            ), 'dynamics_node did not come up'
+            time.sleep(1.0)  # the node's side of the discovery: it sees every subscription
+            for index, message in enumerate(messages):
+                feed.publish(message)
+                if index % 50 == 49:  # paced: the writer's history never overwrites a sample
+                    wait_for(lambda: len(outputs['gravity_torques']) >= index - 100, 10)
+            assert wait_for(lambda: len(wrenches) >= 598, 60), len(wrenches)
+            process.send_signal(signal.SIGINT)
+            process.communicate(timeout=10)
+    assert process.returncode == 0
+
+    live = LiveDynamics(
+        robot,
+        LiveSettings(
+            observer_gain=80.0,
+            contact_thresholds=(2.0,) * 7,
+            wrench_frame='tool0',
+            acceleration_window=9,
+        ),
+    )
+    expected = {}
+    for message in messages:
+        result = live.update(joint_state_fields(message), wrench=True)
+        expected[stamp_seconds(message.header.stamp)] = result
+
+    def by_stamp(received: list) -> dict:
+        return {stamp_seconds(m.header.stamp): m for m in received}
+
+    published = {topic: by_stamp(received) for topic, received in outputs.items()}
+    assert len(published['gravity_torques']) == len(published['inverse_dynamics_torques']) == 600
+    assert len(published['external_torques']) == len(by_stamp(wrenches)) == 598
+    pushed = 0
+    for stamp, result in expected.items():
+        np.testing.assert_allclose(
+            published['gravity_torques'][stamp].effort, result.gravity, rtol=0, atol=1e-12
+        )
+        np.testing.assert_allclose(
+            published['inverse_dynamics_torques'][stamp].effort,
+            result.inverse_dynamics,
+            rtol=0,
+            atol=1e-12,
+        )
+        if result.external_torques is None:
+            assert stamp not in published['external_torques']
+            continue
+        np.testing.assert_allclose(
+            published['external_torques'][stamp].effort, result.external_torques, atol=1e-12
+        )
+        np.testing.assert_allclose(
+            published['contact_ratio'][stamp].effort, result.contact.ratios, atol=1e-12
+        )
+        wrench = by_stamp(wrenches)[stamp].wrench
+        np.testing.assert_allclose(
+            [wrench.force.x, wrench.force.y, wrench.force.z], result.wrench.force, atol=1e-9
+        )
+        np.testing.assert_allclose(
+            [wrench.torque.x, wrench.torque.y, wrench.torque.z], result.wrench.moment, atol=1e-9
+        )
+        pushed += result.contact.in_contact
+    assert pushed > 100  # the push was there, and flagged, in both

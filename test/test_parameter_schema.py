@@ -1,0 +1,158 @@
+"""Each node's parameters come from one table (ros/dynamics_parameters.py,
+ros/centroidal_parameters.py): the nodes declare exactly the table with its ranges, rclpy itself
+refuses an out-of-range value, and README's tables and config/robot_dynamics.yaml agree with it."""
+
+import math
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+from test_launch_files import AUTOMATIC, parameter_lines
+
+from robot_dynamics.models import ARM_URDF
+from robot_dynamics.ros.centroidal_parameters import CENTROIDAL_PARAMETERS
+from robot_dynamics.ros.dynamics_parameters import DYNAMICS_PARAMETERS
+from robot_dynamics.ros.parameter_schema import ParameterSpec
+
+ROOT = Path(__file__).resolve().parents[1]
+TABLES = {'dynamics': DYNAMICS_PARAMETERS, 'centroidal': CENTROIDAL_PARAMETERS}
+README_ROW = re.compile(r'^\| (?P<names>`[a-z_]+`(?:, `[a-z_]+`)*) \| (?P<default>[^|]+) \|')
+
+
+def node_of(name: str):
+    """The node ``name`` on the bundled arm (a description parameter: no listener process)."""
+    from rclpy.parameter import Parameter
+
+    from robot_dynamics.ros.centroidal_node import CentroidalNode
+    from robot_dynamics.ros.dynamics_node import DynamicsNode
+
+    node_type = {'dynamics': DynamicsNode, 'centroidal': CentroidalNode}[name]
+    return node_type(
+        name,
+        namespace='/schema_check',
+        parameter_overrides=[Parameter('robot_description', value=ARM_URDF.read_text())],
+    )
+
+
+def same_default(value, default) -> bool:
+    if isinstance(default, list):
+        return len(value) == len(default) and all(map(same_default, value, default))
+    if isinstance(default, float):
+        return isinstance(value, (int, float)) and not isinstance(value, bool) and value == default
+    return type(value) is type(default) and value == default
+
+
+def expected_bounds(spec: ParameterSpec) -> tuple:
+    """(from, to) of the rclpy range of ``spec``: its ends, an open one as its type's extreme."""
+    unbounded = math.inf if isinstance(spec.default, float) else 2**63 - 1
+    low = -unbounded if spec.low is None else spec.low
+    return low, unbounded if spec.high is None else spec.high
+
+
+def readme_rows(section: str) -> list:
+    """(parameter names, default cell) of the parameter table in README's ``## section``."""
+    text = (ROOT / 'README.md').read_text()
+    body = text.split(f'## {section}', 1)[1].split('\n## ', 1)[0]
+    rows, in_table = [], False
+    for line in body.splitlines():
+        if line.startswith('| parameter | default |'):
+            in_table = True
+        elif in_table and (match := README_ROW.match(line)):
+            rows.append((re.findall(r'`([a-z_]+)`', match['names']), match['default'].strip()))
+        elif in_table and not line.startswith('|'):
+            in_table = False
+    return rows
+
+
+@pytest.mark.parametrize('node_name', sorted(TABLES))
+def test_the_node_declares_exactly_its_table_with_descriptions_and_ranges(ros, node_name):
+    table = {spec.name: spec for spec in TABLES[node_name]}
+    node = node_of(node_name)
+    try:
+        assert set(node._parameters) - AUTOMATIC == set(table)
+        for name, spec in table.items():
+            descriptor = node.describe_parameter(name)
+            assert descriptor.description.startswith(spec.description), name
+            assert descriptor.read_only is not spec.runtime, name
+            if name != 'robot_description':  # given, so that no listener process starts
+                assert same_default(node.get_parameter(name).value, spec.default), name
+            ranges = [*descriptor.floating_point_range, *descriptor.integer_range]
+            if spec.low is None and spec.high is None:
+                assert not ranges, name
+                continue
+            (bounds,) = ranges
+            assert (bounds.from_value, bounds.to_value) == expected_bounds(spec), name
+    finally:
+        node.destroy_node()
+
+
+def test_describe_shows_the_range_and_rclpy_refuses_a_value_outside_it(ros):
+    """What ``ros2 param describe`` and ``ros2 param set`` call: the node's own services."""
+    from rcl_interfaces.srv import DescribeParameters, SetParameters
+    from rclpy.node import Node
+    from rclpy.parameter import Parameter
+
+    from robot_dynamics.ros.parameter_schema import NodeParameters
+
+    node = node_of('dynamics')
+    settable = Node('schema_settable', namespace='/schema_check')
+    NodeParameters(
+        settable, (ParameterSpec('gain', 1.0, 'a gain', '1/s', low=0.0, high=2.0, runtime=True),)
+    )
+    with ros(node, settable) as harness:
+        (window, gain) = harness.call(
+            DescribeParameters,
+            '/schema_check/dynamics/describe_parameters',
+            DescribeParameters.Request(names=['acceleration_window', 'observer_gain']),
+        ).descriptors
+        assert (window.integer_range[0].from_value, window.integer_range[0].to_value) == (2, 1000)
+        assert window.read_only and 'samples' in window.description
+        assert gain.floating_point_range[0].from_value == 0.0
+        assert 'in (0, inf) 1/s' in gain.additional_constraints
+
+        def set_value(service: str, name: str, value):
+            request = SetParameters.Request(
+                parameters=[Parameter(name, value=value).to_parameter_msg()]
+            )
+            return harness.call(SetParameters, service, request).results[0]
+
+        refused = set_value('/schema_check/schema_settable/set_parameters', 'gain', 3.0)
+        assert not refused.successful and 'out of range' in refused.reason  # rclpy's own words
+        taken = set_value('/schema_check/schema_settable/set_parameters', 'gain', 1.5)
+        assert taken.successful and settable.get_parameter('gain').value == 1.5
+        read_only = set_value('/schema_check/dynamics/set_parameters', 'observer_gain', 60.0)
+        assert not read_only.successful and 'read-only' in read_only.reason
+
+
+@pytest.mark.parametrize('node_name', sorted(TABLES))
+def test_config_file_holds_every_parameter_of_the_table_with_its_default(node_name):
+    documented = parameter_lines('robot_dynamics.yaml')[node_name]
+    table = {spec.name: spec for spec in TABLES[node_name]}
+    assert set(documented) == set(table)
+    for name, (commented, text, comment) in documented.items():
+        assert comment, f'{node_name}.{name} has no comment'
+        default = table[name].default
+        if commented:  # a ROS 2 parameter file cannot hold an empty list
+            assert text == '[]' and default == [], name
+        else:
+            assert same_default(yaml.safe_load(text), default), f'{node_name}.{name}: {text}'
+
+
+@pytest.mark.parametrize(
+    'section, node_name', [('dynamics_node', 'dynamics'), ('centroidal_node', 'centroidal')]
+)
+def test_every_readme_row_names_a_parameter_with_its_default_and_unit(section, node_name):
+    table = {spec.name: spec for spec in TABLES[node_name]}
+    rows = readme_rows(section)
+    assert len(rows) >= 5, f'no parameter table in README section {section}'
+    for names, cell in rows:
+        match = re.fullmatch(r'`(?P<value>[^`]*)`(?: (?P<unit>\S+))?', cell)
+        assert match, f'{names}: default cell {cell!r} is not `value` [unit]'
+        for name in names:
+            assert name in table, f'README names {name}, not a parameter of {node_name}'
+            spec = table[name]
+            assert same_default(yaml.safe_load(match['value'] or "''"), spec.default), name
+            number = isinstance(spec.default, (int, float)) and not isinstance(spec.default, bool)
+            if match['unit'] or (number and spec.unit):
+                assert match['unit'] == spec.unit, f'{name}: README unit {match["unit"]!r}'
