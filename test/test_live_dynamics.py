@@ -16,7 +16,8 @@ import vertical_2r
 
 from robot_dynamics.core.contact.contact_detection import ContactCalibrationError
 from robot_dynamics.core.dynamics.joint_reactions import KnownWrenchError
-from robot_dynamics.core.live.live_dynamics import LiveDynamics, LiveSettings, LiveSettingsError
+from robot_dynamics.core.live.live_dynamics import LiveDynamics
+from robot_dynamics.core.live.settings import LiveSettings, LiveSettingsError
 from robot_dynamics.core.model.inertia import InertialParameters
 from robot_dynamics.core.model.model import RobotModel
 from robot_dynamics.core.streams.joint_states import JointSample

@@ -22,7 +22,7 @@ from robot_dynamics.core.contact.external_wrench import DEFAULT_DAMPING, DEFAULT
 from robot_dynamics.core.contact.momentum_observer import DEFAULT_GAIN
 from robot_dynamics.core.identification.payload import MODES as PAYLOAD_MODES
 from robot_dynamics.core.live.known_wrench import KNOWN_WRENCH_TIMEOUT
-from robot_dynamics.core.live.live_dynamics import (
+from robot_dynamics.core.live.settings import (
     ACCELERATION_WINDOW,
     CALIBRATION_DURATION,
     MAX_ACCELERATION_WINDOW,

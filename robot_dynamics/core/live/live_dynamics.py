@@ -1,9 +1,10 @@
 """Live dynamics of one joint-state stream: everything dynamics_node publishes for each message.
 
 :class:`LiveDynamics` is built from a :class:`~robot_dynamics.core.model.model.RobotModel` and one
-:class:`LiveSettings`. For each joint-state sample :meth:`LiveDynamics.update` returns one
-:class:`LiveResult`, computed in two stages (dynamics_node publishes the first stage's torques
-before it runs the second, so their latency does not include the observer):
+:class:`~robot_dynamics.core.live.settings.LiveSettings`. For each joint-state sample
+:meth:`LiveDynamics.update` returns one :class:`LiveResult`, computed in two stages
+(dynamics_node publishes the first stage's torques before it runs the second, so their latency
+does not include the observer):
 
 1. :meth:`LiveDynamics.torques`: the sample merged by name into model order (stale joints: no
    result yet), efforts converted to joint torques (``effort_model``), q̈ estimated, then
@@ -45,10 +46,6 @@ from typing import Callable, Optional, Sequence
 import numpy as np
 
 from robot_dynamics.core.contact.contact_detection import (
-    DEFAULT_MIN_DURATION,
-    DEFAULT_RELEASE_DURATION,
-    DEFAULT_RELEASE_RATIO,
-    DEFAULT_SIGMA,
     ContactCalibrationError,
     ContactDetector,
     ContactUpdate,
@@ -58,15 +55,11 @@ from robot_dynamics.core.contact.contact_detection import (
     checked_thresholds,
 )
 from robot_dynamics.core.contact.external_wrench import (
-    DEFAULT_DAMPING,
-    DEFAULT_SINGULAR_THRESHOLD,
     WrenchEstimate,
     WrenchEstimator,
 )
 from robot_dynamics.core.contact.momentum_observer import (
-    DEFAULT_GAIN,
     DEFAULT_MOMENTUM,
-    MOMENTUM_SOURCES,
     MomentumObserver,
     external_torques_from_inverse_dynamics,
     quieter_momentum_source,
@@ -80,122 +73,18 @@ from robot_dynamics.core.live.effective_mass_reading import (
     EffectiveMassReading,
     effective_mass_reading,
 )
-from robot_dynamics.core.live.known_wrench import KNOWN_WRENCH_TIMEOUT, KnownWrenchInput
+from robot_dynamics.core.live.known_wrench import KnownWrenchInput
+from robot_dynamics.core.live.settings import HISTORY_MAX_RATE, LiveSettings
 from robot_dynamics.core.live.status import ERROR, OK, WARN, LiveStatus, worst
 from robot_dynamics.core.model.inertia import InertialParameters
 from robot_dynamics.core.model.model import RobotModel
 from robot_dynamics.core.streams.effort_model import EffortModel, EffortModelError
-from robot_dynamics.core.streams.joint_states import STALE_TIMEOUT, JointSample, JointStateMerger
+from robot_dynamics.core.streams.joint_states import JointSample, JointStateMerger
 from robot_dynamics.core.streams.live_torques import (
-    ACCELERATION_MODES,
     LiveTorqueEstimator,
     TorqueSample,
 )
 from robot_dynamics.core.streams.ring_buffer import SampleRingBuffer
-
-ROUTES = ('observer', 'inverse_dynamics')
-"""How the external torques are obtained (``external_torque_method``)."""
-
-MOMENTUM_CHOICES = ('auto',) + MOMENTUM_SOURCES
-"""Where the observer's momentum comes from; ``auto``: positions until a calibration keeps the
-quieter of the two."""
-
-ACCELERATION_WINDOW = 15
-"""Default samples of the least-squares velocity slope giving q̈ (delay ≈ half)."""
-
-MAX_ACCELERATION_WINDOW = 1000
-"""Largest q̈ window [samples] (0.5 s of delay at 1 kHz)."""
-
-CALIBRATION_DURATION = 10.0
-"""Default seconds of contact-free motion a threshold calibration uses (the last ones)."""
-
-HISTORY_MAX_RATE = 1000.0
-"""Highest sample rate [Hz] the residual history is sized for."""
-
-TORQUE_WARN_RATIO = 0.8
-"""Default |τ| / effort limit above which the torque margins warn (error above 1)."""
-
-
-class LiveSettingsError(RobotDynamicsError):
-    """A live setting is out of its range: fix the value (the node's parameter of that name)."""
-
-
-@dataclass(frozen=True)
-class LiveSettings:
-    """Every setting of the live pipeline (the dynamics_node parameters of the same names).
-
-    Torques: ``stale_timeout`` [s] (a joint value older than this than the newest is stale),
-    ``acceleration_mode`` (``'estimated'``: q̈ from the causal slope of the velocities over
-    ``acceleration_window`` samples; ``'zero'``), ``effort_model`` (what the measured efforts
-    are; None: joint torques). External torques: ``external_torque_method`` (:data:`ROUTES`),
-    ``observer_gain`` K_O [1/s], ``observer_momentum`` (:data:`MOMENTUM_CHOICES`),
-    ``friction_file`` (friction YAML of ``robot_dynamics identify``, subtracted from the efforts
-    by the observer; '' none). Contact: ``contact_thresholds`` [N·m per joint, model order;
-    empty or all zero: none given], calibrated as |mean| + ``contact_threshold_sigma`` σ over
-    the last ``contact_calibration_duration`` [s]; a contact starts once a ratio |τ_ext| /
-    threshold exceeded 1 for ``contact_min_duration`` [s] and ends once every ratio stayed
-    below ``contact_release_ratio`` for ``contact_release_duration`` [s]. Wrench:
-    ``wrench_frame`` ('' the payload link), ``wrench_damping`` [m], ``wrench_singular_threshold``.
-    Tool: ``known_wrench_timeout`` [s], ``effective_mass_frame`` ('' the payload link).
-    Diagnostics: ``torque_warn_ratio`` (|τ| / effort limit that warns, in (0, 1]).
-    """
-
-    stale_timeout: float = STALE_TIMEOUT
-    acceleration_mode: str = 'estimated'
-    acceleration_window: int = ACCELERATION_WINDOW
-    effort_model: Optional[EffortModel] = None
-    external_torque_method: str = 'observer'
-    observer_gain: float = DEFAULT_GAIN
-    observer_momentum: str = 'auto'
-    friction_file: str = ''
-    contact_thresholds: tuple = ()
-    contact_threshold_sigma: float = DEFAULT_SIGMA
-    contact_calibration_duration: float = CALIBRATION_DURATION
-    contact_min_duration: float = DEFAULT_MIN_DURATION
-    contact_release_ratio: float = DEFAULT_RELEASE_RATIO
-    contact_release_duration: float = DEFAULT_RELEASE_DURATION
-    wrench_frame: str = ''
-    wrench_damping: float = DEFAULT_DAMPING
-    wrench_singular_threshold: float = DEFAULT_SINGULAR_THRESHOLD
-    known_wrench_timeout: float = KNOWN_WRENCH_TIMEOUT
-    effective_mass_frame: str = ''
-    torque_warn_ratio: float = TORQUE_WARN_RATIO
-
-    def __post_init__(self):
-        object.__setattr__(self, 'contact_thresholds', tuple(self.contact_thresholds))
-        choices = (
-            ('acceleration_mode', ACCELERATION_MODES),
-            ('external_torque_method', ROUTES),
-            ('observer_momentum', MOMENTUM_CHOICES),
-        )
-        for name, allowed in choices:
-            if getattr(self, name) not in allowed:
-                raise LiveSettingsError(
-                    f'{name} must be one of {allowed}, got {getattr(self, name)!r}'
-                )
-        positive = (
-            'stale_timeout',
-            'observer_gain',
-            'contact_threshold_sigma',
-            'contact_calibration_duration',
-            'wrench_damping',
-            'wrench_singular_threshold',
-            'known_wrench_timeout',
-        )
-        for name in positive:
-            if not 0.0 < getattr(self, name) < np.inf:
-                raise LiveSettingsError(
-                    f'{name} must be a positive number, got {getattr(self, name)!r}'
-                )
-        if not 2 <= self.acceleration_window <= MAX_ACCELERATION_WINDOW:
-            raise LiveSettingsError(
-                f'acceleration_window must be 2 to {MAX_ACCELERATION_WINDOW} samples, got '
-                f'{self.acceleration_window!r}'
-            )
-        if not 0.0 < self.torque_warn_ratio <= 1.0:
-            raise LiveSettingsError(
-                f'torque_warn_ratio must be in (0, 1], got {self.torque_warn_ratio!r}'
-            )
 
 
 @dataclass(frozen=True)
