@@ -31,6 +31,7 @@ import numpy as np
 import scipy.linalg
 
 from robot_dynamics.core.dynamics.regressor import (
+    PARAMETERS_PER_BODY,
     body_link_names,
     body_parameter_vector,
     num_bodies,
@@ -38,7 +39,6 @@ from robot_dynamics.core.dynamics.regressor import (
 )
 from robot_dynamics.core.errors import IdentificationRefused, RobotDynamicsError
 from robot_dynamics.core.identification.covariance import classic_covariance, correlated_covariance
-from robot_dynamics.core.identification.identified_model import friction_values
 from robot_dynamics.core.identification.recording import PreparedData
 from robot_dynamics.core.model.inertia import pseudo_inertia_from_vector
 from robot_dynamics.core.model.model import RobotModel
@@ -148,6 +148,18 @@ def prior_parameters(robot: RobotModel, terms: ModelTerms = ModelTerms()) -> np.
     return np.concatenate(
         [body_parameter_vector(robot), np.zeros(robot.num_joints * len(terms.joint_terms))]
     )
+
+
+def friction_values(robot: RobotModel, terms: ModelTerms, standard: np.ndarray) -> dict:
+    """{joint: {term: value}} of the per-joint terms in a standard vector (SI units)."""
+    offset, count = PARAMETERS_PER_BODY * num_bodies(robot), len(terms.joint_terms)
+    return {
+        joint: {
+            term: float(standard[offset + j * count + k])
+            for k, term in enumerate(terms.joint_terms)
+        }
+        for j, joint in enumerate(robot.joint_names)
+    }
 
 
 # ---------------------------------------------------------------------------- base parameters
