@@ -55,9 +55,9 @@ def run(args: argparse.Namespace) -> int:
     from robot_dynamics.commands.identify_payload import _read
     from robot_dynamics.commands.output_paths import check_writable_file
     from robot_dynamics.core.contact.external_wrench import DEFAULT_DAMPING, external_wrench_series
+    from robot_dynamics.core.dynamics.friction import load_friction_file
     from robot_dynamics.core.errors import RobotDynamicsError
     from robot_dynamics.core.identification import recording_files as recordings
-    from robot_dynamics.core.identification.friction import load_friction_file
     from robot_dynamics.core.identification.payload import default_payload_link
     from robot_dynamics.core.model.model import RobotModel
 

@@ -1,5 +1,5 @@
 """The identified model written out: the URDF with identified ``<inertial>`` elements and the
-friction YAML that :mod:`~robot_dynamics.core.identification.friction` reads back.
+friction YAML that :mod:`~robot_dynamics.core.dynamics.friction` reads back.
 
 Input: a standard parameter vector of
 :func:`~robot_dynamics.core.identification.whole_robot.identify`
