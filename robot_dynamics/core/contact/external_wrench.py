@@ -132,15 +132,6 @@ class WrenchEstimator:
         )
 
 
-def external_joint_torques(
-    robot: RobotModel, positions: np.ndarray, frame: str, wrench: np.ndarray
-) -> np.ndarray:
-    """τ = Jᵀ F [N·m]: joint torques of a wrench F = (force [N], moment [N·m]) acting on ``frame``'s
-    link at its origin, in its axes, at joint ``positions`` [rad]."""
-    estimator = WrenchEstimator(robot, frame)
-    return estimator.jacobian(positions).T @ np.asarray(wrench, dtype=float)
-
-
 @dataclass(frozen=True)
 class ExternalWrenchSeries:
     """External torques and wrench over a recording: ``time`` (N,) [s]; ``torques`` (N, n) [N·m]
