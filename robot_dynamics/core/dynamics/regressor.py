@@ -14,7 +14,6 @@ from __future__ import annotations
 import numpy as np
 import pinocchio as pin
 
-from robot_dynamics.core.errors import DescriptionError
 from robot_dynamics.core.model.model import RobotModel
 
 PARAMETERS_PER_BODY = 10
@@ -85,11 +84,7 @@ def body_parameter_vector(robot: RobotModel) -> np.ndarray:
 def body_index(robot: RobotModel, link_name: str) -> tuple:
     """(body index, placement): which pinocchio body carries link/frame ``link_name`` (its
     columns are ``10·index … 10·index + 9``) and the frame's pose in that body's joint frame."""
-    if not robot.model.existFrame(link_name):
-        raise DescriptionError(f'link "{link_name}" is not a frame of model "{robot.name}"')
-    frame = robot.model.frames[robot.model.getFrameId(link_name)]
-    if frame.parentJoint == 0:
-        raise DescriptionError(f'link "{link_name}" is fixed to the world: no joint moves it')
+    frame = robot.model.frames[robot.frame_id(link_name, role='link', moving=True)]
     return frame.parentJoint - 1, pin.SE3(frame.placement)
 
 

@@ -29,7 +29,7 @@ from typing import Optional, Sequence
 import numpy as np
 import pinocchio as pin
 
-from robot_dynamics.core.errors import DescriptionError, PayloadError
+from robot_dynamics.core.errors import DescriptionError, PayloadError, RobotDynamicsError
 from robot_dynamics.core.model.inertia import InertialParameters
 from robot_dynamics.core.model.urdf import (
     MAX_DESCRIPTION_BYTES,
@@ -230,11 +230,36 @@ class RobotModel:
         """Total mass of the moving model, payload included [kg]."""
         return float(pin.computeTotalMass(self.model))
 
-    def frame_id(self, name: str) -> int:
-        """pinocchio frame id of a link (or any frame) by name; DescriptionError if unknown."""
+    def frame_id(
+        self,
+        name: str,
+        error: type[RobotDynamicsError] = DescriptionError,
+        role: str = 'frame',
+        moving: bool = False,
+    ) -> int:
+        """pinocchio frame id of the link (or any frame) called ``name``; the link's frame when
+        a joint has the same name.
+
+        Raises ``error`` (its message calls the frame ``role``, e.g. 'payload link') when the
+        model has no such frame, naming the links to choose from, and with ``moving`` also when
+        the frame is fixed to the world, where no joint moves it and nothing applied there
+        reaches a joint.
+        """
         if not self.model.existFrame(name):
-            raise DescriptionError(f'frame "{name}" is not in model "{self.name}"')
-        return self.model.getFrameId(name)
+            raise error(
+                f'{role} "{name}" is not a frame of model "{self.name}"; name one of its links: '
+                f'{_listed(self.description.links)}'
+            )
+        if self.model.existFrame(name, pin.BODY):
+            frame_id = self.model.getFrameId(name, pin.BODY)
+        else:
+            frame_id = self.model.getFrameId(name)
+        if moving and self.model.frames[frame_id].parentJoint == 0:
+            raise error(
+                f'{role} "{name}" is fixed to the world: no joint moves it, so nothing there '
+                'reaches a joint; name a link that a joint moves'
+            )
+        return frame_id
 
     def neutral_positions(self) -> np.ndarray:
         """Joint positions (``joint_names`` order) clipped into the limits around zero."""
@@ -334,15 +359,8 @@ class RobotModel:
             and np.all(np.isfinite(payload.inertia_com))
         ):
             raise PayloadError(f'payload parameters are not finite and non-negative: {payload!r}')
-        if not self.model.existFrame(link_name):
-            raise PayloadError(f'payload link "{link_name}" is not a frame of model "{self.name}"')
-        frame = self.model.frames[self.model.getFrameId(link_name)]
+        frame = self.model.frames[self.frame_id(link_name, PayloadError, 'payload link', True)]
         joint_id = frame.parentJoint
-        if joint_id == 0:
-            raise PayloadError(
-                f'payload link "{link_name}" is fixed to the world; a payload there changes no '
-                'joint torque'
-            )
         self.detach_payload()
         self.model.inertias[joint_id] = self._nominal_inertias[joint_id] + frame.placement.act(
             payload.to_pinocchio()
@@ -394,3 +412,10 @@ def _build_pinocchio_model(description: UrdfDescription, floating_base: bool) ->
         raise DescriptionError(
             f'pinocchio could not build model "{description.name}": {error}'
         ) from None
+
+
+def _listed(names, shown: int = 12) -> str:
+    """The first ``shown`` of ``names``, comma-separated, with how many more there are."""
+    names = list(names)
+    more = f' and {len(names) - shown} more' if len(names) > shown else ''
+    return ', '.join(names[:shown]) + more
