@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pinocchio as pin
 
+from robot_dynamics.core.errors import ModelInputError
 from robot_dynamics.core.model.model import RobotModel
 
 PARAMETERS_PER_BODY = 10
@@ -51,9 +52,9 @@ def stacked_regressor(
         ('accelerations', accelerations),
     ):
         if values.shape != positions.shape or values.shape[1:] != (n,):
-            raise ValueError(
+            raise ModelInputError(
                 f'{label} has shape {values.shape}, expected (N, {n}) like positions '
-                f'{positions.shape}'
+                f'{positions.shape}: one row per sample, one column per joint of joint_names'
             )
     rows = np.empty((len(positions) * n, PARAMETERS_PER_BODY * num_bodies(robot)))
     base = robot.base_dofs

@@ -29,7 +29,13 @@ from typing import Optional, Sequence
 import numpy as np
 import pinocchio as pin
 
-from robot_dynamics.core.errors import DescriptionError, PayloadError, RobotDynamicsError
+from robot_dynamics.core.errors import (
+    DescriptionError,
+    ModelInputError,
+    PayloadError,
+    RobotDynamicsError,
+    SettingError,
+)
 from robot_dynamics.core.model.inertia import InertialParameters
 from robot_dynamics.core.model.urdf import (
     MAX_DESCRIPTION_BYTES,
@@ -94,7 +100,10 @@ class RobotModel:
     ):
         gravity = np.asarray(gravity, dtype=float)
         if gravity.shape != (3,) or not np.all(np.isfinite(gravity)):
-            raise ValueError(f'gravity must be 3 finite numbers in m/s², got {gravity!r}')
+            raise SettingError(
+                f'gravity must be 3 finite numbers in m/s², world frame (e.g. [0, 0, -9.81]), '
+                f'got {gravity!r}'
+            )
         self.description = description
         self.floating_base = bool(floating_base)
         self.model = _build_pinocchio_model(description, self.floating_base)
@@ -124,7 +133,10 @@ class RobotModel:
     ) -> 'RobotModel':
         """Build from URDF text. ``root_joint`` is ``'fixed'`` or ``'floating'`` (free flyer)."""
         if root_joint not in ('fixed', 'floating'):
-            raise ValueError(f"root_joint must be 'fixed' or 'floating', got {root_joint!r}")
+            raise SettingError(
+                f"root_joint must be 'fixed' (a base bolted to the world) or 'floating' (a free "
+                f'base: legged or mobile robots), got {root_joint!r}'
+            )
         return cls(
             parse_urdf(text, max_moving_joints=max_moving_joints),
             floating_base=(root_joint == 'floating'),
@@ -276,8 +288,9 @@ class RobotModel:
         """
         positions = np.asarray(joint_positions, dtype=float)
         if positions.shape != (self.num_joints,):
-            raise ValueError(
-                f'expected {self.num_joints} joint positions, got shape {positions.shape}'
+            raise ModelInputError(
+                f'expected {self.num_joints} joint positions (one per joint of joint_names, in '
+                f'that order), got shape {positions.shape}'
             )
         if self._identity_layout and not self.floating_base:
             return positions.copy()
@@ -318,7 +331,10 @@ class RobotModel:
         omitted."""
         values = np.asarray(joint_values, dtype=float)
         if values.shape != (self.num_joints,):
-            raise ValueError(f'expected {self.num_joints} joint values, got shape {values.shape}')
+            raise ModelInputError(
+                f'expected {self.num_joints} joint values (one per joint of joint_names, in that '
+                f'order), got shape {values.shape}'
+            )
         if self._identity_layout and not self.floating_base:
             return values.copy()
         v = np.zeros(self.model.nv)
@@ -398,7 +414,10 @@ def _normalised_pose(base_pose: Optional[np.ndarray]) -> np.ndarray:
     pose = np.asarray(base_pose, dtype=float).reshape(7).copy()
     norm = np.linalg.norm(pose[3:])
     if not math.isfinite(norm) or norm < 1e-9:
-        raise ValueError(f'base orientation quaternion {pose[3:]} has no direction')
+        raise ModelInputError(
+            f'base orientation quaternion {pose[3:]} has no direction (zero or not finite): give '
+            'a unit quaternion [qx, qy, qz, qw]'
+        )
     pose[3:] /= norm
     return pose
 
