@@ -1,10 +1,11 @@
 """The package's import directions (docs/architecture.md), with no exception list.
 
-The core's folders stand in layers, written once in ``CORE_LAYERS``: a module imports its own
-folder and the layers below it, never a sibling of its own layer nor a layer above. Above the
-core: ``simulation`` (uses the core, never used by it), then the shells ``ros``, ``commands``
-and ``instruments``. No module imports a private name of another module, and no import cycle
-joins two modules of the package.
+Layers are written once, lowest first: ``PACKAGE_LAYERS`` for the package's parts (the core,
+the simulation above it, then ros, commands, instruments and the command line) and
+``CORE_LAYERS`` for the core's folders. A module imports its own part (folder) and the layers
+below it, never a sibling of its own layer nor a layer above; the core and the simulation never
+import rclpy. No module imports a private name of another module, and no import cycle joins
+two modules of the package.
 """
 
 import ast
@@ -21,19 +22,30 @@ CORE_LAYERS = (
     ('contact', 'floating_base', 'identification', 'validation'),
     ('live',),
 )
-SHELLS = ('ros', 'commands', 'instruments')
+PACKAGE_LAYERS = (
+    ('core', 'models'),
+    ('simulation',),
+    ('ros',),
+    ('commands',),
+    ('instruments',),
+    ('cli',),
+    ('__main__',),
+)
+"""The package's top-level parts, lowest first (``models``: the bundled URDFs' paths)."""
+NO_ROS = ('core', 'models', 'simulation')
 
 
-def core_allowed() -> dict:
-    """{core folder: the folders it may import}: its own and every folder of a lower layer."""
+def allowed(layers: tuple) -> dict:
+    """{part: the parts it may import}: itself and every part of a lower layer."""
     allowed = {}
-    for index, layer in enumerate(CORE_LAYERS):
-        below = {folder for lower in CORE_LAYERS[:index] for folder in lower}
-        allowed.update({folder: below | {folder} for folder in layer})
+    for index, layer in enumerate(layers):
+        below = {part for lower in layers[:index] for part in lower}
+        allowed.update({part: below | {part} for part in layer})
     return allowed
 
 
-CORE_ALLOWED = core_allowed()
+CORE_ALLOWED = allowed(CORE_LAYERS)
+PACKAGE_ALLOWED = allowed(PACKAGE_LAYERS)
 
 
 def package_files(folder: str = '') -> list:
@@ -66,55 +78,40 @@ def imported_modules(path: pathlib.Path) -> set:
     return {module for module, _ in imports(path)}
 
 
-def core_folder(module: str) -> str:
-    return module.split('.')[2]
-
-
 def file_id(path: pathlib.Path) -> str:
     return str(path.relative_to(PACKAGE))
 
 
+def owner(path: pathlib.Path, root: pathlib.Path) -> str:
+    """The part (folder or top-level module) of ``root`` that holds ``path``."""
+    return path.relative_to(root).parts[0].removesuffix('.py')
+
+
+def part(module: str, position: int) -> str:
+    """The name at ``position`` of a dotted module path (1: package part, 2: core folder)."""
+    return module.split('.')[position]
+
+
+@pytest.mark.parametrize('path', package_files(), ids=file_id)
+def test_each_part_imports_only_itself_and_lower_layers(path):
+    own = owner(path, PACKAGE)
+    if own == '__init__':
+        return
+    assert own in PACKAGE_ALLOWED, f'{own} is not placed in PACKAGE_LAYERS'
+    for module in imported_modules(path):
+        if own in NO_ROS:
+            assert not module.startswith('rclpy'), f'{file_id(path)} imports {module}'
+        if module.startswith('robot_dynamics.'):
+            assert part(module, 1) in PACKAGE_ALLOWED[own], f'{file_id(path)} imports {module}'
+
+
 @pytest.mark.parametrize('path', package_files('core'), ids=file_id)
-def test_core_imports_no_ros_nor_shells_and_only_its_layer_and_below(path):
-    own = path.relative_to(PACKAGE / 'core').parts[0].removesuffix('.py')
+def test_each_core_folder_imports_only_itself_and_lower_layers(path):
+    own = owner(path, PACKAGE / 'core')
     assert own == '__init__' or own in CORE_ALLOWED, f'core/{own} is not placed in CORE_LAYERS'
     for module in imported_modules(path):
-        assert not module.startswith(
-            ('rclpy', 'robot_dynamics.simulation')
-            + tuple(f'robot_dynamics.{shell}' for shell in SHELLS)
-        ), f'{file_id(path)} imports {module}'
         if module.startswith('robot_dynamics.core.'):
-            assert core_folder(module) in CORE_ALLOWED[own], f'{file_id(path)} imports {module}'
-
-
-@pytest.mark.parametrize('path', package_files('simulation'), ids=file_id)
-def test_simulation_uses_the_core_and_no_ros_nor_shells(path):
-    for module in imported_modules(path):
-        assert not module.startswith(
-            ('rclpy',) + tuple(f'robot_dynamics.{shell}' for shell in SHELLS)
-        ), f'{file_id(path)} imports {module}'
-
-
-@pytest.mark.parametrize('folder', ['core', 'simulation', 'ros', 'commands', 'models'])
-def test_only_the_cli_and_tests_import_the_instruments(folder):
-    for path in package_files(folder):
-        assert not any(
-            module.startswith('robot_dynamics.instruments') for module in imported_modules(path)
-        ), file_id(path)
-
-
-def test_ros_never_imports_the_commands():
-    for path in package_files('ros'):
-        assert not any(
-            module.startswith('robot_dynamics.commands') for module in imported_modules(path)
-        ), file_id(path)
-
-
-def test_every_core_folder_and_module_is_placed_in_the_layers():
-    core = PACKAGE / 'core'
-    entries = {path.name for path in core.iterdir() if path.is_dir() and path.name != '__pycache__'}
-    entries |= {path.stem for path in core.glob('*.py') if path.stem != '__init__'}
-    assert entries <= set(CORE_ALLOWED)
+            assert part(module, 2) in CORE_ALLOWED[own], f'{file_id(path)} imports {module}'
 
 
 def test_no_module_imports_a_private_name_of_another():
