@@ -375,7 +375,9 @@ class RobotModel:
             and np.all(np.isfinite(payload.inertia_com))
         ):
             raise PayloadError(f'payload parameters are not finite and non-negative: {payload!r}')
-        frame = self.model.frames[self.frame_id(link_name, PayloadError, 'payload link', True)]
+        frame = self.model.frames[
+            self.frame_id(link_name, PayloadError, 'payload link', moving=True)
+        ]
         joint_id = frame.parentJoint
         self.detach_payload()
         self.model.inertias[joint_id] = self._nominal_inertias[joint_id] + frame.placement.act(
