@@ -145,7 +145,11 @@ def static_data_in_full_mode() -> str:
 
 
 def inertia_not_excited(
-    stretch: SharedStretch, condition: float, limit: float, weakest: Sequence[int], advice
+    stretch: SharedStretch,
+    condition: float,
+    limit: float,
+    weakest: Sequence[int],
+    advice: MotionAdvice,
 ) -> str:
     """The refusal of mode full when the 10-column regressor is ill-conditioned."""
     return (
@@ -156,7 +160,11 @@ def inertia_not_excited(
 
 
 def inertia_not_identifiable(
-    stretch: SharedStretch, condition: float, limit: float, weakest: Sequence[int], advice
+    stretch: SharedStretch,
+    condition: float,
+    limit: float,
+    weakest: Sequence[int],
+    advice: MotionAdvice,
 ) -> str:
     """The warning of mode auto when it falls back to mass and centre of mass."""
     return (
@@ -172,7 +180,11 @@ def static_poses_give_mass_and_com() -> str:
 
 
 def mass_and_com_not_separable(
-    stretch: SharedStretch, condition: float, limit: float, weakest: Sequence[int], advice
+    stretch: SharedStretch,
+    condition: float,
+    limit: float,
+    weakest: Sequence[int],
+    advice: MotionAdvice,
 ) -> str:
     return (
         f'{stretch_words(stretch)} cannot separate mass and centre of mass (condition number '
