@@ -134,7 +134,7 @@ def test_known_wrench_torques_equal_the_shift_of_rnea_with_the_external_force(ex
 
 def test_known_wrench_torques_refuse_unknown_and_world_fixed_frames():
     arm = RobotModel.from_urdf_file(ARM_URDF)
-    with pytest.raises(KnownWrenchError, match='not in model'):
+    with pytest.raises(KnownWrenchError, match='not a frame'):
         KnownWrenchTorques(arm, KnownWrench('nowhere', FORCE, MOMENT))
     with pytest.raises(KnownWrenchError, match='fixed to the world'):
         KnownWrenchTorques(arm, KnownWrench('fr3_link0', FORCE, MOMENT))

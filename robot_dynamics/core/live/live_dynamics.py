@@ -65,9 +65,9 @@ from robot_dynamics.core.contact.momentum_observer import (
     quieter_momentum_source,
 )
 from robot_dynamics.core.dynamics import joint_space as dynamics
+from robot_dynamics.core.dynamics.friction import FrictionModel, load_friction_file
 from robot_dynamics.core.dynamics.joint_reactions import KnownWrench
 from robot_dynamics.core.errors import RobotDynamicsError
-from robot_dynamics.core.identification.friction import FrictionModel, load_friction_file
 from robot_dynamics.core.identification.payload import default_payload_link
 from robot_dynamics.core.live.effective_mass_reading import (
     EffectiveMassReading,
