@@ -92,14 +92,16 @@ def effective_mass_reading(
             level=WARN,
             stamp=stamp,
         )
+    try:
+        robot.frame_id(frame, EffectiveMassError, 'effective_mass_frame')
+    except EffectiveMassError as error:
+        return EffectiveMassReading(frame, problem=str(error), level=WARN, stamp=stamp)
     q, v = robot.configuration(sample.positions), robot.tangent(sample.velocities)
     try:
         value = effective_mass_at(robot, q, v, frame, time=stamp)
         at_rest = value.speed < REST_SPEED
-    except EffectiveMassError as error:
-        if not robot.model.existFrame(frame):
-            return EffectiveMassReading(frame, problem=str(error), level=WARN, stamp=stamp)
-        at_rest = True  # exactly at rest: no direction of motion
+    except EffectiveMassError:  # exactly at rest: no direction of motion
+        at_rest = True
     if at_rest:
         value = effective_mass_at(robot, q, v, frame, _up(robot), time=stamp)
     if not math.isfinite(value.mass):

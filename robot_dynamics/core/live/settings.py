@@ -20,7 +20,7 @@ from robot_dynamics.core.contact.contact_detection import (
 )
 from robot_dynamics.core.contact.external_wrench import DEFAULT_DAMPING, DEFAULT_SINGULAR_THRESHOLD
 from robot_dynamics.core.contact.momentum_observer import DEFAULT_GAIN, MOMENTUM_SOURCES
-from robot_dynamics.core.errors import RobotDynamicsError
+from robot_dynamics.core.errors import SettingError
 from robot_dynamics.core.live.known_wrench import KNOWN_WRENCH_TIMEOUT
 from robot_dynamics.core.streams.effort_model import EffortModel
 from robot_dynamics.core.streams.joint_states import STALE_TIMEOUT
@@ -49,7 +49,7 @@ TORQUE_WARN_RATIO = 0.8
 """Default |τ| / effort limit above which the torque margins warn (error above 1)."""
 
 
-class LiveSettingsError(RobotDynamicsError):
+class LiveSettingsError(SettingError):
     """A live setting is out of its range: fix the value (the node's parameter of that name)."""
 
 
