@@ -13,6 +13,7 @@ from rclpy.node import Node
 from rclpy.parameter import Parameter
 
 from robot_dynamics.ros.node_log import shorten
+from robot_dynamics.ros.rclpy_compat import parameter_type
 
 
 def describe(
@@ -104,7 +105,7 @@ def checked_parameter(
     static = len(value) > 0 if isinstance(value, (list, tuple)) else True
     descriptor = describe(description, read_only=True, dynamic_typing=not static)
     if static:
-        descriptor.type = Parameter.Type.from_parameter_value(value).value
+        descriptor.type = parameter_type(value)
     node.set_descriptor(name, descriptor)
     return value
 
