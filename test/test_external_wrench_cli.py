@@ -9,7 +9,7 @@ from robot_dynamics.cli import main
 from robot_dynamics.core.model.model import RobotModel
 from robot_dynamics.core.identification.recording_files import write_rosbag
 from robot_dynamics.core.identification.recording import Recording
-from robot_dynamics.core.simulation import ArmSimulation, scripted_excitation
+from robot_dynamics.simulation.reference import ArmSimulation, scripted_excitation
 from robot_dynamics.models import ARM_URDF
 
 PUSH = np.array([6.0, -9.0, 4.0, 0.2, 0.0, -0.3])

@@ -6,7 +6,7 @@ import pathlib
 import pytest
 
 PACKAGE = pathlib.Path(__file__).resolve().parents[1] / 'robot_dynamics'
-CORE_ORDER = ['errors', 'model', 'dynamics', 'streams', 'floating_base', 'identification', 'contact', 'simulation']
+CORE_ORDER = ['errors', 'model', 'dynamics', 'streams', 'floating_base', 'identification', 'contact']
 CORE_ALLOWED = {folder: set(CORE_ORDER[:index]) for index, folder in enumerate(CORE_ORDER)}
 CORE_ALLOWED['validation'] = {'errors', 'model'}
 
@@ -34,7 +34,8 @@ def test_core_imports_no_ros_and_only_lower_core_folders(path):
     own = path.relative_to(PACKAGE / 'core').parts[0].removesuffix('.py')
     for module in imported_modules(path):
         assert not module.startswith(('rclpy', 'robot_dynamics.ros', 'robot_dynamics.commands',
-                                      'robot_dynamics.instruments')), f'{path.name} imports {module}'
+                                      'robot_dynamics.instruments', 'robot_dynamics.simulation')), \
+            f'{path.name} imports {module}'
         if module.startswith('robot_dynamics.core.'):
             target = core_folder(module)
             assert target == own or target in CORE_ALLOWED[own], f'{own}/{path.name} imports {module}'
@@ -55,3 +56,10 @@ def test_every_core_folder_is_placed_in_the_order():
     folders = {path.name for path in (PACKAGE / 'core').iterdir() if path.is_dir() and path.name != '__pycache__'}
     modules = {path.stem for path in (PACKAGE / 'core').glob('*.py') if path.stem != '__init__'}
     assert folders | modules <= set(CORE_ALLOWED)
+
+
+@pytest.mark.parametrize('path', package_files('simulation'), ids=lambda path: str(path.relative_to(PACKAGE)))
+def test_simulation_uses_the_core_and_no_ros_nor_shells(path):
+    for module in imported_modules(path):
+        assert not module.startswith(('rclpy', 'robot_dynamics.ros', 'robot_dynamics.commands',
+                                      'robot_dynamics.instruments')), f'{path.name} imports {module}'

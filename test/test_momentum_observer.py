@@ -23,7 +23,7 @@ from robot_dynamics.core.identification.friction import FrictionFileError, frict
 from robot_dynamics.core.model.model import RobotModel
 from robot_dynamics.core.contact.momentum_observer import (MOMENTUM_SOURCES, MomentumObserver, ObserverError,
                                                            quieter_momentum_source)
-from robot_dynamics.core.simulation import ArmSimulation, SensorNoise, scripted_excitation
+from robot_dynamics.simulation.reference import ArmSimulation, SensorNoise, scripted_excitation
 from robot_dynamics.models import ARM_URDF
 
 FIXTURES = Path(__file__).resolve().parent / 'data' / 'fixtures'

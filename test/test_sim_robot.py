@@ -17,7 +17,7 @@ from robot_dynamics.core.dynamics import joint_space as dynamics
 from robot_dynamics.core.identification.excitation import FourierTrajectory
 from robot_dynamics.core.model.inertia import InertialParameters
 from robot_dynamics.core.model.model import RobotModel
-from robot_dynamics.core.simulation import (ArmSimulation, JointSample, SensorNoise, SimulationError,
+from robot_dynamics.simulation.reference import (ArmSimulation, JointSample, SensorNoise, SimulationError,
                                             StanceMotion, scripted_excitation)
 from robot_dynamics.models import ARM_URDF, QUADRUPED_URDF
 from robot_dynamics.ros.topics import DESCRIPTION_QOS, JOINT_STATE_QOS, SENSOR_QOS, stamp_seconds

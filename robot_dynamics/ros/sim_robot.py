@@ -35,7 +35,7 @@ The simulation follows the wall clock: each timer tick integrates up to the curr
 never more than ``max_catch_up`` seconds at once (a stalled process slows the simulated
 time down instead of bursting). A simulation failure (e.g. feet out of the legs' reach)
 is logged with its reason and stops the motion; the node keeps running. All math is in
-:mod:`robot_dynamics.core.simulation`.
+:mod:`robot_dynamics.simulation.reference`.
 """
 from __future__ import annotations
 
@@ -54,7 +54,7 @@ from std_srvs.srv import SetBool
 from robot_dynamics.core.errors import PayloadError, RobotDynamicsError
 from robot_dynamics.core.model.inertia import InertialParameters
 from robot_dynamics.core.model.model import RobotModel
-from robot_dynamics.core.simulation import (FEEDBACK_MODES, ArmSimulation, FloatingSample, JointSample, SensorNoise,
+from robot_dynamics.simulation.reference import (FEEDBACK_MODES, ArmSimulation, FloatingSample, JointSample, SensorNoise,
                                             SimulationError, StanceMotion, scripted_excitation)
 from robot_dynamics.core.model.urdf import read_description_file
 from robot_dynamics.models import ARM_URDF, QUADRUPED_URDF

@@ -1,4 +1,5 @@
-"""Simulated robots whose truth is exact and known: the test instrument behind ``sim_robot``.
+"""The reference engine: simulated robots integrated with pinocchio, whose truth is exact and
+known (``sim_robot engine: pinocchio``).
 
 * :class:`ArmSimulation` — a fixed-base robot integrated with pinocchio's forward dynamics
   (ABA) at a fixed step (≤ 1 ms, semi-implicit Euler), tracking a Fourier trajectory with
@@ -28,19 +29,15 @@ import numpy as np
 import pinocchio as pin
 
 from robot_dynamics.core.dynamics import joint_space as dynamics
-from robot_dynamics.core.errors import RobotDynamicsError
 from robot_dynamics.core.identification.excitation import ExcitationLimits, FourierTrajectory, fit_to_limits, rest_constrained
 from robot_dynamics.core.model.inertia import InertialParameters
 from robot_dynamics.core.model.model import RobotModel
+from robot_dynamics.simulation.errors import SimulationError
 
 MAX_STEP = 1e-3
 """Longest integration step [s] (the simulation runs at ≥ 1 kHz)."""
 FEEDBACK_MODES = ('exact', 'measured')
 """What the simulated controller feeds back: the exact state, or the noisy measured one."""
-
-
-class SimulationError(RobotDynamicsError):
-    """A simulation cannot be set up as requested (wrong model kind, step, trajectory, frames)."""
 
 
 @dataclass(frozen=True)
