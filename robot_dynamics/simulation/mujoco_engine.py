@@ -36,7 +36,9 @@ class EngineStep:
     [rad/s]), the acceleration it produced [rad/s²] and the joint torques [N·m] acting during
     it: ``motor`` (commanded), ``friction`` (τ_f, opposing the motion), ``rotor`` (armature·q̈),
     ``link`` (the link-side torque a joint torque sensor measures) and ``external`` (J_extᵀ F of
-    the applied push; zeros without one)."""
+    the applied push; zeros without one); the root link's pose and twist at the step start
+    (module conventions). MuJoCo's ``data`` holds the contacts, sensors and CoM of this state
+    until the next step."""
 
     time: float
     positions: np.ndarray
@@ -47,6 +49,8 @@ class EngineStep:
     rotor: np.ndarray
     link: np.ndarray
     external: np.ndarray
+    base_pose: np.ndarray
+    base_twist: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -168,6 +172,7 @@ class MujocoEngine:
         model, data, scene = self.model, self.data, self.scene
         time, q, v = self.time, self.positions(), self.velocities()
         mujoco.mj_step1(model, data)  # kinematics, mass matrix, contacts at (q_k, q̇_k)
+        pose, twist = self.base_pose(), self.base_twist()
         friction = self.friction(v)
         data.ctrl[scene.actuator_index] = motor_torques
         data.qfrc_applied[:] = 0.0
@@ -175,13 +180,16 @@ class MujocoEngine:
         external = self._apply_push()
         if base_acceleration is not None:
             self._drive_base(np.asarray(base_acceleration, dtype=float))
+        unstable = data.warning[mujoco.mjtWarning.mjWARN_BADQACC].number
         mujoco.mj_step2(model, data)  # forces, acceleration, semi-implicit Euler
         acceleration = data.qacc[scene.dof_index].copy()
-        if not (np.all(np.isfinite(acceleration)) and np.all(np.isfinite(data.qpos))):
+        if (data.warning[mujoco.mjtWarning.mjWARN_BADQACC].number != unstable
+                or not (np.all(np.isfinite(acceleration)) and np.all(np.isfinite(data.qpos)))):
             raise SimulationError('MuJoCo integration diverged (non-finite state): lower the gains or the step')
         rotor = self.armature * acceleration
         motor = np.asarray(motor_torques, dtype=float).copy()
-        return EngineStep(time, q, v, acceleration, motor, friction, rotor, motor - friction - rotor, external)
+        return EngineStep(time, q, v, acceleration, motor, friction, rotor, motor - friction - rotor, external,
+                          pose, twist)
 
     def _apply_push(self) -> np.ndarray:
         """Set xfrc_applied for the push (at the link's CoM, world axes) and return J_extᵀ F."""
