@@ -211,12 +211,10 @@ class MujocoEngine:
         model, data, base = self.model, self.data, self.scene.base_dofs
         mujoco.mj_fwdActuation(model, data)
         mujoco.mj_fwdAcceleration(model, data)
-        columns = np.zeros((model.nv, 6))
-        for index, dof in enumerate(base):
-            unit = np.zeros(model.nv)
-            unit[dof] = 1.0
-            mujoco.mj_solveM(model, data, columns[:, index:index + 1].T, unit[None, :])
-        force = np.linalg.solve(columns[base], acceleration - data.qacc_smooth[base])
+        units, columns = np.zeros((6, model.nv)), np.zeros((6, model.nv))
+        units[np.arange(6), base] = 1.0
+        mujoco.mj_solveM(model, data, columns, units)  # rows: M⁻¹ e_b
+        force = np.linalg.solve(columns[:, base].T, acceleration - data.qacc_smooth[base])
         data.qfrc_applied[base] += force
 
 

@@ -32,6 +32,11 @@ MUJOCO_COMPILER = ('<mujoco><compiler discardvisual="true" fusestatic="false" ba
                    'strippath="true"/></mujoco>')
 """Inserted into the URDF's ``<robot>``: keep every link a body and the inertias as written."""
 ROBOT_CONTYPE, ENVIRONMENT_CONAFFINITY = 1, 1
+FLOOR_SOLIMP = [0.95, 0.99, 0.001, 0.5, 2.0]
+"""Floor contact impedance; with a time constant of two steps it keeps feet within ~1 mm of the
+surface (MuJoCo's default, 0.02 s, lets a light leg sink by centimetres)."""
+NOSLIP_ITERATIONS = 5
+"""Iterations of MuJoCo's no-slip solver on a floor: feet that stick do not creep (soft contacts would)."""
 PAYLOAD_BODY, IMU_SITE, FT_SITE = 'payload', 'imu', 'ft_sensor'
 MOUNTS = ('world', 'free', 'scripted')
 SCRIPTED_JOINTS = ('base_x', 'base_y', 'base_z', 'base_yaw', 'base_pitch', 'base_roll')
@@ -119,6 +124,8 @@ def build_scene_model(description: UrdfDescription, joint_names: Sequence[str], 
     spec = robot_spec(description)
     spec.option.gravity = list(layout.gravity)
     spec.option.timestep = layout.timestep
+    if layout.floor_height is not None:
+        spec.option.noslip_iterations = NOSLIP_ITERATIONS
     root = spec.worldbody.first_body()
     root.pos = list(layout.root_position)
     root.quat = list(_quaternion_wxyz(layout.root_rpy))
@@ -164,6 +171,8 @@ def _indexed(model: mujoco.MjModel, description: UrdfDescription, joint_names: S
     base = [] if layout.mount == 'world' else list(range(model.body_dofadr[root], model.body_dofadr[root] + 6))
     robot_bodies = np.array([model.body(name).id for name in description.links], dtype=int)
     payload = model.body(PAYLOAD_BODY).id if has_payload else -1
+    if has_payload:  # its inertial frame is set at run time: never assume it is the body frame
+        model.body_sameframe[payload] = mujoco.mjtSameFrame.mjSAMEFRAME_NONE
     geoms = {name: model.geom(name).id for name in environment}
     return SceneModel(model, tuple(joint_names), qpos, dofs, actuators, np.array(base, dtype=int), root, payload,
                       robot_bodies, geoms)
@@ -218,7 +227,8 @@ def _add_environment(spec: mujoco.MjSpec, layout: SceneLayout) -> dict:
     world = spec.worldbody
     if layout.floor_height is not None:
         _environment_geom(world, 'floor', type=mujoco.mjtGeom.mjGEOM_PLANE, size=[0.0, 0.0, 1.0],
-                          pos=[0.0, 0.0, layout.floor_height], friction=[layout.floor_friction, 0.005, 0.0001])
+                          pos=[0.0, 0.0, layout.floor_height], friction=[layout.floor_friction, 0.005, 0.0001],
+                          solref=[2.0 * layout.timestep, 1.0], solimp=FLOOR_SOLIMP)
         names['floor'] = 'floor'
     for kind, box in [('table', layout.table)] + [('obstacle', box) for box in layout.obstacles]:
         if box is None:

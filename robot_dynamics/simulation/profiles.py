@@ -175,7 +175,8 @@ class RobotProfile:
             nominal = inertial.tensor_in_link_frame() if inertial is not None else np.zeros((3, 3))
             inertia = (scaled_second_moments(nominal, 1.0 + spread.inertia * draws[4:7]) if spread.inertia > 0.0
                        else nominal)
-        _check_link(self.name, name, mass, com, inertia)
+        if values != LinkValues() or spread != LinkSpread():  # the URDF's own values are MuJoCo's to judge
+            _check_link(self.name, name, mass, com, inertia)
         return float(mass), com, inertia
 
 

@@ -228,7 +228,7 @@ def legged_robot(name: str) -> LeggedRobot:
         stance = {f'{leg}_{joint}': value for leg in ('lf', 'rf', 'lh', 'rh')
                   for joint, value in (('haa', 0.0), ('hfe', 0.8), ('kfe', -1.6))}
         return LeggedRobot('quadruped', QUADRUPED_URDF, ('lf_foot', 'rf_foot', 'lh_foot', 'rh_foot'), stance,
-                           150.0, 1.5, 0.02)
+                           400.0, 2.5, 0.02)
     if name == 'solo12':
         stance = {}
         for leg, sign in (('FL', 1.0), ('FR', 1.0), ('HL', -1.0), ('HR', -1.0)):

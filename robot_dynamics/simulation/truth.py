@@ -6,7 +6,8 @@ their estimates are measured against.
   contact frame → world) summed per link with the moment about the link origin: world axes.
 * centre of pressure of the floor contacts (world): p = Σ pᵢ f_z,i / Σ f_z,i over the contacts
   with the floor, None while no floor contact pushes.
-* CoM of the whole robot with its payload (world), the root link's pose and twist.
+* CoM of the whole robot with its payload (world), the root link's pose, twist and acceleration
+  (classical: the derivative of the origin's world velocity, and ω̇, both in the root frame).
 * F/T sensor: the wrench the payload (tool) exerts on the payload link, in the link frame at its
   origin [N, N·m] (at rest: its weight).
 * IMU at the root link: angular velocity [rad/s] and specific force [m/s²] in the root frame,
@@ -45,9 +46,11 @@ class ImuReading:
 
 @dataclass(frozen=True)
 class Truth:
-    """Everything true about one sample (module docstring). Joint arrays in model order [N·m]."""
+    """Everything true about one sample (module docstring). Joint arrays in model order: the
+    accelerations [rad/s²] the step produced, torques [N·m]."""
 
     time: float
+    joint_accelerations: np.ndarray
     external_torques: np.ndarray
     push: Optional[Push]
     friction_torques: np.ndarray
@@ -60,6 +63,7 @@ class Truth:
     payload: Optional[InertialParameters]
     base_pose: np.ndarray
     base_twist: np.ndarray
+    base_acceleration: np.ndarray
     imu: ImuReading
     ft_wrench: Optional[np.ndarray]
 
@@ -73,9 +77,26 @@ def read_truth(engine: MujocoEngine, step: EngineStep) -> Truth:
     ft = None
     if scene.payload_body >= 0:
         ft = -np.concatenate([data.sensor('ft_force').data, data.sensor('ft_torque').data])
-    return Truth(step.time, step.external, engine.push, step.friction, step.rotor, step.motor, step.link, wrenches,
-                 cop, data.subtree_com[scene.root_body].copy() if model.nbody > 1 else np.zeros(3), engine.payload,
-                 step.base_pose, step.base_twist, imu, ft)
+    return Truth(step.time, step.accelerations, step.external, engine.push, step.friction, step.rotor, step.motor, step.link, wrenches,
+                 cop, center_of_mass(engine), engine.payload, step.base_pose, step.base_twist,
+                 base_acceleration(engine), imu, ft)
+
+
+def center_of_mass(engine: MujocoEngine) -> np.ndarray:
+    """CoM [m] (world) of every robot link and the payload (MuJoCo's inertial frames)."""
+    model, data, scene = engine.model, engine.data, engine.scene
+    bodies = list(scene.robot_bodies) + ([scene.payload_body] if scene.payload_body >= 0 else [])
+    masses = model.body_mass[bodies]
+    return masses @ data.xipos[bodies] / masses.sum()
+
+
+def base_acceleration(engine: MujocoEngine) -> np.ndarray:
+    """[a, ω̇] of the root origin in the root frame [m/s², rad/s²], gravity excluded."""
+    model, data, root = engine.model, engine.data, engine.scene.root_body
+    spatial = np.zeros(6)  # MuJoCo's (ω̇, a − g), local frame
+    mujoco.mj_objectAcceleration(model, data, mujoco.mjtObj.mjOBJ_XBODY, root, spatial, 1)
+    rotation = data.xmat[root].reshape(3, 3)
+    return np.concatenate([spatial[3:] + rotation.T @ model.opt.gravity, spatial[:3]])
 
 
 def contact_wrenches(engine: MujocoEngine) -> tuple:
@@ -91,6 +112,8 @@ def contact_wrenches(engine: MujocoEngine) -> tuple:
         mujoco.mj_contactForce(model, data, index, result)
         frame = contact.frame.reshape(3, 3)
         force_on_second = frame.T @ result[:3]
+        if not np.any(force_on_second):  # within the margin but not pushing
+            continue
         for geom, sign in ((contact.geom1, -1.0), (contact.geom2, 1.0)):
             body = int(model.geom_bodyid[geom])
             if body not in robot_bodies:
