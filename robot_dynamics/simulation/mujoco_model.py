@@ -266,3 +266,19 @@ def _quaternion_wxyz(rpy: Sequence[float]) -> np.ndarray:
     return np.array([cr * cp * cy + sr * sp * sy, sr * cp * cy - cr * sp * sy,
                      cr * sp * cy + sr * cp * sy, cr * cp * sy - sr * sp * cy])
 
+
+
+def boxes_from_text(entries) -> tuple:
+    """Obstacles from strings of six numbers each, 'x y z sx sy sz' (centre [m] in the world,
+    full edge lengths [m]), named ``obstacle_<i>``; refuses anything else by entry."""
+    boxes = []
+    for index, entry in enumerate(entry for entry in entries if str(entry).strip()):
+        try:
+            values = [float(value) for value in str(entry).replace(',', ' ').split()]
+        except ValueError:
+            values = []
+        if len(values) != 6:
+            raise SceneError(f'obstacle {index} "{entry}": give six numbers "x y z sx sy sz" (centre and edge '
+                             f'lengths, m)')
+        boxes.append(Box(f'obstacle_{index}', tuple(values[:3]), tuple(values[3:])))
+    return tuple(boxes)

@@ -19,6 +19,7 @@ Time [s] starts at 0 at construction and at each :meth:`reset`. SI units through
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional, Sequence
@@ -239,12 +240,8 @@ def legged_robot(name: str) -> LeggedRobot:
 
 
 def _solo12_urdf() -> Path:
-    try:
-        import example_robot_data  # noqa: F401  (only its installed share directory is used)
-    except ImportError:
-        pass
-    import sys
-    for root in [Path(sys.prefix)] + [Path(path) for path in sys.path]:
+    """solo12.urdf of the installed example-robot-data package (its cmeel share directory)."""
+    for root in [Path(path) for path in sys.path if path]:
         candidate = root / 'cmeel.prefix' / 'share' / 'example-robot-data' / 'robots' / 'solo_description' / \
             'robots' / 'solo12.urdf'
         if candidate.is_file():

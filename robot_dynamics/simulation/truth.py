@@ -70,7 +70,7 @@ class Truth:
 
 def read_truth(engine: MujocoEngine, step: EngineStep) -> Truth:
     """The :class:`Truth` of ``step`` (call right after :meth:`MujocoEngine.step`)."""
-    model, data, scene = engine.model, engine.data, engine.scene
+    data, scene = engine.data, engine.scene
     wrenches, cop = contact_wrenches(engine)
     imu = ImuReading(data.sensor('imu_gyro').data.copy(), data.sensor('imu_accelerometer').data.copy(),
                      _xyzw(data.sensor('imu_orientation').data))
