@@ -206,6 +206,7 @@ def test_bad_contact_parameters_fall_back_and_diagnostics_say_why(ros):
 
 def test_sim_push_is_detected_and_its_wrench_recovered_at_the_tool(ros):
     sim = SimRobot('sim_robot', namespace='/contact_f', parameter_overrides=[
+        Parameter('engine', value='pinocchio'),  # the exact reference: its noise and truth as set here
         Parameter('publish_rate', value=250.0), Parameter('velocity_noise', value=0.001),
         Parameter('effort_noise', value=0.02)])
     node = dynamics_node('/contact_f', robot_description=ARM_TEXT, contact_calibration_duration=2.0,

@@ -215,6 +215,7 @@ def test_known_wrench_equal_to_the_applied_push_leaves_no_external_torque(ros):
     the measured effort; an observer node that knows F sees ≈ 0 where one that does not sees Jᵀ F."""
     namespace = '/tool_sim'
     sim = SimRobot('sim_robot', namespace=namespace, parameter_overrides=[
+        Parameter('engine', value='pinocchio'),  # the exact reference: its noise and truth as set here
         Parameter('publish_rate', value=250.0), Parameter('velocity_noise', value=0.0),
         Parameter('effort_noise', value=0.0)])
     common = dict(robot_description=ARM_TEXT, known_wrench_timeout=600.0, effective_mass_rate=0.0)

@@ -104,9 +104,19 @@ def stance_inverse_kinematics(robot: RobotModel, feet: Sequence[str], targets: n
             return positions
         jacobian = np.vstack([pin.getFrameJacobian(model, data, frame, pin.LOCAL_WORLD_ALIGNED)[:3]
                               for frame in frames]) @ robot.coupling
-        positions = positions + np.linalg.lstsq(jacobian[:, robot.base_dofs:], error, rcond=None)[0]
+        positions = positions + _solve(jacobian[:, robot.base_dofs:], error)
     raise SimulationError(f'leg inverse kinematics did not converge (foot error {np.max(np.abs(error)):.2e} m): '
                           f'a scripted foot or base target is out of reach')
+
+
+def _solve(matrix: np.ndarray, vector: np.ndarray) -> np.ndarray:
+    """x with matrix x = vector: exact when square and regular, least squares otherwise."""
+    if matrix.shape[0] == matrix.shape[1]:
+        try:
+            return np.linalg.solve(matrix, vector)
+        except np.linalg.LinAlgError:
+            pass
+    return np.linalg.lstsq(matrix, vector, rcond=None)[0]
 
 
 def base_pose(position: Sequence[float], rpy: Optional[Sequence[float]] = None) -> np.ndarray:

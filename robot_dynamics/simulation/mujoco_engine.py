@@ -71,6 +71,8 @@ class MujocoEngine:
         self.data = mujoco.MjData(self.model)
         self.drives = [true_robot.drives[name] for name in scene.joint_names]
         self.armature = np.array([drive.armature for drive in self.drives])
+        self._frictionless = all(not (drive.viscous or drive.coulomb or drive.stribeck_static)
+                                 for drive in self.drives)
         self.push: Optional[Push] = None
         self.payload: Optional[InertialParameters] = None
         self._push_body = -1
@@ -164,6 +166,8 @@ class MujocoEngine:
     # ------------------------------------------------------------------ step
     def friction(self, velocities: np.ndarray) -> np.ndarray:
         """τ_f [N·m] of every joint at ``velocities`` [rad/s]."""
+        if self._frictionless:
+            return np.zeros(len(self.drives))
         return np.array([drive.friction(velocity) for drive, velocity in zip(self.drives, velocities)])
 
     def step(self, motor_torques: np.ndarray, base_acceleration: Optional[np.ndarray] = None) -> EngineStep:

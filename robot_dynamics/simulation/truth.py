@@ -122,13 +122,18 @@ def contact_wrenches(engine: MujocoEngine) -> tuple:
             lever = contact.pos - data.xpos[body]
             total = sums.setdefault(body, [np.zeros(3), np.zeros(3)])
             total[0] += force
-            total[1] += np.cross(lever, force)
+            total[1] += _cross(lever, force)
             if floor in (contact.geom1, contact.geom2) and force[2] > 0.0:
                 weighted += contact.pos * force[2]
                 normal += force[2]
     wrenches = {model.body(body).name: ContactWrench(model.body(body).name, force, moment)
                 for body, (force, moment) in sums.items()}
     return wrenches, (weighted / normal if normal > 0.0 else None)
+
+
+def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """a × b of two 3-vectors (np.cross costs ~30 µs per call, this step runs per contact)."""
+    return np.array([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]])
 
 
 def _xyzw(quaternion_wxyz: np.ndarray) -> np.ndarray:
