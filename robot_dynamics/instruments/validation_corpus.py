@@ -15,6 +15,7 @@ that link, the whole corpus within 60 s and no file over 2 s. Both wall-clock an
 are printed; the exit code judges the CPU times, which another job on a shared machine does not
 inflate: 0 when the targets are met, 1 otherwise, 2 when there is no corpus.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -37,9 +38,12 @@ _ELEMENT_NAME = re.compile(r"Element name '([^']*)'")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument('--robots', metavar='DIR',
-                        help='validation-corpus: directory searched for *.urdf (default: the example-robot-data '
-                             'package\'s robots)')
+    parser.add_argument(
+        '--robots',
+        metavar='DIR',
+        help='validation-corpus: directory searched for *.urdf (default: the example-robot-data '
+        'package\'s robots)',
+    )
 
 
 add_bench_arguments = add_arguments
@@ -75,7 +79,11 @@ class CorpusRow:
     def mujoco_verdict(self) -> str:
         if self.judge_failure:
             return f'refuses the file: {self.judge_failure}'
-        return f'refuses {len(self.refused)} link{"s" * (len(self.refused) != 1)}' if self.refused else 'compiles'
+        return (
+            f'refuses {len(self.refused)} link{"s" * (len(self.refused) != 1)}'
+            if self.refused
+            else 'compiles'
+        )
 
 
 def default_robots_directory() -> Optional[Path]:
@@ -105,12 +113,24 @@ def evaluate(path: Path, robots_directory: Path) -> CorpusRow:
     from robot_dynamics.core.validation.checks import validate_file
 
     start, cpu_start = time.perf_counter(), time.process_time()
-    report = validate_file(path, package_paths_for(robots_directory), [str(Path(path).parent), str(robots_directory)])
+    report = validate_file(
+        path, package_paths_for(robots_directory), [str(Path(path).parent), str(robots_directory)]
+    )
     seconds, cpu_seconds = time.perf_counter() - start, time.process_time() - cpu_start
     error_links = {finding.link for finding in report.findings if finding.severity == 'error'}
     refused, failure = mujoco_refusals(Path(path).read_text(encoding='utf-8'))
-    return CorpusRow(str(Path(path).relative_to(robots_directory)), report.exit_code(), report.count('error'),
-                     report.count('warning'), seconds, cpu_seconds, error_links, refused, failure, report.summary())
+    return CorpusRow(
+        str(Path(path).relative_to(robots_directory)),
+        report.exit_code(),
+        report.count('error'),
+        report.count('warning'),
+        seconds,
+        cpu_seconds,
+        error_links,
+        refused,
+        failure,
+        report.summary(),
+    )
 
 
 def inertial_only_urdf(text: str) -> str:
@@ -167,7 +187,11 @@ def _stand_in(body) -> None:
 
 
 def _first_line(error: Exception) -> str:
-    return str(error).strip().splitlines()[0].removeprefix('Error: ') if str(error).strip() else type(error).__name__
+    return (
+        str(error).strip().splitlines()[0].removeprefix('Error: ')
+        if str(error).strip()
+        else type(error).__name__
+    )
 
 
 @contextlib.contextmanager
@@ -176,6 +200,7 @@ def _quiet_stdout():
     to the C standard streams and appends them to MUJOCO_LOG.TXT in the working directory; here
     they go nowhere (the table is what this run prints, and a bench leaves no file behind)."""
     import mujoco
+
     sys.stdout.flush()
     sys.stderr.flush()
     saved = [os.dup(1), os.dup(2)]
@@ -200,8 +225,11 @@ def _ignore_warning(message: str) -> None:
 def run(args: argparse.Namespace) -> int:
     directory = Path(args.robots) if getattr(args, 'robots', None) else default_robots_directory()
     if directory is None or not directory.is_dir():
-        print('bench validation-corpus: no corpus: pip install example-robot-data, or give --robots DIR',
-              file=sys.stderr)
+        print(
+            'bench validation-corpus: no corpus: pip install example-robot-data, or give --robots '
+            'DIR',
+            file=sys.stderr,
+        )
         return 2
     files = corpus_files(directory)
     if not files:
@@ -209,8 +237,11 @@ def run(args: argparse.Namespace) -> int:
         return 2
     start = time.perf_counter()
     rows = []
-    print(f'validating {len(files)} files under {directory} (wall-clock targets: read them on an idle machine; '
-          f'load average now {os.getloadavg()[0]:.1f})', flush=True)
+    print(
+        f'validating {len(files)} files under {directory} (wall-clock targets: read them on an '
+        f'idle machine; load average now {os.getloadavg()[0]:.1f})',
+        flush=True,
+    )
     for path in files:
         rows.append(evaluate(path, directory))
         print(_row_text(rows[-1]), flush=True)
@@ -223,9 +254,11 @@ def _row_text(row: CorpusRow) -> str:
         agreement += '; errors beyond MuJoCo on ' + ', '.join(row.beyond_mujoco)
     if '' in row.error_links:
         agreement += f'; {row.summary}'
-    return (f'{row.robot:<58} exit {row.exit_code}  {row.errors:3d} E {row.warnings:3d} W  '
-            f'{row.seconds:5.2f} s ({row.cpu_seconds:4.2f} s CPU)  '
-            f'MuJoCo {row.mujoco_verdict}: {agreement}')
+    return (
+        f'{row.robot:<58} exit {row.exit_code}  {row.errors:3d} E {row.warnings:3d} W  '
+        f'{row.seconds:5.2f} s ({row.cpu_seconds:4.2f} s CPU)  MuJoCo {row.mujoco_verdict}: '
+        f'{agreement}'
+    )
 
 
 def _print_totals(rows: list, seconds: float) -> int:
@@ -235,28 +268,47 @@ def _print_totals(rows: list, seconds: float) -> int:
     missed_links = sum(len(row.missed) for row in rows)
     slowest = max(rows, key=lambda row: row.seconds)
     print()
-    print(f'{len(rows)} files, {sum(row.errors for row in rows)} errors, {sum(row.warnings for row in rows)} warnings')
-    print(f'MuJoCo refuses {refused_links} links in {len(refusing)} files; every one an error on that link in '
-          f'{len(agreeing)} of {len(refusing)} files ({missed_links} links missed; target 0)')
-    print(f'errors on links MuJoCo accepts: {sum(len(row.beyond_mujoco) for row in rows)} '
-          '(defects MuJoCo does not check, such as an inertia no body inside the geometry can have; per file above)')
-    cpu_total, cpu_slowest = sum(row.cpu_seconds for row in rows), max(row.cpu_seconds for row in rows)
-    print(f'time {seconds:.1f} s for the corpus (target <= {CORPUS_SECONDS_TARGET:.0f} s), slowest file '
-          f'{slowest.seconds:.2f} s: {slowest.robot} (target <= {FILE_SECONDS_TARGET:.0f} s); validation CPU time '
-          f'{cpu_total:.1f} s, slowest file {cpu_slowest:.2f} s')
+    print(
+        f'{len(rows)} files, {sum(row.errors for row in rows)} errors, '
+        f'{sum(row.warnings for row in rows)} warnings'
+    )
+    print(
+        f'MuJoCo refuses {refused_links} links in {len(refusing)} files; every one an error on '
+        f'that link in {len(agreeing)} of {len(refusing)} files ({missed_links} links missed; '
+        'target 0)'
+    )
+    print(
+        f'errors on links MuJoCo accepts: {sum(len(row.beyond_mujoco) for row in rows)} (defects '
+        'MuJoCo does not check, such as an inertia no body inside the geometry can have; per file '
+        'above)'
+    )
+    cpu_total, cpu_slowest = (
+        sum(row.cpu_seconds for row in rows),
+        max(row.cpu_seconds for row in rows),
+    )
+    print(
+        f'time {seconds:.1f} s for the corpus (target <= {CORPUS_SECONDS_TARGET:.0f} s), slowest '
+        f'file {slowest.seconds:.2f} s: {slowest.robot} (target <= {FILE_SECONDS_TARGET:.0f} s); '
+        f'validation CPU time {cpu_total:.1f} s, slowest file {cpu_slowest:.2f} s'
+    )
     wall_met = seconds <= CORPUS_SECONDS_TARGET and slowest.seconds <= FILE_SECONDS_TARGET
     cpu_met = cpu_total <= CORPUS_SECONDS_TARGET and cpu_slowest <= FILE_SECONDS_TARGET
     if not wall_met and cpu_met:
-        print(f'wall-clock times over target with CPU times within it: the machine is shared (load average '
-              f'{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)')
+        print(
+            'wall-clock times over target with CPU times within it: the machine is shared (load '
+            f'average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)'
+        )
     met = missed_links == 0 and cpu_met
     print('targets met' if met else 'targets NOT met')
     return 0 if met else 1
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog='robot_dynamics bench validation-corpus', description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog='robot_dynamics bench validation-corpus',
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     add_arguments(parser)
     return run(parser.parse_args(argv))
 

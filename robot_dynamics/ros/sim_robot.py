@@ -37,6 +37,7 @@ time down instead of bursting). A simulation failure (e.g. feet out of the legs'
 is logged with its reason and stops the motion; the node keeps running. All math is in
 :mod:`robot_dynamics.simulation.reference`.
 """
+
 from __future__ import annotations
 
 import json
@@ -45,7 +46,6 @@ import time
 from typing import Optional
 
 import numpy as np
-
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import WrenchStamped
 from nav_msgs.msg import Odometry
@@ -59,17 +59,28 @@ from robot_dynamics.core.model.inertia import InertialParameters
 from robot_dynamics.core.model.model import RobotModel
 from robot_dynamics.core.model.urdf import read_description_file
 from robot_dynamics.models import ARM_URDF, QUADRUPED_URDF
+from robot_dynamics.ros.node_log import RateLimitedLogger, never_raises, shorten
+from robot_dynamics.ros.parameters import (
+    checked_parameter,
+    gravity_parameter,
+    non_negative_parameter,
+    positive_parameter,
+)
 from robot_dynamics.ros.sim_messages import SceneOutputs
 from robot_dynamics.ros.spinning import run_nodes
-from robot_dynamics.ros.node_log import RateLimitedLogger, never_raises, shorten
-from robot_dynamics.ros.parameters import (checked_parameter, gravity_parameter, non_negative_parameter,
-                                           positive_parameter)
 from robot_dynamics.ros.topics import DESCRIPTION_QOS, SENSOR_QOS
 from robot_dynamics.simulation.errors import SimulationError
 from robot_dynamics.simulation.mujoco_model import boxes_from_text
 from robot_dynamics.simulation.profiles import load_profile
-from robot_dynamics.simulation.reference import (FEEDBACK_MODES, ArmSimulation, FloatingSample, JointSample,
-                                                 SensorNoise, StanceMotion, scripted_excitation)
+from robot_dynamics.simulation.reference import (
+    FEEDBACK_MODES,
+    ArmSimulation,
+    FloatingSample,
+    JointSample,
+    SensorNoise,
+    StanceMotion,
+    scripted_excitation,
+)
 from robot_dynamics.simulation.scenes import BASE_MOTIONS, SCENES, SceneSample, make_scene
 
 MIN_SIMULATION_RATE = 1000.0
@@ -98,8 +109,12 @@ class SimRobot(Node):
         self.published = 0
         self._description_pub = self.create_publisher(String, 'robot_description', DESCRIPTION_QOS)
         self._joint_pub = self.create_publisher(JointState, 'joint_states', SENSOR_QOS)
-        self._odom_pub = self.create_publisher(Odometry, 'odom', SENSOR_QOS) if self.motion else None
-        self._scene_outputs = SceneOutputs(self, self.scene, self.world_frame) if self.scene else None
+        self._odom_pub = (
+            self.create_publisher(Odometry, 'odom', SENSOR_QOS) if self.motion else None
+        )
+        self._scene_outputs = (
+            SceneOutputs(self, self.scene, self.world_frame) if self.scene else None
+        )
         self._motion_start_pub = self.create_publisher(Header, '~/motion_start', DESCRIPTION_QOS)
         self._description_pub.publish(String(data=text))
         self.create_service(SetBool, '~/attach_payload', self._attach_payload)
@@ -113,46 +128,88 @@ class SimRobot(Node):
         scene_name = self.value('scene')
         options = {'step': 1.0 / self.value('simulation_rate'), 'gravity': self.gravity}
         if scene_name == 'legged':
-            self.scene = make_scene('legged', profile, self.value('profile_seed'),
-                                    legged_robot_name=self.value('legged_robot'), **options)
+            self.scene = make_scene(
+                'legged',
+                profile,
+                self.value('profile_seed'),
+                legged_robot_name=self.value('legged_robot'),
+                **options,
+            )
             text = read_description_file(self.scene.robot.urdf)
         else:
             text = self._description_text()
             nominal = RobotModel.from_urdf_string(text, gravity=self.gravity)
-            trajectory = scripted_excitation(nominal, self.value('excitation_frequency'),
-                                             self.value('excitation_harmonics'), self.value('trajectory_seed'),
-                                             self.value('max_acceleration'), self.value('velocity_fraction'))
-            self.scene = make_scene(scene_name, profile, self.value('profile_seed'), description_text=text,
-                                    trajectory=trajectory, bandwidth_hz=self.value('tracking_bandwidth'),
-                                    payload_link=self.payload_link, payload=self.payload,
-                                    carrying=self.value('start_with_payload'),
-                                    obstacles=boxes_from_text(self.value('obstacles')),
-                                    base_tilt=self.value('base_tilt'), base_motion=self.value('base_motion'), **options)
+            trajectory = scripted_excitation(
+                nominal,
+                self.value('excitation_frequency'),
+                self.value('excitation_harmonics'),
+                self.value('trajectory_seed'),
+                self.value('max_acceleration'),
+                self.value('velocity_fraction'),
+            )
+            self.scene = make_scene(
+                scene_name,
+                profile,
+                self.value('profile_seed'),
+                description_text=text,
+                trajectory=trajectory,
+                bandwidth_hz=self.value('tracking_bandwidth'),
+                payload_link=self.payload_link,
+                payload=self.payload,
+                carrying=self.value('start_with_payload'),
+                obstacles=boxes_from_text(self.value('obstacles')),
+                base_tilt=self.value('base_tilt'),
+                base_motion=self.value('base_motion'),
+                **options,
+            )
             self.carrying = self.scene.carrying
         self.robot = self.scene.nominal
-        self.get_logger().info(f'robot profile drawn (engine mujoco, scene {scene_name}): '
-                               f'{json.dumps(self.scene.true_robot.drawn_values())}')
+        self.get_logger().info(
+            f'robot profile drawn (engine mujoco, scene {scene_name}): '
+            f'{json.dumps(self.scene.true_robot.drawn_values())}'
+        )
         return text
 
     def _start_reference(self) -> str:
         """The pinocchio engine (today's exact reference); returns the published description."""
         text = self._description_text()
-        self.robot = RobotModel.from_urdf_string(text, root_joint=self.root_joint, gravity=self.gravity)
-        self.noise = SensorNoise(self.value('position_noise'), self.value('velocity_noise'),
-                                 self.value('effort_noise'), self.value('seed'))
+        self.robot = RobotModel.from_urdf_string(
+            text, root_joint=self.root_joint, gravity=self.gravity
+        )
+        self.noise = SensorNoise(
+            self.value('position_noise'),
+            self.value('velocity_noise'),
+            self.value('effort_noise'),
+            self.value('seed'),
+        )
         self._rng = self.noise.generator()
         if self.robot.floating_base:
-            self.motion = StanceMotion(self.robot, self.value('contact_frames'),
-                                       list(self.value('stance_positions')), self.value('sway_amplitude'),
-                                       self.value('sway_tilt'), self.value('sway_frequency'),
-                                       self.value('ground_height'))
+            self.motion = StanceMotion(
+                self.robot,
+                self.value('contact_frames'),
+                list(self.value('stance_positions')),
+                self.value('sway_amplitude'),
+                self.value('sway_tilt'),
+                self.value('sway_frequency'),
+                self.value('ground_height'),
+            )
         else:
-            trajectory = scripted_excitation(self.robot, self.value('excitation_frequency'),
-                                             self.value('excitation_harmonics'), self.value('trajectory_seed'),
-                                             self.value('max_acceleration'), self.value('velocity_fraction'))
-            self.simulation = ArmSimulation(self.robot, trajectory, 1.0 / self.value('simulation_rate'),
-                                            self.value('tracking_bandwidth'), self.value('controller_feedback'),
-                                            self.noise)
+            trajectory = scripted_excitation(
+                self.robot,
+                self.value('excitation_frequency'),
+                self.value('excitation_harmonics'),
+                self.value('trajectory_seed'),
+                self.value('max_acceleration'),
+                self.value('velocity_fraction'),
+            )
+            self.simulation = ArmSimulation(
+                self.robot,
+                trajectory,
+                1.0 / self.value('simulation_rate'),
+                self.value('tracking_bandwidth'),
+                self.value('controller_feedback'),
+                self.noise,
+            )
             if self.value('start_with_payload'):
                 self._set_payload(True)
         return text
@@ -170,7 +227,9 @@ class SimRobot(Node):
         self._values = {}
 
         def declare(name, default, description, is_valid=None, requirement=''):
-            self._values[name] = checked_parameter(self, name, default, description, is_valid, requirement)
+            self._values[name] = checked_parameter(
+                self, name, default, description, is_valid, requirement
+            )
 
         def positive(name, default, description, quantity):
             self._values[name] = positive_parameter(self, name, default, description, quantity)
@@ -178,73 +237,166 @@ class SimRobot(Node):
         def non_negative(name, default, description):
             self._values[name] = non_negative_parameter(self, name, default, description)
 
-        declare('engine', 'mujoco', "'mujoco': the proving ground (profiles, scenes, contacts, truth); 'pinocchio': "
-                "the exact reference (the URDF integrated with pinocchio)", lambda engine: engine in ENGINES,
-                f'is not one of {list(ENGINES)}')
-        declare('robot_profile', 'ideal', "mujoco: 'ideal', 'realistic' or a profile YAML path (the true robot's "
-                "deviations from its URDF and its sensors)")
+        declare(
+            'engine',
+            'mujoco',
+            "'mujoco': the proving ground (profiles, scenes, contacts, truth); 'pinocchio': "
+            "the exact reference (the URDF integrated with pinocchio)",
+            lambda engine: engine in ENGINES,
+            f'is not one of {list(ENGINES)}',
+        )
+        declare(
+            'robot_profile',
+            'ideal',
+            "mujoco: 'ideal', 'realistic' or a profile YAML path (the true robot's "
+            "deviations from its URDF and its sensors)",
+        )
         declare('profile_seed', 0, 'mujoco: seed of every draw of the robot profile')
-        declare('scene', 'arm', f'mujoco: one of {list(SCENES)}', lambda scene: scene in SCENES,
-                f'is not one of {list(SCENES)}')
-        declare('base_tilt', [0.0, 0.0, 0.0], 'mujoco, scene tilted_base: roll, pitch, yaw of the arm base [rad]',
-                lambda rpy: len(rpy) == 3 and all(math.isfinite(x) for x in rpy), 'is not 3 finite angles [rad]')
-        declare('base_motion', 'mobile', f'mujoco, scene moving_base: one of {list(BASE_MOTIONS)}',
-                lambda motion: motion in BASE_MOTIONS, f'is not one of {list(BASE_MOTIONS)}')
-        declare('obstacles', [], "mujoco, arm scenes: boxes 'x y z sx sy sz' (centre in the world, edge lengths, m)")
-        declare('legged_robot', 'quadruped', "mujoco, scene legged: 'quadruped' (bundled) or 'solo12' "
-                "(example-robot-data)", lambda name: name in ('quadruped', 'solo12'), "is not 'quadruped' or 'solo12'")
+        declare(
+            'scene',
+            'arm',
+            f'mujoco: one of {list(SCENES)}',
+            lambda scene: scene in SCENES,
+            f'is not one of {list(SCENES)}',
+        )
+        declare(
+            'base_tilt',
+            [0.0, 0.0, 0.0],
+            'mujoco, scene tilted_base: roll, pitch, yaw of the arm base [rad]',
+            lambda rpy: len(rpy) == 3 and all(math.isfinite(x) for x in rpy),
+            'is not 3 finite angles [rad]',
+        )
+        declare(
+            'base_motion',
+            'mobile',
+            f'mujoco, scene moving_base: one of {list(BASE_MOTIONS)}',
+            lambda motion: motion in BASE_MOTIONS,
+            f'is not one of {list(BASE_MOTIONS)}',
+        )
+        declare(
+            'obstacles',
+            [],
+            "mujoco, arm scenes: boxes 'x y z sx sy sz' (centre in the world, edge lengths, m)",
+        )
+        declare(
+            'legged_robot',
+            'quadruped',
+            "mujoco, scene legged: 'quadruped' (bundled) or 'solo12' (example-robot-data)",
+            lambda name: name in ('quadruped', 'solo12'),
+            "is not 'quadruped' or 'solo12'",
+        )
         declare('robot_description', '', 'URDF text of the simulated robot; overrides urdf_file')
-        declare('urdf_file', '', 'URDF file; empty: the bundled arm (fixed) or quadruped (floating)')
-        declare('root_joint', 'fixed', "'fixed': dynamic arm simulation; 'floating': kinematic base sway")
+        declare(
+            'urdf_file', '', 'URDF file; empty: the bundled arm (fixed) or quadruped (floating)'
+        )
+        declare(
+            'root_joint',
+            'fixed',
+            "'fixed': dynamic arm simulation; 'floating': kinematic base sway",
+        )
         self._values['gravity'] = gravity_parameter(self)
         positive('publish_rate', 250.0, 'joint_states (and odom) rate [Hz]', 'rate [Hz]')
         publish_rate = self._values['publish_rate']
         legged = self._values['engine'] == 'mujoco' and self._values['scene'] == 'legged'
         minimum = MIN_LEGGED_RATE if legged else MIN_SIMULATION_RATE
-        declare('simulation_rate', _whole_multiple(publish_rate, minimum), f'integration rate [Hz], at least '
-                f'{MIN_SIMULATION_RATE:g} ({MIN_LEGGED_RATE:g} for the legged scene) and a whole multiple of '
-                'publish_rate', lambda rate: rate >= minimum * (1.0 - 1e-9) and _is_whole_multiple(rate, publish_rate),
-                f'is not a whole multiple of publish_rate ({publish_rate:g} Hz) of at least {minimum:g} Hz')
-        positive('max_catch_up', 0.05, 'most simulated time integrated per timer tick [s]', 'time [s]')
+        declare(
+            'simulation_rate',
+            _whole_multiple(publish_rate, minimum),
+            f'integration rate [Hz], at least {MIN_SIMULATION_RATE:g} ({MIN_LEGGED_RATE:g} for the '
+            'legged scene) and a whole multiple of publish_rate',
+            lambda rate: rate >= minimum * (1.0 - 1e-9) and _is_whole_multiple(rate, publish_rate),
+            f'is not a whole multiple of publish_rate ({publish_rate:g} Hz) of at least '
+            f'{minimum:g} Hz',
+        )
+        positive(
+            'max_catch_up', 0.05, 'most simulated time integrated per timer tick [s]', 'time [s]'
+        )
         declare('payload_link', 'tool0', 'link the hidden payload is fixed to')
         non_negative('payload_mass', 0.0, 'hidden payload mass [kg]; 0: no payload')
         declare('payload_com', [0.0, 0.0, 0.0], 'hidden payload CoM in payload_link [m]')
-        declare('payload_inertia', [0.0, 0.0, 0.0, 0.0, 0.0, 0.0],
-                'hidden payload inertia about its CoM, payload_link axes: ixx, ixy, ixz, iyy, iyz, izz [kg m^2]')
-        declare('start_with_payload', True, 'attach the hidden payload at start (else on ~/attach_payload)')
+        declare(
+            'payload_inertia',
+            [0.0, 0.0, 0.0, 0.0, 0.0, 0.0],
+            'hidden payload inertia about its CoM, payload_link axes: ixx, ixy, ixz, iyy, iyz, '
+            'izz [kg m^2]',
+        )
+        declare(
+            'start_with_payload',
+            True,
+            'attach the hidden payload at start (else on ~/attach_payload)',
+        )
         non_negative('position_noise', 0.0, '1-sigma noise on published positions [rad]')
         non_negative('velocity_noise', 0.001, '1-sigma noise on published velocities [rad/s]')
         non_negative('effort_noise', 0.02, '1-sigma noise on published efforts [N m]')
         declare('seed', 0, 'seed of the noise generator')
-        positive('excitation_frequency', 0.2, 'base frequency of the Fourier excitation [Hz] (its period)',
-                 'frequency [Hz]')
-        declare('excitation_harmonics', 4, 'harmonics of the Fourier excitation', lambda count: count >= 1,
-                'is not at least 1')
+        positive(
+            'excitation_frequency',
+            0.2,
+            'base frequency of the Fourier excitation [Hz] (its period)',
+            'frequency [Hz]',
+        )
+        declare(
+            'excitation_harmonics',
+            4,
+            'harmonics of the Fourier excitation',
+            lambda count: count >= 1,
+            'is not at least 1',
+        )
         declare('trajectory_seed', 1, 'seed of the excitation coefficients')
-        positive('max_acceleration', 3.0, 'largest joint acceleration of the excitation [rad/s^2]',
-                 'acceleration [rad/s^2]')
-        declare('velocity_fraction', 0.5, 'largest joint speed as a fraction of the URDF limit',
-                lambda fraction: 0.0 < fraction <= 1.0, 'is not in (0, 1]')
-        positive('tracking_bandwidth', 10.0, 'computed-torque tracking bandwidth [Hz]', 'bandwidth [Hz]')
-        declare('controller_feedback', 'exact', "what the computed-torque controller feeds back: 'exact' (the true "
-                "state) or 'measured' (the published noisy positions and velocities, as a real robot's controller)",
-                lambda mode: mode in FEEDBACK_MODES, f'is not one of {list(FEEDBACK_MODES)}')
+        positive(
+            'max_acceleration',
+            3.0,
+            'largest joint acceleration of the excitation [rad/s^2]',
+            'acceleration [rad/s^2]',
+        )
+        declare(
+            'velocity_fraction',
+            0.5,
+            'largest joint speed as a fraction of the URDF limit',
+            lambda fraction: 0.0 < fraction <= 1.0,
+            'is not in (0, 1]',
+        )
+        positive(
+            'tracking_bandwidth', 10.0, 'computed-torque tracking bandwidth [Hz]', 'bandwidth [Hz]'
+        )
+        declare(
+            'controller_feedback',
+            'exact',
+            "pinocchio engine: what the computed-torque controller feeds back: 'exact' (the true "
+            "state) or 'measured' (the published noisy positions and velocities, as a real "
+            "robot's controller)",
+            lambda mode: mode in FEEDBACK_MODES,
+            f'is not one of {list(FEEDBACK_MODES)}',
+        )
         declare('world_frame', 'odom', 'floating base: frame_id of odom (the world)')
         declare('base_frame', 'base', 'floating base: child_frame_id of odom (the base link)')
-        declare('contact_frames', ['lf_foot', 'rf_foot', 'lh_foot', 'rh_foot'],
-                'floating base: frames that stay fixed on the ground (3 joints per frame)')
-        declare('stance_positions', [0.0, 0.8, -1.6] * 4,
-                'floating base: stance joint positions [rad] in model joint order (default: the bundled '
-                'quadruped, every leg haa 0, hfe 0.8, kfe -1.6)')
+        declare(
+            'contact_frames',
+            ['lf_foot', 'rf_foot', 'lh_foot', 'rh_foot'],
+            'floating base: frames that stay fixed on the ground (3 joints per frame)',
+        )
+        declare(
+            'stance_positions',
+            [0.0, 0.8, -1.6] * 4,
+            'floating base: stance joint positions [rad] in model joint order (default: the '
+            'bundled quadruped, every leg haa 0, hfe 0.8, kfe -1.6)',
+        )
         non_negative('sway_amplitude', 0.04, 'floating base: base sway amplitude [m]')
         non_negative('sway_tilt', 0.05, 'floating base: roll/pitch amplitude [rad]')
         positive('sway_frequency', 0.5, 'floating base: sway frequency [Hz]', 'frequency [Hz]')
-        declare('ground_height', 0.0, 'floating base: height of the ground plane in world_frame [m]', math.isfinite,
-                'is not a finite height [m]')
+        declare(
+            'ground_height',
+            0.0,
+            'floating base: height of the ground plane in world_frame [m]',
+            math.isfinite,
+            'is not a finite height [m]',
+        )
         self.engine = self.value('engine')
         self.root_joint = self.value('root_joint')
         if self.root_joint not in ('fixed', 'floating'):
-            raise SimulationError(f"root_joint must be 'fixed' or 'floating', got {self.root_joint!r}")
+            raise SimulationError(
+                f"root_joint must be 'fixed' or 'floating', got {self.root_joint!r}"
+            )
         self.gravity = list(self.value('gravity'))
         self.publish_rate = self.value('publish_rate')
         self.max_catch_up = self.value('max_catch_up')
@@ -267,8 +419,10 @@ class SimRobot(Node):
             return None
         com, inertia = list(self.value('payload_com')), list(self.value('payload_inertia'))
         if len(com) != 3 or len(inertia) != 6:
-            raise SimulationError(f'payload_com needs 3 values [m] and payload_inertia 6 (ixx, ixy, ixz, iyy, iyz, '
-                                  f'izz) [kg m^2]; got {len(com)} and {len(inertia)}')
+            raise SimulationError(
+                f'payload_com needs 3 values [m] and payload_inertia 6 (ixx, ixy, ixz, iyy, iyz, '
+                f'izz) [kg m^2]; got {len(com)} and {len(inertia)}'
+            )
         ixx, ixy, ixz, iyy, iyz, izz = (float(x) for x in inertia)
         return InertialParameters(mass, com, [[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
 
@@ -303,9 +457,15 @@ class SimRobot(Node):
         """``~/external_wrench_command`` in; the applied truth on ``~/true_external_wrench`` and
         ``~/true_external_torques`` with every joint state (zeros while nothing pushes)."""
         self._log = RateLimitedLogger(self.get_logger())
-        self.create_subscription(WrenchStamped, '~/external_wrench_command', self._on_external_wrench_command, 10)
-        self._true_wrench_pub = self.create_publisher(WrenchStamped, '~/true_external_wrench', SENSOR_QOS)
-        self._true_torques_pub = self.create_publisher(JointState, '~/true_external_torques', SENSOR_QOS)
+        self.create_subscription(
+            WrenchStamped, '~/external_wrench_command', self._on_external_wrench_command, 10
+        )
+        self._true_wrench_pub = self.create_publisher(
+            WrenchStamped, '~/true_external_wrench', SENSOR_QOS
+        )
+        self._true_torques_pub = self.create_publisher(
+            JointState, '~/true_external_torques', SENSOR_QOS
+        )
         self._true_wrench_frame = self.payload_link
 
     def _on_external_wrench_command(self, message: WrenchStamped) -> None:
@@ -325,8 +485,12 @@ class SimRobot(Node):
                 self._true_wrench_frame = link
             return
         if self.simulation is None:
-            raise SimulationError('the floating-base motion is kinematic: it takes no external wrench')
-        self.simulation.set_external_wrench(link, [force.x, force.y, force.z], [moment.x, moment.y, moment.z])
+            raise SimulationError(
+                'the floating-base motion is kinematic: it takes no external wrench'
+            )
+        self.simulation.set_external_wrench(
+            link, [force.x, force.y, force.z], [moment.x, moment.y, moment.z]
+        )
         if self.simulation.external_wrench is not None:
             self._true_wrench_frame = link
 
@@ -334,8 +498,10 @@ class SimRobot(Node):
         """``torques`` J(q)ᵀ F [N·m] (None: no push) of the applied ``wrench`` (a link, force and
         moment in its frame), stamped like the joint state."""
         if self._true_torques_pub.get_subscription_count():
-            message = JointState(name=list(self.robot.joint_names),
-                                 effort=[0.0] * self.robot.num_joints if torques is None else torques.tolist())
+            message = JointState(
+                name=list(self.robot.joint_names),
+                effort=[0.0] * self.robot.num_joints if torques is None else torques.tolist(),
+            )
             message.header.stamp = stamp
             self._true_torques_pub.publish(message)
         if self._true_wrench_pub.get_subscription_count():
@@ -358,13 +524,16 @@ class SimRobot(Node):
         self._start_wall = time.monotonic()
         self._start_nanoseconds = self.get_clock().now().nanoseconds
         self._next_publish = 0.0
-        self._motion_start_pub.publish(Header(stamp=self._stamp(0.0),
-                                              frame_id='payload' if self.carrying else 'no payload'))
+        self._motion_start_pub.publish(
+            Header(stamp=self._stamp(0.0), frame_id='payload' if self.carrying else 'no payload')
+        )
 
     def _tick(self) -> None:
         try:
             self._step()
-        except Exception as error:  # e.g. leg IK out of reach: stop cleanly, say why; a timer never raises
+        except (
+            Exception
+        ) as error:  # e.g. leg IK out of reach: stop cleanly, say why; a timer never raises
             reason = str(error) if isinstance(error, RobotDynamicsError) else repr(error)
             self.get_logger().error(f'simulation stopped: {shorten(reason)}')
             self._timer.cancel()
@@ -403,8 +572,12 @@ class SimRobot(Node):
     def _publish_scene(self, sample: SceneSample) -> None:
         stamp = self._stamp(sample.time)
         joints = sample.joints
-        message = JointState(name=list(self.robot.joint_names), position=joints.positions.tolist(),
-                             velocity=joints.velocities.tolist(), effort=joints.efforts.tolist())
+        message = JointState(
+            name=list(self.robot.joint_names),
+            position=joints.positions.tolist(),
+            velocity=joints.velocities.tolist(),
+            effort=joints.efforts.tolist(),
+        )
         message.header.stamp = stamp
         self._joint_pub.publish(message)
         self.published += 1
@@ -422,7 +595,9 @@ class SimRobot(Node):
         elif self.simulation is not None:
             self._advance_dynamics(self.simulation.time + seconds)
         else:
-            raise SimulationError('the kinematic floating-base motion is paced by the wall clock only')
+            raise SimulationError(
+                'the kinematic floating-base motion is paced by the wall clock only'
+            )
         return time.monotonic() - start
 
     @property
@@ -431,18 +606,26 @@ class SimRobot(Node):
         return self._start_nanoseconds * 1e-9
 
     def _stamp(self, sample_time: float) -> Time:
-        seconds, nanoseconds = divmod(self._start_nanoseconds + round(sample_time * 1e9), 1_000_000_000)
+        seconds, nanoseconds = divmod(
+            self._start_nanoseconds + round(sample_time * 1e9), 1_000_000_000
+        )
         return Time(sec=seconds, nanosec=nanoseconds)
 
     def _publish_joints(self, sample: JointSample) -> None:
         noisy = self.noise.applied(sample, self._rng)
-        message = JointState(name=list(self.robot.joint_names), position=noisy.positions.tolist(),
-                             velocity=noisy.velocities.tolist(), effort=noisy.efforts.tolist())
+        message = JointState(
+            name=list(self.robot.joint_names),
+            position=noisy.positions.tolist(),
+            velocity=noisy.velocities.tolist(),
+            effort=noisy.efforts.tolist(),
+        )
         message.header.stamp = self._stamp(sample.time)
         self._joint_pub.publish(message)
         self.published += 1
         if self.simulation is not None:
-            self._publish_external_truth(sample.external_torques, self.simulation.external_wrench, message.header.stamp)
+            self._publish_external_truth(
+                sample.external_torques, self.simulation.external_wrench, message.header.stamp
+            )
 
     def _publish_floating(self, sample: FloatingSample) -> None:
         stamp = self._stamp(sample.time)
@@ -450,10 +633,13 @@ class SimRobot(Node):
         odometry.header.stamp, odometry.header.frame_id = stamp, self.world_frame
         pose, twist = odometry.pose.pose, odometry.twist.twist
         pose.position.x, pose.position.y, pose.position.z = (float(x) for x in sample.base_pose[:3])
-        (pose.orientation.x, pose.orientation.y, pose.orientation.z,
-         pose.orientation.w) = (float(x) for x in sample.base_pose[3:])
+        (pose.orientation.x, pose.orientation.y, pose.orientation.z, pose.orientation.w) = (
+            float(x) for x in sample.base_pose[3:]
+        )
         twist.linear.x, twist.linear.y, twist.linear.z = (float(x) for x in sample.base_twist[:3])
-        twist.angular.x, twist.angular.y, twist.angular.z = (float(x) for x in sample.base_twist[3:])
+        twist.angular.x, twist.angular.y, twist.angular.z = (
+            float(x) for x in sample.base_twist[3:]
+        )
         self._odom_pub.publish(odometry)
         self._publish_joints(sample.joints)
 

@@ -11,6 +11,7 @@ the MEASURED state, as a real robot's controller is. The true robot (profile) di
 * :func:`stance_inverse_kinematics`: leg joint positions that put the feet at given world
   points for a given base pose (Newton iterations on the feet positions).
 """
+
 from __future__ import annotations
 
 import math
@@ -34,14 +35,17 @@ class TrackingController:
         self.robot = robot
         self.stiffness, self.damping = omega * omega, 2.0 * omega
 
-    def torques(self, positions: np.ndarray, velocities: np.ndarray, reference: tuple) -> np.ndarray:
+    def torques(
+        self, positions: np.ndarray, velocities: np.ndarray, reference: tuple
+    ) -> np.ndarray:
         """τ [N·m] at the measured ``positions`` [rad] and ``velocities`` [rad/s] for
         ``reference`` = (q_ref, q̇_ref, q̈_ref)."""
         q_ref, v_ref, a_ref = reference
         command = a_ref + self.stiffness * (q_ref - positions) + self.damping * (v_ref - velocities)
         robot = self.robot
-        return dynamics.inverse_dynamics(robot, robot.configuration(positions), robot.tangent(velocities),
-                                         robot.tangent(command))
+        return dynamics.inverse_dynamics(
+            robot, robot.configuration(positions), robot.tangent(velocities), robot.tangent(command)
+        )
 
 
 class StanceController:
@@ -50,14 +54,17 @@ class StanceController:
 
     def __init__(self, robot: RobotModel, feet: Sequence[str], stiffness: float, damping: float):
         if not robot.floating_base:
-            raise SimulationError(f'model "{robot.name}" has a fixed base: the stance controller needs a floating one')
+            raise SimulationError(
+                f'model "{robot.name}" has a fixed base: the stance controller needs a floating one'
+            )
         self.robot = robot
         self.feet = tuple(feet)
         self._frames = [robot.frame_id(name) for name in feet]
         self.stiffness, self.damping = float(stiffness), float(damping)
 
-    def gravity_compensation(self, positions: np.ndarray, base_pose: np.ndarray,
-                             support: Sequence[bool]) -> np.ndarray:
+    def gravity_compensation(
+        self, positions: np.ndarray, base_pose: np.ndarray, support: Sequence[bool]
+    ) -> np.ndarray:
         """τ_g [N·m]: the nominal gravity load with the weight carried by the ``support`` feet."""
         robot = self.robot
         q = robot.configuration(positions, base_pose)
@@ -73,21 +80,39 @@ class StanceController:
         robot = self.robot
         pin.computeJointJacobians(robot.model, robot.data, q)
         pin.updateFramePlacements(robot.model, robot.data)
-        rows = [pin.getFrameJacobian(robot.model, robot.data, frame, pin.LOCAL_WORLD_ALIGNED)[:3]
-                for frame, on in zip(self._frames, support) if on]
+        rows = [
+            pin.getFrameJacobian(robot.model, robot.data, frame, pin.LOCAL_WORLD_ALIGNED)[:3]
+            for frame, on in zip(self._frames, support)
+            if on
+        ]
         if not rows:
             return np.zeros((0, robot.nv_reduced))
         return np.vstack(rows) @ robot.coupling
 
-    def torques(self, positions: np.ndarray, velocities: np.ndarray, desired: np.ndarray, base_pose: np.ndarray,
-                support: Sequence[bool]) -> np.ndarray:
+    def torques(
+        self,
+        positions: np.ndarray,
+        velocities: np.ndarray,
+        desired: np.ndarray,
+        base_pose: np.ndarray,
+        support: Sequence[bool],
+    ) -> np.ndarray:
         """τ [N·m] at the measured joint state, desired positions [rad], base pose (world)."""
-        return (self.stiffness * (desired - positions) - self.damping * velocities
-                + self.gravity_compensation(positions, base_pose, support))
+        return (
+            self.stiffness * (desired - positions)
+            - self.damping * velocities
+            + self.gravity_compensation(positions, base_pose, support)
+        )
 
 
-def stance_inverse_kinematics(robot: RobotModel, feet: Sequence[str], targets: np.ndarray, base_pose: np.ndarray,
-                              start: np.ndarray, tolerance: float = 1e-10) -> np.ndarray:
+def stance_inverse_kinematics(
+    robot: RobotModel,
+    feet: Sequence[str],
+    targets: np.ndarray,
+    base_pose: np.ndarray,
+    start: np.ndarray,
+    tolerance: float = 1e-10,
+) -> np.ndarray:
     """Joint positions [rad] putting each foot frame at its ``targets`` row (world, m) with the
     base at ``base_pose`` [x, y, z, qx, qy, qz, qw], from ``start``. Raises
     :class:`SimulationError` when a target is out of the leg's reach."""
@@ -102,11 +127,20 @@ def stance_inverse_kinematics(robot: RobotModel, feet: Sequence[str], targets: n
         error = (targets - np.array([data.oMf[frame].translation for frame in frames])).reshape(-1)
         if np.max(np.abs(error)) < tolerance:
             return positions
-        jacobian = np.vstack([pin.getFrameJacobian(model, data, frame, pin.LOCAL_WORLD_ALIGNED)[:3]
-                              for frame in frames]) @ robot.coupling
-        positions = positions + _solve(jacobian[:, robot.base_dofs:], error)
-    raise SimulationError(f'leg inverse kinematics did not converge (foot error {np.max(np.abs(error)):.2e} m): '
-                          f'a scripted foot or base target is out of reach')
+        jacobian = (
+            np.vstack(
+                [
+                    pin.getFrameJacobian(model, data, frame, pin.LOCAL_WORLD_ALIGNED)[:3]
+                    for frame in frames
+                ]
+            )
+            @ robot.coupling
+        )
+        positions = positions + _solve(jacobian[:, robot.base_dofs :], error)
+    raise SimulationError(
+        f'leg inverse kinematics did not converge (foot error {np.max(np.abs(error)):.2e} m): '
+        f'a scripted foot or base target is out of reach'
+    )
 
 
 def _solve(matrix: np.ndarray, vector: np.ndarray) -> np.ndarray:

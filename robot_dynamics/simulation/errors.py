@@ -1,4 +1,5 @@
 """What the proving ground refuses: every error names the element at fault and what to do."""
+
 from robot_dynamics.core.errors import RobotDynamicsError
 
 

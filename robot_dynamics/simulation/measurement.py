@@ -14,6 +14,7 @@ then white noise (1σ ``effort_noise``, in the effort's unit), quantisation to `
 the delay is filled). Positions get noise then quantisation to ``position_step``; velocities
 get noise. The measured positions and velocities are also what the controller reads.
 """
+
 from __future__ import annotations
 
 from collections import deque
@@ -48,19 +49,26 @@ class JointSensors:
         drives = [true_robot.drives[name] for name in joint_names]
         self.scale = np.array([1.0 + drive.scale_error for drive in drives])
         self.offset = np.array([drive.offset for drive in drives])
-        self.amperes_per_newton_metre = np.array([1.0 / (drive.gear_ratio * drive.torque_constant)
-                                                  for drive in drives])
+        self.amperes_per_newton_metre = np.array(
+            [1.0 / (drive.gear_ratio * drive.torque_constant) for drive in drives]
+        )
         self._rng = np.random.default_rng([true_robot.seed, 2])
         self._delayed = deque(maxlen=self.sensors.effort_delay + 1)
 
     def _noisy(self, values: np.ndarray, sigma: float) -> np.ndarray:
-        return values + sigma * self._rng.standard_normal(values.shape) if sigma > 0.0 else values.copy()
+        return (
+            values + sigma * self._rng.standard_normal(values.shape)
+            if sigma > 0.0
+            else values.copy()
+        )
 
     def state(self, positions: np.ndarray, velocities: np.ndarray) -> tuple:
         """(positions, velocities) as measured (noise, position quantisation)."""
         sensors = self.sensors
-        return (quantised(self._noisy(positions, sensors.position_noise), sensors.position_step),
-                self._noisy(velocities, sensors.velocity_noise))
+        return (
+            quantised(self._noisy(positions, sensors.position_noise), sensors.position_step),
+            self._noisy(velocities, sensors.velocity_noise),
+        )
 
     def effort(self, link_torques: np.ndarray, motor_torques: np.ndarray) -> np.ndarray:
         """The published effort of this sample (module docstring), delay included."""
@@ -69,7 +77,9 @@ class JointSensors:
             value = (self.scale * motor_torques + self.offset) * self.amperes_per_newton_metre
         else:
             value = self.scale * link_torques + self.offset
-        self._delayed.append(quantised(self._noisy(value, sensors.effort_noise), sensors.effort_step))
+        self._delayed.append(
+            quantised(self._noisy(value, sensors.effort_noise), sensors.effort_step)
+        )
         return self._delayed[0]
 
 
@@ -88,18 +98,27 @@ class BodySensors:
         """(pose [x, y, z, qx, qy, qz, qw], twist [v, ω]) with position noise and a drift of
         ``odom_drift`` [m/s]·t along x, linear velocity noise; orientation and ω exact."""
         sensors = self.sensors
-        position = pose[:3] + self._noise(sensors.odom_position_noise, 3) + np.array([sensors.odom_drift * time, 0, 0])
+        position = (
+            pose[:3]
+            + self._noise(sensors.odom_position_noise, 3)
+            + np.array([sensors.odom_drift * time, 0, 0])
+        )
         linear = twist[:3] + self._noise(sensors.odom_velocity_noise, 3)
         return np.concatenate([position, pose[3:]]), np.concatenate([linear, twist[3:]])
 
     def imu(self, angular_velocity: np.ndarray, specific_force: np.ndarray) -> tuple:
-        """(angular velocity [rad/s], specific force [m/s²]) with the gyro and accelerometer noise."""
+        """(angular velocity [rad/s], specific force [m/s²]) with the gyro and accelerometer
+        noise."""
         sensors = self.sensors
-        return (angular_velocity + self._noise(sensors.gyro_noise, 3),
-                specific_force + self._noise(sensors.accelerometer_noise, 3))
+        return (
+            angular_velocity + self._noise(sensors.gyro_noise, 3),
+            specific_force + self._noise(sensors.accelerometer_noise, 3),
+        )
 
     def ft_wrench(self, wrench: np.ndarray) -> np.ndarray:
         """Force [N] and moment [N·m] with the drawn bias and the noise."""
         sensors = self.sensors
-        noise = np.concatenate([self._noise(sensors.ft_force_noise, 3), self._noise(sensors.ft_torque_noise, 3)])
+        noise = np.concatenate(
+            [self._noise(sensors.ft_force_noise, 3), self._noise(sensors.ft_torque_noise, 3)]
+        )
         return wrench + self.ft_bias + noise

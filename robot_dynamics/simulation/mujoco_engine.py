@@ -16,6 +16,7 @@ Conventions: joint arrays in the order the scene model was built with (the core 
 base pose [x, y, z, qx, qy, qz, qw] of the root link in the world, base twist [v, ω] in the
 root link's frame (pinocchio's free-flyer convention). SI units.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -71,8 +72,9 @@ class MujocoEngine:
         self.data = mujoco.MjData(self.model)
         self.drives = [true_robot.drives[name] for name in scene.joint_names]
         self.armature = np.array([drive.armature for drive in self.drives])
-        self._frictionless = all(not (drive.viscous or drive.coulomb or drive.stribeck_static)
-                                 for drive in self.drives)
+        self._frictionless = all(
+            not (drive.viscous or drive.coulomb or drive.stribeck_static) for drive in self.drives
+        )
         self.push: Optional[Push] = None
         self.payload: Optional[InertialParameters] = None
         self._push_body = -1
@@ -86,10 +88,15 @@ class MujocoEngine:
         return float(self.model.opt.timestep)
 
     # ------------------------------------------------------------------ state
-    def reset(self, positions: Sequence[float], velocities: Optional[Sequence[float]] = None,
-              base_pose: Optional[Sequence[float]] = None, base_twist: Optional[Sequence[float]] = None,
-              base_coordinates: Optional[Sequence[float]] = None,
-              base_rates: Optional[Sequence[float]] = None) -> None:
+    def reset(
+        self,
+        positions: Sequence[float],
+        velocities: Optional[Sequence[float]] = None,
+        base_pose: Optional[Sequence[float]] = None,
+        base_twist: Optional[Sequence[float]] = None,
+        base_coordinates: Optional[Sequence[float]] = None,
+        base_rates: Optional[Sequence[float]] = None,
+    ) -> None:
         """Time 0 at the given joint state. A free base takes ``base_pose``/``base_twist``
         (module conventions); a scripted base its six coordinates and rates (m, rad)."""
         mujoco.mj_resetData(self.model, self.data)
@@ -100,15 +107,16 @@ class MujocoEngine:
         if scene.base_dofs.size:
             start = self.model.jnt_qposadr[self.model.body_jntadr[scene.root_body]]
             if base_coordinates is not None:
-                data.qpos[start:start + 6] = base_coordinates
+                data.qpos[start : start + 6] = base_coordinates
                 data.qvel[scene.base_dofs] = np.zeros(6) if base_rates is None else base_rates
             elif base_pose is not None:
                 x, y, z, qx, qy, qz, qw = base_pose
-                data.qpos[start:start + 7] = [x, y, z, qw, qx, qy, qz]
+                data.qpos[start : start + 7] = [x, y, z, qw, qx, qy, qz]
                 if base_twist is not None:
                     rotation = _rotation_xyzw(base_pose[3:])
-                    data.qvel[scene.base_dofs] = np.concatenate([rotation @ np.asarray(base_twist[:3]),
-                                                                 base_twist[3:]])
+                    data.qvel[scene.base_dofs] = np.concatenate(
+                        [rotation @ np.asarray(base_twist[:3]), base_twist[3:]]
+                    )
         mujoco.mj_forward(self.model, self.data)
 
     def positions(self) -> np.ndarray:
@@ -126,7 +134,9 @@ class MujocoEngine:
     def base_twist(self) -> np.ndarray:
         """[v, ω] of the root link origin in its own frame [m/s, rad/s]."""
         velocity = np.zeros(6)
-        mujoco.mj_objectVelocity(self.model, self.data, mujoco.mjtObj.mjOBJ_XBODY, self.scene.root_body, velocity, 1)
+        mujoco.mj_objectVelocity(
+            self.model, self.data, mujoco.mjtObj.mjOBJ_XBODY, self.scene.root_body, velocity, 1
+        )
         return np.concatenate([velocity[3:], velocity[:3]])
 
     # ------------------------------------------------------------------ scene changes
@@ -158,9 +168,13 @@ class MujocoEngine:
             return
         body = mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_BODY, push.link)
         if body < 0 or body not in self.scene.robot_bodies:
-            raise SimulationError(f'external wrench link "{push.link}" is not a link of the simulated robot')
+            raise SimulationError(
+                f'external wrench link "{push.link}" is not a link of the simulated robot'
+            )
         if self.model.body_weldid[body] == 0:
-            raise SimulationError(f'external wrench link "{push.link}" is fixed to the world: nothing would move')
+            raise SimulationError(
+                f'external wrench link "{push.link}" is fixed to the world: nothing would move'
+            )
         self.push, self._push_body = push, body
 
     # ------------------------------------------------------------------ step
@@ -168,9 +182,13 @@ class MujocoEngine:
         """τ_f [N·m] of every joint at ``velocities`` [rad/s]."""
         if self._frictionless:
             return np.zeros(len(self.drives))
-        return np.array([drive.friction(velocity) for drive, velocity in zip(self.drives, velocities)])
+        return np.array(
+            [drive.friction(velocity) for drive, velocity in zip(self.drives, velocities)]
+        )
 
-    def step(self, motor_torques: np.ndarray, base_acceleration: Optional[np.ndarray] = None) -> EngineStep:
+    def step(
+        self, motor_torques: np.ndarray, base_acceleration: Optional[np.ndarray] = None
+    ) -> EngineStep:
         """Integrate one step under ``motor_torques`` [N·m]; a scripted base moves with
         ``base_acceleration`` (six coordinate accelerations [m/s², rad/s²]) exactly."""
         model, data, scene = self.model, self.data, self.scene
@@ -187,13 +205,27 @@ class MujocoEngine:
         unstable = data.warning[mujoco.mjtWarning.mjWARN_BADQACC].number
         mujoco.mj_step2(model, data)  # forces, acceleration, semi-implicit Euler
         acceleration = data.qacc[scene.dof_index].copy()
-        if (data.warning[mujoco.mjtWarning.mjWARN_BADQACC].number != unstable
-                or not (np.all(np.isfinite(acceleration)) and np.all(np.isfinite(data.qpos)))):
-            raise SimulationError('MuJoCo integration diverged (non-finite state): lower the gains or the step')
+        if data.warning[mujoco.mjtWarning.mjWARN_BADQACC].number != unstable or not (
+            np.all(np.isfinite(acceleration)) and np.all(np.isfinite(data.qpos))
+        ):
+            raise SimulationError(
+                'MuJoCo integration diverged (non-finite state): lower the gains or the step'
+            )
         rotor = self.armature * acceleration
         motor = np.asarray(motor_torques, dtype=float).copy()
-        return EngineStep(time, q, v, acceleration, motor, friction, rotor, motor - friction - rotor, external,
-                          pose, twist)
+        return EngineStep(
+            time,
+            q,
+            v,
+            acceleration,
+            motor,
+            friction,
+            rotor,
+            motor - friction - rotor,
+            external,
+            pose,
+            twist,
+        )
 
     def _apply_push(self) -> np.ndarray:
         """Set xfrc_applied for the push (at the link's CoM, world axes) and return J_extᵀ F."""
@@ -211,7 +243,7 @@ class MujocoEngine:
         return (jacp.T @ force + jacr.T @ moment)[scene.dof_index]
 
     def _drive_base(self, acceleration: np.ndarray) -> None:
-        """Base generalised forces that give the scripted acceleration exactly (partitioned solve)."""
+        """Base generalised forces giving the scripted acceleration exactly (partitioned solve)."""
         model, data, base = self.model, self.data, self.scene.base_dofs
         mujoco.mj_fwdActuation(model, data)
         mujoco.mj_fwdAcceleration(model, data)

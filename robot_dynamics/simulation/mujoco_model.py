@@ -14,6 +14,7 @@ link (inertia set at run time, F/T sensor site at its origin) and the IMU site a
 Contacts: robot geoms collide with the environment (floor, table, obstacles), never with each
 other. Units: SI; positions in the world frame unless stated.
 """
+
 from __future__ import annotations
 
 import math
@@ -28,15 +29,18 @@ from robot_dynamics.core.model.urdf import UrdfDescription
 from robot_dynamics.simulation.errors import SceneError
 from robot_dynamics.simulation.profiles import TrueRobot
 
-MUJOCO_COMPILER = ('<mujoco><compiler discardvisual="true" fusestatic="false" balanceinertia="false" '
-                   'strippath="true"/></mujoco>')
+MUJOCO_COMPILER = (
+    '<mujoco><compiler discardvisual="true" fusestatic="false" balanceinertia="false" '
+    'strippath="true"/></mujoco>'
+)
 """Inserted into the URDF's ``<robot>``: keep every link a body and the inertias as written."""
 ROBOT_CONTYPE, ENVIRONMENT_CONAFFINITY = 1, 1
 FLOOR_SOLIMP = [0.95, 0.99, 0.001, 0.5, 2.0]
 """Floor contact impedance; with a time constant of two steps it keeps feet within ~1 mm of the
 surface (MuJoCo's default, 0.02 s, lets a light leg sink by centimetres)."""
 NOSLIP_ITERATIONS = 5
-"""Iterations of MuJoCo's no-slip solver on a floor: feet that stick do not creep (soft contacts would)."""
+"""Iterations of MuJoCo's no-slip solver on a floor: feet that stick do not creep (soft
+contacts would)."""
 PAYLOAD_BODY, IMU_SITE, FT_SITE = 'payload', 'imu', 'ft_sensor'
 MOUNTS = ('world', 'free', 'scripted')
 SCRIPTED_JOINTS = ('base_x', 'base_y', 'base_z', 'base_yaw', 'base_pitch', 'base_roll')
@@ -53,9 +57,16 @@ class Box:
 
     def __post_init__(self):
         center, size = np.asarray(self.center, float), np.asarray(self.size, float)
-        if center.shape != (3,) or size.shape != (3,) or not np.all(np.isfinite(center)) or np.any(size <= 0.0):
-            raise SceneError(f'obstacle "{self.name}": center needs 3 finite values [m] and size 3 positive edge '
-                             f'lengths [m], got center {self.center} and size {self.size}')
+        if (
+            center.shape != (3,)
+            or size.shape != (3,)
+            or not np.all(np.isfinite(center))
+            or np.any(size <= 0.0)
+        ):
+            raise SceneError(
+                f'obstacle "{self.name}": center needs 3 finite values [m] and size 3 positive '
+                f'edge lengths [m], got center {self.center} and size {self.size}'
+            )
 
 
 @dataclass(frozen=True)
@@ -102,7 +113,9 @@ def robot_spec(description: UrdfDescription) -> mujoco.MjSpec:
     :class:`SceneError` naming the element and quoting MuJoCo when MuJoCo cannot read it."""
     text = re.sub(r'<dynamics\b[^>]*/>', '', description.text)
     text = re.sub(r'<visual\b.*?</visual>', '', text, flags=re.DOTALL)
-    text = re.sub(r'<collision\b(?:(?!</collision>).)*<mesh\b.*?</collision>', '', text, flags=re.DOTALL)
+    text = re.sub(
+        r'<collision\b(?:(?!</collision>).)*<mesh\b.*?</collision>', '', text, flags=re.DOTALL
+    )
     text = re.sub(r'<mujoco\b.*?</mujoco>', '', text, flags=re.DOTALL)
     text = re.sub(r'(<robot\b[^>]*>)', r'\1' + MUJOCO_COMPILER, text, count=1)
     try:
@@ -111,16 +124,22 @@ def robot_spec(description: UrdfDescription) -> mujoco.MjSpec:
         raise SceneError(_compile_message(description.name, error)) from None
 
 
-def build_scene_model(description: UrdfDescription, joint_names: Sequence[str], true_robot: TrueRobot,
-                      layout: SceneLayout) -> SceneModel:
+def build_scene_model(
+    description: UrdfDescription,
+    joint_names: Sequence[str],
+    true_robot: TrueRobot,
+    layout: SceneLayout,
+) -> SceneModel:
     """Compile the scene: the URDF with ``true_robot``'s inertials and rotor inertias, plus what
     ``layout`` adds. Raises :class:`SceneError` with MuJoCo's reason and the element it names."""
     if layout.mount not in MOUNTS:
         raise SceneError(f'mount must be one of {list(MOUNTS)}, got {layout.mount!r}')
     mimic = [name for name, joint in description.joints.items() if joint.mimic is not None]
     if mimic:
-        raise SceneError(f'robot "{description.name}": mimic joints {mimic} are not simulated by the MuJoCo '
-                         f'engine; use engine: pinocchio')
+        raise SceneError(
+            f'robot "{description.name}": mimic joints {mimic} are not simulated by the MuJoCo '
+            f'engine; use engine: pinocchio'
+        )
     spec = robot_spec(description)
     spec.option.gravity = list(layout.gravity)
     spec.option.timestep = layout.timestep
@@ -140,21 +159,33 @@ def build_scene_model(description: UrdfDescription, joint_names: Sequence[str], 
         joint = spec.joint(name)
         joint.armature = true_robot.drives[name].armature
         joint.actfrclimited = mujoco.mjtLimited.mjLIMITED_FALSE
-        spec.add_actuator(name=name, target=name, trntype=mujoco.mjtTrn.mjTRN_JOINT,
-                          ctrllimited=mujoco.mjtLimited.mjLIMITED_FALSE)
+        spec.add_actuator(
+            name=name,
+            target=name,
+            trntype=mujoco.mjtTrn.mjTRN_JOINT,
+            ctrllimited=mujoco.mjtLimited.mjLIMITED_FALSE,
+        )
     environment = _add_environment(spec, layout)
     payload_body = None
     if layout.payload_link is not None:
         payload_body = _add_payload_body(spec, layout.payload_link)
     root.add_site(name=IMU_SITE)
-    for name, sensor_type in (('imu_gyro', mujoco.mjtSensor.mjSENS_GYRO),
-                              ('imu_accelerometer', mujoco.mjtSensor.mjSENS_ACCELEROMETER),
-                              ('imu_orientation', mujoco.mjtSensor.mjSENS_FRAMEQUAT)):
-        spec.add_sensor(name=name, type=sensor_type, objtype=mujoco.mjtObj.mjOBJ_SITE, objname=IMU_SITE)
+    for name, sensor_type in (
+        ('imu_gyro', mujoco.mjtSensor.mjSENS_GYRO),
+        ('imu_accelerometer', mujoco.mjtSensor.mjSENS_ACCELEROMETER),
+        ('imu_orientation', mujoco.mjtSensor.mjSENS_FRAMEQUAT),
+    ):
+        spec.add_sensor(
+            name=name, type=sensor_type, objtype=mujoco.mjtObj.mjOBJ_SITE, objname=IMU_SITE
+        )
     if payload_body is not None:
-        for name, sensor_type in (('ft_force', mujoco.mjtSensor.mjSENS_FORCE),
-                                  ('ft_torque', mujoco.mjtSensor.mjSENS_TORQUE)):
-            spec.add_sensor(name=name, type=sensor_type, objtype=mujoco.mjtObj.mjOBJ_SITE, objname=FT_SITE)
+        for name, sensor_type in (
+            ('ft_force', mujoco.mjtSensor.mjSENS_FORCE),
+            ('ft_torque', mujoco.mjtSensor.mjSENS_TORQUE),
+        ):
+            spec.add_sensor(
+                name=name, type=sensor_type, objtype=mujoco.mjtObj.mjOBJ_SITE, objname=FT_SITE
+            )
     try:
         model = spec.compile()
     except ValueError as error:
@@ -162,28 +193,53 @@ def build_scene_model(description: UrdfDescription, joint_names: Sequence[str], 
     return _indexed(model, description, joint_names, layout, environment, payload_body is not None)
 
 
-def _indexed(model: mujoco.MjModel, description: UrdfDescription, joint_names: Sequence[str],
-             layout: SceneLayout, environment: dict, has_payload: bool) -> SceneModel:
+def _indexed(
+    model: mujoco.MjModel,
+    description: UrdfDescription,
+    joint_names: Sequence[str],
+    layout: SceneLayout,
+    environment: dict,
+    has_payload: bool,
+) -> SceneModel:
     qpos = np.array([model.joint(name).qposadr[0] for name in joint_names], dtype=int)
     dofs = np.array([model.joint(name).dofadr[0] for name in joint_names], dtype=int)
     actuators = np.array([model.actuator(name).id for name in joint_names], dtype=int)
     root = model.body(description.root).id
-    base = [] if layout.mount == 'world' else list(range(model.body_dofadr[root], model.body_dofadr[root] + 6))
+    base = (
+        []
+        if layout.mount == 'world'
+        else list(range(model.body_dofadr[root], model.body_dofadr[root] + 6))
+    )
     robot_bodies = np.array([model.body(name).id for name in description.links], dtype=int)
     payload = model.body(PAYLOAD_BODY).id if has_payload else -1
     if has_payload:  # its inertial frame is set at run time: never assume it is the body frame
         model.body_sameframe[payload] = mujoco.mjtSameFrame.mjSAMEFRAME_NONE
     geoms = {name: model.geom(name).id for name in environment}
-    return SceneModel(model, tuple(joint_names), qpos, dofs, actuators, np.array(base, dtype=int), root, payload,
-                      robot_bodies, geoms)
+    return SceneModel(
+        model,
+        tuple(joint_names),
+        qpos,
+        dofs,
+        actuators,
+        np.array(base, dtype=int),
+        root,
+        payload,
+        robot_bodies,
+        geoms,
+    )
 
 
 def _add_scripted_base(root) -> None:
     """Three slides then yaw, pitch, roll hinges on the root link (world axes → body axes)."""
-    for name, kind, axis in zip(SCRIPTED_JOINTS, ['slide'] * 3 + ['hinge'] * 3,
-                                ([1, 0, 0], [0, 1, 0], [0, 0, 1], [0, 0, 1], [0, 1, 0], [1, 0, 0])):
+    for name, kind, axis in zip(
+        SCRIPTED_JOINTS,
+        ['slide'] * 3 + ['hinge'] * 3,
+        ([1, 0, 0], [0, 1, 0], [0, 0, 1], [0, 0, 1], [0, 1, 0], [1, 0, 0]),
+    ):
         joint_type = mujoco.mjtJoint.mjJNT_SLIDE if kind == 'slide' else mujoco.mjtJoint.mjJNT_HINGE
-        root.add_joint(name=name, type=joint_type, axis=axis, limited=mujoco.mjtLimited.mjLIMITED_FALSE)
+        root.add_joint(
+            name=name, type=joint_type, axis=axis, limited=mujoco.mjtLimited.mjLIMITED_FALSE
+        )
 
 
 def _apply_links(spec: mujoco.MjSpec, true_robot: TrueRobot) -> None:
@@ -196,7 +252,14 @@ def _apply_links(spec: mujoco.MjSpec, true_robot: TrueRobot) -> None:
         body.explicitinertial = True
         body.mass, body.ipos, body.iquat = mass, list(com), [1.0, 0.0, 0.0, 0.0]
         body.inertia = [0.0, 0.0, 0.0]
-        body.fullinertia = [inertia[0, 0], inertia[1, 1], inertia[2, 2], inertia[0, 1], inertia[0, 2], inertia[1, 2]]
+        body.fullinertia = [
+            inertia[0, 0],
+            inertia[1, 1],
+            inertia[2, 2],
+            inertia[0, 1],
+            inertia[0, 2],
+            inertia[1, 2],
+        ]
 
 
 def _configure_robot_geoms(spec: mujoco.MjSpec, layout: SceneLayout) -> None:
@@ -208,7 +271,9 @@ def _configure_robot_geoms(spec: mujoco.MjSpec, layout: SceneLayout) -> None:
             body = spec.body(frame)
             if body is None:
                 raise SceneError(f'contact frame "{frame}" is not a link of the robot')
-            body.add_geom(name=f'{frame}_sphere', type=mujoco.mjtGeom.mjGEOM_SPHERE, size=[radius, 0.0, 0.0])
+            body.add_geom(
+                name=f'{frame}_sphere', type=mujoco.mjtGeom.mjGEOM_SPHERE, size=[radius, 0.0, 0.0]
+            )
     for geom in spec.geoms:
         geom.contype, geom.conaffinity = ROBOT_CONTYPE, 0
         geom.mass, geom.density = 0.0, 0.0
@@ -226,15 +291,27 @@ def _add_environment(spec: mujoco.MjSpec, layout: SceneLayout) -> dict:
     names = {}
     world = spec.worldbody
     if layout.floor_height is not None:
-        _environment_geom(world, 'floor', type=mujoco.mjtGeom.mjGEOM_PLANE, size=[0.0, 0.0, 1.0],
-                          pos=[0.0, 0.0, layout.floor_height], friction=[layout.floor_friction, 0.005, 0.0001],
-                          solref=[2.0 * layout.timestep, 1.0], solimp=FLOOR_SOLIMP)
+        _environment_geom(
+            world,
+            'floor',
+            type=mujoco.mjtGeom.mjGEOM_PLANE,
+            size=[0.0, 0.0, 1.0],
+            pos=[0.0, 0.0, layout.floor_height],
+            friction=[layout.floor_friction, 0.005, 0.0001],
+            solref=[2.0 * layout.timestep, 1.0],
+            solimp=FLOOR_SOLIMP,
+        )
         names['floor'] = 'floor'
     for kind, box in [('table', layout.table)] + [('obstacle', box) for box in layout.obstacles]:
         if box is None:
             continue
-        _environment_geom(world, box.name, type=mujoco.mjtGeom.mjGEOM_BOX, pos=list(box.center),
-                          size=list(0.5 * np.asarray(box.size, float)))
+        _environment_geom(
+            world,
+            box.name,
+            type=mujoco.mjtGeom.mjGEOM_BOX,
+            pos=list(box.center),
+            size=list(0.5 * np.asarray(box.size, float)),
+        )
         names[box.name] = kind
     return names
 
@@ -255,17 +332,31 @@ def _compile_message(robot: str, error: Exception) -> str:
     reason = ' '.join(str(error).split())
     element = re.search(r"Element name '([^']*)'", reason)
     named = f'element "{element.group(1)}": ' if element and element.group(1) else ''
-    return f'MuJoCo cannot compile robot "{robot}": {named}MuJoCo says "{reason}". Fix the URDF or use engine: pinocchio'
+    return (
+        f'MuJoCo cannot compile robot "{robot}": {named}MuJoCo says "{reason}". Fix the URDF or '
+        'use engine: pinocchio'
+    )
 
 
 def _quaternion_wxyz(rpy: Sequence[float]) -> np.ndarray:
     """Unit quaternion (w, x, y, z) of fixed-axis roll-pitch-yaw [rad] (R = Rz(y) Ry(p) Rx(r))."""
     roll, pitch, yaw = (0.5 * float(x) for x in rpy)
-    cr, sr, cp, sp, cy, sy = math.cos(roll), math.sin(roll), math.cos(pitch), math.sin(pitch), math.cos(yaw), \
-        math.sin(yaw)
-    return np.array([cr * cp * cy + sr * sp * sy, sr * cp * cy - cr * sp * sy,
-                     cr * sp * cy + sr * cp * sy, cr * cp * sy - sr * sp * cy])
-
+    cr, sr, cp, sp, cy, sy = (
+        math.cos(roll),
+        math.sin(roll),
+        math.cos(pitch),
+        math.sin(pitch),
+        math.cos(yaw),
+        math.sin(yaw),
+    )
+    return np.array(
+        [
+            cr * cp * cy + sr * sp * sy,
+            sr * cp * cy - cr * sp * sy,
+            cr * sp * cy + sr * cp * sy,
+            cr * cp * sy - sr * sp * cy,
+        ]
+    )
 
 
 def boxes_from_text(entries) -> tuple:
@@ -278,7 +369,9 @@ def boxes_from_text(entries) -> tuple:
         except ValueError:
             values = []
         if len(values) != 6:
-            raise SceneError(f'obstacle {index} "{entry}": give six numbers "x y z sx sy sz" (centre and edge '
-                             f'lengths, m)')
+            raise SceneError(
+                f'obstacle {index} "{entry}": give six numbers "x y z sx sy sz" (centre and edge '
+                f'lengths, m)'
+            )
         boxes.append(Box(f'obstacle_{index}', tuple(values[:3]), tuple(values[3:])))
     return tuple(boxes)

@@ -24,6 +24,7 @@ A profile (YAML, see ``config/robot_profiles/``) states, for every link and join
 ``profile_seed`` seeds every draw; :meth:`TrueRobot.drawn_values` lists every drawn value so a
 run can be reproduced and its truth known. Units: SI (kg, m, kg·m², N·m, rad, s, A).
 """
+
 from __future__ import annotations
 
 import math
@@ -64,7 +65,9 @@ class JointDrive:
     def friction(self, velocity: np.ndarray) -> np.ndarray:
         """τ_f(q̇) [N·m] opposing the motion (module docstring); zero for a frictionless drive."""
         static = max(self.stribeck_static, self.coulomb)
-        level = self.coulomb + (static - self.coulomb) * np.exp(-(velocity / self.stribeck_velocity) ** 2)
+        level = self.coulomb + (static - self.coulomb) * np.exp(
+            -((velocity / self.stribeck_velocity) ** 2)
+        )
         return self.viscous * velocity + level * np.tanh(velocity / self.sign_velocity)
 
 
@@ -125,19 +128,27 @@ class RobotProfile:
     source: str = ''
 
     def check_against(self, description: UrdfDescription) -> None:
-        """Refuse (:class:`ProfileError`) joints or links the robot lacks, before anything starts."""
+        """Refuse (:class:`ProfileError`) joints or links the robot lacks, before anything
+        starts."""
         moving = {name for name, joint in description.joints.items() if joint.type != 'fixed'}
         for name in self.joints:
             if name not in moving:
-                raise ProfileError(f'profile "{self.name}" ({self.source}): joint "{name}" is not a moving joint of '
-                                   f'robot "{description.name}" (its joints: {sorted(moving)})')
+                raise ProfileError(
+                    f'profile "{self.name}" ({self.source}): joint "{name}" is not a moving joint '
+                    f'of robot "{description.name}" (its joints: {sorted(moving)})'
+                )
         for name, values in self.links.items():
             link = description.links.get(name)
             if link is None:
-                raise ProfileError(f'profile "{self.name}" ({self.source}): link "{name}" is not a link of robot '
-                                   f'"{description.name}"')
+                raise ProfileError(
+                    f'profile "{self.name}" ({self.source}): link "{name}" is not a link of robot '
+                    f'"{description.name}"'
+                )
             if values.mass is None and link.inertial is None and (values.com or values.inertia):
-                raise ProfileError(f'profile "{self.name}": link "{name}" has no <inertial> in the URDF: give its mass')
+                raise ProfileError(
+                    f'profile "{self.name}": link "{name}" has no <inertial> in the URDF: give '
+                    'its mass'
+                )
 
     def draw(self, description: UrdfDescription, seed: int) -> 'TrueRobot':
         """The true robot for ``description``: every spread drawn with ``seed`` (NumPy PCG64)."""
@@ -154,28 +165,46 @@ class RobotProfile:
             scale = rng.uniform(-1.0, 1.0) * drive.scale_error
             drives[name] = replace(drive, offset=offset, offset_spread=0.0, scale_error=scale)
         sensors = self.sensors
-        ft_bias = np.concatenate([sensors.ft_force_bias * rng.uniform(-1.0, 1.0, 3),
-                                  sensors.ft_torque_bias * rng.uniform(-1.0, 1.0, 3)])
+        ft_bias = np.concatenate(
+            [
+                sensors.ft_force_bias * rng.uniform(-1.0, 1.0, 3),
+                sensors.ft_torque_bias * rng.uniform(-1.0, 1.0, 3),
+            ]
+        )
         return TrueRobot(self, int(seed), links, drives, tuple(float(x) for x in ft_bias))
 
     def _true_link(self, name: str, description: UrdfDescription, rng: np.random.Generator):
         """(mass, com, inertia about the CoM in link axes) of ``name``; None for a massless link."""
         link, values = description.links[name], self.links.get(name, LinkValues())
         spread = self.link_spread
-        draws = rng.uniform(-1.0, 1.0, 7)  # drawn for every link so that the sequence does not depend on overrides
+        draws = rng.uniform(
+            -1.0, 1.0, 7
+        )  # drawn for every link so that the sequence does not depend on overrides
         if link.inertial is None and values.mass is None:
             return None
         inertial = link.inertial
-        mass = values.mass if values.mass is not None else inertial.mass * (1.0 + spread.mass * draws[0])
-        com = (np.array(values.com, float) if values.com is not None else
-               np.array(inertial.origin.xyz, float) + spread.com * draws[1:4])
+        mass = (
+            values.mass
+            if values.mass is not None
+            else inertial.mass * (1.0 + spread.mass * draws[0])
+        )
+        com = (
+            np.array(values.com, float)
+            if values.com is not None
+            else np.array(inertial.origin.xyz, float) + spread.com * draws[1:4]
+        )
         if values.inertia is not None:
             inertia = _tensor(values.inertia)
         else:
             nominal = inertial.tensor_in_link_frame() if inertial is not None else np.zeros((3, 3))
-            inertia = (scaled_second_moments(nominal, 1.0 + spread.inertia * draws[4:7]) if spread.inertia > 0.0
-                       else nominal)
-        if values != LinkValues() or spread != LinkSpread():  # the URDF's own values are MuJoCo's to judge
+            inertia = (
+                scaled_second_moments(nominal, 1.0 + spread.inertia * draws[4:7])
+                if spread.inertia > 0.0
+                else nominal
+            )
+        if (
+            values != LinkValues() or spread != LinkSpread()
+        ):  # the URDF's own values are MuJoCo's to judge
             _check_link(self.name, name, mass, com, inertia)
         return float(mass), com, inertia
 
@@ -202,20 +231,35 @@ class TrueRobot:
     def is_ideal(self) -> bool:
         """True when the links are the URDF's, the drives frictionless and the sensors perfect."""
         profile = self.profile
-        return (profile.link_spread == LinkSpread() and not profile.links and profile.sensors == SensorSettings()
-                and profile.effort_source == 'joint_torque_sensor'
-                and all(drive == JointDrive() for drive in self.drives.values()))
+        return (
+            profile.link_spread == LinkSpread()
+            and not profile.links
+            and profile.sensors == SensorSettings()
+            and profile.effort_source == 'joint_torque_sensor'
+            and all(drive == JointDrive() for drive in self.drives.values())
+        )
 
     def drawn_values(self) -> dict:
         """Every value of the true robot, plain Python (for a log line or a YAML file)."""
-        links = {name: None if value is None else {'mass': value[0], 'com': [float(x) for x in value[1]],
-                                                   'inertia': _six(value[2])}
-                 for name, value in self.links.items()}
-        drives = {name: {key: float(getattr(drive, key)) for key in JointDrive.__dataclass_fields__}
-                  for name, drive in self.drives.items()}
-        return {'profile': self.profile.name, 'source': self.profile.source, 'profile_seed': self.seed,
-                'effort_source': self.profile.effort_source, 'links': links, 'joints': drives,
-                'ft_bias': list(self.ft_bias)}
+        links = {
+            name: None
+            if value is None
+            else {'mass': value[0], 'com': [float(x) for x in value[1]], 'inertia': _six(value[2])}
+            for name, value in self.links.items()
+        }
+        drives = {
+            name: {key: float(getattr(drive, key)) for key in JointDrive.__dataclass_fields__}
+            for name, drive in self.drives.items()
+        }
+        return {
+            'profile': self.profile.name,
+            'source': self.profile.source,
+            'profile_seed': self.seed,
+            'effort_source': self.profile.effort_source,
+            'links': links,
+            'joints': drives,
+            'ft_bias': list(self.ft_bias),
+        }
 
 
 def scaled_second_moments(inertia: np.ndarray, factors: np.ndarray) -> np.ndarray:
@@ -229,10 +273,14 @@ def scaled_second_moments(inertia: np.ndarray, factors: np.ndarray) -> np.ndarra
 
 def load_profile(name_or_path: str) -> RobotProfile:
     """A shipped profile by name (:data:`SHIPPED_PROFILES`) or a YAML file path."""
-    path = Path(name_or_path) if name_or_path not in SHIPPED_PROFILES else profile_path(name_or_path)
+    path = (
+        Path(name_or_path) if name_or_path not in SHIPPED_PROFILES else profile_path(name_or_path)
+    )
     if not path.is_file():
-        raise ProfileError(f'robot profile "{name_or_path}" is neither a shipped profile {list(SHIPPED_PROFILES)} nor '
-                           f'a YAML file')
+        raise ProfileError(
+            f'robot profile "{name_or_path}" is neither a shipped profile '
+            f'{list(SHIPPED_PROFILES)} nor a YAML file'
+        )
     try:
         document = yaml.safe_load(path.read_text())
     except yaml.YAMLError as error:
@@ -241,45 +289,70 @@ def load_profile(name_or_path: str) -> RobotProfile:
 
 
 def profile_path(name: str) -> Path:
-    """Path of a shipped profile: the source tree's ``config/robot_profiles`` or the installed share."""
-    candidates = [Path(__file__).resolve().parents[2] / 'config' / 'robot_profiles' / f'{name}.yaml',
-                  Path(sys.prefix) / 'share' / _PACKAGE / 'config' / 'robot_profiles' / f'{name}.yaml']
+    """Path of a shipped profile: the source tree's ``config/robot_profiles`` or the installed
+    share."""
+    candidates = [
+        Path(__file__).resolve().parents[2] / 'config' / 'robot_profiles' / f'{name}.yaml',
+        Path(sys.prefix) / 'share' / _PACKAGE / 'config' / 'robot_profiles' / f'{name}.yaml',
+    ]
     return next((path for path in candidates if path.is_file()), candidates[0])
 
 
 def profile_from_dict(document, source: str = '') -> RobotProfile:
-    """A :class:`RobotProfile` from a parsed YAML mapping; every field checked and named on refusal."""
+    """A :class:`RobotProfile` from a parsed YAML mapping; every field checked and named on
+    refusal."""
     if not isinstance(document, dict):
-        raise ProfileError(f'robot profile {source} must be a mapping, got {type(document).__name__}')
+        raise ProfileError(
+            f'robot profile {source} must be a mapping, got {type(document).__name__}'
+        )
     name = str(document.get('name', Path(source).stem or 'profile'))
     where = f'profile "{name}" ({source})' if source else f'profile "{name}"'
     _known(document, ('name', 'effort_source', 'links', 'joints', 'sensors', 'description'), where)
     effort_source = document.get('effort_source', 'joint_torque_sensor')
     if effort_source not in EFFORT_SOURCES:
-        raise ProfileError(f'{where}: effort_source must be one of {list(EFFORT_SOURCES)}, got {effort_source!r}')
+        raise ProfileError(
+            f'{where}: effort_source must be one of {list(EFFORT_SOURCES)}, got {effort_source!r}'
+        )
     links = document.get('links') or {}
     joints = document.get('joints') or {}
     _mapping(links, f'{where}: links')
     _mapping(joints, f'{where}: joints')
-    spread = _numbers(links.get('spread') or {}, LinkSpread, f'{where}: links.spread', non_negative=True)
+    spread = _numbers(
+        links.get('spread') or {}, LinkSpread, f'{where}: links.spread', non_negative=True
+    )
     link_values = {}
     for link, values in (links.get('per_link') or {}).items():
         link_values[str(link)] = _link_values(values, f'{where}: link "{link}"')
     _known(links, ('spread', 'per_link'), f'{where}: links')
     _known(joints, ('default', 'per_joint'), f'{where}: joints')
-    default = JointDrive(**_numbers(joints.get('default') or {}, JointDrive, f'{where}: joints.default'))
+    default = JointDrive(
+        **_numbers(joints.get('default') or {}, JointDrive, f'{where}: joints.default')
+    )
     _check_drive(default, f'{where}: joints.default')
     per_joint = {}
     for joint, values in (joints.get('per_joint') or {}).items():
         fields = _numbers(values or {}, JointDrive, f'{where}: joint "{joint}"')
         _check_drive(replace(default, **fields), f'{where}: joint "{joint}"')
         per_joint[str(joint)] = fields
-    sensors = _numbers(document.get('sensors') or {}, SensorSettings, f'{where}: sensors', non_negative=True)
+    sensors = _numbers(
+        document.get('sensors') or {}, SensorSettings, f'{where}: sensors', non_negative=True
+    )
     if sensors.get('effort_delay', 0) != int(sensors.get('effort_delay', 0)):
-        raise ProfileError(f'{where}: sensors.effort_delay is a whole number of samples, got {sensors["effort_delay"]}')
+        raise ProfileError(
+            f'{where}: sensors.effort_delay is a whole number of samples, got '
+            f'{sensors["effort_delay"]}'
+        )
     sensors['effort_delay'] = int(sensors.get('effort_delay', 0))
-    return RobotProfile(name, effort_source, LinkSpread(**spread), link_values, default, per_joint,
-                        SensorSettings(**sensors), source)
+    return RobotProfile(
+        name,
+        effort_source,
+        LinkSpread(**spread),
+        link_values,
+        default,
+        per_joint,
+        SensorSettings(**sensors),
+        source,
+    )
 
 
 def _known(mapping: dict, keys: tuple, where: str) -> None:
@@ -299,7 +372,11 @@ def _numbers(values, kind, where: str, non_negative: bool = False) -> dict:
     _known(values, tuple(kind.__dataclass_fields__), where)
     checked = {}
     for key, value in values.items():
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float))
+            or not math.isfinite(value)
+        ):
             raise ProfileError(f'{where}: {key} must be a finite number, got {value!r}')
         if non_negative and value < 0.0:
             raise ProfileError(f'{where}: {key} must not be negative, got {value}')
@@ -308,7 +385,14 @@ def _numbers(values, kind, where: str, non_negative: bool = False) -> dict:
 
 
 def _check_drive(drive: JointDrive, where: str) -> None:
-    for key in ('armature', 'viscous', 'coulomb', 'stribeck_static', 'offset_spread', 'scale_error'):
+    for key in (
+        'armature',
+        'viscous',
+        'coulomb',
+        'stribeck_static',
+        'offset_spread',
+        'scale_error',
+    ):
         if getattr(drive, key) < 0.0:
             raise ProfileError(f'{where}: {key} must not be negative, got {getattr(drive, key)}')
     for key in ('stribeck_velocity', 'sign_velocity', 'gear_ratio', 'torque_constant'):
@@ -322,31 +406,49 @@ def _link_values(values, where: str) -> LinkValues:
     _mapping(values, where)
     _known(values, ('mass', 'com', 'inertia'), where)
     mass, com, inertia = values.get('mass'), values.get('com'), values.get('inertia')
-    if mass is not None and (isinstance(mass, bool) or not isinstance(mass, (int, float)) or not math.isfinite(mass)
-                             or mass < 0.0):
-        raise ProfileError(f'{where}: mass must be a finite, non-negative number [kg], got {mass!r}')
+    if mass is not None and (
+        isinstance(mass, bool)
+        or not isinstance(mass, (int, float))
+        or not math.isfinite(mass)
+        or mass < 0.0
+    ):
+        raise ProfileError(
+            f'{where}: mass must be a finite, non-negative number [kg], got {mass!r}'
+        )
     for key, value, size in (('com', com, 3), ('inertia', inertia, 6)):
-        if value is not None and (not isinstance(value, list) or len(value) != size
-                                  or not all(isinstance(x, (int, float)) and math.isfinite(x) for x in value)):
+        if value is not None and (
+            not isinstance(value, list)
+            or len(value) != size
+            or not all(isinstance(x, (int, float)) and math.isfinite(x) for x in value)
+        ):
             raise ProfileError(f'{where}: {key} must be {size} finite numbers, got {value!r}')
-    return LinkValues(None if mass is None else float(mass), None if com is None else tuple(com),
-                      None if inertia is None else tuple(inertia))
+    return LinkValues(
+        None if mass is None else float(mass),
+        None if com is None else tuple(com),
+        None if inertia is None else tuple(inertia),
+    )
 
 
 def _check_link(profile: str, link: str, mass: float, com: np.ndarray, inertia: np.ndarray) -> None:
     """A true link must be a body: mass ≥ 0, finite CoM, inertia symmetric with principal
     moments ≥ 0 satisfying the triangle inequalities."""
     if not (math.isfinite(mass) and mass >= 0.0):
-        raise ProfileError(f'profile "{profile}": link "{link}" field mass would be {mass} kg: a mass is ≥ 0')
+        raise ProfileError(
+            f'profile "{profile}": link "{link}" field mass would be {mass} kg: a mass is ≥ 0'
+        )
     moments = np.linalg.eigvalsh(inertia)
     tolerance = 1e-12 + 1e-9 * max(float(np.max(np.abs(moments))), 0.0)
     if np.min(moments) < -tolerance:
-        raise ProfileError(f'profile "{profile}": link "{link}" field inertia has a negative principal moment '
-                           f'{np.min(moments):.3g} kg m^2')
+        raise ProfileError(
+            f'profile "{profile}": link "{link}" field inertia has a negative principal moment '
+            f'{np.min(moments):.3g} kg m^2'
+        )
     a, b, c = np.sort(moments)
     if a + b < c - tolerance:
-        raise ProfileError(f'profile "{profile}": link "{link}" field inertia violates the triangle inequality '
-                           f'({a:.3g} + {b:.3g} < {c:.3g} kg m^2): no body has these principal moments')
+        raise ProfileError(
+            f'profile "{profile}": link "{link}" field inertia violates the triangle inequality '
+            f'({a:.3g} + {b:.3g} < {c:.3g} kg m^2): no body has these principal moments'
+        )
 
 
 def _tensor(six) -> np.ndarray:
@@ -355,5 +457,11 @@ def _tensor(six) -> np.ndarray:
 
 
 def _six(tensor: np.ndarray) -> list:
-    return [float(tensor[0, 0]), float(tensor[0, 1]), float(tensor[0, 2]), float(tensor[1, 1]),
-            float(tensor[1, 2]), float(tensor[2, 2])]
+    return [
+        float(tensor[0, 0]),
+        float(tensor[0, 1]),
+        float(tensor[0, 2]),
+        float(tensor[1, 1]),
+        float(tensor[1, 2]),
+        float(tensor[2, 2]),
+    ]

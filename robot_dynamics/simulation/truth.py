@@ -13,6 +13,7 @@ their estimates are measured against.
 * IMU at the root link: angular velocity [rad/s] and specific force [m/s²] in the root frame,
   orientation (world → root) as a quaternion [qx, qy, qz, qw].
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -72,14 +73,33 @@ def read_truth(engine: MujocoEngine, step: EngineStep) -> Truth:
     """The :class:`Truth` of ``step`` (call right after :meth:`MujocoEngine.step`)."""
     data, scene = engine.data, engine.scene
     wrenches, cop = contact_wrenches(engine)
-    imu = ImuReading(data.sensor('imu_gyro').data.copy(), data.sensor('imu_accelerometer').data.copy(),
-                     _xyzw(data.sensor('imu_orientation').data))
+    imu = ImuReading(
+        data.sensor('imu_gyro').data.copy(),
+        data.sensor('imu_accelerometer').data.copy(),
+        _xyzw(data.sensor('imu_orientation').data),
+    )
     ft = None
     if scene.payload_body >= 0:
         ft = -np.concatenate([data.sensor('ft_force').data, data.sensor('ft_torque').data])
-    return Truth(step.time, step.accelerations, step.external, engine.push, step.friction, step.rotor, step.motor, step.link, wrenches,
-                 cop, center_of_mass(engine), engine.payload, step.base_pose, step.base_twist,
-                 base_acceleration(engine), imu, ft)
+    return Truth(
+        step.time,
+        step.accelerations,
+        step.external,
+        engine.push,
+        step.friction,
+        step.rotor,
+        step.motor,
+        step.link,
+        wrenches,
+        cop,
+        center_of_mass(engine),
+        engine.payload,
+        step.base_pose,
+        step.base_twist,
+        base_acceleration(engine),
+        imu,
+        ft,
+    )
 
 
 def center_of_mass(engine: MujocoEngine) -> np.ndarray:
@@ -126,14 +146,18 @@ def contact_wrenches(engine: MujocoEngine) -> tuple:
             if floor in (contact.geom1, contact.geom2) and force[2] > 0.0:
                 weighted += contact.pos * force[2]
                 normal += force[2]
-    wrenches = {model.body(body).name: ContactWrench(model.body(body).name, force, moment)
-                for body, (force, moment) in sums.items()}
+    wrenches = {
+        model.body(body).name: ContactWrench(model.body(body).name, force, moment)
+        for body, (force, moment) in sums.items()
+    }
     return wrenches, (weighted / normal if normal > 0.0 else None)
 
 
 def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """a × b of two 3-vectors (np.cross costs ~30 µs per call, this step runs per contact)."""
-    return np.array([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]])
+    return np.array(
+        [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
+    )
 
 
 def _xyzw(quaternion_wxyz: np.ndarray) -> np.ndarray:

@@ -8,6 +8,7 @@ frame origin* in joint-frame axes (kg, kg·m, kg·m²). In a URDF the joint fram
 link's frame. Rows: reduced generalized forces (mimic followers folded into their leaders,
 see :meth:`RobotModel.reduce`) [N·m or N]. Gravity is the model's (world frame).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -24,40 +25,61 @@ def num_bodies(robot: RobotModel) -> int:
     return robot.model.njoints - 1
 
 
-def joint_torque_regressor(robot: RobotModel, q: np.ndarray, v: np.ndarray, a: np.ndarray) -> np.ndarray:
+def joint_torque_regressor(
+    robot: RobotModel, q: np.ndarray, v: np.ndarray, a: np.ndarray
+) -> np.ndarray:
     """Y (nv_reduced × 10·nbodies) at pinocchio ``q``, ``v``, ``a`` (see the module docstring)."""
     matrix = pin.computeJointTorqueRegressor(robot.model, robot.data, q, v, a)
     return robot.reduce(matrix)
 
 
-def stacked_regressor(robot: RobotModel, positions: np.ndarray, velocities: np.ndarray,
-                      accelerations: np.ndarray) -> np.ndarray:
+def stacked_regressor(
+    robot: RobotModel, positions: np.ndarray, velocities: np.ndarray, accelerations: np.ndarray
+) -> np.ndarray:
     """Regressor of N joint-space samples stacked sample-major: (N·n, 10·nbodies).
 
     ``positions``/``velocities``/``accelerations`` are (N, n) in ``robot.joint_names``
     order [rad, rad/s, rad/s²]; row k·n + j is joint j of sample k. Joint rows only: a
     floating base stays at the identity pose with zero base velocity and acceleration.
     """
-    positions, velocities, accelerations = (np.atleast_2d(np.asarray(x, dtype=float))
-                                            for x in (positions, velocities, accelerations))
+    positions, velocities, accelerations = (
+        np.atleast_2d(np.asarray(x, dtype=float)) for x in (positions, velocities, accelerations)
+    )
     n = robot.num_joints
-    for label, values in (('positions', positions), ('velocities', velocities), ('accelerations', accelerations)):
+    for label, values in (
+        ('positions', positions),
+        ('velocities', velocities),
+        ('accelerations', accelerations),
+    ):
         if values.shape != positions.shape or values.shape[1:] != (n,):
-            raise ValueError(f'{label} has shape {values.shape}, expected (N, {n}) like positions {positions.shape}')
+            raise ValueError(
+                f'{label} has shape {values.shape}, expected (N, {n}) like positions '
+                f'{positions.shape}'
+            )
     rows = np.empty((len(positions) * n, PARAMETERS_PER_BODY * num_bodies(robot)))
     base = robot.base_dofs
-    for k, (position, velocity, acceleration) in enumerate(zip(positions, velocities, accelerations)):
-        matrix = joint_torque_regressor(robot, robot.configuration(position), robot.tangent(velocity),
-                                        robot.tangent(acceleration))
-        rows[k * n:(k + 1) * n] = matrix[base:]
+    for k, (position, velocity, acceleration) in enumerate(
+        zip(positions, velocities, accelerations)
+    ):
+        matrix = joint_torque_regressor(
+            robot,
+            robot.configuration(position),
+            robot.tangent(velocity),
+            robot.tangent(acceleration),
+        )
+        rows[k * n : (k + 1) * n] = matrix[base:]
     return rows
 
 
 def body_parameter_vector(robot: RobotModel) -> np.ndarray:
     """The model's own parameters (10·nbodies, pinocchio order, about joint frames), so that
     ``stacked_regressor(...) @ body_parameter_vector(robot)`` equals inverse dynamics."""
-    return np.concatenate([robot.model.inertias[joint_id].toDynamicParameters()
-                           for joint_id in range(1, robot.model.njoints)])
+    return np.concatenate(
+        [
+            robot.model.inertias[joint_id].toDynamicParameters()
+            for joint_id in range(1, robot.model.njoints)
+        ]
+    )
 
 
 def body_index(robot: RobotModel, link_name: str) -> tuple:
