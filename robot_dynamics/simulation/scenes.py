@@ -27,6 +27,7 @@ from typing import Optional, Sequence
 
 import mujoco
 import numpy as np
+import pinocchio as pin
 
 from robot_dynamics.core.identification.excitation import FourierTrajectory
 from robot_dynamics.core.model.inertia import InertialParameters
@@ -419,8 +420,6 @@ class LeggedScene(_Scene):
         feet_points = self._feet_points(self.stance, start)
         self.start_position = np.array([0.0, 0.0, self.robot.foot_radius - feet_points[:, 2].min()])
         self.feet_targets = feet_points + self.start_position
-        import pinocchio as pin
-
         self.centre = pin.centerOfMass(
             nominal.model,
             nominal.data,
@@ -431,8 +430,6 @@ class LeggedScene(_Scene):
         self.reset()
 
     def _feet_points(self, positions: np.ndarray, pose: np.ndarray) -> np.ndarray:
-        import pinocchio as pin
-
         robot = self.nominal
         pin.framesForwardKinematics(robot.model, robot.data, robot.configuration(positions, pose))
         return np.array(
@@ -535,7 +532,8 @@ def make_scene(
     legged_robot_name: str = 'quadruped',
     **options,
 ) -> _Scene:
-    """The scene named ``scene`` (:data:`SCENES`); ``options`` go to its constructor."""
+    """The scene named ``scene`` (:data:`SCENES`); ``options`` go to its constructor
+    (``base_tilt`` is used by ``tilted_base`` only, ``base_motion`` by ``moving_base`` only)."""
     if scene == 'legged':
         return LeggedScene(legged_robot_name, profile, profile_seed, **options)
     if scene not in SCENES:
