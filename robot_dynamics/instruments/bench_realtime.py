@@ -3,7 +3,7 @@
 For the arm scene at 1 kHz (dynamics_node beside it) and the legged scene at 500 Hz
 (centroidal_node beside it), each with the `ideal` and the `realistic` profile in the same run:
 sim_robot (MuJoCo engine) runs in this process, publishing every integration step on
-joint_states (and odom) as fast as it computes, while the node, in its own process, answers
+joint_states (and odom) as fast as it computes, while the node, in its own process, is fed
 every sample. Real-time factor = simulated seconds / wall seconds (target ≥ 1). ``--duration``
 sets the simulated seconds per column (default 10).
 """
@@ -111,7 +111,7 @@ def _factor(context, scene: str, rate: float, profile: str, duration: float) -> 
 def _text(result: dict, met: bool) -> str:
     lines = [
         f'proving ground real-time factor (simulated s / wall s, {result["duration_s"]:g} s '
-        f'simulated per column), the node beside it answering every sample; pid {os.getpid()}',
+        f'simulated per column), the node beside it fed every sample; pid {os.getpid()}',
         f'{"scene":<10}{"rate":>10}' + ''.join(f'{profile:>12}' for profile in PROFILES),
     ]
     for row in result['rows']:
