@@ -493,3 +493,19 @@ def test_realistic_profile_draws_are_reproducible_and_consistent():
             np.abs(np.sort(np.linalg.eigvalsh(inertia)).sum() / nominal.sum() - 1.0) <= 0.15 + 1e-9
         )
     assert all(abs(drive.scale_error) <= 0.02 for drive in first.drives.values())
+
+
+def test_solo12_from_example_robot_data_stands_on_its_feet():
+    try:
+        scene = LeggedScene('solo12', load_profile('realistic'), 4)
+    except SceneError as error:
+        pytest.skip(str(error))  # example-robot-data not installed
+    samples = [scene.step() for _ in range(int(2.0 / scene.step_size))]
+    true_weight = float(np.sum(scene.engine.model.body_mass)) * G  # the profile's perturbed masses
+    totals = []
+    for sample in samples[-100:]:
+        wrenches = sample.truth.contact_wrenches
+        assert set(wrenches) == set(scene.robot.feet)
+        totals.append(sum(wrench.force for wrench in wrenches.values())[2])
+    assert np.mean(totals) == pytest.approx(true_weight, rel=0.01)
+    assert abs(samples[-1].truth.base_pose[2] - scene.start_position[2]) < 0.01

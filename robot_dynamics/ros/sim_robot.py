@@ -1,4 +1,16 @@
-"""sim_robot: a simulated robot with exact, known truth, for demos and tests.
+"""sim_robot: the proving ground, a simulated robot whose truth is known (docs/proving_ground.md).
+
+``engine: mujoco`` (default): a scene of :mod:`robot_dynamics.simulation.scenes` (``scene``:
+arm, legged, tilted_base, moving_base) with the robot profile ``robot_profile`` drawn with
+``profile_seed`` (every drawn value logged at start); joint states as the profile's sensors
+report them; ``odom`` (nav_msgs/Odometry, pose in ``world_frame``, twist in the URDF's root
+link), ``~/imu`` (sensor_msgs/Imu at the root link), ``ft_sensor`` (WrenchStamped at
+``payload_link``, arm scenes) and the truth topics ``~/true_contact_wrenches/<link>``,
+``~/true_cop``, ``~/true_com``, ``~/true_payload``, ``~/true_friction_torques``,
+``~/true_rotor_torques``, ``~/true_base_state`` beside the two below, all stamped like the
+joint state of their sample (:mod:`robot_dynamics.ros.sim_messages`). Pushes, payload and
+motion start as below; the node's noise and ``controller_feedback`` parameters apply to the
+pinocchio engine only. ``engine: pinocchio``: the exact reference described below.
 
 Topics (relative names; the node's default name is ``sim_robot``):
 
@@ -35,7 +47,7 @@ The simulation follows the wall clock: each timer tick integrates up to the curr
 never more than ``max_catch_up`` seconds at once (a stalled process slows the simulated
 time down instead of bursting). A simulation failure (e.g. feet out of the legs' reach)
 is logged with its reason and stops the motion; the node keeps running. All math is in
-:mod:`robot_dynamics.simulation.reference`.
+:mod:`robot_dynamics.simulation` (``reference`` for the pinocchio engine).
 """
 
 from __future__ import annotations
@@ -81,7 +93,13 @@ from robot_dynamics.simulation.reference import (
     StanceMotion,
     scripted_excitation,
 )
-from robot_dynamics.simulation.scenes import BASE_MOTIONS, SCENES, SceneSample, make_scene
+from robot_dynamics.simulation.scenes import (
+    BASE_MOTIONS,
+    SCENES,
+    ArmScene,
+    SceneSample,
+    make_scene,
+)
 
 MIN_SIMULATION_RATE = 1000.0
 """Lowest integration rate [Hz] of an arm simulation (semi-implicit Euler)."""
@@ -420,7 +438,7 @@ class SimRobot(Node):
         com, inertia = list(self.value('payload_com')), list(self.value('payload_inertia'))
         if len(com) != 3 or len(inertia) != 6:
             raise SimulationError(
-                f'payload_com needs 3 values [m] and payload_inertia 6 (ixx, ixy, ixz, iyy, iyz, '
+                'payload_com needs 3 values [m] and payload_inertia 6 (ixx, ixy, ixz, iyy, iyz, '
                 f'izz) [kg m^2]; got {len(com)} and {len(inertia)}'
             )
         ixx, ixy, ixz, iyy, iyz, izz = (float(x) for x in inertia)
@@ -429,7 +447,7 @@ class SimRobot(Node):
     # ------------------------------------------------------------------ payload service
     def _set_payload(self, attached: bool) -> None:
         if self.scene is not None:
-            if not hasattr(self.scene, 'set_carrying'):
+            if not isinstance(self.scene, ArmScene):
                 raise SimulationError('the legged scene has no payload')
             self.scene.set_carrying(attached)
             self.carrying = self.scene.carrying
