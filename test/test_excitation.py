@@ -389,7 +389,7 @@ def vertical_arm():
 def _torque_limits(robot, payload_mass=0.5, fraction=0.8):
     import vertical_2r
 
-    from robot_dynamics.core.identification.friction import FrictionModel
+    from robot_dynamics.core.dynamics.friction import FrictionModel
     from robot_dynamics.core.model.inertia import InertialParameters
 
     friction = FrictionModel(

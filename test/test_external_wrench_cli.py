@@ -10,8 +10,8 @@ from robot_dynamics.cli import main
 from robot_dynamics.core.identification.recording import Recording
 from robot_dynamics.core.identification.recording_files import write_rosbag
 from robot_dynamics.core.model.model import RobotModel
-from robot_dynamics.core.simulation import ArmSimulation, scripted_excitation
 from robot_dynamics.models import ARM_URDF
+from robot_dynamics.simulation.reference import ArmSimulation, scripted_excitation
 
 PUSH = np.array([6.0, -9.0, 4.0, 0.2, 0.0, -0.3])
 
@@ -117,3 +117,38 @@ def test_cli_refuses_a_bad_friction_file(pushed_bag, tmp_path, capsys):
         == 1
     )
     assert 'not in the model' in capsys.readouterr().err
+
+
+def test_cli_counts_refused_bag_messages_under_its_own_name(tmp_path, capsys):
+    robot = RobotModel.from_urdf_file(ARM_URDF)
+    simulation = ArmSimulation(robot, scripted_excitation(robot))
+    samples = [simulation.advance() for _ in range(50)]
+    efforts = np.array([s.efforts for s in samples])
+    efforts[20, 1] = np.nan  # one message a reader must refuse
+    recording = Recording(
+        np.array([s.time for s in samples]) + 10.0,
+        [s.positions for s in samples],
+        [s.velocities for s in samples],
+        efforts,
+        robot.joint_names,
+    )
+    path = tmp_path / 'one_bad_message'
+    write_rosbag(path, recording)
+    output = tmp_path / 'wrench.csv'
+    assert (
+        main(
+            [
+                'external-wrench',
+                '--urdf',
+                str(ARM_URDF),
+                '--bag',
+                str(path),
+                '--output',
+                str(output),
+            ]
+        )
+        == 0
+    )
+    errors = capsys.readouterr().err
+    assert f'external-wrench: {path}: ' in errors and 'identify-payload' not in errors
+    assert len(output.read_text().splitlines()) == 1 + 49  # header, the 49 accepted samples

@@ -182,8 +182,8 @@ MONTE_CARLO_NOISE = 0.5  # N·m, white, per raw 1 kHz sample
 def filtered_monte_carlo(arm):
     """12 noisy 1 kHz recordings of one 10 s excitation, each through the identification
     pipeline (10 Hz zero-phase filter): WLS fits with and without the sample times."""
-    from robot_dynamics.core import simulation
     from robot_dynamics.core.identification.recording import Recording
+    from robot_dynamics.simulation import reference as simulation
 
     trajectory = simulation.scripted_excitation(arm, base_frequency=0.1)
     times = np.arange(0.0, 10.0, 0.001)

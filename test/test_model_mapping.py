@@ -24,8 +24,9 @@ from robot_dynamics.core.dynamics.joint_space import (
     mass_matrix,
     potential_energy,
     torque_margins,
+    wrench_torques,
 )
-from robot_dynamics.core.errors import PayloadError
+from robot_dynamics.core.errors import DescriptionError, PayloadError
 from robot_dynamics.core.model.inertia import InertialParameters
 from robot_dynamics.core.model.model import RobotModel
 from robot_dynamics.core.streams.joint_states import JointStateMerger
@@ -235,6 +236,71 @@ def test_floating_base_joint_gravity_is_gradient_of_potential(quadruped):
 def test_floating_base_quaternion_is_normalised(quadruped):
     q = quadruped.configuration(np.zeros(12), np.array([0, 0, 0.4, 0, 0, 2.0, 2.0]))
     np.testing.assert_allclose(q[3:7], [0, 0, math.sqrt(0.5), math.sqrt(0.5)])
+
+
+# ---------------------------------------------------------------------- frames and wrenches
+def test_frame_lookup_names_the_links_to_choose_from(arm):
+    with pytest.raises(DescriptionError, match='frame "nowhere" is not a frame of model'):
+        arm.frame_id('nowhere')
+    with pytest.raises(PayloadError, match='payload link "nowhere".*fr3_link7, fr3_flange, tool0'):
+        arm.frame_id('nowhere', PayloadError, 'payload link')
+    assert arm.model.frames[arm.frame_id('tool0', moving=True)].name == 'tool0'
+
+
+def test_frame_lookup_refuses_a_world_fixed_frame_only_when_asked(arm):
+    assert arm.model.frames[arm.frame_id('fr3_link0')].parentJoint == 0
+    with pytest.raises(PayloadError, match='"fr3_link0" is fixed to the world'):
+        arm.frame_id('fr3_link0', PayloadError, moving=True)
+
+
+def _virtual_work_torques(robot, positions, link, force, moment, world_aligned) -> np.ndarray:
+    """τᵢ = F · ∂(pose of ``link``)/∂pᵢ by central differences of the hand-written forward
+    kinematics (no pinocchio): fᵂ·∂o/∂pᵢ + mᵂ·ωᵢ, the wrench turned to world axes first when
+    it is given in the link's own axes."""
+    step = 1e-6
+
+    def pose(values):
+        independent = dict(zip(robot.joint_names, values))
+        every = reference.all_joint_values(robot.description, independent)
+        return reference.link_poses(robot.description, every)[link]
+
+    rotation = pose(positions).rotation
+    if not world_aligned:
+        force, moment = rotation @ force, rotation @ moment
+    torques = []
+    for direction in np.eye(robot.num_joints):
+        ahead, behind = pose(positions + step * direction), pose(positions - step * direction)
+        velocity = (ahead.position - behind.position) / (2 * step)
+        spin = (ahead.rotation - behind.rotation) / (2 * step) @ rotation.T
+        angular = np.array([spin[2, 1], spin[0, 2], spin[1, 0]])
+        torques.append(force @ velocity + moment @ angular)
+    return np.array(torques)
+
+
+@pytest.mark.parametrize('world_aligned', (False, True))
+@pytest.mark.parametrize(
+    'robot_name, link', [('arm', 'tool0'), ('gripper', 'finger_right'), ('gripper', 'tcp')]
+)
+def test_wrench_torques_equal_the_virtual_work_of_the_wrench(
+    request, robot_name, link, world_aligned
+):
+    robot = request.getfixturevalue(robot_name)
+    rng = np.random.default_rng(7)
+    lower = np.where(np.isfinite(robot.limits.lower), robot.limits.lower, -math.pi)
+    upper = np.where(np.isfinite(robot.limits.upper), robot.limits.upper, math.pi)
+    reference_frame = pin.LOCAL_WORLD_ALIGNED if world_aligned else pin.LOCAL
+    for _ in range(3):
+        positions = rng.uniform(lower, upper)
+        force, moment = rng.uniform(-20.0, 20.0, 3), rng.uniform(-2.0, 2.0, 3)
+        torques = wrench_torques(
+            robot,
+            robot.configuration(positions),
+            robot.frame_id(link),
+            np.concatenate([force, moment]),
+            reference_frame,
+        )
+        expected = _virtual_work_torques(robot, positions, link, force, moment, world_aligned)
+        np.testing.assert_allclose(torques, expected, atol=1e-6)
 
 
 # ---------------------------------------------------------------------- payload

@@ -32,14 +32,14 @@ from robot_dynamics.core.contact.momentum_observer import (
     ObserverError,
     quieter_momentum_source,
 )
-from robot_dynamics.core.identification.friction import (
+from robot_dynamics.core.dynamics.friction import (
     FrictionFileError,
     friction_from_yaml,
     load_friction_file,
 )
 from robot_dynamics.core.model.model import RobotModel
-from robot_dynamics.core.simulation import ArmSimulation, SensorNoise, scripted_excitation
 from robot_dynamics.models import ARM_URDF
+from robot_dynamics.simulation.reference import ArmSimulation, SensorNoise, scripted_excitation
 
 FIXTURES = Path(__file__).resolve().parent / 'data' / 'fixtures'
 GRAVITY = 9.8

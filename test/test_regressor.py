@@ -12,7 +12,7 @@ from robot_dynamics.core.dynamics.regressor import (
     joint_torque_regressor,
     stacked_regressor,
 )
-from robot_dynamics.core.errors import DescriptionError
+from robot_dynamics.core.errors import DescriptionError, ModelInputError
 from robot_dynamics.core.model.model import RobotModel
 from robot_dynamics.models import ARM_URDF, QUADRUPED_URDF
 
@@ -93,5 +93,5 @@ def test_body_index_finds_the_joint_body_and_the_frame_offset():
 
 def test_mismatched_sample_shapes_are_refused():
     robot = RobotModel.from_urdf_string(CHAIN_URDF)
-    with pytest.raises(ValueError, match='velocities'):
+    with pytest.raises(ModelInputError, match='velocities'):
         stacked_regressor(robot, np.zeros((4, 2)), np.zeros((3, 2)), np.zeros((4, 2)))

@@ -16,7 +16,12 @@ from concurrent.futures import ProcessPoolExecutor
 import numpy as np
 import pytest
 
-from robot_dynamics.core.streams.ring_buffer import HEADER_BYTES, RingBufferError, SampleRingBuffer
+from robot_dynamics.core.streams.ring_buffer import (
+    HEADER_BYTES,
+    RingBufferError,
+    SampleRingBuffer,
+    SharedMemoryFull,
+)
 
 JOINTS = 7
 
@@ -212,7 +217,7 @@ def test_attaching_with_the_wrong_shape_is_refused(buffer):
 
 def test_a_buffer_larger_than_the_free_shared_memory_is_refused_not_a_crash_later():
     before = set(os.listdir('/dev/shm'))
-    with pytest.raises(OSError, match='/dev/shm'):
+    with pytest.raises(SharedMemoryFull, match='/dev/shm'):
         SampleRingBuffer(10**11, JOINTS)  # 18 TB: more than any /dev/shm, still a mappable size
     assert set(os.listdir('/dev/shm')) <= before
 

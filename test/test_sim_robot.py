@@ -18,7 +18,10 @@ from robot_dynamics.core.dynamics import joint_space as dynamics
 from robot_dynamics.core.identification.excitation import FourierTrajectory
 from robot_dynamics.core.model.inertia import InertialParameters
 from robot_dynamics.core.model.model import RobotModel
-from robot_dynamics.core.simulation import (
+from robot_dynamics.models import ARM_URDF, QUADRUPED_URDF
+from robot_dynamics.ros.sim_robot import SimRobot
+from robot_dynamics.ros.topics import DESCRIPTION_QOS, JOINT_STATE_QOS, SENSOR_QOS, stamp_seconds
+from robot_dynamics.simulation.reference import (
     ArmSimulation,
     JointSample,
     SensorNoise,
@@ -26,9 +29,6 @@ from robot_dynamics.core.simulation import (
     StanceMotion,
     scripted_excitation,
 )
-from robot_dynamics.models import ARM_URDF, QUADRUPED_URDF
-from robot_dynamics.ros.sim_robot import SimRobot
-from robot_dynamics.ros.topics import DESCRIPTION_QOS, JOINT_STATE_QOS, SENSOR_QOS, stamp_seconds
 
 PAYLOAD = InertialParameters(
     1.5,
@@ -228,6 +228,9 @@ def test_stance_motion_names_unknown_frames_and_wrong_stances():
 
 # ---------------------------------------------------------------------- the node
 def sim_node(namespace: str, **parameters) -> SimRobot:
+    """sim_robot on the pinocchio engine (this file tests that exact reference; the MuJoCo
+    engine's node tests are in test_sim_robot_mujoco.py)."""
+    parameters.setdefault('engine', 'pinocchio')
     overrides = [Parameter(name, value=value) for name, value in parameters.items()]
     return SimRobot('sim_robot', namespace=namespace, parameter_overrides=overrides)
 

@@ -129,7 +129,7 @@ def test_known_wrench_torques_equal_the_shift_of_rnea_with_the_external_force(ex
 
 def test_known_wrench_torques_refuse_unknown_and_world_fixed_frames():
     arm = RobotModel.from_urdf_file(ARM_URDF)
-    with pytest.raises(KnownWrenchError, match='not in model'):
+    with pytest.raises(KnownWrenchError, match='not a frame'):
         KnownWrenchTorques(arm, KnownWrench('nowhere', FORCE, MOMENT))
     with pytest.raises(KnownWrenchError, match='fixed to the world'):
         KnownWrenchTorques(arm, KnownWrench('fr3_link0', FORCE, MOMENT))
@@ -298,6 +298,7 @@ def test_known_wrench_equal_to_the_applied_push_leaves_no_external_torque(ros):
         'sim_robot',
         namespace=namespace,
         parameter_overrides=[
+            Parameter('engine', value='pinocchio'),  # the exact reference: its noise and truth
             Parameter('publish_rate', value=250.0),
             Parameter('velocity_noise', value=0.0),
             Parameter('effort_noise', value=0.0),

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from robot_dynamics.core.dynamics.joint_space import gravity_torques, mass_matrix
-from robot_dynamics.core.errors import DescriptionError
+from robot_dynamics.core.errors import DescriptionError, SettingError
 from robot_dynamics.core.model.model import RobotModel
 from robot_dynamics.core.model.urdf import MAX_DESCRIPTION_BYTES, parse_urdf, read_description_file
 
@@ -246,9 +246,9 @@ def test_too_many_links_is_refused():
 
 def test_bad_root_joint_and_gravity_are_refused():
     text = _robot(_link('base'), _link('a'), _joint('j1', 'base', 'a'))
-    with pytest.raises(ValueError, match='root_joint'):
+    with pytest.raises(SettingError, match='root_joint'):
         RobotModel.from_urdf_string(text, root_joint='planar')
-    with pytest.raises(ValueError, match='gravity'):
+    with pytest.raises(SettingError, match='gravity'):
         RobotModel.from_urdf_string(text, gravity=(0.0, float('nan'), -9.81))
 
 

@@ -298,8 +298,8 @@ def _torque_limits(args: argparse.Namespace, robot):
     gives no effort limit (then a note on stderr)."""
     import numpy as np
 
+    from robot_dynamics.core.dynamics.friction import load_friction_file
     from robot_dynamics.core.identification.excitation import TorqueLimits
-    from robot_dynamics.core.identification.friction import load_friction_file
     from robot_dynamics.core.model.inertia import InertialParameters
 
     if args.ignore_torque_limits:

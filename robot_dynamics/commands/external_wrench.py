@@ -52,12 +52,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from robot_dynamics.commands.identify_payload import _read
     from robot_dynamics.commands.output_paths import check_writable_file
+    from robot_dynamics.commands.recording_input import read_joint_recording
     from robot_dynamics.core.contact.external_wrench import DEFAULT_DAMPING, external_wrench_series
+    from robot_dynamics.core.dynamics.friction import load_friction_file
     from robot_dynamics.core.errors import RobotDynamicsError
-    from robot_dynamics.core.identification import recording_files as recordings
-    from robot_dynamics.core.identification.friction import load_friction_file
     from robot_dynamics.core.identification.payload import default_payload_link
     from robot_dynamics.core.model.model import RobotModel
 
@@ -72,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
             if args.friction_file
             else None
         )
-        recording = _read(recordings, args.bag or args.csv, robot, args.topic)
+        recording = read_joint_recording(args.bag or args.csv, robot, args.topic, 'external-wrench')
         series = external_wrench_series(
             robot,
             recording,

@@ -85,8 +85,8 @@ def run(args: argparse.Namespace) -> int:
     import yaml
 
     from robot_dynamics.commands.output_paths import check_writable_file
+    from robot_dynamics.commands.recording_input import read_joint_recording
     from robot_dynamics.core.errors import RobotDynamicsError
-    from robot_dynamics.core.identification import recording_files as recordings
     from robot_dynamics.core.identification.payload import (
         PayloadOptions,
         default_payload_link,
@@ -107,11 +107,15 @@ def run(args: argparse.Namespace) -> int:
             effort_model = effort_model.for_joints(
                 robot.joint_names
             )  # refuses joints the model lacks
-        recording = _read(
-            recordings, args.bag or args.csv or args.recording, robot, args.topic, effort_model
+        recording = read_joint_recording(
+            args.bag or args.csv or args.recording,
+            robot,
+            args.topic,
+            'identify-payload',
+            effort_model,
         )
         baseline = (
-            _read(recordings, args.baseline, robot, args.topic, effort_model)
+            read_joint_recording(args.baseline, robot, args.topic, 'identify-payload', effort_model)
             if args.baseline
             else None
         )
@@ -141,24 +145,6 @@ def run(args: argparse.Namespace) -> int:
         )
         return 1
     return 0 if report.success else 2
-
-
-def _read(recordings, path, robot, topic, effort_model=None):
-    """A recording in model joint order with joint torques as efforts (``topic`` applies to bags
-    only; ``effort_model`` converts currents / motor torques)."""
-    from pathlib import Path
-
-    is_bag = (
-        Path(path).suffix.lower() in ('.mcap', '.db3') or (Path(path) / 'metadata.yaml').is_file()
-    )
-    extra = {'topic': topic} if is_bag else {}
-    recording = recordings.read_recording(
-        path, effort_model, joint_names=robot.joint_names, **extra
-    )
-    rejected = recording.rejection_summary()
-    if rejected:  # bag messages refused by the merger (NaN, out of range, out of order...)
-        print(f'identify-payload: {path}: {rejected}', file=sys.stderr)
-    return recording
 
 
 def report_text(report) -> str:

@@ -283,7 +283,7 @@ def _sim_settings() -> dict:
 def _plant(urdf, settings: dict, rate, feedback: str = 'measured'):
     from robot_dynamics.core.model.inertia import InertialParameters
     from robot_dynamics.core.model.model import RobotModel
-    from robot_dynamics.core.simulation import ArmSimulation, SensorNoise, scripted_excitation
+    from robot_dynamics.simulation.reference import ArmSimulation, SensorNoise, scripted_excitation
 
     robot = RobotModel.from_urdf_file(urdf)
     trajectory = scripted_excitation(

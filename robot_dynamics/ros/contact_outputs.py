@@ -66,8 +66,8 @@ from robot_dynamics.core.contact.momentum_observer import (
     external_torques_from_inverse_dynamics,
     quieter_momentum_source,
 )
+from robot_dynamics.core.dynamics.friction import load_friction_file
 from robot_dynamics.core.errors import RobotDynamicsError
-from robot_dynamics.core.identification.friction import load_friction_file
 from robot_dynamics.core.model.model import RobotModel
 from robot_dynamics.ros.diagnostics import diagnostic_status
 from robot_dynamics.ros.node_log import never_raises

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from typing import Callable
 
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
@@ -70,14 +69,6 @@ def create_output_publisher(node: Node, message_type, topic: str, qos):
         qos,
         event_callbacks=PublisherEventCallbacks(use_default_callbacks=False),
     )
-
-
-def publish_if_subscribed(publisher, build_message: Callable) -> None:
-    """Publish ``build_message()`` when some subscription is matched. A DDS write costs tens of
-    µs of CPU even when no reader is matched, and on a volatile topic nothing is kept for later
-    readers, so skipping it changes nothing anyone can receive."""
-    if publisher.get_subscription_count():
-        publisher.publish(build_message())
 
 
 def no_event_handlers() -> SubscriptionEventCallbacks:

@@ -90,15 +90,7 @@ class WrenchEstimator:
         damping: float = DEFAULT_DAMPING,
         singular_threshold: float = DEFAULT_SINGULAR_THRESHOLD,
     ):
-        if not robot.model.existFrame(frame):
-            raise WrenchEstimationError(
-                f'wrench frame "{frame}" is not a frame of model "{robot.name}"'
-            )
-        self.frame_id = robot.model.getFrameId(frame)
-        if robot.model.frames[self.frame_id].parentJoint == 0:
-            raise WrenchEstimationError(
-                f'wrench frame "{frame}" is fixed to the world: no joint feels a wrench there'
-            )
+        self.frame_id = robot.frame_id(frame, WrenchEstimationError, 'wrench frame', moving=True)
         if not (
             math.isfinite(damping)
             and damping > 0.0
@@ -130,15 +122,6 @@ class WrenchEstimator:
             self.damping,
             self.singular_threshold,
         )
-
-
-def external_joint_torques(
-    robot: RobotModel, positions: np.ndarray, frame: str, wrench: np.ndarray
-) -> np.ndarray:
-    """τ = Jᵀ F [N·m]: joint torques of a wrench F = (force [N], moment [N·m]) acting on ``frame``'s
-    link at its origin, in its axes, at joint ``positions`` [rad]."""
-    estimator = WrenchEstimator(robot, frame)
-    return estimator.jacobian(positions).T @ np.asarray(wrench, dtype=float)
 
 
 @dataclass(frozen=True)

@@ -42,8 +42,8 @@ import numpy as np
 import pinocchio as pin
 
 from robot_dynamics.core.dynamics import joint_space as dynamics
+from robot_dynamics.core.dynamics.friction import FrictionModel
 from robot_dynamics.core.errors import RobotDynamicsError
-from robot_dynamics.core.identification.friction import FrictionModel
 from robot_dynamics.core.model.model import RobotModel
 
 DEFAULT_GAIN = 50.0

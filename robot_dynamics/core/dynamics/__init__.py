@@ -1,2 +1,2 @@
 """Fixed-configuration dynamics on pinocchio: joint-space terms, regressor, reactions, effective
-mass, capacity."""
+mass, capacity, joint friction."""

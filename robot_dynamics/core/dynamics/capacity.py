@@ -150,7 +150,7 @@ def payload_torques_per_kilogram(
     """a = J_pᵀ (p̈ − g) [N·m/kg] (N, n): the joint torques one kilogram at the payload point
     adds, p = origin of ``payload_link`` + ``com_offset`` [m] (in that link's frame)."""
     _check_fixed_base(robot)
-    frame_id = _payload_frame(robot, payload_link)
+    frame_id = robot.frame_id(payload_link, CapacityError, 'payload link', moving=True)
     offset = _offset(com_offset)
     gravity = robot.model.gravity.linear
     per_kilogram = np.empty_like(motion.positions)
@@ -280,17 +280,6 @@ def _point_jacobian_and_acceleration(
         acceleration.linear + np.cross(alpha, lever) + np.cross(omega, np.cross(omega, lever))
     )
     return jacobian, point_acceleration
-
-
-def _payload_frame(robot: RobotModel, payload_link: str) -> int:
-    if not robot.model.existFrame(payload_link):
-        raise CapacityError(f'payload link "{payload_link}" is not a frame of model "{robot.name}"')
-    frame_id = robot.model.getFrameId(payload_link)
-    if robot.model.frames[frame_id].parentJoint == 0:
-        raise CapacityError(
-            f'payload link "{payload_link}" is fixed to the world: a payload there loads no joint'
-        )
-    return frame_id
 
 
 def _offset(com_offset: Sequence[float]) -> np.ndarray:

@@ -72,7 +72,7 @@ class EffectiveMass:
 def frame_linear_jacobian(robot: RobotModel, q: np.ndarray, frame: str) -> np.ndarray:
     """J (3 × n): frame-origin velocity [m/s] in world-aligned axes per joint velocity (reduced)."""
     _check_fixed_base(robot)
-    frame_id = _frame_id(robot, frame)
+    frame_id = robot.frame_id(frame, EffectiveMassError)
     pin.computeJointJacobians(robot.model, robot.data, q)
     pin.updateFramePlacements(robot.model, robot.data)
     jacobian = pin.getFrameJacobian(robot.model, robot.data, frame_id, pin.LOCAL_WORLD_ALIGNED)
@@ -160,12 +160,6 @@ def unit_direction(direction: Sequence[float]) -> np.ndarray:
             f'a direction must be 3 finite numbers, not all zero, got {direction!r}'
         )
     return vector / norm
-
-
-def _frame_id(robot: RobotModel, frame: str) -> int:
-    if not robot.model.existFrame(frame):
-        raise EffectiveMassError(f'frame "{frame}" is not in model "{robot.name}"')
-    return robot.model.getFrameId(frame)
 
 
 def _check_fixed_base(robot: RobotModel) -> None:

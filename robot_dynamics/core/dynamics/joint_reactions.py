@@ -27,6 +27,7 @@ from typing import Optional
 import numpy as np
 import pinocchio as pin
 
+from robot_dynamics.core.dynamics.joint_space import wrench_torques
 from robot_dynamics.core.errors import RobotDynamicsError
 from robot_dynamics.core.model.model import RobotModel
 
@@ -134,11 +135,12 @@ def _external_forces(robot: RobotModel, q: np.ndarray, known_wrench: KnownWrench
     """pinocchio external forces, one per joint, in each joint's frame: the known wrench moved
     from the frame origin to its parent joint."""
     model, data = robot.model, robot.data
-    frame = model.frames[_loaded_frame_id(robot, known_wrench.frame)]
+    frame_id = robot.frame_id(known_wrench.frame, KnownWrenchError, moving=True)
+    frame = model.frames[frame_id]
     force, moment = known_wrench.force, known_wrench.moment
     if known_wrench.expressed_in == 'world':
         pin.framesForwardKinematics(model, data, q)
-        rotation = data.oMf[model.getFrameId(known_wrench.frame)].rotation
+        rotation = data.oMf[frame_id].rotation
         force, moment = rotation.T @ force, rotation.T @ moment
     external = [pin.Force.Zero() for _ in range(model.njoints)]
     external[frame.parentJoint] = frame.placement.act(pin.Force(force, moment))
@@ -153,25 +155,20 @@ class KnownWrenchTorques:
     evaluates it. Raises :class:`KnownWrenchError` for an unknown or world-fixed frame."""
 
     def __init__(self, robot: RobotModel, known_wrench: KnownWrench):
-        self.frame_id = _loaded_frame_id(robot, known_wrench.frame)
+        self.frame_id = robot.frame_id(known_wrench.frame, KnownWrenchError, moving=True)
         self.robot, self.known_wrench = robot, known_wrench
         self._reference = (
             pin.LOCAL if known_wrench.expressed_in == 'local' else pin.LOCAL_WORLD_ALIGNED
         )
         self._wrench = np.concatenate([known_wrench.force, known_wrench.moment])
-        self._joint_coupling = robot.coupling[:, robot.base_dofs :].T
 
     def torques(self, joint_positions: np.ndarray) -> np.ndarray:
         """Jᵀ(q) F [N·m] at ``joint_positions`` [rad, m] (``robot.joint_names`` order)."""
         robot = self.robot
-        jacobian = pin.computeFrameJacobian(
-            robot.model,
-            robot.data,
-            robot.configuration(joint_positions),
-            self.frame_id,
-            self._reference,
+        q = robot.configuration(joint_positions)
+        return robot.joint_part(
+            wrench_torques(robot, q, self.frame_id, self._wrench, self._reference)
         )
-        return self._joint_coupling @ (jacobian.T @ self._wrench)
 
     def __repr__(self) -> str:
         wrench = self.known_wrench
@@ -180,17 +177,3 @@ class KnownWrenchTorques:
             f'force={np.round(wrench.force, 3).tolist()} N, '
             f'moment={np.round(wrench.moment, 3).tolist()} N·m, {wrench.expressed_in})'
         )
-
-
-def _loaded_frame_id(robot: RobotModel, frame: str) -> int:
-    """pinocchio id of ``frame``; :class:`KnownWrenchError` unless it is a frame on a moving
-    link."""
-    model = robot.model
-    if not model.existFrame(frame):
-        raise KnownWrenchError(f'frame "{frame}" is not in model "{robot.name}"')
-    frame_id = model.getFrameId(frame)
-    if model.frames[frame_id].parentJoint == 0:
-        raise KnownWrenchError(
-            f'frame "{frame}" is fixed to the world: a wrench there loads no joint'
-        )
-    return frame_id

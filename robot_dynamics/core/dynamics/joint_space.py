@@ -81,6 +81,24 @@ def forward_dynamics(
     return accelerations
 
 
+def wrench_torques(
+    robot: RobotModel,
+    q: np.ndarray,
+    frame_id: int,
+    wrench: np.ndarray,
+    reference: pin.ReferenceFrame = pin.LOCAL,
+) -> np.ndarray:
+    """τ = Gᵀ J(q)ᵀ F: the generalized forces of a wrench F = (force [N], moment [N·m]) applied
+    at the origin of pinocchio frame ``frame_id``, by the principle of virtual work.
+
+    F is expressed in the frame's own axes (``reference`` ``pin.LOCAL``) or in world-aligned
+    axes at the frame origin (``pin.LOCAL_WORLD_ALIGNED``); J is pinocchio's
+    computeFrameJacobian in the same reference. Reduced result, as every function here.
+    """
+    jacobian = pin.computeFrameJacobian(robot.model, robot.data, q, frame_id, reference)
+    return robot.reduce(jacobian.T @ np.asarray(wrench, dtype=float))
+
+
 def torque_margins(robot: RobotModel, joint_torques: np.ndarray) -> np.ndarray:
     """Per joint |τ| / URDF effort limit (0 where the limit is unknown or infinite).
 

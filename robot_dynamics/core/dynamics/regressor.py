@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pinocchio as pin
 
-from robot_dynamics.core.errors import DescriptionError
+from robot_dynamics.core.errors import ModelInputError
 from robot_dynamics.core.model.model import RobotModel
 
 PARAMETERS_PER_BODY = 10
@@ -52,9 +52,9 @@ def stacked_regressor(
         ('accelerations', accelerations),
     ):
         if values.shape != positions.shape or values.shape[1:] != (n,):
-            raise ValueError(
+            raise ModelInputError(
                 f'{label} has shape {values.shape}, expected (N, {n}) like positions '
-                f'{positions.shape}'
+                f'{positions.shape}: one row per sample, one column per joint of joint_names'
             )
     rows = np.empty((len(positions) * n, PARAMETERS_PER_BODY * num_bodies(robot)))
     base = robot.base_dofs
@@ -85,11 +85,7 @@ def body_parameter_vector(robot: RobotModel) -> np.ndarray:
 def body_index(robot: RobotModel, link_name: str) -> tuple:
     """(body index, placement): which pinocchio body carries link/frame ``link_name`` (its
     columns are ``10·index … 10·index + 9``) and the frame's pose in that body's joint frame."""
-    if not robot.model.existFrame(link_name):
-        raise DescriptionError(f'link "{link_name}" is not a frame of model "{robot.name}"')
-    frame = robot.model.frames[robot.model.getFrameId(link_name)]
-    if frame.parentJoint == 0:
-        raise DescriptionError(f'link "{link_name}" is fixed to the world: no joint moves it')
+    frame = robot.model.frames[robot.frame_id(link_name, role='link', moving=True)]
     return frame.parentJoint - 1, pin.SE3(frame.placement)
 
 

@@ -42,7 +42,11 @@ from robot_dynamics.core.floating_base.support_polygon import (
     support_polygon,
 )
 from robot_dynamics.core.model.model import RobotModel
-from robot_dynamics.core.streams.differentiation import PolynomialDifferentiator, SampleOrderError
+from robot_dynamics.core.streams.differentiation import (
+    NonFiniteSampleError,
+    PolynomialDifferentiator,
+    SampleOrderError,
+)
 
 FLIGHT_VERTICAL_ACCELERATION = 1.0
 """Default ε [m/s²]: with c̈_z + g ≤ ε the contact force cannot hold a ZMP (flight)."""
@@ -499,7 +503,7 @@ class CentroidalMonitor:
             rate, stamp_not_newer = self._rate(), False
         except SampleOrderError:
             rate, stamp_not_newer = None, True
-        except ValueError as error:  # momentum overflowed to Inf (absurd but finite velocities)
+        except NonFiniteSampleError as error:  # momentum overflowed to Inf (absurd velocities)
             raise CentroidalInputError(f'centroidal momentum not finite: {error}') from None
         contacts = contact_frames_after_kinematics(self.robot, self._frame_names, self._frame_ids)
         com, mass, ground = state.com.tolist(), state.mass, settings.ground_height

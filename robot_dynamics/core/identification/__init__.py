@@ -1,2 +1,2 @@
-"""Recordings and identification: payload, whole-robot parameters, covariance, friction,
+"""Recordings and identification: payload, whole-robot parameters, covariance, friction fit,
 excitation."""

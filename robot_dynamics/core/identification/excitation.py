@@ -29,9 +29,9 @@ from typing import Optional, Sequence
 
 import numpy as np
 
+from robot_dynamics.core.dynamics.friction import FrictionModel
 from robot_dynamics.core.dynamics.joint_space import inverse_dynamics
 from robot_dynamics.core.errors import RobotDynamicsError
-from robot_dynamics.core.identification.friction import FrictionModel
 from robot_dynamics.core.identification.whole_robot import (
     ModelTerms,
     base_parameters,

@@ -1,5 +1,5 @@
 """The identified model written out: the URDF with identified ``<inertial>`` elements and the
-friction YAML that :mod:`~robot_dynamics.core.identification.friction` reads back.
+friction YAML that :mod:`~robot_dynamics.core.dynamics.friction` reads back.
 
 Input: a standard parameter vector of
 :func:`~robot_dynamics.core.identification.whole_robot.identify`
@@ -10,28 +10,13 @@ Input: a standard parameter vector of
 from __future__ import annotations
 
 import xml.etree.ElementTree as ElementTree
-from typing import TYPE_CHECKING
 
 import numpy as np
 
-from robot_dynamics.core.dynamics.regressor import PARAMETERS_PER_BODY, body_link_names, num_bodies
+from robot_dynamics.core.dynamics.regressor import body_link_names
+from robot_dynamics.core.identification.whole_robot import ModelTerms, friction_values
 from robot_dynamics.core.model.inertia import InertialParameters
 from robot_dynamics.core.model.model import RobotModel
-
-if TYPE_CHECKING:
-    from robot_dynamics.core.identification.whole_robot import ModelTerms
-
-
-def friction_values(robot: RobotModel, terms: ModelTerms, standard: np.ndarray) -> dict:
-    """{joint: {term: value}} of the per-joint terms in a standard vector (SI units)."""
-    offset, count = PARAMETERS_PER_BODY * num_bodies(robot), len(terms.joint_terms)
-    return {
-        joint: {
-            term: float(standard[offset + j * count + k])
-            for k, term in enumerate(terms.joint_terms)
-        }
-        for j, joint in enumerate(robot.joint_names)
-    }
 
 
 def friction_yaml(robot: RobotModel, terms: ModelTerms, standard: np.ndarray) -> str:

@@ -31,6 +31,7 @@ import numpy as np
 import scipy.linalg
 
 from robot_dynamics.core.dynamics.regressor import (
+    PARAMETERS_PER_BODY,
     body_link_names,
     body_parameter_vector,
     num_bodies,
@@ -38,7 +39,6 @@ from robot_dynamics.core.dynamics.regressor import (
 )
 from robot_dynamics.core.errors import IdentificationRefused, RobotDynamicsError
 from robot_dynamics.core.identification.covariance import classic_covariance, correlated_covariance
-from robot_dynamics.core.identification.identified_model import friction_values
 from robot_dynamics.core.identification.recording import PreparedData
 from robot_dynamics.core.model.inertia import pseudo_inertia_from_vector
 from robot_dynamics.core.model.model import RobotModel
@@ -55,10 +55,12 @@ NOISE_COLUMN_TOLERANCE = 1e-10
 PIVOT_TOLERANCE = 1e-9
 """Pivoted-QR rank threshold relative to the first pivot."""
 DEFAULT_PRIOR_WEIGHT = 100.0
-"""κ in ‖W(τ − Yπ)‖² + κ (π − π0)ᵀ Λ (π − π0), the data rows whitened by 1/σ_j. There is no
-data-driven rule for κ; on the real Panda recording (Gaz et al. 2019) this value keeps every
-link mass near the URDF's without raising the held-out torque error, while a much weaker
-prior lets masses drift to the LMI boundary (figures in docs/identification.md)."""
+"""κ in ‖W(τ − Yπ)‖² + κ (π − π0)ᵀ Λ (π − π0), the data rows whitened by 1/σ_j: a prior of
+1σ = scale/√κ per parameter whatever the noise (a prior scaled by κ'/σ² on unwhitened rows is
+this with κ' = κ σ²; docs/identification.md). There is no data-driven rule for κ; on the real
+Panda recording (Gaz et al. 2019) this value keeps every link mass near the URDF's without
+raising the held-out torque error, while a much weaker prior lets masses drift to the LMI
+boundary (figures in docs/identification.md)."""
 FEASIBILITY_MARGIN = 1e-7
 """The constrained fit enforces J(π_i) ⪰ this·1 [kg·m²]; a link counts as infeasible when
 min eig J(π_i) < −this."""
@@ -148,6 +150,18 @@ def prior_parameters(robot: RobotModel, terms: ModelTerms = ModelTerms()) -> np.
     return np.concatenate(
         [body_parameter_vector(robot), np.zeros(robot.num_joints * len(terms.joint_terms))]
     )
+
+
+def friction_values(robot: RobotModel, terms: ModelTerms, standard: np.ndarray) -> dict:
+    """{joint: {term: value}} of the per-joint terms in a standard vector (SI units)."""
+    offset, count = PARAMETERS_PER_BODY * num_bodies(robot), len(terms.joint_terms)
+    return {
+        joint: {
+            term: float(standard[offset + j * count + k])
+            for k, term in enumerate(terms.joint_terms)
+        }
+        for j, joint in enumerate(robot.joint_names)
+    }
 
 
 # ---------------------------------------------------------------------------- base parameters

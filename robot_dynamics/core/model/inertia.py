@@ -122,14 +122,6 @@ class InertialParameters:
         """Rotational inertia about the frame origin [kg·m²]."""
         return parallel_axis(self.inertia_com, self.mass, self.com)
 
-    def pseudo_inertia(self) -> np.ndarray:
-        """4×4 pseudo-inertia J = [[Σ, h], [hᵀ, m]], Σ = ½tr(Ī)·1 − Ī
-        (Wensing, Kim & Slotine 2017).
-
-        J ⪰ 0 iff the parameters are realisable by a non-negative mass density.
-        """
-        return pseudo_inertia_from_vector(self.pinocchio_vector())
-
     def transformed(self, rotation: np.ndarray, translation: np.ndarray) -> 'InertialParameters':
         """The same body expressed in a parent frame where this frame has pose (R, p)."""
         rotation = np.asarray(rotation, dtype=float)

@@ -29,7 +29,13 @@ from typing import Optional, Sequence
 import numpy as np
 import pinocchio as pin
 
-from robot_dynamics.core.errors import DescriptionError, PayloadError
+from robot_dynamics.core.errors import (
+    DescriptionError,
+    ModelInputError,
+    PayloadError,
+    RobotDynamicsError,
+    SettingError,
+)
 from robot_dynamics.core.model.inertia import InertialParameters
 from robot_dynamics.core.model.urdf import (
     MAX_DESCRIPTION_BYTES,
@@ -94,7 +100,10 @@ class RobotModel:
     ):
         gravity = np.asarray(gravity, dtype=float)
         if gravity.shape != (3,) or not np.all(np.isfinite(gravity)):
-            raise ValueError(f'gravity must be 3 finite numbers in m/s², got {gravity!r}')
+            raise SettingError(
+                f'gravity must be 3 finite numbers in m/s², world frame (e.g. [0, 0, -9.81]), '
+                f'got {gravity!r}'
+            )
         self.description = description
         self.floating_base = bool(floating_base)
         self.model = _build_pinocchio_model(description, self.floating_base)
@@ -124,7 +133,10 @@ class RobotModel:
     ) -> 'RobotModel':
         """Build from URDF text. ``root_joint`` is ``'fixed'`` or ``'floating'`` (free flyer)."""
         if root_joint not in ('fixed', 'floating'):
-            raise ValueError(f"root_joint must be 'fixed' or 'floating', got {root_joint!r}")
+            raise SettingError(
+                f"root_joint must be 'fixed' (a base bolted to the world) or 'floating' (a free "
+                f'base: legged or mobile robots), got {root_joint!r}'
+            )
         return cls(
             parse_urdf(text, max_moving_joints=max_moving_joints),
             floating_base=(root_joint == 'floating'),
@@ -230,11 +242,36 @@ class RobotModel:
         """Total mass of the moving model, payload included [kg]."""
         return float(pin.computeTotalMass(self.model))
 
-    def frame_id(self, name: str) -> int:
-        """pinocchio frame id of a link (or any frame) by name; DescriptionError if unknown."""
+    def frame_id(
+        self,
+        name: str,
+        error: type[RobotDynamicsError] = DescriptionError,
+        role: str = 'frame',
+        moving: bool = False,
+    ) -> int:
+        """pinocchio frame id of the link (or any frame) called ``name``; the link's frame when
+        a joint has the same name.
+
+        Raises ``error`` (its message calls the frame ``role``, e.g. 'payload link') when the
+        model has no such frame, naming the links to choose from, and with ``moving`` also when
+        the frame is fixed to the world, where no joint moves it and nothing applied there
+        reaches a joint.
+        """
         if not self.model.existFrame(name):
-            raise DescriptionError(f'frame "{name}" is not in model "{self.name}"')
-        return self.model.getFrameId(name)
+            raise error(
+                f'{role} "{name}" is not a frame of model "{self.name}"; name one of its links: '
+                f'{_listed(self.description.links)}'
+            )
+        if self.model.existFrame(name, pin.BODY):
+            frame_id = self.model.getFrameId(name, pin.BODY)
+        else:
+            frame_id = self.model.getFrameId(name)
+        if moving and self.model.frames[frame_id].parentJoint == 0:
+            raise error(
+                f'{role} "{name}" is fixed to the world: no joint moves it, so nothing there '
+                'reaches a joint; name a link that a joint moves'
+            )
+        return frame_id
 
     def neutral_positions(self) -> np.ndarray:
         """Joint positions (``joint_names`` order) clipped into the limits around zero."""
@@ -251,8 +288,9 @@ class RobotModel:
         """
         positions = np.asarray(joint_positions, dtype=float)
         if positions.shape != (self.num_joints,):
-            raise ValueError(
-                f'expected {self.num_joints} joint positions, got shape {positions.shape}'
+            raise ModelInputError(
+                f'expected {self.num_joints} joint positions (one per joint of joint_names, in '
+                f'that order), got shape {positions.shape}'
             )
         if self._identity_layout and not self.floating_base:
             return positions.copy()
@@ -293,7 +331,10 @@ class RobotModel:
         omitted."""
         values = np.asarray(joint_values, dtype=float)
         if values.shape != (self.num_joints,):
-            raise ValueError(f'expected {self.num_joints} joint values, got shape {values.shape}')
+            raise ModelInputError(
+                f'expected {self.num_joints} joint values (one per joint of joint_names, in that '
+                f'order), got shape {values.shape}'
+            )
         if self._identity_layout and not self.floating_base:
             return values.copy()
         v = np.zeros(self.model.nv)
@@ -334,15 +375,10 @@ class RobotModel:
             and np.all(np.isfinite(payload.inertia_com))
         ):
             raise PayloadError(f'payload parameters are not finite and non-negative: {payload!r}')
-        if not self.model.existFrame(link_name):
-            raise PayloadError(f'payload link "{link_name}" is not a frame of model "{self.name}"')
-        frame = self.model.frames[self.model.getFrameId(link_name)]
+        frame = self.model.frames[
+            self.frame_id(link_name, PayloadError, 'payload link', moving=True)
+        ]
         joint_id = frame.parentJoint
-        if joint_id == 0:
-            raise PayloadError(
-                f'payload link "{link_name}" is fixed to the world; a payload there changes no '
-                'joint torque'
-            )
         self.detach_payload()
         self.model.inertias[joint_id] = self._nominal_inertias[joint_id] + frame.placement.act(
             payload.to_pinocchio()
@@ -380,7 +416,10 @@ def _normalised_pose(base_pose: Optional[np.ndarray]) -> np.ndarray:
     pose = np.asarray(base_pose, dtype=float).reshape(7).copy()
     norm = np.linalg.norm(pose[3:])
     if not math.isfinite(norm) or norm < 1e-9:
-        raise ValueError(f'base orientation quaternion {pose[3:]} has no direction')
+        raise ModelInputError(
+            f'base orientation quaternion {pose[3:]} has no direction (zero or not finite): give '
+            'a unit quaternion [qx, qy, qz, qw]'
+        )
     pose[3:] /= norm
     return pose
 
@@ -394,3 +433,10 @@ def _build_pinocchio_model(description: UrdfDescription, floating_base: bool) ->
         raise DescriptionError(
             f'pinocchio could not build model "{description.name}": {error}'
         ) from None
+
+
+def _listed(names, shown: int = 12) -> str:
+    """The first ``shown`` of ``names``, comma-separated, with how many more there are."""
+    names = list(names)
+    more = f' and {len(names) - shown} more' if len(names) > shown else ''
+    return ', '.join(names[:shown]) + more

@@ -22,13 +22,20 @@ from typing import Optional
 
 import numpy as np
 
-from robot_dynamics.core.errors import RobotDynamicsError
+from robot_dynamics.core.errors import RobotDynamicsError, SettingError
 
 _FLOAT64 = np.dtype(np.float64)
 
 
 class SampleOrderError(RobotDynamicsError):
     """A sample is not newer than the previous one."""
+
+
+class NonFiniteSampleError(RobotDynamicsError, ValueError):
+    """A sample's stamp or value is NaN or infinite; the differentiator is left as it was.
+
+    Also a ValueError, as it raised before this class existed.
+    """
 
 
 class CausalDifferentiator:
@@ -49,7 +56,9 @@ class CausalDifferentiator:
 
     def __init__(self, width: int, window: int = 10):
         if window < 2:
-            raise ValueError('window must be at least 2 samples')
+            raise SettingError(
+                f'the differentiation window must be at least 2 samples, got {window}'
+            )
         self.window = window
         # Times are kept relative to a recent origin so that they are small numbers: the sums
         # then lose nothing (stamps since the epoch would lose ~1e-7 s to rounding).
@@ -143,11 +152,12 @@ class PolynomialDifferentiator:
 
     def __init__(self, window: int = 9, degree: int = 2, max_gap: float = 0.1):
         if degree < 1 or window < degree + 2:
-            raise ValueError(
-                f'need degree ≥ 1 and window ≥ degree + 2, got window={window}, degree={degree}'
+            raise SettingError(
+                f'the polynomial fit needs degree ≥ 1 and window ≥ degree + 2 samples, got '
+                f'window={window}, degree={degree}'
             )
         if not (math.isfinite(max_gap) and max_gap > 0.0):
-            raise ValueError(f'max_gap must be a positive time in s, got {max_gap}')
+            raise SettingError(f'max_gap must be a positive, finite time in s, got {max_gap}')
         self.window = int(window)
         self.degree = int(degree)
         self.max_gap = float(max_gap)
@@ -169,7 +179,9 @@ class PolynomialDifferentiator:
         # One sum proves finiteness unless it overflows; only then look at each entry.
         if not (math.isfinite(stamp) and math.isfinite(sum(flat))):
             if not math.isfinite(stamp) or not np.all(np.isfinite(value)):
-                raise ValueError(f'sample at {stamp} s is not finite')
+                raise NonFiniteSampleError(
+                    f'sample at {stamp} s is not finite: skip it and add the next finite one'
+                )
         count = self._count
         if count:
             if stamp <= self._last:

@@ -28,6 +28,7 @@ import numpy as np
 import pinocchio as pin
 
 from robot_dynamics.core.dynamics import joint_space as dynamics
+from robot_dynamics.core.errors import SettingError
 from robot_dynamics.core.model.model import RobotModel
 from robot_dynamics.core.streams.differentiation import CausalDifferentiator
 from robot_dynamics.core.streams.effort_model import EffortModel
@@ -69,11 +70,13 @@ class LiveTorqueEstimator:
         the
         robot lacks."""
         if acceleration_mode not in ACCELERATION_MODES:
-            raise ValueError(
+            raise SettingError(
                 f'acceleration_mode must be one of {ACCELERATION_MODES}, got {acceleration_mode!r}'
             )
         if not 0.0 < stale_timeout < math.inf:
-            raise ValueError(f'stale_timeout must be a positive time in s, got {stale_timeout}')
+            raise SettingError(
+                f'stale_timeout must be a positive, finite time in s, got {stale_timeout}'
+            )
         self.robot = robot
         self.stale_timeout = float(stale_timeout)
         self.acceleration_mode = acceleration_mode

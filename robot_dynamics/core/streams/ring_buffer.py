@@ -45,7 +45,7 @@ from typing import Optional
 
 import numpy as np
 
-from robot_dynamics.core.errors import RobotDynamicsError
+from robot_dynamics.core.errors import RobotDynamicsError, SettingError
 
 HEADER_BYTES = 64
 """Header of the shared block: int64 slots below, padded so the rows start 64-byte aligned."""
@@ -56,6 +56,14 @@ _SEQ, _STAMP = 0, 1
 
 class RingBufferError(RobotDynamicsError, RuntimeError):
     """A ring buffer cannot be read: closed, or changed under every attempted copy."""
+
+
+class SharedMemoryFull(RobotDynamicsError, OSError):
+    """/dev/shm has no room for the recording; the message says how to make room.
+
+    Also an OSError (the operating system's refusal, with its errno), as it raised before this
+    class existed: the node catches it as one.
+    """
 
 
 @dataclass(frozen=True)
@@ -75,9 +83,12 @@ class SampleRingBuffer:
 
     def __init__(self, capacity: int, num_joints: int, *, _attach_to: RingBufferHandle = None):
         if capacity < 1:
-            raise ValueError('capacity must be at least one sample')
+            raise SettingError(
+                f'a ring buffer holds at least one sample, got capacity {capacity}: raise the '
+                'recording duration'
+            )
         if num_joints < 0:
-            raise ValueError('num_joints must not be negative')
+            raise SettingError(f'num_joints must be 0 or more, got {num_joints}')
         self.capacity = int(capacity)
         self.num_joints = int(num_joints)
         self._slots = self.capacity + 1
@@ -278,7 +289,7 @@ class SampleRingBuffer:
 def _create_shared_memory(size: int) -> SharedMemory:
     """A new block of ``size`` bytes with its memory reserved now: a block on a full /dev/shm
     (tmpfs, e.g. Docker's 64 MB default) would otherwise kill the writer with SIGBUS on the
-    first write to a missing page. Raises OSError when the space is not there."""
+    first write to a missing page. Raises :class:`SharedMemoryFull` when the space is not there."""
     shm = SharedMemory(create=True, size=size)
     descriptor = getattr(shm, '_fd', -1)  # CPython keeps the POSIX descriptor open here
     if descriptor >= 0 and hasattr(os, 'posix_fallocate'):
@@ -287,7 +298,7 @@ def _create_shared_memory(size: int) -> SharedMemory:
         except OSError as error:
             shm.close()
             shm.unlink()
-            raise OSError(
+            raise SharedMemoryFull(
                 error.errno,
                 f'no room for a {size}-byte recording in shared memory (/dev/shm): '
                 f'{error.strerror}; lower buffer_duration or enlarge /dev/shm',

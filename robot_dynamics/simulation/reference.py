@@ -1,4 +1,5 @@
-"""Simulated robots whose truth is exact and known: the test instrument behind ``sim_robot``.
+"""The reference engine: simulated robots integrated with pinocchio, whose truth is exact and
+known (``sim_robot engine: pinocchio``).
 
 * :class:`ArmSimulation` — a fixed-base robot integrated with pinocchio's forward dynamics
   (ABA) at a fixed step (≤ 1 ms, semi-implicit Euler), tracking a Fourier trajectory with
@@ -30,7 +31,6 @@ import numpy as np
 import pinocchio as pin
 
 from robot_dynamics.core.dynamics import joint_space as dynamics
-from robot_dynamics.core.errors import RobotDynamicsError
 from robot_dynamics.core.identification.excitation import (
     ExcitationLimits,
     FourierTrajectory,
@@ -39,15 +39,12 @@ from robot_dynamics.core.identification.excitation import (
 )
 from robot_dynamics.core.model.inertia import InertialParameters
 from robot_dynamics.core.model.model import RobotModel
+from robot_dynamics.simulation.errors import SimulationError
 
 MAX_STEP = 1e-3
 """Longest integration step [s] (the simulation runs at ≥ 1 kHz)."""
 FEEDBACK_MODES = ('exact', 'measured')
 """What the simulated controller feeds back: the exact state, or the noisy measured one."""
-
-
-class SimulationError(RobotDynamicsError):
-    """A simulation cannot be set up as requested (wrong model kind, step, trajectory, frames)."""
 
 
 @dataclass(frozen=True)
@@ -254,27 +251,16 @@ class ArmSimulation:
         if not np.any(force) and not np.any(moment):
             self.external_wrench, self._wrench_frame = None, None
             return
-        model = self.robot.model
-        if not model.existFrame(link):
-            raise SimulationError(
-                f'external wrench link "{link}" is not a frame of model "{self.robot.name}"'
-            )
-        frame_id = model.getFrameId(link)
-        if model.frames[frame_id].parentJoint == 0:
-            raise SimulationError(
-                f'external wrench link "{link}" is fixed to the world: nothing would move'
-            )
+        frame_id = self.robot.frame_id(link, SimulationError, 'external wrench link', moving=True)
         self.external_wrench, self._wrench_frame = ExternalWrench(link, force, moment), frame_id
 
     def external_torques(self, q_model: np.ndarray) -> Optional[np.ndarray]:
         """J(q)ᵀ F [N·m] (reduced joint order) of the applied external wrench, None without one."""
         if self.external_wrench is None:
             return None
-        robot = self.robot
-        jacobian = pin.computeFrameJacobian(
-            robot.model, robot.data, q_model, self._wrench_frame, pin.LOCAL
+        return dynamics.wrench_torques(
+            self.robot, q_model, self._wrench_frame, self.external_wrench.wrench
         )
-        return robot.reduce(jacobian.T @ self.external_wrench.wrench)
 
     def _external_forces(self) -> pin.StdVec_Force:
         """The applied wrench as pinocchio joint forces (in the frame's parent-joint frame) for
@@ -397,11 +383,9 @@ class StanceMotion:
             )
         if not contact_frames:
             raise SimulationError('StanceMotion needs at least one contact frame')
-        missing = [name for name in contact_frames if not robot.model.existFrame(name)]
-        if missing:
-            raise SimulationError(
-                f'contact frames {missing} are not frames of model "{robot.name}"'
-            )
+        frame_ids = [
+            robot.frame_id(name, SimulationError, 'contact frame') for name in contact_frames
+        ]
         if 3 * len(contact_frames) != robot.num_joints:
             raise SimulationError(
                 f'{len(contact_frames)} contact points fix 3 coordinates each, but the model has '
@@ -409,7 +393,7 @@ class StanceMotion:
             )
         self.robot = robot
         self.contact_frames = tuple(contact_frames)
-        self._frame_ids = [robot.model.getFrameId(name) for name in contact_frames]
+        self._frame_ids = frame_ids
         self.amplitude, self.tilt, self.frequency = float(amplitude), float(tilt), float(frequency)
         stance = (
             np.clip(0.5 * (robot.limits.lower + robot.limits.upper), -math.pi, math.pi)
