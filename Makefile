@@ -59,15 +59,17 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(RUN) $(VENV)/bin/python -m robot_dynamics bench $(ARGS)
 
-# The same target with Jazzy's variables (e.g. `make test-jazzy`: the same lint and pytest command).
+# The same targets with Jazzy's variables (`make test-jazzy`: the same lint and pytest command).
 $(JAZZY_TARGETS):
 	$(MAKE) $(@:-jazzy=) $(JAZZY)
 
 # $(CONSTRAINTS) = the versions installed in $(VENV) now (what the tests ran with): pip freeze
 # without this package and without the ros2-tools packages installed from ../shared.
 constraints:
-	( echo '# Versions the tests ran with (`make constraints$(DISTRO_SUFFIX)` writes it from .venv$(DISTRO_SUFFIX);'; \
-	  echo '# `make upgrade-constraints$(DISTRO_SUFFIX)` tries the newest ones). Used as pip install -c.'; \
+	( echo '# Versions the tests ran with (`make constraints$(DISTRO_SUFFIX)` writes it from' \
+	    '.venv$(DISTRO_SUFFIX);'; \
+	  echo '# `make upgrade-constraints$(DISTRO_SUFFIX)` tries the newest ones).' \
+	    'Used as pip install -c.'; \
 	  $(VENV)/bin/pip freeze --exclude-editable | grep '==' ) > $(CONSTRAINTS).new
 	mv $(CONSTRAINTS).new $(CONSTRAINTS)
 
