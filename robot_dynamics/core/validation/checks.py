@@ -38,6 +38,7 @@ in ``report``.
 """
 from __future__ import annotations
 
+import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 from typing import Mapping, Optional, Sequence
 
@@ -50,7 +51,8 @@ from robot_dynamics.core.model.urdf import (MAX_DESCRIPTION_BYTES, MAX_LINKS, Ur
 from robot_dynamics.core.validation.consumers import CONSUMERS, link_finding
 from robot_dynamics.core.validation.context import DescriptionContext
 from robot_dynamics.core.validation.cross_link_checks import (mimic_findings, mirror_sign_findings,
-                                                              mirror_twin_findings, placeholder_findings)
+                                                              mirror_twin_findings, placeholder_findings,
+                                                              transmission_findings)
 from robot_dynamics.core.validation.formatting import plain
 from robot_dynamics.core.validation.geometry_checks import geometry_findings
 from robot_dynamics.core.validation.inertial_checks import (consistency_findings, mass_findings, mesh_notes,
@@ -127,11 +129,21 @@ def validate_description(description: UrdfDescription, package_paths: Optional[M
     findings.extend(mirror_twin_findings(context))
     findings.extend(placeholder_findings(context))
     findings.extend(mirror_sign_findings(context))
-    findings.extend(mimic_findings(description))
+    root = _robot_element(description.text)
+    findings.extend(mimic_findings(description, root))
+    findings.extend(transmission_findings(description, root))
     order = {name: index for index, name in enumerate(description.links)}
     findings.sort(key=lambda finding: (order.get(finding.link, -1), -SEVERITIES.index(finding.severity)))
     properties = {name: _link_properties(context, link) for name, link in description.links.items()}
     return ValidationReport(description.name, description.total_mass(), findings, len(description.links), properties)
+
+
+def _robot_element(text: str) -> Optional[ElementTree.Element]:
+    """The ``<robot>`` element of a description the safe parser accepted (None if absent)."""
+    try:
+        return ElementTree.fromstring(text) if text else None
+    except ElementTree.ParseError:
+        return None
 
 
 def _link_findings(context: DescriptionContext, link: UrdfLink) -> list:

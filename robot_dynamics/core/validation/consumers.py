@@ -1,8 +1,15 @@
 """What each consumer of a URDF does with each defect the checks find.
 
-The consumers are MuJoCo, Drake/Gazebo (sdformat), PyBullet and pinocchio-based controllers;
-MuJoCo's messages were checked with MuJoCo 4.0. :data:`CONSUMERS` maps a check name to one
-sentence per consumer, and :func:`link_finding` attaches them to a new :class:`Finding`.
+The consumers are MuJoCo, Drake, PyBullet and pinocchio-based controllers. Every sentence is
+a measured behaviour: MuJoCo 4.0 (the corpus bench compiles each file), Drake 1.51 (pydrake:
+parser, MultibodyPlant, M(q) and a short simulation, link by link on the corpus and the defect
+cases) and PyBullet 3.2.7 (``loadURDF`` with and without ``URDF_USE_INERTIA_FROM_FILE``).
+
+:data:`CONSUMERS` maps a reaction (a check name, or one of its variants when the consumers
+treat the variants differently) to one sentence per consumer; :func:`link_finding` attaches
+them to a new :class:`Finding`. A Drake sentence starts with Drake's verdict on the link
+(:data:`DRAKE_VERDICTS`: ``refuses``, ``warns`` or ``accepts``) when the finding decides it;
+any other first word means the verdict depends on something else (see the sentence).
 """
 from __future__ import annotations
 
@@ -12,15 +19,29 @@ from robot_dynamics.core.model.urdf import UrdfLink
 from robot_dynamics.core.validation.formatting import plain
 from robot_dynamics.core.validation.report import Finding
 
+DRAKE_VERDICTS = ('refuses', 'warns', 'accepts')
 
 _MUJOCO_TRIANGLE = ("refuses to compile the model: \"inertia must satisfy A + B >= C; use 'balanceinertia' "
                     "to fix\" (no tolerance: even a rounding-level violation is refused)")
+_MUJOCO_MOVING_MASS = 'refuses to compile: "mass and inertia of moving bodies must be larger than mjMINVAL"'
 
-_DRAKE_INVALID = ('Drake refuses the model (SpatialInertia fails IsPhysicallyValid); Gazebo/sdformat '
-                  'reports the link inertia as invalid')
+_DRAKE_INVALID = ('warns ("The rotational inertia ... did not pass the test CouldBePhysicallyValid()"), keeps the '
+                  'tensor as written and simulates the impossible body')
+_DRAKE_VALID_MOMENTS = ('accepts it without a warning: the principal moments pass Drake\'s CouldBePhysicallyValid() '
+                        '(tolerance about 2e-15 of the largest moment)')
+_DRAKE_MASSLESS_SUBTREE = ('refuses to simulate (loading and M(q) succeed): "An internal mass matrix associated '
+                           'with the joint that connects body … to body … is not positive-definite"')
+_DRAKE_WRONG_BODY = ('accepts it without a warning (unless a consistency finding on this link says otherwise) '
+                     'and simulates the wrong body')
 
-_PYBULLET_SILENT = ('loads it without a warning; the link is simulated with a non-physical inertia '
-                    '(it spins up, jitters or explodes)')
+_PYBULLET_INVALID = ('ignores the tensor by default (it computes an inertia from the collision shapes and the URDF '
+                     'mass); with URDF_USE_INERTIA_FROM_FILE it warns "Bad inertia tensor properties, setting '
+                     'inertia to zero" and simulates the link without rotational inertia (the root of a fixed base '
+                     'is not checked)')
+_PYBULLET_TENSOR_IGNORED = ('ignores the tensor by default (it computes an inertia from the collision shapes and '
+                            'the URDF mass); with URDF_USE_INERTIA_FROM_FILE it uses the principal moments as '
+                            'written, without a warning')
+_PYBULLET_MASSLESS = 'loads it without a warning, with zero mass and inertia'
 
 _PINOCCHIO_MASS_MATRIX = ('no check: gravity compensation uses only mass and CoM and stays right, but the mass '
                           'matrix M(q) can be indefinite, so inverse dynamics, feed-forward and operational-space '
@@ -28,55 +49,101 @@ _PINOCCHIO_MASS_MATRIX = ('no check: gravity compensation uses only mass and CoM
 
 _ACCEPTED_WRONG = {
     'mujoco': 'accepts it (if no consistency error on this link) and simulates the wrong body',
-    'drake_gazebo': 'accept it (if no consistency error on this link) and simulate the wrong body',
-    'pybullet': 'accepts it without a warning and simulates the wrong body',
+    'drake': _DRAKE_WRONG_BODY,
+    'pybullet': _PYBULLET_TENSOR_IGNORED,
     'pinocchio': 'no check: inverse dynamics, mass matrix and feed-forward torques carry the error; '
                  'gravity torques are unaffected (they use mass and CoM only)',
 }
 
+_INVALID_TENSOR = {'mujoco': "refuses to compile: \"error 'inertia must have positive eigenvalues' in fullinertia\"",
+                   'drake': _DRAKE_INVALID, 'pybullet': _PYBULLET_INVALID, 'pinocchio': _PINOCCHIO_MASS_MATRIX}
+
+_MIMIC_REFUSED = {'mujoco': 'warns and ignores the coupling: the follower moves freely',
+                  'drake': 'refuses the file ("Joint … mimic element specifies joint … which does not exist", '
+                           '"Joint … which has 0 DOF cannot mimic joint …")',
+                  'pybullet': 'loads it without a warning',
+                  'pinocchio': 'pinocchio\'s URDF parser builds the follower as an independent joint; '
+                               'robot_dynamics refuses the file'}
+
 CONSUMERS = {
-    'parse': {'mujoco': 'cannot load the file', 'drake_gazebo': 'cannot load the file',
-              'pybullet': 'cannot load the file', 'pinocchio': 'cannot build a model'},
+    'parse': {'mujoco': 'cannot load the file',
+              'drake': 'depends on the defect: refuses a file that is not well-formed XML ("Failed to parse XML") '
+                       'or whose <robot> has no name; loads a file without <link> as an empty model and a DOCTYPE '
+                       'without expanding its entities',
+              'pybullet': 'cannot load a file that is not well-formed XML or has no <link> ("Cannot load URDF '
+                          'file")',
+              'pinocchio': 'cannot build a model'},
     'mass': {
-        'mujoco': 'refuses to compile: "mass and inertia of moving bodies must be larger than mjMINVAL"',
-        'drake_gazebo': 'Drake refuses to simulate a massless terminal body on a moving joint (singular mass '
-                        'matrix); Gazebo/sdformat reports a non-positive mass as an invalid inertia',
-        'pybullet': 'does not check: a massless moving link makes its articulated-body solve ill-conditioned',
+        'mujoco': _MUJOCO_MOVING_MASS,
+        'drake': _DRAKE_MASSLESS_SUBTREE,
+        'pybullet': _PYBULLET_MASSLESS,
         'pinocchio': 'the mass matrix is singular when nothing below the joint has mass: ABA / M⁻¹ divide '
                      'by zero; RNEA returns zero torque for this joint',
+    },
+    'mass_above_joints': {
+        'mujoco': _MUJOCO_MOVING_MASS,
+        'drake': 'accepts it without a warning and simulates it (the mass hanging on the joints below keeps its '
+                 'articulated inertia positive)',
+        'pybullet': _PYBULLET_MASSLESS,
+        'pinocchio': 'copes: the mass below keeps M(q) positive definite',
+    },
+    'mass_with_tensor': {
+        'mujoco': _MUJOCO_MOVING_MASS,
+        'drake': 'see the massless_inertia finding: Drake gives the massless link a default 1 kg',
+        'pybullet': _PYBULLET_MASSLESS,
+        'pinocchio': 'the mass matrix is singular when nothing below the joint has mass or inertia',
+    },
+    'massless_inertia': {
+        'mujoco': 'compiles it on a link welded by a fixed joint (a moving one is refused: see the mass finding)',
+        'drake': 'warns ("While re-expressing as central inertia: … condition \'mass > 0\' failed") and replaces '
+                 'the link by a default 1 kg body at the URDF CoM: 1 kg of weight and inertia the file does not '
+                 'have',
+        'pybullet': _PYBULLET_MASSLESS,
+        'pinocchio': 'keeps the rotational inertia of a massless body: M(q) carries it, gravity does not',
     },
     'zero_mass_geometry': {
         'mujoco': 'fuses it into its parent when the joint is fixed; if it moves, refuses to compile '
                   '(mass and inertia of moving bodies must be larger than mjMINVAL)',
-        'drake_gazebo': 'load it; contacts on the link push a body that adds no mass or inertia',
-        'pybullet': 'does not check: the link collides but adds no mass or inertia',
+        'drake': 'accepts it without a warning (a massless body with collision geometry)',
+        'pybullet': 'loads it without a warning, with zero mass',
         'pinocchio': 'the link contributes no gravity or inertia: gravity compensation is short by its weight',
     },
     'zero_inertia': {
         'mujoco': 'refuses to compile a moving body: "mass and inertia of moving bodies must be larger than mjMINVAL"',
-        'drake_gazebo': 'accept a point mass (it is physically valid) and simulate it as one',
-        'pybullet': 'simulates a point mass: rotation about an axis through the CoM is unresisted',
+        'drake': 'accepts it without a warning and simulates a point mass (M(q) can be singular: iCub\'s point '
+                 'masses give λmin(M) = 2e-17 at q = 0)',
+        'pybullet': 'ignores the tensor by default (it computes an inertia from the collision shapes and the URDF '
+                    'mass); with URDF_USE_INERTIA_FROM_FILE it simulates a point mass (rounding noise can also '
+                    'get the "Bad inertia tensor properties, setting inertia to zero" warning)',
         'pinocchio': 'point mass: M(q) is singular if a joint axis passes through the CoM',
     },
-    'positive_definite': {
-        'mujoco': "refuses to compile: \"error 'inertia must have positive eigenvalues' in fullinertia\"",
-        'drake_gazebo': _DRAKE_INVALID, 'pybullet': _PYBULLET_SILENT, 'pinocchio': _PINOCCHIO_MASS_MATRIX,
+    'zero_inertia_on_axis': {
+        'mujoco': 'refuses to compile a moving body: "mass and inertia of moving bodies must be larger than mjMINVAL"',
+        'drake': 'refuses to simulate a point mass on the axis of its joint with nothing moving below (loading and '
+                 'M(q) succeed): "An internal mass matrix associated with the joint that connects body … to body … '
+                 'is not positive-definite"',
+        'pybullet': 'ignores the tensor by default (it computes an inertia from the collision shapes and the URDF '
+                    'mass); with URDF_USE_INERTIA_FROM_FILE it simulates a point mass',
+        'pinocchio': 'point mass on the joint axis: M(q) is singular, ABA / M⁻¹ divide by zero',
     },
-    'triangle_inequality': {'mujoco': _MUJOCO_TRIANGLE, 'drake_gazebo': _DRAKE_INVALID,
-                            'pybullet': _PYBULLET_SILENT, 'pinocchio': _PINOCCHIO_MASS_MATRIX},
-    'pseudo_inertia': {'mujoco': _MUJOCO_TRIANGLE, 'drake_gazebo': _DRAKE_INVALID,
-                       'pybullet': _PYBULLET_SILENT, 'pinocchio': _PINOCCHIO_MASS_MATRIX},
+    'positive_definite': _INVALID_TENSOR,
+    'zero_moment': {**_INVALID_TENSOR, 'drake': _DRAKE_VALID_MOMENTS + ' and simulates the ideal rod'},
+    'triangle_inequality': {'mujoco': _MUJOCO_TRIANGLE, 'drake': _DRAKE_INVALID,
+                            'pybullet': _PYBULLET_INVALID, 'pinocchio': _PINOCCHIO_MASS_MATRIX},
+    'triangle_rounding': {'mujoco': _MUJOCO_TRIANGLE, 'drake': _DRAKE_VALID_MOMENTS,
+                          'pybullet': _PYBULLET_INVALID, 'pinocchio': _PINOCCHIO_MASS_MATRIX},
+    'pseudo_inertia': {'mujoco': _MUJOCO_TRIANGLE, 'drake': _DRAKE_VALID_MOMENTS,
+                       'pybullet': _PYBULLET_TENSOR_IGNORED, 'pinocchio': _PINOCCHIO_MASS_MATRIX},
     'row_major_slip': {'mujoco': 'loads it only if the slipped tensor is still consistent (see the consistency '
                                  'finding), and then simulates the wrong body',
-                       'drake_gazebo': 'load it only if the slipped tensor is still consistent, and then simulate '
-                                       'the wrong body',
-                       'pybullet': _PYBULLET_SILENT, 'pinocchio': _ACCEPTED_WRONG['pinocchio']},
+                       'drake': 'see the consistency finding on this link: Drake judges only the tensor as written',
+                       'pybullet': _PYBULLET_TENSOR_IGNORED, 'pinocchio': _ACCEPTED_WRONG['pinocchio']},
     'mirror_twin': _ACCEPTED_WRONG,
-    'mimic': {'mujoco': 'warns and ignores the coupling: the follower moves freely',
-              'drake_gazebo': 'Drake and sdformat refuse or ignore the coupling, depending on the version',
-              'pybullet': 'ignores mimic joints: the follower moves freely',
-              'pinocchio': 'pinocchio\'s URDF parser builds the follower as an independent joint; robot_dynamics '
-                           'refuses the file'},
+    'mimic': _MIMIC_REFUSED,
+    'mimic_chain': {**_MIMIC_REFUSED, 'drake': 'accepts it: loads and simulates the chained mimic without a warning'},
+    'transmission': {'mujoco': 'ignores transmissions', 'drake': 'refuses the file ("Transmission specifies joint … '
+                     'which does not exist")', 'pybullet': 'ignores transmissions',
+                     'pinocchio': 'ignores transmissions'},
     'placeholder': _ACCEPTED_WRONG,
     'geometry_bound': _ACCEPTED_WRONG,
     'com_in_geometry': {**_ACCEPTED_WRONG,
@@ -88,21 +155,32 @@ CONSUMERS = {
     'mesh_orientation': {
         'mujoco': 'with <mesh inertia="exact"> refuses to compile: "mesh volume is negative (misoriented '
                   'triangles)"; the default convex-hull inertia hides it',
-        'drake_gazebo': 'contact normals of an inside-out collision mesh point inwards',
-        'pybullet': 'contact normals of an inside-out collision mesh point inwards',
+        'drake': 'reads only .obj, .vtk and .gltf collision meshes (an .stl or .dae one makes it refuse the file: '
+                 '"MakeConvexHull only applies to .obj, .vtk, and .gltf meshes"); the winding of those was not '
+                 'measured',
+        'pybullet': 'not measured (by default PyBullet computes the inertia from the collision shapes)',
         'pinocchio': 'unaffected (meshes are only used for collision/visuals)',
     },
     'magnitude': {'mujoco': 'loads it and simulates nonsense (or overflows)',
-                  'drake_gazebo': 'load it or refuse it, depending on the value; either way the link is wrong',
-                  'pybullet': 'loads it and simulates nonsense', 'pinocchio': 'no check: every torque involving '
+                  'drake': 'accepts it without a warning (1e9 kg and 1e8 kg·m² were measured) and simulates nonsense',
+                  'pybullet': 'loads it without a warning', 'pinocchio': 'no check: every torque involving '
                   'this link is wrong'},
-    'mesh': {'mujoco': 'needs the mesh file to compile the model', 'drake_gazebo': 'need the mesh file for '
-             'collision and visuals', 'pybullet': 'needs the mesh file for the collision shape',
+    'mesh': {'mujoco': 'needs the mesh file to compile the model',
+             'drake': 'reads the collision meshes (with a SceneGraph): refuses the file if one is missing, in an '
+                      'unknown package ("refers to unknown package") or not .obj, .vtk or .gltf',
+             'pybullet': 'needs the mesh file for the collision shape',
              'pinocchio': 'unaffected (rigid-body dynamics do not use meshes)'},
 }
 
 
 def link_finding(link: UrdfLink, check: str, severity: str, message: str, values: dict,
-                 suggestion: Optional[str]) -> Finding:
-    """A finding on ``link`` with JSON-ready ``values`` and what each consumer does with ``check``."""
-    return Finding(link.name, check, severity, message, plain(values), suggestion, CONSUMERS[check])
+                 suggestion: Optional[str], reaction: str = '') -> Finding:
+    """A finding on ``link`` with JSON-ready ``values`` and what each consumer does with it:
+    the sentences of ``reaction`` (a variant of ``check``), or of ``check`` by default."""
+    return Finding(link.name, check, severity, message, plain(values), suggestion, CONSUMERS[reaction or check])
+
+
+def drake_verdict(sentence: str) -> str:
+    """The verdict a Drake sentence states on the link ('refuses', 'warns', 'accepts'), or ''."""
+    first = sentence.split(' ', 1)[0]
+    return first if first in DRAKE_VERDICTS else ''

@@ -3,17 +3,18 @@
 Mirror twins (left/right name pairs of equal mass) with different principal moments; mirror
 images (CoM mirrored through a coordinate plane of the link frame) whose products of inertia
 were not flipped; identical placeholder inertias on links that differ in mass or geometry;
-``<mimic>`` couplings that cannot be modelled. Mirroring follows REP 103 (y points left, so a
+``<mimic>`` couplings that cannot be modelled; transmissions naming joints the file lacks. Mirroring follows REP 103 (y points left, so a
 left/right mirror flips y). SI units (kg, m, kg·m²).
 """
 from __future__ import annotations
 
 import math
+import xml.etree.ElementTree as ElementTree
 from typing import Optional
 
 import numpy as np
 
-from robot_dynamics.core.model.urdf import UrdfDescription, UrdfLink, mimic_problems
+from robot_dynamics.core.model.urdf import MOVING_JOINT_TYPES, UrdfDescription, UrdfLink, mimic_problems
 from robot_dynamics.core.validation.consumers import CONSUMERS, link_finding
 from robot_dynamics.core.validation.context import DescriptionContext
 from robot_dynamics.core.validation.formatting import floats, geometry_alternative, inertial_snippet
@@ -175,17 +176,44 @@ def _mirror_sign_pair(first: UrdfLink, second: UrdfLink, axis: int) -> list:
     return findings
 
 
-def mimic_findings(description: UrdfDescription) -> list:
-    """A ``<mimic>`` that cannot be modelled, reported on the follower's child link."""
+def mimic_findings(description: UrdfDescription, root: Optional[ElementTree.Element]) -> list:
+    """A ``<mimic>`` that cannot be modelled, reported on the follower's child link: an
+    unknown or non-moving leader or a non-moving follower (errors: Drake refuses the file), a
+    chain of mimics (a warning: Drake loads it). ``root``: the parsed ``<robot>`` element (the
+    parsed description drops the ``<mimic>`` of a fixed joint), or None."""
+    problems = list(mimic_problems(description.joints))
+    for element in root.findall('joint') if root is not None else ():
+        name, joint = element.get('name'), description.joints.get(element.get('name'))
+        if joint is not None and joint.type not in MOVING_JOINT_TYPES and element.find('mimic') is not None:
+            problems.append((name, f'{joint.type} joint "{name}" has a <mimic> (only a moving joint can follow '
+                                   'another)'))
     findings = []
-    for joint_name, reason in mimic_problems(description.joints):
+    for joint_name, reason in problems:
         joint = description.joints[joint_name]
-        findings.append(Finding(joint.child, 'mimic', 'warning',
-                                f'{reason}: the coupling is ignored by MuJoCo and pinocchio\'s parser, and '
-                                'robot_dynamics refuses to build a dynamics model from this file',
-                                {'joint': joint_name, 'leader': joint.mimic.joint},
+        chain = 'itself a mimic joint' in reason
+        findings.append(Finding(joint.child, 'mimic', 'warning' if chain else 'error',
+                                f'{reason}: the coupling is ignored by MuJoCo and pinocchio\'s parser, '
+                                + ('' if chain else 'Drake refuses the file, ')
+                                + 'and robot_dynamics refuses to build a dynamics model from this file',
+                                {'joint': joint_name, 'leader': joint.mimic.joint if joint.mimic else None},
                                 'name an existing, moving, non-mimic joint in <mimic joint=...>, or remove the <mimic>',
-                                CONSUMERS['mimic']))
+                                CONSUMERS['mimic_chain' if chain else 'mimic']))
+    return findings
+
+
+def transmission_findings(description: UrdfDescription, root: Optional[ElementTree.Element]) -> list:
+    """A ``<transmission>`` naming a joint the file does not have (Drake refuses the file);
+    ``root``: the parsed ``<robot>`` element, or None."""
+    findings = []
+    for element in root.findall('transmission') if root is not None else ():
+        unknown = [joint.get('name') for joint in element.findall('joint')
+                   if joint.get('name') not in description.joints]
+        if unknown:
+            findings.append(Finding('', 'transmission', 'error',
+                                    f'transmission "{element.get("name")}" names joint "{unknown[0]}", which the '
+                                    'file does not define: Drake refuses the file',
+                                    {'transmission': element.get('name'), 'unknown_joints': unknown},
+                                    'remove the transmission or name a joint of this file', CONSUMERS['transmission']))
     return findings
 
 

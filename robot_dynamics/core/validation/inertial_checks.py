@@ -1,5 +1,5 @@
-"""Checks of one link's inertial parameters on their own: mass, a zero inertia,
-physical consistency and a row-major transcription slip.
+"""Checks of one link's inertial parameters on their own: mass, an inertia without mass, a zero
+inertia, physical consistency and a row-major transcription slip.
 
 Physical consistency follows Wensing, Kim & Slotine 2017: the inertia about the CoM is
 positive semi-definite, its principal moments satisfy the triangle inequality, and the 4×4
@@ -22,7 +22,8 @@ from robot_dynamics.core.validation.context import DescriptionContext, LinkGeome
 from robot_dynamics.core.validation.formatting import (floats, geometry_alternative, geometry_snippet,
                                                        inertial_snippet, vector_text)
 from robot_dynamics.core.validation.report import Finding
-from robot_dynamics.core.validation.thresholds import (MUJOCO_MIN_VALUE, NEGATIVE_MOMENT_TOLERANCE,
+from robot_dynamics.core.validation.thresholds import (DRAKE_INERTIA_TOLERANCE, MUJOCO_MIN_VALUE,
+                                                       NEGATIVE_MOMENT_TOLERANCE, NEGLIGIBLE_GYRATION_RADIUS,
                                                        TRIANGLE_TOLERANCE)
 
 
@@ -38,11 +39,27 @@ def zero_inertia_finding(context: DescriptionContext, link: UrdfLink, largest_en
             f'(radius of gyration {math.sqrt(largest_entry / mass):.2g} m): a point mass written with rounding noise')
     where = ' on a moving link' if moving else (' (MuJoCo refuses the noise: its principal moments are not positive)'
                                                 if refused else '')
-    return link_finding(link, 'zero_inertia', severity, f'mass {mass:.6g} kg but {what}{where}',
+    on_axis = moving and _point_mass_on_joint_axis(context, link)
+    return link_finding(link, 'zero_inertia', severity,
+                        f'mass {mass:.6g} kg but {what}{where}'
+                        + (', with its CoM on the axis of its joint and nothing moving below it' if on_axis else ''),
                         {'mass': mass, 'largest_inertia_entry': largest_entry},
                         'give the inertia about the CoM (from CAD, from a mirror twin, or from the '
                         'geometry: see the other findings on this link)'
-                        + geometry_alternative(mass, context.geometry(link)))
+                        + geometry_alternative(mass, context.geometry(link)),
+                        'zero_inertia_on_axis' if on_axis else '')
+
+
+def _point_mass_on_joint_axis(context: DescriptionContext, link: UrdfLink) -> bool:
+    """The link is a point mass at its CoM that a revolute joint turns about an axis through
+    it, and no other mass is below: the articulated inertia about that axis is zero."""
+    joint = context.parent_joint.get(link.name)
+    if joint is None or joint.type == 'prismatic' or \
+            context.mass_below(link.name, fixed_only=False) > link.inertial.mass:
+        return False
+    axis = np.array(joint.axis) / np.linalg.norm(joint.axis)  # in the joint frame = the child link frame
+    com = np.array(link.inertial.origin.xyz)
+    return float(np.linalg.norm(np.cross(axis, com))) <= NEGLIGIBLE_GYRATION_RADIUS
 
 
 def mass_findings(context: DescriptionContext, link: UrdfLink) -> list:
@@ -68,7 +85,8 @@ def mass_findings(context: DescriptionContext, link: UrdfLink) -> list:
             findings.append(link_finding(link, 'mass', 'error',
                                          f'{moved_by} moves this link, but it and everything below it are massless',
                                          {'mass': mass, 'mass_below': below},
-                                         'give the link its mass and inertia, or make the joint fixed'))
+                                         'give the link its mass and inertia, or make the joint fixed',
+                                         'mass_with_tensor' if _tensor_below(context, link.name) else ''))
         else:
             findings.append(link_finding(link, 'mass', 'error',
                                          f'{moved_by} moves this massless link (the {below:.4g} kg below it hang on '
@@ -76,8 +94,25 @@ def mass_findings(context: DescriptionContext, link: UrdfLink) -> list:
                                          {'mass': mass, 'mass_below': below},
                                          'pinocchio copes; for MuJoCo (and a well-conditioned mass matrix) give it a '
                                          'small mass and inertia (e.g. 1e-3 kg, a few 1e-6 kg·m²), or merge the '
-                                         'joints'))
+                                         'joints', 'mass_above_joints'))
+    if link.inertial and mass == 0.0 and np.any(link.inertial.tensor()):
+        findings.append(link_finding(link, 'massless_inertia', 'warning',
+                                     f'mass 0 but inertia entries up to {np.abs(link.inertial.tensor()).max():.3g} '
+                                     'kg·m²: a body without mass has no rotational inertia',
+                                     {'mass': mass, 'largest_inertia_entry': float(np.abs(link.inertial.tensor()).max())},
+                                     'give the link its mass, or set its inertia entries to 0 if it is only a frame'))
     return findings
+
+
+def _tensor_below(context: DescriptionContext, link_name: str) -> bool:
+    """A link at or below ``link_name`` has a non-zero inertia tensor."""
+    stack = [link_name]
+    while stack:
+        link = context.description.links[stack.pop()]
+        if link.inertial and np.any(link.inertial.tensor()):
+            return True
+        stack.extend(joint.child for joint in context.children[link.name])
+    return False
 
 
 def mesh_notes(link: UrdfLink, geometry: LinkGeometry, massive: bool) -> list:
@@ -127,7 +162,8 @@ def consistency_findings(link: UrdfLink, geometry: Optional[LinkGeometry], recov
         return [link_finding(link, 'positive_definite', 'error',
                              f'a principal moment is zero: principal moments {vector_text(moments)} kg·m² (a body '
                              f'with no extent across one axis: an ideal rod or a point, not a part)', values,
-                             _consistent_fix(link, geometry, recovering))]
+                             _consistent_fix(link, geometry, recovering),
+                             '' if moments[0] < -DRAKE_INERTIA_TOLERANCE * largest else 'zero_moment')]
     violation = float(-margins.min()) / largest
     if violation > 0.0:
         k = int(np.argmin(margins))
@@ -140,7 +176,8 @@ def consistency_findings(link: UrdfLink, geometry: Optional[LinkGeometry], recov
                    + (' (rounding-level)' if severity == 'warning' else '')
                    + f'; pseudo-inertia smallest eigenvalue {pseudo_min:.4g}')
         return [link_finding(link, 'triangle_inequality', severity, message, values,
-                             _consistent_fix(link, geometry, recovering))]
+                             _consistent_fix(link, geometry, recovering),
+                             '' if violation > DRAKE_INERTIA_TOLERANCE else 'triangle_rounding')]
     if pseudo_min < -NEGATIVE_MOMENT_TOLERANCE * float(np.abs(pseudo_eigenvalues).max()):
         return [link_finding(link, 'pseudo_inertia', 'error',
                              f'pseudo-inertia J is not positive semi-definite (smallest eigenvalue {pseudo_min:.4g})',

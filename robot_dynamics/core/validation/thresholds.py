@@ -60,6 +60,11 @@ MUJOCO_MIN_VALUE = 1e-15
 """MuJoCo's mjMINVAL [kg, kg·m²]: it refuses a principal moment at or below it (any body)
 and a moving body whose mass or inertia is below it."""
 
+DRAKE_INERTIA_TOLERANCE = 2e-15
+"""Negative principal moments and triangle-inequality violations up to this fraction of the
+largest moment pass Drake's ``CouldBePhysicallyValid()`` (measured with Drake 1.51: 1e-15
+passes, 4e-15 is warned about)."""
+
 NEGLIGIBLE_GYRATION_RADIUS = 1e-6
 """An inertia whose entries are all below m·(1 µm)² is a point mass written with rounding
 noise (no robot part of that mass is that small)."""
