@@ -308,7 +308,8 @@ class DrakeAgreement:
     """A validation report against Drake's verdict, link by link (sorted link names; ``''``
     stands for the whole file). A refusal or warning is *predicted* when a finding (not
     ``info``) on the link has a Drake sentence starting with 'refuses' or 'warns'; a refusal of
-    the whole file is matched by any error on ``''`` (a parse or transmission error)."""
+    the whole file is matched by any error on ``''`` (a parse, name or transmission error). A
+    predicted refusal covers the warnings Drake gives on the way."""
 
     missed_refusals: list
     wrong_refusals: list
@@ -343,5 +344,5 @@ def agreement(report, verdict: DrakeVerdict) -> DrakeAgreement:
     if '' in refused:  # Drake stopped at a file it refuses: its warnings cannot be compared
         return DrakeAgreement(sorted(missed_refusals), sorted(wrong_refusals), [], [])
     return DrakeAgreement(sorted(missed_refusals), sorted(wrong_refusals),
-                          sorted(set(verdict.warned) - predicted['warns']),
+                          sorted(set(verdict.warned) - predicted['warns'] - predicted['refuses']),
                           sorted(predicted['warns'] - set(verdict.warned) - refused))

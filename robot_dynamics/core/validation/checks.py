@@ -123,7 +123,9 @@ def validate_description(description: UrdfDescription, package_paths: Optional[M
     """
     context = DescriptionContext(description, dict(package_paths or {}), tuple(str(root) for root in allowed_roots),
                                  floating_base)
-    findings = []
+    findings = [] if description.name else [Finding(
+        '', 'robot_name', 'error', '<robot> has no name attribute (the URDF format requires one)', {},
+        'add name="..." to <robot>', CONSUMERS['robot_name'])]
     for link in description.links.values():
         findings.extend(_link_findings(context, link))
     findings.extend(mirror_twin_findings(context))
@@ -167,7 +169,7 @@ def _link_findings(context: DescriptionContext, link: UrdfLink) -> list:
     if geometry is not None and geometry.lower is not None:
         recovered.extend(geometry_findings(link, geometry))
     recovering = [finding.check for finding in recovered if finding.check in _RECOVERING_CHECKS]
-    return findings + consistency_findings(link, geometry, recovering) + recovered
+    return findings + consistency_findings(context, link, geometry, recovering) + recovered
 
 
 def _link_properties(context: DescriptionContext, link: UrdfLink) -> dict:

@@ -25,12 +25,17 @@ _MUJOCO_TRIANGLE = ("refuses to compile the model: \"inertia must satisfy A + B 
                     "to fix\" (no tolerance: even a rounding-level violation is refused)")
 _MUJOCO_MOVING_MASS = 'refuses to compile: "mass and inertia of moving bodies must be larger than mjMINVAL"'
 
-_DRAKE_INVALID = ('warns ("The rotational inertia ... did not pass the test CouldBePhysicallyValid()"), keeps the '
-                  'tensor as written and simulates the impossible body')
+_DRAKE_INVALID = ('warns ("The rotational inertia … did not pass the test CouldBePhysicallyValid()") and replaces '
+                  'the tensor by that of a solid sphere of the URDF mass at the URDF CoM with the density of water '
+                  '(1000 kg/m³): it simulates a different body')
 _DRAKE_VALID_MOMENTS = ('accepts it without a warning: the principal moments pass Drake\'s CouldBePhysicallyValid() '
                         '(tolerance about 2e-15 of the largest moment)')
 _DRAKE_MASSLESS_SUBTREE = ('refuses to simulate (loading and M(q) succeed): "An internal mass matrix associated '
                            'with the joint that connects body … to body … is not positive-definite"')
+DRAKE_AXIS_REFUSAL = ('refuses to simulate (loading and M(q) succeed): its inertia about the axis of its joint is '
+                      'zero and nothing with mass moves below it: "An internal mass matrix associated with the '
+                      'joint that connects body … to body … is not positive-definite"')
+"""Drake's sentence for a zero inertia or moment on a link its articulated-body algorithm refuses."""
 _DRAKE_WRONG_BODY = ('accepts it without a warning (unless a consistency finding on this link says otherwise) '
                      'and simulates the wrong body')
 
@@ -73,6 +78,12 @@ CONSUMERS = {
               'pybullet': 'cannot load a file that is not well-formed XML or has no <link> ("Cannot load URDF '
                           'file")',
               'pinocchio': 'cannot build a model'},
+    'robot_name': {'mujoco': 'compiles it',
+                   'drake': 'refuses the file ("Your robot must have a name attribute or a model name must be '
+                            'specified")',
+                   'pybullet': 'cannot load it ("Cannot load URDF file")',
+                   'pinocchio': 'pinocchio\'s URDF parser (urdfdom) refuses it ("The XML stream does not contain a '
+                                'valid URDF model"); robot_dynamics builds the model'},
     'mass': {
         'mujoco': _MUJOCO_MOVING_MASS,
         'drake': _DRAKE_MASSLESS_SUBTREE,
@@ -89,15 +100,15 @@ CONSUMERS = {
     },
     'mass_with_tensor': {
         'mujoco': _MUJOCO_MOVING_MASS,
-        'drake': 'see the massless_inertia finding: Drake gives the massless link a default 1 kg',
+        'drake': 'see the massless_inertia finding: Drake turns the massless link into a 1 kg sphere',
         'pybullet': _PYBULLET_MASSLESS,
         'pinocchio': 'the mass matrix is singular when nothing below the joint has mass or inertia',
     },
     'massless_inertia': {
         'mujoco': 'compiles it on a link welded by a fixed joint (a moving one is refused: see the mass finding)',
         'drake': 'warns ("While re-expressing as central inertia: … condition \'mass > 0\' failed") and replaces '
-                 'the link by a default 1 kg body at the URDF CoM: 1 kg of weight and inertia the file does not '
-                 'have',
+                 'the link by a 1 kg solid sphere of water density (1000 kg/m³, radius 6.2 cm) at the URDF CoM: '
+                 'weight and inertia the file does not have',
         'pybullet': _PYBULLET_MASSLESS,
         'pinocchio': 'keeps the rotational inertia of a massless body: M(q) carries it, gravity does not',
     },
@@ -116,15 +127,6 @@ CONSUMERS = {
                     'mass); with URDF_USE_INERTIA_FROM_FILE it simulates a point mass (rounding noise can also '
                     'get the "Bad inertia tensor properties, setting inertia to zero" warning)',
         'pinocchio': 'point mass: M(q) is singular if a joint axis passes through the CoM',
-    },
-    'zero_inertia_on_axis': {
-        'mujoco': 'refuses to compile a moving body: "mass and inertia of moving bodies must be larger than mjMINVAL"',
-        'drake': 'refuses to simulate a point mass on the axis of its joint with nothing moving below (loading and '
-                 'M(q) succeed): "An internal mass matrix associated with the joint that connects body … to body … '
-                 'is not positive-definite"',
-        'pybullet': 'ignores the tensor by default (it computes an inertia from the collision shapes and the URDF '
-                    'mass); with URDF_USE_INERTIA_FROM_FILE it simulates a point mass',
-        'pinocchio': 'point mass on the joint axis: M(q) is singular, ABA / M⁻¹ divide by zero',
     },
     'positive_definite': _INVALID_TENSOR,
     'zero_moment': {**_INVALID_TENSOR, 'drake': _DRAKE_VALID_MOMENTS + ' and simulates the ideal rod'},
@@ -174,10 +176,13 @@ CONSUMERS = {
 
 
 def link_finding(link: UrdfLink, check: str, severity: str, message: str, values: dict,
-                 suggestion: Optional[str], reaction: str = '') -> Finding:
+                 suggestion: Optional[str], reaction: str = '', drake: str = '') -> Finding:
     """A finding on ``link`` with JSON-ready ``values`` and what each consumer does with it:
-    the sentences of ``reaction`` (a variant of ``check``), or of ``check`` by default."""
-    return Finding(link.name, check, severity, message, plain(values), suggestion, CONSUMERS[reaction or check])
+    the sentences of ``reaction`` (a variant of ``check``), or of ``check`` by default; ``drake``
+    replaces Drake's sentence when the link's situation decides it (see DRAKE_AXIS_REFUSAL)."""
+    consumers = CONSUMERS[reaction or check]
+    return Finding(link.name, check, severity, message, plain(values), suggestion,
+                   {**consumers, 'drake': drake} if drake else consumers)
 
 
 def drake_verdict(sentence: str) -> str:

@@ -17,14 +17,13 @@ from robot_dynamics.core.model.inertia import (InertiaProjectionError, nearest_c
                                                parallel_axis, principal_inertia, pseudo_inertia_from_vector,
                                                triangle_margins)
 from robot_dynamics.core.model.urdf import UrdfLink
-from robot_dynamics.core.validation.consumers import link_finding
+from robot_dynamics.core.validation.consumers import DRAKE_AXIS_REFUSAL, link_finding
 from robot_dynamics.core.validation.context import DescriptionContext, LinkGeometry
 from robot_dynamics.core.validation.formatting import (floats, geometry_alternative, geometry_snippet,
                                                        inertial_snippet, vector_text)
 from robot_dynamics.core.validation.report import Finding
 from robot_dynamics.core.validation.thresholds import (DRAKE_INERTIA_TOLERANCE, MUJOCO_MIN_VALUE,
-                                                       NEGATIVE_MOMENT_TOLERANCE, NEGLIGIBLE_GYRATION_RADIUS,
-                                                       TRIANGLE_TOLERANCE)
+                                                       NEGATIVE_MOMENT_TOLERANCE, TRIANGLE_TOLERANCE)
 
 
 def zero_inertia_finding(context: DescriptionContext, link: UrdfLink, largest_entry: float) -> Finding:
@@ -39,27 +38,27 @@ def zero_inertia_finding(context: DescriptionContext, link: UrdfLink, largest_en
             f'(radius of gyration {math.sqrt(largest_entry / mass):.2g} m): a point mass written with rounding noise')
     where = ' on a moving link' if moving else (' (MuJoCo refuses the noise: its principal moments are not positive)'
                                                 if refused else '')
-    on_axis = moving and _point_mass_on_joint_axis(context, link)
-    return link_finding(link, 'zero_inertia', severity,
-                        f'mass {mass:.6g} kg but {what}{where}'
-                        + (', with its CoM on the axis of its joint and nothing moving below it' if on_axis else ''),
+    return link_finding(link, 'zero_inertia', severity, f'mass {mass:.6g} kg but {what}{where}',
                         {'mass': mass, 'largest_inertia_entry': largest_entry},
                         'give the inertia about the CoM (from CAD, from a mirror twin, or from the '
                         'geometry: see the other findings on this link)'
                         + geometry_alternative(mass, context.geometry(link)),
-                        'zero_inertia_on_axis' if on_axis else '')
+                        drake=_drake_axis_refusal(context, link))
 
 
-def _point_mass_on_joint_axis(context: DescriptionContext, link: UrdfLink) -> bool:
-    """The link is a point mass at its CoM that a revolute joint turns about an axis through
-    it, and no other mass is below: the articulated inertia about that axis is zero."""
+def _drake_axis_refusal(context: DescriptionContext, link: UrdfLink) -> str:
+    """Drake's sentence when its articulated-body algorithm refuses a link whose tensor it keeps
+    (a valid one: Drake replaces an invalid one): a revolute joint turns it, nothing else with
+    mass is below, and its inertia about the joint axis, nᵀ I_C n + m |n × c|², is zero."""
     joint = context.parent_joint.get(link.name)
-    if joint is None or joint.type == 'prismatic' or \
+    if joint is None or joint.type not in ('revolute', 'continuous') or \
             context.mass_below(link.name, fixed_only=False) > link.inertial.mass:
-        return False
+        return ''
     axis = np.array(joint.axis) / np.linalg.norm(joint.axis)  # in the joint frame = the child link frame
     com = np.array(link.inertial.origin.xyz)
-    return float(np.linalg.norm(np.cross(axis, com))) <= NEGLIGIBLE_GYRATION_RADIUS
+    about_axis = float(axis @ link.inertial.tensor_in_link_frame() @ axis) + \
+        link.inertial.mass * float(np.cross(axis, com) @ np.cross(axis, com))
+    return DRAKE_AXIS_REFUSAL if about_axis <= 0.0 else ''
 
 
 def mass_findings(context: DescriptionContext, link: UrdfLink) -> list:
@@ -131,7 +130,8 @@ def mesh_notes(link: UrdfLink, geometry: LinkGeometry, massive: bool) -> list:
     return findings
 
 
-def consistency_findings(link: UrdfLink, geometry: Optional[LinkGeometry], recovering: list) -> list:
+def consistency_findings(context: DescriptionContext, link: UrdfLink, geometry: Optional[LinkGeometry],
+                         recovering: list) -> list:
     """PSD, triangle inequality and pseudo-inertia. The fix refers to ``recovering`` findings
     (checks that recovered the intended tensor from the file) when there are any."""
     inertial = link.inertial
@@ -163,7 +163,9 @@ def consistency_findings(link: UrdfLink, geometry: Optional[LinkGeometry], recov
                              f'a principal moment is zero: principal moments {vector_text(moments)} kg·m² (a body '
                              f'with no extent across one axis: an ideal rod or a point, not a part)', values,
                              _consistent_fix(link, geometry, recovering),
-                             '' if moments[0] < -DRAKE_INERTIA_TOLERANCE * largest else 'zero_moment')]
+                             '' if moments[0] < -DRAKE_INERTIA_TOLERANCE * largest else 'zero_moment',
+                             drake='' if moments[0] < -DRAKE_INERTIA_TOLERANCE * largest
+                             else _drake_axis_refusal(context, link))]
     violation = float(-margins.min()) / largest
     if violation > 0.0:
         k = int(np.argmin(margins))
