@@ -40,14 +40,15 @@ class PyBulletVerdict:
     file_inertias: dict = field(default_factory=dict)
 
 
-def judge_inertials(text: str) -> PyBulletVerdict:
-    """PyBullet's verdict on the inertial parameters of a URDF text."""
+def judge_inertials(text: str, keep_geometry: bool = False) -> PyBulletVerdict:
+    """PyBullet's verdict on the inertial parameters of a URDF text (its visual and collision
+    elements removed unless ``keep_geometry``: primitives only, no mesh is resolved)."""
     import pybullet
 
     from robot_dynamics.instruments.validation_corpus import geometry_free_urdf
 
     try:
-        text = geometry_free_urdf(text)
+        text = text if keep_geometry else geometry_free_urdf(text)
     except ElementTree.ParseError:
         pass  # PyBullet judges the text as it is
     handle, path = tempfile.mkstemp(suffix='.urdf')
