@@ -8,6 +8,7 @@ left/right mirror flips y). SI units (kg, m, kg·m²).
 """
 from __future__ import annotations
 
+import itertools
 import math
 import xml.etree.ElementTree as ElementTree
 from typing import Optional
@@ -20,8 +21,8 @@ from robot_dynamics.core.validation.context import DescriptionContext
 from robot_dynamics.core.validation.formatting import floats, geometry_alternative, inertial_snippet
 from robot_dynamics.core.validation.inertial_checks import is_consistent
 from robot_dynamics.core.validation.report import Finding
-from robot_dynamics.core.validation.thresholds import (MIRROR_MIN_OFFSET, MIRROR_SIGN_MIN_PRODUCT,
-                                                       MIRROR_TOLERANCE, NEGLIGIBLE_GYRATION_RADIUS,
+from robot_dynamics.core.validation.thresholds import (MIRROR_MIN_OFFSET, MIRROR_RELATIVE_OFFSET,
+                                                       MIRROR_SIGN_MIN_PRODUCT, MIRROR_TOLERANCE, NEGLIGIBLE_GYRATION_RADIUS,
                                                        PLACEHOLDER_EXTENT_TOLERANCE,
                                                        PLACEHOLDER_MASS_TOLERANCE, SUBSTANTIAL_MASS)
 
@@ -123,8 +124,30 @@ def mirror_sign_findings(context: DescriptionContext) -> list:
                     if pair in seen or second is first or _mirror_axis(first.inertial, second.inertial) != axis:
                         continue
                     seen.add(pair)
-                    findings.extend(_mirror_sign_pair(first, second, axis))
+                    if not _products_kept_by_a_consistent_copy(first.inertial, axis):
+                        findings.extend(_mirror_sign_pair(first, second, axis))
     return findings
+
+
+def _products_kept_by_a_consistent_copy(inertial, axis: int) -> bool:
+    """Some sign change D (D_axis = −1: a mirror through that plane, or with another sign free,
+    a half-turn or a point inversion) maps one CoM onto the other and keeps every significant
+    product of inertia: then identical products are right. A CoM coordinate under
+    :data:`MIRROR_MIN_OFFSET` and under :data:`MIRROR_RELATIVE_OFFSET` of |c| is CAD-to-URDF
+    noise, so its sign is free; a larger one keeps its sign."""
+    com = np.array(inertial.origin.xyz)
+    tensor = inertial.tensor()
+    free = [k for k in range(3) if k != axis and
+            abs(com[k]) <= max(MIRROR_MIN_OFFSET, MIRROR_RELATIVE_OFFSET * float(np.linalg.norm(com)))]
+    significant = [(i, j) for i, j in ((0, 1), (0, 2), (1, 2))
+                   if abs(tensor[i, j]) > MIRROR_SIGN_MIN_PRODUCT * np.trace(tensor)]
+    for signs in itertools.product((1.0, -1.0), repeat=len(free)):
+        change = np.ones(3)
+        change[axis] = -1.0
+        change[free] = signs
+        if all(change[i] * change[j] > 0.0 for i, j in significant):
+            return True
+    return False
 
 
 def _mirror_key(inertial, com: np.ndarray) -> tuple:

@@ -43,6 +43,11 @@ bounding box would need more to hold the link's mass is a marker, not the body."
 MIRROR_MIN_OFFSET = 1e-3
 """A CoM coordinate [m] under 1 mm does not tell a mirror image from the same placement."""
 
+MIRROR_RELATIVE_OFFSET = 0.05
+"""A CoM coordinate under 5 % of the CoM's distance from the link origin (and under
+:data:`MIRROR_MIN_OFFSET`) does not tell which way a mirrored or rotated copy faces: it is
+within what a CAD export and a URDF differ by."""
+
 MIRROR_SIGN_MIN_PRODUCT = 0.01
 """Products under 1 % of the tensor's trace are too small for their sign to matter."""
 
