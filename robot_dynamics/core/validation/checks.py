@@ -3,14 +3,14 @@
 :func:`validate_description` runs every check on every link of a parsed description and
 returns a :class:`ValidationReport` of :class:`Finding` objects. Each finding names the
 link and the check, proves the defect with numbers (``values``), proposes a fix (often a
-ready URDF ``<inertial>`` snippet) and says what each consumer (MuJoCo, Drake/Gazebo,
-PyBullet, pinocchio-based controllers) does with such a link.
+ready URDF ``<inertial>`` snippet) and says what each consumer (MuJoCo, Drake, PyBullet,
+pinocchio-based controllers) does with such a link.
 
 Checks (the physical-consistency conditions, triangle inequality and pseudo-inertia LMI, of
 Wensing, Kim & Slotine 2017):
 
 * per link: implausible magnitudes (unit slips); mass of moving links; ``mass="0"`` with
-  collision geometry; I_C positive
+  collision geometry or with inertia; I_C positive
   semi-definite (principal moments and axes); triangle inequality of the principal
   moments; pseudo-inertia J ⪰ 0; a row-major transcription slip (``iyy`` repeating ``ixy``);
 * against the link's geometry (the union of its collision and visual shapes: boxes,
@@ -21,11 +21,12 @@ Wensing, Kim & Slotine 2017):
 * across links: mirror twins (left/right name pairs of equal mass) with different principal
   moments; mirror images (CoM mirrored through a coordinate plane) with unflipped products;
   identical placeholder inertias on links that differ in mass; ``<mimic>`` couplings that
-  cannot be modelled (a finding, not a refusal of the file).
+  cannot be modelled (a finding, not a refusal of the file); transmissions of unknown joints;
+  a ``<robot>`` without a name.
 
-Severities follow the consumers: an error wherever MuJoCo refuses the link (checked link by
-link on the example-robot-data corpus) or no body of that mass fits the geometry; warnings
-only where the file is wrong but loads.
+Severities follow the consumers: an error wherever MuJoCo or Drake refuses the link or the
+file (checked link by link on the example-robot-data corpus) or no body of that mass fits the
+geometry; warnings only where the file is wrong but loads.
 
 Conventions: URDF ``<inertial>`` (origin = CoM frame in the link frame, tensor entries about
 the CoM in the CoM frame, ixy = −∫ρxy dV). All values in SI units: kg, m, kg·m². "Link
