@@ -13,7 +13,7 @@ TOOLS_STAMP := $(VENV)/.ros2-tools-installed
 TEST_NEEDS := $(STAMP) $(if $(wildcard $(ROS2_TOOLS)/install.sh),$(TOOLS_STAMP))
 SCRATCH := build/constraints-venv
 
-.PHONY: install demo test bench clean constraints upgrade-constraints
+.PHONY: install demo test lint bench clean constraints upgrade-constraints
 
 $(STAMP): requirements.txt requirements-test.txt setup.py $(CONSTRAINTS)
 	$(PYTHON) -m venv $(VENV)
@@ -33,8 +33,13 @@ install: $(STAMP)
 demo: $(STAMP)
 	$(RUN) $(VENV)/bin/python -m robot_dynamics demo $(ARGS)
 
-test: $(TEST_NEEDS)
+test: $(TEST_NEEDS) lint
 	$(RUN) $(VENV)/bin/python -m pytest -q test $(ARGS)
+
+# ruff (ruff.toml): lint and layout; `make test` runs it before the tests.
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 
 bench: $(STAMP)
 	$(RUN) $(VENV)/bin/python -m robot_dynamics bench $(ARGS)

@@ -1,4 +1,5 @@
 """ament_python build for robot_dynamics (colcon on a robot; pip here)."""
+
 from glob import glob
 
 from setuptools import find_packages, setup
@@ -21,7 +22,8 @@ setup(
     zip_safe=True,
     maintainer='robot_dynamics maintainers',
     maintainer_email='robot-dynamics@example.com',
-    description='Live rigid-body dynamics, payload identification and inertia validation for ROS 2.',
+    description='Live rigid-body dynamics, payload identification and inertia validation for ROS '
+    '2.',
     license='Apache-2.0',
     entry_points={
         'console_scripts': [

@@ -3,4 +3,5 @@
 The math lives in :mod:`robot_dynamics.core` (no ROS imports); the nodes in
 :mod:`robot_dynamics.ros` and the command line in :mod:`robot_dynamics.cli` are thin shells.
 """
+
 __version__ = '0.1.0'

@@ -5,6 +5,7 @@ Each sub-command lives in ``robot_dynamics/commands/<module>.py`` (``bench`` in
 ``add_arguments(parser)`` and ``run(args) -> int`` (the exit code); the first line of
 the module docstring is its one-line help. Heavy imports happen inside ``run``.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -35,8 +36,12 @@ def build_parser() -> argparse.ArgumentParser:
                 raise
             continue
         help_line = (module.__doc__ or name).strip().splitlines()[0]
-        subparser = subparsers.add_parser(name, help=help_line, description=module.__doc__,
-                                          formatter_class=argparse.RawDescriptionHelpFormatter)
+        subparser = subparsers.add_parser(
+            name,
+            help=help_line,
+            description=module.__doc__,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
         module.add_arguments(subparser)
         subparser.set_defaults(run=module.run)
     return parser

@@ -1,6 +1,7 @@
 """Test-wide setup: loopback-only ROS discovery and a private ROS domain for this run.
 
 Both are set before anything imports rclpy (rclpy reads them at init)."""
+
 import os
 import sys
 from pathlib import Path
@@ -27,6 +28,7 @@ def nothing_left_behind():
     cleaning up: that fails the session. A port file outlives even an orderly end when its other
     users ended first; those are only removed."""
     from robot_dynamics.instruments import processes
+
     tracker = processes.DdsFileTracker()
     yield tracker
     tracker.stop()
@@ -42,7 +44,9 @@ def ros():
     """rclpy initialised once for the session; yields a :class:`ros_harness.RosHarness` factory."""
     import rclpy
     from ros_harness import RosHarness
+
     from robot_dynamics.instruments import processes
+
     rclpy.init()
     yield RosHarness
     owned = processes.dds_files_of(os.getpid())

@@ -6,6 +6,7 @@ velocities from the textbook joint Jacobian columns (revolute: ω += z q̇, v_p 
 prismatic: v_p += z q̇). Mimic followers take multiplier·q_leader + offset, read from the URDF
 by this module. All vectors are in the world frame, SI units.
 """
+
 from __future__ import annotations
 
 import math
@@ -36,9 +37,13 @@ def rotation_about(axis: np.ndarray, angle: float) -> np.ndarray:
 def quaternion_matrix(quaternion_xyzw: np.ndarray) -> np.ndarray:
     """Rotation matrix of a unit quaternion given as (x, y, z, w)."""
     x, y, z, w = np.asarray(quaternion_xyzw, dtype=float) / np.linalg.norm(quaternion_xyzw)
-    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-                     [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-                     [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
+    return np.array(
+        [
+            [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+            [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+            [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
+        ]
+    )
 
 
 def all_joint_values(description: UrdfDescription, independent: dict) -> dict:
@@ -46,7 +51,9 @@ def all_joint_values(description: UrdfDescription, independent: dict) -> dict:
     values = dict(independent)
     for joint in description.joints.values():
         if joint.mimic is not None:
-            values[joint.name] = joint.mimic.multiplier * independent[joint.mimic.joint] + joint.mimic.offset
+            values[joint.name] = (
+                joint.mimic.multiplier * independent[joint.mimic.joint] + joint.mimic.offset
+            )
     return values
 
 
@@ -59,7 +66,9 @@ def all_joint_rates(description: UrdfDescription, independent: dict) -> dict:
     return rates
 
 
-def mimic_coupling(description: UrdfDescription, independent_names: list, moving_names: list) -> np.ndarray:
+def mimic_coupling(
+    description: UrdfDescription, independent_names: list, moving_names: list
+) -> np.ndarray:
     """∂(moving joint rates)/∂(independent joint rates), rows in ``moving_names`` order."""
     coupling = np.zeros((len(moving_names), len(independent_names)))
     for row, name in enumerate(moving_names):
@@ -71,7 +80,9 @@ def mimic_coupling(description: UrdfDescription, independent_names: list, moving
     return coupling
 
 
-def link_poses(description: UrdfDescription, joint_values: dict, base: Optional[LinkPose] = None) -> dict:
+def link_poses(
+    description: UrdfDescription, joint_values: dict, base: Optional[LinkPose] = None
+) -> dict:
     """World pose of every link; ``joint_values`` holds every moving joint (rad or m)."""
     base = base or LinkPose(np.eye(3), np.zeros(3))
     poses = {description.root: base}
@@ -89,7 +100,10 @@ def link_poses(description: UrdfDescription, joint_values: dict, base: Optional[
             if joint.type in ('revolute', 'continuous'):
                 rotation = rotation @ rotation_about(joint.axis, value)
             elif joint.type == 'prismatic':
-                position = position + rotation @ (np.asarray(joint.axis) / np.linalg.norm(joint.axis)) * value
+                position = (
+                    position
+                    + rotation @ (np.asarray(joint.axis) / np.linalg.norm(joint.axis)) * value
+                )
             poses[joint.child] = LinkPose(rotation, position)
         pending = remaining
     return poses
@@ -98,17 +112,27 @@ def link_poses(description: UrdfDescription, joint_values: dict, base: Optional[
 def link_com(description: UrdfDescription, poses: dict, link_name: str) -> np.ndarray:
     """World position of a link's centre of mass [m]."""
     link_pose = poses[link_name]
-    return link_pose.position + link_pose.rotation @ np.asarray(description.links[link_name].inertial.origin.xyz)
+    return link_pose.position + link_pose.rotation @ np.asarray(
+        description.links[link_name].inertial.origin.xyz
+    )
 
 
 def massive_links(description: UrdfDescription, moving_only: bool = False) -> list:
     """Links with a positive mass; ``moving_only`` drops those welded to the root (fixed base)."""
-    return [name for name, link in description.links.items()
-            if link.inertial is not None and link.inertial.mass > 0
-            and not (moving_only and all(j.type == 'fixed' for j in _ancestor_joints(description, name)))]
+    return [
+        name
+        for name, link in description.links.items()
+        if link.inertial is not None
+        and link.inertial.mass > 0
+        and not (
+            moving_only and all(j.type == 'fixed' for j in _ancestor_joints(description, name))
+        )
+    ]
 
 
-def total_mass_and_com(description: UrdfDescription, poses: dict, moving_only: bool = False) -> tuple:
+def total_mass_and_com(
+    description: UrdfDescription, poses: dict, moving_only: bool = False
+) -> tuple:
     """Total mass [kg] and centre of mass in the world frame [m]."""
     names = massive_links(description, moving_only)
     masses = np.array([description.links[n].inertial.mass for n in names])
@@ -116,12 +140,15 @@ def total_mass_and_com(description: UrdfDescription, poses: dict, moving_only: b
     return float(masses.sum()), masses @ coms / masses.sum()
 
 
-def potential_energy(description: UrdfDescription, poses: dict, gravity: np.ndarray,
-                     moving_only: bool = True) -> float:
+def potential_energy(
+    description: UrdfDescription, poses: dict, gravity: np.ndarray, moving_only: bool = True
+) -> float:
     """−Σ mᵢ gᵀ cᵢ [J] (zero at the world origin); by default only links that a joint moves
     (a fixed base's own weight is a constant that pinocchio leaves out)."""
-    return -sum(description.links[n].inertial.mass * float(np.dot(gravity, link_com(description, poses, n)))
-                for n in massive_links(description, moving_only))
+    return -sum(
+        description.links[n].inertial.mass * float(np.dot(gravity, link_com(description, poses, n)))
+        for n in massive_links(description, moving_only)
+    )
 
 
 def _ancestor_joints(description: UrdfDescription, link_name: str) -> list:
@@ -133,7 +160,9 @@ def _ancestor_joints(description: UrdfDescription, link_name: str) -> list:
     return joints
 
 
-def kinetic_energy(description: UrdfDescription, joint_values: dict, joint_velocities: dict) -> float:
+def kinetic_energy(
+    description: UrdfDescription, joint_values: dict, joint_velocities: dict
+) -> float:
     """Σ ½ mᵢ |v_cᵢ|² + ½ ωᵢᵀ (R Iᵢ Rᵀ) ωᵢ [J] for a fixed base; dicts hold every moving joint."""
     poses = link_poses(description, joint_values)
     energy = 0.0

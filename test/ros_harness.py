@@ -1,5 +1,6 @@
 """Real rclpy nodes for tests: an executor spinning in a background thread, a probe node
 with real publishers/subscribers, and bounded waits. No mocks."""
+
 from __future__ import annotations
 
 import threading
@@ -7,9 +8,11 @@ import threading
 import rclpy
 from rclpy.node import Node
 
-from robot_dynamics.ros.spinning import NodeSpinner
-from robot_dynamics.instruments.reliability_common import wait_for  # also imported by the tests from here
 from robot_dynamics.instruments.processes import start_node_process, stop_node_process  # noqa: F401  node processes that end with the test run
+from robot_dynamics.instruments.reliability_common import (
+    wait_for,
+)  # also imported by the tests from here
+from robot_dynamics.ros.spinning import NodeSpinner
 
 
 class RosHarness:

@@ -1,5 +1,7 @@
-"""Worst-case torques and maximum payload (robot_dynamics.core.dynamics.capacity and the `capacity` CLI)
+"""Worst-case torques and maximum payload (robot_dynamics.core.dynamics.capacity and the `capacity`
+CLI)
 against closed forms: the standing rod (test/data/fixtures) and a 2R arm in a vertical plane."""
+
 from __future__ import annotations
 
 import json
@@ -8,20 +10,25 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 import vertical_2r
+
 from robot_dynamics.cli import main as cli_main
 from robot_dynamics.core.dynamics import capacity
 from robot_dynamics.core.dynamics.joint_space import gravity_torques, inverse_dynamics
+from robot_dynamics.core.dynamics.sampled_motion import (
+    SampledMotion,
+    random_poses,
+    read_trajectory_csv,
+    static_poses,
+)
 from robot_dynamics.core.model.inertia import InertialParameters
 from robot_dynamics.core.model.model import RobotModel
-from robot_dynamics.core.dynamics.sampled_motion import SampledMotion, random_poses, read_trajectory_csv, static_poses
 
 FIXTURES = Path(__file__).resolve().parent / 'data' / 'fixtures'
 ROD_URDF = FIXTURES / 'standing_rod.urdf'
 G = 9.8
 ROD_MASS, ROD_LENGTH, ROD_COM, ROD_EFFORT = 0.1, 0.1, 0.05, 0.1
-ROD_I0 = ROD_MASS * ROD_LENGTH ** 2 / 3.0
+ROD_I0 = ROD_MASS * ROD_LENGTH**2 / 3.0
 TIP = (ROD_LENGTH, 0.0, 0.0)
 EFFORT1, EFFORT2 = 10.0, 4.0
 L2 = vertical_2r.L2
@@ -61,11 +68,14 @@ def test_rod_payload_per_pose_matches_closed_form(rod):
 
 
 def test_rod_with_the_max_payload_attached_is_exactly_at_its_limit(rod):
-    """Independent of the a = Jᵀ(p̈ − g) path: pinocchio's gravity with the mass in the link inertia."""
+    """Independent of the a = Jᵀ(p̈ − g) path: pinocchio's gravity with the mass in the link
+    inertia."""
     report = capacity.payload_capacity(rod, static_poses([[0.4]]), 'rod', TIP)
     loaded = RobotModel.from_urdf_file(ROD_URDF, gravity=(0.0, 0.0, -G))
     loaded.attach_payload('rod', InertialParameters.point_mass(report.max_payload, np.array(TIP)))
-    assert gravity_torques(loaded, loaded.configuration([0.4]))[0] == pytest.approx(ROD_EFFORT, rel=1e-12)
+    assert gravity_torques(loaded, loaded.configuration([0.4]))[0] == pytest.approx(
+        ROD_EFFORT, rel=1e-12
+    )
 
 
 def test_rod_vertical_pose_allows_any_payload(rod):
@@ -75,14 +85,23 @@ def test_rod_vertical_pose_allows_any_payload(rod):
 
 def test_rod_trajectory_uses_inverse_dynamics_of_robot_and_payload(rod, tmp_path):
     times = np.linspace(0.0, 3.0, 301)
-    theta, rate, acceleration = 0.6 * np.sin(2 * times), 1.2 * np.cos(2 * times), -2.4 * np.sin(2 * times)
+    theta, rate, acceleration = (
+        0.6 * np.sin(2 * times),
+        1.2 * np.cos(2 * times),
+        -2.4 * np.sin(2 * times),
+    )
     path = tmp_path / 'rod.csv'
-    np.savetxt(path, np.column_stack([times, theta, rate, acceleration]), delimiter=',', comments='',
-               header='time,motor/position,motor/velocity,motor/acceleration')
+    np.savetxt(
+        path,
+        np.column_stack([times, theta, rate, acceleration]),
+        delimiter=',',
+        comments='',
+        header='time,motor/position,motor/velocity,motor/acceleration',
+    )
     motion = read_trajectory_csv(path, rod)
     report = capacity.payload_capacity(rod, motion, 'rod', TIP)
     own = ROD_I0 * acceleration + ROD_MASS * G * ROD_COM * np.cos(theta)
-    per_kilogram = ROD_LENGTH ** 2 * acceleration + G * ROD_LENGTH * np.cos(theta)
+    per_kilogram = ROD_LENGTH**2 * acceleration + G * ROD_LENGTH * np.cos(theta)
     expected = (ROD_EFFORT - np.sign(per_kilogram) * own) / np.abs(per_kilogram)
     assert report.dynamic
     np.testing.assert_allclose(report.per_sample_max_payload, expected, rtol=1e-10)
@@ -116,7 +135,9 @@ def test_two_r_trajectory_torques_and_payload_match_lagrangian(arm):
     per_kilogram = capacity.payload_torques_per_kilogram(arm, 'link2', (L2, 0.0, 0.0), motion)
     own = capacity.robot_torques(arm, motion)
     for k in range(len(times)):
-        expected_own, expected_per_kilogram = two_r_torques(positions[k], velocities[k], accelerations[k])
+        expected_own, expected_per_kilogram = two_r_torques(
+            positions[k], velocities[k], accelerations[k]
+        )
         np.testing.assert_allclose(own[k], expected_own, atol=1e-12)
         np.testing.assert_allclose(per_kilogram[k], expected_per_kilogram, atol=1e-12)
 
@@ -133,15 +154,22 @@ def test_payload_torque_is_linear_in_mass_with_a_com_offset():
     loaded = RobotModel.from_urdf_file(ARM_URDF)
     loaded.attach_payload('tool0', InertialParameters.point_mass(2.5, offset))
     for k in range(4):
-        args = [(model.configuration(motion.positions[k]), model.tangent(motion.velocities[k]),
-                 model.tangent(motion.accelerations[k])) for model in (robot, loaded)]
+        args = [
+            (
+                model.configuration(motion.positions[k]),
+                model.tangent(motion.velocities[k]),
+                model.tangent(motion.accelerations[k]),
+            )
+            for model in (robot, loaded)
+        ]
         difference = inverse_dynamics(loaded, *args[1]) - inverse_dynamics(robot, *args[0])
         np.testing.assert_allclose(difference, 2.5 * per_kilogram[k], atol=1e-10)
 
 
 def test_overloaded_joint_allows_no_payload(rod):
-    weak = RobotModel.from_urdf_string(ROD_URDF.read_text().replace('effort="0.1"', 'effort="0.03"'),
-                                       gravity=(0.0, 0.0, -G))
+    weak = RobotModel.from_urdf_string(
+        ROD_URDF.read_text().replace('effort="0.1"', 'effort="0.03"'), gravity=(0.0, 0.0, -G)
+    )
     report = capacity.payload_capacity(weak, static_poses([[0.0], [1.4]]), 'rod', TIP)
     assert report.max_payload == 0.0 and report.overloaded == ('motor',)
     assert report.per_sample_max_payload[1] > 0.0
@@ -149,8 +177,25 @@ def test_overloaded_joint_allows_no_payload(rod):
 
 # ---------------------------------------------------------------------- command line
 def test_cli_reports_the_minimum_over_its_seeded_poses(rod, capsys):
-    code = cli_main(['capacity', '--urdf', str(ROD_URDF), '--payload-link', 'rod', '--com-offset', '0.1', '0', '0',
-                     '--poses', '50', '--seed', '7', '--format', 'json'])
+    code = cli_main(
+        [
+            'capacity',
+            '--urdf',
+            str(ROD_URDF),
+            '--payload-link',
+            'rod',
+            '--com-offset',
+            '0.1',
+            '0',
+            '0',
+            '--poses',
+            '50',
+            '--seed',
+            '7',
+            '--format',
+            'json',
+        ]
+    )
     assert code == 0
     result = json.loads(capsys.readouterr().out)
     rod_981 = RobotModel.from_urdf_file(ROD_URDF)  # the CLI uses standard gravity 9.81
@@ -161,22 +206,30 @@ def test_cli_reports_the_minimum_over_its_seeded_poses(rod, capsys):
     assert result['limiting_joint'] == 'motor' and len(result['per_sample']) == 50
 
 
-@pytest.mark.parametrize('extra, words', [(['--payload-link', 'nowhere'], 'nowhere'),
-                                          (['--payload-link', 'base'], 'fixed to the world'),
-                                          (['--trajectory', '/nonexistent.csv'], 'cannot read')])
+@pytest.mark.parametrize(
+    'extra, words',
+    [
+        (['--payload-link', 'nowhere'], 'nowhere'),
+        (['--payload-link', 'base'], 'fixed to the world'),
+        (['--trajectory', '/nonexistent.csv'], 'cannot read'),
+    ],
+)
 def test_cli_refuses_bad_input_with_exit_2(extra, words, capsys):
     assert cli_main(['capacity', '--urdf', str(ROD_URDF)] + extra) == 2
     assert words in capsys.readouterr().err
 
 
-@pytest.mark.parametrize('header, rows, words', [
-    ('time,elbow/position', ['0,0.1', '1,0.2'], 'not in model'),
-    ('time,motor/velocity', ['0,0.1', '1,0.2'], 'no position column'),
-    ('time,motor/position', ['0,0.1', '0,0.2', '1,0.3'], 'times must increase'),
-    ('time,motor/position', ['0,0.1', '1,nan', '2,0.3'], 'NaN'),
-    ('time,motor/position', ['0,0.1', '1'], 'line 3'),
-    ('time,motor/speed', ['0,0.1'], 'is not <joint>/position'),
-])
+@pytest.mark.parametrize(
+    'header, rows, words',
+    [
+        ('time,elbow/position', ['0,0.1', '1,0.2'], 'not in model'),
+        ('time,motor/velocity', ['0,0.1', '1,0.2'], 'no position column'),
+        ('time,motor/position', ['0,0.1', '0,0.2', '1,0.3'], 'times must increase'),
+        ('time,motor/position', ['0,0.1', '1,nan', '2,0.3'], 'NaN'),
+        ('time,motor/position', ['0,0.1', '1'], 'line 3'),
+        ('time,motor/speed', ['0,0.1'], 'is not <joint>/position'),
+    ],
+)
 def test_trajectory_files_that_do_not_fit_the_model_are_refused(rod, tmp_path, header, rows, words):
     from robot_dynamics.core.dynamics.sampled_motion import MotionFileError
 
@@ -189,7 +242,13 @@ def test_trajectory_files_that_do_not_fit_the_model_are_refused(rod, tmp_path, h
 def test_trajectory_without_derivative_columns_is_differentiated(rod, tmp_path):
     times = np.linspace(0.0, 1.0, 101)
     path = tmp_path / 'positions.csv'
-    np.savetxt(path, np.column_stack([times, times ** 2]), delimiter=',', comments='', header='time,motor/position')
+    np.savetxt(
+        path,
+        np.column_stack([times, times**2]),
+        delimiter=',',
+        comments='',
+        header='time,motor/position',
+    )
     motion = read_trajectory_csv(path, rod)
     np.testing.assert_allclose(motion.velocities[1:-1, 0], 2 * times[1:-1], atol=1e-12)
     np.testing.assert_allclose(motion.accelerations[2:-2, 0], 2.0, atol=1e-9)

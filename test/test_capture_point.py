@@ -1,6 +1,7 @@
 """Capture point ξ = c + ċ/ω, ω = √(g/(c_z − z_g)): closed forms (standing still, constant base
 velocity), the linear inverted pendulum it is defined by (integrated independently), the
 undefined cases, and the capture-point margin against a hand-computed distance."""
+
 import math
 
 import numpy as np
@@ -9,11 +10,19 @@ import pytest
 from scipy.integrate import solve_ivp
 from scipy.spatial.transform import Rotation
 
-from robot_dynamics.core.floating_base.capture_point import (CapturePointInputError, capture_point,
-                                                             capture_point_xy, pendulum_frequency)
-from robot_dynamics.core.floating_base.centroidal import BalanceSettings, CentroidalMonitor, centroidal_state
-from robot_dynamics.core.model.model import RobotModel
+from robot_dynamics.core.floating_base.capture_point import (
+    CapturePointInputError,
+    capture_point,
+    capture_point_xy,
+    pendulum_frequency,
+)
+from robot_dynamics.core.floating_base.centroidal import (
+    BalanceSettings,
+    CentroidalMonitor,
+    centroidal_state,
+)
 from robot_dynamics.core.floating_base.support_polygon import support_polygon
+from robot_dynamics.core.model.model import RobotModel
 from robot_dynamics.models import QUADRUPED_URDF
 
 G = 9.81
@@ -52,8 +61,11 @@ def test_pendulum_lands_at_rest_over_the_capture_point():
 
     def final_state(zmp_xy):
         def lipm(_, state):
-            return np.concatenate([state[2:], omega ** 2 * (state[:2] - zmp_xy)])
-        end = solve_ivp(lipm, (0.0, 14.0 / omega), [*com[:2], *velocity[:2]], rtol=1e-11, atol=1e-13).y[:, -1]
+            return np.concatenate([state[2:], omega**2 * (state[:2] - zmp_xy)])
+
+        end = solve_ivp(
+            lipm, (0.0, 14.0 / omega), [*com[:2], *velocity[:2]], rtol=1e-11, atol=1e-13
+        ).y[:, -1]
         return end[:2], end[2:]
 
     position, speed = final_state(xi[:2])
@@ -68,9 +80,14 @@ def test_capture_point_formula_and_its_frequency():
     com, velocity, ground = [0.1, 0.2, 0.9], [0.3, -0.6, 0.7], 0.1
     omega = pendulum_frequency(0.8, G)
     assert omega == pytest.approx(math.sqrt(G / 0.8), rel=1e-15)
-    np.testing.assert_allclose(capture_point(com, velocity, ground, G),
-                               [0.1 + 0.3 / omega, 0.2 - 0.6 / omega, 0.1], rtol=1e-15)
-    assert capture_point_xy(com, velocity, ground, G) == pytest.approx((0.1 + 0.3 / omega, 0.2 - 0.6 / omega))
+    np.testing.assert_allclose(
+        capture_point(com, velocity, ground, G),
+        [0.1 + 0.3 / omega, 0.2 - 0.6 / omega, 0.1],
+        rtol=1e-15,
+    )
+    assert capture_point_xy(com, velocity, ground, G) == pytest.approx(
+        (0.1 + 0.3 / omega, 0.2 - 0.6 / omega)
+    )
 
 
 @pytest.mark.parametrize('height', [0.0, -0.3])
@@ -79,9 +96,16 @@ def test_capture_point_is_undefined_when_the_com_is_not_above_the_ground(height)
     assert capture_point([0.0, 0.0, 0.2 + height], [1.0, 0.0, 0.0], ground_height=0.2) is None
 
 
-@pytest.mark.parametrize('com, velocity, gravity', [
-    ([0.0, math.nan, 1.0], [0.0, 0.0, 0.0], G), ([0.0, 0.0, 1.0], [math.inf, 0.0, 0.0], G),
-    ([0.0, 0.0], [0.0, 0.0, 0.0], G), ([0.0, 0.0, 1.0], [0.0, 0.0, 0.0], 0.0), ('here', [0.0, 0.0, 0.0], G)])
+@pytest.mark.parametrize(
+    'com, velocity, gravity',
+    [
+        ([0.0, math.nan, 1.0], [0.0, 0.0, 0.0], G),
+        ([0.0, 0.0, 1.0], [math.inf, 0.0, 0.0], G),
+        ([0.0, 0.0], [0.0, 0.0, 0.0], G),
+        ([0.0, 0.0, 1.0], [0.0, 0.0, 0.0], 0.0),
+        ('here', [0.0, 0.0, 0.0], G),
+    ],
+)
 def test_unusable_inputs_are_refused_by_name(com, velocity, gravity):
     with pytest.raises(CapturePointInputError):
         capture_point(com, velocity, 0.0, gravity)
@@ -112,10 +136,14 @@ def test_constant_base_velocity_moves_the_capture_point_by_velocity_over_omega(q
         q = start.copy()
         q[:3] += world_velocity * 0.002 * k
         states.append((q, v))
-    report = run_monitor(quadruped, BalanceSettings(contact_frames=FEET, ground_height=ground), states)
+    report = run_monitor(
+        quadruped, BalanceSettings(contact_frames=FEET, ground_height=ground), states
+    )
     com = centroidal_state(quadruped, states[-1][0], v).com
     omega = math.sqrt(G / (com[2] - ground))
-    np.testing.assert_allclose(report.capture_point, [*(com[:2] + world_velocity[:2] / omega), ground], atol=1e-12)
+    np.testing.assert_allclose(
+        report.capture_point, [*(com[:2] + world_velocity[:2] / omega), ground], atol=1e-12
+    )
     np.testing.assert_allclose(report.state.com_velocity, world_velocity, atol=1e-12)
 
 
@@ -133,7 +161,9 @@ def test_capture_point_margin_is_minus_its_distance_outside_the_stance(quadruped
     assert report.com_margin > 0.0
 
 
-def test_capture_point_and_its_margin_are_none_below_the_ground_and_margins_none_in_flight(quadruped):
+def test_capture_point_and_its_margin_are_none_below_the_ground_and_margins_none_in_flight(
+    quadruped,
+):
     sunk = standing_configuration(quadruped)
     sunk[2] -= 2.0  # the whole robot under the ground plane: no pendulum
     report = run_monitor(quadruped, BalanceSettings(contact_frames=FEET), [(sunk, np.zeros(18))])
@@ -143,4 +173,8 @@ def test_capture_point_and_its_margin_are_none_below_the_ground_and_margins_none
     flying[2] += 1.0
     report = run_monitor(quadruped, BalanceSettings(contact_frames=FEET), [(flying, np.zeros(18))])
     assert report.capture_point is not None and report.polygon.is_empty
-    assert report.capture_point_margin is None and report.com_margin is None and report.zmp_margin is None
+    assert (
+        report.capture_point_margin is None
+        and report.com_margin is None
+        and report.zmp_margin is None
+    )

@@ -1,6 +1,7 @@
 """Centroidal dynamics: CoM, h_G = A_G v, ḣ_G and the ZMP, checked against MuJoCo (second
 library), closed forms (LIPM, Kajita et al. 2003), finite differences, link sums and the
 RNEA base wrench (an independent route to the contact wrench)."""
+
 import re
 
 import mujoco
@@ -10,22 +11,30 @@ import pytest
 from scipy.spatial.transform import Rotation
 
 from robot_dynamics.core.dynamics import joint_space as dynamics
-from robot_dynamics.core.floating_base.centroidal import (BalanceSettings, BaseStateBuffer,
-                                                          CentroidalInputError, CentroidalMonitor,
-                                                          OdometryError, base_pose_from_odometry,
-                                                          base_velocity_from_odometry,
-                                                          centroidal_momentum_matrix,
-                                                          centroidal_momentum_rate, centroidal_state,
-                                                          floating_base_model, zero_moment_point,
-                                                          zero_moment_point_from_wrenches)
-from robot_dynamics.core.streams.differentiation import PolynomialDifferentiator, SampleOrderError
+from robot_dynamics.core.floating_base.centroidal import (
+    BalanceSettings,
+    BaseStateBuffer,
+    CentroidalInputError,
+    CentroidalMonitor,
+    OdometryError,
+    base_pose_from_odometry,
+    base_velocity_from_odometry,
+    centroidal_momentum_matrix,
+    centroidal_momentum_rate,
+    centroidal_state,
+    floating_base_model,
+    zero_moment_point,
+    zero_moment_point_from_wrenches,
+)
 from robot_dynamics.core.model.model import RobotModel
+from robot_dynamics.core.streams.differentiation import PolynomialDifferentiator, SampleOrderError
 from robot_dynamics.models import ARM_URDF, QUADRUPED_URDF
 
 G = 9.81
 FEET = ('lf_foot', 'rf_foot', 'lh_foot', 'rh_foot')
-MUJOCO_COMPILER = ('<mujoco><compiler discardvisual="false" fusestatic="false" '
-                   'balanceinertia="false"/></mujoco>')
+MUJOCO_COMPILER = (
+    '<mujoco><compiler discardvisual="false" fusestatic="false" balanceinertia="false"/></mujoco>'
+)
 
 
 @pytest.fixture(scope='module')
@@ -45,7 +54,9 @@ def random_state(robot, rng):
     joints = rng.uniform(lower, upper)
     base_pose = np.concatenate([rng.normal(size=3), Rotation.random(random_state=rng).as_quat()])
     q = robot.configuration(joints, base_pose if robot.floating_base else None)
-    v = robot.tangent(rng.normal(size=robot.num_joints), rng.normal(size=6) if robot.floating_base else None)
+    v = robot.tangent(
+        rng.normal(size=robot.num_joints), rng.normal(size=6) if robot.floating_base else None
+    )
     return q, v
 
 
@@ -66,9 +77,9 @@ def mujoco_centroidal(model, robot, q, v, root):
         qadr, vadr = model.jnt_qposadr[joint_id], model.jnt_dofadr[joint_id]
         if model.jnt_type[joint_id] == mujoco.mjtJoint.mjJNT_FREE:
             x, y, z, w = q[3:7]
-            data.qpos[qadr:qadr + 7] = [*q[:3], w, x, y, z]
+            data.qpos[qadr : qadr + 7] = [*q[:3], w, x, y, z]
             rotation = Rotation.from_quat(q[3:7]).as_matrix()
-            data.qvel[vadr:vadr + 6] = [*(rotation @ v[:3]), *v[3:6]]
+            data.qvel[vadr : vadr + 6] = [*(rotation @ v[:3]), *v[3:6]]
         else:
             pin_joint = robot.model.joints[robot.model.getJointId(joint.name)]
             data.qpos[qadr] = q[pin_joint.idx_q]
@@ -76,11 +87,19 @@ def mujoco_centroidal(model, robot, q, v, root):
     mujoco.mj_forward(model, data)
     mujoco.mj_subtreeVel(model, data)
     mass = model.body_subtreemass[root]
-    return data.subtree_com[root].copy(), mass * data.subtree_linvel[root], data.subtree_angmom[root].copy(), mass
+    return (
+        data.subtree_com[root].copy(),
+        mass * data.subtree_linvel[root],
+        data.subtree_angmom[root].copy(),
+        mass,
+    )
 
 
-@pytest.mark.parametrize('path, floating', [(ARM_URDF, False), (ARM_URDF, True), (QUADRUPED_URDF, True)],
-                         ids=['arm_fixed', 'arm_mounted', 'quadruped'])
+@pytest.mark.parametrize(
+    'path, floating',
+    [(ARM_URDF, False), (ARM_URDF, True), (QUADRUPED_URDF, True)],
+    ids=['arm_fixed', 'arm_mounted', 'quadruped'],
+)
 def test_com_and_centroidal_momentum_match_mujoco_on_random_states(path, floating):
     """Fixed arm: the moving links (pinocchio leaves the world-welded root link out; MuJoCo
     subtree of fr3_link1). Mounted arm (floating_base_model, random mounting pose and base
@@ -136,8 +155,12 @@ def test_linear_rows_of_momentum_matrix_equal_mass_times_com_jacobian(robot_name
     for i in range(robot.model.nv):
         direction = np.zeros(robot.model.nv)
         direction[i] = step
-        forward = pin.centerOfMass(robot.model, robot.data, pin.integrate(robot.model, q, direction))
-        backward = pin.centerOfMass(robot.model, robot.data, pin.integrate(robot.model, q, -direction))
+        forward = pin.centerOfMass(
+            robot.model, robot.data, pin.integrate(robot.model, q, direction)
+        )
+        backward = pin.centerOfMass(
+            robot.model, robot.data, pin.integrate(robot.model, q, -direction)
+        )
         jacobian[:, i] = (forward - backward) / (2 * step)
     np.testing.assert_allclose(matrix[:3], mass * jacobian, atol=1e-7)
 
@@ -155,11 +178,15 @@ def test_base_block_of_momentum_matrix_is_composite_rigid_body_inertia(quadruped
         for joint_id in range(1, quadruped.model.njoints):
             composite += data.oMi[joint_id].act(quadruped.model.inertias[joint_id])
         com = composite.lever
-        centroidal_inertia = pin.SE3(np.eye(3), com).actInv(composite).matrix()  # about c, world axes
+        centroidal_inertia = (
+            pin.SE3(np.eye(3), com).actInv(composite).matrix()
+        )  # about c, world axes
         base = pin.XYZQUATToSE3(q[:7])
         base_to_g = (pin.SE3(np.eye(3), com).inverse() * base).toActionMatrix()
         np.testing.assert_allclose(matrix[:, :6], centroidal_inertia @ base_to_g, atol=1e-10)
-        np.testing.assert_allclose(matrix[:3, :3], quadruped.total_mass() * base.rotation, atol=1e-10)
+        np.testing.assert_allclose(
+            matrix[:3, :3], quadruped.total_mass() * base.rotation, atol=1e-10
+        )
 
 
 def test_rotating_the_whole_motion_rotates_the_world_momentum(quadruped):
@@ -174,17 +201,27 @@ def test_rotating_the_whole_motion_rotates_the_world_momentum(quadruped):
     reference = centroidal_state(quadruped, q, v)
     for _ in range(5):
         world_rotation = Rotation.random(random_state=rng)
-        pose = base_pose_from_odometry(world_rotation.apply(position), (world_rotation * orientation).as_quat())
-        state = centroidal_state(quadruped, quadruped.configuration(joints, pose),
-                                 quadruped.tangent(joint_velocities, twist))
+        pose = base_pose_from_odometry(
+            world_rotation.apply(position), (world_rotation * orientation).as_quat()
+        )
+        state = centroidal_state(
+            quadruped,
+            quadruped.configuration(joints, pose),
+            quadruped.tangent(joint_velocities, twist),
+        )
         matrix = world_rotation.as_matrix()
         np.testing.assert_allclose(state.com, matrix @ reference.com, atol=1e-12)
-        np.testing.assert_allclose(state.linear_momentum, matrix @ reference.linear_momentum, atol=1e-11)
-        np.testing.assert_allclose(state.angular_momentum, matrix @ reference.angular_momentum, atol=1e-11)
+        np.testing.assert_allclose(
+            state.linear_momentum, matrix @ reference.linear_momentum, atol=1e-11
+        )
+        np.testing.assert_allclose(
+            state.angular_momentum, matrix @ reference.angular_momentum, atol=1e-11
+        )
 
 
 def test_translating_base_has_momentum_mass_times_world_velocity_for_any_orientation(quadruped):
-    """Same world velocity, different base orientations: l = m v_world, k = 0 (rigid translation)."""
+    """Same world velocity, different base orientations: l = m v_world, k = 0 (rigid
+    translation)."""
     rng = np.random.default_rng(9)
     world_velocity = np.array([0.7, -0.3, 0.2])
     joints = quadruped.neutral_positions()
@@ -192,9 +229,14 @@ def test_translating_base_has_momentum_mass_times_world_velocity_for_any_orienta
         orientation = Rotation.random(random_state=rng)
         pose = base_pose_from_odometry([1.0, 2.0, 0.5], orientation.as_quat())
         twist = base_velocity_from_odometry(orientation.inv().apply(world_velocity), np.zeros(3))
-        state = centroidal_state(quadruped, quadruped.configuration(joints, pose),
-                                 quadruped.tangent(np.zeros(quadruped.num_joints), twist))
-        np.testing.assert_allclose(state.linear_momentum, quadruped.total_mass() * world_velocity, atol=1e-12)
+        state = centroidal_state(
+            quadruped,
+            quadruped.configuration(joints, pose),
+            quadruped.tangent(np.zeros(quadruped.num_joints), twist),
+        )
+        np.testing.assert_allclose(
+            state.linear_momentum, quadruped.total_mass() * world_velocity, atol=1e-12
+        )
         np.testing.assert_allclose(state.angular_momentum, 0.0, atol=1e-12)
 
 
@@ -247,8 +289,13 @@ def test_zmp_shifts_from_the_lipm_by_the_angular_momentum_rate():
 
 def test_zmp_is_undefined_in_flight():
     assert zero_moment_point([0, 0, 1], [0.3, 0.0, -G], np.zeros(3), 10.0) is None
-    assert zero_moment_point([0, 0, 1], [0.0, 0.0, -G + 0.5], np.zeros(3), 10.0, epsilon=1.0) is None
-    assert zero_moment_point([0, 0, 1], [0.0, 0.0, -G + 1.5], np.zeros(3), 10.0, epsilon=1.0) is not None
+    assert (
+        zero_moment_point([0, 0, 1], [0.0, 0.0, -G + 0.5], np.zeros(3), 10.0, epsilon=1.0) is None
+    )
+    assert (
+        zero_moment_point([0, 0, 1], [0.0, 0.0, -G + 1.5], np.zeros(3), 10.0, epsilon=1.0)
+        is not None
+    )
     no_force = np.zeros((2, 3))
     assert zero_moment_point_from_wrenches([[0, 0, 0], [1, 0, 0]], no_force, no_force) is None
 
@@ -269,16 +316,21 @@ def test_kinematic_and_contact_wrench_routes_agree_on_random_states(quadruped):
         state = centroidal_state(quadruped, q, v)
         rate = centroidal_momentum_rate(quadruped, q, v, a)
         point, force, moment = rnea_ground_wrench(quadruped, q, v, a)
-        np.testing.assert_allclose(rate.linear, force + state.mass * np.array([0, 0, -G]), atol=1e-9)
+        np.testing.assert_allclose(
+            rate.linear, force + state.mass * np.array([0, 0, -G]), atol=1e-9
+        )
         ground = rng.uniform(-0.2, 0.2)
-        kinematic = zero_moment_point(state.com, rate.com_acceleration, rate.angular, state.mass, ground)
+        kinematic = zero_moment_point(
+            state.com, rate.com_acceleration, rate.angular, state.mass, ground
+        )
         measured = zero_moment_point_from_wrenches([point], [force], [moment], ground)
         assert kinematic is not None and measured is not None
         np.testing.assert_allclose(kinematic, measured, atol=1e-9)
 
 
 def test_wrench_route_sums_several_feet(quadruped):
-    """The base wrench split over four feet (least-squares forces, no couples) gives the same ZMP."""
+    """The base wrench split over four feet (least-squares forces, no couples) gives the same
+    ZMP."""
     rng = np.random.default_rng(13)
     q, v = random_state(quadruped, rng)
     a = quadruped.tangent(rng.normal(size=12), np.zeros(6))
@@ -299,8 +351,10 @@ def test_rate_estimator_is_exact_for_quadratic_signals_with_uneven_stamps():
     stamps = np.cumsum(rng.uniform(0.001, 0.003, size=12))
     coefficients = rng.normal(size=(3, 6))
     for t in stamps:
-        estimator.add(t, coefficients[0] + coefficients[1] * t + coefficients[2] * t ** 2)
-    np.testing.assert_allclose(estimator.rate(), coefficients[1] + 2 * coefficients[2] * stamps[-1], atol=1e-8)
+        estimator.add(t, coefficients[0] + coefficients[1] * t + coefficients[2] * t**2)
+    np.testing.assert_allclose(
+        estimator.rate(), coefficients[1] + 2 * coefficients[2] * stamps[-1], atol=1e-8
+    )
 
 
 @pytest.mark.parametrize('spacing', ['even', 'uneven'])
@@ -319,9 +373,13 @@ def test_rate_estimator_equals_the_least_squares_polynomial_fit_for_any_window_a
             estimator.add(t, x)
         span = stamps[-1] - stamps[-window]  # times scaled to [−1, 0]: a well-conditioned basis
         local = (stamps[-window:] - stamps[-1]) / span
-        fit = np.linalg.lstsq(np.vander(local, degree + 1, increasing=True), values[-window:], rcond=None)[0]
+        fit = np.linalg.lstsq(
+            np.vander(local, degree + 1, increasing=True), values[-window:], rcond=None
+        )[0]
         rate = fit[1] / span
-        np.testing.assert_allclose(estimator.rate(), rate, rtol=1e-7, atol=1e-9 * np.abs(rate).max())
+        np.testing.assert_allclose(
+            estimator.rate(), rate, rtol=1e-7, atol=1e-9 * np.abs(rate).max()
+        )
 
 
 def test_rate_estimator_is_exact_for_a_quadratic_sampled_every_millisecond_with_epoch_stamps():
@@ -332,11 +390,17 @@ def test_rate_estimator_is_exact_for_a_quadratic_sampled_every_millisecond_with_
     start_ns = 1_796_000_000_123_000_000
     coefficients = np.array([[0.3, -1.0], [2.0, 0.5], [-40.0, 7.0]])  # x(τ) = c0 + c1 τ + c2 τ²
     for k in range(3000):
-        tau = (k % 100) * 1e-3  # exact time since a recent sample [s]: the quadratic restarts each 0.1 s
+        tau = (
+            k % 100
+        ) * 1e-3  # exact time since a recent sample [s]: the quadratic restarts each 0.1 s
         stamp_ns = start_ns + k * 1_000_000
-        estimator.add(stamp_ns // 10 ** 9 + (stamp_ns % 10 ** 9) * 1e-9,
-                      coefficients[0] + coefficients[1] * tau + coefficients[2] * tau ** 2)
-    np.testing.assert_allclose(estimator.rate(), coefficients[1] + 2 * coefficients[2] * 99e-3, rtol=1e-6)
+        estimator.add(
+            stamp_ns // 10**9 + (stamp_ns % 10**9) * 1e-9,
+            coefficients[0] + coefficients[1] * tau + coefficients[2] * tau**2,
+        )
+    np.testing.assert_allclose(
+        estimator.rate(), coefficients[1] + 2 * coefficients[2] * 99e-3, rtol=1e-6
+    )
 
 
 def test_rate_estimator_rejects_old_stamps_and_restarts_after_a_gap():
@@ -358,15 +422,19 @@ def sinusoidal_motion(robot, t):
     phase = np.arange(12) * 0.4
     joints = stance + amplitude * np.sin(omega * t + phase)
     joint_velocities = amplitude * omega * np.cos(omega * t + phase)
-    joint_accelerations = -amplitude * omega ** 2 * np.sin(omega * t + phase)
+    joint_accelerations = -amplitude * omega**2 * np.sin(omega * t + phase)
     yaw = Rotation.from_euler('z', 0.6)
     offset = np.array([0.03, 0.02, 0.02])
     position = np.array([0.0, 0.0, 0.45]) + offset * np.sin(omega * t)
     velocity_world = offset * omega * np.cos(omega * t)
-    acceleration_world = -offset * omega ** 2 * np.sin(omega * t)
+    acceleration_world = -offset * omega**2 * np.sin(omega * t)
     q = robot.configuration(joints, np.concatenate([position, yaw.as_quat()]))
-    v = robot.tangent(joint_velocities, np.concatenate([yaw.inv().apply(velocity_world), np.zeros(3)]))
-    a = robot.tangent(joint_accelerations, np.concatenate([yaw.inv().apply(acceleration_world), np.zeros(3)]))
+    v = robot.tangent(
+        joint_velocities, np.concatenate([yaw.inv().apply(velocity_world), np.zeros(3)])
+    )
+    a = robot.tangent(
+        joint_accelerations, np.concatenate([yaw.inv().apply(acceleration_world), np.zeros(3)])
+    )
     return q, v, a
 
 
@@ -381,7 +449,9 @@ def test_estimated_zmp_tracks_the_contact_wrench_zmp_on_a_simulated_motion(quadr
         if report.zmp is None:
             continue
         point, force, moment = rnea_ground_wrench(quadruped, q, v, a)
-        errors.append(np.linalg.norm(report.zmp - zero_moment_point_from_wrenches([point], [force], [moment])))
+        errors.append(
+            np.linalg.norm(report.zmp - zero_moment_point_from_wrenches([point], [force], [moment]))
+        )
     assert len(errors) > 300
     assert max(errors) < 1e-3
 
@@ -401,7 +471,9 @@ def test_repeated_stamp_still_gives_the_state_but_no_rate(quadruped):
 def test_a_stamp_that_is_not_a_finite_number_is_an_input_error(quadruped, stamp):
     monitor = CentroidalMonitor(quadruped, BalanceSettings(contact_frames=FEET))
     q, v = standing_configuration(quadruped), np.zeros(18)
-    with pytest.raises(CentroidalInputError, match='stamp'):  # before: ValueError from the estimator
+    with pytest.raises(
+        CentroidalInputError, match='stamp'
+    ):  # before: ValueError from the estimator
         monitor.update(stamp, q, v)
     assert monitor.update(0.0, q, v).state.mass > 0  # the monitor goes on
 
@@ -410,7 +482,7 @@ def test_free_fall_is_reported_airborne(quadruped):
     monitor = CentroidalMonitor(quadruped, BalanceSettings(contact_frames=FEET))
     joints = np.tile([0.0, 0.8, -1.6], 4)
     for t in np.arange(0.0, 0.05, 0.002):
-        height = 2.0 - 0.5 * G * t ** 2
+        height = 2.0 - 0.5 * G * t**2
         q = quadruped.configuration(joints, [0.0, 0.0, height, 0.0, 0.0, 0.0, 1.0])
         v = quadruped.tangent(np.zeros(12), [0.0, 0.0, -G * t, 0.0, 0.0, 0.0])
         report = monitor.update(t, q, v)
@@ -440,7 +512,8 @@ def test_robot_standing_still_has_zmp_at_com_projection_inside_the_polygon(quadr
 
 
 def test_standing_still_with_measured_foot_wrenches_gives_the_same_zmp(quadruped):
-    """Wrench route: forces that hold the robot still (each in its foot frame) → ZMP = CoM projection."""
+    """Wrench route: forces that hold the robot still (each in its foot frame) → ZMP = CoM
+    projection."""
     monitor = CentroidalMonitor(quadruped, BalanceSettings(contact_frames=FEET))
     q = standing_configuration(quadruped)
     state = centroidal_state(quadruped, q, np.zeros(18))
@@ -455,10 +528,13 @@ def test_standing_still_with_measured_foot_wrenches_gives_the_same_zmp(quadruped
     np.testing.assert_allclose(report.zmp, [*state.com[:2], 0.0], atol=1e-9)
 
 
-# ---------------------------------------------------------------------------- non-default thresholds
+# ---------------------------------------------------------------------------- non-default
+# thresholds
 # Each BalanceSettings threshold is set above and below a value known in closed form; a monitor
 # that ignored the setting (used its default instead) gets one of the two cases wrong.
-FOOT_ROTATION = Rotation.from_euler('y', 0.8 - 1.6)  # stance: hip pitch 0.8 + knee −1.6 about y, every foot
+FOOT_ROTATION = Rotation.from_euler(
+    'y', 0.8 - 1.6
+)  # stance: hip pitch 0.8 + knee −1.6 about y, every foot
 
 
 def lifted(robot, height):
@@ -475,16 +551,25 @@ def foot_wrenches(vertical_forces):
 
 
 def test_foot_rotation_of_the_stance_is_what_the_threshold_tests_assume(quadruped):
-    contacts = CentroidalMonitor(quadruped, BalanceSettings(contact_frames=FEET)).update(
-        0.0, lifted(quadruped, 0.03), np.zeros(18)).contacts
-    np.testing.assert_allclose(contacts.rotations, np.tile(FOOT_ROTATION.as_matrix(), (4, 1, 1)), atol=1e-12)
+    contacts = (
+        CentroidalMonitor(quadruped, BalanceSettings(contact_frames=FEET))
+        .update(0.0, lifted(quadruped, 0.03), np.zeros(18))
+        .contacts
+    )
+    np.testing.assert_allclose(
+        contacts.rotations, np.tile(FOOT_ROTATION.as_matrix(), (4, 1, 1)), atol=1e-12
+    )
     np.testing.assert_allclose(contacts.positions[:, 2], 0.03, atol=1e-12)
 
 
 @pytest.mark.parametrize('threshold, touching', [(0.05, True), (0.02, False)])
-def test_contact_height_threshold_decides_a_foot_3_cm_above_the_ground(quadruped, threshold, touching):
+def test_contact_height_threshold_decides_a_foot_3_cm_above_the_ground(
+    quadruped, threshold, touching
+):
     settings = BalanceSettings(contact_frames=FEET, contact_height_threshold=threshold)
-    report = CentroidalMonitor(quadruped, settings).update(0.0, lifted(quadruped, 0.03), np.zeros(18))
+    report = CentroidalMonitor(quadruped, settings).update(
+        0.0, lifted(quadruped, 0.03), np.zeros(18)
+    )
     assert report.in_contact.tolist() == [touching] * 4
     assert len(report.polygon.vertices) == (4 if touching else 0)
 
@@ -493,17 +578,25 @@ def test_contact_height_threshold_decides_a_foot_3_cm_above_the_ground(quadruped
 def test_contact_force_threshold_decides_a_foot_pushing_15_n(quadruped, threshold, first_touching):
     settings = BalanceSettings(contact_frames=FEET, contact_force_threshold=threshold)
     report = CentroidalMonitor(quadruped, settings).update(
-        0.0, standing_configuration(quadruped), np.zeros(18), foot_wrenches([15.0, 100.0, 100.0, 100.0]))
+        0.0,
+        standing_configuration(quadruped),
+        np.zeros(18),
+        foot_wrenches([15.0, 100.0, 100.0, 100.0]),
+    )
     assert report.zmp_source == 'wrenches'
     assert report.in_contact.tolist() == [first_touching, True, True, True]
     assert len(report.polygon.vertices) == (4 if first_touching else 3)
 
 
 @pytest.mark.parametrize('min_normal_force, airborne', [(5.0, False), (10.0, True)])
-def test_min_normal_force_decides_a_total_vertical_force_of_8_n(quadruped, min_normal_force, airborne):
+def test_min_normal_force_decides_a_total_vertical_force_of_8_n(
+    quadruped, min_normal_force, airborne
+):
     settings = BalanceSettings(contact_frames=FEET, min_normal_force=min_normal_force)
     q = standing_configuration(quadruped)
-    report = CentroidalMonitor(quadruped, settings).update(0.0, q, np.zeros(18), foot_wrenches([2.0] * 4))
+    report = CentroidalMonitor(quadruped, settings).update(
+        0.0, q, np.zeros(18), foot_wrenches([2.0] * 4)
+    )
     assert report.airborne is airborne
     if airborne:
         assert report.zmp is None
@@ -513,14 +606,18 @@ def test_min_normal_force_decides_a_total_vertical_force_of_8_n(quadruped, min_n
 
 
 @pytest.mark.parametrize('epsilon, airborne', [(1.0, True), (0.2, False)])
-def test_flight_epsilon_decides_a_fall_with_vertical_acceleration_g_minus_half(quadruped, epsilon, airborne):
+def test_flight_epsilon_decides_a_fall_with_vertical_acceleration_g_minus_half(
+    quadruped, epsilon, airborne
+):
     """Rigid base falling at c̈_z = −(g − 0.5), so c̈_z + g = 0.5 m/s² (quadratic in t: the
     degree-2 rate estimate is exact); no horizontal acceleration, no k̇."""
     settings = BalanceSettings(contact_frames=FEET, flight_epsilon=epsilon)
     monitor = CentroidalMonitor(quadruped, settings)
     joints, fall = np.tile([0.0, 0.8, -1.6], 4), G - 0.5
     for t in np.arange(0.0, 0.03, 0.002):
-        q = quadruped.configuration(joints, [0.2, -0.1, 2.0 - 0.5 * fall * t ** 2, 0.0, 0.0, 0.0, 1.0])
+        q = quadruped.configuration(
+            joints, [0.2, -0.1, 2.0 - 0.5 * fall * t**2, 0.0, 0.0, 0.0, 1.0]
+        )
         v = quadruped.tangent(np.zeros(12), [0.0, 0.0, -fall * t, 0.0, 0.0, 0.0])
         report = monitor.update(t, q, v)
     assert report.rate.com_acceleration[2] + G == pytest.approx(0.5, abs=1e-6)

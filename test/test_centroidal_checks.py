@@ -1,6 +1,7 @@
 """Centroidal checks against a hand-worked torso case and closed forms: LIPM vs full ZMP and the
 split of their difference, cond(A_G), momentum drift in a free flight integrated through
 pinocchio, and the friction cone."""
+
 import math
 
 import numpy as np
@@ -8,15 +9,22 @@ import pinocchio as pin
 import pytest
 from scipy.spatial.transform import Rotation
 
-from robot_dynamics.core.floating_base.centroidal import (CentroidalInputError, centroidal_momentum_matrix,
-                                                          centroidal_momentum_rate, centroidal_state,
-                                                          zero_moment_point)
-from robot_dynamics.core.floating_base.centroidal_checks import (FlightDriftMonitor,
-                                                                 centroidal_matrix_condition,
-                                                                 compare_zero_moment_points,
-                                                                 friction_cone_check, friction_cone_checks,
-                                                                 lipm_zero_moment_point,
-                                                                 lipm_zmp_from_momentum_rate)
+from robot_dynamics.core.floating_base.centroidal import (
+    CentroidalInputError,
+    centroidal_momentum_matrix,
+    centroidal_momentum_rate,
+    centroidal_state,
+    zero_moment_point,
+)
+from robot_dynamics.core.floating_base.centroidal_checks import (
+    FlightDriftMonitor,
+    centroidal_matrix_condition,
+    compare_zero_moment_points,
+    friction_cone_check,
+    friction_cone_checks,
+    lipm_zero_moment_point,
+    lipm_zmp_from_momentum_rate,
+)
 from robot_dynamics.core.model.model import RobotModel
 from robot_dynamics.models import QUADRUPED_URDF
 
@@ -27,9 +35,11 @@ def single_body(mass, inertia_diagonal):
     """A free-flying rigid body with its CoM at the base origin and a diagonal inertia [kg·m²]."""
     ixx, iyy, izz = inertia_diagonal
     return RobotModel.from_urdf_string(
-        f'<robot name="body"><link name="torso"><inertial><origin xyz="0 0 0"/><mass value="{mass}"/>'
-        f'<inertia ixx="{ixx}" iyy="{iyy}" izz="{izz}" ixy="0" ixz="0" iyz="0"/></inertial></link></robot>',
-        root_joint='floating')
+        '<robot name="body"><link name="torso"><inertial><origin xyz="0 0 0"/><mass '
+        f'value="{mass}"/><inertia ixx="{ixx}" iyy="{iyy}" izz="{izz}" ixy="0" ixz="0" '
+        'iyz="0"/></inertial></link></robot>',
+        root_joint='floating',
+    )
 
 
 @pytest.fixture(scope='module')
@@ -41,7 +51,9 @@ def rate_at_rest(robot, pose, base_acceleration):
     """ḣ_G through pinocchio for a body at rest at ``pose`` given a base acceleration [lin, ang]."""
     q = robot.configuration(np.zeros(robot.num_joints), pose)
     state = centroidal_state(robot, q, np.zeros(robot.model.nv))
-    rate = centroidal_momentum_rate(robot, q, np.zeros(robot.model.nv), np.asarray(base_acceleration, dtype=float))
+    rate = centroidal_momentum_rate(
+        robot, q, np.zeros(robot.model.nv), np.asarray(base_acceleration, dtype=float)
+    )
     return state, rate
 
 
@@ -54,7 +66,9 @@ def test_case_b_torso_pitch_acceleration_moves_the_zmp_4_6_cm_from_the_lipm():
     forward = (com_x - 0.0413) * G / height  # c̈_x that puts the LIPM point at 0.0413 m
     state, rate = rate_at_rest(robot, [com_x, 0.0, height, 0, 0, 0, 1], [forward, 0, 0, 0, 5.0, 0])
     np.testing.assert_allclose(rate.angular, [0.0, 20.69, 0.0], atol=1e-9)
-    comparison = compare_zero_moment_points(state.com, rate.com_acceleration, rate.angular, state.mass)
+    comparison = compare_zero_moment_points(
+        state.com, rate.com_acceleration, rate.angular, state.mass
+    )
     shift = 20.69 / (46.2 * G)
     assert shift == pytest.approx(0.04565, abs=1e-5)
     assert comparison.lipm[0] == pytest.approx(0.0413, abs=1e-12)
@@ -73,7 +87,9 @@ def test_point_mass_at_constant_height_has_the_lipm_zmp_as_its_full_zmp(spin):
     robot = single_body(2.0, (0.0, 0.0, 0.0))
     state, rate = rate_at_rest(robot, [0.2, -0.3, 0.75, 0, 0, 0, 1], [1.5, -0.8, 0.0, *spin])
     np.testing.assert_allclose(rate.angular, 0.0, atol=1e-12)
-    comparison = compare_zero_moment_points(state.com, rate.com_acceleration, rate.angular, state.mass)
+    comparison = compare_zero_moment_points(
+        state.com, rate.com_acceleration, rate.angular, state.mass
+    )
     closed_form = [0.2 - 0.75 * 1.5 / G, -0.3 + 0.75 * 0.8 / G, 0.0]
     np.testing.assert_allclose(comparison.lipm, closed_form, atol=1e-12)
     np.testing.assert_allclose(comparison.full, closed_form, atol=1e-12)
@@ -85,12 +101,16 @@ def test_point_mass_accelerating_upwards_differs_from_the_lipm_by_the_vertical_p
     robot = single_body(2.0, (0.0, 0.0, 0.0))
     height, acceleration = 0.8, np.array([1.2, -0.4, 2.0])
     state, rate = rate_at_rest(robot, [0.0, 0.0, height, 0, 0, 0, 1], [*acceleration, 0, 0, 0])
-    comparison = compare_zero_moment_points(state.com, rate.com_acceleration, rate.angular, state.mass)
+    comparison = compare_zero_moment_points(
+        state.com, rate.com_acceleration, rate.angular, state.mass
+    )
     expected = -height * 2.0 * acceleration[:2] / (G * (2.0 + G))
     np.testing.assert_allclose(comparison.difference, expected, atol=1e-12)
     np.testing.assert_allclose(comparison.vertical_acceleration_contribution, expected, atol=1e-12)
     np.testing.assert_allclose(comparison.angular_momentum_contribution, 0.0, atol=1e-15)
-    np.testing.assert_allclose(comparison.full[:2], -height * acceleration[:2] / (2.0 + G), atol=1e-12)
+    np.testing.assert_allclose(
+        comparison.full[:2], -height * acceleration[:2] / (2.0 + G), atol=1e-12
+    )
 
 
 def test_the_two_parts_are_the_zmp_moves_of_switching_on_k_dot_and_then_vertical_acceleration():
@@ -106,11 +126,20 @@ def test_the_two_parts_are_the_zmp_moves_of_switching_on_k_dot_and_then_vertical
         full = zero_moment_point(com, acceleration, k_dot, mass, ground)
         without_k_dot = zero_moment_point(com, acceleration, np.zeros(3), mass, ground)
         np.testing.assert_allclose(comparison.full, full, atol=1e-14)
-        np.testing.assert_allclose(comparison.angular_momentum_contribution, (without_k_dot - full)[:2], atol=1e-12)
-        np.testing.assert_allclose(comparison.vertical_acceleration_contribution,
-                                   (comparison.lipm - without_k_dot)[:2], atol=1e-12)
-        np.testing.assert_allclose(comparison.angular_momentum_contribution +
-                                   comparison.vertical_acceleration_contribution, comparison.difference, atol=1e-12)
+        np.testing.assert_allclose(
+            comparison.angular_momentum_contribution, (without_k_dot - full)[:2], atol=1e-12
+        )
+        np.testing.assert_allclose(
+            comparison.vertical_acceleration_contribution,
+            (comparison.lipm - without_k_dot)[:2],
+            atol=1e-12,
+        )
+        np.testing.assert_allclose(
+            comparison.angular_momentum_contribution
+            + comparison.vertical_acceleration_contribution,
+            comparison.difference,
+            atol=1e-12,
+        )
         assert comparison.lipm[2] == ground
 
 
@@ -118,9 +147,12 @@ def test_the_stream_form_of_the_lipm_zmp_takes_the_momentum_rate():
     com, acceleration, mass = np.array([0.3, -0.1, 0.8]), np.array([1.1, -2.0, 0.7]), 12.5
     rate = [*(mass * acceleration), 3.0, -4.0, 5.0]
     expected = lipm_zero_moment_point(com, acceleration, 0.05, 1.62)
-    np.testing.assert_allclose(lipm_zmp_from_momentum_rate(com.tolist(), rate, mass, 0.05, 1.62), expected,
-                               atol=1e-14)
-    np.testing.assert_allclose(expected, [0.3 - 0.75 * 1.1 / 1.62, -0.1 + 0.75 * 2.0 / 1.62, 0.05], atol=1e-14)
+    np.testing.assert_allclose(
+        lipm_zmp_from_momentum_rate(com.tolist(), rate, mass, 0.05, 1.62), expected, atol=1e-14
+    )
+    np.testing.assert_allclose(
+        expected, [0.3 - 0.75 * 1.1 / 1.62, -0.1 + 0.75 * 2.0 / 1.62, 0.05], atol=1e-14
+    )
 
 
 def test_in_flight_there_is_a_lipm_point_but_no_full_zmp():
@@ -130,8 +162,15 @@ def test_in_flight_there_is_a_lipm_point_but_no_full_zmp():
     np.testing.assert_allclose(comparison.lipm, [-0.5 / G, 0.0, 0.0])
 
 
-@pytest.mark.parametrize('com, acceleration, gravity', [([0, math.nan, 1], [0, 0, 0], G), ([0, 0], [0, 0, 0], G),
-                                                         ([0, 0, 1], [0, 0, 0], 0.0), ([0, 0, 1], 'abc', G)])
+@pytest.mark.parametrize(
+    'com, acceleration, gravity',
+    [
+        ([0, math.nan, 1], [0, 0, 0], G),
+        ([0, 0], [0, 0, 0], G),
+        ([0, 0, 1], [0, 0, 0], 0.0),
+        ([0, 0, 1], 'abc', G),
+    ],
+)
 def test_lipm_zmp_refuses_bad_input(com, acceleration, gravity):
     with pytest.raises(CentroidalInputError):
         lipm_zero_moment_point(com, acceleration, 0.0, gravity)
@@ -142,7 +181,9 @@ def test_condition_number_is_numpys_cond_of_the_centroidal_momentum_matrix(quadr
     generator = np.random.default_rng(3)
     data = quadruped.model.createData()
     for _ in range(10):
-        pose = np.concatenate([generator.uniform(-1, 1, 3), Rotation.random(random_state=generator).as_quat()])
+        pose = np.concatenate(
+            [generator.uniform(-1, 1, 3), Rotation.random(random_state=generator).as_quat()]
+        )
         q = quadruped.configuration(generator.uniform(-1.5, 1.5, quadruped.num_joints), pose)
         condition = centroidal_matrix_condition(quadruped, q, data)
         reference = np.linalg.cond(centroidal_momentum_matrix(quadruped, q))
@@ -154,7 +195,9 @@ def test_condition_number_of_a_single_body_is_its_inertia_spread():
     """One rigid body at its CoM: A_G = diag(m R, R I) on (v_body, ω_body), singular values m
     and the principal moments, whatever the orientation."""
     robot = single_body(10.0, (0.5, 2.0, 40.0))
-    q = robot.configuration(np.zeros(0), [0.3, 0.1, 0.4, *Rotation.from_euler('xyz', [0.3, 1.0, -0.5]).as_quat()])
+    q = robot.configuration(
+        np.zeros(0), [0.3, 0.1, 0.4, *Rotation.from_euler('xyz', [0.3, 1.0, -0.5]).as_quat()]
+    )
     assert centroidal_matrix_condition(robot, q) == pytest.approx(40.0 / 0.5, rel=1e-12)
 
 
@@ -171,6 +214,7 @@ def free_flight(robot, q, v, duration, step):
 
     def acceleration(q, v):
         return pin.aba(model, data, q, v, zero)
+
     t = 0.0
     yield t, q, v
     for _ in range(int(round(duration / step))):
@@ -219,15 +263,21 @@ def test_free_flight_with_moving_joints_conserves_k_and_falls_with_l_rate_m_g(qu
     a central difference of l gives l̇ = m g⃗, k̇ = 0."""
     generator = np.random.default_rng(11)
     q = quadruped.configuration(np.tile([0.0, 0.8, -1.6], 4), [0, 0, 1.5, 0, 0, 0, 1])
-    v = quadruped.tangent(generator.uniform(-3, 3, quadruped.num_joints), [0.5, 0.2, 2.0, 1.0, -0.7, 0.4])
+    v = quadruped.tangent(
+        generator.uniform(-3, 3, quadruped.num_joints), [0.5, 0.2, 2.0, 1.0, -0.7, 0.4]
+    )
     coarse_linear, coarse_angular, _ = flight_drifts(quadruped, q, v, 0.4, 0.002)
     linear, angular, momenta = flight_drifts(quadruped, q, v, 0.4, 0.001)
     assert linear < 1e-6 and angular < 1e-7
-    assert coarse_linear > 3.0 * linear and coarse_angular > 3.0 * angular  # convergent: integration error
+    assert (
+        coarse_linear > 3.0 * linear and coarse_angular > 3.0 * angular
+    )  # convergent: integration error
     assert np.linalg.norm(momenta[0][3:]) > 1.0  # a real tumble, not a trivial zero
     mass = quadruped.total_mass()
     central = (momenta[2:] - momenta[:-2]) / 0.002
-    np.testing.assert_allclose(central[:, :3], np.tile([0.0, 0.0, -mass * G], (len(central), 1)), atol=1e-5)
+    np.testing.assert_allclose(
+        central[:, :3], np.tile([0.0, 0.0, -mass * G], (len(central), 1)), atol=1e-5
+    )
     np.testing.assert_allclose(central[:, 3:], 0.0, atol=1e-5)
 
 
@@ -251,13 +301,16 @@ def test_a_drift_reference_that_ignored_gravity_would_be_seen():
 
 
 # ---------------------------------------------------------------------------- friction cone
-@pytest.mark.parametrize('force, margin, inside, pushing', [
-    ([0.3, 0.4, 2.0], 0.5, True, True),            # |f_t| = 0.5 < μ f_n = 1
-    ([3.0, 4.0, 2.0], 1.0 - 5.0, False, True),     # slipping: |f_t| = 5 > 1
-    ([1.0, 0.0, 2.0], 0.0, True, True),            # on the edge: |f_t| = μ f_n exactly
-    ([0.0, 0.0, -2.0], -1.0, False, False),        # pulling: f_n < 0
-    ([0.0, 0.0, 0.0], 0.0, True, True),            # no force at all: on the apex
-])
+@pytest.mark.parametrize(
+    'force, margin, inside, pushing',
+    [
+        ([0.3, 0.4, 2.0], 0.5, True, True),  # |f_t| = 0.5 < μ f_n = 1
+        ([3.0, 4.0, 2.0], 1.0 - 5.0, False, True),  # slipping: |f_t| = 5 > 1
+        ([1.0, 0.0, 2.0], 0.0, True, True),  # on the edge: |f_t| = μ f_n exactly
+        ([0.0, 0.0, -2.0], -1.0, False, False),  # pulling: f_n < 0
+        ([0.0, 0.0, 0.0], 0.0, True, True),  # no force at all: on the apex
+    ],
+)
 def test_friction_cone_on_a_horizontal_ground(force, margin, inside, pushing):
     check = friction_cone_check(force, [0, 0, 1], 0.5)
     assert check.margin == pytest.approx(margin, abs=1e-15)
@@ -275,8 +328,16 @@ def test_friction_cone_follows_a_tilted_normal_of_any_length():
     np.testing.assert_allclose([check.tangential_force for check in checks], [0.5, 5.0], atol=1e-12)
 
 
-@pytest.mark.parametrize('normal, mu', [([0, 0, 0], 0.5), ([0, 0, 1], 0.0), ([0, 0, 1], -1.0), ([0, 0, 1], math.nan),
-                                        ([0, math.inf, 1], 0.5)])
+@pytest.mark.parametrize(
+    'normal, mu',
+    [
+        ([0, 0, 0], 0.5),
+        ([0, 0, 1], 0.0),
+        ([0, 0, 1], -1.0),
+        ([0, 0, 1], math.nan),
+        ([0, math.inf, 1], 0.5),
+    ],
+)
 def test_friction_cone_refuses_a_zero_normal_or_a_non_positive_coefficient(normal, mu):
     with pytest.raises(CentroidalInputError):
         friction_cone_check([0, 0, 1], normal, mu)

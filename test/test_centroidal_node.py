@@ -1,5 +1,6 @@
 """centroidal_node through real rclpy: real publishers for joint_states, odom, foot wrenches
 and robot_description; assertions on the published messages and diagnostics."""
+
 import itertools
 import time
 
@@ -8,9 +9,12 @@ import pinocchio as pin
 import pytest
 from scipy.spatial.transform import Rotation
 
-from robot_dynamics.core.floating_base.centroidal import (centroidal_momentum_matrix,
-                                                          centroidal_momentum_rate, centroidal_state,
-                                                          floating_base_model)
+from robot_dynamics.core.floating_base.centroidal import (
+    centroidal_momentum_matrix,
+    centroidal_momentum_rate,
+    centroidal_state,
+    floating_base_model,
+)
 from robot_dynamics.core.floating_base.centroidal_checks import compare_zero_moment_points
 from robot_dynamics.core.model.model import RobotModel
 from robot_dynamics.models import ARM_URDF, QUADRUPED_URDF
@@ -20,13 +24,13 @@ from diagnostic_msgs.msg import DiagnosticArray  # noqa: E402
 from geometry_msgs.msg import PointStamped, PolygonStamped, Vector3Stamped, WrenchStamped  # noqa: E402
 from nav_msgs.msg import Odometry  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
+from ros_harness import wait_for  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import String  # noqa: E402
 from visualization_msgs.msg import MarkerArray  # noqa: E402
 
 from robot_dynamics.ros.centroidal_node import CentroidalNode  # noqa: E402
 from robot_dynamics.ros.topics import DESCRIPTION_QOS, SENSOR_QOS
-from ros_harness import wait_for  # noqa: E402
 
 G = 9.81
 FEET = ['lf_foot', 'rf_foot', 'lh_foot', 'rh_foot']
@@ -48,30 +52,56 @@ class Rig:
         if urdf_text is not None:
             parameters['robot_description'] = urdf_text
         parameters.setdefault('diagnostics_period', 0.2)
-        self.node = CentroidalNode(namespace=self.namespace, parameter_overrides=[
-            Parameter(name, value=value) for name, value in parameters.items()])
+        self.node = CentroidalNode(
+            namespace=self.namespace,
+            parameter_overrides=[
+                Parameter(name, value=value) for name, value in parameters.items()
+            ],
+        )
         self.harness = ros(self.node)
         probe = self.harness.probe
-        self.joint_pub = probe.create_publisher(JointState, f'{self.namespace}/joint_states', SENSOR_QOS)
+        self.joint_pub = probe.create_publisher(
+            JointState, f'{self.namespace}/joint_states', SENSOR_QOS
+        )
         self.odom_pub = probe.create_publisher(Odometry, f'{self.namespace}/odom', SENSOR_QOS)
-        self.description_pub = probe.create_publisher(String, f'{self.namespace}/robot_description', DESCRIPTION_QOS)
+        self.description_pub = probe.create_publisher(
+            String, f'{self.namespace}/robot_description', DESCRIPTION_QOS
+        )
         out = f'{self.namespace}/centroidal'
         self.com = self.harness.collect(PointStamped, f'{out}/com', SENSOR_QOS)
-        self.linear = self.harness.collect(Vector3Stamped, f'{out}/centroidal_momentum/linear', SENSOR_QOS)
-        self.angular = self.harness.collect(Vector3Stamped, f'{out}/centroidal_momentum/angular', SENSOR_QOS)
+        self.linear = self.harness.collect(
+            Vector3Stamped, f'{out}/centroidal_momentum/linear', SENSOR_QOS
+        )
+        self.angular = self.harness.collect(
+            Vector3Stamped, f'{out}/centroidal_momentum/angular', SENSOR_QOS
+        )
         self.zmp = self.harness.collect(PointStamped, f'{out}/zmp', SENSOR_QOS)
         self.capture_point = self.harness.collect(PointStamped, f'{out}/capture_point', SENSOR_QOS)
         self.margins = self.harness.collect(JointState, f'{out}/stability_margins', SENSOR_QOS)
         self.polygon = self.harness.collect(PolygonStamped, f'{out}/support_polygon', SENSOR_QOS)
         self.markers = self.harness.collect(MarkerArray, f'{out}/markers', 10)
         self.diagnostics = self.harness.collect(DiagnosticArray, '/diagnostics', 10)
-        assert wait_for(lambda: self.joint_pub.get_subscription_count() > 0 and
-                        self.odom_pub.get_subscription_count() > 0 and
-                        self.node.count_subscribers(f'{out}/com') > 0 and
-                        self.node.count_subscribers(f'{out}/zmp') > 0 and
-                        self.node.count_subscribers(f'{out}/stability_margins') > 0, timeout=5.0)
+        assert wait_for(
+            lambda: (
+                self.joint_pub.get_subscription_count() > 0
+                and self.odom_pub.get_subscription_count() > 0
+                and self.node.count_subscribers(f'{out}/com') > 0
+                and self.node.count_subscribers(f'{out}/zmp') > 0
+                and self.node.count_subscribers(f'{out}/stability_margins') > 0
+            ),
+            timeout=5.0,
+        )
 
-    def send(self, stamp, joint_names, positions, velocities=None, base_pose=None, base_twist=None, frame='odom'):
+    def send(
+        self,
+        stamp,
+        joint_names,
+        positions,
+        velocities=None,
+        base_pose=None,
+        base_twist=None,
+        frame='odom',
+    ):
         if base_pose is not None:
             odom = Odometry()
             odom.header.stamp = _stamp(stamp)
@@ -80,10 +110,14 @@ class Rig:
             p, o = odom.pose.pose.position, odom.pose.pose.orientation
             p.x, p.y, p.z, o.x, o.y, o.z, o.w = (float(x) for x in base_pose)
             t = odom.twist.twist
-            t.linear.x, t.linear.y, t.linear.z, t.angular.x, t.angular.y, t.angular.z = (float(x) for x in base_twist)
+            t.linear.x, t.linear.y, t.linear.z, t.angular.x, t.angular.y, t.angular.z = (
+                float(x) for x in base_twist
+            )
             self.odom_pub.publish(odom)
         message = JointState(name=list(joint_names), position=[float(x) for x in positions])
-        message.velocity = [float(x) for x in (np.zeros(len(positions)) if velocities is None else velocities)]
+        message.velocity = [
+            float(x) for x in (np.zeros(len(positions)) if velocities is None else velocities)
+        ]
         message.header.stamp = _stamp(stamp)
         self.joint_pub.publish(message)
         time.sleep(0.003)
@@ -102,6 +136,7 @@ class Rig:
 
 def _stamp(seconds):
     from builtin_interfaces.msg import Time
+
     return Time(sec=int(seconds), nanosec=int(round((seconds % 1.0) * 1e9)))
 
 
@@ -115,6 +150,7 @@ def quadruped_rig(ros):
         rig = Rig(ros, QUADRUPED_URDF.read_text(), **parameters)
         rigs.append(rig)
         return rig
+
     yield make
     for rig in rigs:
         rig.close()
@@ -137,48 +173,75 @@ def test_translating_base_publishes_mass_times_world_velocity(quadruped, quadrup
     twist = np.concatenate([orientation.inv().apply(world_velocity), np.zeros(3)])
     for k in range(5):
         rig.send(10.0 + 0.002 * k, quadruped.joint_names, STANCE, base_pose=pose, base_twist=twist)
-    assert wait_for(lambda: len(rig.linear) >= 5 and len(rig.com) >= 5, timeout=5.0), dict(rig.node.rejections.counts)
+    assert wait_for(lambda: len(rig.linear) >= 5 and len(rig.com) >= 5, timeout=5.0), dict(
+        rig.node.rejections.counts
+    )
     linear, angular, com = rig.linear[-1].vector, rig.angular[-1].vector, rig.com[-1]
-    np.testing.assert_allclose([linear.x, linear.y, linear.z], quadruped.total_mass() * world_velocity, atol=1e-9)
+    np.testing.assert_allclose(
+        [linear.x, linear.y, linear.z], quadruped.total_mass() * world_velocity, atol=1e-9
+    )
     np.testing.assert_allclose([angular.x, angular.y, angular.z], 0.0, atol=1e-9)
     expected = centroidal_state(quadruped, quadruped.configuration(STANCE, pose), np.zeros(18)).com
     np.testing.assert_allclose([com.point.x, com.point.y, com.point.z], expected, atol=1e-9)
     assert com.header.frame_id == 'odom' and com.header.stamp.sec == 10
 
 
-def test_standing_still_publishes_zmp_at_com_projection_inside_the_polygon(quadruped, quadruped_rig):
+def test_standing_still_publishes_zmp_at_com_projection_inside_the_polygon(
+    quadruped, quadruped_rig
+):
     rig = quadruped_rig(marker_rate=1000.0)
     pose = standing_pose(quadruped)
     for k in range(15):
-        rig.send(1.0 + 0.002 * k, quadruped.joint_names, STANCE, base_pose=pose, base_twist=np.zeros(6))
-    assert wait_for(lambda: len(rig.zmp) >= 7 and len(rig.polygon) >= 15, timeout=5.0), \
-        dict(rig.node.rejections.counts)
+        rig.send(
+            1.0 + 0.002 * k, quadruped.joint_names, STANCE, base_pose=pose, base_twist=np.zeros(6)
+        )
+    assert wait_for(lambda: len(rig.zmp) >= 7 and len(rig.polygon) >= 15, timeout=5.0), dict(
+        rig.node.rejections.counts
+    )
     com, zmp = rig.com[-1].point, rig.zmp[-1].point
     np.testing.assert_allclose([zmp.x, zmp.y, zmp.z], [com.x, com.y, 0.0], atol=1e-9)
     corners = {(round(p.x, 6), round(p.y, 6)) for p in rig.polygon[-1].polygon.points}
     assert len(corners) == 4
-    assert wait_for(lambda: rig.balance() is not None and rig.balance()['zmp_margin_m'] != 'none', timeout=3.0)
+    assert wait_for(
+        lambda: rig.balance() is not None and rig.balance()['zmp_margin_m'] != 'none', timeout=3.0
+    )
     balance = rig.balance()
     assert balance['airborne'] == 'False' and float(balance['zmp_margin_m']) > 0.05
     assert balance['contacts'].split() == FEET and balance['zmp_source'] == 'kinematic'
-    assert wait_for(lambda: any(m.ns == 'zmp' and m.action == 0 for a in rig.markers for m in a.markers), 3.0)
+    assert wait_for(
+        lambda: any(m.ns == 'zmp' and m.action == 0 for a in rig.markers for m in a.markers), 3.0
+    )
     namespaces = {m.ns for m in rig.markers[-1].markers}
-    assert {'com', 'com_projection', 'zmp', 'capture_point', 'support_polygon', 'linear_momentum',
-            'angular_momentum', 'lipm_zmp'} <= namespaces
+    assert {
+        'com',
+        'com_projection',
+        'zmp',
+        'capture_point',
+        'support_polygon',
+        'linear_momentum',
+        'angular_momentum',
+        'lipm_zmp',
+    } <= namespaces
 
 
-def test_standing_still_publishes_the_capture_point_at_the_com_projection_and_equal_margins(quadruped,
-                                                                                            quadruped_rig):
+def test_standing_still_publishes_the_capture_point_at_the_com_projection_and_equal_margins(
+    quadruped, quadruped_rig
+):
     """ċ = 0: ξ is the CoM ground projection, so its margin equals the CoM-projection margin and
     (with ḣ_G = 0) the ZMP margin, in ~/stability_margins, /diagnostics and the markers."""
     rig = quadruped_rig(marker_rate=1000.0, ground_height=0.05)
     pose = standing_pose(quadruped) + [0.0, 0.0, 0.05, 0.0, 0.0, 0.0, 0.0]
     for k in range(15):
-        rig.send(1.0 + 0.002 * k, quadruped.joint_names, STANCE, base_pose=pose, base_twist=np.zeros(6))
-    assert wait_for(lambda: len(rig.capture_point) >= 15 and len(rig.margins) >= 15, timeout=5.0), \
+        rig.send(
+            1.0 + 0.002 * k, quadruped.joint_names, STANCE, base_pose=pose, base_twist=np.zeros(6)
+        )
+    assert wait_for(lambda: len(rig.capture_point) >= 15 and len(rig.margins) >= 15, timeout=5.0), (
         dict(rig.node.rejections.counts)
+    )
     com, capture = rig.com[-1].point, rig.capture_point[-1]
-    np.testing.assert_allclose([capture.point.x, capture.point.y, capture.point.z], [com.x, com.y, 0.05], atol=1e-9)
+    np.testing.assert_allclose(
+        [capture.point.x, capture.point.y, capture.point.z], [com.x, com.y, 0.05], atol=1e-9
+    )
     assert capture.header.frame_id == 'odom' and capture.header.stamp == rig.com[-1].header.stamp
     margins = rig.margins[-1]
     assert margins.name == ['zmp', 'capture_point', 'com_projection']
@@ -188,14 +251,21 @@ def test_standing_still_publishes_the_capture_point_at_the_com_projection_and_eq
     np.testing.assert_allclose([zmp_margin, capture_margin], com_margin, atol=1e-9)
     first = rig.margins[0].position  # the ḣ_G estimator still warming up: no ZMP, a NaN margin
     assert np.isnan(first[0]) and np.isfinite(first[1:]).all()
-    assert wait_for(lambda: rig.balance() is not None and rig.balance()['capture_point_margin_m'] != 'none', 3.0)
+    assert wait_for(
+        lambda: rig.balance() is not None and rig.balance()['capture_point_margin_m'] != 'none', 3.0
+    )
     assert float(rig.balance()['capture_point_margin_m']) == pytest.approx(capture_margin, abs=1e-6)
-    assert wait_for(lambda: any(m.ns == 'capture_point' and m.action == 0 for a in rig.markers for m in a.markers),
-                    3.0)
+    assert wait_for(
+        lambda: any(
+            m.ns == 'capture_point' and m.action == 0 for a in rig.markers for m in a.markers
+        ),
+        3.0,
+    )
 
 
-def test_constant_base_velocity_publishes_the_capture_point_ahead_by_velocity_over_omega(quadruped,
-                                                                                          quadruped_rig):
+def test_constant_base_velocity_publishes_the_capture_point_ahead_by_velocity_over_omega(
+    quadruped, quadruped_rig
+):
     """A rigid stance gliding at a constant world velocity v (twist in the yawed base frame):
     ξ = c + v/ω with ω = √(g/c_z); fast enough sideways it leaves the stance: a WARN."""
     rig = quadruped_rig()
@@ -208,30 +278,47 @@ def test_constant_base_velocity_publishes_the_capture_point_ahead_by_velocity_ov
         pose = start.copy()
         pose[:3] += world_velocity * 0.002 * k
         rig.send(3.0 + 0.002 * k, quadruped.joint_names, STANCE, base_pose=pose, base_twist=twist)
-    assert wait_for(lambda: len(rig.capture_point) >= 12, timeout=5.0), dict(rig.node.rejections.counts)
+    assert wait_for(lambda: len(rig.capture_point) >= 12, timeout=5.0), dict(
+        rig.node.rejections.counts
+    )
     com, capture = rig.com[-1].point, rig.capture_point[-1].point
     omega = np.sqrt(G / com.z)
-    np.testing.assert_allclose([capture.x, capture.y, capture.z],
-                               [com.x + world_velocity[0] / omega, com.y + world_velocity[1] / omega, 0.0], atol=1e-9)
+    np.testing.assert_allclose(
+        [capture.x, capture.y, capture.z],
+        [com.x + world_velocity[0] / omega, com.y + world_velocity[1] / omega, 0.0],
+        atol=1e-9,
+    )
     assert wait_for(lambda: len(rig.margins) >= 12, timeout=5.0)
     _, capture_margin, com_margin = rig.margins[-1].position
     assert capture_margin < 0.0 < com_margin
-    assert wait_for(lambda: rig.balance() is not None and 'capture point' in rig.balance()['message'], 3.0)
+    assert wait_for(
+        lambda: rig.balance() is not None and 'capture point' in rig.balance()['message'], 3.0
+    )
 
 
 def test_free_fall_publishes_no_zmp_and_reports_airborne(quadruped, quadruped_rig):
     rig = quadruped_rig()
     for k in range(20):
         t = 0.002 * k
-        pose = [0.0, 0.0, 3.0 - 0.5 * G * t ** 2, 0.0, 0.0, 0.0, 1.0]
-        rig.send(5.0 + t, quadruped.joint_names, STANCE, base_pose=pose, base_twist=[0, 0, -G * t, 0, 0, 0])
+        pose = [0.0, 0.0, 3.0 - 0.5 * G * t**2, 0.0, 0.0, 0.0, 1.0]
+        rig.send(
+            5.0 + t,
+            quadruped.joint_names,
+            STANCE,
+            base_pose=pose,
+            base_twist=[0, 0, -G * t, 0, 0, 0],
+        )
     assert wait_for(lambda: len(rig.com) >= 20, timeout=5.0), dict(rig.node.rejections.counts)
     assert rig.node.rejections.total() == 0
-    assert wait_for(lambda: rig.balance() is not None and rig.balance()['airborne'] == 'True', timeout=3.0)
+    assert wait_for(
+        lambda: rig.balance() is not None and rig.balance()['airborne'] == 'True', timeout=3.0
+    )
     assert rig.zmp == [] and rig.polygon[-1].polygon.points == []
     assert rig.balance()['message'] == 'airborne: no ZMP'
     assert wait_for(lambda: len(rig.margins) >= 20, timeout=3.0)
-    assert all(np.isnan(m.position).all() for m in rig.margins)  # no support polygon: every margin undefined
+    assert all(
+        np.isnan(m.position).all() for m in rig.margins
+    )  # no support polygon: every margin undefined
     assert len(rig.capture_point) == 20  # the CoM is above the ground: ξ is defined (where to land)
 
 
@@ -246,8 +333,10 @@ def test_measured_foot_wrenches_give_the_zmp(quadruped, quadruped_rig):
     feet = np.array([quadruped.data.oMf[quadruped.model.getFrameId(f)].translation for f in FEET])
     equations = np.vstack([np.ones(4), feet[:, 0] - state.com[0], feet[:, 1] - state.com[1]])
     vertical = np.linalg.lstsq(equations, [state.mass * G, 0.0, 0.0], rcond=None)[0]
-    publishers = [rig.harness.probe.create_publisher(WrenchStamped, f'{rig.namespace}/{topic}', SENSOR_QOS)
-                  for topic in topics]
+    publishers = [
+        rig.harness.probe.create_publisher(WrenchStamped, f'{rig.namespace}/{topic}', SENSOR_QOS)
+        for topic in topics
+    ]
     assert wait_for(lambda: all(p.get_subscription_count() > 0 for p in publishers), timeout=5.0)
     for k in range(3):
         for foot, publisher, force in zip(FEET, publishers, vertical):
@@ -257,11 +346,15 @@ def test_measured_foot_wrenches_give_the_zmp(quadruped, quadruped_rig):
             message.wrench.force.z = float(force)
             publisher.publish(message)
         time.sleep(0.01)
-        rig.send(2.0 + 0.002 * k, quadruped.joint_names, STANCE, base_pose=pose, base_twist=np.zeros(6))
+        rig.send(
+            2.0 + 0.002 * k, quadruped.joint_names, STANCE, base_pose=pose, base_twist=np.zeros(6)
+        )
     assert wait_for(lambda: len(rig.zmp) >= 1, timeout=5.0)
     zmp = rig.zmp[-1].point
     np.testing.assert_allclose([zmp.x, zmp.y, zmp.z], [*state.com[:2], 0.0], atol=1e-9)
-    assert wait_for(lambda: rig.balance() is not None and rig.balance()['zmp_source'] == 'wrenches', timeout=3.0)
+    assert wait_for(
+        lambda: rig.balance() is not None and rig.balance()['zmp_source'] == 'wrenches', timeout=3.0
+    )
 
 
 def test_fixed_base_arm_is_placed_at_the_base_pose_parameter(ros):
@@ -273,7 +366,9 @@ def test_fixed_base_arm_is_placed_at_the_base_pose_parameter(ros):
         rig.send(3.0, arm.joint_names, positions)
         assert wait_for(lambda: len(rig.com) >= 1, timeout=5.0)
         floating = floating_base_model(arm)
-        expected = centroidal_state(floating, floating.configuration(positions, mounting), np.zeros(13)).com
+        expected = centroidal_state(
+            floating, floating.configuration(positions, mounting), np.zeros(13)
+        ).com
         point = rig.com[-1].point
         np.testing.assert_allclose([point.x, point.y, point.z], expected, atol=1e-9)
         assert rig.com[-1].header.frame_id == 'world'
@@ -283,13 +378,23 @@ def test_fixed_base_arm_is_placed_at_the_base_pose_parameter(ros):
         world_velocity = np.array([0.4, 0.3, 0.0])
         twist = [*heading.inv().apply(world_velocity), 0.0, 0.0, 0.0]
         for stamp in (3.002, 3.004):
-            rig.send(stamp, arm.joint_names, positions, base_pose=[2.0, 1.0, 0.3, *heading.as_quat()],
-                     base_twist=twist, frame='world')
+            rig.send(
+                stamp,
+                arm.joint_names,
+                positions,
+                base_pose=[2.0, 1.0, 0.3, *heading.as_quat()],
+                base_twist=twist,
+                frame='world',
+            )
             assert wait_for(lambda: rig.node._odometry.newest_stamp == stamp, timeout=5.0)
         assert wait_for(lambda: rig.linear[-1].header.stamp.nanosec == 4_000_000, timeout=5.0)
-        urdf_mass = sum(link.inertial.mass for link in arm.description.links.values() if link.inertial)
+        urdf_mass = sum(
+            link.inertial.mass for link in arm.description.links.values() if link.inertial
+        )
         linear = rig.linear[-1].vector
-        np.testing.assert_allclose([linear.x, linear.y, linear.z], urdf_mass * world_velocity, atol=1e-9)
+        np.testing.assert_allclose(
+            [linear.x, linear.y, linear.z], urdf_mass * world_velocity, atol=1e-9
+        )
     finally:
         rig.close()
 
@@ -309,11 +414,21 @@ def test_bad_inputs_are_counted_and_the_node_keeps_working(quadruped, ros):
         rig.send(1.004, names, STANCE, base_pose=pose, base_twist=np.zeros(6), frame='map')
         rig.send(1.006, names[:5], STANCE, velocities=np.zeros(12))
         counts = rig.node.rejections.counts
-        assert wait_for(lambda: counts['non_finite'] >= 1 and counts['bad_odometry'] >= 2 and
-                        counts['length_mismatch'] >= 1, timeout=5.0), dict(counts)
+        assert wait_for(
+            lambda: (
+                counts['non_finite'] >= 1
+                and counts['bad_odometry'] >= 2
+                and counts['length_mismatch'] >= 1
+            ),
+            timeout=5.0,
+        ), dict(counts)
         rig.send(2.0, names, STANCE, base_pose=pose, base_twist=np.zeros(6))
-        assert wait_for(lambda: rig.com and rig.com[-1].header.stamp.sec == 2, timeout=5.0), dict(counts)
-        rig.send(2.0, names, STANCE, base_pose=pose, base_twist=np.zeros(6))  # unstamped-style repeat
+        assert wait_for(lambda: rig.com and rig.com[-1].header.stamp.sec == 2, timeout=5.0), dict(
+            counts
+        )
+        rig.send(
+            2.0, names, STANCE, base_pose=pose, base_twist=np.zeros(6)
+        )  # unstamped-style repeat
         assert wait_for(lambda: counts['repeated_stamp'] == 1, timeout=5.0), dict(counts)
         assert rig.node.robot.name == 'quadruped'
     finally:
@@ -323,34 +438,62 @@ def test_bad_inputs_are_counted_and_the_node_keeps_working(quadruped, ros):
 def test_rviz_config_shows_what_the_node_publishes():
     """config/robot_dynamics.rviz subscribes to the default node's topics and enables every
     marker namespace the node emits (see the standing-still test)."""
-    import yaml
     from pathlib import Path
-    config = yaml.safe_load((Path(__file__).resolve().parents[1] / 'config' / 'robot_dynamics.rviz').read_text())
+
+    import yaml
+
+    config = yaml.safe_load(
+        (Path(__file__).resolve().parents[1] / 'config' / 'robot_dynamics.rviz').read_text()
+    )
 
     def displays(entries):
         for entry in entries:
             yield entry
             yield from displays(entry.get('Displays', []))
+
     shown = list(displays(config['Visualization Manager']['Displays']))
     topics = {d['Topic']['Value'] for d in shown if 'Topic' in d}
-    assert {'/centroidal/markers', '/centroidal/support_polygon', '/centroidal/zmp',
-            '/centroidal/capture_point', '/centroidal/lipm_zmp'} <= topics
+    assert {
+        '/centroidal/markers',
+        '/centroidal/support_polygon',
+        '/centroidal/zmp',
+        '/centroidal/capture_point',
+        '/centroidal/lipm_zmp',
+    } <= topics
     markers = next(d for d in shown if d['Class'] == 'rviz_default_plugins/MarkerArray')
-    assert set(markers['Namespaces']) == {'com', 'com_projection', 'zmp', 'capture_point', 'support_polygon',
-                                          'linear_momentum', 'angular_momentum', 'lipm_zmp'}
+    assert set(markers['Namespaces']) == {
+        'com',
+        'com_projection',
+        'zmp',
+        'capture_point',
+        'support_polygon',
+        'linear_momentum',
+        'angular_momentum',
+        'lipm_zmp',
+    }
     assert config['Visualization Manager']['Global Options']['Fixed Frame'] == 'odom'
     assert any(d['Class'] == 'rviz_default_plugins/RobotModel' for d in shown)
 
 
-@pytest.mark.parametrize('name, requested, taken', [
-    ('stale_timeout', 0.3, 0.3), ('stale_timeout', 0.0, 0.1), ('stale_timeout', float('inf'), 0.1),
-    ('diagnostics_period', 0.5, 0.5), ('diagnostics_period', 0.0, 1.0), ('diagnostics_period', float('nan'), 1.0),
-])
+@pytest.mark.parametrize(
+    'name, requested, taken',
+    [
+        ('stale_timeout', 0.3, 0.3),
+        ('stale_timeout', 0.0, 0.1),
+        ('stale_timeout', float('inf'), 0.1),
+        ('diagnostics_period', 0.5, 0.5),
+        ('diagnostics_period', 0.0, 1.0),
+        ('diagnostics_period', float('nan'), 1.0),
+    ],
+)
 def test_an_impossible_time_parameter_falls_back_to_its_default(ros, name, requested, taken):
     node = CentroidalNode(parameter_overrides=[Parameter(name, value=requested)])
     try:
-        used = (node.stale_timeout if name == 'stale_timeout'
-                else min(timer.timer_period_ns for timer in node.timers) * 1e-9)
+        used = (
+            node.stale_timeout
+            if name == 'stale_timeout'
+            else min(timer.timer_period_ns for timer in node.timers) * 1e-9
+        )
         assert used == pytest.approx(taken)
     finally:
         node.destroy_node()
@@ -359,28 +502,48 @@ def test_an_impossible_time_parameter_falls_back_to_its_default(ros, name, reque
 def test_zmp_and_flight_use_the_gravity_parameter(quadruped, quadruped_rig):
     moon = 1.62
     rig = quadruped_rig(gravity=[0.0, 0.0, -moon])
-    start, names, push = standing_pose(quadruped), quadruped.joint_names, 0.5  # base accelerates along x [m/s²]
+    start, names, push = (
+        standing_pose(quadruped),
+        quadruped.joint_names,
+        0.5,
+    )  # base accelerates along x [m/s²]
     for k in range(15):
         t = 0.002 * k
-        pose = start + [0.5 * push * t ** 2, 0, 0, 0, 0, 0, 0]
+        pose = start + [0.5 * push * t**2, 0, 0, 0, 0, 0, 0]
         rig.send(1.0 + t, names, STANCE, base_pose=pose, base_twist=[push * t, 0, 0, 0, 0, 0])
-    assert wait_for(lambda: len(rig.zmp) >= 5 and len(rig.com) >= 15, timeout=5.0), dict(rig.node.rejections.counts)
+    assert wait_for(lambda: len(rig.zmp) >= 5 and len(rig.com) >= 15, timeout=5.0), dict(
+        rig.node.rejections.counts
+    )
     com, zmp = rig.com[-1].point, rig.zmp[-1].point
     # p_x = c_x − c_z·c̈_x/g with the Moon's g (with 9.81 the ZMP would sit 6× closer to the CoM).
     np.testing.assert_allclose([zmp.x, zmp.y], [com.x - com.z * push / moon, com.y], atol=1e-6)
-    for k in range(20):  # falling at the Moon's g: airborne (c̈_z + g = 0 < ε); with 9.81 it would not be
+    for k in range(
+        20
+    ):  # falling at the Moon's g: airborne (c̈_z + g = 0 < ε); with 9.81 it would not be
         t = 0.002 * k
-        pose = [0.0, 0.0, 3.0 - 0.5 * moon * t ** 2, 0.0, 0.0, 0.0, 1.0]
+        pose = [0.0, 0.0, 3.0 - 0.5 * moon * t**2, 0.0, 0.0, 0.0, 1.0]
         rig.send(5.0 + t, names, STANCE, base_pose=pose, base_twist=[0, 0, -moon * t, 0, 0, 0])
-    assert wait_for(lambda: rig.com and rig.com[-1].header.stamp.sec == 5 and rig.com[-1].header.stamp.nanosec
-                    == 38_000_000, timeout=5.0)
-    assert wait_for(lambda: rig.balance() is not None and rig.balance()['airborne'] == 'True', timeout=3.0)
+    assert wait_for(
+        lambda: (
+            rig.com
+            and rig.com[-1].header.stamp.sec == 5
+            and rig.com[-1].header.stamp.nanosec == 38_000_000
+        ),
+        timeout=5.0,
+    )
+    assert wait_for(
+        lambda: rig.balance() is not None and rig.balance()['airborne'] == 'True', timeout=3.0
+    )
     assert all(message.header.stamp.sec == 1 for message in rig.zmp)
 
 
 def test_a_gravity_not_along_minus_z_is_refused_for_the_zmp(ros):
-    node = CentroidalNode(parameter_overrides=[Parameter('gravity', value=[0.0, -9.81, 0.0]),
-                                               Parameter('robot_description', value=ARM_URDF.read_text())])
+    node = CentroidalNode(
+        parameter_overrides=[
+            Parameter('gravity', value=[0.0, -9.81, 0.0]),
+            Parameter('robot_description', value=ARM_URDF.read_text()),
+        ]
+    )
     try:
         assert node.settings.gravity == pytest.approx(9.81)
         np.testing.assert_allclose(node.robot.model.gravity.linear, [0.0, 0.0, -9.81])
@@ -389,29 +552,55 @@ def test_a_gravity_not_along_minus_z_is_refused_for_the_zmp(ros):
         node.destroy_node()
 
 
-@pytest.mark.parametrize('given, frames', [('lf_foot', ('lf_foot',)), (5, ()), (['lf_foot', 'rf_foot'],
-                                                                               ('lf_foot', 'rf_foot'))])
+@pytest.mark.parametrize(
+    'given, frames',
+    [('lf_foot', ('lf_foot',)), (5, ()), (['lf_foot', 'rf_foot'], ('lf_foot', 'rf_foot'))],
+)
 def test_contact_frames_takes_one_name_or_a_list(quadruped, quadruped_rig, given, frames):
-    rig = quadruped_rig(contact_frames=given)  # before: 'lf_foot' was split into letters, 5 raised TypeError
+    rig = quadruped_rig(
+        contact_frames=given
+    )  # before: 'lf_foot' was split into letters, 5 raised TypeError
     assert rig.node.contact_frame_names == frames
     pose = standing_pose(quadruped)
     rig.send(1.0, quadruped.joint_names, STANCE, base_pose=pose, base_twist=np.zeros(6))
-    assert wait_for(lambda: len(rig.polygon) >= 1, timeout=5.0), (rig.node.model_error, dict(rig.node.rejections.counts))
+    assert wait_for(lambda: len(rig.polygon) >= 1, timeout=5.0), (
+        rig.node.model_error,
+        dict(rig.node.rejections.counts),
+    )
     assert len(rig.polygon[-1].polygon.points) == len(frames)
 
 
-@pytest.mark.parametrize('name, given, attribute, used', [
-    ('stale_timeout', 1, lambda node: node.stale_timeout, 1.0),  # an int for a float: taken
-    ('marker_rate', 10, lambda node: node.marker_period, 0.1),
-    ('ground_height', 1, lambda node: node.settings.ground_height, 1.0),
-    ('rate_window', 1, lambda node: node.settings.rate_window, 9),  # before: the model was refused
-    ('rate_degree', 2.5, lambda node: node.settings.rate_degree, 2),
-    ('base_pose', [1.0, 2.0], lambda node: list(node.fixed_base_pose), [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0]),
-    ('world_frame', 3, lambda node: node.world_frame, 'odom'),
-])
-def test_a_parameter_of_another_type_or_out_of_range_is_converted_or_defaulted(ros, name, given, attribute, used):
-    node = CentroidalNode(parameter_overrides=[Parameter(name, value=given),
-                                               Parameter('robot_description', value=ARM_URDF.read_text())])
+@pytest.mark.parametrize(
+    'name, given, attribute, used',
+    [
+        ('stale_timeout', 1, lambda node: node.stale_timeout, 1.0),  # an int for a float: taken
+        ('marker_rate', 10, lambda node: node.marker_period, 0.1),
+        ('ground_height', 1, lambda node: node.settings.ground_height, 1.0),
+        (
+            'rate_window',
+            1,
+            lambda node: node.settings.rate_window,
+            9,
+        ),  # before: the model was refused
+        ('rate_degree', 2.5, lambda node: node.settings.rate_degree, 2),
+        (
+            'base_pose',
+            [1.0, 2.0],
+            lambda node: list(node.fixed_base_pose),
+            [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0],
+        ),
+        ('world_frame', 3, lambda node: node.world_frame, 'odom'),
+    ],
+)
+def test_a_parameter_of_another_type_or_out_of_range_is_converted_or_defaulted(
+    ros, name, given, attribute, used
+):
+    node = CentroidalNode(
+        parameter_overrides=[
+            Parameter(name, value=given),
+            Parameter('robot_description', value=ARM_URDF.read_text()),
+        ]
+    )
     try:
         assert attribute(node) == pytest.approx(used)
         assert node.robot is not None and not node.model_error
@@ -421,19 +610,29 @@ def test_a_parameter_of_another_type_or_out_of_range_is_converted_or_defaulted(r
 
 def test_a_runtime_parameter_change_is_refused_with_the_reason(ros):
     from rcl_interfaces.srv import SetParameters
+
     rig = Rig(ros, ARM_URDF.read_text())
     try:
-        for name, value in (('contact_frames', ['lf_foot']), ('ground_height', 0.5), ('gravity', [0.0, 0.0, -1.0])):
-            request = SetParameters.Request(parameters=[Parameter(name, value=value).to_parameter_msg()])
-            result, = rig.harness.call(SetParameters, f'{rig.namespace}/centroidal/set_parameters', request,
-                                       timeout=10).results
+        for name, value in (
+            ('contact_frames', ['lf_foot']),
+            ('ground_height', 0.5),
+            ('gravity', [0.0, 0.0, -1.0]),
+        ):
+            request = SetParameters.Request(
+                parameters=[Parameter(name, value=value).to_parameter_msg()]
+            )
+            (result,) = rig.harness.call(
+                SetParameters, f'{rig.namespace}/centroidal/set_parameters', request, timeout=10
+            ).results
             assert not result.successful and 'read-only' in result.reason, (name, result)
         assert rig.node.settings.ground_height == 0.0
     finally:
         rig.close()
 
 
-def test_an_odometry_twist_that_overflows_the_momentum_is_counted_as_a_bad_state(quadruped, quadruped_rig):
+def test_an_odometry_twist_that_overflows_the_momentum_is_counted_as_a_bad_state(
+    quadruped, quadruped_rig
+):
     """A finite but absurd base twist (1e308 m/s passes the odometry check) makes h_G overflow
     to Inf: counted as bad_state (not internal_error), nothing published for that state, and
     the next sane state is published. (A non-finite stamp, the case this replaces, cannot come
@@ -449,27 +648,45 @@ def test_an_odometry_twist_that_overflows_the_momentum_is_counted_as_a_bad_state
     assert dict(counts) == {'bad_state': 1}
 
 
-def test_non_default_contact_height_threshold_and_flight_epsilon_parameters_decide_the_outputs(quadruped,
-                                                                                                quadruped_rig):
+def test_non_default_contact_height_threshold_and_flight_epsilon_parameters_decide_the_outputs(
+    quadruped, quadruped_rig
+):
     """Feet exactly 3 cm above the ground: in contact with contact_height_threshold 0.05 (with
     the default 0.02 they are not), so a 4-corner polygon and all four feet as contacts. Then a
     fall at c̈_z + g = 0.5 m/s²: with flight_epsilon 0.25 a ZMP is published (with the default
     1.0 the robot is airborne and none is)."""
     rig = quadruped_rig(contact_height_threshold=0.05, flight_epsilon=0.25)
     names = quadruped.joint_names
-    rig.send(1.0, names, STANCE, base_pose=standing_pose(quadruped) + [0, 0, 0.03, 0, 0, 0, 0], base_twist=np.zeros(6))
+    rig.send(
+        1.0,
+        names,
+        STANCE,
+        base_pose=standing_pose(quadruped) + [0, 0, 0.03, 0, 0, 0, 0],
+        base_twist=np.zeros(6),
+    )
     assert wait_for(lambda: len(rig.polygon) >= 1, timeout=5.0), dict(rig.node.rejections.counts)
     corners = {(round(p.x, 6), round(p.y, 6)) for p in rig.polygon[-1].polygon.points}
     assert len(corners) == 4
-    assert wait_for(lambda: rig.balance() is not None and rig.balance()['contacts'] != '', timeout=3.0)
+    assert wait_for(
+        lambda: rig.balance() is not None and rig.balance()['contacts'] != '', timeout=3.0
+    )
     assert rig.balance()['contacts'].split() == FEET
     fall = G - 0.5
     for k in range(15):
         t = 0.002 * k
-        rig.send(5.0 + t, names, STANCE, base_pose=[0.0, 0.0, 3.0 - 0.5 * fall * t ** 2, 0.0, 0.0, 0.0, 1.0],
-                 base_twist=[0.0, 0.0, -fall * t, 0.0, 0.0, 0.0])
-    assert wait_for(lambda: len(rig.com) >= 16 and len(rig.zmp) >= 7, timeout=5.0), dict(rig.node.rejections.counts)
-    assert [m.header.stamp.sec for m in rig.zmp] == [5] * 7  # samples 9 to 15, once the rate estimate is ready
+        rig.send(
+            5.0 + t,
+            names,
+            STANCE,
+            base_pose=[0.0, 0.0, 3.0 - 0.5 * fall * t**2, 0.0, 0.0, 0.0, 1.0],
+            base_twist=[0.0, 0.0, -fall * t, 0.0, 0.0, 0.0],
+        )
+    assert wait_for(lambda: len(rig.com) >= 16 and len(rig.zmp) >= 7, timeout=5.0), dict(
+        rig.node.rejections.counts
+    )
+    assert [m.header.stamp.sec for m in rig.zmp] == [
+        5
+    ] * 7  # samples 9 to 15, once the rate estimate is ready
     assert rig.zmp[-1].header.stamp == rig.com[-1].header.stamp
     com, zmp = rig.com[-1].point, rig.zmp[-1].point
     np.testing.assert_allclose([zmp.x, zmp.y, zmp.z], [com.x, com.y, 0.0], atol=1e-6)
@@ -481,7 +698,10 @@ def centroidal_checks(rig):
     for array in reversed(rig.diagnostics):
         for status in array.status:
             if status.name == f'{rig.node.get_name()}: centroidal checks' and status.values:
-                return {kv.key: kv.value for kv in status.values} | {'message': status.message, 'level': status.level}
+                return {kv.key: kv.value for kv in status.values} | {
+                    'message': status.message,
+                    'level': status.level,
+                }
     return None
 
 
@@ -489,35 +709,59 @@ def _floats(text):
     return [float(x) for x in text.split()]
 
 
-def test_lipm_zmp_is_published_at_the_closed_form_on_a_static_and_an_accelerating_stream(quadruped, quadruped_rig):
+def test_lipm_zmp_is_published_at_the_closed_form_on_a_static_and_an_accelerating_stream(
+    quadruped, quadruped_rig
+):
     """Standing still: the LIPM point is the CoM ground projection. Base accelerating at
     0.5 m/s² along x (c̈_z = 0, k̇ = 0): p = c_xy − c_z c̈_xy / g, equal to the full ZMP, and
     the diagnostics carry the zero difference, cond(A_G) of the state and ‖k‖ = 0."""
     rig = quadruped_rig(marker_rate=1000.0)
     start, names, push = standing_pose(quadruped), quadruped.joint_names, 0.5
     lipm = rig.harness.collect(PointStamped, f'{rig.namespace}/centroidal/lipm_zmp', SENSOR_QOS)
-    assert wait_for(lambda: rig.node.count_subscribers(f'{rig.namespace}/centroidal/lipm_zmp') > 0, timeout=5.0)
+    assert wait_for(
+        lambda: rig.node.count_subscribers(f'{rig.namespace}/centroidal/lipm_zmp') > 0, timeout=5.0
+    )
     for k in range(12):
         rig.send(1.0 + 0.002 * k, names, STANCE, base_pose=start, base_twist=np.zeros(6))
-    assert wait_for(lambda: len(lipm) >= 4 and len(rig.com) >= 12, timeout=5.0), dict(rig.node.rejections.counts)
+    assert wait_for(lambda: len(lipm) >= 4 and len(rig.com) >= 12, timeout=5.0), dict(
+        rig.node.rejections.counts
+    )
     com, point = rig.com[-1].point, lipm[-1]
-    np.testing.assert_allclose([point.point.x, point.point.y, point.point.z], [com.x, com.y, 0.0], atol=1e-9)
+    np.testing.assert_allclose(
+        [point.point.x, point.point.y, point.point.z], [com.x, com.y, 0.0], atol=1e-9
+    )
     assert point.header.frame_id == 'odom' and point.header.stamp == rig.com[-1].header.stamp
-    assert wait_for(lambda: any(m.ns == 'lipm_zmp' and m.action == 0 for a in rig.markers for m in a.markers), 3.0)
+    assert wait_for(
+        lambda: any(m.ns == 'lipm_zmp' and m.action == 0 for a in rig.markers for m in a.markers),
+        3.0,
+    )
     published = len(lipm)
     for k in range(15):
         t = 0.002 * k
-        pose = start + [0.5 * push * t ** 2, 0, 0, 0, 0, 0, 0]
+        pose = start + [0.5 * push * t**2, 0, 0, 0, 0, 0, 0]
         rig.send(2.0 + t, names, STANCE, base_pose=pose, base_twist=[push * t, 0, 0, 0, 0, 0])
-    assert wait_for(lambda: len(lipm) >= published + 7 and rig.com[-1].header.stamp.sec == 2 and
-                    rig.com[-1].header.stamp.nanosec == 28_000_000, timeout=5.0)
+    assert wait_for(
+        lambda: (
+            len(lipm) >= published + 7
+            and rig.com[-1].header.stamp.sec == 2
+            and rig.com[-1].header.stamp.nanosec == 28_000_000
+        ),
+        timeout=5.0,
+    )
     com, point = rig.com[-1].point, lipm[-1].point
-    np.testing.assert_allclose([point.x, point.y, point.z], [com.x - com.z * push / G, com.y, 0.0], atol=1e-6)
+    np.testing.assert_allclose(
+        [point.x, point.y, point.z], [com.x - com.z * push / G, com.y, 0.0], atol=1e-6
+    )
     zmp = rig.zmp[-1].point
     np.testing.assert_allclose([point.x, point.y], [zmp.x, zmp.y], atol=1e-6)
     last_q = quadruped.configuration(STANCE, pose)
-    assert wait_for(lambda: (centroidal_checks(rig) or {}).get('lipm_zmp', 'none') != 'none' and
-                    abs(_floats(centroidal_checks(rig)['lipm_zmp'])[0] - point.x) < 1e-5, timeout=3.0)
+    assert wait_for(
+        lambda: (
+            (centroidal_checks(rig) or {}).get('lipm_zmp', 'none') != 'none'
+            and abs(_floats(centroidal_checks(rig)['lipm_zmp'])[0] - point.x) < 1e-5
+        ),
+        timeout=3.0,
+    )
     checks = centroidal_checks(rig)
     assert checks['level'] == b'\x00' and checks['friction_coefficient'] == '0.7'
     assert float(checks['lipm_minus_full_m']) < 1e-6
@@ -529,8 +773,9 @@ def test_lipm_zmp_is_published_at_the_closed_form_on_a_static_and_an_acceleratin
     assert checks['flight_s'] == 'none' and checks['flight_linear_drift_Ns'] == 'none'
 
 
-def test_swinging_legs_split_the_lipm_to_full_zmp_difference_as_the_analytic_momentum_rate_does(quadruped,
-                                                                                                 quadruped_rig):
+def test_swinging_legs_split_the_lipm_to_full_zmp_difference_as_the_analytic_momentum_rate_does(
+    quadruped, quadruped_rig
+):
     """Base still, hip and knee joints at ±20 rad/s²: k̇_y ≈ 2.9 N·m and c̈_z ≈ 0.5 m/s². The
     node's split (from its estimated ḣ_G) matches the split of pinocchio's analytic ḣ_G at the
     last state, and its two parts add up to LIPM − full."""
@@ -538,49 +783,100 @@ def test_swinging_legs_split_the_lipm_to_full_zmp_difference_as_the_analytic_mom
     pose, alpha = standing_pose(quadruped), np.tile([0.0, 20.0, -20.0], 4)
     for k in range(15):
         t = 0.002 * k
-        rig.send(3.0 + t, quadruped.joint_names, STANCE + 0.5 * alpha * t ** 2, velocities=alpha * t, base_pose=pose,
-                 base_twist=np.zeros(6))
+        rig.send(
+            3.0 + t,
+            quadruped.joint_names,
+            STANCE + 0.5 * alpha * t**2,
+            velocities=alpha * t,
+            base_pose=pose,
+            base_twist=np.zeros(6),
+        )
     assert wait_for(lambda: len(rig.com) >= 15, timeout=5.0), dict(rig.node.rejections.counts)
-    q, v = quadruped.configuration(STANCE + 0.5 * alpha * t ** 2, pose), quadruped.tangent(alpha * t)
-    state, rate = centroidal_state(quadruped, q, v), centroidal_momentum_rate(quadruped, q, v, quadruped.tangent(alpha))
-    reference = compare_zero_moment_points(state.com, rate.com_acceleration, rate.angular, state.mass)
-    assert wait_for(lambda: (centroidal_checks(rig) or {}).get('lipm_zmp', 'none') != 'none' and
-                    abs(_floats(centroidal_checks(rig)['lipm_zmp'])[0] - reference.lipm[0]) < 1e-3, timeout=3.0)
+    q, v = quadruped.configuration(STANCE + 0.5 * alpha * t**2, pose), quadruped.tangent(alpha * t)
+    state, rate = (
+        centroidal_state(quadruped, q, v),
+        centroidal_momentum_rate(quadruped, q, v, quadruped.tangent(alpha)),
+    )
+    reference = compare_zero_moment_points(
+        state.com, rate.com_acceleration, rate.angular, state.mass
+    )
+    assert wait_for(
+        lambda: (
+            (centroidal_checks(rig) or {}).get('lipm_zmp', 'none') != 'none'
+            and abs(_floats(centroidal_checks(rig)['lipm_zmp'])[0] - reference.lipm[0]) < 1e-3
+        ),
+        timeout=3.0,
+    )
     checks = centroidal_checks(rig)
     angular = _floats(checks['angular_momentum_rate_part_xy_m'])
     vertical = _floats(checks['vertical_acceleration_part_xy_m'])
-    assert reference.angular_momentum_contribution[0] > 0.01 and reference.vertical_acceleration_contribution[0] > 5e-4
-    np.testing.assert_allclose(angular, reference.angular_momentum_contribution, rtol=0.02, atol=1e-5)
-    np.testing.assert_allclose(vertical, reference.vertical_acceleration_contribution, rtol=0.02, atol=1e-5)
-    np.testing.assert_allclose(_floats(checks['lipm_minus_full_xy_m']), np.add(angular, vertical), atol=2e-6)
+    assert (
+        reference.angular_momentum_contribution[0] > 0.01
+        and reference.vertical_acceleration_contribution[0] > 5e-4
+    )
+    np.testing.assert_allclose(
+        angular, reference.angular_momentum_contribution, rtol=0.02, atol=1e-5
+    )
+    np.testing.assert_allclose(
+        vertical, reference.vertical_acceleration_contribution, rtol=0.02, atol=1e-5
+    )
+    np.testing.assert_allclose(
+        _floats(checks['lipm_minus_full_xy_m']), np.add(angular, vertical), atol=2e-6
+    )
     assert float(checks['lipm_minus_full_m']) == pytest.approx(reference.distance, rel=0.02)
-    np.testing.assert_allclose(_floats(checks['full_zmp_from_momentum_rate']), reference.full, atol=2e-4)
+    np.testing.assert_allclose(
+        _floats(checks['full_zmp_from_momentum_rate']), reference.full, atol=2e-4
+    )
 
 
-def test_a_thrown_tumbling_robot_reports_momentum_drift_at_the_integration_error_and_no_lipm_zmp(quadruped,
-                                                                                               quadruped_rig):
+def test_a_thrown_tumbling_robot_reports_momentum_drift_at_the_integration_error_and_no_lipm_zmp(
+    quadruped, quadruped_rig
+):
     """A free flight integrated through pinocchio (legs swinging, base tumbling, no joint
     torque) streamed as joint_states + odom: airborne, no LIPM ZMP, ‖k‖ of the last state and
     l − l₀ − m g⃗ t, k − k₀ at the integrator's error (m g t is ≈ 40 N·s here)."""
     from test_centroidal_checks import free_flight
+
     rig = quadruped_rig()
     lipm = rig.harness.collect(PointStamped, f'{rig.namespace}/centroidal/lipm_zmp', SENSOR_QOS)
-    assert wait_for(lambda: rig.node.count_subscribers(f'{rig.namespace}/centroidal/lipm_zmp') > 0, timeout=5.0)
+    assert wait_for(
+        lambda: rig.node.count_subscribers(f'{rig.namespace}/centroidal/lipm_zmp') > 0, timeout=5.0
+    )
     generator = np.random.default_rng(5)
     q = quadruped.configuration(STANCE, [0, 0, 1.5, 0, 0, 0, 1])
-    v = quadruped.tangent(generator.uniform(-3, 3, quadruped.num_joints), [0.5, 0.2, 2.0, 1.0, -0.7, 0.4])
+    v = quadruped.tangent(
+        generator.uniform(-3, 3, quadruped.num_joints), [0.5, 0.2, 2.0, 1.0, -0.7, 0.4]
+    )
     states = list(free_flight(quadruped, q, v, 0.2, 0.002))
     for t, q, v in states:
-        rig.send(4.0 + t, quadruped.joint_names, quadruped.joint_positions(q), velocities=v[6:], base_pose=q[:7],
-                 base_twist=v[:6])
-    assert wait_for(lambda: len(rig.com) >= len(states), timeout=10.0), dict(rig.node.rejections.counts)
+        rig.send(
+            4.0 + t,
+            quadruped.joint_names,
+            quadruped.joint_positions(q),
+            velocities=v[6:],
+            base_pose=q[:7],
+            base_twist=v[:6],
+        )
+    assert wait_for(lambda: len(rig.com) >= len(states), timeout=10.0), dict(
+        rig.node.rejections.counts
+    )
     assert rig.node.rejections.total() == 0, dict(rig.node.rejections.counts)
     last_k = centroidal_state(quadruped, states[-1][1], states[-1][2]).angular_momentum
-    assert wait_for(lambda: (centroidal_checks(rig) or {}).get('flight_s', 'none') != 'none' and
-                    float(centroidal_checks(rig)['flight_s']) > 0.15, timeout=3.0)
+    assert wait_for(
+        lambda: (
+            (centroidal_checks(rig) or {}).get('flight_s', 'none') != 'none'
+            and float(centroidal_checks(rig)['flight_s']) > 0.15
+        ),
+        timeout=3.0,
+    )
     checks = centroidal_checks(rig)
-    assert float(checks['flight_linear_drift_Ns']) < 1e-4 and float(checks['flight_angular_drift_Nms']) < 1e-4
-    assert float(checks['angular_momentum_norm_Nms']) == pytest.approx(np.linalg.norm(last_k), rel=1e-5)
+    assert (
+        float(checks['flight_linear_drift_Ns']) < 1e-4
+        and float(checks['flight_angular_drift_Nms']) < 1e-4
+    )
+    assert float(checks['angular_momentum_norm_Nms']) == pytest.approx(
+        np.linalg.norm(last_k), rel=1e-5
+    )
     assert np.linalg.norm(last_k) > 1.0
     assert checks['lipm_zmp'] == 'none' and checks['full_zmp_from_momentum_rate'] == 'none'
     assert checks['lipm_minus_full_m'] == 'none'
@@ -605,8 +901,10 @@ def test_a_contact_wrench_outside_the_friction_cone_is_flagged(quadruped, quadru
     vertical = np.linalg.lstsq(equations, [state.mass * G, 0.0, 0.0], rcond=None)[0]
     world_forces = np.column_stack([np.zeros(4), np.zeros(4), vertical])
     world_forces[0, 0] = 2.0 * mu * vertical[0]
-    publishers = [rig.harness.probe.create_publisher(WrenchStamped, f'{rig.namespace}/{topic}', SENSOR_QOS)
-                  for topic in topics]
+    publishers = [
+        rig.harness.probe.create_publisher(WrenchStamped, f'{rig.namespace}/{topic}', SENSOR_QOS)
+        for topic in topics
+    ]
     assert wait_for(lambda: all(p.get_subscription_count() > 0 for p in publishers), timeout=5.0)
     for k in range(3):
         for foot, publisher, placement, force in zip(FEET, publishers, placements, world_forces):
@@ -614,13 +912,22 @@ def test_a_contact_wrench_outside_the_friction_cone_is_flagged(quadruped, quadru
             message.header.stamp = _stamp(2.0 + 0.002 * k)
             message.header.frame_id = foot
             local = placement.rotation.T @ force
-            message.wrench.force.x, message.wrench.force.y, message.wrench.force.z = (float(x) for x in local)
+            message.wrench.force.x, message.wrench.force.y, message.wrench.force.z = (
+                float(x) for x in local
+            )
             publisher.publish(message)
         time.sleep(0.01)
-        rig.send(2.0 + 0.002 * k, quadruped.joint_names, STANCE, base_pose=pose, base_twist=np.zeros(6))
-    assert wait_for(lambda: centroidal_checks(rig) is not None and 'lf_foot_friction' in centroidal_checks(rig) and
-                    centroidal_checks(rig)['lf_foot_friction'] != 'no_wrench', timeout=5.0), \
-        dict(rig.node.rejections.counts)
+        rig.send(
+            2.0 + 0.002 * k, quadruped.joint_names, STANCE, base_pose=pose, base_twist=np.zeros(6)
+        )
+    assert wait_for(
+        lambda: (
+            centroidal_checks(rig) is not None
+            and 'lf_foot_friction' in centroidal_checks(rig)
+            and centroidal_checks(rig)['lf_foot_friction'] != 'no_wrench'
+        ),
+        timeout=5.0,
+    ), dict(rig.node.rejections.counts)
     checks = centroidal_checks(rig)
     assert checks['level'] == b'\x01' and 'lf_foot (outside_cone)' in checks['message']
     assert checks['lf_foot_friction'] == 'outside_cone'
@@ -630,15 +937,18 @@ def test_a_contact_wrench_outside_the_friction_cone_is_flagged(quadruped, quadru
         assert float(checks[f'{foot}_friction_margin_N']) == pytest.approx(mu * force, rel=1e-5)
 
 
-def test_zero_contact_wrenches_mean_flight_with_a_ballistic_drift_of_zero_and_unloaded_feet(quadruped,
-                                                                                            quadruped_rig):
+def test_zero_contact_wrenches_mean_flight_with_a_ballistic_drift_of_zero_and_unloaded_feet(
+    quadruped, quadruped_rig
+):
     """Wrench route with every foot wrench zero: airborne. A ballistic base motion (thrown
     up and sideways, no rotation) gives l − l₀ − m g⃗ t = 0 and k − k₀ = 0; every foot is
     'unloaded' (not judged), the status OK."""
     topics = [f'{foot}/wrench' for foot in FEET]
     rig = quadruped_rig(contact_wrench_topics=topics)
-    publishers = [rig.harness.probe.create_publisher(WrenchStamped, f'{rig.namespace}/{topic}', SENSOR_QOS)
-                  for topic in topics]
+    publishers = [
+        rig.harness.probe.create_publisher(WrenchStamped, f'{rig.namespace}/{topic}', SENSOR_QOS)
+        for topic in topics
+    ]
     assert wait_for(lambda: all(p.get_subscription_count() > 0 for p in publishers), timeout=5.0)
     throw = np.array([0.8, -0.3, 2.5])
     for k in range(20):
@@ -649,21 +959,36 @@ def test_zero_contact_wrenches_mean_flight_with_a_ballistic_drift_of_zero_and_un
             message.header.stamp, message.header.frame_id = _stamp(stamp), foot
             publisher.publish(message)
         time.sleep(0.005)
-        position = np.array([0.0, 0.0, 2.0]) + throw * t + [0.0, 0.0, -0.5 * G * t ** 2]
+        position = np.array([0.0, 0.0, 2.0]) + throw * t + [0.0, 0.0, -0.5 * G * t**2]
         velocity = throw + [0.0, 0.0, -G * t]
-        rig.send(stamp, quadruped.joint_names, STANCE, base_pose=[*position, 0, 0, 0, 1],
-                 base_twist=[*velocity, 0, 0, 0])
+        rig.send(
+            stamp,
+            quadruped.joint_names,
+            STANCE,
+            base_pose=[*position, 0, 0, 0, 1],
+            base_twist=[*velocity, 0, 0, 0],
+        )
     assert wait_for(lambda: len(rig.com) >= 20, timeout=5.0), dict(rig.node.rejections.counts)
-    assert wait_for(lambda: (centroidal_checks(rig) or {}).get('flight_s', 'none') != 'none' and
-                    float(centroidal_checks(rig)['flight_s']) > 0.03, timeout=3.0), centroidal_checks(rig)
+    assert wait_for(
+        lambda: (
+            (centroidal_checks(rig) or {}).get('flight_s', 'none') != 'none'
+            and float(centroidal_checks(rig)['flight_s']) > 0.03
+        ),
+        timeout=3.0,
+    ), centroidal_checks(rig)
     checks = centroidal_checks(rig)
-    assert float(checks['flight_linear_drift_Ns']) < 1e-9 and float(checks['flight_angular_drift_Nms']) < 1e-9
+    assert (
+        float(checks['flight_linear_drift_Ns']) < 1e-9
+        and float(checks['flight_angular_drift_Nms']) < 1e-9
+    )
     assert checks['level'] == b'\x00'
     assert all(checks[f'{foot}_friction'] == 'unloaded' for foot in FEET)
     assert rig.balance()['airborne'] == 'True' and rig.balance()['zmp_source'] == 'wrenches'
 
 
-@pytest.mark.parametrize('given, used', [(0.3, 0.3), (1, 1.0), (0.0, 0.7), (-0.5, 0.7), (float('nan'), 0.7)])
+@pytest.mark.parametrize(
+    'given, used', [(0.3, 0.3), (1, 1.0), (0.0, 0.7), (-0.5, 0.7), (float('nan'), 0.7)]
+)
 def test_friction_coefficient_must_be_positive(ros, given, used):
     node = CentroidalNode(parameter_overrides=[Parameter('friction_coefficient', value=given)])
     try:

@@ -1,5 +1,6 @@
 """The `identify` command line refuses bad input with a one-line reason on stderr and exit
 status 2 (docs/identification.md), never with a Python traceback."""
+
 from __future__ import annotations
 
 import os
@@ -11,9 +12,9 @@ import numpy as np
 import pytest
 
 from robot_dynamics.core.identification.excitation import FourierTrajectory, rest_constrained
-from robot_dynamics.core.model.model import RobotModel
-from robot_dynamics.core.identification.recording_files import write_csv
 from robot_dynamics.core.identification.recording import Recording
+from robot_dynamics.core.identification.recording_files import write_csv
+from robot_dynamics.core.model.model import RobotModel
 from robot_dynamics.models import ARM_URDF
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -22,8 +23,14 @@ ROOT = Path(__file__).resolve().parents[1]
 def run_cli(*arguments: str, timeout: float = 60.0) -> subprocess.CompletedProcess:
     """``python -m robot_dynamics ARGUMENTS`` in a fresh process (exit code, stdout, stderr)."""
     environment = dict(os.environ, ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST')
-    return subprocess.run([sys.executable, '-m', 'robot_dynamics', *arguments], cwd=ROOT, env=environment,
-                          capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, '-m', 'robot_dynamics', *arguments],
+        cwd=ROOT,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 @pytest.fixture(scope='module')
@@ -37,7 +44,9 @@ def motion_csv(tmp_path_factory) -> Path:
     times = trajectory.sample_times(100.0)
     positions, velocities, _ = trajectory.evaluate(times)
     path = tmp_path_factory.mktemp('cli_errors') / 'motion.csv'
-    write_csv(path, Recording(times, positions, velocities, np.zeros_like(positions), robot.joint_names))
+    write_csv(
+        path, Recording(times, positions, velocities, np.zeros_like(positions), robot.joint_names)
+    )
     return path
 
 
@@ -54,16 +63,28 @@ def test_identify_names_a_csv_that_is_not_utf8_text(tmp_path):
     assert_refused(finished, 2, f'cannot read {junk}: not UTF-8 text')
 
 
-@pytest.mark.parametrize('option, value', [('--period', '0'), ('--period', '-0.001'), ('--period', 'inf'),
-                                           ('--prior-weight', 'nan'), ('--prior-weight', '-1'),
-                                           ('--prior-weight', '0'), ('--cutoff', 'nan'), ('--max-gap', '0')])
+@pytest.mark.parametrize(
+    'option, value',
+    [
+        ('--period', '0'),
+        ('--period', '-0.001'),
+        ('--period', 'inf'),
+        ('--prior-weight', 'nan'),
+        ('--prior-weight', '-1'),
+        ('--prior-weight', '0'),
+        ('--cutoff', 'nan'),
+        ('--max-gap', '0'),
+    ],
+)
 def test_identify_range_checks_numeric_options_before_reading(motion_csv, option, value):
     finished = run_cli('identify', '--urdf', str(ARM_URDF), '--csv', str(motion_csv), option, value)
     assert_refused(finished, 2, f'{option} must be a positive number, got')
 
 
 def test_identify_refuses_a_split_time_that_is_not_finite(motion_csv):
-    finished = run_cli('identify', '--urdf', str(ARM_URDF), '--csv', str(motion_csv), '--split-time', 'nan')
+    finished = run_cli(
+        'identify', '--urdf', str(ARM_URDF), '--csv', str(motion_csv), '--split-time', 'nan'
+    )
     assert_refused(finished, 2, '--split-time must be a finite time')
 
 
@@ -72,5 +93,7 @@ def test_identify_refuses_an_unwritable_output_before_the_fit(tmp_path, option):
     # the recording does not exist: the output is checked first, so its error is the one reported
     missing = str(tmp_path / 'missing.csv')
     for target in (tmp_path / 'no_such_dir' / 'out.urdf', tmp_path):
-        finished = run_cli('identify', '--urdf', str(ARM_URDF), '--csv', missing, option, str(target))
+        finished = run_cli(
+            'identify', '--urdf', str(ARM_URDF), '--csv', missing, option, str(target)
+        )
         assert_refused(finished, 2, f'{option} {target}: cannot write there')

@@ -1,5 +1,6 @@
 """Ctrl-C on a command-line run ends it quietly: exit status 130, no traceback, and every
 process it started (here a benchmark's node and relay processes) gone with it."""
+
 from __future__ import annotations
 
 import os
@@ -38,10 +39,19 @@ def alive(pid: int) -> bool:
 
 def test_ctrl_c_on_a_bench_run_exits_130_without_traceback_and_stops_its_nodes():
     command = [sys.executable, '-m', 'robot_dynamics', 'bench', 'dynamics', '--duration', '120']
-    process = subprocess.Popen(command, cwd=ROOT, env=dict(os.environ), stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True, start_new_session=True)
+    process = subprocess.Popen(
+        command,
+        cwd=ROOT,
+        env=dict(os.environ),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     try:
-        assert wait_for(lambda: len(children_of(process.pid)) >= 2 or process.poll() is not None, 120.0)
+        assert wait_for(
+            lambda: len(children_of(process.pid)) >= 2 or process.poll() is not None, 120.0
+        )
         assert process.poll() is None, process.communicate()
         started = children_of(process.pid)
         time.sleep(1.0)

@@ -1,4 +1,5 @@
 """dynamics_node through real rclpy topics: intake, outputs, hot swap and bad input."""
+
 import math
 from pathlib import Path
 
@@ -15,8 +16,8 @@ pytest.importorskip('rclpy')
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import String  # noqa: E402
 
-from robot_dynamics.ros.topics import DESCRIPTION_QOS, SENSOR_QOS
 from robot_dynamics.ros.dynamics_node import DynamicsNode  # noqa: E402
+from robot_dynamics.ros.topics import DESCRIPTION_QOS, SENSOR_QOS
 
 ARM_TEXT = ARM_URDF.read_text()
 
@@ -42,8 +43,10 @@ def reference_torques(robot, positions, velocities=None, accelerations=None):
     zeros = np.zeros(robot.num_joints)
     v = robot.tangent(zeros if velocities is None else np.asarray(velocities, float))
     a = robot.tangent(zeros if accelerations is None else np.asarray(accelerations, float))
-    return (robot.joint_part(dynamics.gravity_torques(robot, q)),
-            robot.joint_part(dynamics.inverse_dynamics(robot, q, v, a)))
+    return (
+        robot.joint_part(dynamics.gravity_torques(robot, q)),
+        robot.joint_part(dynamics.inverse_dynamics(robot, q, v, a)),
+    )
 
 
 def test_shuffled_partial_sources_give_core_torques(ros):
@@ -51,26 +54,47 @@ def test_shuffled_partial_sources_give_core_torques(ros):
     node = make_node(robot_description=ARM_TEXT, acceleration_mode='zero')
     with ros(node) as harness:
         gravity_out = harness.collect(JointState, f'/{node.get_name()}/gravity_torques', SENSOR_QOS)
-        inverse_out = harness.collect(JointState, f'/{node.get_name()}/inverse_dynamics_torques', SENSOR_QOS)
+        inverse_out = harness.collect(
+            JointState, f'/{node.get_name()}/inverse_dynamics_torques', SENSOR_QOS
+        )
         arm_pub = harness.probe.create_publisher(JointState, 'joint_states', SENSOR_QOS)
         wrist_pub = harness.probe.create_publisher(JointState, 'joint_states', SENSOR_QOS)
-        assert wait_for(lambda: node.count_publishers('joint_states') >= 1 and
-                        harness.probe.count_subscribers('joint_states') >= 1, 5)
+        assert wait_for(
+            lambda: (
+                node.count_publishers('joint_states') >= 1
+                and harness.probe.count_subscribers('joint_states') >= 1
+            ),
+            5,
+        )
         rng = np.random.default_rng(3)
         positions = rng.uniform(-1, 1, 7)
         velocities = rng.uniform(-1, 1, 7)
         names = list(robot.joint_names)
-        # Source 1: joints 4, 1, 3, 2 (shuffled); source 2: joints 7, 5, 6 plus a gripper joint the model lacks.
+        # Source 1: joints 4, 1, 3, 2 (shuffled); source 2: joints 7, 5, 6 plus a gripper joint the
+        # model lacks.
         first, second = [3, 0, 2, 1], [6, 4, 5]
         for _ in range(50):
             if gravity_out:
                 break
-            arm_pub.publish(joint_state([names[i] for i in first], positions[first], velocities[first], stamp=2.0))
-            wrist_pub.publish(joint_state([names[i] for i in second] + ['gripper_finger'],
-                                          list(positions[second]) + [0.01], list(velocities[second]) + [0.0],
-                                          stamp=2.0))
+            arm_pub.publish(
+                joint_state(
+                    [names[i] for i in first], positions[first], velocities[first], stamp=2.0
+                )
+            )
+            wrist_pub.publish(
+                joint_state(
+                    [names[i] for i in second] + ['gripper_finger'],
+                    list(positions[second]) + [0.01],
+                    list(velocities[second]) + [0.0],
+                    stamp=2.0,
+                )
+            )
             wait_for(lambda: bool(gravity_out), 0.1)
-        assert wait_for(lambda: bool(gravity_out) and bool(inverse_out), 5), (dict(node.rejections.counts), node._incomplete, node._processed)
+        assert wait_for(lambda: bool(gravity_out) and bool(inverse_out), 5), (
+            dict(node.rejections.counts),
+            node._incomplete,
+            node._processed,
+        )
         expected_gravity, expected_inverse = reference_torques(robot, positions, velocities)
         assert gravity_out[-1].name == names
         np.testing.assert_allclose(gravity_out[-1].effort, expected_gravity, atol=1e-12)
@@ -82,22 +106,34 @@ def test_transient_local_description_before_start_then_hot_swap_and_invalid(ros)
     arm = RobotModel.from_urdf_file(ARM_URDF)
     quadruped = RobotModel.from_urdf_file(QUADRUPED_URDF)
     with ros() as harness:
-        description_pub = harness.probe.create_publisher(String, 'robot_description', DESCRIPTION_QOS)
+        description_pub = harness.probe.create_publisher(
+            String, 'robot_description', DESCRIPTION_QOS
+        )
         description_pub.publish(String(data=ARM_TEXT))
         node = harness.add(make_node())
         assert wait_for(lambda: node.robot is not None, 10), 'latched description not received'
         assert node.robot.joint_names == arm.joint_names
         description_pub.publish(String(data=QUADRUPED_URDF.read_text()))
-        assert wait_for(lambda: node.robot.joint_names == quadruped.joint_names, 10), 'hot swap failed'
-        description_pub.publish(String(data='<robot name="broken"><link name="a"/><joint name="j" type="revolute">'))
+        assert wait_for(lambda: node.robot.joint_names == quadruped.joint_names, 10), (
+            'hot swap failed'
+        )
+        description_pub.publish(
+            String(data='<robot name="broken"><link name="a"/><joint name="j" type="revolute">')
+        )
         assert wait_for(lambda: node.model_source.rejected >= 1, 10)
-        assert node.robot.joint_names == quadruped.joint_names, 'invalid description replaced the good model'
+        assert node.robot.joint_names == quadruped.joint_names, (
+            'invalid description replaced the good model'
+        )
         assert 'not valid XML' in node.model_source.last_error
 
 
 def test_bad_messages_are_counted_and_survived_and_external_torque_is_zero_for_model_effort(ros):
     robot = RobotModel.from_urdf_file(ARM_URDF)
-    node = make_node(robot_description=ARM_TEXT, acceleration_mode='zero', external_torque_method='inverse_dynamics')
+    node = make_node(
+        robot_description=ARM_TEXT,
+        acceleration_mode='zero',
+        external_torque_method='inverse_dynamics',
+    )
     names = list(robot.joint_names)
     positions = np.array([0.1, -0.5, 0.2, -2.0, 0.3, 1.5, 0.4])
     velocities = np.array([0.2, -0.1, 0.3, 0.1, -0.2, 0.1, 0.5])
@@ -112,7 +148,9 @@ def test_bad_messages_are_counted_and_survived_and_external_torque_is_zero_for_m
         joint_state(names, [1e12] * 7, stamp=5.0),
     ]
     with ros(node) as harness:
-        external_out = harness.collect(JointState, f'/{node.get_name()}/external_torques', SENSOR_QOS)
+        external_out = harness.collect(
+            JointState, f'/{node.get_name()}/external_torques', SENSOR_QOS
+        )
         publisher = harness.probe.create_publisher(JointState, 'joint_states', SENSOR_QOS)
         assert wait_for(lambda: node.count_publishers('joint_states') >= 1, 5)
         for message in bad:
@@ -120,15 +158,27 @@ def test_bad_messages_are_counted_and_survived_and_external_torque_is_zero_for_m
         good = joint_state(names, positions, velocities, model_torque, stamp=6.0)
         publisher.publish(good)
         assert wait_for(lambda: bool(external_out), 5)
-        publisher.publish(joint_state(names, positions, velocities, model_torque, stamp=5.5))  # out of order
-        expected = {'non_finite': 2, 'length_mismatch': 1, 'duplicate_names': 1, 'empty': 1, 'no_known_joints': 1,
-                    'out_of_range': 1, 'out_of_order': 1}
-        assert wait_for(lambda: dict(node.rejections.counts) == expected, 5), dict(node.rejections.counts)
+        publisher.publish(
+            joint_state(names, positions, velocities, model_torque, stamp=5.5)
+        )  # out of order
+        expected = {
+            'non_finite': 2,
+            'length_mismatch': 1,
+            'duplicate_names': 1,
+            'empty': 1,
+            'no_known_joints': 1,
+            'out_of_range': 1,
+            'out_of_order': 1,
+        }
+        assert wait_for(lambda: dict(node.rejections.counts) == expected, 5), dict(
+            node.rejections.counts
+        )
         np.testing.assert_allclose(external_out[-1].effort, np.zeros(7), atol=1e-9)
 
 
 def test_a_silent_source_is_reported_stale_in_diagnostics(ros):
     from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
+
     robot = RobotModel.from_urdf_file(ARM_URDF)
     node = make_node(robot_description=ARM_TEXT, diagnostics_period=0.2)
     names = list(robot.joint_names)
@@ -141,39 +191,67 @@ def test_a_silent_source_is_reported_stale_in_diagnostics(ros):
         publisher.publish(joint_state(names[:4], np.zeros(4), stamp=10.5))
 
         def stale_reported():
-            return any(status.name.endswith('joint_states') and status.level == DiagnosticStatus.WARN
-                       and 'fr3_joint5' in status.message and 'fr3_joint1' not in status.message
-                       for array in diagnostics for status in array.status)
+            return any(
+                status.name.endswith('joint_states')
+                and status.level == DiagnosticStatus.WARN
+                and 'fr3_joint5' in status.message
+                and 'fr3_joint1' not in status.message
+                for array in diagnostics
+                for status in array.status
+            )
 
         assert wait_for(stale_reported, 5)
 
 
-@pytest.mark.parametrize('name, requested, taken', [
-    ('stale_timeout', 0.25, 0.25), ('stale_timeout', 0.0, 0.1), ('stale_timeout', math.nan, 0.1),
-    ('diagnostics_period', 0.5, 0.5), ('diagnostics_period', 0.0, 1.0), ('diagnostics_period', -1.0, 1.0),
-    ('buffer_duration', 5.0, 5.0), ('buffer_duration', math.nan, 30.0),
-    ('buffer_max_rate', 500.0, 500.0), ('buffer_max_rate', math.inf, 1000.0),
-    ('acceleration_window', 31, 31), ('acceleration_window', 1, 15), ('acceleration_window', 10 ** 9, 15),
-    ('torque_warn_ratio', 0.9, 0.9), ('torque_warn_ratio', 1.5, 0.8), ('torque_warn_ratio', math.nan, 0.8),
-    ('acceleration_mode', 'zero', 'zero'), ('acceleration_mode', 'bogus', 'estimated'),
-])
+@pytest.mark.parametrize(
+    'name, requested, taken',
+    [
+        ('stale_timeout', 0.25, 0.25),
+        ('stale_timeout', 0.0, 0.1),
+        ('stale_timeout', math.nan, 0.1),
+        ('diagnostics_period', 0.5, 0.5),
+        ('diagnostics_period', 0.0, 1.0),
+        ('diagnostics_period', -1.0, 1.0),
+        ('buffer_duration', 5.0, 5.0),
+        ('buffer_duration', math.nan, 30.0),
+        ('buffer_max_rate', 500.0, 500.0),
+        ('buffer_max_rate', math.inf, 1000.0),
+        ('acceleration_window', 31, 31),
+        ('acceleration_window', 1, 15),
+        ('acceleration_window', 10**9, 15),
+        ('torque_warn_ratio', 0.9, 0.9),
+        ('torque_warn_ratio', 1.5, 0.8),
+        ('torque_warn_ratio', math.nan, 0.8),
+        ('acceleration_mode', 'zero', 'zero'),
+        ('acceleration_mode', 'bogus', 'estimated'),
+    ],
+)
 def test_an_impossible_parameter_falls_back_to_its_default(ros, name, requested, taken):
     # Startup must not fail, nor a timer spin with a zero period, on one bad configuration value.
     node = make_node(urdf_file=str(ARM_URDF), **{name: requested})
     try:
         live = node._live
-        used = {'stale_timeout': live.estimator.stale_timeout,
-                'diagnostics_period': next(timer.timer_period_ns for timer in node.timers
-                                           if timer.callback == node._publish_diagnostics) * 1e-9,
-                'buffer_duration': live.buffer.capacity / 1000.0,
-                'buffer_max_rate': live.buffer.capacity / 30.0,
-                'acceleration_window': live.estimator.differentiator.window,
-                'torque_warn_ratio': node.torque_warn_ratio,
-                'acceleration_mode': live.estimator.acceleration_mode}[name]
+        used = {
+            'stale_timeout': live.estimator.stale_timeout,
+            'diagnostics_period': next(
+                timer.timer_period_ns
+                for timer in node.timers
+                if timer.callback == node._publish_diagnostics
+            )
+            * 1e-9,
+            'buffer_duration': live.buffer.capacity / 1000.0,
+            'buffer_max_rate': live.buffer.capacity / 30.0,
+            'acceleration_window': live.estimator.differentiator.window,
+            'torque_warn_ratio': node.torque_warn_ratio,
+            'acceleration_mode': live.estimator.acceleration_mode,
+        }[name]
         assert used == pytest.approx(taken) if isinstance(taken, float) else used == taken
-        reported = node.get_parameter(name).value  # the parameter shows the value in use, not the request
-        assert type(reported) is type(taken) and (reported == pytest.approx(taken) if isinstance(taken, float)
-                                                  else reported == taken), (reported, taken)
+        reported = node.get_parameter(
+            name
+        ).value  # the parameter shows the value in use, not the request
+        assert type(reported) is type(taken) and (
+            reported == pytest.approx(taken) if isinstance(taken, float) else reported == taken
+        ), (reported, taken)
     finally:
         node.destroy_node()
 
@@ -187,18 +265,23 @@ def test_a_recording_larger_than_shared_memory_falls_back_to_the_default_size(ro
         node.destroy_node()
 
 
-ONE_LINK = ('<robot name="lone"><link name="base"><inertial><mass value="1"/>'
-            '<inertia ixx="0.1" iyy="0.1" izz="0.1" ixy="0" ixz="0" iyz="0"/></inertial></link></robot>')
+ONE_LINK = (
+    '<robot name="lone"><link name="base"><inertial><mass value="1"/><inertia ixx="0.1" iyy="0.1" '
+    'izz="0.1" ixy="0" ixz="0" iyz="0"/></inertial></link></robot>'
+)
 
 
 def test_a_description_without_moving_joints_is_refused_and_the_node_keeps_serving(ros):
     from diagnostic_msgs.msg import DiagnosticArray
     from std_srvs.srv import Trigger
+
     node = make_node(diagnostics_period=0.1)
     robot = RobotModel.from_urdf_file(ARM_URDF)
     with ros(node) as harness:
         diagnostics = harness.collect(DiagnosticArray, '/diagnostics')
-        description_pub = harness.probe.create_publisher(String, 'robot_description', DESCRIPTION_QOS)
+        description_pub = harness.probe.create_publisher(
+            String, 'robot_description', DESCRIPTION_QOS
+        )
         description_pub.publish(String(data=ONE_LINK))  # before any model: refused, nothing loaded
         assert wait_for(lambda: node.model_source.rejected >= 1, 10)
         assert node.robot is None and 'no moving joints' in node.model_source.last_error
@@ -231,59 +314,85 @@ def test_diagnostics_never_raise(ros):
 def set_parameters(harness, node, **values):
     """Results of the node's own /set_parameters service (what `ros2 param set` calls)."""
     from rcl_interfaces.srv import SetParameters
-    request = SetParameters.Request(parameters=[Parameter(name, value=value).to_parameter_msg()
-                                                for name, value in values.items()])
-    return harness.call(SetParameters, f'/{node.get_name()}/set_parameters', request, timeout=10).results
+
+    request = SetParameters.Request(
+        parameters=[
+            Parameter(name, value=value).to_parameter_msg() for name, value in values.items()
+        ]
+    )
+    return harness.call(
+        SetParameters, f'/{node.get_name()}/set_parameters', request, timeout=10
+    ).results
 
 
 def test_a_runtime_parameter_change_takes_effect_or_is_refused_with_the_reason(ros):
     node = make_node(robot_description=ARM_TEXT, payload_link='fr3_link7', stale_timeout=0.2)
     with ros(node) as harness:
         # Read at start-up or model load: refused (before, accepted and silently ignored).
-        for name, value in (('stale_timeout', 0.5), ('acceleration_window', 31),
-                            ('buffer_duration', 5.0), ('gravity', [0.0, 0.0, -1.62]), ('robot_description', '')):
-            result, = set_parameters(harness, node, **{name: value})
+        for name, value in (
+            ('stale_timeout', 0.5),
+            ('acceleration_window', 31),
+            ('buffer_duration', 5.0),
+            ('gravity', [0.0, 0.0, -1.62]),
+            ('robot_description', ''),
+        ):
+            (result,) = set_parameters(harness, node, **{name: value})
             assert not result.successful and 'read-only' in result.reason, (name, result)
         assert node._live.estimator.stale_timeout == 0.2
         # Read at each service call: taken when valid, refused with the reason otherwise.
         assert node.payload_link(node.robot) == 'fr3_link7'
-        result, = set_parameters(harness, node, payload_link='fr3_link6')  # before: accepted, then ignored
+        (result,) = set_parameters(
+            harness, node, payload_link='fr3_link6'
+        )  # before: accepted, then ignored
         assert result.successful and node.payload_link(node.robot) == 'fr3_link6'
-        result, = set_parameters(harness, node, payload_link='gripper')
+        (result,) = set_parameters(harness, node, payload_link='gripper')
         assert not result.successful and 'is not a link of the robot model' in result.reason
-        result, = set_parameters(harness, node, payload_link='')
-        assert result.successful and node.payload_link(node.robot) == 'tool0'  # empty: the end of the chain
-        result, = set_parameters(harness, node, payload_mode='full')
+        (result,) = set_parameters(harness, node, payload_link='')
+        assert (
+            result.successful and node.payload_link(node.robot) == 'tool0'
+        )  # empty: the end of the chain
+        (result,) = set_parameters(harness, node, payload_mode='full')
         assert result.successful
         assert node.get_parameter('payload_mode').value == 'full'
-        result, = set_parameters(harness, node, payload_mode='heavy')
-        assert not result.successful and "is not one of ('auto', 'full', 'mass_com')" in result.reason
-        result, = set_parameters(harness, node, apply_identified_payload=1)
+        (result,) = set_parameters(harness, node, payload_mode='heavy')
+        assert (
+            not result.successful and "is not one of ('auto', 'full', 'mass_com')" in result.reason
+        )
+        (result,) = set_parameters(harness, node, apply_identified_payload=1)
         assert not result.successful and 'is not a true or false' in result.reason
-        result, = set_parameters(harness, node, mesh_allowed_roots='/opt/meshes')  # one directory
+        (result,) = set_parameters(harness, node, mesh_allowed_roots='/opt/meshes')  # one directory
         assert result.successful
         assert node.get_parameter('payload_mode').value == 'full'
 
 
-@pytest.mark.parametrize('name, given, used, reported', [
-    ('stale_timeout', 1, 1.0, 1.0),  # a whole number for a float parameter
-    ('buffer_duration', 30, 30.0, 30.0),
-    ('acceleration_window', 1.5, 15, 15),  # not a whole number of samples
-    ('acceleration_window', 31.0, 31, 31),
-    ('stale_timeout', 'fast', 0.1, 0.1),  # wrong type
-    ('acceleration_mode', 5, 'estimated', 'estimated'),
-    ('gravity', [0, 0, -10], [0.0, 0.0, -10.0], [0.0, 0.0, -10.0]),
-    ('gravity', [0.0, -9.81], [0.0, 0.0, -9.81], [0.0, 0.0, -9.81]),
-])
-def test_a_parameter_of_another_type_is_converted_or_falls_back_to_its_default(ros, name, given, used, reported):
-    node = make_node(urdf_file=str(ARM_URDF), **{name: given})  # before: InvalidParameterTypeException
+@pytest.mark.parametrize(
+    'name, given, used, reported',
+    [
+        ('stale_timeout', 1, 1.0, 1.0),  # a whole number for a float parameter
+        ('buffer_duration', 30, 30.0, 30.0),
+        ('acceleration_window', 1.5, 15, 15),  # not a whole number of samples
+        ('acceleration_window', 31.0, 31, 31),
+        ('stale_timeout', 'fast', 0.1, 0.1),  # wrong type
+        ('acceleration_mode', 5, 'estimated', 'estimated'),
+        ('gravity', [0, 0, -10], [0.0, 0.0, -10.0], [0.0, 0.0, -10.0]),
+        ('gravity', [0.0, -9.81], [0.0, 0.0, -9.81], [0.0, 0.0, -9.81]),
+    ],
+)
+def test_a_parameter_of_another_type_is_converted_or_falls_back_to_its_default(
+    ros, name, given, used, reported
+):
+    node = make_node(
+        urdf_file=str(ARM_URDF), **{name: given}
+    )  # before: InvalidParameterTypeException
     try:
         live = node._live
-        value = {'stale_timeout': lambda: live.estimator.stale_timeout,
-                 'buffer_duration': lambda: live.buffer.capacity / 1000.0,
-                 'acceleration_window': lambda: live.estimator.differentiator.window,
-                 'acceleration_mode': lambda: live.estimator.acceleration_mode,
-                 'gravity': lambda: live.robot.model.gravity.linear.tolist()}[name]()
+        value = {
+            'stale_timeout': lambda: live.estimator.stale_timeout,
+            'buffer_duration': lambda: live.buffer.capacity / 1000.0,
+            'acceleration_window': lambda: live.estimator.differentiator.window,
+            'acceleration_mode': lambda: live.estimator.acceleration_mode,
+            'gravity': lambda: live.robot.model.gravity.linear.tolist(),
+        }[name]()
         assert value == used and type(value) is type(used)
         assert node.get_parameter(name).value == reported  # the parameter shows the value in use
     finally:
@@ -313,15 +422,26 @@ def margin_statuses(diagnostics, node):
 
 def test_torque_margins_warn_above_the_ratio_and_error_above_the_effort_limit(ros):
     from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
+
     robot = RobotModel.from_urdf_file(WEAK_SHOULDER)
     horizontal = reference_torques(robot, [0.0, 0.3])[0]
-    assert abs(horizontal[0]) > 1.5 * robot.limits.effort[0]  # the shoulder cannot hold the arm horizontal
+    assert (
+        abs(horizontal[0]) > 1.5 * robot.limits.effort[0]
+    )  # the shoulder cannot hold the arm horizontal
     tilted = [math.acos(0.9 / abs(horizontal[0])), 0.3]  # 0.9 of its effort limit
-    assert dynamics.torque_margins(robot, reference_torques(robot, tilted)[0]) == pytest.approx([0.9, 0.0], abs=1e-9)
+    assert dynamics.torque_margins(robot, reference_torques(robot, tilted)[0]) == pytest.approx(
+        [0.9, 0.0], abs=1e-9
+    )
     text = WEAK_SHOULDER.read_text()
-    default_ratio = make_node(robot_description=text, acceleration_mode='zero', diagnostics_period=0.1)
-    lenient = make_node(robot_description=text, acceleration_mode='zero', diagnostics_period=0.1,
-                        torque_warn_ratio=0.99)
+    default_ratio = make_node(
+        robot_description=text, acceleration_mode='zero', diagnostics_period=0.1
+    )
+    lenient = make_node(
+        robot_description=text,
+        acceleration_mode='zero',
+        diagnostics_period=0.1,
+        torque_warn_ratio=0.99,
+    )
     assert lenient.get_parameter('torque_warn_ratio').value == 0.99
     names = list(robot.joint_names)
     with ros(default_ratio, lenient) as harness:
@@ -333,23 +453,32 @@ def test_torque_margins_warn_above_the_ratio_and_error_above_the_effort_limit(ro
         def hold_until(positions, node, level, ratio):
             """Publish the still pose until ``node``'s margins status has ``level``, names the
             shoulder and reports its |tau|/limit as ``ratio``; returns that status."""
+
             def reported():
                 for status in margin_statuses(diagnostics, node):
                     values = {pair.key: pair.value for pair in status.values}
-                    if status.level == level and 'at shoulder' in status.message and \
-                            abs(float(values.get('shoulder', 'nan')) - ratio) < 1e-3:
+                    if (
+                        status.level == level
+                        and 'at shoulder' in status.message
+                        and abs(float(values.get('shoulder', 'nan')) - ratio) < 1e-3
+                    ):
                         return status
                 return None
+
             for _ in range(60):
                 stamp[0] += 0.05
                 publisher.publish(joint_state(names, positions, [0.0, 0.0], stamp=stamp[0]))
                 if wait_for(lambda: reported() is not None, 0.1):
                     return reported()
             levels = [(s.level, s.message) for s in margin_statuses(diagnostics, node)[-3:]]
-            raise AssertionError(f'{node.get_name()}: no {level!r} margin status for {ratio}: {levels}')
+            raise AssertionError(
+                f'{node.get_name()}: no {level!r} margin status for {ratio}: {levels}'
+            )
 
         warned = hold_until(tilted, default_ratio, DiagnosticStatus.WARN, 0.9)
-        assert float({p.key: p.value for p in warned.values}['wrist_roll']) == pytest.approx(0.0, abs=1e-6)
+        assert float({p.key: p.value for p in warned.values}['wrist_roll']) == pytest.approx(
+            0.0, abs=1e-6
+        )
         hold_until(tilted, lenient, DiagnosticStatus.OK, 0.9)  # 0.9 is below a ratio of 0.99
         del diagnostics[:]
         ratio = float(abs(horizontal[0]) / robot.limits.effort[0])
@@ -359,40 +488,55 @@ def test_torque_margins_warn_above_the_ratio_and_error_above_the_effort_limit(ro
 
 def chain(joints: int, name: str = 'chain') -> str:
     """URDF text of a serial chain of ``joints`` revolute joints (and one fixed tool joint)."""
-    inertial = ('<inertial><origin xyz="0 0 0.05"/><mass value="0.5"/>'
-                '<inertia ixx="0.001" iyy="0.001" izz="0.001" ixy="0" ixz="0" iyz="0"/></inertial>')
+    inertial = (
+        '<inertial><origin xyz="0 0 0.05"/><mass value="0.5"/><inertia ixx="0.001" iyy="0.001" '
+        'izz="0.001" ixy="0" ixz="0" iyz="0"/></inertial>'
+    )
     parts = [f'<robot name="{name}"><link name="l0"/>']
     for i in range(1, joints + 1):
-        parts.append(f'<link name="l{i}">{inertial}</link><joint name="j{i}" type="revolute">'
-                     f'<origin xyz="0 0 0.1"/><parent link="l{i - 1}"/><child link="l{i}"/><axis xyz="0 1 0"/>'
-                     f'<limit lower="-2" upper="2" effort="10" velocity="1"/></joint>')
-    parts.append(f'<link name="tool"/><joint name="tool_joint" type="fixed"><parent link="l{joints}"/>'
-                 f'<child link="tool"/></joint></robot>')
+        parts.append(
+            f'<link name="l{i}">{inertial}</link><joint name="j{i}" type="revolute"><origin xyz="0 '
+            f'0 0.1"/><parent link="l{i - 1}"/><child link="l{i}"/><axis xyz="0 1 0"/><limit '
+            'lower="-2" upper="2" effort="10" velocity="1"/></joint>'
+        )
+    parts.append(
+        '<link name="tool"/><joint name="tool_joint" type="fixed"><parent '
+        f'link="l{joints}"/><child link="tool"/></joint></robot>'
+    )
     return ''.join(parts)
 
 
 def test_max_joints_refuses_a_larger_description_and_keeps_the_last_good_model(ros):
     from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
+
     arm = RobotModel.from_urdf_file(ARM_URDF)
     assert arm.num_joints == 7  # and fixed joints, which do not count
     # From the parameter: 8 moving joints over a limit of 7 is refused, nothing is loaded.
     refused = make_node(robot_description=chain(8), max_joints=7)
     try:
         assert refused.robot is None and refused.get_parameter('max_joints').value == 7
-        assert 'robot description has 8 moving joints, over the limit of 7' in refused.model_source.last_error
+        assert (
+            'robot description has 8 moving joints, over the limit of 7'
+            in refused.model_source.last_error
+        )
     finally:
         refused.destroy_node()
     node = make_node(max_joints=7, diagnostics_period=0.1)
     with ros(node) as harness:
         diagnostics = harness.collect(DiagnosticArray, '/diagnostics')
-        description_pub = harness.probe.create_publisher(String, 'robot_description', DESCRIPTION_QOS)
+        description_pub = harness.probe.create_publisher(
+            String, 'robot_description', DESCRIPTION_QOS
+        )
         description_pub.publish(String(data=ARM_TEXT))  # exactly max_joints: loaded
         assert wait_for(lambda: node.robot is not None, 10), node.model_source.last_error
         assert node.robot.joint_names == arm.joint_names and node.model_source.rejected == 0
         description_pub.publish(String(data=chain(8, 'eight')))  # one more: refused, the arm stays
         assert wait_for(lambda: node.model_source.rejected == 1, 10)
         assert node.robot.joint_names == arm.joint_names
-        assert 'robot description has 8 moving joints, over the limit of 7' in node.model_source.last_error
+        assert (
+            'robot description has 8 moving joints, over the limit of 7'
+            in node.model_source.last_error
+        )
         description_pub.publish(String(data=chain(7, 'seven')))  # a new 7-joint robot: loaded
         assert wait_for(lambda: node.robot.name == 'seven', 10), node.model_source.last_error
         assert node.model_source.rejected == 1
@@ -401,9 +545,12 @@ def test_max_joints_refuses_a_larger_description_and_keeps_the_last_good_model(r
             for array in diagnostics:
                 for status in array.status:
                     values = {pair.key: pair.value for pair in status.values}
-                    if status.name == f'{node.get_name()}: model' and status.level == DiagnosticStatus.WARN \
-                            and values.get('descriptions_rejected') == '1' \
-                            and 'over the limit of 7' in values.get('last_error', ''):
+                    if (
+                        status.name == f'{node.get_name()}: model'
+                        and status.level == DiagnosticStatus.WARN
+                        and values.get('descriptions_rejected') == '1'
+                        and 'over the limit of 7' in values.get('last_error', '')
+                    ):
                         return True
             return False
 
@@ -411,7 +558,10 @@ def test_max_joints_refuses_a_larger_description_and_keeps_the_last_good_model(r
 
 
 def stamps_of(messages) -> list:
-    return [round(message.header.stamp.sec + message.header.stamp.nanosec * 1e-9, 6) for message in messages]
+    return [
+        round(message.header.stamp.sec + message.header.stamp.nanosec * 1e-9, 6)
+        for message in messages
+    ]
 
 
 def test_external_torques_are_withheld_without_fresh_efforts(ros):
@@ -421,21 +571,40 @@ def test_external_torques_are_withheld_without_fresh_efforts(ros):
     velocities = np.array([0.2, -0.1, 0.3, 0.1, -0.2, 0.1, 0.5])
     _, model_torque = reference_torques(robot, positions, velocities)
     efforts = model_torque + 0.5
-    node = make_node(robot_description=ARM_TEXT, acceleration_mode='zero', stale_timeout=0.1,
-                     external_torque_method='inverse_dynamics')
+    node = make_node(
+        robot_description=ARM_TEXT,
+        acceleration_mode='zero',
+        stale_timeout=0.1,
+        external_torque_method='inverse_dynamics',
+    )
     with ros(node) as harness:
         topic = f'/{node.get_name()}'
         gravity_out = harness.collect(JointState, f'{topic}/gravity_torques', SENSOR_QOS)
         inverse_out = harness.collect(JointState, f'{topic}/inverse_dynamics_torques', SENSOR_QOS)
         external_out = harness.collect(JointState, f'{topic}/external_torques', SENSOR_QOS)
         publisher = harness.probe.create_publisher(JointState, 'joint_states', SENSOR_QOS)
-        assert wait_for(lambda: node.count_publishers('joint_states') >= 1 and all(
-            subscription.get_publisher_count() >= 1 for subscription in harness.probe.subscriptions), 5)
+        assert wait_for(
+            lambda: (
+                node.count_publishers('joint_states') >= 1
+                and all(
+                    subscription.get_publisher_count() >= 1
+                    for subscription in harness.probe.subscriptions
+                )
+            ),
+            5,
+        )
 
         def send(stamp, with_efforts, joints=range(7)):
             joints = list(joints)
-            publisher.publish(joint_state([names[i] for i in joints], positions[joints], velocities[joints],
-                                          efforts[joints] if with_efforts else (), stamp=stamp))
+            publisher.publish(
+                joint_state(
+                    [names[i] for i in joints],
+                    positions[joints],
+                    velocities[joints],
+                    efforts[joints] if with_efforts else (),
+                    stamp=stamp,
+                )
+            )
 
         for step in range(400):  # until the outputs flow (matched at both ends); no effort yet
             send(0.5 + 0.001 * step, False)
@@ -443,13 +612,18 @@ def test_external_torques_are_withheld_without_fresh_efforts(ros):
                 break
         assert wait_for(lambda: bool(gravity_out) and bool(inverse_out), 5)
         send(0.95, False)
-        assert wait_for(lambda: stamps_of(gravity_out)[-1:] == stamps_of(inverse_out)[-1:] == [0.95], 5)
+        assert wait_for(
+            lambda: stamps_of(gravity_out)[-1:] == stamps_of(inverse_out)[-1:] == [0.95], 5
+        )
         assert not external_out
         del gravity_out[:], inverse_out[:]
         # 1. Never any effort: gravity and inverse dynamics arrive, external torques do not.
         send(1.0, False)
         send(1.02, False)
-        assert wait_for(lambda: stamps_of(gravity_out) == [1.0, 1.02] and stamps_of(inverse_out) == [1.0, 1.02], 5)
+        assert wait_for(
+            lambda: stamps_of(gravity_out) == [1.0, 1.02] and stamps_of(inverse_out) == [1.0, 1.02],
+            5,
+        )
         # 2. Efforts on joints 1-4 only (a second driver sends 5-7 without): still not every joint.
         send(1.04, True, range(4))
         send(1.04, False, range(4, 7))
@@ -460,9 +634,16 @@ def test_external_torques_are_withheld_without_fresh_efforts(ros):
         send(2.5, False)
         send(3.0, True)
         assert wait_for(lambda: len(external_out) >= 3 and len(gravity_out) >= 8, 5), (
-            stamps_of(external_out), stamps_of(gravity_out))
-        assert stamps_of(gravity_out) == stamps_of(inverse_out) == [1.0, 1.02, 1.04, 1.04, 2.0, 2.05, 2.5, 3.0]
-        # Reliable, in order on each topic: an external torque for any other input would have come before 3.0.
+            stamps_of(external_out),
+            stamps_of(gravity_out),
+        )
+        assert (
+            stamps_of(gravity_out)
+            == stamps_of(inverse_out)
+            == [1.0, 1.02, 1.04, 1.04, 2.0, 2.05, 2.5, 3.0]
+        )
+        # Reliable, in order on each topic: an external torque for any other input would have come
+        # before 3.0.
         assert stamps_of(external_out) == [2.0, 2.05, 3.0]
         for message in external_out:  # inverse dynamics − measured effort of the same state (J^T F)
             np.testing.assert_allclose(message.effort, np.full(7, -0.5), atol=1e-9)

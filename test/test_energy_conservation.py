@@ -6,6 +6,7 @@ RK4 (global error O(h⁴)), the largest energy drift over the run must shrink by
 not M⁻¹(τ − C q̇ − g), a missing Gᵀ for a mimic joint) leaves an O(1) drift that does not
 shrink. The turret gripper runs the mimic path (mass matrix solve), the arm pinocchio's ABA.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -13,12 +14,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from robot_dynamics.core.dynamics.joint_space import forward_dynamics, kinetic_energy, potential_energy
+from robot_dynamics.core.dynamics.joint_space import (
+    forward_dynamics,
+    kinetic_energy,
+    potential_energy,
+)
 from robot_dynamics.core.model.model import RobotModel
 from robot_dynamics.models import ARM_URDF
 
 FIXTURES = Path(__file__).resolve().parent / 'data' / 'fixtures'
-RUNS = {  # URDF, simulated time [s], largest RK4 step [s] (halved twice), initial speed scale [rad/s]
+# URDF, simulated time [s], largest RK4 step [s] (halved twice), initial speed scale [rad/s]
+RUNS = {
     'fr3_arm': (ARM_URDF, 0.4, 4e-3, 1.0),
     'turret_gripper': (FIXTURES / 'turret_gripper.urdf', 1.6, 4e-2, 6.0),
 }
@@ -30,11 +36,14 @@ def _energy(robot: RobotModel, positions: np.ndarray, rates: np.ndarray) -> floa
 
 
 def _acceleration(robot: RobotModel, positions: np.ndarray, rates: np.ndarray) -> np.ndarray:
-    return forward_dynamics(robot, robot.configuration(positions), robot.tangent(rates), np.zeros(robot.num_joints))
+    return forward_dynamics(
+        robot, robot.configuration(positions), robot.tangent(rates), np.zeros(robot.num_joints)
+    )
 
 
-def _largest_energy_drift(robot: RobotModel, positions: np.ndarray, rates: np.ndarray, step: float,
-                          duration: float) -> float:
+def _largest_energy_drift(
+    robot: RobotModel, positions: np.ndarray, rates: np.ndarray, step: float, duration: float
+) -> float:
     """max |E(t) − E(0)| [J] over a passive RK4 run of ``duration`` seconds."""
     initial = _energy(robot, positions, rates)
     drift = 0.0
@@ -57,9 +66,13 @@ def test_passive_fall_energy_drift_shrinks_sixteenfold_per_halved_step(robot_nam
     path, duration, step, speed = RUNS[robot_name]
     robot = RobotModel.from_urdf_file(path)
     rng = np.random.default_rng(5)
-    positions = np.clip(rng.uniform(-1.0, 1.0, robot.num_joints), robot.limits.lower, robot.limits.upper)
+    positions = np.clip(
+        rng.uniform(-1.0, 1.0, robot.num_joints), robot.limits.lower, robot.limits.upper
+    )
     rates = rng.uniform(-speed, speed, robot.num_joints)
-    drifts = [_largest_energy_drift(robot, positions, rates, step / 2 ** k, duration) for k in range(3)]
+    drifts = [
+        _largest_energy_drift(robot, positions, rates, step / 2**k, duration) for k in range(3)
+    ]
     ratios = np.array(drifts[:-1]) / np.array(drifts[1:])
     assert drifts[-1] < 1e-6 * max(1.0, abs(_energy(robot, positions, rates)))
     assert np.all((ratios > 12.0) & (ratios < 22.0)), f'drifts {drifts} J, ratios {ratios}'

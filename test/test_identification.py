@@ -2,18 +2,20 @@
 Dombre 2002), least squares and its covariance, physical consistency (Wensing, Kim & Slotine
 2017), writing the model back, and the real-robot acceptance on the Gaz et al. 2019 Panda
 recording."""
+
 from pathlib import Path
 
 import numpy as np
 import pytest
 import yaml
 
-from robot_dynamics.core.identification import identified_model, whole_robot as ident
-from robot_dynamics.core.identification.excitation import FourierTrajectory, rest_constrained
-from robot_dynamics.core.model.model import RobotModel
-from robot_dynamics.core.identification.recording_files import read_panda_gaz2019
 from robot_dynamics.core.dynamics.regressor import body_parameter_vector
+from robot_dynamics.core.identification import identified_model
+from robot_dynamics.core.identification import whole_robot as ident
+from robot_dynamics.core.identification.excitation import FourierTrajectory, rest_constrained
 from robot_dynamics.core.identification.recording import PreparedData, prepare_for_identification
+from robot_dynamics.core.identification.recording_files import read_panda_gaz2019
+from robot_dynamics.core.model.model import RobotModel
 from robot_dynamics.models import ARM_URDF
 
 PANDA_DIR = Path(__file__).resolve().parents[1].parent / 'shared' / 'data' / 'panda_gaz2019'
@@ -28,7 +30,8 @@ PLANAR_2R = """<robot name="planar_2r">
     <inertia ixx="0.001" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial></link>
   <joint name="joint1" type="revolute"><parent link="base"/><child link="link1"/><axis xyz="0 0 1"/>
     <limit lower="-3" upper="3" effort="10" velocity="2"/></joint>
-  <joint name="joint2" type="revolute"><parent link="link1"/><child link="link2"/><origin xyz="0.4 0 0"/>
+  <joint name="joint2" type="revolute"><parent link="link1"/><child link="link2"/>
+    <origin xyz="0.4 0 0"/>
     <axis xyz="0 0 1"/><limit lower="-3" upper="3" effort="10" velocity="2"/></joint>
 </robot>"""
 
@@ -46,13 +49,24 @@ def fourier_data(robot: RobotModel, seconds: float, rate: float, seed: int) -> P
     trajectory = FourierTrajectory(robot.joint_names, centre, sine, cosine, 0.1, seconds)
     times = trajectory.sample_times(rate)
     positions, velocities, accelerations = trajectory.evaluate(times)
-    return PreparedData(times, positions, velocities, accelerations, np.zeros_like(positions), robot.joint_names,
-                        1.0 / rate, np.inf, [(0, len(times))])
+    return PreparedData(
+        times,
+        positions,
+        velocities,
+        accelerations,
+        np.zeros_like(positions),
+        robot.joint_names,
+        1.0 / rate,
+        np.inf,
+        [(0, len(times))],
+    )
 
 
 def true_parameters(robot: RobotModel, terms: ident.ModelTerms) -> np.ndarray:
     per_joint = {'rotor_inertia': 0.1, 'viscous': 0.3, 'coulomb': 0.6, 'offset': -0.2}
-    joint = [per_joint[t] * (1 + 0.1 * j) for j in range(robot.num_joints) for t in terms.joint_terms]
+    joint = [
+        per_joint[t] * (1 + 0.1 * j) for j in range(robot.num_joints) for t in terms.joint_terms
+    ]
     return np.concatenate([body_parameter_vector(robot), joint])
 
 
@@ -60,7 +74,19 @@ def true_parameters(robot: RobotModel, terms: ident.ModelTerms) -> np.ndarray:
 def test_fr3_arm_has_43_base_parameters_and_11_zero_columns(arm):
     base = ident.structural_base_parameters(arm)
     assert base.num_base == 43
-    assert set(base.zero_columns) == {'m1', 'hx1', 'hy1', 'hz1', 'Ixx1', 'Ixy1', 'Ixz1', 'Iyy1', 'Iyz1', 'm2', 'hz2'}
+    assert set(base.zero_columns) == {
+        'm1',
+        'hx1',
+        'hy1',
+        'hz1',
+        'Ixx1',
+        'Ixy1',
+        'Ixz1',
+        'Iyy1',
+        'Iyz1',
+        'm2',
+        'hz2',
+    }
 
 
 def test_rotor_inertia_and_friction_give_69_because_ia1_ia2_duplicate_izz1_izz2(arm):
@@ -84,7 +110,14 @@ def test_planar_2r_base_set_regroups_m2_with_l1_squared_and_l1():
     assert base.num_base == 6
     assert base.coefficient('Izz1', 'm2') == pytest.approx(0.16, abs=1e-9)
     assert base.coefficient('hx1', 'm2') == pytest.approx(0.4, abs=1e-9)
-    assert set(base.expressions()) == {'hx1 + 0.4·m2', 'hy1', 'Izz1 + 0.16·m2', 'hx2', 'hy2', 'Izz2'}
+    assert set(base.expressions()) == {
+        'hx1 + 0.4·m2',
+        'hy1',
+        'Izz1 + 0.16·m2',
+        'hx2',
+        'hy2',
+        'Izz2',
+    }
     # both null vectors (on-axis mass Δm1; link-2 mass moved to link 1) leave τ unchanged
     positions, velocities, accelerations = ident.random_states(robot, 20, seed=8)
     regressor = ident.extended_regressor(robot, positions, velocities, accelerations)
@@ -102,11 +135,14 @@ def test_base_regressor_reproduces_the_full_model_for_any_parameters(arm):
     assert base.regressor(full) @ base.values(standard) == pytest.approx(full @ standard, abs=1e-9)
 
 
-# ------------------------------------------------------------------ least squares and its covariance
+# ------------------------------------------------------------------ least squares and its
+# covariance
 def test_synthetic_identification_recovers_the_truth_within_3_sigma_of_its_std(arm):
     data = fourier_data(arm, 20.0, 100.0, seed=11)
     base = ident.structural_base_parameters(arm, ALL_TERMS)
-    full = ident.extended_regressor(arm, data.positions, data.velocities, data.accelerations, ALL_TERMS)
+    full = ident.extended_regressor(
+        arm, data.positions, data.velocities, data.accelerations, ALL_TERMS
+    )
     truth = true_parameters(arm, ALL_TERMS)
     noise = np.array([0.4, 0.5, 0.3, 0.3, 0.1, 0.1, 0.05])
     rng = np.random.default_rng(12)
@@ -114,18 +150,26 @@ def test_synthetic_identification_recovers_the_truth_within_3_sigma_of_its_std(a
     fit = ident.weighted_least_squares(base.regressor(full), torques, arm.num_joints)
     z = (fit.values - base.values(truth)) / fit.std
     assert np.all(np.abs(z) < 3.0), np.abs(z).max()
-    assert np.mean(z ** 2) == pytest.approx(1.0, abs=0.4)  # χ²/69: the std is neither too small nor too big
+    assert np.mean(z**2) == pytest.approx(
+        1.0, abs=0.4
+    )  # χ²/69: the std is neither too small nor too big
     assert fit.noise_std == pytest.approx(noise, rel=0.05)
 
 
 def test_predicted_std_matches_monte_carlo_spread(arm):
     data = fourier_data(arm, 10.0, 10.0, seed=13)
     base = ident.structural_base_parameters(arm)
-    regressor = base.regressor(ident.extended_regressor(arm, data.positions, data.velocities, data.accelerations))
+    regressor = base.regressor(
+        ident.extended_regressor(arm, data.positions, data.velocities, data.accelerations)
+    )
     clean = regressor @ base.values(body_parameter_vector(arm))
     rng = np.random.default_rng(14)
-    fits = [ident.least_squares(regressor, clean + 0.1 * rng.standard_normal(len(clean)), arm.num_joints)
-            for _ in range(30)]
+    fits = [
+        ident.least_squares(
+            regressor, clean + 0.1 * rng.standard_normal(len(clean)), arm.num_joints
+        )
+        for _ in range(30)
+    ]
     spread = np.std([fit.values for fit in fits], axis=0, ddof=1)
     predicted = np.mean([fit.std for fit in fits], axis=0)
     assert np.mean(spread / predicted) == pytest.approx(1.0, abs=0.1)
@@ -138,8 +182,8 @@ MONTE_CARLO_NOISE = 0.5  # N·m, white, per raw 1 kHz sample
 def filtered_monte_carlo(arm):
     """12 noisy 1 kHz recordings of one 10 s excitation, each through the identification
     pipeline (10 Hz zero-phase filter): WLS fits with and without the sample times."""
-    from robot_dynamics.core import simulation
     from robot_dynamics.core.identification.recording import Recording
+    from robot_dynamics.simulation import reference as simulation
 
     trajectory = simulation.scripted_excitation(arm, base_frequency=0.1)
     times = np.arange(0.0, 10.0, 0.001)
@@ -150,13 +194,20 @@ def filtered_monte_carlo(arm):
     rng = np.random.default_rng(21)
     regressor, with_times, without_times = None, [], []
     for _ in range(12):
-        noisy = clean.reshape(positions.shape) + MONTE_CARLO_NOISE * rng.standard_normal(positions.shape)
-        data = prepare_for_identification(Recording(times, positions, velocities, noisy, arm.joint_names))
+        noisy = clean.reshape(positions.shape) + MONTE_CARLO_NOISE * rng.standard_normal(
+            positions.shape
+        )
+        data = prepare_for_identification(
+            Recording(times, positions, velocities, noisy, arm.joint_names)
+        )
         if regressor is None:  # same motion every time: same filtered q, q̇, q̈ up to round-off
-            regressor = base.regressor(ident.extended_regressor(arm, data.positions, data.velocities,
-                                                                data.accelerations))
+            regressor = base.regressor(
+                ident.extended_regressor(arm, data.positions, data.velocities, data.accelerations)
+            )
         torques = data.efforts.reshape(-1)
-        with_times.append(ident.weighted_least_squares(regressor, torques, arm.num_joints, times=data.time))
+        with_times.append(
+            ident.weighted_least_squares(regressor, torques, arm.num_joints, times=data.time)
+        )
         if len(without_times) < 2:  # the old, independent-rows std: two fits show it
             without_times.append(ident.weighted_least_squares(regressor, torques, arm.num_joints))
     return base.values(truth_standard), with_times, without_times, data
@@ -167,40 +218,60 @@ def test_std_of_filtered_data_matches_monte_carlo_spread_when_times_are_given(fi
     spread = np.std([fit.values for fit in with_times], axis=0, ddof=1)
     ratio = spread / np.mean([fit.std for fit in with_times], axis=0)
     independent_rows = spread / np.mean([fit.std for fit in without_times], axis=0)
-    print(f'\nspread / predicted std: median {np.median(ratio):.2f} with times, '
-          f'{np.median(independent_rows):.2f} without (rows taken as independent)')
+    print(
+        f'\nspread / predicted std: median {np.median(ratio):.2f} with times, '
+        f'{np.median(independent_rows):.2f} without (rows taken as independent)'
+    )
     # CR2 block sandwich: 0.87–1.14 over seeds 21–28 of this 12-fit Monte Carlo (0.98–1.04 with
     # 40 fits); the plain batch-means sandwich gave 1.08–1.42, rows taken as independent ~8
     assert 0.75 <= np.median(ratio) <= 1.35
     assert np.median(independent_rows) > 4.0  # rows of filtered signals are not independent
-    z = (np.array([fit.values for fit in with_times]) - truth) / np.array([fit.std for fit in with_times])
-    assert np.sqrt(np.mean(z ** 2)) < 1.5  # 1.06–1.24 over the same seeds
+    z = (np.array([fit.values for fit in with_times]) - truth) / np.array(
+        [fit.std for fit in with_times]
+    )
+    assert np.sqrt(np.mean(z**2)) < 1.5  # 1.06–1.24 over the same seeds
 
 
-def test_noise_std_of_filtered_data_is_the_in_band_residual_not_the_sensor_noise(filtered_monte_carlo):
+def test_noise_std_of_filtered_data_is_the_in_band_residual_not_the_sensor_noise(
+    filtered_monte_carlo,
+):
     _, with_times, _, data = filtered_monte_carlo
     # white noise σ through |H|² of a 4th-order Butterworth run forward and backward: equivalent
     # noise bandwidth ∫ df / (1 + (f/fc)^16) = fc·(π/16)/sin(π/16), so RMS σ·√(2·1.0065·fc·period)
     in_band = MONTE_CARLO_NOISE * np.sqrt(2.0 * 1.0065 * data.cutoff_hz * data.period)
-    assert np.mean([fit.noise_std for fit in with_times], axis=0) == pytest.approx(np.full(7, in_band), rel=0.15)
+    assert np.mean([fit.noise_std for fit in with_times], axis=0) == pytest.approx(
+        np.full(7, in_band), rel=0.15
+    )
 
 
 def test_times_of_the_wrong_length_are_refused(arm):
     data = fourier_data(arm, 2.0, 50.0, seed=22)
     regressor = ident.extended_regressor(arm, data.positions, data.velocities, data.accelerations)
     with pytest.raises(ident.IdentificationError, match='sample times'):
-        ident.least_squares(regressor, np.zeros(len(regressor)), arm.num_joints, times=data.time[1:])
+        ident.least_squares(
+            regressor, np.zeros(len(regressor)), arm.num_joints, times=data.time[1:]
+        )
 
 
 def test_static_data_is_refused_as_insufficient_excitation(arm):
     positions, velocities, accelerations = ident.random_states(arm, 40, seed=15, static=True)
-    data = PreparedData(np.arange(40.0), positions, velocities, accelerations, np.zeros_like(positions),
-                        arm.joint_names, 1.0, np.inf, [(0, 40)])
+    data = PreparedData(
+        np.arange(40.0),
+        positions,
+        velocities,
+        accelerations,
+        np.zeros_like(positions),
+        arm.joint_names,
+        1.0,
+        np.inf,
+        [(0, 40)],
+    )
     with pytest.raises(ident.InsufficientExcitation, match='excite'):
         ident.identify(arm, data)
 
 
-# ------------------------------------------------------------------ physical consistency and the written model
+# ------------------------------------------------------------------ physical consistency and the
+# written model
 @pytest.fixture(scope='module')
 def synthetic_result(arm):
     terms = ident.ModelTerms(('viscous', 'coulomb'))
@@ -208,8 +279,15 @@ def synthetic_result(arm):
     truth = true_parameters(arm, terms)
     rng = np.random.default_rng(18)
     for data in (train, held_out):
-        clean = ident.extended_regressor(arm, data.positions, data.velocities, data.accelerations, terms) @ truth
-        data.efforts = clean.reshape(data.positions.shape) + 0.2 * rng.standard_normal(data.positions.shape)
+        clean = (
+            ident.extended_regressor(
+                arm, data.positions, data.velocities, data.accelerations, terms
+            )
+            @ truth
+        )
+        data.efforts = clean.reshape(data.positions.shape) + 0.2 * rng.standard_normal(
+            data.positions.shape
+        )
     return ident.identify(arm, train, held_out, terms)
 
 
@@ -217,7 +295,9 @@ def test_constrained_fit_is_feasible_for_every_link(synthetic_result):
     report = synthetic_result.report
     assert report.feasible
     assert np.all(report.min_eigenvalue_consistent >= -ident.FEASIBILITY_MARGIN)
-    assert len(report.infeasible_links_unconstrained) >= 1  # noisy data: the unconstrained fit breaks J ⪰ 0
+    assert (
+        len(report.infeasible_links_unconstrained) >= 1
+    )  # noisy data: the unconstrained fit breaks J ⪰ 0
     assert report.rms_held_out == pytest.approx(np.full(7, 0.2), rel=0.2)  # noise floor
     assert np.all(report.rms_nominal_held_out > report.rms_held_out)  # friction is not in the URDF
 
@@ -226,16 +306,24 @@ def test_identify_reports_the_std_of_time_correlated_rows(arm, synthetic_result)
     train = fourier_data(arm, 6.0, 50.0, seed=16)  # the fixture's training motion and efforts
     terms = synthetic_result.terms
     truth = true_parameters(arm, terms)
-    full = ident.extended_regressor(arm, train.positions, train.velocities, train.accelerations, terms)
+    full = ident.extended_regressor(
+        arm, train.positions, train.velocities, train.accelerations, terms
+    )
     rng = np.random.default_rng(18)
-    torques = (full @ truth).reshape(train.positions.shape) + 0.2 * rng.standard_normal(train.positions.shape)
+    torques = (full @ truth).reshape(train.positions.shape) + 0.2 * rng.standard_normal(
+        train.positions.shape
+    )
     regressor = synthetic_result.base.regressor(full)
-    expected = ident.weighted_least_squares(regressor, torques.reshape(-1), arm.num_joints, times=train.time)
+    expected = ident.weighted_least_squares(
+        regressor, torques.reshape(-1), arm.num_joints, times=train.time
+    )
     assert synthetic_result.report.base_values == pytest.approx(expected.values)
     assert synthetic_result.report.base_std == pytest.approx(expected.std)
 
 
-def test_identify_on_filtered_data_reports_a_std_that_matches_the_monte_carlo_spread(arm, filtered_monte_carlo):
+def test_identify_on_filtered_data_reports_a_std_that_matches_the_monte_carlo_spread(
+    arm, filtered_monte_carlo
+):
     """Independent of the code path above: identify() on one filtered recording must report a
     base_std near the spread of the estimates over 12 noise draws (the Monte Carlo truth), and
     well above the std computed as if the rows were independent (no sample times: ~8× too small)."""
@@ -251,15 +339,27 @@ def test_identified_urdf_reloads_to_the_consistent_parameters(arm, synthetic_res
     text = identified_model.identified_urdf(arm, synthetic_result.standard)
     reloaded = RobotModel.from_urdf_string(text)
     assert reloaded.joint_names == arm.joint_names
-    assert body_parameter_vector(reloaded) == pytest.approx(synthetic_result.standard[:70], abs=1e-6)
-    friction = yaml.safe_load(identified_model.friction_yaml(arm, synthetic_result.terms, synthetic_result.standard))
-    assert friction['joints']['fr3_joint3']['coulomb'] == pytest.approx(synthetic_result.standard[70 + 2 * 2 + 1])
+    assert body_parameter_vector(reloaded) == pytest.approx(
+        synthetic_result.standard[:70], abs=1e-6
+    )
+    friction = yaml.safe_load(
+        identified_model.friction_yaml(arm, synthetic_result.terms, synthetic_result.standard)
+    )
+    assert friction['joints']['fr3_joint3']['coulomb'] == pytest.approx(
+        synthetic_result.standard[70 + 2 * 2 + 1]
+    )
 
 
 def test_report_dictionary_has_the_documented_keys(synthetic_result):
     report = synthetic_result.report.to_dict()
-    for key in ('num_base_parameters', 'condition_number', 'rms_in_sample', 'rms_held_out',
-                'infeasible_links_unconstrained', 'feasible'):
+    for key in (
+        'num_base_parameters',
+        'condition_number',
+        'rms_in_sample',
+        'rms_held_out',
+        'infeasible_links_unconstrained',
+        'feasible',
+    ):
         assert key in report
     assert set(report['rms_held_out']) == set(synthetic_result.report.joint_names)
     assert report['num_base_parameters'] == 43 + 14
@@ -269,44 +369,78 @@ def test_report_dictionary_has_the_documented_keys(synthetic_result):
 @pytest.mark.skipif(not PANDA_DIR.is_dir(), reason=f'real-robot data not found at {PANDA_DIR}')
 def test_panda_held_out_torques_beat_the_published_model_on_every_joint():
     robot = RobotModel.from_urdf_file(PANDA_DIR / 'panda_arm.urdf')
-    data = prepare_for_identification(read_panda_gaz2019(PANDA_DIR).select_joints(robot.joint_names))
-    train = data.rows(np.flatnonzero(data.time < 10.39)[::2])  # every other ms: same fit, half the work
+    data = prepare_for_identification(
+        read_panda_gaz2019(PANDA_DIR).select_joints(robot.joint_names)
+    )
+    train = data.rows(
+        np.flatnonzero(data.time < 10.39)[::2]
+    )  # every other ms: same fit, half the work
     held_out = data.rows(data.time >= 10.39)
     result = ident.identify(robot, train, held_out, ALL_TERMS)
     report = result.report
     print('\n' + report.table())
     print('published model (paper)     ' + ''.join(f'{v:>13.4f}' for v in PAPER_RMS))
     assert np.all(report.rms_held_out < PAPER_RMS)
-    assert np.sqrt(np.mean(report.rms_held_out ** 2)) <= 0.30
+    assert np.sqrt(np.mean(report.rms_held_out**2)) <= 0.30
     assert report.feasible
     # the default prior weight keeps the consistent link masses near the paper's (URDF) values
     assert result.standard[0:70:10] == pytest.approx(body_parameter_vector(robot)[0::10], rel=0.35)
 
 
 # ------------------------------------------------------------------ command line
-def test_identify_cli_reports_json_and_writes_a_loadable_urdf_and_friction_yaml(arm, tmp_path, capsys):
+def test_identify_cli_reports_json_and_writes_a_loadable_urdf_and_friction_yaml(
+    arm, tmp_path, capsys
+):
     import json
 
     from robot_dynamics.cli import main as cli_main
-    from robot_dynamics.core.identification.recording_files import write_csv
     from robot_dynamics.core.identification.recording import Recording
+    from robot_dynamics.core.identification.recording_files import write_csv
 
     terms = ident.ModelTerms(('viscous', 'offset'))
     data = fourier_data(arm, 12.0, 200.0, seed=19)
     truth = true_parameters(arm, terms)
-    clean = ident.extended_regressor(arm, data.positions, data.velocities, data.accelerations, terms) @ truth
+    clean = (
+        ident.extended_regressor(arm, data.positions, data.velocities, data.accelerations, terms)
+        @ truth
+    )
     noise = 0.05 * np.random.default_rng(20).standard_normal(data.positions.shape)
     efforts = clean.reshape(data.positions.shape) + noise
-    write_csv(tmp_path / 'motion.csv', Recording(data.time, data.positions, data.velocities, efforts, arm.joint_names))
-    code = cli_main(['identify', '--urdf', str(ARM_URDF), '--csv', str(tmp_path / 'motion.csv'),
-                     '--friction', 'viscous,offset', '--period', '0.005', '--cutoff', '20', '--train-fraction', '0.6',
-                     '--output', str(tmp_path / 'arm_identified.urdf'), '--format', 'json'])
+    write_csv(
+        tmp_path / 'motion.csv',
+        Recording(data.time, data.positions, data.velocities, efforts, arm.joint_names),
+    )
+    code = cli_main(
+        [
+            'identify',
+            '--urdf',
+            str(ARM_URDF),
+            '--csv',
+            str(tmp_path / 'motion.csv'),
+            '--friction',
+            'viscous,offset',
+            '--period',
+            '0.005',
+            '--cutoff',
+            '20',
+            '--train-fraction',
+            '0.6',
+            '--output',
+            str(tmp_path / 'arm_identified.urdf'),
+            '--format',
+            'json',
+        ]
+    )
     assert code == 0
     report = json.loads(capsys.readouterr().out)
     assert report['num_base_parameters'] == 43 + 14 and report['feasible'] is True
     assert set(report['rms_held_out']) == set(arm.joint_names)
-    assert max(report['rms_held_out'].values()) < 0.1  # noise 0.05 N·m plus a little filtering error
-    assert isinstance(report['condition_number'], float) and isinstance(report['infeasible_links_unconstrained'], list)
+    assert (
+        max(report['rms_held_out'].values()) < 0.1
+    )  # noise 0.05 N·m plus a little filtering error
+    assert isinstance(report['condition_number'], float) and isinstance(
+        report['infeasible_links_unconstrained'], list
+    )
     identified = RobotModel.from_urdf_file(tmp_path / 'arm_identified.urdf')
     assert identified.num_joints == 7
     friction = yaml.safe_load((tmp_path / 'arm_identified_friction.yaml').read_text())
@@ -316,6 +450,8 @@ def test_identify_cli_reports_json_and_writes_a_loadable_urdf_and_friction_yaml(
 def test_identify_cli_names_a_missing_joint(tmp_path, capsys):
     from robot_dynamics.cli import main as cli_main
 
-    (tmp_path / 'one.csv').write_text('time,fr3_joint1/position,fr3_joint1/velocity,fr3_joint1/effort\n0,0,0,0\n')
+    (tmp_path / 'one.csv').write_text(
+        'time,fr3_joint1/position,fr3_joint1/velocity,fr3_joint1/effort\n0,0,0,0\n'
+    )
     assert cli_main(['identify', '--urdf', str(ARM_URDF), '--csv', str(tmp_path / 'one.csv')]) == 2
     assert 'fr3_joint2' in capsys.readouterr().err

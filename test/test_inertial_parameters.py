@@ -1,5 +1,6 @@
 """InertialParameters from 10-parameter vectors: a vector without a positive finite mass has no
 centre of mass and is refused with InertialParametersError, never turned into NaNs."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -7,7 +8,11 @@ import pinocchio as pin
 import pytest
 
 from robot_dynamics.core.errors import RobotDynamicsError
-from robot_dynamics.core.model.inertia import PINOCCHIO_TO_UPPER_TRIANGLE, InertialParameters, InertialParametersError
+from robot_dynamics.core.model.inertia import (
+    PINOCCHIO_TO_UPPER_TRIANGLE,
+    InertialParameters,
+    InertialParametersError,
+)
 
 UNIT_INERTIA = [1.0, 0.0, 1.0, 0.0, 0.0, 1.0]  # Ixx, Ixy, Iyy, Ixz, Iyz, Izz (pinocchio order)
 
@@ -35,12 +40,16 @@ def test_wrong_length_and_overflowing_com_are_refused():
 
 
 def test_positive_mass_vector_round_trips_through_pinocchio():
-    reference = pin.Inertia(2.0, np.array([0.05, -0.02, 0.08]), np.array([[0.012, 0.001, -0.0005],
-                                                                         [0.001, 0.010, 0.0008],
-                                                                         [-0.0005, 0.0008, 0.007]]))
+    reference = pin.Inertia(
+        2.0,
+        np.array([0.05, -0.02, 0.08]),
+        np.array([[0.012, 0.001, -0.0005], [0.001, 0.010, 0.0008], [-0.0005, 0.0008, 0.007]]),
+    )
     vector = reference.toDynamicParameters()
-    for parameters in (InertialParameters.from_pinocchio_vector(vector),
-                       InertialParameters.from_upper_triangle_vector(vector[PINOCCHIO_TO_UPPER_TRIANGLE])):
+    for parameters in (
+        InertialParameters.from_pinocchio_vector(vector),
+        InertialParameters.from_upper_triangle_vector(vector[PINOCCHIO_TO_UPPER_TRIANGLE]),
+    ):
         assert parameters.mass == pytest.approx(2.0)
         assert parameters.com == pytest.approx(reference.lever)
         assert parameters.inertia_com == pytest.approx(reference.inertia)

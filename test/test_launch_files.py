@@ -2,6 +2,7 @@
 (so also where the launch tools are absent; test_ros2_launch.py runs them): the launch files
 and setup.py are parsed with `ast`, and the parameter files are compared with the parameters
 the real nodes declare."""
+
 import ast
 import glob
 import os
@@ -16,11 +17,16 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = 'robot_dynamics'
 LAUNCH_FILES = sorted((ROOT / 'launch').glob('*.launch.py'))
-PARAMETER_FILES = {'robot_dynamics.yaml': ('dynamics', 'centroidal'), 'sim_robot.yaml': ('sim_robot',)}
+PARAMETER_FILES = {
+    'robot_dynamics.yaml': ('dynamics', 'centroidal'),
+    'sim_robot.yaml': ('sim_robot',),
+}
 """File → the names of the nodes it configures; each node's section is keyed ``/**/<name>``."""
 AUTOMATIC = {'use_sim_time', 'start_type_description_service'}
 """Declared by rclpy itself for every node; use_sim_time is set by the launch argument."""
-KEY_LINE = re.compile(r'^ {4}(?P<commented># )?(?P<name>[a-z_]+): (?P<value>[^#]*?)\s*(?:#(?P<comment>.*))?$')
+KEY_LINE = re.compile(
+    r'^ {4}(?P<commented># )?(?P<name>[a-z_]+): (?P<value>[^#]*?)\s*(?:#(?P<comment>.*))?$'
+)
 
 
 def section(name: str) -> str:
@@ -40,8 +46,11 @@ def nodes_configured_by(file_name: str, namespace: str):
     """(node name, its values, the node built with them in ``namespace``) for each section of the
     shipped parameter file ``file_name``; each node is destroyed when the caller moves on."""
     from robot_dynamics.ros.runner import parameter_overrides
+
     for node_name, values in node_sections(file_name).items():
-        node = node_class(node_name)(node_name, namespace=namespace, parameter_overrides=parameter_overrides(values))
+        node = node_class(node_name)(
+            node_name, namespace=namespace, parameter_overrides=parameter_overrides(values)
+        )
         try:
             yield node_name, values, node
         finally:
@@ -52,6 +61,7 @@ def node_class(name: str):
     from robot_dynamics.ros.centroidal_node import CentroidalNode
     from robot_dynamics.ros.dynamics_node import DynamicsNode
     from robot_dynamics.ros.sim_robot import SimRobot
+
     return {'dynamics': DynamicsNode, 'centroidal': CentroidalNode, 'sim_robot': SimRobot}[name]
 
 
@@ -64,14 +74,19 @@ def calls(tree: ast.AST, function: str) -> list:
     found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
-            name = node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, 'attr', None)
+            name = (
+                node.func.id
+                if isinstance(node.func, ast.Name)
+                else getattr(node.func, 'attr', None)
+            )
             if name == function:
                 found.append(node)
     return found
 
 
 def keyword(call: ast.Call, name: str, constants: dict = None):
-    """The value of keyword ``name``: a literal, a module constant named in ``constants``, else the ast node."""
+    """The value of keyword ``name``: a literal, a module constant named in ``constants``, else the
+    ast node."""
     for entry in call.keywords:
         if entry.arg == name:
             if isinstance(entry.value, ast.Constant):
@@ -84,9 +99,13 @@ def keyword(call: ast.Call, name: str, constants: dict = None):
 
 def module_constants(tree: ast.Module) -> dict:
     """NAME = 'literal' assignments at module level (e.g. PACKAGE)."""
-    return {target.id: statement.value.value for statement in tree.body if isinstance(statement, ast.Assign)
-            and isinstance(statement.value, ast.Constant) for target in statement.targets
-            if isinstance(target, ast.Name)}
+    return {
+        target.id: statement.value.value
+        for statement in tree.body
+        if isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Constant)
+        for target in statement.targets
+        if isinstance(target, ast.Name)
+    }
 
 
 def setup_call() -> ast.Call:
@@ -100,7 +119,8 @@ def console_scripts() -> dict:
 
 
 def evaluate(node: ast.AST):
-    """The few expression forms setup.py's data_files use: strings, PACKAGE, +, lists, tuples, glob()."""
+    """The few expression forms setup.py's data_files use: strings, PACKAGE, +, lists, tuples,
+    glob()."""
     if isinstance(node, ast.Constant):
         return node.value
     if isinstance(node, ast.Name) and node.id == 'PACKAGE':
@@ -110,7 +130,9 @@ def evaluate(node: ast.AST):
     if isinstance(node, (ast.List, ast.Tuple)):
         return [evaluate(element) for element in node.elts]
     if isinstance(node, ast.Call) and getattr(node.func, 'id', '') == 'glob':
-        return sorted(str(Path(p).relative_to(ROOT)) for p in glob.glob(str(ROOT / evaluate(node.args[0]))))
+        return sorted(
+            str(Path(p).relative_to(ROOT)) for p in glob.glob(str(ROOT / evaluate(node.args[0])))
+        )
     raise AssertionError(f'setup.py data_files: cannot evaluate {ast.dump(node)}')
 
 
@@ -139,7 +161,12 @@ def launched_nodes() -> list:
         tree = launch_tree(path)
         constants = module_constants(tree)
         for call in calls(tree, 'Node'):
-            nodes.append((path.name, *(keyword(call, key, constants) for key in ('package', 'executable', 'name'))))
+            nodes.append(
+                (
+                    path.name,
+                    *(keyword(call, key, constants) for key in ('package', 'executable', 'name')),
+                )
+            )
     return nodes
 
 
@@ -159,7 +186,11 @@ def parameter_lines(name: str) -> dict:
             continue
         match = KEY_LINE.match(line)
         if match and current is not None:
-            current[match['name']] = (bool(match['commented']), match['value'], (match['comment'] or '').strip())
+            current[match['name']] = (
+                bool(match['commented']),
+                match['value'],
+                (match['comment'] or '').strip(),
+            )
     return sections
 
 
@@ -167,41 +198,67 @@ def parameter_lines(name: str) -> dict:
 def test_both_launch_files_exist_and_parse():
     assert {path.name for path in LAUNCH_FILES} >= {'robot_dynamics.launch.py', 'demo.launch.py'}
     for path in LAUNCH_FILES:
-        assert calls(launch_tree(path), 'LaunchDescription'), f'{path.name} builds no LaunchDescription'
+        assert calls(launch_tree(path), 'LaunchDescription'), (
+            f'{path.name} builds no LaunchDescription'
+        )
 
 
 def test_every_executable_is_a_console_script_or_an_exec_dependency():
     scripts = console_scripts()
-    exec_depends = {element.text for element in ElementTree.parse(ROOT / 'package.xml').getroot()
-                    if element.tag == 'exec_depend'}
+    exec_depends = {
+        element.text
+        for element in ElementTree.parse(ROOT / 'package.xml').getroot()
+        if element.tag == 'exec_depend'
+    }
     nodes = launched_nodes()
     assert {(package, executable) for _, package, executable, _ in nodes} >= {
-        (PACKAGE, 'dynamics_node'), (PACKAGE, 'centroidal_node'), (PACKAGE, 'sim_robot'), ('rviz2', 'rviz2')}
+        (PACKAGE, 'dynamics_node'),
+        (PACKAGE, 'centroidal_node'),
+        (PACKAGE, 'sim_robot'),
+        ('rviz2', 'rviz2'),
+    }
     for launch_file, package, executable, _ in nodes:
         if package == PACKAGE:
-            assert executable in scripts, f'{launch_file}: {executable} is not a console script in setup.py'
+            assert executable in scripts, (
+                f'{launch_file}: {executable} is not a console script in setup.py'
+            )
         else:
-            assert package in exec_depends, f'{launch_file}: package {package} is not an exec_depend in package.xml'
+            assert package in exec_depends, (
+                f'{launch_file}: package {package} is not an exec_depend in package.xml'
+            )
 
 
 def test_every_imported_ros_package_is_an_exec_dependency():
     """rcl_interfaces (ros/parameters.py) and builtin_interfaces (ros/sim_robot.py,
     commands/excitation.py) were imported but not declared, so rosdep would not install them."""
-    exec_depends = {element.text for element in ElementTree.parse(ROOT / 'package.xml').getroot()
-                    if element.tag == 'exec_depend'}
+    exec_depends = {
+        element.text
+        for element in ElementTree.parse(ROOT / 'package.xml').getroot()
+        if element.tag == 'exec_depend'
+    }
     imported = set()
     for path in (ROOT / PACKAGE).rglob('*.py'):
         for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
-            names = [alias.name for alias in node.names] if isinstance(node, ast.Import) else \
-                [node.module] if isinstance(node, ast.ImportFrom) and node.module and not node.level else []
+            names = (
+                [alias.name for alias in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module]
+                if isinstance(node, ast.ImportFrom) and node.module and not node.level
+                else []
+            )
             imported.update(name.split('.')[0] for name in names)
-    ros = {name for name in imported if re.search(r'_(msgs|srvs|interfaces)$', name) or name == 'rclpy'}
+    ros = {
+        name for name in imported if re.search(r'_(msgs|srvs|interfaces)$', name) or name == 'rclpy'
+    }
     assert ros >= {'rclpy', 'rcl_interfaces', 'builtin_interfaces', 'sensor_msgs'}, sorted(ros)
-    assert not ros - exec_depends, f'imported but not an exec_depend of package.xml: {sorted(ros - exec_depends)}'
+    assert not ros - exec_depends, (
+        f'imported but not an exec_depend of package.xml: {sorted(ros - exec_depends)}'
+    )
 
 
 def test_every_console_script_entry_point_is_callable():
     import importlib
+
     for name, target in console_scripts().items():
         module, function = target.split(':')
         assert callable(getattr(importlib.import_module(module), function)), f'{name} → {target}'
@@ -209,11 +266,20 @@ def test_every_console_script_entry_point_is_callable():
 
 def test_every_referenced_file_is_installed_by_data_files():
     installed = installed_files()
-    references = [reference for path in LAUNCH_FILES for reference in share_references(launch_tree(path))]
-    assert set(references) >= {'config/robot_dynamics.yaml', 'config/sim_robot.yaml', 'config/robot_dynamics.rviz',
-                               'launch/robot_dynamics.launch.py', 'models/fr3_arm.urdf'}
+    references = [
+        reference for path in LAUNCH_FILES for reference in share_references(launch_tree(path))
+    ]
+    assert set(references) >= {
+        'config/robot_dynamics.yaml',
+        'config/sim_robot.yaml',
+        'config/robot_dynamics.rviz',
+        'launch/robot_dynamics.launch.py',
+        'models/fr3_arm.urdf',
+    }
     for reference in references:
-        assert f'share/{PACKAGE}/{reference}' in installed, f'{reference} is not installed by setup.py data_files'
+        assert f'share/{PACKAGE}/{reference}' in installed, (
+            f'{reference} is not installed by setup.py data_files'
+        )
 
 
 def test_robot_launch_offers_the_real_robot_arguments():
@@ -225,7 +291,11 @@ def test_robot_launch_offers_the_real_robot_arguments():
 def test_launched_node_names_match_parameter_file_sections_and_modules():
     scripts = console_scripts()
     sections = {node for nodes in PARAMETER_FILES.values() for node in nodes}
-    ours = [(executable, name) for _, package, executable, name in launched_nodes() if package == PACKAGE]
+    ours = [
+        (executable, name)
+        for _, package, executable, name in launched_nodes()
+        if package == PACKAGE
+    ]
     assert {name for _, name in ours} == sections
     for executable, name in ours:
         assert scripts[executable].split(':')[0] == node_class(name).__module__
@@ -238,7 +308,9 @@ def test_every_parameter_in_the_file_is_declared_by_its_node_with_that_type(ros,
         undeclared = sorted(name for name in values if not node.has_parameter(name))
         assert not undeclared, f'{file_name}: {node_name} does not declare {undeclared}'
         for parameter in node.get_parameters(list(values)):
-            assert same_value(parameter.value, values[parameter.name]), f'{node_name}.{parameter.name}'
+            assert same_value(parameter.value, values[parameter.name]), (
+                f'{node_name}.{parameter.name}'
+            )
 
 
 @pytest.mark.parametrize('file_name', sorted(PARAMETER_FILES))
@@ -254,11 +326,14 @@ def test_every_declared_parameter_has_a_documented_default_in_the_file(ros, file
                 assert comment, f'{file_name}: {node_name}.{name} has no comment'
                 default = node.get_parameter(name).value
                 if commented:  # a ROS 2 parameter file cannot hold an empty list
-                    assert text == '[]' and len(default) == 0, f'{name} is commented out but not an empty list'
+                    assert text == '[]' and len(default) == 0, (
+                        f'{name} is commented out but not an empty list'
+                    )
                 elif '(demo' not in comment:
                     value = yaml.safe_load(text)
-                    assert same_value(default, value), f'{file_name}: {node_name}.{name} is {value!r}, ' \
-                                                       f'default {default!r}'
+                    assert same_value(default, value), (
+                        f'{file_name}: {node_name}.{name} is {value!r}, default {default!r}'
+                    )
         finally:
             node.destroy_node()
 
@@ -271,17 +346,30 @@ def test_parameter_files_hold_no_empty_list():
             assert not empty, f'{file_name}: {node_name} has empty lists {empty}'
 
 
-# ---------------------------------------------------------------------- the in-process runner reads the same files
+# ---------------------------------------------------------------------- the in-process runner reads
+# the same files
 def test_runner_reads_a_node_section_over_the_wildcard_section(tmp_path):
     from robot_dynamics.ros.runner import config_path, node_parameters
+
     path = tmp_path / 'parameters.yaml'
-    path.write_text('/**:\n  ros__parameters:\n    gravity: [0.0, 0.0, -1.62]\n    root_joint: floating\n'
-                    'dynamics:\n  ros__parameters:\n    root_joint: fixed\n')
-    assert node_parameters(path, 'dynamics') == {'gravity': [0.0, 0.0, -1.62], 'root_joint': 'fixed'}
-    assert node_parameters(path, 'centroidal') == {'gravity': [0.0, 0.0, -1.62], 'root_joint': 'floating'}
+    path.write_text(
+        '/**:\n  ros__parameters:\n    gravity: [0.0, 0.0, -1.62]\n    root_joint: '
+        'floating\ndynamics:\n  ros__parameters:\n    root_joint: fixed\n'
+    )
+    assert node_parameters(path, 'dynamics') == {
+        'gravity': [0.0, 0.0, -1.62],
+        'root_joint': 'fixed',
+    }
+    assert node_parameters(path, 'centroidal') == {
+        'gravity': [0.0, 0.0, -1.62],
+        'root_joint': 'floating',
+    }
     shipped = node_sections('robot_dynamics.yaml')
     for namespace in ('/', '/arm', '/robot/left_arm'):
-        assert node_parameters(config_path('robot_dynamics.yaml'), 'dynamics', namespace) == shipped['dynamics']
+        assert (
+            node_parameters(config_path('robot_dynamics.yaml'), 'dynamics', namespace)
+            == shipped['dynamics']
+        )
 
 
 def file_node(name: str, namespace: str, params_file: Path, node_type=None):
@@ -289,9 +377,20 @@ def file_node(name: str, namespace: str, params_file: Path, node_type=None):
     -r __node:=NAME` starts it: ``node_type`` (default a plain Node declaring every parameter
     it is given)."""
     from rclpy.node import Node
-    arguments = ['--ros-args', '--params-file', str(params_file), '-r', f'__ns:={namespace}', '-r', f'__node:={name}']
+
+    arguments = [
+        '--ros-args',
+        '--params-file',
+        str(params_file),
+        '-r',
+        f'__ns:={namespace}',
+        '-r',
+        f'__node:={name}',
+    ]
     if node_type is None:
-        return Node('unnamed', cli_args=arguments, automatically_declare_parameters_from_overrides=True)
+        return Node(
+            'unnamed', cli_args=arguments, automatically_declare_parameters_from_overrides=True
+        )
     return node_type(cli_args=arguments)
 
 
@@ -303,11 +402,15 @@ def test_rcl_gives_every_parameter_of_the_file_to_the_node_in_any_namespace(ros,
     """The reported bug: keyed `dynamics:`, the file reached /dynamics but /arm/dynamics
     (`robot_dynamics.launch.py namespace:=arm`) silently ran on its defaults."""
     from robot_dynamics.ros.runner import node_parameters
+
     for node_name, values in node_sections(file_name).items():
         for namespace in NAMESPACES:
             node = file_node(node_name, namespace, ROOT / 'config' / file_name)
             try:
-                given = {name: node.get_parameter(name).value for name in set(node._parameters) - AUTOMATIC}
+                given = {
+                    name: node.get_parameter(name).value
+                    for name in set(node._parameters) - AUTOMATIC
+                }
             finally:
                 node.destroy_node()
             assert set(given) == set(values), f'{namespace}/{node_name}'
@@ -316,8 +419,11 @@ def test_rcl_gives_every_parameter_of_the_file_to_the_node_in_any_namespace(ros,
             assert node_parameters(ROOT / 'config' / file_name, node_name, namespace) == values
 
 
-def test_a_namespaced_dynamics_node_takes_a_changed_value_from_a_copy_of_the_shipped_file(ros, tmp_path):
+def test_a_namespaced_dynamics_node_takes_a_changed_value_from_a_copy_of_the_shipped_file(
+    ros, tmp_path
+):
     from robot_dynamics.ros.dynamics_node import DynamicsNode
+
     text = (ROOT / 'config' / 'robot_dynamics.yaml').read_text()
     assert text.count('torque_warn_ratio: 0.8 ') == 1
     copy = tmp_path / 'my_robot_dynamics.yaml'
@@ -353,15 +459,20 @@ def test_runner_matches_sections_as_rcl_does(ros, tmp_path):
     """Wildcards (`/*` one token, `/**` any number), bare names (root namespace only) and file
     order (a later matching section wins) give the runner what rcl gives a real node."""
     from robot_dynamics.ros.runner import node_parameters
+
     path = tmp_path / 'wildcards.yaml'
     path.write_text(WILDCARD_FILE)
-    expected = {'/': {'a': 1, 'b': 2, 'c': 3, 'd': 1, 'e': 1, 'f': 7},
-                '/arm': {'a': 1, 'b': 2, 'c': 2, 'd': 4, 'e': 5, 'f': 7},
-                '/robot/left_arm': {'a': 1, 'b': 2, 'c': 2, 'd': 1, 'e': 1, 'f': 7}}
+    expected = {
+        '/': {'a': 1, 'b': 2, 'c': 3, 'd': 1, 'e': 1, 'f': 7},
+        '/arm': {'a': 1, 'b': 2, 'c': 2, 'd': 4, 'e': 5, 'f': 7},
+        '/robot/left_arm': {'a': 1, 'b': 2, 'c': 2, 'd': 1, 'e': 1, 'f': 7},
+    }
     for namespace in NAMESPACES:
         node = file_node('dynamics', namespace, path)
         try:
-            given = {name: node.get_parameter(name).value for name in set(node._parameters) - AUTOMATIC}
+            given = {
+                name: node.get_parameter(name).value for name in set(node._parameters) - AUTOMATIC
+            }
         finally:
             node.destroy_node()
         assert given == expected[namespace], namespace
@@ -370,6 +481,7 @@ def test_runner_matches_sections_as_rcl_does(ros, tmp_path):
 
 def test_runner_names_an_unusable_parameter_file(tmp_path):
     from robot_dynamics.ros.runner import ConfigError, config_path, node_parameters
+
     path = tmp_path / 'list.yaml'
     path.write_text('- dynamics\n')
     with pytest.raises(ConfigError, match='list.yaml is not a mapping of node names'):
@@ -381,8 +493,17 @@ def test_runner_names_an_unusable_parameter_file(tmp_path):
         config_path('no_such.yaml')
 
 
-RUNTIME = {'dynamics': {'payload_link', 'payload_mode', 'apply_identified_payload', 'report_directory',
-                        'baseline_file', 'mesh_package_paths', 'mesh_allowed_roots'}}
+RUNTIME = {
+    'dynamics': {
+        'payload_link',
+        'payload_mode',
+        'apply_identified_payload',
+        'report_directory',
+        'baseline_file',
+        'mesh_package_paths',
+        'mesh_allowed_roots',
+    }
+}
 """Parameters read at each use (a change is checked and taken); every other one is read once."""
 
 
@@ -393,7 +514,7 @@ def test_parameters_from_the_file_are_taken_then_read_only_except_the_runtime_on
             runtime = name in RUNTIME.get(node_name, set())
             assert node.describe_parameter(name).read_only is not runtime, f'{node_name}.{name}'
             if not runtime:  # set_parameters is refused with the reason, not accepted and ignored
-                result, = node.set_parameters([node.get_parameter(name)])
+                (result,) = node.set_parameters([node.get_parameter(name)])
                 assert not result.successful and 'read-only' in result.reason
 
 
@@ -402,19 +523,35 @@ def test_a_launched_dynamics_node_takes_its_name_once_and_keeps_its_service_name
     companion must not take that name too: each name appears once in the graph, and the
     services are still ``<namespace>/dynamics/...``."""
     import signal
+
     from ros_harness import wait_for
     from test_shutdown import killed_on_failure, start_node
+
     namespace = f'/name_check_{os.getpid()}'
     with ros() as harness:
         process = start_node('dynamics_node', 'dynamics', namespace=namespace)
         with killed_on_failure(process):
-            services = {f'{namespace}/dynamics/{name}' for name in
-                        ('identify_payload', 'validate_inertia', 'clear_payload_buffer', 'record_baseline')}
-            assert wait_for(lambda: services <= {name for name, _ in harness.probe.get_service_names_and_types()},
-                            60.0), 'the services did not come up in 60 s'
+            services = {
+                f'{namespace}/dynamics/{name}'
+                for name in (
+                    'identify_payload',
+                    'validate_inertia',
+                    'clear_payload_buffer',
+                    'record_baseline',
+                )
+            }
+            assert wait_for(
+                lambda: (
+                    services <= {name for name, _ in harness.probe.get_service_names_and_types()}
+                ),
+                60.0,
+            ), 'the services did not come up in 60 s'
             time.sleep(1.0)  # discovery of every participant's nodes
-            names = [name for name, node_namespace in harness.probe.get_node_names_and_namespaces()
-                     if node_namespace == namespace]
+            names = [
+                name
+                for name, node_namespace in harness.probe.get_node_names_and_namespaces()
+                if node_namespace == namespace
+            ]
             process.send_signal(signal.SIGINT)
             _, stderr = process.communicate(timeout=5.0)
     assert sorted(names) == ['dynamics', 'dynamics_services'], names

@@ -1,57 +1,164 @@
-"""The package's import directions (docs/architecture.md): core never imports ROS or the shells,
-the core folders depend on each other in one order, nothing imports the instruments."""
+"""The package's import directions (docs/architecture.md), with no exception list.
+
+Layers are written once, lowest first: ``PACKAGE_LAYERS`` for the package's parts (the core,
+the simulation above it, then ros, commands, instruments and the command line) and
+``CORE_LAYERS`` for the core's folders. A module imports its own part (folder) and the layers
+below it, never a sibling of its own layer nor a layer above; the core and the simulation never
+import rclpy. No module imports a private name of another module, and no import cycle joins
+two modules of the package.
+"""
+
 import ast
 import pathlib
 
 import pytest
 
 PACKAGE = pathlib.Path(__file__).resolve().parents[1] / 'robot_dynamics'
-CORE_ORDER = ['errors', 'model', 'dynamics', 'streams', 'floating_base', 'identification', 'contact', 'simulation']
-CORE_ALLOWED = {folder: set(CORE_ORDER[:index]) for index, folder in enumerate(CORE_ORDER)}
-CORE_ALLOWED['validation'] = {'errors', 'model'}
+CORE_LAYERS = (
+    ('errors',),
+    ('model',),
+    ('dynamics',),
+    ('streams',),
+    ('contact', 'floating_base', 'identification', 'validation'),
+    ('live',),
+)
+PACKAGE_LAYERS = (
+    ('core', 'models'),
+    ('simulation',),
+    ('ros',),
+    ('commands',),
+    ('instruments',),
+    ('cli',),
+    ('__main__',),
+)
+"""The package's top-level parts, lowest first (``models``: the bundled URDFs' paths)."""
+NO_ROS = ('core', 'models', 'simulation')
 
 
-def imported_modules(path: pathlib.Path) -> set:
-    names = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.Import):
-            names.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names.add(node.module)
-    return names
+def allowed(layers: tuple) -> dict:
+    """{part: the parts it may import}: itself and every part of a lower layer."""
+    allowed = {}
+    for index, layer in enumerate(layers):
+        below = {part for lower in layers[:index] for part in lower}
+        allowed.update({part: below | {part} for part in layer})
+    return allowed
 
 
-def core_folder(module: str) -> str:
-    return module.split('.')[2]
+CORE_ALLOWED = allowed(CORE_LAYERS)
+PACKAGE_ALLOWED = allowed(PACKAGE_LAYERS)
 
 
-def package_files(folder: str):
+def package_files(folder: str = '') -> list:
     return sorted((PACKAGE / folder).rglob('*.py'))
 
 
-@pytest.mark.parametrize('path', package_files('core'), ids=lambda path: str(path.relative_to(PACKAGE)))
-def test_core_imports_no_ros_and_only_lower_core_folders(path):
-    own = path.relative_to(PACKAGE / 'core').parts[0].removesuffix('.py')
+def module_name(path: pathlib.Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix('').parts
+    return '.'.join(parts[:-1] if parts[-1] == '__init__' else parts)
+
+
+def imports(path: pathlib.Path) -> list:
+    """(module, names) of every import statement in ``path``, at any depth (function bodies and
+    ``TYPE_CHECKING`` blocks included); relative imports resolved."""
+    found = []
+    package = module_name(path).split('.')
+    if path.name != '__init__.py':
+        package = package[:-1]
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found.extend((alias.name, ()) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = package[: len(package) - node.level + 1] if node.level else []
+            module = '.'.join(base + ([node.module] if node.module else []))
+            found.append((module, tuple(alias.name for alias in node.names)))
+    return found
+
+
+def imported_modules(path: pathlib.Path) -> set:
+    return {module for module, _ in imports(path)}
+
+
+def file_id(path: pathlib.Path) -> str:
+    return str(path.relative_to(PACKAGE))
+
+
+def owner(path: pathlib.Path, root: pathlib.Path) -> str:
+    """The part (folder or top-level module) of ``root`` that holds ``path``."""
+    return path.relative_to(root).parts[0].removesuffix('.py')
+
+
+def part(module: str, position: int) -> str:
+    """The name at ``position`` of a dotted module path (1: package part, 2: core folder)."""
+    return module.split('.')[position]
+
+
+@pytest.mark.parametrize('path', package_files(), ids=file_id)
+def test_each_part_imports_only_itself_and_lower_layers(path):
+    own = owner(path, PACKAGE)
+    if own == '__init__':
+        return
+    assert own in PACKAGE_ALLOWED, f'{own} is not placed in PACKAGE_LAYERS'
     for module in imported_modules(path):
-        assert not module.startswith(('rclpy', 'robot_dynamics.ros', 'robot_dynamics.commands',
-                                      'robot_dynamics.instruments')), f'{path.name} imports {module}'
+        if own in NO_ROS:
+            assert not module.startswith('rclpy'), f'{file_id(path)} imports {module}'
+        if module.startswith('robot_dynamics.'):
+            assert part(module, 1) in PACKAGE_ALLOWED[own], f'{file_id(path)} imports {module}'
+
+
+@pytest.mark.parametrize('path', package_files('core'), ids=file_id)
+def test_each_core_folder_imports_only_itself_and_lower_layers(path):
+    own = owner(path, PACKAGE / 'core')
+    assert own == '__init__' or own in CORE_ALLOWED, f'core/{own} is not placed in CORE_LAYERS'
+    for module in imported_modules(path):
         if module.startswith('robot_dynamics.core.'):
-            target = core_folder(module)
-            assert target == own or target in CORE_ALLOWED[own], f'{own}/{path.name} imports {module}'
+            assert part(module, 2) in CORE_ALLOWED[own], f'{file_id(path)} imports {module}'
 
 
-@pytest.mark.parametrize('folder', ['core', 'ros', 'commands'])
-def test_only_the_cli_and_tests_import_the_instruments(folder):
-    for path in package_files(folder):
-        assert not any(module.startswith('robot_dynamics.instruments') for module in imported_modules(path)), path
+def test_no_module_imports_a_private_name_of_another():
+    for path in package_files():
+        for module, names in imports(path):
+            private = [name for name in names if name.startswith('_')]
+            assert not (module.startswith('robot_dynamics') and private), (
+                f'{file_id(path)} imports {private} from {module}'
+            )
 
 
-def test_ros_never_imports_the_commands():
-    for path in package_files('ros'):
-        assert not any(module.startswith('robot_dynamics.commands') for module in imported_modules(path)), path
+def test_no_import_cycle_between_modules_of_the_package():
+    modules = {module_name(path): path for path in package_files()}
+    graph = {
+        name: {
+            target
+            for module, names in imports(path)
+            for target in [module, *(f'{module}.{name}' for name in names)]
+            if target in modules and target != name and not name.startswith(target + '.')
+        }
+        for name, path in modules.items()
+    }
+    cycle = _find_cycle(graph)
+    assert cycle is None, 'import cycle: ' + ' → '.join(cycle or [])
 
 
-def test_every_core_folder_is_placed_in_the_order():
-    folders = {path.name for path in (PACKAGE / 'core').iterdir() if path.is_dir() and path.name != '__pycache__'}
-    modules = {path.stem for path in (PACKAGE / 'core').glob('*.py') if path.stem != '__init__'}
-    assert folders | modules <= set(CORE_ALLOWED)
+def _find_cycle(graph: dict):
+    """One cycle of ``graph`` ({node: successors}) as a list of nodes, or None (depth-first)."""
+    state, stack = {}, []
+
+    def visit(node):
+        state[node] = 'open'
+        stack.append(node)
+        for successor in sorted(graph[node]):
+            if state.get(successor) == 'open':
+                return stack[stack.index(successor) :] + [successor]
+            if successor not in state:
+                found = visit(successor)
+                if found:
+                    return found
+        state[node] = 'done'
+        stack.pop()
+        return None
+
+    for node in sorted(graph):
+        if node not in state:
+            found = visit(node)
+            if found:
+                return found
+    return None

@@ -1,4 +1,6 @@
-"""The live-stream building blocks: joint-state merging, causal differentiation, torque estimator."""
+"""The live-stream building blocks: joint-state merging, causal differentiation, torque
+estimator."""
+
 import array
 import subprocess
 import sys
@@ -6,11 +8,11 @@ import sys
 import numpy as np
 import pytest
 
-from robot_dynamics.core.streams.differentiation import CausalDifferentiator
 from robot_dynamics.core.errors import JointStateError
+from robot_dynamics.core.model.model import RobotModel
+from robot_dynamics.core.streams.differentiation import CausalDifferentiator
 from robot_dynamics.core.streams.joint_states import MAX_ABS_VALUE, JointStateMerger
 from robot_dynamics.core.streams.live_torques import LiveTorqueEstimator
-from robot_dynamics.core.model.model import RobotModel
 from robot_dynamics.models import ARM_URDF
 
 
@@ -27,10 +29,11 @@ def test_slope_of_a_parabola_equals_its_derivative_half_a_window_ago():
     differentiator = CausalDifferentiator(width=1, window=15)
     times = np.arange(40) * 1e-3
     for t in times:
-        slope = differentiator.update(t, [t ** 2])
+        slope = differentiator.update(t, [t**2])
     delay = differentiator.delay()
     assert delay == pytest.approx(7e-3)
-    # d/dt t² = 2t; the least-squares line through a parabola has the slope at the window's mean time.
+    # d/dt t² = 2t; the least-squares line through a parabola has the slope at the window's mean
+    # time.
     np.testing.assert_allclose(slope, [2 * (times[-1] - delay)], rtol=1e-9)
 
 
@@ -60,7 +63,7 @@ def test_slope_equals_a_polyfit_over_the_last_window_at_every_sample():
         slope = differentiator.update(t, x)
         first = max(0, k + 1 - window)
         if k >= 1:
-            expected = np.polyfit(times[first:k + 1] - times[first], values[first:k + 1], 1)[0]
+            expected = np.polyfit(times[first : k + 1] - times[first], values[first : k + 1], 1)[0]
             np.testing.assert_allclose(slope, expected, rtol=1e-7, atol=1e-9)
 
 
@@ -70,7 +73,9 @@ def test_slope_restarts_cleanly_and_needs_two_distinct_times():
         differentiator.update(k * 1e-3, [100.0 * k])
     differentiator.reset()
     np.testing.assert_array_equal(differentiator.update(1.0, [4.0]), [0.0])
-    np.testing.assert_array_equal(differentiator.update(1.0, [9.0]), [0.0])  # same instant twice: no slope
+    np.testing.assert_array_equal(
+        differentiator.update(1.0, [9.0]), [0.0]
+    )  # same instant twice: no slope
     # After the reset only the new samples count (old rows would pull the slope towards 100/ms).
     expected = np.polyfit([1.0, 1.0, 1.002], [4.0, 9.0, 1.0], 1)[0]
     np.testing.assert_allclose(differentiator.update(1.002, [1.0]), [expected], rtol=1e-9)
@@ -81,7 +86,9 @@ def test_merger_never_writes_an_array_it_has_handed_out():
     merger.update(['a', 'b'], [1.0, 2.0], [3.0, 4.0], [5.0, 6.0], stamp=1.0)
     positions, velocities = merger.positions, merger.velocities
     merger.update(['b'], [-2.0], [-4.0], stamp=1.1)  # partial: copy, then write
-    merger.update(['a', 'b'], [7.0, 8.0], [9.0, 10.0], [11.0, 12.0], stamp=1.2)  # full: replaces the array
+    merger.update(
+        ['a', 'b'], [7.0, 8.0], [9.0, 10.0], [11.0, 12.0], stamp=1.2
+    )  # full: replaces the array
     np.testing.assert_array_equal(positions, [1.0, 2.0])
     np.testing.assert_array_equal(velocities, [3.0, 4.0])
     np.testing.assert_array_equal(merger.positions, [7.0, 8.0])
@@ -89,11 +96,17 @@ def test_merger_never_writes_an_array_it_has_handed_out():
 
 def test_merger_value_bounds_hold_element_by_element():
     merger = JointStateMerger(['a', 'b', 'c'])
-    near_limit = [0.9 * MAX_ABS_VALUE] * 3  # Σx² > limit² although every value is in range: accepted
+    near_limit = [
+        0.9 * MAX_ABS_VALUE
+    ] * 3  # Σx² > limit² although every value is in range: accepted
     merger.update(['a', 'b', 'c'], near_limit, near_limit, near_limit, stamp=1.0)
     np.testing.assert_array_equal(merger.efforts, near_limit)
-    for bad, reason in (([0.0, 1.1 * MAX_ABS_VALUE, 0.0], 'out_of_range'), ([0.0, np.nan, 0.0], 'non_finite'),
-                        ([-np.inf, 0.0, 0.0], 'non_finite'), ([1e200, 1e200, 0.0], 'out_of_range')):
+    for bad, reason in (
+        ([0.0, 1.1 * MAX_ABS_VALUE, 0.0], 'out_of_range'),
+        ([0.0, np.nan, 0.0], 'non_finite'),
+        ([-np.inf, 0.0, 0.0], 'non_finite'),
+        ([1e200, 1e200, 0.0], 'out_of_range'),
+    ):
         with pytest.raises(JointStateError) as error:
             merger.update(['a', 'b', 'c'], [0.0] * 3, [0.0] * 3, bad, stamp=2.0)
         assert error.value.reason == reason
@@ -119,13 +132,18 @@ for rows in (([1e200, 0.0], [0.0, 0.0], [0.0, 0.0]), ([1e200, 0.0], [0.0, 0.0], 
 
 
 def test_merger_takes_rclpy_arrays_like_lists_and_keeps_read_only_values():
-    # rclpy hands float64[] fields over as array.array('d'); other sequences take numpy's conversion.
+    # rclpy hands float64[] fields over as array.array('d'); other sequences take numpy's
+    # conversion.
     names, rows = ['a', 'b'], ([1.0, 2.0], [3.0, 4.0], [5.0, 6.0])
     as_lists, as_arrays = JointStateMerger(names), JointStateMerger(names)
     as_lists.update(names, *rows, stamp=1.0)
     as_arrays.update(names, *(array.array('d', row) for row in rows), stamp=1.0)
     np.testing.assert_array_equal(as_arrays.values, as_lists.values)
-    mixed = (array.array('d', rows[0]), rows[1], array.array('f', rows[2]))  # not all array('d'): converted
+    mixed = (
+        array.array('d', rows[0]),
+        rows[1],
+        array.array('f', rows[2]),
+    )  # not all array('d'): converted
     as_arrays.update(names, *mixed, stamp=2.0)
     np.testing.assert_array_equal(as_arrays.values, as_lists.values)
     for merger in (as_lists, as_arrays):
@@ -133,25 +151,36 @@ def test_merger_takes_rclpy_arrays_like_lists_and_keeps_read_only_values():
         with pytest.raises(ValueError):
             merger.positions[0] = 9.0
     with pytest.raises(JointStateError) as error:  # a bad array sample changes nothing
-        as_arrays.update(names, array.array('d', [np.nan, 0.0]), *(array.array('d', row) for row in rows[1:]),
-                         stamp=3.0)
+        as_arrays.update(
+            names,
+            array.array('d', [np.nan, 0.0]),
+            *(array.array('d', row) for row in rows[1:]),
+            stamp=3.0,
+        )
     assert error.value.reason == 'non_finite'
     np.testing.assert_array_equal(as_arrays.values, as_lists.values)
 
 
 def test_merger_ignores_the_values_of_joints_it_does_not_know():
-    # Drivers publish NaN for joints without a sensor (a gripper's effort): the model's joints still count.
+    # Drivers publish NaN for joints without a sensor (a gripper's effort): the model's joints still
+    # count.
     merger = JointStateMerger(['a', 'b'])
-    merger.update(['gripper', 'b', 'a'], [0.01, 2.0, 1.0], [np.nan, 4.0, 3.0], [np.inf, 6.0, 5.0], stamp=1.0)
+    merger.update(
+        ['gripper', 'b', 'a'], [0.01, 2.0, 1.0], [np.nan, 4.0, 3.0], [np.inf, 6.0, 5.0], stamp=1.0
+    )
     np.testing.assert_array_equal(merger.values, [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
 
 
 def test_merger_freshness_follows_the_oldest_stamp_of_each_field():
     merger = JointStateMerger(['a', 'b'])
     assert merger.freshness(0.0, np.inf) == (False, False, False)  # never received is never fresh
-    assert merger.update(['a', 'b'], [0.0, 0.0], [0.0, 0.0], [0.0, 0.0], stamp=1.0)  # replaced every value
+    assert merger.update(
+        ['a', 'b'], [0.0, 0.0], [0.0, 0.0], [0.0, 0.0], stamp=1.0
+    )  # replaced every value
     assert merger.freshness(1.05, 0.1) == (True, True, True)
-    assert not merger.update(['b', 'a'], [0.0, 0.0], [0.0, 0.0], [0.0, 0.0], stamp=1.05)  # another order
+    assert not merger.update(
+        ['b', 'a'], [0.0, 0.0], [0.0, 0.0], [0.0, 0.0], stamp=1.05
+    )  # another order
     assert not merger.update(['a'], [0.0], stamp=1.2)  # positions only, one joint
     assert merger.freshness(1.2, 0.1) == (False, False, False)
     np.testing.assert_array_equal(merger.stamps, [[1.2, 1.05], [1.05, 1.05], [1.05, 1.05]])
@@ -168,13 +197,20 @@ def test_merger_values_stamps_and_freshness_equal_per_joint_tables_for_any_mix_o
     stamp = 1.0
     for _ in range(400):
         stamp += rng.uniform(0.0, 0.02)
-        chosen = list(rng.permutation(4)[:rng.integers(1, 5)]) if rng.random() < 0.6 else [0, 1, 2, 3]
+        chosen = (
+            list(rng.permutation(4)[: rng.integers(1, 5)]) if rng.random() < 0.6 else [0, 1, 2, 3]
+        )
         fields = [0] + [field for field in (1, 2) if rng.random() < 0.7]
-        rows = [rng.uniform(-1, 1, len(chosen)).tolist() if field in fields else [] for field in range(3)]
+        rows = [
+            rng.uniform(-1, 1, len(chosen)).tolist() if field in fields else []
+            for field in range(3)
+        ]
         for field in fields:
             values[field, chosen] = rows[field]
         names = [joints[i] for i in chosen]
-        if rng.random() < 0.2:  # a joint the model does not know, with a value that must not land anywhere
+        if (
+            rng.random() < 0.2
+        ):  # a joint the model does not know, with a value that must not land anywhere
             names, rows = names + ['gripper'], [row + [9.0] if row else row for row in rows]
         if rng.random() < 0.5:
             rows = [array.array('d', row) for row in rows]
@@ -183,10 +219,14 @@ def test_merger_values_stamps_and_freshness_equal_per_joint_tables_for_any_mix_o
         np.testing.assert_array_equal(merger.values, values)
         np.testing.assert_array_equal(merger.stamps, table)
         for max_age in (0.01, 0.05, np.inf):
-            expected = tuple(bool(np.all((table[field] >= stamp - max_age) & (table[field] > -np.inf)))
-                             for field in range(3))  # never received is missing, whatever the age limit
+            expected = tuple(
+                bool(np.all((table[field] >= stamp - max_age) & (table[field] > -np.inf)))
+                for field in range(3)
+            )  # never received is missing, whatever the age limit
             assert merger.freshness(stamp, max_age) == expected
-        assert merger.stale_joints(stamp, 0.03) == [joints[i] for i in range(4) if table[0, i] < stamp - 0.03]
+        assert merger.stale_joints(stamp, 0.03) == [
+            joints[i] for i in range(4) if table[0, i] < stamp - 0.03
+        ]
 
 
 @pytest.fixture(scope='module')
@@ -196,6 +236,7 @@ def arm():
 
 def test_estimator_waits_for_every_joint_then_gives_zero_external_torque_for_model_effort(arm):
     import pinocchio as pin
+
     estimator = LiveTorqueEstimator(arm, acceleration_mode='zero')
     names = list(arm.joint_names)
     q = np.array([0.3, -0.4, 0.1, -1.9, 0.2, 1.7, -0.6])
@@ -224,19 +265,35 @@ def test_estimator_refuses_a_stale_timeout_that_is_not_a_positive_time(arm, time
 
 def test_estimator_outputs_are_not_overwritten_by_later_samples(arm):
     import pinocchio as pin
+
     estimator = LiveTorqueEstimator(arm)
     names, data, rng = list(arm.joint_names), arm.model.createData(), np.random.default_rng(2)
-    kept = [estimator.update(names, rng.uniform(-1, 1, 7), rng.uniform(-1, 1, 7), rng.uniform(-5, 5, 7),
-                             1.0 + k * 1e-3) for k in range(3)]
+    kept = [
+        estimator.update(
+            names,
+            rng.uniform(-1, 1, 7),
+            rng.uniform(-1, 1, 7),
+            rng.uniform(-5, 5, 7),
+            1.0 + k * 1e-3,
+        )
+        for k in range(3)
+    ]
     for sample in kept:  # each array still holds the torques of its own sample
-        np.testing.assert_allclose(sample.gravity, pin.computeGeneralizedGravity(arm.model, data, sample.positions),
-                                   atol=1e-12)
+        np.testing.assert_allclose(
+            sample.gravity,
+            pin.computeGeneralizedGravity(arm.model, data, sample.positions),
+            atol=1e-12,
+        )
         assert not np.shares_memory(sample.gravity, kept[-1].gravity) or sample is kept[-1]
-        assert not np.shares_memory(sample.inverse_dynamics, kept[-1].inverse_dynamics) or sample is kept[-1]
+        assert (
+            not np.shares_memory(sample.inverse_dynamics, kept[-1].inverse_dynamics)
+            or sample is kept[-1]
+        )
 
 
 def test_estimated_acceleration_tracks_a_smooth_motion(arm):
     import pinocchio as pin
+
     estimator = LiveTorqueEstimator(arm, acceleration_window=15)
     names, data = list(arm.joint_names), arm.model.createData()
     base = np.array([0.0, -0.5, 0.0, -2.0, 0.0, 1.5, 0.0])
@@ -246,6 +303,7 @@ def test_estimated_acceleration_tracks_a_smooth_motion(arm):
         sample = estimator.update(names, q, qd, (), t)
     delayed = t - estimator.differentiator.delay()
     expected = pin.rnea(arm.model, data, q, qd, -1.2 * np.sin(2 * delayed) * np.ones(7))
-    # A line through 15 ms of a 2 rad/s sine has the mid-window slope up to O((ωW)²) ≈ 1e-4 relative.
+    # A line through 15 ms of a 2 rad/s sine has the mid-window slope up to O((ωW)²) ≈ 1e-4
+    # relative.
     np.testing.assert_allclose(sample.inverse_dynamics, expected, atol=1e-4)
     assert sample.external is None

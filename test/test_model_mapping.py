@@ -6,6 +6,7 @@ References: hand-built configuration vectors, forward kinematics written from th
 computations of weight wrenches and point-mass torques, and an independent parse of the
 URDF limits with ElementTree.
 """
+
 from __future__ import annotations
 
 import math
@@ -16,13 +17,19 @@ from pathlib import Path
 import numpy as np
 import pinocchio as pin
 import pytest
-
 import reference_kinematics as reference
-from robot_dynamics.core.dynamics.joint_space import gravity_torques, mass_matrix, potential_energy, torque_margins
-from robot_dynamics.core.errors import PayloadError
+
+from robot_dynamics.core.dynamics.joint_space import (
+    gravity_torques,
+    mass_matrix,
+    potential_energy,
+    torque_margins,
+    wrench_torques,
+)
+from robot_dynamics.core.errors import DescriptionError, PayloadError
 from robot_dynamics.core.model.inertia import InertialParameters
-from robot_dynamics.core.streams.joint_states import JointStateMerger
 from robot_dynamics.core.model.model import RobotModel
+from robot_dynamics.core.streams.joint_states import JointStateMerger
 from robot_dynamics.models import ARM_URDF, QUADRUPED_URDF
 
 FIXTURES = Path(__file__).resolve().parent / 'data' / 'fixtures'
@@ -56,8 +63,9 @@ def test_joint_names_are_independent_joints_in_tree_order(arm, gripper, quadrupe
     assert arm.joint_names == tuple(f'fr3_joint{i}' for i in range(1, 8))
     assert gripper.joint_names == ('turret', 'lift', 'finger_left')
     assert gripper.mimic_joint_names == ('finger_right',)
-    assert set(quadruped.joint_names) == {f'{leg}_{j}' for leg in ('lf', 'rf', 'lh', 'rh')
-                                          for j in ('haa', 'hfe', 'kfe')}
+    assert set(quadruped.joint_names) == {
+        f'{leg}_{j}' for leg in ('lf', 'rf', 'lh', 'rh') for j in ('haa', 'hfe', 'kfe')
+    }
 
 
 @pytest.mark.parametrize('seed', (1, 2, 3))
@@ -68,7 +76,9 @@ def test_shuffled_joint_state_gives_model_order_configuration(arm, seed):
     merger = JointStateMerger(arm.joint_names)
     merger.update([arm.joint_names[i] for i in permutation], positions[permutation], stamp=1.0)
     assert merger.complete()
-    np.testing.assert_array_equal(arm.configuration(merger.positions), positions)  # all-revolute: q is θ
+    np.testing.assert_array_equal(
+        arm.configuration(merger.positions), positions
+    )  # all-revolute: q is θ
 
 
 def test_partial_joint_states_complete_only_when_every_joint_arrived(gripper):
@@ -78,8 +88,12 @@ def test_partial_joint_states_complete_only_when_every_joint_arrived(gripper):
     assert merger.stale_joints(now=1.0, max_age=1.0) == ['turret', 'lift']
     merger.update(['lift', 'turret'], [0.05, 2.0], velocities=[0.2, -1.0], stamp=1.01)
     assert merger.complete(max_age=0.5, need_velocity=True)
-    np.testing.assert_allclose(gripper.configuration(merger.positions), _gripper_q(2.0, 0.05, 0.3), atol=1e-15)
-    np.testing.assert_allclose(gripper.tangent(merger.velocities), [-1.0, 0.2, 0.1, -0.1], atol=1e-15)
+    np.testing.assert_allclose(
+        gripper.configuration(merger.positions), _gripper_q(2.0, 0.05, 0.3), atol=1e-15
+    )
+    np.testing.assert_allclose(
+        gripper.tangent(merger.velocities), [-1.0, 0.2, 0.1, -0.1], atol=1e-15
+    )
 
 
 def test_joint_never_received_is_missing_with_default_max_age(gripper):
@@ -100,9 +114,14 @@ def test_continuous_joint_past_pi_is_the_same_pose(gripper, turret):
     np.testing.assert_allclose(recovered[1:], [0.1, 0.2], atol=1e-15)
     pin.framesForwardKinematics(gripper.model, gripper.data, q)
     placement = gripper.data.oMf[gripper.frame_id('turret_link')]
-    np.testing.assert_allclose(placement.rotation, reference.rotation_about([0, 0, 1], turret), atol=1e-14)
-    np.testing.assert_allclose(gravity_torques(gripper, q), gravity_torques(gripper, gripper.configuration(
-        [wrapped, 0.1, 0.2])), atol=1e-14)
+    np.testing.assert_allclose(
+        placement.rotation, reference.rotation_about([0, 0, 1], turret), atol=1e-14
+    )
+    np.testing.assert_allclose(
+        gravity_torques(gripper, q),
+        gravity_torques(gripper, gripper.configuration([wrapped, 0.1, 0.2])),
+        atol=1e-14,
+    )
 
 
 def test_continuous_joint_has_no_position_limits_but_keeps_effort(gripper):
@@ -114,10 +133,14 @@ def test_continuous_joint_has_no_position_limits_but_keeps_effort(gripper):
 # ---------------------------------------------------------------------- mimic joint
 def test_mimic_follower_is_computed_from_leader_and_never_expected(gripper):
     merger = JointStateMerger(gripper.joint_names)
-    merger.update(['turret', 'lift', 'finger_left', 'finger_right'], [0.5, 0.0, 0.4, 9.9], stamp=2.0)
+    merger.update(
+        ['turret', 'lift', 'finger_left', 'finger_right'], [0.5, 0.0, 0.4, 9.9], stamp=2.0
+    )
     assert merger.complete()
     q = gripper.configuration(merger.positions)
-    np.testing.assert_allclose(q, _gripper_q(0.5, 0.0, 0.4), atol=1e-15)  # 9.9 for the follower is ignored
+    np.testing.assert_allclose(
+        q, _gripper_q(0.5, 0.0, 0.4), atol=1e-15
+    )  # 9.9 for the follower is ignored
 
 
 def test_reduced_forces_are_coupling_transpose_times_full_forces(gripper):
@@ -137,9 +160,15 @@ def test_mimic_reduced_gravity_is_gradient_of_potential_in_reduced_coordinates(g
     def energy(p):
         return potential_energy(gripper, gripper.configuration(p))
 
-    gradient = np.array([(energy(positions + step * e) - energy(positions - step * e)) / (2 * step)
-                         for e in np.eye(3)])
-    np.testing.assert_allclose(gravity_torques(gripper, gripper.configuration(positions)), gradient, atol=1e-8)
+    gradient = np.array(
+        [
+            (energy(positions + step * e) - energy(positions - step * e)) / (2 * step)
+            for e in np.eye(3)
+        ]
+    )
+    np.testing.assert_allclose(
+        gravity_torques(gripper, gripper.configuration(positions)), gradient, atol=1e-8
+    )
 
 
 def test_lift_carries_the_weight_of_everything_above_it(gripper):
@@ -161,12 +190,16 @@ def test_floating_base_gravity_rows_are_total_weight_wrench(robot_name, seed):
     path, expected_mass = FLOATING_ROBOTS[robot_name]
     robot = RobotModel.from_urdf_file(path, root_joint='floating')
     rng = np.random.default_rng(seed)
-    positions = rng.uniform(np.maximum(robot.limits.lower, -3.0), np.minimum(robot.limits.upper, 3.0))
+    positions = rng.uniform(
+        np.maximum(robot.limits.lower, -3.0), np.minimum(robot.limits.upper, 3.0)
+    )
     quaternion = rng.normal(size=4)
     base_pose = np.concatenate([rng.uniform(-1, 1, 3), quaternion / np.linalg.norm(quaternion)])
     rotation = reference.quaternion_matrix(base_pose[3:])
     values = reference.all_joint_values(robot.description, dict(zip(robot.joint_names, positions)))
-    poses = reference.link_poses(robot.description, values, reference.LinkPose(rotation, base_pose[:3]))
+    poses = reference.link_poses(
+        robot.description, values, reference.LinkPose(rotation, base_pose[:3])
+    )
     mass, com = reference.total_mass_and_com(robot.description, poses)
     force = rotation.T @ np.array([0.0, 0.0, mass * GRAVITY])
     moment = np.cross(rotation.T @ (com - base_pose[:3]), force)
@@ -185,11 +218,17 @@ def test_floating_base_joint_gravity_is_gradient_of_potential(quadruped):
     step = 1e-6
 
     def energy(p):
-        poses = reference.link_poses(quadruped.description, dict(zip(quadruped.joint_names, p)), base)
-        return reference.potential_energy(quadruped.description, poses, np.array([0.0, 0.0, -GRAVITY]), False)
+        poses = reference.link_poses(
+            quadruped.description, dict(zip(quadruped.joint_names, p)), base
+        )
+        return reference.potential_energy(
+            quadruped.description, poses, np.array([0.0, 0.0, -GRAVITY]), False
+        )
 
-    gradient = [(energy(positions + step * e) - energy(positions - step * e)) / (2 * step)
-                for e in np.eye(quadruped.num_joints)]
+    gradient = [
+        (energy(positions + step * e) - energy(positions - step * e)) / (2 * step)
+        for e in np.eye(quadruped.num_joints)
+    ]
     torques = gravity_torques(quadruped, quadruped.configuration(positions, base_pose))
     np.testing.assert_allclose(quadruped.joint_part(torques), gradient, atol=1e-7)
 
@@ -199,10 +238,77 @@ def test_floating_base_quaternion_is_normalised(quadruped):
     np.testing.assert_allclose(q[3:7], [0, 0, math.sqrt(0.5), math.sqrt(0.5)])
 
 
+# ---------------------------------------------------------------------- frames and wrenches
+def test_frame_lookup_names_the_links_to_choose_from(arm):
+    with pytest.raises(DescriptionError, match='frame "nowhere" is not a frame of model'):
+        arm.frame_id('nowhere')
+    with pytest.raises(PayloadError, match='payload link "nowhere".*fr3_link7, fr3_flange, tool0'):
+        arm.frame_id('nowhere', PayloadError, 'payload link')
+    assert arm.model.frames[arm.frame_id('tool0', moving=True)].name == 'tool0'
+
+
+def test_frame_lookup_refuses_a_world_fixed_frame_only_when_asked(arm):
+    assert arm.model.frames[arm.frame_id('fr3_link0')].parentJoint == 0
+    with pytest.raises(PayloadError, match='"fr3_link0" is fixed to the world'):
+        arm.frame_id('fr3_link0', PayloadError, moving=True)
+
+
+def _virtual_work_torques(robot, positions, link, force, moment, world_aligned) -> np.ndarray:
+    """τᵢ = F · ∂(pose of ``link``)/∂pᵢ by central differences of the hand-written forward
+    kinematics (no pinocchio): fᵂ·∂o/∂pᵢ + mᵂ·ωᵢ, the wrench turned to world axes first when
+    it is given in the link's own axes."""
+    step = 1e-6
+
+    def pose(values):
+        independent = dict(zip(robot.joint_names, values))
+        every = reference.all_joint_values(robot.description, independent)
+        return reference.link_poses(robot.description, every)[link]
+
+    rotation = pose(positions).rotation
+    if not world_aligned:
+        force, moment = rotation @ force, rotation @ moment
+    torques = []
+    for direction in np.eye(robot.num_joints):
+        ahead, behind = pose(positions + step * direction), pose(positions - step * direction)
+        velocity = (ahead.position - behind.position) / (2 * step)
+        spin = (ahead.rotation - behind.rotation) / (2 * step) @ rotation.T
+        angular = np.array([spin[2, 1], spin[0, 2], spin[1, 0]])
+        torques.append(force @ velocity + moment @ angular)
+    return np.array(torques)
+
+
+@pytest.mark.parametrize('world_aligned', (False, True))
+@pytest.mark.parametrize(
+    'robot_name, link', [('arm', 'tool0'), ('gripper', 'finger_right'), ('gripper', 'tcp')]
+)
+def test_wrench_torques_equal_the_virtual_work_of_the_wrench(
+    request, robot_name, link, world_aligned
+):
+    robot = request.getfixturevalue(robot_name)
+    rng = np.random.default_rng(7)
+    lower = np.where(np.isfinite(robot.limits.lower), robot.limits.lower, -math.pi)
+    upper = np.where(np.isfinite(robot.limits.upper), robot.limits.upper, math.pi)
+    reference_frame = pin.LOCAL_WORLD_ALIGNED if world_aligned else pin.LOCAL
+    for _ in range(3):
+        positions = rng.uniform(lower, upper)
+        force, moment = rng.uniform(-20.0, 20.0, 3), rng.uniform(-2.0, 2.0, 3)
+        torques = wrench_torques(
+            robot,
+            robot.configuration(positions),
+            robot.frame_id(link),
+            np.concatenate([force, moment]),
+            reference_frame,
+        )
+        expected = _virtual_work_torques(robot, positions, link, force, moment, world_aligned)
+        np.testing.assert_allclose(torques, expected, atol=1e-6)
+
+
 # ---------------------------------------------------------------------- payload
-def _point_mass_torques(robot: RobotModel, positions: np.ndarray, link: str, mass: float,
-                        point: np.ndarray) -> np.ndarray:
-    """Holding torques of a point mass fixed in ``link``'s frame, by hand: τᵢ = −(zᵢ × (c − oᵢ))·(m g)."""
+def _point_mass_torques(
+    robot: RobotModel, positions: np.ndarray, link: str, mass: float, point: np.ndarray
+) -> np.ndarray:
+    """Holding torques of a point mass fixed in ``link``'s frame, by hand: τᵢ = −(zᵢ × (c − oᵢ))·(m
+    g)."""
     values = dict(zip(robot.joint_names, positions))
     poses = reference.link_poses(robot.description, values)
     com = poses[link].position + poses[link].rotation @ point
@@ -211,7 +317,9 @@ def _point_mass_torques(robot: RobotModel, positions: np.ndarray, link: str, mas
         joint = robot.description.joints[name]
         child = poses[joint.child]
         axis = child.rotation @ np.asarray(joint.axis)
-        torques.append(-np.cross(axis, com - child.position) @ np.array([0.0, 0.0, -mass * GRAVITY]))
+        torques.append(
+            -np.cross(axis, com - child.position) @ np.array([0.0, 0.0, -mass * GRAVITY])
+        )
     return np.array(torques)
 
 
@@ -226,8 +334,9 @@ def test_attached_payload_adds_point_mass_holding_torques(seed):
     inertia = np.diag([0.002, 0.003, 0.001])  # rotational inertia changes M, not g
     arm.attach_payload('fr3_flange', InertialParameters(1.5, point, inertia))
     loaded = gravity_torques(arm, q)
-    np.testing.assert_allclose(loaded - bare, _point_mass_torques(arm, positions, 'fr3_flange', 1.5, point),
-                               atol=1e-10)
+    np.testing.assert_allclose(
+        loaded - bare, _point_mass_torques(arm, positions, 'fr3_flange', 1.5, point), atol=1e-10
+    )
     assert arm.total_mass() == pytest.approx(RobotModel.from_urdf_file(ARM_URDF).total_mass() + 1.5)
     arm.detach_payload()
     np.testing.assert_array_equal(gravity_torques(arm, q), bare)
@@ -242,10 +351,13 @@ def test_payload_rotational_inertia_adds_axis_projection_to_mass_matrix():
     inertia = np.array([[0.02, 0.001, 0.0], [0.001, 0.03, -0.002], [0.0, -0.002, 0.01]])
     arm.attach_payload('fr3_link7', InertialParameters(0.0, np.zeros(3), inertia))
     poses = reference.link_poses(arm.description, dict(zip(arm.joint_names, positions)))
-    axes = np.array([poses[arm.description.joints[n].child].rotation[:, 2] for n in arm.joint_names]).T
+    axes = np.array(
+        [poses[arm.description.joints[n].child].rotation[:, 2] for n in arm.joint_names]
+    ).T
     rotation = poses['fr3_link7'].rotation
-    np.testing.assert_allclose(mass_matrix(arm, q) - bare, axes.T @ rotation @ inertia @ rotation.T @ axes,
-                               atol=1e-12)
+    np.testing.assert_allclose(
+        mass_matrix(arm, q) - bare, axes.T @ rotation @ inertia @ rotation.T @ axes, atol=1e-12
+    )
 
 
 def test_payload_in_hand_reproduces_the_paper_arm_with_its_object():
@@ -256,16 +368,22 @@ def test_payload_in_hand_reproduces_the_paper_arm_with_its_object():
     text = re.sub(r'<joint name="hand".*?</joint>', '', text, flags=re.S)
     arm = RobotModel.from_urdf_string(text)
     arm.attach_payload('link2', InertialParameters.point_mass(0.05, [0.08, 0.0, 0.0]))
-    np.testing.assert_allclose(mass_matrix(arm, arm.configuration([0.0, 0.0])) / 1e-7,
-                               [[19886.6667, 8120.0], [8120.0, 3520.0]], atol=1e-3)
+    np.testing.assert_allclose(
+        mass_matrix(arm, arm.configuration([0.0, 0.0])) / 1e-7,
+        [[19886.6667, 8120.0], [8120.0, 3520.0]],
+        atol=1e-3,
+    )
 
 
-@pytest.mark.parametrize('link, payload, words', [
-    ('no_such_link', InertialParameters.point_mass(1.0, np.zeros(3)), 'no_such_link'),
-    ('fr3_link7', InertialParameters.point_mass(float('nan'), np.zeros(3)), 'not finite'),
-    ('fr3_link7', InertialParameters.point_mass(-1.0, np.zeros(3)), 'non-negative'),
-    ('fr3_link0', InertialParameters.point_mass(1.0, np.zeros(3)), 'fixed to the world'),
-])
+@pytest.mark.parametrize(
+    'link, payload, words',
+    [
+        ('no_such_link', InertialParameters.point_mass(1.0, np.zeros(3)), 'no_such_link'),
+        ('fr3_link7', InertialParameters.point_mass(float('nan'), np.zeros(3)), 'not finite'),
+        ('fr3_link7', InertialParameters.point_mass(-1.0, np.zeros(3)), 'non-negative'),
+        ('fr3_link0', InertialParameters.point_mass(1.0, np.zeros(3)), 'fixed to the world'),
+    ],
+)
 def test_bad_payload_is_refused_with_reason(link, payload, words):
     arm = RobotModel.from_urdf_file(ARM_URDF)
     with pytest.raises(PayloadError, match=words):
@@ -293,19 +411,29 @@ def test_gripper_limits_in_joint_order(gripper):
 
 
 def test_torque_margin_is_ratio_to_effort_limit_and_zero_when_unknown():
-    urdf = (FIXTURES / 'turret_gripper.urdf').read_text().replace('<limit effort="20" velocity="3"/>', '')
+    urdf = (
+        (FIXTURES / 'turret_gripper.urdf')
+        .read_text()
+        .replace('<limit effort="20" velocity="3"/>', '')
+    )
     robot = RobotModel.from_urdf_string(urdf)
     np.testing.assert_allclose(torque_margins(robot, np.array([-7.0, -25.0, 3.0])), [0.0, 0.5, 1.5])
-    np.testing.assert_allclose(torque_margins(RobotModel.from_urdf_file(GRIPPER_URDF), np.array([-7.0, 25.0, 1.0])),
-                               [0.35, 0.5, 0.5])
+    np.testing.assert_allclose(
+        torque_margins(RobotModel.from_urdf_file(GRIPPER_URDF), np.array([-7.0, 25.0, 1.0])),
+        [0.35, 0.5, 0.5],
+    )
 
 
 # ---------------------------------------------------------------------- joint axes
 @pytest.mark.parametrize('axis', ['0 -1 0', '0 -2 0', '0 -0.001 0'])
 def test_joint_axis_length_does_not_scale_torques(axis):
     """URDF axes are directions: the standing rod holds m g l_c cos θ whatever the axis length."""
-    text = (FIXTURES / 'standing_rod.urdf').read_text().replace('<axis xyz="0 -1 0"/>', f'<axis xyz="{axis}"/>')
+    text = (
+        (FIXTURES / 'standing_rod.urdf')
+        .read_text()
+        .replace('<axis xyz="0 -1 0"/>', f'<axis xyz="{axis}"/>')
+    )
     rod = RobotModel.from_urdf_string(text, gravity=(0.0, 0.0, -9.8))
     q = rod.configuration([0.3])
     assert gravity_torques(rod, q)[0] == pytest.approx(0.1 * 9.8 * 0.05 * math.cos(0.3), rel=1e-12)
-    assert mass_matrix(rod, q)[0, 0] == pytest.approx(0.1 * 0.1 ** 2 / 3.0, rel=1e-12)
+    assert mass_matrix(rod, q)[0, 0] == pytest.approx(0.1 * 0.1**2 / 3.0, rel=1e-12)

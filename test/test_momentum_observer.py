@@ -1,9 +1,11 @@
-"""Momentum observer, contact detection and external wrench (core) against closed forms and independent references.
+"""Momentum observer, contact detection and external wrench (core) against closed forms and
+independent references.
 
 References: the standing rod's closed-form dynamics I₀ θ̈ = τ − m g l_c cos θ (integrated by
 scipy to 1e-12, not by pinocchio); pinocchio's RNEA with external forces for Jᵀ F (not the
 Jacobian route under test); the sim's forward dynamics with f_ext for a push.
 """
+
 from __future__ import annotations
 
 import math
@@ -12,24 +14,37 @@ from pathlib import Path
 import numpy as np
 import pinocchio as pin
 import pytest
+from conftest import SHARED_DATA
 from scipy.integrate import solve_ivp
 
-from conftest import SHARED_DATA
-from robot_dynamics.core.contact.contact_detection import (ContactCalibrationError, ContactDetector,
-                                                           ResidualHistory, ThresholdError,
-                                                           calibrated_thresholds, checked_thresholds)
+from robot_dynamics.core.contact.contact_detection import (
+    ContactCalibrationError,
+    ContactDetector,
+    ResidualHistory,
+    ThresholdError,
+    calibrated_thresholds,
+    checked_thresholds,
+)
 from robot_dynamics.core.contact.external_wrench import WrenchEstimationError, WrenchEstimator
-from robot_dynamics.core.identification.friction import FrictionFileError, friction_from_yaml, load_friction_file
+from robot_dynamics.core.contact.momentum_observer import (
+    MOMENTUM_SOURCES,
+    MomentumObserver,
+    ObserverError,
+    quieter_momentum_source,
+)
+from robot_dynamics.core.dynamics.friction import (
+    FrictionFileError,
+    friction_from_yaml,
+    load_friction_file,
+)
 from robot_dynamics.core.model.model import RobotModel
-from robot_dynamics.core.contact.momentum_observer import (MOMENTUM_SOURCES, MomentumObserver, ObserverError,
-                                                           quieter_momentum_source)
-from robot_dynamics.core.simulation import ArmSimulation, SensorNoise, scripted_excitation
 from robot_dynamics.models import ARM_URDF
+from robot_dynamics.simulation.reference import ArmSimulation, SensorNoise, scripted_excitation
 
 FIXTURES = Path(__file__).resolve().parent / 'data' / 'fixtures'
 GRAVITY = 9.8
 ROD_MASS, ROD_LENGTH, ROD_COM = 0.1, 0.1, 0.05
-ROD_I0 = ROD_MASS * ROD_LENGTH ** 2 / 3.0
+ROD_I0 = ROD_MASS * ROD_LENGTH**2 / 3.0
 PANDA_URDF = SHARED_DATA / 'panda_gaz2019' / 'panda_arm.urdf'
 
 
@@ -46,18 +61,30 @@ def arm() -> RobotModel:
 def _rod_motion(external: float, friction=lambda rate: 0.0, duration: float = 0.3, seed: int = 0):
     """Closed-form rod under a wobbling motor torque plus ``external`` [N·m]: samples at random
     steps of 0.3–2 ms: (times, θ, θ̇, motor torque)."""
+
     def motor(t):
         return ROD_MASS * GRAVITY * ROD_COM * 0.8 + 0.01 * math.sin(2 * math.pi * 3.0 * t)
 
     def derivative(t, state):
         theta, rate = state
-        return [rate, (motor(t) + external - friction(rate) - ROD_MASS * GRAVITY * ROD_COM * math.cos(theta)) / ROD_I0]
+        return [
+            rate,
+            (motor(t) + external - friction(rate) - ROD_MASS * GRAVITY * ROD_COM * math.cos(theta))
+            / ROD_I0,
+        ]
 
     steps = np.random.default_rng(seed).uniform(0.3e-3, 2e-3, int(duration / 0.3e-3))
     times = np.concatenate([[0.0], np.cumsum(steps)])
     times = times[times <= duration]
-    solution = solve_ivp(derivative, (0.0, duration), [0.3, 0.0], method='DOP853', t_eval=times, rtol=1e-12,
-                         atol=1e-12)
+    solution = solve_ivp(
+        derivative,
+        (0.0, duration),
+        [0.3, 0.0],
+        method='DOP853',
+        t_eval=times,
+        rtol=1e-12,
+        atol=1e-12,
+    )
     return times, solution.y[0], solution.y[1], np.array([motor(t) for t in times])
 
 
@@ -67,10 +94,14 @@ STARTING_SAMPLES = {'velocities': 1, 'positions': 2}  # samples without an outpu
 def _run(observer, times, positions, velocities, efforts):
     """The rod observer's r from its first output on, and the time that output counts from
     (r = (1 − e^{−K(t − t_s)})τ for a constant τ)."""
-    outputs = [observer.update(t, np.array([q]), np.array([v]), np.array([e]))
-               for t, q, v, e in zip(times, positions, velocities, efforts)]
+    outputs = [
+        observer.update(t, np.array([q]), np.array([v]), np.array([e]))
+        for t, q, v, e in zip(times, positions, velocities, efforts)
+    ]
     starting = STARTING_SAMPLES[observer.momentum]
-    assert all(r is None for r in outputs[:starting]) and all(r is not None for r in outputs[starting:])
+    assert all(r is None for r in outputs[:starting]) and all(
+        r is not None for r in outputs[starting:]
+    )
     return np.array([r[0] for r in outputs[starting:]]), times[starting - 1]
 
 
@@ -79,15 +110,19 @@ def _run(observer, times, positions, velocities, efforts):
 def test_observer_converges_as_one_minus_exp_for_constant_external_torque_on_the_rod(rod, momentum):
     gain, external = 40.0, 0.012
     times, positions, velocities, efforts = _rod_motion(external)
-    residual, start = _run(MomentumObserver(rod, gain, momentum=momentum), times, positions, velocities, efforts)
-    expected = external * (1.0 - np.exp(-gain * (times[-len(residual):] - start)))
+    residual, start = _run(
+        MomentumObserver(rod, gain, momentum=momentum), times, positions, velocities, efforts
+    )
+    expected = external * (1.0 - np.exp(-gain * (times[-len(residual) :] - start)))
     assert np.max(np.abs(residual - expected)) < 1e-3 * external
 
 
 @pytest.mark.parametrize('momentum', MOMENTUM_SOURCES)
 def test_observer_residual_is_zero_without_external_torque_on_the_rod(rod, momentum):
     times, positions, velocities, efforts = _rod_motion(0.0)
-    residual, _ = _run(MomentumObserver(rod, 200.0, momentum=momentum), times, positions, velocities, efforts)
+    residual, _ = _run(
+        MomentumObserver(rod, 200.0, momentum=momentum), times, positions, velocities, efforts
+    )
     # only the quadrature's O(Δt²) error on ∫β (and, from positions, on the mean momentum) remains
     assert np.max(np.abs(residual)) < 1e-4 * np.max(np.abs(efforts))
 
@@ -99,20 +134,29 @@ def test_observer_from_positions_ignores_the_velocities_but_for_coriolis_and_fri
     times, positions, velocities, efforts = _rod_motion(external)
     late = np.interp(times - 5e-3, times, velocities)
     from_late, start = _run(MomentumObserver(rod, gain), times, positions, late, efforts)
-    by_velocities, velocity_start = _run(MomentumObserver(rod, gain, momentum='velocities'), times, positions, late,
-                                         efforts)
-    expected = external * (1.0 - np.exp(-gain * (times[-len(from_late):] - start)))
+    by_velocities, velocity_start = _run(
+        MomentumObserver(rod, gain, momentum='velocities'), times, positions, late, efforts
+    )
+    expected = external * (1.0 - np.exp(-gain * (times[-len(from_late) :] - start)))
     assert np.max(np.abs(from_late - expected)) < 1e-3 * external  # rod: Cᵀq̇ = 0, no friction
-    expected_by_velocities = external * (1.0 - np.exp(-gain * (times[-len(by_velocities):] - velocity_start)))
+    expected_by_velocities = external * (
+        1.0 - np.exp(-gain * (times[-len(by_velocities) :] - velocity_start))
+    )
     assert np.max(np.abs(by_velocities - expected_by_velocities)) > 0.1 * external
 
 
 def test_observer_unwraps_a_continuous_joint_position_that_jumps_by_two_pi():
-    robot = RobotModel.from_urdf_string((FIXTURES / 'standing_rod.urdf').read_text().replace(
-        'type="revolute"', 'type="continuous"'), gravity=(0.0, 0.0, -GRAVITY))
+    robot = RobotModel.from_urdf_string(
+        (FIXTURES / 'standing_rod.urdf')
+        .read_text()
+        .replace('type="revolute"', 'type="continuous"'),
+        gravity=(0.0, 0.0, -GRAVITY),
+    )
     assert robot.model.nq == 2  # (cos θ, sin θ)
     times, positions, velocities, efforts = _rod_motion(0.0)
-    wrapped = positions + 2 * math.pi * (np.arange(len(times)) > len(times) // 2)  # as published past ±π
+    wrapped = positions + 2 * math.pi * (
+        np.arange(len(times)) > len(times) // 2
+    )  # as published past ±π
     residual, _ = _run(MomentumObserver(robot, 200.0), times, wrapped, velocities, efforts)
     assert np.max(np.abs(residual)) < 1e-4 * np.max(np.abs(efforts))
 
@@ -125,8 +169,11 @@ def test_observer_refuses_an_unknown_momentum_source(rod):
 def test_observer_subtracts_the_identified_friction_model(rod):
     viscous, offset, external = 0.004, 0.003, 0.01
     motion = _rod_motion(external, friction=lambda rate: viscous * rate + offset)
-    friction = friction_from_yaml(f'model: standing_rod\njoints:\n  motor:\n    rotor_inertia: 0.0\n'
-                                  f'    viscous: {viscous}\n    coulomb: 0.0\n    offset: {offset}\n', rod.joint_names)
+    friction = friction_from_yaml(
+        f'model: standing_rod\njoints:\n  motor:\n    rotor_inertia: 0.0\n    viscous: {viscous}\n '
+        f'   coulomb: 0.0\n    offset: {offset}\n',
+        rod.joint_names,
+    )
     with_model, _ = _run(MomentumObserver(rod, 50.0, friction), *motion)
     without, _ = _run(MomentumObserver(rod, 50.0), *motion)
     assert abs(with_model[-1] - external) < 1e-3 * external
@@ -135,7 +182,9 @@ def test_observer_subtracts_the_identified_friction_model(rod):
 
 def test_observer_stays_at_noise_level_on_a_fast_arm_motion(arm):
     robot = RobotModel.from_urdf_file(ARM_URDF)
-    simulation = ArmSimulation(robot, scripted_excitation(robot, base_frequency=0.5, max_acceleration=8.0))
+    simulation = ArmSimulation(
+        robot, scripted_excitation(robot, base_frequency=0.5, max_acceleration=8.0)
+    )
     observer = MomentumObserver(arm, 50.0)
     residuals, torques = [], []
     for _ in range(3000):
@@ -157,7 +206,9 @@ def test_observer_recovers_a_push_applied_in_the_simulated_forward_dynamics(arm)
             simulation.set_external_wrench('tool0', [6.0, -8.0, 4.0], [0.3, 0.0, -0.2])
         sample = simulation.advance()
         residual = observer.update(sample.time, sample.positions, sample.velocities, sample.efforts)
-    np.testing.assert_allclose(residual, sample.external_torques, atol=0.02 * np.max(np.abs(sample.external_torques)))
+    np.testing.assert_allclose(
+        residual, sample.external_torques, atol=0.02 * np.max(np.abs(sample.external_torques))
+    )
 
 
 @pytest.mark.parametrize('momentum', MOMENTUM_SOURCES)
@@ -198,14 +249,19 @@ def test_friction_file_errors_name_the_problem(rod, tmp_path):
 
 # ---------------------------------------------------------------------------- contact detection
 def test_contact_needs_the_minimum_duration_and_releases_with_hysteresis():
-    detector = ContactDetector(np.array([1.0, 2.0]), min_duration=0.003, release_ratio=0.5, release_duration=0.01)
+    detector = ContactDetector(
+        np.array([1.0, 2.0]), min_duration=0.003, release_ratio=0.5, release_duration=0.01
+    )
     stamps = np.arange(0.0, 0.1, 0.001)
 
     def feed(start, values):
-        return [detector.update(t, np.asarray(values, float)) for t in stamps[start:start + 5]]
+        return [detector.update(t, np.asarray(values, float)) for t in stamps[start : start + 5]]
 
     assert not any(u.in_contact for u in feed(0, [0.5, 1.0]))
-    spike = [detector.update(0.005, np.array([1.5, 0.0])), detector.update(0.006, np.array([0.0, 0.0]))]
+    spike = [
+        detector.update(0.005, np.array([1.5, 0.0])),
+        detector.update(0.006, np.array([0.0, 0.0])),
+    ]
     assert not any(u.in_contact for u in spike)  # shorter than min_duration
     updates = [detector.update(t, np.array([0.0, 2.5])) for t in stamps[10:15]]
     assert [u.changed for u in updates] == [False, False, False, True, False]
@@ -247,7 +303,9 @@ def test_residual_history_window_keeps_the_last_seconds():
 
 
 # ---------------------------------------------------------------------------- external wrench
-def _torques_by_rnea_with_external_force(robot: RobotModel, positions: np.ndarray, frame: str, wrench: np.ndarray):
+def _torques_by_rnea_with_external_force(
+    robot: RobotModel, positions: np.ndarray, frame: str, wrench: np.ndarray
+):
     """τ_ext = rnea(q, 0, 0) − rnea(q, 0, 0, f_ext): the joint torques of a wrench on ``frame``
     (LOCAL, at its origin)."""
     model, data = robot.model, robot.model.createData()
@@ -279,7 +337,9 @@ def test_wrench_recovered_from_joint_torques_on_random_poses(urdf, frame):
         if np.linalg.svd(estimator.jacobian(positions), compute_uv=False)[-1] < 0.05:
             continue  # near-singular poses: see the singular-pose test
         wrench = np.concatenate([rng.uniform(-20, 20, 3), rng.uniform(-2, 2, 3)])
-        estimate = estimator.estimate(positions, _torques_by_rnea_with_external_force(robot, positions, frame, wrench))
+        estimate = estimator.estimate(
+            positions, _torques_by_rnea_with_external_force(robot, positions, frame, wrench)
+        )
         np.testing.assert_allclose(estimate.wrench, wrench, atol=1e-8)
         assert estimate.identifiable == 6
         checked += 1
@@ -297,7 +357,9 @@ def test_wrench_of_a_short_chain_reports_only_its_identifiable_part():
         estimate = estimator.estimate(positions, torques)
         jacobian = estimator.jacobian(positions)
         assert estimate.identifiable <= robot.num_joints < 6
-        np.testing.assert_allclose(jacobian.T @ estimate.wrench, torques, atol=1e-6)  # explains the torques
+        np.testing.assert_allclose(
+            jacobian.T @ estimate.wrench, torques, atol=1e-6
+        )  # explains the torques
         # minimum norm: no component a joint cannot feel (the null space of Jᵀ)
         projection = np.linalg.pinv(jacobian.T) @ jacobian.T
         np.testing.assert_allclose(projection @ estimate.wrench, estimate.wrench, atol=1e-6)
@@ -307,7 +369,10 @@ def test_wrench_at_a_singular_pose_is_finite_and_bounded(arm):
     estimator = WrenchEstimator(arm, 'tool0')
     positions = np.zeros(arm.num_joints)  # stretched up: joints 1, 3, 5, 7 share the vertical axis
     assert np.linalg.svd(estimator.jacobian(positions), compute_uv=False)[-1] < 1e-9
-    for torques in (np.ones(arm.num_joints), np.random.default_rng(1).normal(0.0, 50.0, arm.num_joints)):
+    for torques in (
+        np.ones(arm.num_joints),
+        np.random.default_rng(1).normal(0.0, 50.0, arm.num_joints),
+    ):
         estimate = estimator.estimate(positions, torques)
         assert np.all(np.isfinite(estimate.wrench)) and estimate.identifiable < 6
         bound = max(1.0 / estimator.singular_threshold, 1.0 / (2.0 * estimator.damping))

@@ -15,6 +15,7 @@ here), so every joint is set explicitly (follower = multiplier·leader + offset)
 full-coordinate τ and M are folded into the core's reduced coordinates with the coupling G
 built from the URDF: Gᵀτ and Gᵀ M G.
 """
+
 from __future__ import annotations
 
 import re
@@ -26,16 +27,21 @@ import pytest
 mujoco = pytest.importorskip('mujoco')
 
 import reference_kinematics as reference  # noqa: E402
+
 from robot_dynamics.core.dynamics.joint_space import inverse_dynamics, mass_matrix  # noqa: E402
 from robot_dynamics.core.model.model import RobotModel  # noqa: E402
 from robot_dynamics.models import ARM_URDF, QUADRUPED_URDF  # noqa: E402
 
-MUJOCO_COMPILER = ('<mujoco><compiler discardvisual="false" fusestatic="false" balanceinertia="false"/>'
-                   '</mujoco>')
+MUJOCO_COMPILER = (
+    '<mujoco><compiler discardvisual="false" fusestatic="false" balanceinertia="false"/></mujoco>'
+)
 FIXTURES = Path(__file__).resolve().parent / 'data' / 'fixtures'
-ROBOTS = {'fr3_arm': (ARM_URDF, 'fixed'), 'quadruped': (QUADRUPED_URDF, 'floating'),
-          'turret_gripper': (FIXTURES / 'turret_gripper.urdf', 'fixed'),
-          'turret_gripper_floating': (FIXTURES / 'turret_gripper.urdf', 'floating')}
+ROBOTS = {
+    'fr3_arm': (ARM_URDF, 'fixed'),
+    'quadruped': (QUADRUPED_URDF, 'floating'),
+    'turret_gripper': (FIXTURES / 'turret_gripper.urdf', 'fixed'),
+    'turret_gripper_floating': (FIXTURES / 'turret_gripper.urdf', 'floating'),
+}
 SEEDS = (21, 22, 23, 24)
 RELATIVE_TOLERANCE = 1e-8
 
@@ -60,12 +66,18 @@ def robots(request):
 
 def _random_state(robot: RobotModel, seed: int) -> dict:
     rng = np.random.default_rng(seed)
-    state = {'positions': rng.uniform(np.maximum(robot.limits.lower, -3.0), np.minimum(robot.limits.upper, 3.0)),
-             'rates': rng.uniform(-2.0, 2.0, robot.num_joints),
-             'accelerations': rng.uniform(-5.0, 5.0, robot.num_joints)}
+    state = {
+        'positions': rng.uniform(
+            np.maximum(robot.limits.lower, -3.0), np.minimum(robot.limits.upper, 3.0)
+        ),
+        'rates': rng.uniform(-2.0, 2.0, robot.num_joints),
+        'accelerations': rng.uniform(-5.0, 5.0, robot.num_joints),
+    }
     if robot.floating_base:
         quaternion = rng.normal(size=4)
-        state['base_pose'] = np.concatenate([rng.uniform(-1.0, 1.0, 3), quaternion / np.linalg.norm(quaternion)])
+        state['base_pose'] = np.concatenate(
+            [rng.uniform(-1.0, 1.0, 3), quaternion / np.linalg.norm(quaternion)]
+        )
         state['base_velocity'] = rng.uniform(-1.0, 1.0, 6)
         state['base_acceleration'] = rng.uniform(-3.0, 3.0, 6)
     return state
@@ -95,15 +107,19 @@ def _mujoco_side(robot: RobotModel, model, state: dict) -> tuple:
         data.qacc[joint.dofadr[0]] = accelerations[name]
         dofs.append(joint.dofadr[0])
     coupling = np.zeros((model.nv, robot.nv_reduced))
-    coupling[dofs, robot.base_dofs:] = reference.mimic_coupling(description, names, moving)
+    coupling[dofs, robot.base_dofs :] = reference.mimic_coupling(description, names, moving)
     if robot.floating_base:
         x, y, z, qx, qy, qz, qw = state['base_pose']
         rotation = reference.quaternion_matrix([qx, qy, qz, qw])
         linear, angular = state['base_velocity'][:3], state['base_velocity'][3:]
         data.qpos[:7] = [x, y, z, qw, qx, qy, qz]
         data.qvel[:6] = np.concatenate([rotation @ linear, angular])
-        data.qacc[:6] = np.concatenate([rotation @ (state['base_acceleration'][:3] + np.cross(angular, linear)),
-                                        state['base_acceleration'][3:]])
+        data.qacc[:6] = np.concatenate(
+            [
+                rotation @ (state['base_acceleration'][:3] + np.cross(angular, linear)),
+                state['base_acceleration'][3:],
+            ]
+        )
         coupling[:3, :3] = rotation
         coupling[3:6, 3:6] = np.eye(3)
     mujoco.mj_inverse(model, data)
@@ -115,7 +131,9 @@ def _mujoco_side(robot: RobotModel, model, state: dict) -> tuple:
 def test_mujoco_model_has_the_same_mass(robots):
     robot, model = robots
     moving_bodies = [i for i in range(model.nbody) if model.body_weldid[i] != 0]
-    assert float(np.sum(model.body_mass[moving_bodies])) == pytest.approx(robot.total_mass(), rel=1e-12)
+    assert float(np.sum(model.body_mass[moving_bodies])) == pytest.approx(
+        robot.total_mass(), rel=1e-12
+    )
 
 
 @pytest.mark.parametrize('seed', SEEDS)

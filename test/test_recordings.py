@@ -1,13 +1,21 @@
-"""Tests of robot_dynamics.core.identification.recording_files: CSV, rosbag2 (sqlite3/mcap) and the Panda data."""
+"""Tests of robot_dynamics.core.identification.recording_files: CSV, rosbag2 (sqlite3/mcap) and the
+Panda data."""
+
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from robot_dynamics.core.identification.recording_files import (PANDA_JOINT_NAMES, read_csv,
-                                                                read_panda_gaz2019, read_recording,
-                                                                read_rosbag, write_csv, write_rosbag)
 from robot_dynamics.core.identification.recording import Recording, RecordingError
+from robot_dynamics.core.identification.recording_files import (
+    PANDA_JOINT_NAMES,
+    read_csv,
+    read_panda_gaz2019,
+    read_recording,
+    read_rosbag,
+    write_csv,
+    write_rosbag,
+)
 
 PANDA_DIR = Path(__file__).resolve().parents[1].parent / 'shared' / 'data' / 'panda_gaz2019'
 
@@ -26,14 +34,26 @@ def write_joint_state_bag(path, messages) -> None:
     from rosbags.typesys import Stores, get_typestore
 
     store = get_typestore(Stores.LATEST)
-    state, header, stamp = (store.types[name] for name in
-                            ('sensor_msgs/msg/JointState', 'std_msgs/msg/Header', 'builtin_interfaces/msg/Time'))
+    state, header, stamp = (
+        store.types[name]
+        for name in (
+            'sensor_msgs/msg/JointState',
+            'std_msgs/msg/Header',
+            'builtin_interfaces/msg/Time',
+        )
+    )
     with Writer(path, version=9) as writer:
         connection = writer.add_connection('/joint_states', state.__msgtype__, typestore=store)
         for k, (nanoseconds, names, positions, velocities, efforts) in enumerate(messages):
-            message = state(header=header(stamp=stamp(sec=nanoseconds // 10**9, nanosec=nanoseconds % 10**9),
-                                          frame_id=''),
-                            name=list(names), position=positions, velocity=velocities, effort=efforts)
+            message = state(
+                header=header(
+                    stamp=stamp(sec=nanoseconds // 10**9, nanosec=nanoseconds % 10**9), frame_id=''
+                ),
+                name=list(names),
+                position=positions,
+                velocity=velocities,
+                effort=efforts,
+            )
             writer.write(connection, k + 1, store.serialize_cdr(message, state.__msgtype__))
 
 
@@ -47,7 +67,11 @@ def test_csv_round_trip_is_exact_and_header_follows_the_documented_layout(tmp_pa
     rec = example_recording()
     path = tmp_path / 'motion.csv'
     write_csv(path, rec)
-    assert path.read_text().splitlines()[0].startswith('time,shoulder/position,shoulder/velocity,shoulder/effort,')
+    assert (
+        path.read_text()
+        .splitlines()[0]
+        .startswith('time,shoulder/position,shoulder/velocity,shoulder/effort,')
+    )
     assert_same(read_csv(path), rec)
     assert read_csv(path, joint_names=['wrist', 'shoulder']).joint_names == ('wrist', 'shoulder')
 
@@ -66,12 +90,16 @@ def test_rosbag_round_trip_keeps_stamps_to_the_nanosecond(tmp_path, storage):
     back = read_recording(tmp_path / 'bag')
     assert back.joint_names == rec.joint_names
     assert np.max(np.abs(back.time - rec.time)) < 1e-9
-    assert np.array_equal(back.efforts, rec.efforts) and np.array_equal(back.positions, rec.positions)
+    assert np.array_equal(back.efforts, rec.efforts) and np.array_equal(
+        back.positions, rec.positions
+    )
 
 
 def test_rosbag_merges_joint_states_from_two_drivers_by_name(tmp_path):
     messages = []
-    for k, (names, offset) in enumerate([(['arm_b', 'arm_a'], 0.0), (['gripper'], 5.0), (['arm_b', 'arm_a'], 100.0)]):
+    for k, (names, offset) in enumerate(
+        [(['arm_b', 'arm_a'], 0.0), (['gripper'], 5.0), (['arm_b', 'arm_a'], 100.0)]
+    ):
         value = np.array([offset + i for i in range(len(names))], dtype=float)
         messages.append((10**9 + k * 10**8, names, value, value + 10, value + 20))
     write_joint_state_bag(tmp_path / 'bag', messages)
@@ -83,9 +111,13 @@ def test_rosbag_merges_joint_states_from_two_drivers_by_name(tmp_path):
 
 
 def test_rosbag_without_efforts_names_the_joints_that_lack_them(tmp_path):
-    write_joint_state_bag(tmp_path / 'bag', [(10**9, ['a', 'b'], np.zeros(2), np.zeros(2), np.zeros(0))])
-    with pytest.raises(RecordingError, match=r"\['a', 'b'\] never got position, velocity and effort; "
-                                             r"0 of 1 messages rejected$"):
+    write_joint_state_bag(
+        tmp_path / 'bag', [(10**9, ['a', 'b'], np.zeros(2), np.zeros(2), np.zeros(0))]
+    )
+    with pytest.raises(
+        RecordingError,
+        match=r"\['a', 'b'\] never got position, velocity and effort; 0 of 1 messages rejected$",
+    ):
         read_rosbag(tmp_path / 'bag')
 
 
@@ -139,11 +171,15 @@ def nan_bag(path, samples: int = 100, joint_names=('j1', 'j2')) -> Recording:
     """A bag of ``samples`` messages, every 10th with a NaN effort and the 6th with a position
     beyond the merger's ±1e6 range: 11 messages the merger must refuse."""
     time = 100.0 + 0.01 * np.arange(samples)
-    positions = np.stack([np.sin(time), np.cos(time)] + [time * 0.0] * (len(joint_names) - 2), axis=1)
+    positions = np.stack(
+        [np.sin(time), np.cos(time)] + [time * 0.0] * (len(joint_names) - 2), axis=1
+    )
     efforts = positions.copy()
     efforts[::10, 1] = np.nan
     positions[5, 0] = 1e7
-    write_rosbag(path, Recording(time, positions, positions.copy(), efforts, joint_names), storage='mcap')
+    write_rosbag(
+        path, Recording(time, positions, positions.copy(), efforts, joint_names), storage='mcap'
+    )
 
 
 def test_rosbag_counts_the_messages_the_merger_rejects_per_reason(tmp_path):
@@ -152,7 +188,9 @@ def test_rosbag_counts_the_messages_the_merger_rejects_per_reason(tmp_path):
     rec = read_recording(tmp_path / 'bag')
     assert rec.num_samples == 89 and rec.messages == 100
     assert rec.rejected == {'non_finite': 10, 'out_of_range': 1}
-    assert rec.rejection_summary() == '11 of 100 messages rejected (non_finite: 10, out_of_range: 1)'
+    assert (
+        rec.rejection_summary() == '11 of 100 messages rejected (non_finite: 10, out_of_range: 1)'
+    )
     write_rosbag(tmp_path / 'clean', example_recording())
     clean = read_rosbag(tmp_path / 'clean')
     assert clean.rejected == {} and clean.rejection_summary() == '' and clean.messages == 50
@@ -163,10 +201,16 @@ def test_files_that_are_not_utf8_text_are_refused_by_name(tmp_path):
     """Before: a bare UnicodeDecodeError that the command-line tools had to catch and word."""
     junk = b'time,\x89PNG\r\n\x1a\n\xff\xfe' + bytes(range(256))
     (tmp_path / 'junk.csv').write_bytes(junk)
-    with pytest.raises(RecordingError, match=f'cannot read {tmp_path / "junk.csv"}: not UTF-8 text'):
+    with pytest.raises(
+        RecordingError, match=f'cannot read {tmp_path / "junk.csv"}: not UTF-8 text'
+    ):
         read_csv(tmp_path / 'junk.csv')
-    for name in ('exciting_traj_time.txt', 'exciting_traj_positions.txt', 'exciting_traj_velocity.txt',
-                 'exciting_traj_torques.txt'):
+    for name in (
+        'exciting_traj_time.txt',
+        'exciting_traj_positions.txt',
+        'exciting_traj_velocity.txt',
+        'exciting_traj_torques.txt',
+    ):
         (tmp_path / name).write_bytes(junk)
     with pytest.raises(RecordingError, match='exciting_traj_time.txt: not UTF-8 text'):
         read_panda_gaz2019(tmp_path)
@@ -174,8 +218,13 @@ def test_files_that_are_not_utf8_text_are_refused_by_name(tmp_path):
 
 def test_rosbag_counts_messages_whose_stamp_steps_back(tmp_path):
     """Header stamps going back (a driver restart) while the bag time goes on: out_of_order."""
-    write_joint_state_bag(tmp_path / 'bag', [(10**9 + milliseconds * 10**6, ['a'], np.zeros(1), np.zeros(1),
-                                              np.zeros(1)) for milliseconds in [0, 100, 50, 60, 200]])
+    write_joint_state_bag(
+        tmp_path / 'bag',
+        [
+            (10**9 + milliseconds * 10**6, ['a'], np.zeros(1), np.zeros(1), np.zeros(1))
+            for milliseconds in [0, 100, 50, 60, 200]
+        ],
+    )
     rec = read_rosbag(tmp_path / 'bag')
     assert rec.time == pytest.approx([1.0, 1.1, 1.2])
     assert rec.rejected == {'out_of_order': 2}
@@ -189,5 +238,7 @@ def test_identify_payload_cli_prints_the_rejected_bag_messages(tmp_path, capsys)
     joints = RobotModel.from_urdf_file(ARM_URDF).joint_names
     nan_bag(tmp_path / 'bag', joint_names=joints)
     main(['identify-payload', '--urdf', str(ARM_URDF), '--bag', str(tmp_path / 'bag')])
-    assert f'{tmp_path / "bag"}: 11 of 100 messages rejected (non_finite: 10, out_of_range: 1)' \
+    assert (
+        f'{tmp_path / "bag"}: 11 of 100 messages rejected (non_finite: 10, out_of_range: 1)'
         in capsys.readouterr().err
+    )

@@ -11,6 +11,7 @@ behaviour (every call answered, no wrong output, the node alive, memory bounded 
 with margins that hold with other CPU-bound work on the machine; the throughput and latency
 targets are `robot_dynamics bench`'s (docs/reliability.md, docs/performance.md).
 """
+
 import os
 import signal
 import subprocess
@@ -23,12 +24,19 @@ import pytest
 pytest.importorskip('rclpy')
 
 from robot_dynamics.core.streams.joint_states import REJECTION_REASONS  # noqa: E402
-from robot_dynamics.models import ARM_URDF  # noqa: E402
-from robot_dynamics.instruments import bench, stream_feeder  # noqa: E402
-from robot_dynamics.instruments import processes
-from robot_dynamics.instruments import (reliability_common, reliability_descriptions, reliability_fuzz,
-                                        reliability_restarts, reliability_soak, reliability_storm)
+from robot_dynamics.instruments import (  # noqa: E402
+    bench,
+    processes,
+    reliability_common,
+    reliability_descriptions,
+    reliability_fuzz,
+    reliability_restarts,
+    reliability_soak,
+    reliability_storm,
+    stream_feeder,
+)
 from robot_dynamics.instruments.reliability_descriptions import REJECTED, WARNED  # noqa: E402
+from robot_dynamics.models import ARM_URDF  # noqa: E402
 
 URDF = str(ARM_URDF)
 SOAK_SECONDS = float(os.environ.get('RELIABILITY_SOAK_SECONDS', '20'))
@@ -48,12 +56,18 @@ def test_fuzzer_labels_each_invalid_message_with_its_single_fault():
         values = message.positions + message.velocities + message.efforts
         known = [name for name in message.names if name in model_names]
         checks = {
-            'valid': lambda: (sorted(known) == sorted(model_names) and message.stamp > last_valid_stamp
-                              and len(message.positions) == count),
+            'valid': lambda: (
+                sorted(known) == sorted(model_names)
+                and message.stamp > last_valid_stamp
+                and len(message.positions) == count
+            ),
             'non_finite': lambda: any(v != v or abs(v) == float('inf') for v in values),
-            'out_of_range': lambda: max(abs(v) for v in values) > 1e6 and max(abs(v) for v in values) < float('inf'),
-            'length_mismatch': lambda: bool({len(message.positions), len(message.velocities),
-                                             len(message.efforts)} - {0, count}),
+            'out_of_range': lambda: (
+                max(abs(v) for v in values) > 1e6 and max(abs(v) for v in values) < float('inf')
+            ),
+            'length_mismatch': lambda: bool(
+                {len(message.positions), len(message.velocities), len(message.efforts)} - {0, count}
+            ),
             'duplicate_names': lambda: len(set(message.names)) < count,
             'no_known_joints': lambda: count > 0 and not known,
             'bad_stamp': lambda: message.stamp < 0,
@@ -87,20 +101,36 @@ def test_fuzzed_joint_states_over_ros_are_all_answered_or_counted_by_reason():
 def test_model_intake_refuses_hostile_descriptions_quickly(corpus):
     assert len(corpus) >= 200
     categories = Counter(case.category for case in corpus)
-    for category in ('truncated', 'cycle', 'missing_parent', 'bad_mass', 'non_physical_inertia', 'entity_bomb',
-                     'oversize_50MB', 'thousands_of_links', 'thousands_of_joints'):
+    for category in (
+        'truncated',
+        'cycle',
+        'missing_parent',
+        'bad_mass',
+        'non_physical_inertia',
+        'entity_bomb',
+        'oversize_50MB',
+        'thousands_of_links',
+        'thousands_of_joints',
+    ):
         assert categories[category] >= 1, category
     report = reliability_descriptions.screen_descriptions(corpus)
     # 0.1 s on a quiet machine (docs/reliability.md); the bound is for a busy one.
     assert report.max_seconds < 10.0, sorted(report.outcomes, key=lambda o: -o.seconds)[:3]
-    wrong = [(o.category, o.expected, o.outcome, o.message[:100]) for o in report.unexpected()
-             if o.expected != WARNED]
+    wrong = [
+        (o.category, o.expected, o.outcome, o.message[:100])
+        for o in report.unexpected()
+        if o.expected != WARNED
+    ]
     assert not wrong
-    assert sum(o.outcome != REJECTED for o in report.outcomes) >= 10  # valid oddities are not refused
+    assert (
+        sum(o.outcome != REJECTED for o in report.outcomes) >= 10
+    )  # valid oddities are not refused
 
 
 def test_model_intake_refuses_or_warns_about_non_physical_inertias(corpus):
-    report = reliability_descriptions.screen_descriptions([case for case in corpus if case.expected == WARNED])
+    report = reliability_descriptions.screen_descriptions(
+        [case for case in corpus if case.expected == WARNED]
+    )
     assert not report.unexpected()
 
 
@@ -110,7 +140,10 @@ def test_node_keeps_the_good_model_and_bounded_memory_through_hostile_descriptio
         if case.expected == REJECTED:
             first_of_each.setdefault(case.category, case)
     # One of each refused category (the 50 MB string among them) plus more truncations.
-    sample = list(first_of_each.values()) + [case for case in corpus if case.category == 'truncated'][1:11]
+    sample = (
+        list(first_of_each.values())
+        + [case for case in corpus if case.category == 'truncated'][1:11]
+    )
     report = reliability_descriptions.descriptions_node(URDF, sample)
     assert report.node_alive and report.model_kept
     assert len(report.outcomes) == len(sample) and not report.unexpected(), report.unexpected()
@@ -185,15 +218,22 @@ time.sleep(600)
 
 
 def _node_pid_started_by_a_parent(node_name: str) -> tuple:
-    parent = subprocess.Popen([sys.executable, '-c', BENCH_LIKE_PARENT, node_name], stdout=subprocess.PIPE, text=True)
+    parent = subprocess.Popen(
+        [sys.executable, '-c', BENCH_LIKE_PARENT, node_name], stdout=subprocess.PIPE, text=True
+    )
     return parent, int(parent.stdout.readline())
 
 
 def _segments_owned_by(pid: int, timeout: float = 30.0) -> set:
     """The node's own Fast DDS segment files, once it has created them."""
     segments = set()
-    reliability_common.wait_for(lambda: segments.update(name for name in processes.dds_files_of(pid)
-                                                 if '_port' not in name) or bool(segments), timeout)
+    reliability_common.wait_for(
+        lambda: (
+            segments.update(name for name in processes.dds_files_of(pid) if '_port' not in name)
+            or bool(segments)
+        ),
+        timeout,
+    )
     return segments
 
 
@@ -204,8 +244,9 @@ def test_node_process_ends_and_cleans_up_when_its_parent_is_killed():
         assert segments, 'the node never created its shared-memory segment'
         parent.kill()  # SIGKILL: the parent cannot forward anything
         parent.wait(timeout=10)
-        assert reliability_common.wait_for(lambda: processes._parent_pid(node) is None, 10.0), \
+        assert reliability_common.wait_for(lambda: processes._parent_pid(node) is None, 10.0), (
             f'node {node} outlived its killed parent'
+        )
         # It got SIGTERM and ended cleanly: Fast DDS removed its own segment.
         assert not segments & processes.existing_dds_files()
     finally:
@@ -218,14 +259,20 @@ def test_node_process_ends_and_cleans_up_when_its_parent_is_killed():
 
 def test_a_killed_node_leaves_dds_files_and_the_instrument_removes_only_them():
     from robot_dynamics.models import ARM_URDF as arm
+
     other = stream_feeder.start_node([bench.BARE_RELAY], f'bystander_{os.getpid()}', '/bystander')
     victim = stream_feeder.start_node([bench.BARE_RELAY], f'victim_{os.getpid()}')
     try:
         # Talk to the victim, so this process maps its segment as a reader does.
-        with stream_feeder.StreamFeeder('/bench/relayed', 'relayed_joint_states', str(arm), 'fixed') as feeder:
+        with stream_feeder.StreamFeeder(
+            '/bench/relayed', 'relayed_joint_states', str(arm), 'fixed'
+        ) as feeder:
             feeder.wait_connected(process=victim)
             feeder.feed(200.0, 0.5)
-            victim_files, bystander_files = _segments_owned_by(victim.pid), _segments_owned_by(other.pid)
+            victim_files, bystander_files = (
+                _segments_owned_by(victim.pid),
+                _segments_owned_by(other.pid),
+            )
             assert victim_files and bystander_files
             victim.kill()  # a crash: nothing of the victim removes its files ...
             victim.wait(timeout=10)
@@ -247,7 +294,9 @@ def test_bench_claims_a_ros_domain_no_other_participant_uses(monkeypatch):
     taken = int(os.environ['ROS_DOMAIN_ID'])
     squatter = stream_feeder.start_node([bench.BARE_RELAY], f'squatter_{os.getpid()}')
     try:
-        assert reliability_common.wait_for(lambda: bool(bench.other_nodes_on_domain(taken, listen=1.0)), 30.0)
+        assert reliability_common.wait_for(
+            lambda: bool(bench.other_nodes_on_domain(taken, listen=1.0)), 30.0
+        )
         monkeypatch.setenv('ROS_DOMAIN_ID', str(taken))
         claimed = bench.claim_ros_domain()
         assert claimed != taken

@@ -2,6 +2,7 @@
 process, copies taken while the writer appends (never a torn or out-of-order row), close()
 while other threads read (never a crash), and no /dev/shm entry left behind. Real processes
 and threads, no mocks."""
+
 import gc
 import json
 import multiprocessing
@@ -15,7 +16,12 @@ from concurrent.futures import ProcessPoolExecutor
 import numpy as np
 import pytest
 
-from robot_dynamics.core.streams.ring_buffer import HEADER_BYTES, RingBufferError, SampleRingBuffer
+from robot_dynamics.core.streams.ring_buffer import (
+    HEADER_BYTES,
+    RingBufferError,
+    SampleRingBuffer,
+    SharedMemoryFull,
+)
 
 JOINTS = 7
 
@@ -35,9 +41,11 @@ def sample(seq: int, joints: int = JOINTS) -> tuple:
 def torn_or_disordered(time_, positions, velocities, efforts) -> int:
     """Rows that are not exactly sample(stamp), plus breaks in the consecutive stamp order."""
     offsets = np.arange(positions.shape[1], dtype=float)
-    wrong = ~(np.all(positions == time_[:, None] + offsets, axis=1)
-              & np.all(velocities == -time_[:, None] - offsets, axis=1)
-              & np.all(efforts == 2.0 * time_[:, None] + offsets, axis=1))
+    wrong = ~(
+        np.all(positions == time_[:, None] + offsets, axis=1)
+        & np.all(velocities == -time_[:, None] - offsets, axis=1)
+        & np.all(efforts == 2.0 * time_[:, None] + offsets, axis=1)
+    )
     return int(np.count_nonzero(wrong)) + int(np.count_nonzero(np.diff(time_) != 1.0))
 
 
@@ -48,6 +56,7 @@ def buffer():
     def make(capacity, joints=JOINTS):
         made.append(SampleRingBuffer(capacity, joints))
         return made[-1]
+
     yield make
     for each in made:
         each.close()
@@ -153,14 +162,18 @@ def test_copies_taken_while_the_writer_appends_are_never_torn_nor_out_of_order(b
         pool.submit(time.sleep, 0).result(timeout=60)  # the reader process is up
         other_process = pool.submit(_copies_while_written, ring.handle, 2.0)
         in_process = {}
-        reader = threading.Thread(target=lambda: in_process.update(_copies_while_written(ring.handle, 2.0)))
+        reader = threading.Thread(
+            target=lambda: in_process.update(_copies_while_written(ring.handle, 2.0))
+        )
         reader.start()
         written = _write(ring, 2.5, first) - first
         reader.join()
         result = other_process.result(timeout=60)
     for outcome in (result, in_process):
         assert outcome['torn'] == 0, outcome
-        assert outcome['copies'] > 50 and outcome['distinct_ends'] > 10, outcome  # the writer really moved
+        assert outcome['copies'] > 50 and outcome['distinct_ends'] > 10, (
+            outcome
+        )  # the writer really moved
     assert written > 10_000
     print(f'written {written}; other process {result}; same process {in_process}')
 
@@ -204,7 +217,7 @@ def test_attaching_with_the_wrong_shape_is_refused(buffer):
 
 def test_a_buffer_larger_than_the_free_shared_memory_is_refused_not_a_crash_later():
     before = set(os.listdir('/dev/shm'))
-    with pytest.raises(OSError, match='/dev/shm'):
+    with pytest.raises(SharedMemoryFull, match='/dev/shm'):
         SampleRingBuffer(10**11, JOINTS)  # 18 TB: more than any /dev/shm, still a mappable size
     assert set(os.listdir('/dev/shm')) <= before
 
@@ -220,7 +233,9 @@ def test_copy_until_a_count_leaves_out_later_samples():
         np.testing.assert_array_equal(stamps, [0, 1, 2, 3, 4])
         np.testing.assert_array_equal(buffer.arrays()[0], np.arange(7.0))
         buffer.clear()
-        assert len(buffer.arrays(until=until)[0]) == 0  # cleared after the call: nothing of it is left
+        assert (
+            len(buffer.arrays(until=until)[0]) == 0
+        )  # cleared after the call: nothing of it is left
 
 
 def mapped_blocks(*names) -> list:
@@ -297,7 +312,9 @@ def test_closing_while_other_threads_read_never_crashes_nor_leaks_a_block():
     """Two threads loop on len/duration/written/clear/arrays of the current buffer while the
     main thread swaps in a new one and closes the old, for 2 s (before the fix: SIGSEGV within
     about a second). Afterwards no block of any buffer is left in /dev/shm nor mapped."""
-    run = subprocess.run([sys.executable, '-c', RACE, '2.0'], capture_output=True, text=True, timeout=30)
+    run = subprocess.run(
+        [sys.executable, '-c', RACE, '2.0'], capture_output=True, text=True, timeout=30
+    )
     assert run.returncode == 0, f'exit {run.returncode} (-11: SIGSEGV): {run.stderr[-2000:]}'
     assert 'Exception ignored' not in run.stderr, run.stderr
     result = json.loads(run.stdout)

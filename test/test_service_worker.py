@@ -1,4 +1,5 @@
 """The service worker: CPU pacing of back-to-back jobs, jobs in the spawned process."""
+
 import os
 import signal
 import subprocess
@@ -47,15 +48,25 @@ class FakeClocks:
         return started
 
     def paced(self, share, cpu_seconds, fail=False):
-        return service_worker._paced(share, self.job, cpu_seconds, fail, clock=lambda: self.wall,
-                                     cpu_clock=lambda: self.cpu, sleep=self.sleep)
+        return service_worker._paced(
+            share,
+            self.job,
+            cpu_seconds,
+            fail,
+            clock=lambda: self.wall,
+            cpu_clock=lambda: self.cpu,
+            sleep=self.sleep,
+        )
 
 
 def test_jobs_within_the_burst_run_at_once_and_an_overdraft_is_waited_off(fresh_budget):
     """Token bucket of 0.03 s CPU earning 0.25 s/s, on fake clocks (exact, whatever the load)."""
     clocks = FakeClocks()
-    assert clocks.paced(0.25, 0.02) == 1000.0  # idle worker, full 0.03 s burst: no wait; credit 0.01
-    # 0.02 s later the credit is 0.01 + 0.25·0.02 = 0.015 ≥ 0: runs at once, then overdrawn to −0.055
+    assert (
+        clocks.paced(0.25, 0.02) == 1000.0
+    )  # idle worker, full 0.03 s burst: no wait; credit 0.01
+    # 0.02 s later the credit is 0.01 + 0.25·0.02 = 0.015 ≥ 0: runs at once, then overdrawn to
+    # −0.055
     assert clocks.paced(0.25, 0.07) == 1000.02 and clocks.sleeps == []
     # 0.07 s later: −0.055 + 0.25·0.07 = −0.0375, waited off at 0.25 s/s: 0.15 s
     assert clocks.paced(0.25, 0.0) == pytest.approx(1000.24, abs=1e-9)
@@ -63,7 +74,9 @@ def test_jobs_within_the_burst_run_at_once_and_an_overdraft_is_waited_off(fresh_
     # right after the wait the budget is even (0): the next job runs at once and overdraws by 0.01
     clocks.paced(0.25, 0.01)
     assert len(clocks.sleeps) == 1
-    clocks.paced(0.25, 0.0)  # 0.01 s of CPU after 0.01 s of wall: −0.01 + 0.0025 → waits 0.0075/0.25 s
+    clocks.paced(
+        0.25, 0.0
+    )  # 0.01 s of CPU after 0.01 s of wall: −0.01 + 0.0025 → waits 0.0075/0.25 s
     assert clocks.sleeps[1] == pytest.approx(0.03, rel=1e-9)
 
 
@@ -144,8 +157,11 @@ def test_the_worker_exits_when_its_node_is_killed(tmp_path):
         'from robot_dynamics.ros.service_worker import ServiceWorker\n'
         "if __name__ == '__main__':\n"
         '    print(ServiceWorker(cpu_share=1.0).run(os.getpid), flush=True)\n'
-        '    os.kill(os.getpid(), signal.SIGKILL)\n')
-    finished = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+        '    os.kill(os.getpid(), signal.SIGKILL)\n'
+    )
+    finished = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=120
+    )
     assert finished.returncode == -signal.SIGKILL, finished.stderr
     worker_pid = int(finished.stdout.split()[0])
     deadline = time.monotonic() + 10.0

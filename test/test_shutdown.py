@@ -8,6 +8,7 @@ Before the fix rclpy's signal handler shut the context down under both executors
 thread of spin_nodes left with ExternalShutdownException or an RCLError and printed a
 traceback (dynamics_node even exited with status 1), or crashed with a segfault (sim_robot,
 publishing at 250 Hz: about 3 in 20 runs)."""
+
 from __future__ import annotations
 
 import contextlib
@@ -20,11 +21,11 @@ from pathlib import Path
 
 import pytest
 from diagnostic_msgs.msg import DiagnosticArray
+from ros_harness import wait_for
 from sensor_msgs.msg import JointState
 
-from robot_dynamics.models import ARM_URDF
 from robot_dynamics.instruments import processes
-from ros_harness import wait_for
+from robot_dynamics.models import ARM_URDF
 
 ROOT = Path(__file__).resolve().parents[1]
 NAMESPACE = '/shutdown_check'
@@ -32,19 +33,39 @@ START_TIMEOUT = 60.0
 """Seconds for a node process to come up (imports and model loading on a shared, loaded machine)."""
 
 
-def start_node(module: str, name: str, *parameters: str, namespace: str = NAMESPACE) -> subprocess.Popen:
+def start_node(
+    module: str, name: str, *parameters: str, namespace: str = NAMESPACE
+) -> subprocess.Popen:
     """``python -m robot_dynamics.ros.MODULE`` (``robot_dynamics.MODULE`` for a dotted one) named
     ``name`` in ``namespace``, on the bundled arm, with the extra ``-p NAME:=VALUE``
     ``parameters``, in the test's private domain with loopback-only discovery."""
-    environment = dict(os.environ, ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST',
-                       ROS_DOMAIN_ID=os.environ['ROS_DOMAIN_ID'],
-                       PYTHONFAULTHANDLER='1')  # a crash in C prints where it happened
+    environment = dict(
+        os.environ,
+        ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST',
+        ROS_DOMAIN_ID=os.environ['ROS_DOMAIN_ID'],
+        PYTHONFAULTHANDLER='1',
+    )  # a crash in C prints where it happened
     target = f'robot_dynamics.{module}' if '.' in module else f'robot_dynamics.ros.{module}'
     return processes.start_node_process(
-        [sys.executable, '-m', target, '--ros-args', '-r', f'__ns:={namespace}',
-         '-r', f'__node:={name}', '-p', f'urdf_file:={ARM_URDF}',
-         *(argument for parameter in parameters for argument in ('-p', parameter))],
-        cwd=ROOT, env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        [
+            sys.executable,
+            '-m',
+            target,
+            '--ros-args',
+            '-r',
+            f'__ns:={namespace}',
+            '-r',
+            f'__node:={name}',
+            '-p',
+            f'urdf_file:={ARM_URDF}',
+            *(argument for parameter in parameters for argument in ('-p', parameter)),
+        ],
+        cwd=ROOT,
+        env=environment,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 @contextlib.contextmanager
@@ -64,11 +85,20 @@ def test_sigint_ends_the_node_with_status_0_and_no_traceback(ros, module):
     with ros() as harness:
         if module == 'sim_robot':  # publishes joint_states from its first timer tick
             received = harness.collect(JointState, f'{NAMESPACE}/joint_states')
-            up = lambda: bool(received)  # noqa: E731
+
+            def up():
+                return bool(received)
+
         else:  # its first /diagnostics comes one diagnostics_period (1 s) after it spins
             received = harness.collect(DiagnosticArray, '/diagnostics')
-            up = lambda: any(status.name.startswith(f'{name}:')  # noqa: E731
-                             for message in list(received) for status in message.status)
+
+            def up():
+                return any(
+                    status.name.startswith(f'{name}:')
+                    for message in list(received)
+                    for status in message.status
+                )
+
         process = start_node(module, name)
         with killed_on_failure(process):
             assert wait_for(up, START_TIMEOUT), f'{module} did not come up in {START_TIMEOUT:.0f} s'
@@ -85,11 +115,15 @@ def test_sigterm_ends_an_idle_relay_promptly(ros):
     with ros() as harness:
         process = start_node('instruments.relay', name)
         with killed_on_failure(process):
-            assert spinning(harness, name), f'the relay did not come up (exit status {process.poll()})'
+            assert spinning(harness, name), (
+                f'the relay did not come up (exit status {process.poll()})'
+            )
             assert process.poll() is None, process.communicate()[1]
             process.send_signal(signal.SIGTERM)
             stdout, stderr = process.communicate(timeout=5.0)
-    assert process.returncode == 0, stderr  # without a wake-up of its own it never ends: the timeout above
+    assert process.returncode == 0, (
+        stderr
+    )  # without a wake-up of its own it never ends: the timeout above
     assert 'Traceback' not in stderr + stdout, stderr
 
 
@@ -97,6 +131,7 @@ def spinning(harness, name: str, namespace: str = NAMESPACE) -> bool:
     """Whether the node ``namespace``/``name`` spins: its list_parameters service answers (it
     is in the graph already while its constructor runs, before spin_nodes takes the signals)."""
     from rcl_interfaces.srv import ListParameters
+
     # The client stays with the probe (destroyed with it): destroying it under the harness's
     # spinning executor is an InvalidHandle error in that thread.
     client = harness.probe.create_client(ListParameters, f'{namespace}/{name}/list_parameters')
@@ -114,7 +149,9 @@ def test_a_burst_of_sigints_during_shutdown_still_ends_in_a_clean_exit(ros, modu
     with ros() as harness:
         process = start_node(module, name)
         with killed_on_failure(process):
-            assert spinning(harness, name), f'{module} did not come up'  # past start-up: spinning, timers running
+            assert spinning(harness, name), (
+                f'{module} did not come up'
+            )  # past start-up: spinning, timers running
             deadline = time.monotonic() + 10.0
             while process.poll() is None and time.monotonic() < deadline:
                 process.send_signal(signal.SIGINT)
@@ -124,8 +161,14 @@ def test_a_burst_of_sigints_during_shutdown_still_ends_in_a_clean_exit(ros, modu
     assert 'Traceback' not in stderr + stdout, stderr
 
 
-@pytest.mark.parametrize('module, number', [('dynamics_node', signal.SIGINT), ('sim_robot', signal.SIGTERM),
-                                            ('centroidal_node', signal.SIGTERM)])
+@pytest.mark.parametrize(
+    'module, number',
+    [
+        ('dynamics_node', signal.SIGINT),
+        ('sim_robot', signal.SIGTERM),
+        ('centroidal_node', signal.SIGTERM),
+    ],
+)
 def test_a_node_on_a_stopped_sim_clock_still_stops_on_a_signal(ros, module, number):
     """use_sim_time with no /clock: every timer of the node is on ROS time, which stands still,
     so nothing but the signal can wake the executor."""
@@ -154,11 +197,16 @@ def test_the_low_latency_spinner_delivers_messages_and_stops_on_a_stopped_sim_cl
 
     from robot_dynamics.ros.spinning import EventsExecutor, NodeSpinner
 
-    node = rclpy.create_node(f'low_latency_spin_{os.getpid()}', namespace=NAMESPACE,
-                             parameter_overrides=[Parameter('use_sim_time', value=True)])
+    node = rclpy.create_node(
+        f'low_latency_spin_{os.getpid()}',
+        namespace=NAMESPACE,
+        parameter_overrides=[Parameter('use_sim_time', value=True)],
+    )
     ticks, received = [], []
     node.create_timer(0.01, lambda: ticks.append(1))
-    node.create_subscription(String, 'low_latency_probe', lambda message: received.append(message.data), 10)
+    node.create_subscription(
+        String, 'low_latency_probe', lambda message: received.append(message.data), 10
+    )
     publisher = node.create_publisher(String, 'low_latency_probe', 10)
     spinner = NodeSpinner([node], low_latency=True)
     expected = 'EventsExecutor' if EventsExecutor is not None else 'SingleThreadedExecutor'

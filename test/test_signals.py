@@ -1,11 +1,17 @@
-"""Tests of robot_dynamics.core.identification.recording: cleaning, resampling, zero-phase filtering."""
+"""Tests of robot_dynamics.core.identification.recording: cleaning, resampling, zero-phase
+filtering."""
+
 import math
 
 import numpy as np
 import pytest
 
-from robot_dynamics.core.identification.recording import (Recording, RecordingError, clean_recording,
-                                                          prepare_for_identification)
+from robot_dynamics.core.identification.recording import (
+    Recording,
+    RecordingError,
+    clean_recording,
+    prepare_for_identification,
+)
 
 FREQUENCY = 0.7  # Hz, well inside the 10 Hz pass band
 
@@ -14,7 +20,9 @@ def sine_recording(times: np.ndarray) -> Recording:
     """Joint a: q = sin(ωt); joint b: q = 0.5 cos(ωt); effort = q (a smooth signal)."""
     omega = 2 * math.pi * FREQUENCY
     positions = np.column_stack([np.sin(omega * times), 0.5 * np.cos(omega * times)])
-    velocities = np.column_stack([omega * np.cos(omega * times), -0.5 * omega * np.sin(omega * times)])
+    velocities = np.column_stack(
+        [omega * np.cos(omega * times), -0.5 * omega * np.sin(omega * times)]
+    )
     return Recording(times, positions, velocities, positions.copy(), ('a', 'b'))
 
 
@@ -33,7 +41,9 @@ def test_cleaning_removes_exact_repeats_nan_rows_and_sorts():
     positions, velocities, efforts = rows(rec.positions), rows(rec.velocities), rows(rec.efforts)
     positions[50, 1] = np.nan
     order = rng.permutation(len(time))
-    dirty = Recording(time[order], positions[order], velocities[order], efforts[order], rec.joint_names)
+    dirty = Recording(
+        time[order], positions[order], velocities[order], efforts[order], rec.joint_names
+    )
     clean, report = clean_recording(dirty)
     assert report.duplicates_removed == len(repeat_at)
     assert report.non_finite_removed == 1
@@ -53,7 +63,9 @@ def hold_then_move_recording() -> Recording:
     positions = np.vstack([still_positions, moving.positions])
     velocities = np.vstack([np.zeros_like(still_positions), moving.velocities])
     efforts = np.round(np.vstack([np.tile([1.5, -0.3], (len(hold), 1)), moving.efforts]), 2)
-    return Recording(np.concatenate([hold, moving.time]), positions, velocities, efforts, ('a', 'b'))
+    return Recording(
+        np.concatenate([hold, moving.time]), positions, velocities, efforts, ('a', 'b')
+    )
 
 
 def test_noise_free_standstill_rows_are_kept_not_taken_for_logger_repeats():
@@ -65,7 +77,9 @@ def test_noise_free_standstill_rows_are_kept_not_taken_for_logger_repeats():
     data = prepare_for_identification(rec)
     assert len(data.segments) == 1  # the hold is data, not a gap that splits the recording
     still = data.time < 0.5  # the zero-phase filter answers the motion start ~0.4 s early
-    assert data.positions[still] == pytest.approx(np.tile(rec.positions[0], (np.count_nonzero(still), 1)), abs=1e-5)
+    assert data.positions[still] == pytest.approx(
+        np.tile(rec.positions[0], (np.count_nonzero(still), 1)), abs=1e-5
+    )
     assert data.velocities[still] == pytest.approx(0.0, abs=1e-4)
 
 
@@ -74,15 +88,19 @@ def test_stale_repeats_while_moving_are_removed_next_to_a_kept_standstill():
     stale = np.array([1100, 1400, 1401, 1800])  # rows while moving, repeated under a later stamp
     time = np.insert(rec.time, stale + 1, rec.time[stale] + 0.0004)
     rows = lambda values: np.insert(values, stale + 1, values[stale], axis=0)  # noqa: E731
-    dirty = Recording(time, rows(rec.positions), rows(rec.velocities), rows(rec.efforts), rec.joint_names)
+    dirty = Recording(
+        time, rows(rec.positions), rows(rec.velocities), rows(rec.efforts), rec.joint_names
+    )
     clean, report = clean_recording(dirty)
     assert report.duplicates_removed == len(stale)
     assert np.array_equal(clean.time, rec.time)
     assert np.array_equal(clean.positions, rec.positions)
     # a repeated stamp is stale whatever the robot does, standstill included
-    same_stamp = Recording(np.insert(rec.time, 11, rec.time[10]), *(np.insert(v, 11, v[10], axis=0) for v in
-                                                                     (rec.positions, rec.velocities, rec.efforts)),
-                           rec.joint_names)
+    same_stamp = Recording(
+        np.insert(rec.time, 11, rec.time[10]),
+        *(np.insert(v, 11, v[10], axis=0) for v in (rec.positions, rec.velocities, rec.efforts)),
+        rec.joint_names,
+    )
     assert clean_recording(same_stamp)[1].duplicates_removed == 1
 
 
@@ -91,10 +109,14 @@ def test_prepared_signals_match_the_analytic_derivatives_despite_jitter_and_skip
     data = prepare_for_identification(sine_recording(times))
     omega = 2 * math.pi * FREQUENCY
     assert np.allclose(np.diff(data.time), 0.001)
-    assert data.accelerations == pytest.approx(-omega ** 2 * np.column_stack(
-        [np.sin(omega * data.time), 0.5 * np.cos(omega * data.time)]), abs=0.02 * omega ** 2)
+    assert data.accelerations == pytest.approx(
+        -(omega**2) * np.column_stack([np.sin(omega * data.time), 0.5 * np.cos(omega * data.time)]),
+        abs=0.02 * omega**2,
+    )
     # zero phase: the filtered velocity is not delayed against the true one
-    assert data.velocities[:, 0] == pytest.approx(omega * np.cos(omega * data.time), abs=0.01 * omega)
+    assert data.velocities[:, 0] == pytest.approx(
+        omega * np.cos(omega * data.time), abs=0.01 * omega
+    )
     assert data.efforts == pytest.approx(data.positions, abs=1e-6)
     assert data.time[0] >= times.min() + 0.05 - 1e-9 and data.time[-1] <= times.max() - 0.05 + 1e-9
 
@@ -111,7 +133,9 @@ def test_filter_removes_content_far_above_the_cutoff_and_keeps_the_raw_effort():
     # 4th-order Butterworth run twice: |H(120 Hz)|² = 1/(1 + 12⁸) ≈ 2.3e-9
     assert np.max(error[interior]) < 1e-4
     assert np.max(error) < 0.03 * 0.3  # the edges keep at most 3 % of the noise
-    assert np.sqrt(np.mean((data.measured_efforts[:, 0] - clean) ** 2)) == pytest.approx(0.3 / math.sqrt(2), rel=0.05)
+    assert np.sqrt(np.mean((data.measured_efforts[:, 0] - clean) ** 2)) == pytest.approx(
+        0.3 / math.sqrt(2), rel=0.05
+    )
 
 
 def test_preparation_splits_at_gaps_and_never_interpolates_across_them():

@@ -1,4 +1,5 @@
 """Inertia validation: the broken-URDF corpus, recovered values, bundled models, bad input, CLI."""
+
 import json
 import re
 import time
@@ -13,7 +14,11 @@ import yaml
 from robot_dynamics.cli import main as cli_main
 from robot_dynamics.core.model.inertia import nearest_consistent_inertia, triangle_margins
 from robot_dynamics.core.model.urdf import parse_urdf
-from robot_dynamics.core.validation.checks import validate_description, validate_file, validate_urdf_text
+from robot_dynamics.core.validation.checks import (
+    validate_description,
+    validate_file,
+    validate_urdf_text,
+)
 from robot_dynamics.core.validation.cross_link_checks import mirror_twin_name
 from robot_dynamics.core.validation.report import Finding, ValidationReport
 from robot_dynamics.models import ARM_URDF, QUADRUPED_URDF
@@ -34,7 +39,9 @@ def corpus_report(name: str) -> ValidationReport:
 
 
 def only(report: ValidationReport, check: str, link: str) -> Finding:
-    matches = [finding for finding in report.findings if finding.check == check and finding.link == link]
+    matches = [
+        finding for finding in report.findings if finding.check == check and finding.link == link
+    ]
     assert len(matches) == 1, report.to_text()
     return matches[0]
 
@@ -43,7 +50,8 @@ def urdf_with_inertia(ixx, iyy, izz, ixy=0.0, ixz=0.0, iyz=0.0, mass=1.0) -> str
     ixx, iyy, izz, ixy, ixz, iyz, mass = (float(v) for v in (ixx, iyy, izz, ixy, ixz, iyz, mass))
     return f'''<robot name="one"><link name="base"/>
       <link name="arm"><inertial><mass value="{mass}"/>
-        <inertia ixx="{ixx!r}" ixy="{ixy!r}" ixz="{ixz!r}" iyy="{iyy!r}" iyz="{iyz!r}" izz="{izz!r}"/></inertial></link>
+        <inertia ixx="{ixx!r}" ixy="{ixy!r}" ixz="{ixz!r}" iyy="{iyy!r}" iyz="{iyz!r}"
+        izz="{izz!r}"/></inertial></link>
       <joint name="j" type="revolute"><parent link="base"/><child link="arm"/><axis xyz="0 0 1"/>
         <limit lower="-1" upper="1" effort="1" velocity="1"/></joint></robot>'''
 
@@ -51,22 +59,33 @@ def urdf_with_inertia(ixx, iyy, izz, ixy=0.0, ixz=0.0, iyz=0.0, mass=1.0) -> str
 # ---------------------------------------------------------------------------------------
 # The corpus: every defect found by the right check on the right link, and nothing else.
 
+
 @pytest.mark.parametrize('path', CORPUS_FILES, ids=lambda path: path.name)
 def test_corpus_defect_is_found_by_the_right_check_on_the_right_link(path):
     report = validate_file(path, PACKAGES)
     found = {(finding.link, finding.check, finding.severity) for finding in report.findings}
     expected = expectations(path)
     assert expected <= found, report.to_text()
-    assert {f for f in found if f[2] != 'info'} == {e for e in expected if e[2] != 'info'}, report.to_text()
+    assert {f for f in found if f[2] != 'info'} == {e for e in expected if e[2] != 'info'}, (
+        report.to_text()
+    )
 
 
-@pytest.mark.parametrize('path', [path for path in sorted(CORPUS.glob('*.urdf')) if 'mesh' not in path.name
-                                  and path.name not in ('unparseable.urdf', 'billion_laughs.urdf')],
-                         ids=lambda path: path.name)
+@pytest.mark.parametrize(
+    'path',
+    [
+        path
+        for path in sorted(CORPUS.glob('*.urdf'))
+        if 'mesh' not in path.name and path.name not in ('unparseable.urdf', 'billion_laughs.urdf')
+    ],
+    ids=lambda path: path.name,
+)
 def test_mujoco_refuses_a_model_exactly_when_a_finding_says_it_will(path):
     report = validate_file(path, PACKAGES)
-    predicted_refusal = any(f.severity != 'info' and f.consumers['mujoco'].startswith('refuses')
-                            for f in report.findings)
+    predicted_refusal = any(
+        f.severity != 'info' and f.consumers['mujoco'].startswith('refuses')
+        for f in report.findings
+    )
     try:
         mujoco.MjModel.from_xml_path(str(path))
         refused = False
@@ -118,10 +137,17 @@ def test_row_major_slip_recovers_the_entries_the_file_holds():
 
 def test_zeroed_mirror_twin_recovers_the_mirrored_twin_tensor():
     finding = only(corpus_report('mirror_zeroed.urdf'), 'mirror_twin', 'right_thigh')
-    left = np.array([[0.0116097254, 0.0004, 0], [0.0004, 0.0119375028, -0.00083182824],
-                     [0, -0.00083182824, 0.00137570891]])
+    left = np.array(
+        [
+            [0.0116097254, 0.0004, 0],
+            [0.0004, 0.0119375028, -0.00083182824],
+            [0, -0.00083182824, 0.00137570891],
+        ]
+    )
     mirrored_by_hand = left * np.array([[1, -1, 1], [-1, 1, -1], [1, -1, 1]])
-    np.testing.assert_allclose(finding.values['recovered_tensor_link_axes'], mirrored_by_hand, rtol=1e-12)
+    np.testing.assert_allclose(
+        finding.values['recovered_tensor_link_axes'], mirrored_by_hand, rtol=1e-12
+    )
     assert 'ixy="-0.0004"' in finding.suggestion and 'iyz="0.00083182824"' in finding.suggestion
 
 
@@ -142,26 +168,34 @@ def test_product_sign_against_a_placed_mesh_recovers_the_box_inertia():
 
 def test_inertia_about_origin_recovers_the_com_inertia():
     finding = only(corpus_report('inertia_about_origin.urdf'), 'inertia_about_origin', 'arm')
-    np.testing.assert_allclose(finding.values['recovered_tensor_link_axes'],
-                               pin.Inertia.FromBox(1.0, 0.1, 0.1, 0.1).inertia, atol=1e-12)
+    np.testing.assert_allclose(
+        finding.values['recovered_tensor_link_axes'],
+        pin.Inertia.FromBox(1.0, 0.1, 0.1, 0.1).inertia,
+        atol=1e-12,
+    )
 
 
 def test_rotated_com_frame_recovers_the_box_lying_along_x():
     finding = only(corpus_report('rotated_com_frame.urdf'), 'com_frame_rotation', 'arm')
-    np.testing.assert_allclose(finding.values['recovered_tensor_link_axes'],
-                               pin.Inertia.FromBox(1.0, 0.4, 0.1, 0.06).inertia, atol=1e-12)
+    np.testing.assert_allclose(
+        finding.values['recovered_tensor_link_axes'],
+        pin.Inertia.FromBox(1.0, 0.4, 0.1, 0.06).inertia,
+        atol=1e-12,
+    )
 
 
 def test_geometry_bound_ratio_uses_the_box_admissible_moment():
     """A body inside a box of half-extents (a, b, c) about its CoM has I_xx ≤ m(b² + c²)."""
     finding = only(corpus_report('geometry_oversize.urdf'), 'geometry_bound', 'arm')
-    bound = 1.0 * (0.05 ** 2 + 0.05 ** 2)
+    bound = 1.0 * (0.05**2 + 0.05**2)
     np.testing.assert_allclose(finding.values['ratios'], [0.5 / bound] * 3, rtol=1e-12)
 
 
 def test_missing_and_forbidden_meshes_skip_the_checks_with_the_reason():
     report = corpus_report('missing_mesh.urdf')
-    reasons = {finding.link: finding.message for finding in report.findings if finding.check == 'mesh'}
+    reasons = {
+        finding.link: finding.message for finding in report.findings if finding.check == 'mesh'
+    }
     assert 'no_such_package_xyz' in reasons['unknown_package']
     assert 'allowed roots' in reasons['absolute_file']
     assert 'outside' in reasons['escaping_path']
@@ -170,7 +204,10 @@ def test_missing_and_forbidden_meshes_skip_the_checks_with_the_reason():
 # ---------------------------------------------------------------------------------------
 # Bundled models and physically consistent bodies pass clean.
 
-@pytest.mark.parametrize('path, floating', [(ARM_URDF, False), (QUADRUPED_URDF, True)], ids=['arm', 'quadruped'])
+
+@pytest.mark.parametrize(
+    'path, floating', [(ARM_URDF, False), (QUADRUPED_URDF, True)], ids=['arm', 'quadruped']
+)
 def test_bundled_model_passes_clean(path, floating):
     report = validate_file(path, floating_base=floating)
     assert report.worst_severity() == 'clean', report.to_text()
@@ -190,8 +227,17 @@ def test_point_mass_bodies_are_never_flagged():
         masses = rng.uniform(0.05, 2.0, size=count)
         centred = points - masses @ points / masses.sum()
         inertia = sum(m * (p @ p * np.eye(3) - np.outer(p, p)) for m, p in zip(masses, centred))
-        report = validate_urdf_text(urdf_with_inertia(inertia[0, 0], inertia[1, 1], inertia[2, 2], inertia[0, 1],
-                                                      inertia[0, 2], inertia[1, 2], masses.sum()))
+        report = validate_urdf_text(
+            urdf_with_inertia(
+                inertia[0, 0],
+                inertia[1, 1],
+                inertia[2, 2],
+                inertia[0, 1],
+                inertia[0, 2],
+                inertia[1, 2],
+                masses.sum(),
+            )
+        )
         assert report.worst_severity() == 'clean', report.to_text()
 
 
@@ -214,12 +260,20 @@ def test_planar_body_on_the_triangle_equality_is_clean():
 # ---------------------------------------------------------------------------------------
 # Bad input: a 'parse' error finding, quickly, never an exception.
 
-@pytest.mark.parametrize('text', ['', 'not xml at all', '<robot name="x"><link name="a">', '<html/>',
-                                  '<robot name="r"><link name="a"><inertial><mass value="-1"/></inertial>'
-                                  '</link></robot>',
-                                  (CORPUS / 'billion_laughs.urdf').read_text(),
-                                  '<robot name="big">' + '<!-- pad -->' * 1_000_000 + '</robot>'],
-                         ids=['empty', 'text', 'truncated', 'not-robot', 'negative-mass', 'billion-laughs', 'oversize'])
+
+@pytest.mark.parametrize(
+    'text',
+    [
+        '',
+        'not xml at all',
+        '<robot name="x"><link name="a">',
+        '<html/>',
+        '<robot name="r"><link name="a"><inertial><mass value="-1"/></inertial></link></robot>',
+        (CORPUS / 'billion_laughs.urdf').read_text(),
+        '<robot name="big">' + '<!-- pad -->' * 1_000_000 + '</robot>',
+    ],
+    ids=['empty', 'text', 'truncated', 'not-robot', 'negative-mass', 'billion-laughs', 'oversize'],
+)
 def test_bad_description_gives_one_parse_error_quickly(text):
     start = time.perf_counter()
     report = validate_urdf_text(text)
@@ -258,11 +312,17 @@ def test_directory_and_non_utf8_file_give_a_parse_error_naming_the_path(tmp_path
 # ---------------------------------------------------------------------------------------
 # Report API used by the CLI and the service.
 
+
 def test_report_exit_codes_follow_the_worst_severity():
     def report(*severities):
         return ValidationReport('r', 1.0, [Finding('a', 'c', s, 'm') for s in severities], 2)
-    assert [report().exit_code(), report('info').exit_code(), report('info', 'warning').exit_code(),
-            report('warning', 'error').exit_code()] == [0, 0, 1, 2]
+
+    assert [
+        report().exit_code(),
+        report('info').exit_code(),
+        report('info', 'warning').exit_code(),
+        report('warning', 'error').exit_code(),
+    ] == [0, 0, 1, 2]
     assert report('warning', 'error').worst_severity() == 'error'
     assert report('warning').summary() == 'r: 2 links, 1 kg, 0 errors, 1 warning'
 
@@ -272,7 +332,9 @@ def test_report_dict_is_yaml_and_json_ready_and_grouped_per_link():
     as_dict = report.to_dict()
     assert yaml.safe_load(yaml.safe_dump(as_dict)) == as_dict
     assert json.loads(json.dumps(as_dict)) == as_dict
-    assert {'link', 'check', 'severity', 'message', 'values', 'suggestion'} <= set(as_dict['findings'][0])
+    assert {'link', 'check', 'severity', 'message', 'values', 'suggestion'} <= set(
+        as_dict['findings'][0]
+    )
     assert {f.check for f in report.findings_for('right_thigh')} == {'zero_inertia', 'mirror_twin'}
     assert report.findings_for('left_thigh') == []
 
@@ -290,9 +352,19 @@ def test_validate_description_equals_validate_urdf_text():
     assert validate_urdf_text(text).to_dict() == direct
 
 
-@pytest.mark.parametrize('name, twin', [('left_hip', 'right_hip'), ('l_thigh', 'r_thigh'), ('lf_shank', 'rf_shank'),
-                                        ('arm_R', 'arm_L'), ('Left_foot', 'Right_foot'), ('rh_hfe', 'lh_hfe'),
-                                        ('torso', None), ('shoulder_link', None)])
+@pytest.mark.parametrize(
+    'name, twin',
+    [
+        ('left_hip', 'right_hip'),
+        ('l_thigh', 'r_thigh'),
+        ('lf_shank', 'rf_shank'),
+        ('arm_R', 'arm_L'),
+        ('Left_foot', 'Right_foot'),
+        ('rh_hfe', 'lh_hfe'),
+        ('torso', None),
+        ('shoulder_link', None),
+    ],
+)
 def test_mirror_twin_names(name, twin):
     assert mirror_twin_name(name) == twin
 
@@ -300,20 +372,36 @@ def test_mirror_twin_names(name, twin):
 # ---------------------------------------------------------------------------------------
 # CLI
 
+
 def run_cli(capsys, *arguments) -> tuple:
     code = cli_main(['validate', *arguments])
     return code, capsys.readouterr().out
 
 
-@pytest.mark.parametrize('name, code', [('mesh_box_clean.urdf', 0), ('placeholder.urdf', 1),
-                                        ('triangle_violation.urdf', 2), ('xacro_triangle.urdf.xacro', 2)])
+@pytest.mark.parametrize(
+    'name, code',
+    [
+        ('mesh_box_clean.urdf', 0),
+        ('placeholder.urdf', 1),
+        ('triangle_violation.urdf', 2),
+        ('xacro_triangle.urdf.xacro', 2),
+    ],
+)
 def test_cli_exit_code_is_0_clean_1_warnings_2_errors(capsys, name, code):
-    assert run_cli(capsys, str(CORPUS / name), '--package-path', f'broken_urdfs={CORPUS}')[0] == code
+    assert (
+        run_cli(capsys, str(CORPUS / name), '--package-path', f'broken_urdfs={CORPUS}')[0] == code
+    )
 
 
 def test_cli_json_lists_the_same_findings_as_the_core(capsys):
-    code, out = run_cli(capsys, str(CORPUS / 'inverted_mesh.urdf'), '--package-path', f'broken_urdfs={CORPUS}',
-                        '--format', 'json')
+    code, out = run_cli(
+        capsys,
+        str(CORPUS / 'inverted_mesh.urdf'),
+        '--package-path',
+        f'broken_urdfs={CORPUS}',
+        '--format',
+        'json',
+    )
     core = validate_file(CORPUS / 'inverted_mesh.urdf', PACKAGES).to_dict()['findings']
     assert json.loads(out) == core
     assert code == 1 and json.loads(out)[0]['check'] == 'mesh_orientation'
@@ -352,10 +440,16 @@ def test_mesh_note_offers_the_mesh_derived_inertial():
 
 def test_long_chain_is_validated_without_recursion_and_quickly():
     count = 1500
-    links = ''.join(f'<link name="l{i}"><inertial><mass value="1"/><inertia ixx="0.01" iyy="0.01" izz="0.01"/>'
-                    f'</inertial></link>' for i in range(count))
-    joints = ''.join(f'<joint name="j{i}" type="revolute"><parent link="l{i - 1}"/><child link="l{i}"/>'
-                     f'<axis xyz="0 0 1"/><limit effort="1" velocity="1"/></joint>' for i in range(1, count))
+    links = ''.join(
+        f'<link name="l{i}"><inertial><mass value="1"/><inertia ixx="0.01" iyy="0.01" '
+        'izz="0.01"/></inertial></link>'
+        for i in range(count)
+    )
+    joints = ''.join(
+        f'<joint name="j{i}" type="revolute"><parent link="l{i - 1}"/><child link="l{i}"/><axis '
+        'xyz="0 0 1"/><limit effort="1" velocity="1"/></joint>'
+        for i in range(1, count)
+    )
     start = time.perf_counter()
     report = validate_urdf_text(f'<robot name="chain">{links}{joints}</robot>')
     assert time.perf_counter() - start < 10.0
@@ -363,13 +457,18 @@ def test_long_chain_is_validated_without_recursion_and_quickly():
 
 
 def test_massless_collision_geometry_welded_to_a_fixed_base_is_not_reported():
-    text = '''<robot name="r"><link name="base"><collision><geometry><box size="1 1 1"/></geometry></collision></link>
+    text = '''<robot name="r"><link name="base"><collision><geometry><box size="1 1 1"/>
+      </geometry></collision></link>
       <link name="pedestal"><collision><geometry><box size="1 1 1"/></geometry></collision></link>
-      <joint name="weld" type="fixed"><parent link="base"/><child link="pedestal"/></joint></robot>'''
+      <joint name="weld" type="fixed"><parent link="base"/><child link="pedestal"/></joint>
+        </robot>'''
     assert validate_urdf_text(text).worst_severity() == 'clean'
     floating = validate_urdf_text(text, floating_base=True)
-    assert {(f.link, f.check) for f in floating.findings} == {('base', 'zero_mass_geometry'),
-                                                               ('pedestal', 'zero_mass_geometry'), ('base', 'mass')}
+    assert {(f.link, f.check) for f in floating.findings} == {
+        ('base', 'zero_mass_geometry'),
+        ('pedestal', 'zero_mass_geometry'),
+        ('base', 'mass'),
+    }
 
 
 def test_entity_expansion_in_a_xacro_file_is_refused_quickly(tmp_path):
@@ -378,20 +477,29 @@ def test_entity_expansion_in_a_xacro_file_is_refused_quickly(tmp_path):
     start = time.perf_counter()
     report = validate_file(path)
     assert time.perf_counter() - start < 5.0
-    assert [f.check for f in report.findings] == ['parse'] and report.summary().startswith('robot description: refused')
+    assert [f.check for f in report.findings] == ['parse'] and report.summary().startswith(
+        'robot description: refused'
+    )
 
 
-@pytest.mark.parametrize('name, link, check', [('triangle_violation.urdf', 'arm', 'triangle_inequality'),
-                                               ('negative_diagonal.urdf', 'arm', 'positive_definite'),
-                                               ('row_major_slip.urdf', 'arm', 'row_major_slip'),
-                                               ('product_sign.urdf', 'arm', 'product_sign'),
-                                               ('mirror_zeroed.urdf', 'right_thigh', 'mirror_twin')])
+@pytest.mark.parametrize(
+    'name, link, check',
+    [
+        ('triangle_violation.urdf', 'arm', 'triangle_inequality'),
+        ('negative_diagonal.urdf', 'arm', 'positive_definite'),
+        ('row_major_slip.urdf', 'arm', 'row_major_slip'),
+        ('product_sign.urdf', 'arm', 'product_sign'),
+        ('mirror_zeroed.urdf', 'right_thigh', 'mirror_twin'),
+    ],
+)
 def test_suggested_inertial_is_accepted_by_mujoco_and_by_the_validator(tmp_path, name, link, check):
     finding = only(corpus_report(name), check, link)
-    snippet = finding.suggestion[finding.suggestion.index('<inertial>'):finding.suggestion.index('</inertial>') + 11]
+    snippet = finding.suggestion[
+        finding.suggestion.index('<inertial>') : finding.suggestion.index('</inertial>') + 11
+    ]
     text = (CORPUS / name).read_text()
     start = text.index('<inertial>', text.index(f'<link name="{link}">'))
-    fixed = text[:start] + snippet + text[text.index('</inertial>', start) + 11:]
+    fixed = text[:start] + snippet + text[text.index('</inertial>', start) + 11 :]
     path = tmp_path / name
     path.write_text(fixed)
     mujoco.MjModel.from_xml_path(str(path))
@@ -400,11 +508,20 @@ def test_suggested_inertial_is_accepted_by_mujoco_and_by_the_validator(tmp_path,
 
 def test_shape_inertias_match_pinocchio_closed_forms():
     from robot_dynamics.core.model.inertia import box_inertia, cylinder_inertia, sphere_inertia
-    np.testing.assert_allclose(box_inertia(2.0, (0.3, 0.2, 0.1)), pin.Inertia.FromBox(2.0, 0.3, 0.2, 0.1).inertia,
-                               atol=1e-15)
-    np.testing.assert_allclose(cylinder_inertia(2.0, 0.05, 0.3), pin.Inertia.FromCylinder(2.0, 0.05, 0.3).inertia,
-                               atol=1e-15)
-    np.testing.assert_allclose(sphere_inertia(2.0, 0.05), pin.Inertia.FromSphere(2.0, 0.05).inertia, atol=1e-15)
+
+    np.testing.assert_allclose(
+        box_inertia(2.0, (0.3, 0.2, 0.1)),
+        pin.Inertia.FromBox(2.0, 0.3, 0.2, 0.1).inertia,
+        atol=1e-15,
+    )
+    np.testing.assert_allclose(
+        cylinder_inertia(2.0, 0.05, 0.3),
+        pin.Inertia.FromCylinder(2.0, 0.05, 0.3).inertia,
+        atol=1e-15,
+    )
+    np.testing.assert_allclose(
+        sphere_inertia(2.0, 0.05), pin.Inertia.FromSphere(2.0, 0.05).inertia, atol=1e-15
+    )
 
 
 def test_second_moment_eigenvalues_are_half_the_triangle_margins():
@@ -415,8 +532,11 @@ def test_second_moment_eigenvalues_are_half_the_triangle_margins():
         moments = rng.uniform(0.1, 1.0, size=3)
         inertia = rotation @ np.diag(moments) @ rotation.T
         second_moment = 0.5 * np.trace(inertia) * np.eye(3) - inertia
-        np.testing.assert_allclose(np.sort(np.linalg.eigvalsh(second_moment)),
-                                   np.sort(triangle_margins(moments) / 2), atol=1e-14)
+        np.testing.assert_allclose(
+            np.sort(np.linalg.eigvalsh(second_moment)),
+            np.sort(triangle_margins(moments) / 2),
+            atol=1e-14,
+        )
 
 
 def test_link_statuses_cover_every_link_with_its_worst_finding():
@@ -424,7 +544,10 @@ def test_link_statuses_cover_every_link_with_its_worst_finding():
     statuses = {status.link: status for status in report.link_statuses()}
     assert list(statuses) == ['base', 'left_thigh', 'right_thigh']
     assert (statuses['right_thigh'].level, statuses['left_thigh'].level) == ('error', 'clean')
-    assert statuses['right_thigh'].message.startswith('zero_inertia:') and '(+1 more)' in statuses['right_thigh'].message
+    assert (
+        statuses['right_thigh'].message.startswith('zero_inertia:')
+        and '(+1 more)' in statuses['right_thigh'].message
+    )
     assert statuses['base'].message == 'ok (massless frame)'
     assert all(isinstance(v, str) for status in statuses.values() for v in status.values.values())
     refused = validate_urdf_text('<robot>').link_statuses()
@@ -433,7 +556,9 @@ def test_link_statuses_cover_every_link_with_its_worst_finding():
 
 def test_absurd_magnitudes_are_one_error_not_an_overflow():
     report = validate_urdf_text(urdf_with_inertia(1e300, 1.0, 1.0, mass=2.0))
-    assert [(f.link, f.check, f.severity) for f in report.findings] == [('arm', 'magnitude', 'error')]
+    assert [(f.link, f.check, f.severity) for f in report.findings] == [
+        ('arm', 'magnitude', 'error')
+    ]
     assert 'ixx 1e+300 kg·m²' in report.findings[0].message
 
 
@@ -441,19 +566,30 @@ def test_absurd_magnitudes_are_one_error_not_an_overflow():
 def test_random_hostile_values_never_raise_or_warn():
     rng = np.random.default_rng(0)
     values = ['0', '1e308', '-1e308', '1e-308', '-1', '1', '0.5', '-0.001', '1e200']
-    shapes = ['<box size="0 0 0"/>', '<box size="-1 2 1e300"/>', '<cylinder radius="0" length="0"/>',
-              '<sphere radius="1e300"/>', '<mesh filename="package://x/y.stl" scale="0 0 0"/>', '<box size="0.1 0.1 0.1"/>']
+    shapes = [
+        '<box size="0 0 0"/>',
+        '<box size="-1 2 1e300"/>',
+        '<cylinder radius="0" length="0"/>',
+        '<sphere radius="1e300"/>',
+        '<mesh filename="package://x/y.stl" scale="0 0 0"/>',
+        '<box size="0.1 0.1 0.1"/>',
+    ]
     for _ in range(150):
         mass = rng.choice(['0', '1e308', '1e-308', '1', '2.5'])
         ixx, ixy, ixz, iyy, iyz, izz = rng.choice(values, size=6)
         xyz = ' '.join(rng.choice(['0', '1e300', '-0.1', '0.05'], size=3))
-        text = f'''<robot name="f"><link name="base"/><link name="l_a"><inertial><origin xyz="{xyz}"/>
-          <mass value="{mass}"/><inertia ixx="{ixx}" ixy="{ixy}" ixz="{ixz}" iyy="{iyy}" iyz="{iyz}" izz="{izz}"/>
+        text = f'''<robot name="f"><link name="base"/><link name="l_a"><inertial>
+          <origin xyz="{xyz}"/>
+          <mass value="{mass}"/>
+            <inertia ixx="{ixx}" ixy="{ixy}" ixz="{ixz}" iyy="{iyy}" iyz="{iyz}" izz="{izz}"/>
           </inertial><collision><geometry>{rng.choice(shapes)}</geometry></collision></link>
-          <link name="r_a"><inertial><mass value="{mass}"/><inertia ixx="{iyy}" iyy="{ixx}" izz="{izz}"/></inertial></link>
-          <joint name="j" type="revolute"><parent link="base"/><child link="l_a"/><axis xyz="0 0 1"/>
+          <link name="r_a"><inertial><mass value="{mass}"/>
+            <inertia ixx="{iyy}" iyy="{ixx}" izz="{izz}"/></inertial></link>
+          <joint name="j" type="revolute"><parent link="base"/><child link="l_a"/>
+            <axis xyz="0 0 1"/>
             <limit effort="1" velocity="1"/></joint>
-          <joint name="k" type="continuous"><parent link="l_a"/><child link="r_a"/><axis xyz="0 1 0"/></joint></robot>'''
+          <joint name="k" type="continuous"><parent link="l_a"/><child link="r_a"/>
+            <axis xyz="0 1 0"/></joint></robot>'''
         report = validate_urdf_text(text)
         report.to_text(), report.link_statuses(), json.dumps(report.to_dict())
         assert 'parse' not in {finding.check for finding in report.findings}, report.summary()
@@ -462,10 +598,12 @@ def test_random_hostile_values_never_raise_or_warn():
 # ---------------------------------------------------------------------------------------
 # Severity that predicts MuJoCo: the defect classes of published robots, each judged by MuJoCo.
 
+
 def mujoco_refuses(text: str) -> bool:
     """MuJoCo 4 judge: the URDF with its inertias as written (``balanceinertia="false"``)."""
-    spec = mujoco.MjSpec.from_string(text.replace('</robot>', '<mujoco><compiler balanceinertia="false"/></mujoco>'
-                                                               '</robot>'))
+    spec = mujoco.MjSpec.from_string(
+        text.replace('</robot>', '<mujoco><compiler balanceinertia="false"/></mujoco></robot>')
+    )
     try:
         spec.compile()
         return False
@@ -477,8 +615,13 @@ def mujoco_refuses(text: str) -> bool:
 def test_all_equal_placeholder_is_a_consistency_error_not_a_row_major_slip(value):
     text = urdf_with_inertia(value, value, value, value, value, value)
     report = validate_urdf_text(text)
-    assert [(f.check, f.severity) for f in report.findings] == [('positive_definite', 'error')], report.to_text()
-    assert 'placeholder' in report.findings[0].message and 'recovered' not in report.findings[0].suggestion
+    assert [(f.check, f.severity) for f in report.findings] == [('positive_definite', 'error')], (
+        report.to_text()
+    )
+    assert (
+        'placeholder' in report.findings[0].message
+        and 'recovered' not in report.findings[0].suggestion
+    )
     assert mujoco_refuses(text)
 
 
@@ -490,12 +633,20 @@ def test_zero_principal_moment_on_a_moving_link_is_an_error_as_in_mujoco():
     assert mujoco_refuses(text)
 
 
-@pytest.mark.parametrize('entries', [(1e-20, 1e-20, 1e-20, 0, 0, 0), (-5.4e-20, -5.4e-20, 0, 0, 0, 0),
-                                     (1.36e-20, 1.36e-20, 0, 1.36e-20, 0, 0)])
+@pytest.mark.parametrize(
+    'entries',
+    [
+        (1e-20, 1e-20, 1e-20, 0, 0, 0),
+        (-5.4e-20, -5.4e-20, 0, 0, 0, 0),
+        (1.36e-20, 1.36e-20, 0, 1.36e-20, 0, 0),
+    ],
+)
 def test_rounding_noise_inertia_on_a_massive_link_is_called_a_zero_inertia(entries):
     text = urdf_with_inertia(*entries, mass=2.2)
     report = validate_urdf_text(text)
-    assert [(f.check, f.severity) for f in report.findings] == [('zero_inertia', 'error')], report.to_text()
+    assert [(f.check, f.severity) for f in report.findings] == [('zero_inertia', 'error')], (
+        report.to_text()
+    )
     assert 'point mass written with rounding noise' in report.findings[0].message
     assert mujoco_refuses(text)
 
@@ -508,28 +659,37 @@ def test_massless_moving_link_with_mass_below_is_an_error_because_mujoco_refuses
 
 def test_broken_mimic_is_a_finding_and_the_inertias_are_still_checked():
     text = '''<robot name="hand"><link name="base"/>
-      <link name="a"><inertial><mass value="0.1"/><inertia ixx="1" iyy="1" izz="3"/></inertial></link>
-      <link name="b"><inertial><mass value="0.1"/><inertia ixx="1e-5" iyy="1e-5" izz="1e-5"/></inertial></link>
+      <link name="a"><inertial><mass value="0.1"/><inertia ixx="1" iyy="1" izz="3"/></inertial>
+        </link>
+      <link name="b"><inertial><mass value="0.1"/><inertia ixx="1e-5" iyy="1e-5" izz="1e-5"/>
+        </inertial></link>
       <joint name="j1" type="revolute"><parent link="base"/><child link="a"/><axis xyz="0 0 1"/>
         <limit effort="1" velocity="1"/></joint>
       <joint name="j2" type="revolute"><parent link="a"/><child link="b"/><axis xyz="0 0 1"/>
         <limit effort="1" velocity="1"/><mimic joint="index_q1"/></joint></robot>'''
     report = validate_urdf_text(text)
     found = {(f.link, f.check, f.severity) for f in report.findings}
-    assert found == {('a', 'triangle_inequality', 'error'), ('b', 'mimic', 'error')}, report.to_text()
+    assert found == {('a', 'triangle_inequality', 'error'), ('b', 'mimic', 'error')}, (
+        report.to_text()
+    )
     with pytest.raises(Exception, match='mimics unknown joint "index_q1"'):
         parse_urdf(text)  # the dynamics model still refuses what it cannot model
 
 
 def _two_links(first: str, second: str, joint_type: str = 'revolute') -> str:
-    joints = ''.join(f'<joint name="j{name}" type="{joint_type}"><parent link="base"/><child link="{name}"/>'
-                     f'<axis xyz="0 0 1"/><limit effort="1" velocity="1"/></joint>' for name in ('p', 'q'))
+    joints = ''.join(
+        f'<joint name="j{name}" type="{joint_type}"><parent link="base"/><child '
+        f'link="{name}"/><axis xyz="0 0 1"/><limit effort="1" velocity="1"/></joint>'
+        for name in ('p', 'q')
+    )
     return f'<robot name="pair"><link name="base"/>{first}{second}{joints}</robot>'
 
 
 def _link(name: str, mass: float, com: str, inertia: str, geometry: str = '') -> str:
-    return (f'<link name="{name}"><inertial><origin xyz="{com}"/><mass value="{mass}"/><inertia {inertia}/>'
-            f'</inertial>{geometry}</link>')
+    return (
+        f'<link name="{name}"><inertial><origin xyz="{com}"/><mass value="{mass}"/><inertia '
+        f'{inertia}/></inertial>{geometry}</link>'
+    )
 
 
 def test_identical_parts_are_not_placeholders_but_a_copied_tensor_on_different_masses_is():
@@ -537,19 +697,28 @@ def test_identical_parts_are_not_placeholders_but_a_copied_tensor_on_different_m
     same = _two_links(_link('p', 0.15, '0 0.01 0', inertia), _link('q', 0.15, '0 0.01 0', inertia))
     assert not [f for f in validate_urdf_text(same).findings if f.check == 'placeholder']
     copied = _two_links(_link('p', 0.15, '0 0 0', inertia), _link('q', 0.6, '0 0 0', inertia))
-    assert {f.link for f in validate_urdf_text(copied).findings if f.check == 'placeholder'} == {'p', 'q'}
+    assert {f.link for f in validate_urdf_text(copied).findings if f.check == 'placeholder'} == {
+        'p',
+        'q',
+    }
 
 
 def test_front_hind_mirror_with_unflipped_products_is_reported_and_a_proper_mirror_is_not():
     inertia = 'ixx="3e-5" ixy="{}" ixz="0" iyy="4.1e-4" iyz="0" izz="4.1e-4"'
-    unflipped = _two_links(_link('p', 0.15, '-0.0787 0.01 0', inertia.format('4.7e-5')),
-                           _link('q', 0.15, '0.0787 0.01 0', inertia.format('4.7e-5')))
+    unflipped = _two_links(
+        _link('p', 0.15, '-0.0787 0.01 0', inertia.format('4.7e-5')),
+        _link('q', 0.15, '0.0787 0.01 0', inertia.format('4.7e-5')),
+    )
     report = validate_urdf_text(unflipped)
     signs = [f for f in report.findings if f.check == 'product_sign']
-    assert {f.link for f in signs} == {'p', 'q'} and signs[0].values['mirror_axis'] == 'x', report.to_text()
+    assert {f.link for f in signs} == {'p', 'q'} and signs[0].values['mirror_axis'] == 'x', (
+        report.to_text()
+    )
     np.testing.assert_allclose(np.array(signs[0].values['mirrored_tensor_of_twin'])[0, 1], -4.7e-5)
-    mirrored = _two_links(_link('p', 0.15, '-0.0787 0.01 0', inertia.format('4.7e-5')),
-                          _link('q', 0.15, '0.0787 0.01 0', inertia.format('-4.7e-5')))
+    mirrored = _two_links(
+        _link('p', 0.15, '-0.0787 0.01 0', inertia.format('4.7e-5')),
+        _link('q', 0.15, '0.0787 0.01 0', inertia.format('-4.7e-5')),
+    )
     assert validate_urdf_text(mirrored).worst_severity() == 'clean'
 
 
@@ -565,31 +734,46 @@ def test_mirror_twins_within_ten_percent_are_not_reported():
 
 def test_geometry_checks_use_the_union_of_collision_and_visual_geometry():
     """A 1 mm collision sphere is a proxy: the 0.2 m visual box holds the 2 kg body."""
-    geometry = ('<collision><geometry><sphere radius="0.001"/></geometry></collision>'
-                '<visual><geometry><box size="0.2 0.2 0.2"/></geometry></visual>')
+    geometry = (
+        '<collision><geometry><sphere '
+        'radius="0.001"/></geometry></collision><visual><geometry><box size="0.2 0.2 '
+        '0.2"/></geometry></visual>'
+    )
     inertia = 'ixx="0.01" iyy="0.01" izz="0.01"'
-    text = _two_links(_link('p', 2.0, '0.05 0 0', inertia, geometry), _link('q', 1.0, '0 0 0', 'ixx="1e-3" '
-                                                                          'iyy="1e-3" izz="2e-3"'))
+    text = _two_links(
+        _link('p', 2.0, '0.05 0 0', inertia, geometry),
+        _link('q', 1.0, '0 0 0', 'ixx="1e-3" iyy="1e-3" izz="2e-3"'),
+    )
     assert validate_urdf_text(text).worst_severity() == 'clean', validate_urdf_text(text).to_text()
-    heavy = text.replace(inertia, 'ixx="0.5" iyy="0.5" izz="0.5"')  # 19x the bound of a 2 kg body in the box
+    heavy = text.replace(
+        inertia, 'ixx="0.5" iyy="0.5" izz="0.5"'
+    )  # 19x the bound of a 2 kg body in the box
     assert [(f.link, f.check, f.severity) for f in validate_urdf_text(heavy).findings] == [
-        ('p', 'geometry_bound', 'error')]
+        ('p', 'geometry_bound', 'error')
+    ]
 
 
 def test_an_inertia_beyond_a_marker_geometry_is_only_a_warning():
-    """1 g with 1e-4 kg·m² on a 1 mm marker box (an IMU frame): the geometry cannot hold the mass."""
+    """1 g with 1e-4 kg·m² on a 1 mm marker box (an IMU frame): the geometry cannot hold the
+    mass."""
     geometry = '<collision><geometry><box size="0.001 0.001 0.001"/></geometry></collision>'
-    text = _two_links(_link('p', 0.001, '0 0 0', 'ixx="1e-4" iyy="1e-4" izz="1e-4"', geometry),
-                      _link('q', 1.0, '0 0 0', 'ixx="1e-3" iyy="1e-3" izz="2e-3"'))
+    text = _two_links(
+        _link('p', 0.001, '0 0 0', 'ixx="1e-4" iyy="1e-4" izz="1e-4"', geometry),
+        _link('q', 1.0, '0 0 0', 'ixx="1e-3" iyy="1e-3" izz="2e-3"'),
+    )
     finding = only(validate_urdf_text(text), 'geometry_bound', 'p')
     assert finding.severity == 'warning' and 'only a marker' in finding.message
 
 
 def test_massless_collision_part_welded_to_a_massive_link_is_only_a_note():
     geometry = '<collision><geometry><box size="0.05 0.05 0.05"/></geometry></collision>'
-    text = _two_links(_link('p', 1.0, '0 0 0', 'ixx="1e-3" iyy="1e-3" izz="2e-3"'),
-                      f'<link name="q"><inertial><mass value="0"/></inertial>{geometry}</link>')
-    text = text.replace('<joint name="jq" type="revolute"><parent link="base"/>',
-                        '<joint name="jq" type="fixed"><parent link="p"/>')
+    text = _two_links(
+        _link('p', 1.0, '0 0 0', 'ixx="1e-3" iyy="1e-3" izz="2e-3"'),
+        f'<link name="q"><inertial><mass value="0"/></inertial>{geometry}</link>',
+    )
+    text = text.replace(
+        '<joint name="jq" type="revolute"><parent link="base"/>',
+        '<joint name="jq" type="fixed"><parent link="p"/>',
+    )
     finding = only(validate_urdf_text(text), 'zero_mass_geometry', 'q')
     assert finding.severity == 'info' and '"p"' in finding.message

@@ -8,20 +8,33 @@ pytest.importorskip('mujoco')
 from robot_dynamics.instruments import validation_corpus  # noqa: E402
 
 ROBOTS = validation_corpus.default_robots_directory()
-pytestmark = pytest.mark.skipif(ROBOTS is None, reason='example-robot-data is not installed '
-                                                       '(pip install example-robot-data)')
+pytestmark = pytest.mark.skipif(
+    ROBOTS is None, reason='example-robot-data is not installed (pip install example-robot-data)'
+)
 
 SAMPLE = {
     # file: (links MuJoCo must refuse, (link, check, severity) that must be found)
-    'finger_edu_description/robots/finger_edu.urdf': ({'finger_lower_link'},
-                                                      {('finger_lower_link', 'positive_definite', 'error')}),
-    'anymal_b_simple_description/robots/anymal.urdf': ({'base'}, {('base', 'positive_definite', 'error')}),
-    'solo_description/robots/solo12.urdf': (set(), {('FL_SHOULDER', 'product_sign', 'warning'),
-                                                    ('HL_SHOULDER', 'product_sign', 'warning')}),
+    'finger_edu_description/robots/finger_edu.urdf': (
+        {'finger_lower_link'},
+        {('finger_lower_link', 'positive_definite', 'error')},
+    ),
+    'anymal_b_simple_description/robots/anymal.urdf': (
+        {'base'},
+        {('base', 'positive_definite', 'error')},
+    ),
+    'solo_description/robots/solo12.urdf': (
+        set(),
+        {('FL_SHOULDER', 'product_sign', 'warning'), ('HL_SHOULDER', 'product_sign', 'warning')},
+    ),
     'panda_description/urdf/panda.urdf': (set(), {('panda_link1', 'geometry_bound', 'warning')}),
     'a1_description/urdf/a1.urdf': (set(), {('imu_link', 'geometry_bound', 'warning')}),
-    'talos_data/robots/talos_reduced.urdf': (set(), {('gripper_left_fingertip_1_link', 'mimic', 'error'),
-                                                     ('gripper_right_inner_single_link', 'mimic', 'error')}),
+    'talos_data/robots/talos_reduced.urdf': (
+        set(),
+        {
+            ('gripper_left_fingertip_1_link', 'mimic', 'error'),
+            ('gripper_right_inner_single_link', 'mimic', 'error'),
+        },
+    ),
     'bolt_description/robots/bolt.urdf': (set(), {('FL_FOOT', 'massless_inertia', 'warning')}),
 }
 
@@ -35,7 +48,9 @@ def test_every_link_mujoco_refuses_is_an_error_and_the_known_defects_are_found(n
     row = validation_corpus.evaluate(path, ROBOTS)
     assert set(row.refused) == refused_expected, row.refused
     assert row.missed == [], row
-    report = validate_file(path, validation_corpus.package_paths_for(ROBOTS), [str(path.parent), str(ROBOTS)])
+    report = validate_file(
+        path, validation_corpus.package_paths_for(ROBOTS), [str(path.parent), str(ROBOTS)]
+    )
     found = {(finding.link, finding.check, finding.severity) for finding in report.findings}
     assert defects <= found, report.to_text()
     assert not [finding for finding in report.findings if finding.check == 'row_major_slip']
@@ -47,17 +62,26 @@ def test_collada_meshes_and_empty_package_names_are_read():
 
     for name in ('talos_data/robots/talos_full_v2.urdf', 'panda_description/urdf/panda.urdf'):
         path = ROBOTS / name
-        report = validate_file(path, validation_corpus.package_paths_for(ROBOTS), [str(path.parent), str(ROBOTS)])
-        skipped = [finding.message for finding in report.findings if finding.check == 'mesh'
-                   and ('package ""' in finding.message or '".dae" is not read' in finding.message)]
+        report = validate_file(
+            path, validation_corpus.package_paths_for(ROBOTS), [str(path.parent), str(ROBOTS)]
+        )
+        skipped = [
+            finding.message
+            for finding in report.findings
+            if finding.check == 'mesh'
+            and ('package ""' in finding.message or '".dae" is not read' in finding.message)
+        ]
         assert not skipped, skipped
 
 
 def test_the_judge_lists_every_refused_link_not_only_the_first(tmp_path):
     text = '''<robot name="r"><link name="base"/>
-      <link name="a"><inertial><mass value="1"/><inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="3"/></inertial></link>
-      <link name="b"><inertial><mass value="1"/><inertia ixx="1e-4" ixy="0" ixz="0" iyy="1e-4" iyz="0" izz="0"/></inertial></link>
-      <link name="c"><inertial><mass value="1"/><inertia ixx="1e-2" ixy="0" ixz="0" iyy="1e-2" iyz="0" izz="1e-2"/></inertial></link>
+      <link name="a"><inertial><mass value="1"/>
+        <inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="3"/></inertial></link>
+      <link name="b"><inertial><mass value="1"/>
+        <inertia ixx="1e-4" ixy="0" ixz="0" iyy="1e-4" iyz="0" izz="0"/></inertial></link>
+      <link name="c"><inertial><mass value="1"/>
+        <inertia ixx="1e-2" ixy="0" ixz="0" iyy="1e-2" iyz="0" izz="1e-2"/></inertial></link>
       <joint name="ja" type="revolute"><parent link="base"/><child link="a"/><axis xyz="0 0 1"/>
         <limit effort="1" velocity="1"/></joint>
       <joint name="jb" type="revolute"><parent link="a"/><child link="b"/><axis xyz="0 0 1"/>
@@ -79,11 +103,17 @@ def test_the_whole_corpus_agrees_with_mujoco_drake_and_pybullet_link_by_link():
     PyBullet zeroes carries an error."""
     pytest.importorskip('pydrake')
     pytest.importorskip('pybullet')
-    rows = [validation_corpus.evaluate(path, ROBOTS) for path in validation_corpus.corpus_files(ROBOTS)]
+    rows = [
+        validation_corpus.evaluate(path, ROBOTS) for path in validation_corpus.corpus_files(ROBOTS)
+    ]
     assert [row.robot for row in rows if row.missed] == []
-    assert [(row.robot, row.drake_agreement.text()) for row in rows if not row.drake_agreement.agrees] == []
+    assert [
+        (row.robot, row.drake_agreement.text()) for row in rows if not row.drake_agreement.agrees
+    ] == []
     assert [(row.robot, row.pybullet_unflagged) for row in rows if row.pybullet_unflagged] == []
-    judged = {'drake refusals': sum(len(row.drake.refused) for row in rows),
-              'drake warnings': sum(len(row.drake.warned) for row in rows),
-              'pybullet zeroed': sum(len(row.pybullet_zeroed) for row in rows)}
+    judged = {
+        'drake refusals': sum(len(row.drake.refused) for row in rows),
+        'drake warnings': sum(len(row.drake.warned) for row in rows),
+        'pybullet zeroed': sum(len(row.pybullet_zeroed) for row in rows),
+    }
     assert all(judged.values()), judged  # the comparison had something to compare

@@ -4,6 +4,7 @@ Joint axes z, gravity along −y, angles from +x; link i has length L_i, mass M_
 its axis and inertia I_i about the CoM (z). The closed form is Lynch & Park, Modern Robotics
 eq. (8.9) generalised to links with inertia.
 """
+
 from __future__ import annotations
 
 import math
@@ -23,9 +24,11 @@ def urdf(effort1: float = 10.0, effort2: float = 4.0) -> str:
     <inertia ixx="0.001" ixy="0" ixz="0" iyy="{I1}" iyz="0" izz="{I1}"/></inertial></link>
   <link name="link2"><inertial><origin xyz="{C2} 0 0"/><mass value="{M2}"/>
     <inertia ixx="0.001" ixy="0" ixz="0" iyy="{I2}" iyz="0" izz="{I2}"/></inertial></link>
-  <joint name="shoulder" type="revolute"><parent link="base"/><child link="link1"/><axis xyz="0 0 1"/>
+  <joint name="shoulder" type="revolute"><parent link="base"/><child link="link1"/>
+    <axis xyz="0 0 1"/>
     <limit lower="-3" upper="3" effort="{effort1}" velocity="2"/></joint>
-  <joint name="elbow" type="revolute"><parent link="link1"/><child link="link2"/><origin xyz="{L1} 0 0"/>
+  <joint name="elbow" type="revolute"><parent link="link1"/><child link="link2"/>
+    <origin xyz="{L1} 0 0"/>
     <axis xyz="0 0 1"/><limit lower="-3" upper="3" effort="{effort2}" velocity="2"/></joint>
 </robot>"""
 
@@ -34,17 +37,22 @@ def model(effort1: float = 10.0, effort2: float = 4.0) -> RobotModel:
     return RobotModel.from_urdf_string(urdf(effort1, effort2), gravity=(0.0, -G, 0.0))
 
 
-def torques(q, qd, qdd, second_mass: float = M2, second_com: float = C2, second_inertia: float = I2) -> np.ndarray:
-    """τ [N·m] with link 2 a body of mass ``second_mass``, CoM ``second_com`` and inertia ``second_inertia``."""
+def torques(
+    q, qd, qdd, second_mass: float = M2, second_com: float = C2, second_inertia: float = I2
+) -> np.ndarray:
+    """τ [N·m] with link 2 a body of mass ``second_mass``, CoM ``second_com`` and inertia
+    ``second_inertia``."""
     c1, c2, s2, c12 = math.cos(q[0]), math.cos(q[1]), math.sin(q[1]), math.cos(q[0] + q[1])
     m2, r2, i2 = second_mass, second_com, second_inertia
-    m11 = I1 + M1 * C1 ** 2 + i2 + m2 * (L1 ** 2 + r2 ** 2 + 2 * L1 * r2 * c2)
-    m12 = i2 + m2 * (r2 ** 2 + L1 * r2 * c2)
-    m22 = i2 + m2 * r2 ** 2
+    m11 = I1 + M1 * C1**2 + i2 + m2 * (L1**2 + r2**2 + 2 * L1 * r2 * c2)
+    m12 = i2 + m2 * (r2**2 + L1 * r2 * c2)
+    m22 = i2 + m2 * r2**2
     h = m2 * L1 * r2 * s2
     tau1 = m11 * qdd[0] + m12 * qdd[1] - h * (2 * qd[0] * qd[1] + qd[1] ** 2)
     tau2 = m12 * qdd[0] + m22 * qdd[1] + h * qd[0] ** 2
-    return np.array([tau1 + G * ((M1 * C1 + m2 * L1) * c1 + m2 * r2 * c12), tau2 + G * m2 * r2 * c12])
+    return np.array(
+        [tau1 + G * ((M1 * C1 + m2 * L1) * c1 + m2 * r2 * c12), tau2 + G * m2 * r2 * c12]
+    )
 
 
 def tip_torques_per_kilogram(q, qd, qdd) -> np.ndarray:

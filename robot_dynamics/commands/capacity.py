@@ -10,6 +10,7 @@ linear in the payload mass, so the largest mass is a closed form. See docs/capac
 Exit status: 0 with a report; 2 with a one-line reason on stderr (bad option, unreadable
 model or trajectory, floating base).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -20,11 +21,20 @@ import sys
 def add_motion_arguments(parser: argparse.ArgumentParser, default_poses: int) -> None:
     """--poses N / --trajectory F and --seed: the samples a command evaluates."""
     source = parser.add_mutually_exclusive_group()
-    source.add_argument('--poses', type=int, default=default_poses,
-                        help='number of seeded random static poses within the joint limits (default %(default)s)')
-    source.add_argument('--trajectory', metavar='CSV',
-                        help='trajectory CSV: time, <joint>/position[, /velocity, /acceleration]')
-    parser.add_argument('--seed', type=int, default=0, help='seed of the random poses (default %(default)s)')
+    source.add_argument(
+        '--poses',
+        type=int,
+        default=default_poses,
+        help='number of seeded random static poses within the joint limits (default %(default)s)',
+    )
+    source.add_argument(
+        '--trajectory',
+        metavar='CSV',
+        help='trajectory CSV: time, <joint>/position[, /velocity, /acceleration]',
+    )
+    parser.add_argument(
+        '--seed', type=int, default=0, help='seed of the random poses (default %(default)s)'
+    )
 
 
 def motion_from_arguments(args: argparse.Namespace, robot):
@@ -38,11 +48,21 @@ def motion_from_arguments(args: argparse.Namespace, robot):
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument('--urdf', help='robot description (default: the bundled 7-DoF arm)')
-    parser.add_argument('--payload-link', help='link the payload is fixed to (default: the end of the chain)')
+    parser.add_argument(
+        '--payload-link', help='link the payload is fixed to (default: the end of the chain)'
+    )
     add_motion_arguments(parser, default_poses=500)
-    parser.add_argument('--com-offset', type=float, nargs=3, default=(0.0, 0.0, 0.0), metavar=('X', 'Y', 'Z'),
-                        help='payload CoM in the payload link frame [m] (default 0 0 0)')
-    parser.add_argument('--per-sample', action='store_true', help='text output: also list every sample')
+    parser.add_argument(
+        '--com-offset',
+        type=float,
+        nargs=3,
+        default=(0.0, 0.0, 0.0),
+        metavar=('X', 'Y', 'Z'),
+        help='payload CoM in the payload link frame [m] (default 0 0 0)',
+    )
+    parser.add_argument(
+        '--per-sample', action='store_true', help='text output: also list every sample'
+    )
     parser.add_argument('--format', choices=('text', 'json'), default='text', help='output format')
 
 
@@ -58,8 +78,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     from robot_dynamics.core.dynamics.capacity import payload_capacity
-    from robot_dynamics.core.model.model import RobotModel
     from robot_dynamics.core.identification.payload import default_payload_link
+    from robot_dynamics.core.model.model import RobotModel
     from robot_dynamics.models import ARM_URDF
 
     robot = RobotModel.from_urdf_file(args.urdf or ARM_URDF)
@@ -76,23 +96,37 @@ def _run(args: argparse.Namespace) -> int:
 def _text(report, per_sample: bool) -> str:
     kind = 'inverse-dynamics' if report.dynamic else 'gravity'
     at_label = 'at t [s]' if report.dynamic else 'at pose'
-    lines = [f'{report.robot_name}: {report.motion_label}, {kind} torques; payload at {report.payload_link} '
-             f'+ {report.com_offset.tolist()} m',
-             f'{"joint":<20} {"limit [N·m]":>11} {"worst τ [N·m]":>14} {"ratio":>7} {at_label:>9} '
-             f'{"max payload [kg]":>17} {at_label:>9}']
+    lines = [
+        f'{report.robot_name}: {report.motion_label}, {kind} torques; payload at '
+        f'{report.payload_link} + {report.com_offset.tolist()} m',
+        f'{"joint":<20} {"limit [N·m]":>11} {"worst τ [N·m]":>14} {"ratio":>7} {at_label:>9} '
+        f'{"max payload [kg]":>17} {at_label:>9}',
+    ]
     for joint in report.joints:
         mass = f'{joint.max_payload:.4g}' if joint.max_payload != float('inf') else 'unlimited'
         at = f'{joint.limiting_time:g}' if joint.limiting_sample >= 0 else '-'
-        lines.append(f'{joint.name:<20} {joint.effort_limit:>11.4g} {joint.worst_torque:>14.4g} '
-                     f'{joint.worst_ratio:>7.3f} {joint.worst_time:>9g} {mass:>17} {at:>9}')
+        lines.append(
+            f'{joint.name:<20} {joint.effort_limit:>11.4g} {joint.worst_torque:>14.4g} '
+            f'{joint.worst_ratio:>7.3f} {joint.worst_time:>9g} {mass:>17} {at:>9}'
+        )
     if report.limiting_joint is None:
         lines.append('max payload: unlimited (no joint with an effort limit carries it)')
     else:
-        where = f't = {report.limiting_time:g} s' if report.dynamic else f'pose {report.limiting_time:g}'
-        lines.append(f'max payload: {report.max_payload:.4g} kg, set by {report.limiting_joint} at {where}')
+        where = (
+            f't = {report.limiting_time:g} s'
+            if report.dynamic
+            else f'pose {report.limiting_time:g}'
+        )
+        lines.append(
+            f'max payload: {report.max_payload:.4g} kg, set by {report.limiting_joint} at {where}'
+        )
     if report.overloaded:
-        lines.append(f'WARNING: the robot alone exceeds the effort limit of {list(report.overloaded)}')
+        lines.append(
+            f'WARNING: the robot alone exceeds the effort limit of {list(report.overloaded)}'
+        )
     if per_sample:
-        for time, mass, joint in zip(report.times, report.per_sample_max_payload, report.per_sample_limiting_joint):
+        for time, mass, joint in zip(
+            report.times, report.per_sample_max_payload, report.per_sample_limiting_joint
+        ):
             lines.append(f'  t={time:g}: {mass:.4g} kg ({joint})')
     return '\n'.join(lines)

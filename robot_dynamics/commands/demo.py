@@ -16,6 +16,7 @@ identified mass and CoM are within 3σ (plus 10 g / 2 mm) of the truth; 1 otherw
 for a --duration out of range or an --output-dir that cannot be a writable directory (checked
 before anything starts).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -49,26 +50,39 @@ PROGRESS_PERIOD = 2.0
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument('--duration', type=float, default=24.0,
-                        help='simulated motion time of all phases together [s], from %g to %g (default 24; '
-                             'CI uses 8); the baseline and payload phases are each rounded to whole periods '
-                             'of the excitation, at least one' % (MIN_DURATION, MAX_DURATION))
-    parser.add_argument('--output-dir', default='robot_dynamics_demo',
-                        help='where the plots and the YAML reports go (default ./robot_dynamics_demo)')
+    parser.add_argument(
+        '--duration',
+        type=float,
+        default=24.0,
+        help='simulated motion time of all phases together [s], from %g to %g (default 24; CI '
+        'uses 8); the baseline and payload phases are each rounded to whole periods of the '
+        'excitation, at least one' % (MIN_DURATION, MAX_DURATION),
+    )
+    parser.add_argument(
+        '--output-dir',
+        default='robot_dynamics_demo',
+        help='where the plots and the YAML reports go (default ./robot_dynamics_demo)',
+    )
     parser.add_argument('--no-plots', action='store_true', help='skip the PNG plots')
 
 
 def run(args: argparse.Namespace) -> int:
     if not MIN_DURATION <= args.duration <= MAX_DURATION:
-        print(f'demo: --duration must be between {MIN_DURATION:g} and {MAX_DURATION:g} s of simulated motion, '
-              f'got {args.duration:g}', file=sys.stderr)
+        print(
+            f'demo: --duration must be between {MIN_DURATION:g} and {MAX_DURATION:g} s of '
+            f'simulated motion, got {args.duration:g}',
+            file=sys.stderr,
+        )
         return 1
     output = Path(args.output_dir).resolve()
     try:
         output.mkdir(parents=True, exist_ok=True)  # FileExistsError for an existing file
     except OSError as error:
-        print(f'demo: --output-dir {args.output_dir}: cannot create the directory ({error.strerror or error})',
-              file=sys.stderr)
+        print(
+            f'demo: --output-dir {args.output_dir}: cannot create the directory '
+            f'({error.strerror or error})',
+            file=sys.stderr,
+        )
         return 1
     try:
         check_writable_folder(output, '--output-dir')
@@ -79,6 +93,7 @@ def run(args: argparse.Namespace) -> int:
     os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
     os.environ.setdefault('ROS_DOMAIN_ID', str(os.getpid() % 100 + 1))
     import rclpy
+
     rclpy.init()
     try:
         return _Demo(args.duration, output, not args.no_plots).run()
@@ -97,7 +112,9 @@ class _Demo:
 
     def __init__(self, duration: float, output: Path, plots: bool):
         from rclpy.executors import SingleThreadedExecutor
+
         from robot_dynamics.ros.runner import OutputRecorder
+
         self.output, self.plots, self.duration = output, plots, duration
         self.recorder = OutputRecorder()
         self.executor = SingleThreadedExecutor()
@@ -109,12 +126,21 @@ class _Demo:
     # ------------------------------------------------------------------ phases
     def run(self) -> int:
         from rclpy.parameter import Parameter
+
         from robot_dynamics.ros.runner import InProcessRunner, build_nodes
-        print(f'robot_dynamics demo: output in {self.output}; ROS_DOMAIN_ID={os.environ["ROS_DOMAIN_ID"]}, '
-              f'discovery {os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"]}')
-        nodes = build_nodes(sim_overrides={'start_with_payload': False},
-                            dynamics_overrides={'report_directory': str(self.output),
-                                                'apply_identified_payload': True})
+
+        print(
+            f'robot_dynamics demo: output in {self.output}; '
+            f'ROS_DOMAIN_ID={os.environ["ROS_DOMAIN_ID"]}, discovery '
+            f'{os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"]}'
+        )
+        nodes = build_nodes(
+            sim_overrides={'start_with_payload': False},
+            dynamics_overrides={
+                'report_directory': str(self.output),
+                'apply_identified_payload': True,
+            },
+        )
         sim, dynamics = nodes[0], nodes[1]
         if sim.payload is None:
             print('config/sim_robot.yaml hides no payload (payload_mass is 0): nothing to identify')
@@ -123,19 +149,27 @@ class _Demo:
         self.periods = arm_phase_periods(self.duration, 1.0 / sim.value('excitation_frequency'))
         # The operator's knowledge: which link carries the payload.
         dynamics.set_parameters([Parameter('payload_link', value=sim.payload_link)])
-        (self.output / 'payload_latest.yaml').unlink(missing_ok=True)  # judge this run's report only
+        (self.output / 'payload_latest.yaml').unlink(
+            missing_ok=True
+        )  # judge this run's report only
         try:
             with InProcessRunner(nodes):
                 self._wait_for_torques()
                 self._arm_phases()
-            floating = build_nodes(sim_overrides={'root_joint': 'floating'}, with_dynamics=False,
-                                   centroidal_overrides={'root_joint': 'floating', 'contact_frames': FEET})
+            floating = build_nodes(
+                sim_overrides={'root_joint': 'floating'},
+                with_dynamics=False,
+                centroidal_overrides={'root_joint': 'floating', 'contact_frames': FEET},
+            )
             self.recorder.watch_centroidal()
             starts = self.recorder.motion_starts
             with InProcessRunner(floating):
                 self._new_motion(starts)
-                # The phase starts at the first output: the node may load its model after the motion starts.
-                self._wait_for(lambda: self.recorder.centroidal_messages, 'the first centroidal outputs')
+                # The phase starts at the first output: the node may load its model after the motion
+                # starts.
+                self._wait_for(
+                    lambda: self.recorder.centroidal_messages, 'the first centroidal outputs'
+                )
                 self._phase('quadruped', max(1.5, 0.2 * self.duration))
         except DemoStalled as error:
             self.failure = str(error)
@@ -148,9 +182,11 @@ class _Demo:
     def _arm_phases(self) -> None:
         link = self.truth[0]
         count, period = self.periods
-        print(f'sim_robot: bundled arm, hidden payload {self.truth[1].mass:g} kg on {link} (not in the '
-              f'published robot_description); baseline and payload phases: {count} excitation period'
-              f'{"s" if count > 1 else ""} of {period:g} s each')
+        print(
+            f'sim_robot: bundled arm, hidden payload {self.truth[1].mass:g} kg on {link} (not in '
+            f'the published robot_description); baseline and payload phases: {count} excitation '
+            f'period{"s" if count > 1 else ""} of {period:g} s each'
+        )
         self._phase('baseline', count * period + BASELINE_EXTRA, payload=False)
         self.answers['record_baseline'] = self._call('/dynamics/record_baseline')
         self._phase('payload', count * period, payload=True)
@@ -158,8 +194,13 @@ class _Demo:
         self.answers['validate_inertia'] = self._call('/dynamics/validate_inertia', timeout=120.0)
         self._phase('applied', max(1.0, 0.1 * self.duration))
 
-    def _phase(self, name: str, duration: float, payload: Optional[bool] = None,
-               origin: Optional[float] = None) -> None:
+    def _phase(
+        self,
+        name: str,
+        duration: float,
+        payload: Optional[bool] = None,
+        origin: Optional[float] = None,
+    ) -> None:
         """Run phase ``name`` for ``duration`` s of simulated motion after :data:`SETTLE`,
         timed from ``origin`` (the stamp of the motion's start [s]).
 
@@ -185,7 +226,8 @@ class _Demo:
 
     # ------------------------------------------------------------------ ROS plumbing
     def _spin(self, duration: float) -> None:
-        """Take the recorder's messages for ``duration`` s (wall clock) while the runner's threads work."""
+        """Take the recorder's messages for ``duration`` s (wall clock) while the runner's threads
+        work."""
         deadline = time.monotonic() + duration
         while time.monotonic() < deadline:
             self.executor.spin_once(timeout_sec=max(0.0, min(0.05, deadline - time.monotonic())))
@@ -203,33 +245,50 @@ class _Demo:
 
         Stalled only when the simulated clock stops advancing for :data:`STALL_TIMEOUT` s of
         wall clock: a slow simulation on a busy machine just takes longer."""
-        next_report, last_clock, last_advance = time.monotonic() + PROGRESS_PERIOD, self.recorder.clock, time.monotonic()
+        next_report, last_clock, last_advance = (
+            time.monotonic() + PROGRESS_PERIOD,
+            self.recorder.clock,
+            time.monotonic(),
+        )
         while self.recorder.clock < stamp:
             self._spin(0.05)
             now = time.monotonic()
             if self.recorder.clock > last_clock:
                 last_clock, last_advance = self.recorder.clock, now
             elif now - last_advance > STALL_TIMEOUT:
-                raise DemoStalled(f'the simulated clock stopped for {STALL_TIMEOUT:g} s '
-                                  f'({stamp - self.recorder.clock:.1f} s of motion short of the phase end)')
+                raise DemoStalled(
+                    f'the simulated clock stopped for {STALL_TIMEOUT:g} s '
+                    f'({stamp - self.recorder.clock:.1f} s of motion short of the phase end)'
+                )
             if progress and now >= next_report:
                 next_report += PROGRESS_PERIOD
                 print(f'  {self.recorder.progress(progress)}', flush=True)
 
     def _new_motion(self, starts: int) -> float:
-        """The start stamp [s] of the motion after the ``starts``-th (sim_robot's ~/motion_start)."""
-        self._wait_for(lambda: self.recorder.motion_starts > starts, 'sim_robot to start its motion')
+        """The start stamp [s] of the motion after the ``starts``-th (sim_robot's
+        ~/motion_start)."""
+        self._wait_for(
+            lambda: self.recorder.motion_starts > starts, 'sim_robot to start its motion'
+        )
         return self.recorder.motion_start
 
     def _wait_for_torques(self, timeout: float = 30.0) -> None:
         try:
             self._wait_for(lambda: self.recorder.torque_messages, 'the first torques', timeout)
         except DemoStalled:
-            raise DemoStalled('dynamics_node published no torques: is the model loaded? (see the log above)')
-        print(f'nodes up after {time.monotonic() - self.started:.1f} s: sim_robot, dynamics, centroidal')
+            raise DemoStalled(
+                'dynamics_node published no torques: is the model loaded? (see the log above)'
+            )
+        print(
+            f'nodes up after {time.monotonic() - self.started:.1f} s: sim_robot, dynamics, '
+            'centroidal'
+        )
 
-    def _call(self, name: str, value: bool = False, kind: str = 'trigger', timeout: float = 30.0) -> tuple:
-        """Call a std_srvs Trigger (or SetBool with ``value``) service; returns (success, message)."""
+    def _call(
+        self, name: str, value: bool = False, kind: str = 'trigger', timeout: float = 30.0
+    ) -> tuple:
+        """Call a std_srvs Trigger (or SetBool with ``value``) service; returns (success,
+        message)."""
         future = self.recorder.call(name, kind, value)
         if future is None:
             return False, f'service {name} is not available'
@@ -245,12 +304,16 @@ class _Demo:
 
     # ------------------------------------------------------------------ results
     def _report(self) -> int:
-        check = payload_check(self.output / 'payload_latest.yaml', *self.truth, MASS_FLOOR, COM_FLOOR)
+        check = payload_check(
+            self.output / 'payload_latest.yaml', *self.truth, MASS_FLOOR, COM_FLOOR
+        )
         print(summary_text(self.recorder, self.answers, check))
         if self.plots:
             for path in write_plots(self.recorder, self.output):
                 print(f'plot: {path}')
-        passed = check.passed and self.answers.get('identify_payload', (False,))[0] and not self.failure
+        passed = (
+            check.passed and self.answers.get('identify_payload', (False,))[0] and not self.failure
+        )
         write_result(self.output / 'demo_result.yaml', passed, check, self.failure)
         print(f'result: {"PASS" if passed else "FAIL"} ({time.monotonic() - self.started:.1f} s)')
         return 0 if passed else 1
@@ -283,22 +346,39 @@ class PayloadCheck:
     report: dict
 
 
-def payload_check(report_path: Path, link: str, truth, mass_floor: float, com_floor: float) -> PayloadCheck:
+def payload_check(
+    report_path: Path, link: str, truth, mass_floor: float, com_floor: float
+) -> PayloadCheck:
     """Compare the report at ``report_path`` with the true payload ``truth`` (InertialParameters
     in ``link``'s frame); the floors [kg, m] are added to 3σ."""
     import yaml
+
     if not report_path.is_file():
         return PayloadCheck(False, f'no payload report at {report_path}', (), {})
     report = yaml.safe_load(report_path.read_text()) or {}
     if not report.get('success'):
         return PayloadCheck(False, f'identification refused: {report.get("reason")}', (), report)
     if report.get('payload_link') != link:
-        return PayloadCheck(False, f'payload identified in {report.get("payload_link")}, truth is in {link}', (),
-                            report)
-    rows = [('mass [kg]', truth.mass, report['mass'], report['mass_std'], 3 * report['mass_std'] + mass_floor)]
+        return PayloadCheck(
+            False,
+            f'payload identified in {report.get("payload_link")}, truth is in {link}',
+            (),
+            report,
+        )
+    rows = [
+        (
+            'mass [kg]',
+            truth.mass,
+            report['mass'],
+            report['mass_std'],
+            3 * report['mass_std'] + mass_floor,
+        )
+    ]
     for axis, true, value, sigma in zip('xyz', truth.com, report['com'], report['com_std']):
         rows.append((f'CoM {axis} [m]', float(true), value, sigma, 3 * sigma + com_floor))
-    failed = [label for label, true, value, _, tolerance in rows if not abs(value - true) <= tolerance]
+    failed = [
+        label for label, true, value, _, tolerance in rows if not abs(value - true) <= tolerance
+    ]
     reason = f'outside 3σ + floor: {", ".join(failed)}' if failed else 'within 3σ + floor'
     return PayloadCheck(not failed, reason, tuple(rows), report)
 
@@ -307,6 +387,7 @@ def write_result(path: Path, passed: bool, check: PayloadCheck, failure: str) ->
     """The demo's verdict as YAML: ``passed``, the reason, and the identified payload's errors
     (identified − true: ``mass`` [kg], ``com`` [m] per axis, in the payload link's frame)."""
     import yaml
+
     errors = {}
     if check.rows:
         differences = [float(value - true) for _, true, value, _, _ in check.rows]
@@ -321,38 +402,62 @@ def summary_text(recorder, answers: dict, check: PayloadCheck) -> str:
     lines += _payload_lines(check)
     lines += _torque_lines(recorder)
     validation = answers.get('validate_inertia', (False, 'not run'))
-    lines += ['', f'inertia validation (dynamics/validate_inertia): {"ok" if validation[0] else "FAILED"}: '
-                  f'{validation[1]}']
+    lines += [
+        '',
+        f'inertia validation (dynamics/validate_inertia): {"ok" if validation[0] else "FAILED"}: '
+        f'{validation[1]}',
+    ]
     lines += _centroidal_lines(recorder)
     return '\n'.join(lines)
 
 
 def _payload_lines(check: PayloadCheck) -> list:
     report = check.report
-    lines = ['', 'payload: hidden in sim_robot vs identified by dynamics/identify_payload'
-                 + (f' ({report.get("mode")}{", with baseline" if report.get("used_baseline") else ""})'
-                    if report.get('success') else '')]
+    lines = [
+        '',
+        'payload: hidden in sim_robot vs identified by dynamics/identify_payload'
+        + (
+            f' ({report.get("mode")}{", with baseline" if report.get("used_baseline") else ""})'
+            if report.get('success')
+            else ''
+        ),
+    ]
     if not check.rows:
         return lines + [f'  {check.reason}']
     lines.append(f'  {"":<12}{"true":>10}{"identified":>12}{"1σ":>10}{"error":>10}{"allowed":>10}')
     for label, true, value, sigma, tolerance in check.rows:
         scale, unit = (1e3, 'g') if label.startswith('mass') else (1e3, 'mm')
-        lines.append(f'  {label:<12}{true:>10.4f}{value:>12.4f}{sigma:>10.4f}{scale * (value - true):>8.2f}{unit:<2}'
-                     f'{scale * tolerance:>8.2f}{unit}')
-    lines.append(f'  -> {check.reason}; residual {report.get("residual_rms_before", math.nan):.3f} → '
-                 f'{report.get("residual_rms_after", math.nan):.4f} N·m RMS over {report.get("samples")} samples')
+        lines.append(
+            f'  {label:<12}{true:>10.4f}{value:>12.4f}{sigma:>10.4f}'
+            f'{scale * (value - true):>8.2f}{unit:<2}{scale * tolerance:>8.2f}{unit}'
+        )
+    lines.append(
+        f'  -> {check.reason}; residual {report.get("residual_rms_before", math.nan):.3f} → '
+        f'{report.get("residual_rms_after", math.nan):.4f} N·m RMS over {report.get("samples")} '
+        'samples'
+    )
     return lines
 
 
 def _torque_lines(recorder) -> list:
-    phases = (('baseline', 'no payload'), ('payload', 'payload, model without'), ('applied', 'identified applied'))
+    phases = (
+        ('baseline', 'no payload'),
+        ('payload', 'payload, model without'),
+        ('applied', 'identified applied'),
+    )
     columns = {phase: recorder.values(recorder.external, phase)[1] for phase, _ in phases}
-    lines = ['', 'external torque RMS per joint [N·m] (dynamics/external_torques: what the model does not explain):',
-             f'  {"joint":<14}' + ''.join(f'{label:>24}' for _, label in phases)]
+    lines = [
+        '',
+        'external torque RMS per joint [N·m] (dynamics/external_torques: what the model does not '
+        'explain):',
+        f'  {"joint":<14}' + ''.join(f'{label:>24}' for _, label in phases),
+    ]
     for index, name in enumerate(recorder.joint_names):
         cells = [_rms(columns[phase], index) for phase, _ in phases]
         lines.append(f'  {name:<14}' + ''.join(f'{cell:>24.4f}' for cell in cells))
-    lines.append(f'  {"samples":<14}' + ''.join(f'{_coverage(recorder, phase):>24}' for phase, _ in phases))
+    lines.append(
+        f'  {"samples":<14}' + ''.join(f'{_coverage(recorder, phase):>24}' for phase, _ in phases)
+    )
     return lines
 
 
@@ -368,30 +473,41 @@ def _coverage(recorder, phase: str) -> str:
 
 def _rms(values, column: int) -> float:
     import numpy as np
+
     return float(np.sqrt(np.mean(values[:, column] ** 2))) if len(values) else math.nan
 
 
 def _centroidal_lines(recorder) -> list:
     import numpy as np
+
     from robot_dynamics.core.floating_base.support_polygon import SupportPolygon
+
     _, com = recorder.values(recorder.com, 'quadruped')
     _, zmp = recorder.values(recorder.zmp, 'quadruped')
-    lines = ['', 'centroidal_node, quadruped with kinematic base sway (world frame odom) [m]:',
-             f'  CoM {_ranges(com)}', f'  ZMP {_ranges(zmp[:, :2]) if len(zmp) else "none"}']
+    lines = [
+        '',
+        'centroidal_node, quadruped with kinematic base sway (world frame odom) [m]:',
+        f'  CoM {_ranges(com)}',
+        f'  ZMP {_ranges(zmp[:, :2]) if len(zmp) else "none"}',
+    ]
     vertices = recorder.polygons.get('quadruped')
     if vertices is not None and len(vertices) >= 3 and len(zmp):
         polygon = SupportPolygon(vertices)
         margins = np.array([polygon.signed_distance(point) for point in zmp])
-        lines.append(f'  support polygon {len(vertices)} vertices, x {_span(vertices[:, 0])}, y '
-                     f'{_span(vertices[:, 1])}; ZMP margin min {margins.min():.3f} m, '
-                     f'{100 * np.mean(margins > 0):.0f} % of ZMP samples inside')
+        lines.append(
+            f'  support polygon {len(vertices)} vertices, x {_span(vertices[:, 0])}, y '
+            f'{_span(vertices[:, 1])}; ZMP margin min {margins.min():.3f} m, '
+            f'{100 * np.mean(margins > 0):.0f} % of ZMP samples inside'
+        )
     return lines
 
 
 def _ranges(values) -> str:
     if not len(values):
         return 'none'
-    return ', '.join(f'{axis} {_span(values[:, index])}' for index, axis in enumerate('xyz'[:values.shape[1]]))
+    return ', '.join(
+        f'{axis} {_span(values[:, index])}' for index, axis in enumerate('xyz'[: values.shape[1]])
+    )
 
 
 def _span(values) -> str:
@@ -402,10 +518,14 @@ def write_plots(recorder, output: Path) -> list:
     """torques.png (measured vs model torque per joint over the arm phases) and
     centroidal.png (quadruped CoM/ZMP traces with the support polygon); returns the paths."""
     import matplotlib
+
     matplotlib.use('Agg')
     from matplotlib import pyplot
-    paths = [_torque_plot(recorder, output / 'torques.png', pyplot),
-             _centroidal_plot(recorder, output / 'centroidal.png', pyplot)]
+
+    paths = [
+        _torque_plot(recorder, output / 'torques.png', pyplot),
+        _centroidal_plot(recorder, output / 'centroidal.png', pyplot),
+    ]
     return [path for path in paths if path is not None]
 
 
@@ -423,18 +543,36 @@ def _torque_plot(recorder, path: Path, pyplot) -> Optional[Path]:
             continue
         for index, axis in enumerate(axes):
             axis.axvspan(measured_t[0] - start, measured_t[-1] - start, color=colors[phase], lw=0)
-            axis.plot(measured_t - start, measured[:, index], color='k', lw=0.7,
-                      label='measured (joint_states effort)' if phase == 'baseline' else None)
+            axis.plot(
+                measured_t - start,
+                measured[:, index],
+                color='k',
+                lw=0.7,
+                label='measured (joint_states effort)' if phase == 'baseline' else None,
+            )
             if len(model_t):
-                axis.plot(model_t - start, model[:, index], color='tab:red', lw=0.9, ls='--',
-                          label='model (dynamics/inverse_dynamics_torques)' if phase == 'baseline' else None)
-        axes[0].text(measured_t[0] - start, 1.02, phase, transform=axes[0].get_xaxis_transform(), fontsize=8)
+                axis.plot(
+                    model_t - start,
+                    model[:, index],
+                    color='tab:red',
+                    lw=0.9,
+                    ls='--',
+                    label='model (dynamics/inverse_dynamics_torques)'
+                    if phase == 'baseline'
+                    else None,
+                )
+        axes[0].text(
+            measured_t[0] - start, 1.02, phase, transform=axes[0].get_xaxis_transform(), fontsize=8
+        )
     for axis, name in zip(axes, names):
         axis.set_ylabel(f'{name}\n[N·m]', fontsize=8)
     axes[0].legend(loc='upper right', fontsize=7)
     axes[-1].set_xlabel('time [s]')
-    figure.suptitle('measured vs model joint torques (baseline: no payload; payload: hidden payload, model '
-                    'without it; applied: identified payload in the model)', fontsize=9)
+    figure.suptitle(
+        'measured vs model joint torques (baseline: no payload; payload: hidden payload, model '
+        'without it; applied: identified payload in the model)',
+        fontsize=9,
+    )
     figure.tight_layout()
     figure.savefig(path, dpi=90)
     pyplot.close(figure)
@@ -443,6 +581,7 @@ def _torque_plot(recorder, path: Path, pyplot) -> Optional[Path]:
 
 def _centroidal_plot(recorder, path: Path, pyplot) -> Optional[Path]:
     import numpy as np
+
     com_t, com = recorder.values(recorder.com, 'quadruped')
     zmp_t, zmp = recorder.values(recorder.zmp, 'quadruped')
     if not len(com):

@@ -1,4 +1,5 @@
-"""Design an exciting Fourier trajectory for identification (YAML + CSV + trajectory_msgs/JointTrajectory).
+"""Design an exciting Fourier trajectory for identification (YAML + CSV +
+trajectory_msgs/JointTrajectory).
 
 A rest-to-rest finite Fourier series per joint, scaled to the URDF position and velocity
 limits and an acceleration limit at every sample, optimised for the condition number of
@@ -23,6 +24,7 @@ subscriber on TOPIC within --wait s (then the files are written but nothing is p
 message sent to no subscriber would be lost). Note that argparse also uses 2 for
 command-line usage errors.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -34,46 +36,116 @@ from pathlib import Path
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument('--urdf', help='robot description (default: the bundled 7-DoF arm)')
-    parser.add_argument('--joints', nargs='+', help='joints to move (default all; the others stay at mid-range)')
-    parser.add_argument('--duration', type=float, default=10.0,
-                        help='duration T [s]; T × f_f must be a whole number of periods (default %(default)s: '
-                             'one period at the default base frequency)')
-    parser.add_argument('--harmonics', type=int, default=5, help='harmonics L per joint (default %(default)s)')
-    parser.add_argument('--base-frequency', type=float, default=0.1,
-                        help='base frequency f_f [Hz]; the duration must be whole periods 1/f_f '
-                             '(default %(default)s)')
-    parser.add_argument('--max-acceleration', type=float, default=5.0,
-                        help='acceleration limit for every joint [rad/s², > 0] (default %(default)s)')
-    parser.add_argument('--velocity-fraction', type=float, default=0.8,
-                        help='fraction of the URDF velocity limit to use, in (0, 1] (default %(default)s)')
-    parser.add_argument('--position-margin', type=float, default=0.05,
-                        help='fraction of each joint range kept free at both ends, in [0, 0.5) '
-                             '(default %(default)s)')
-    parser.add_argument('--torque-fraction', type=float, default=0.8,
-                        help='fraction of the URDF effort limits the predicted torques may use, in (0, 1] '
-                             '(default %(default)s)')
-    parser.add_argument('--ignore-torque-limits', action='store_true',
-                        help='do not limit the predicted torques (positions, velocities, accelerations only)')
-    parser.add_argument('--payload-mass', type=float, default=0.0,
-                        help='expected payload mass [kg] in the torque prediction (default %(default)s)')
-    parser.add_argument('--payload-com', type=float, nargs=3, default=(0.0, 0.0, 0.0), metavar=('X', 'Y', 'Z'),
-                        help='expected payload CoM in the payload link frame [m] (default 0 0 0)')
-    parser.add_argument('--payload-link', help='link the expected payload is fixed to (default: the end of the chain)')
-    parser.add_argument('--friction', metavar='YAML',
-                        help='friction file (as `robot_dynamics identify` writes) added to the predicted torques')
-    parser.add_argument('--iterations', type=int, default=200, help='(1+1)-ES iterations (default %(default)s)')
-    parser.add_argument('--seed', type=int, default=0, help='random seed of the start and the search')
-    parser.add_argument('--rate', type=float, default=100.0,
-                        help='sample rate [Hz] of the outputs and of the limit checks (default %(default)s)')
-    parser.add_argument('--lead-in', type=float, default=3.0,
-                        help='time_from_start of the first JointTrajectory point [s] (default %(default)s)')
-    parser.add_argument('--output', default='excitation',
-                        help='output prefix: PREFIX.yaml, PREFIX.csv, PREFIX_joint_trajectory.yaml')
-    parser.add_argument('--publish', metavar='TOPIC', help='also publish the JointTrajectory on TOPIC')
-    parser.add_argument('--wait', type=float, default=5.0,
-                        help='seconds to wait for a subscriber before publishing; none by then: nothing is '
-                             'published and the exit status is 2 (the files are written) (default %(default)s)')
-    parser.add_argument('--format', choices=('text', 'json'), default='text', help='summary on stdout')
+    parser.add_argument(
+        '--joints', nargs='+', help='joints to move (default all; the others stay at mid-range)'
+    )
+    parser.add_argument(
+        '--duration',
+        type=float,
+        default=10.0,
+        help='duration T [s]; T × f_f must be a whole number of periods (default %(default)s: one '
+        'period at the default base frequency)',
+    )
+    parser.add_argument(
+        '--harmonics', type=int, default=5, help='harmonics L per joint (default %(default)s)'
+    )
+    parser.add_argument(
+        '--base-frequency',
+        type=float,
+        default=0.1,
+        help='base frequency f_f [Hz]; the duration must be whole periods 1/f_f (default '
+        '%(default)s)',
+    )
+    parser.add_argument(
+        '--max-acceleration',
+        type=float,
+        default=5.0,
+        help='acceleration limit for every joint [rad/s², > 0] (default %(default)s)',
+    )
+    parser.add_argument(
+        '--velocity-fraction',
+        type=float,
+        default=0.8,
+        help='fraction of the URDF velocity limit to use, in (0, 1] (default %(default)s)',
+    )
+    parser.add_argument(
+        '--position-margin',
+        type=float,
+        default=0.05,
+        help='fraction of each joint range kept free at both ends, in [0, 0.5) (default '
+        '%(default)s)',
+    )
+    parser.add_argument(
+        '--torque-fraction',
+        type=float,
+        default=0.8,
+        help='fraction of the URDF effort limits the predicted torques may use, in (0, 1] '
+        '(default %(default)s)',
+    )
+    parser.add_argument(
+        '--ignore-torque-limits',
+        action='store_true',
+        help='do not limit the predicted torques (positions, velocities, accelerations only)',
+    )
+    parser.add_argument(
+        '--payload-mass',
+        type=float,
+        default=0.0,
+        help='expected payload mass [kg] in the torque prediction (default %(default)s)',
+    )
+    parser.add_argument(
+        '--payload-com',
+        type=float,
+        nargs=3,
+        default=(0.0, 0.0, 0.0),
+        metavar=('X', 'Y', 'Z'),
+        help='expected payload CoM in the payload link frame [m] (default 0 0 0)',
+    )
+    parser.add_argument(
+        '--payload-link',
+        help='link the expected payload is fixed to (default: the end of the chain)',
+    )
+    parser.add_argument(
+        '--friction',
+        metavar='YAML',
+        help='friction file (as `robot_dynamics identify` writes) added to the predicted torques',
+    )
+    parser.add_argument(
+        '--iterations', type=int, default=200, help='(1+1)-ES iterations (default %(default)s)'
+    )
+    parser.add_argument(
+        '--seed', type=int, default=0, help='random seed of the start and the search'
+    )
+    parser.add_argument(
+        '--rate',
+        type=float,
+        default=100.0,
+        help='sample rate [Hz] of the outputs and of the limit checks (default %(default)s)',
+    )
+    parser.add_argument(
+        '--lead-in',
+        type=float,
+        default=3.0,
+        help='time_from_start of the first JointTrajectory point [s] (default %(default)s)',
+    )
+    parser.add_argument(
+        '--output',
+        default='excitation',
+        help='output prefix: PREFIX.yaml, PREFIX.csv, PREFIX_joint_trajectory.yaml',
+    )
+    parser.add_argument(
+        '--publish', metavar='TOPIC', help='also publish the JointTrajectory on TOPIC'
+    )
+    parser.add_argument(
+        '--wait',
+        type=float,
+        default=5.0,
+        help='seconds to wait for a subscriber before publishing; none by then: nothing is '
+        'published and the exit status is 2 (the files are written) (default %(default)s)',
+    )
+    parser.add_argument(
+        '--format', choices=('text', 'json'), default='text', help='summary on stdout'
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -88,17 +160,25 @@ def run(args: argparse.Namespace) -> int:
 
 def _check_options(args: argparse.Namespace) -> None:
     """Refuse bad options before the model is loaded: the design options through the core's
-    own check, then what only this CLI uses (whole samples, --lead-in, --wait, the output folder)."""
+    own check, then what only this CLI uses (whole samples, --lead-in, --wait, the output
+    folder)."""
     import math
 
-    from robot_dynamics.core.identification.excitation import ExcitationError, check_design_arguments
     from robot_dynamics.commands.output_paths import check_writable_folder
+    from robot_dynamics.core.identification.excitation import (
+        ExcitationError,
+        check_design_arguments,
+    )
 
-    check_design_arguments(args.duration, args.harmonics, args.base_frequency, args.rate, args.iterations, args.seed)
+    check_design_arguments(
+        args.duration, args.harmonics, args.base_frequency, args.rate, args.iterations, args.seed
+    )
     samples = args.duration * args.rate
     if abs(samples - round(samples)) > 1e-6:
-        raise ExcitationError(f'--duration × --rate must be a whole number of samples so that the last sample is '
-                              f'the end at rest, got {args.duration:g} s × {args.rate:g} Hz = {samples:g}')
+        raise ExcitationError(
+            '--duration × --rate must be a whole number of samples so that the last sample is the '
+            f'end at rest, got {args.duration:g} s × {args.rate:g} Hz = {samples:g}'
+        )
     if not (0.0 < args.torque_fraction <= 1.0):
         raise ExcitationError(f'--torque-fraction must be in (0, 1], got {args.torque_fraction}')
     if not (args.payload_mass >= 0.0 and math.isfinite(args.payload_mass)):
@@ -120,56 +200,95 @@ def _run(args: argparse.Namespace) -> int:
 
     _check_options(args)
     robot = RobotModel.from_urdf_file(args.urdf or ARM_URDF)
-    limits = excitation.ExcitationLimits.from_model(robot, args.max_acceleration, args.velocity_fraction,
-                                                    args.position_margin)
-    design = excitation.design_excitation(robot, args.duration, args.harmonics, args.base_frequency, limits,
-                                          iterations=args.iterations, seed=args.seed, rate=args.rate,
-                                          joints=args.joints, torque_limits=_torque_limits(args, robot))
+    limits = excitation.ExcitationLimits.from_model(
+        robot, args.max_acceleration, args.velocity_fraction, args.position_margin
+    )
+    design = excitation.design_excitation(
+        robot,
+        args.duration,
+        args.harmonics,
+        args.base_frequency,
+        limits,
+        iterations=args.iterations,
+        seed=args.seed,
+        rate=args.rate,
+        joints=args.joints,
+        torque_limits=_torque_limits(args, robot),
+    )
     trajectory = design.trajectory
     times = trajectory.sample_times(args.rate)
     positions, velocities, accelerations = trajectory.evaluate(times)
     prefix = Path(args.output)
-    paths = {'parameters': prefix.with_name(prefix.name + '.yaml'), 'samples': prefix.with_name(prefix.name + '.csv'),
-             'joint_trajectory': prefix.with_name(prefix.name + '_joint_trajectory.yaml')}
-    summary = {**design.to_dict(), 'samples': len(times), 'rate_hz': args.rate,
-               'max_limit_violation': excitation.limit_violation(trajectory, limits, times)}
+    paths = {
+        'parameters': prefix.with_name(prefix.name + '.yaml'),
+        'samples': prefix.with_name(prefix.name + '.csv'),
+        'joint_trajectory': prefix.with_name(prefix.name + '_joint_trajectory.yaml'),
+    }
+    summary = {
+        **design.to_dict(),
+        'samples': len(times),
+        'rate_hz': args.rate,
+        'max_limit_violation': excitation.limit_violation(trajectory, limits, times),
+    }
     paths['parameters'].write_text(yaml.safe_dump(summary, sort_keys=False), encoding='utf-8')
-    header = ['time'] + [f'{joint}/{kind}' for joint in robot.joint_names
-                         for kind in ('position', 'velocity', 'acceleration')]
-    table = np.column_stack([times, np.stack([positions, velocities, accelerations], axis=2).reshape(len(times), -1)])
-    np.savetxt(paths['samples'], table, delimiter=',', header=','.join(header), comments='', fmt='%.10g')
+    header = ['time'] + [
+        f'{joint}/{kind}'
+        for joint in robot.joint_names
+        for kind in ('position', 'velocity', 'acceleration')
+    ]
+    table = np.column_stack(
+        [times, np.stack([positions, velocities, accelerations], axis=2).reshape(len(times), -1)]
+    )
+    np.savetxt(
+        paths['samples'], table, delimiter=',', header=','.join(header), comments='', fmt='%.10g'
+    )
     message = excitation.joint_trajectory(trajectory, args.rate, args.lead_in)
     paths['joint_trajectory'].write_text(yaml.safe_dump(message, sort_keys=False), encoding='utf-8')
     published = _publish(message, args.publish, args.wait) if args.publish else False
-    result = {'initial_condition_number': design.initial_condition_number,
-              'condition_number': design.condition_number, 'samples': len(times),
-              'max_limit_violation': summary['max_limit_violation'],
-              'worst_torque_margin': summary.get('worst_torque_margin'),
-              'outputs': {key: str(path) for key, path in paths.items()},
-              'published_on': args.publish if published else None}
+    result = {
+        'initial_condition_number': design.initial_condition_number,
+        'condition_number': design.condition_number,
+        'samples': len(times),
+        'max_limit_violation': summary['max_limit_violation'],
+        'worst_torque_margin': summary.get('worst_torque_margin'),
+        'outputs': {key: str(path) for key, path in paths.items()},
+        'published_on': args.publish if published else None,
+    }
     if args.format == 'json':
         print(json.dumps(result, indent=2))
     else:
-        print(f'{robot.name}: {trajectory.harmonics} harmonics at {trajectory.base_frequency:g} Hz for '
-              f'{trajectory.duration:g} s, {len(times)} samples at {args.rate:g} Hz')
-        print(f'condition number {design.initial_condition_number:.2f} (random start) -> '
-              f'{design.condition_number:.2f} after {design.iterations} iterations')
-        print(f'largest limit excess {summary["max_limit_violation"]:.3g} (<= 0: every limit holds at every sample)')
+        print(
+            f'{robot.name}: {trajectory.harmonics} harmonics at {trajectory.base_frequency:g} Hz '
+            f'for {trajectory.duration:g} s, {len(times)} samples at {args.rate:g} Hz'
+        )
+        print(
+            f'condition number {design.initial_condition_number:.2f} (random start) -> '
+            f'{design.condition_number:.2f} after {design.iterations} iterations'
+        )
+        print(
+            f'largest limit excess {summary["max_limit_violation"]:.3g} (<= 0: every limit holds '
+            'at every sample)'
+        )
         if design.torque_margin is not None:
             worst = design.torque_margin
-            print(f'worst torque margin: {worst.joint} at t = {worst.time:g} s needs {worst.torque:.4g} N·m of '
-                  f'{worst.allowed:.4g} N·m allowed ({design.torque_limits.fraction:g} × '
-                  f'{worst.effort_limit:g} N·m): '
-                  f'{100.0 * worst.usage:.1f} % used, margin {worst.margin:.4g} N·m')
+            print(
+                f'worst torque margin: {worst.joint} at t = {worst.time:g} s needs '
+                f'{worst.torque:.4g} N·m of {worst.allowed:.4g} N·m allowed '
+                f'({design.torque_limits.fraction:g} × {worst.effort_limit:g} N·m): '
+                f'{100.0 * worst.usage:.1f} % used, margin {worst.margin:.4g} N·m'
+            )
         for path in paths.values():
             print(f'wrote {path}')
         if published:
             print(f'published the JointTrajectory on {args.publish}')
     if args.publish and not published:
-        print(f'excitation: no subscriber on {args.publish} after {args.wait:g} s: nothing published. The '
-              f'files are written ({paths["joint_trajectory"]} holds the JointTrajectory): start the '
-              f'subscriber (e.g. the joint trajectory controller) and run again, or raise --wait',
-              file=sys.stderr)
+        print(
+            f'excitation: no subscriber on {args.publish} after {args.wait:g} s: nothing '
+            f'published. The files are written ({paths["joint_trajectory"]} holds the '
+            'JointTrajectory): start the subscriber (e.g. the joint trajectory controller) and '
+            'run again, or raise --wait',
+            file=sys.stderr,
+        )
         return 2
     return 0
 
@@ -179,22 +298,27 @@ def _torque_limits(args: argparse.Namespace, robot):
     gives no effort limit (then a note on stderr)."""
     import numpy as np
 
+    from robot_dynamics.core.dynamics.friction import load_friction_file
     from robot_dynamics.core.identification.excitation import TorqueLimits
-    from robot_dynamics.core.identification.friction import load_friction_file
     from robot_dynamics.core.model.inertia import InertialParameters
 
     if args.ignore_torque_limits:
         return None
     effort = robot.limits.effort
     if not np.any(np.isfinite(effort) & (effort > 0.0)):
-        print(f'excitation: note: model "{robot.name}" gives no effort limits; the predicted torques are not limited',
-              file=sys.stderr)
+        print(
+            f'excitation: note: model "{robot.name}" gives no effort limits; the predicted torques '
+            'are not limited',
+            file=sys.stderr,
+        )
         return None
     payload = link = None
     if args.payload_mass > 0.0:
         from robot_dynamics.core.identification.payload import default_payload_link
 
-        payload = InertialParameters.point_mass(args.payload_mass, np.asarray(args.payload_com, dtype=float))
+        payload = InertialParameters.point_mass(
+            args.payload_mass, np.asarray(args.payload_com, dtype=float)
+        )
         link = args.payload_link or default_payload_link(robot)
     friction = load_friction_file(args.friction, robot.joint_names) if args.friction else None
     return TorqueLimits(robot, args.torque_fraction, payload, link, friction)
@@ -217,9 +341,14 @@ def _publish(message: dict, topic: str, wait: float) -> bool:
     trajectory.joint_names = message['joint_names']
     for point in message['points']:
         stamp = point['time_from_start']
-        trajectory.points.append(JointTrajectoryPoint(
-            positions=point['positions'], velocities=point['velocities'], accelerations=point['accelerations'],
-            time_from_start=Duration(sec=stamp['sec'], nanosec=stamp['nanosec'])))
+        trajectory.points.append(
+            JointTrajectoryPoint(
+                positions=point['positions'],
+                velocities=point['velocities'],
+                accelerations=point['accelerations'],
+                time_from_start=Duration(sec=stamp['sec'], nanosec=stamp['nanosec']),
+            )
+        )
     context = rclpy.Context()
     rclpy.init(context=context)
     try:

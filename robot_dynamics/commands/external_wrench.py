@@ -1,7 +1,8 @@
 """External joint torques and the external wrench at a frame from a recorded bag or CSV (CSV out).
 
 Runs the generalized-momentum observer (no joint accelerations; ``--gain`` K_O [1/s],
-``--momentum`` positions|velocities, optional ``--friction-file`` from ``robot_dynamics identify``) and the damped least-squares wrench
+``--momentum`` positions|velocities, optional ``--friction-file`` from ``robot_dynamics identify``)
+and the damped least-squares wrench
 τ_ext = Jᵀ F at ``--frame`` (default: the last link of the chain) over every sample: the same
 core calls dynamics_node makes live (docs/contact.md). Output columns: ``time`` [s],
 ``<joint>/external_torque`` [N·m], ``force_x..z`` [N] and ``torque_x..z`` [N·m] on the frame at
@@ -15,6 +16,7 @@ Exit status: 0 on success, 1 on unusable input (missing file, unknown frame or j
 Example:
   robot_dynamics external-wrench --urdf arm.urdf --bag run/ --frame tool0 --output wrench.csv
 """
+
 from __future__ import annotations
 
 import argparse
@@ -24,28 +26,39 @@ import sys
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument('--urdf', required=True, help='robot description (URDF file)')
     source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument('--bag', help='rosbag2 directory or .mcap/.db3 file with joint states (efforts included)')
+    source.add_argument(
+        '--bag', help='rosbag2 directory or .mcap/.db3 file with joint states (efforts included)'
+    )
     source.add_argument('--csv', help='CSV recording (time, <joint>/position, /velocity, /effort)')
-    parser.add_argument('--topic', default='/joint_states', help='JointState topic in bags (default %(default)s)')
+    parser.add_argument(
+        '--topic', default='/joint_states', help='JointState topic in bags (default %(default)s)'
+    )
     parser.add_argument('--frame', help='frame of the wrench (default: the last link of the chain)')
-    parser.add_argument('--gain', type=float, default=50.0, help='observer gain K_O [1/s] (default %(default)s)')
-    parser.add_argument('--momentum', choices=('positions', 'velocities'), default='positions',
-                        help="the observer's momentum: from joint-position increments or p = M q_dot "
-                             '(default %(default)s)')
+    parser.add_argument(
+        '--gain', type=float, default=50.0, help='observer gain K_O [1/s] (default %(default)s)'
+    )
+    parser.add_argument(
+        '--momentum',
+        choices=('positions', 'velocities'),
+        default='positions',
+        help="the observer's momentum: from joint-position increments or p = M q_dot "
+        '(default %(default)s)',
+    )
     parser.add_argument('--friction-file', help='friction YAML written by robot_dynamics identify')
-    parser.add_argument('--damping', type=float, default=None, help='largest least-squares damping [m]')
+    parser.add_argument(
+        '--damping', type=float, default=None, help='largest least-squares damping [m]'
+    )
     parser.add_argument('--output', help='CSV file to write (default: stdout)')
 
 
 def run(args: argparse.Namespace) -> int:
-    from robot_dynamics.core.identification import recording_files as recordings
-    from robot_dynamics.core.errors import RobotDynamicsError
-    from robot_dynamics.core.contact.external_wrench import DEFAULT_DAMPING, external_wrench_series
-    from robot_dynamics.core.identification.friction import load_friction_file
-    from robot_dynamics.core.model.model import RobotModel
-    from robot_dynamics.core.identification.payload import default_payload_link
-    from robot_dynamics.commands.identify_payload import _read
     from robot_dynamics.commands.output_paths import check_writable_file
+    from robot_dynamics.commands.recording_input import read_joint_recording
+    from robot_dynamics.core.contact.external_wrench import DEFAULT_DAMPING, external_wrench_series
+    from robot_dynamics.core.dynamics.friction import load_friction_file
+    from robot_dynamics.core.errors import RobotDynamicsError
+    from robot_dynamics.core.identification.payload import default_payload_link
+    from robot_dynamics.core.model.model import RobotModel
 
     try:
         if args.output:
@@ -53,11 +66,21 @@ def run(args: argparse.Namespace) -> int:
         robot = RobotModel.from_urdf_file(args.urdf)
         if not robot.joint_names:
             raise ValueError(f'model "{robot.name}" has no moving joint')
-        friction = load_friction_file(args.friction_file, robot.joint_names) if args.friction_file else None
-        recording = _read(recordings, args.bag or args.csv, robot, args.topic)
-        series = external_wrench_series(robot, recording, args.frame or default_payload_link(robot), args.gain,
-                                        friction, DEFAULT_DAMPING if args.damping is None else args.damping,
-                                        momentum=args.momentum)
+        friction = (
+            load_friction_file(args.friction_file, robot.joint_names)
+            if args.friction_file
+            else None
+        )
+        recording = read_joint_recording(args.bag or args.csv, robot, args.topic, 'external-wrench')
+        series = external_wrench_series(
+            robot,
+            recording,
+            args.frame or default_payload_link(robot),
+            args.gain,
+            friction,
+            DEFAULT_DAMPING if args.damping is None else args.damping,
+            momentum=args.momentum,
+        )
     except (RobotDynamicsError, OSError, ValueError, ArithmeticError) as error:
         print(f'external-wrench: {error}', file=sys.stderr)
         return 1
@@ -72,8 +95,12 @@ def run(args: argparse.Namespace) -> int:
         print(f'external-wrench: could not write {args.output}: {error}', file=sys.stderr)
         return 1
     fewer = int((series.identifiable[series.identifiable > 0] < 6).sum())
-    print(f'external-wrench: {len(series.time)} samples, wrench at {series.frame} written to {args.output}'
-          + (f'; {fewer} samples resolve fewer than 6 wrench directions' if fewer else ''), file=sys.stderr)
+    print(
+        f'external-wrench: {len(series.time)} samples, wrench at {series.frame} written to '
+        f'{args.output}'
+        + (f'; {fewer} samples resolve fewer than 6 wrench directions' if fewer else ''),
+        file=sys.stderr,
+    )
     return 0
 
 
@@ -81,8 +108,11 @@ def csv_text(series) -> str:
     """The series as CSV text (empty cells where the observer restarted)."""
     import numpy as np
 
-    header = (['time'] + [f'{name}/external_torque' for name in series.joint_names]
-              + ['force_x', 'force_y', 'force_z', 'torque_x', 'torque_y', 'torque_z', 'identifiable'])
+    header = (
+        ['time']
+        + [f'{name}/external_torque' for name in series.joint_names]
+        + ['force_x', 'force_y', 'force_z', 'torque_x', 'torque_y', 'torque_z', 'identifiable']
+    )
     lines = [','.join(header)]
     for k, stamp in enumerate(series.time):
         if np.isnan(series.torques[k]).any():

@@ -1,8 +1,10 @@
-"""Identify the whole robot's dynamic parameters (base + friction, physically consistent URDF) from a recording.
+"""Identify the whole robot's dynamic parameters (base + friction, physically consistent URDF) from
+a recording.
 
 Reads a recording (rosbag2, CSV or the Panda Gaz 2019 folder; bag messages the merger
 refuses are counted per reason on stderr), turns its efforts into joint torques when
-``--effort-model`` says they are motor currents or motor torques, cleans and filters it, fits the base parameters
+``--effort-model`` says they are motor currents or motor torques, cleans and filters it, fits the
+base parameters
 (OLS then WLS) on the first part and scores the torque prediction on the held-out rest, then
 fits physically consistent link parameters
 (J(π_i) ⪰ 0, prior = the URDF) and writes an identified URDF plus a friction YAML.
@@ -12,6 +14,7 @@ Exit status: 0 on success, 2 with a one-line reason on stderr (bad option, unrea
 unusable recording, insufficient excitation, solver failure, unwritable output). Note that
 argparse also uses 2 for command-line usage errors.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -21,35 +24,80 @@ from pathlib import Path
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument('--urdf', required=True, help='robot description (its inertials are the prior)')
+    parser.add_argument(
+        '--urdf', required=True, help='robot description (its inertials are the prior)'
+    )
     source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument('--bag', help='rosbag2 directory or .mcap/.db3 file with sensor_msgs/JointState')
-    source.add_argument('--csv', help='CSV: time, <joint>/position, <joint>/velocity, <joint>/effort')
-    source.add_argument('--panda-dir', help='folder with the Gaz et al. 2019 exciting_traj_*.txt files')
-    parser.add_argument('--topic', default='/joint_states', help='JointState topic in the bag (default %(default)s)')
-    parser.add_argument('--effort-model', metavar='FILE.yaml',
-                        help='per-joint meaning of the recorded efforts (torque, current, motor_torque) with '
-                             'k_t, gear ratio and efficiency; default: efforts are joint torques')
-    parser.add_argument('--friction', default='viscous,coulomb,offset',
-                        help='comma-separated per-joint terms from viscous,coulomb,offset, or "none" '
-                             '(default %(default)s)')
-    parser.add_argument('--rotor-inertia', action='store_true', help='add a rotor inertia I_a per joint')
-    parser.add_argument('--train-fraction', type=float, default=0.5,
-                        help='fraction of the recording (by time) used for the fit; the rest is held out '
-                             '(default %(default)s)')
-    parser.add_argument('--split-time', type=float,
-                        help='fit on t < SPLIT_TIME [s], hold out the rest (overrides --train-fraction)')
-    parser.add_argument('--cutoff', type=float, default=10.0, help='low-pass cutoff [Hz] (default %(default)s)')
-    parser.add_argument('--period', type=float, default=0.001, help='resampling period [s] (default %(default)s)')
-    parser.add_argument('--max-gap', type=float, default=0.05,
-                        help='split the recording at gaps longer than this [s] (default %(default)s)')
-    parser.add_argument('--decimate', type=int, default=1, help='fit on every k-th training sample (default 1)')
-    parser.add_argument('--prior-weight', type=float, default=100.0,
-                        help='weight κ of the URDF prior in the consistent fit (default %(default)s)')
-    parser.add_argument('--ols', action='store_true', help='ordinary instead of per-joint weighted least squares')
-    parser.add_argument('--output', help='write the identified URDF here (and <stem>_friction.yaml next to it)')
+    source.add_argument(
+        '--bag', help='rosbag2 directory or .mcap/.db3 file with sensor_msgs/JointState'
+    )
+    source.add_argument(
+        '--csv', help='CSV: time, <joint>/position, <joint>/velocity, <joint>/effort'
+    )
+    source.add_argument(
+        '--panda-dir', help='folder with the Gaz et al. 2019 exciting_traj_*.txt files'
+    )
+    parser.add_argument(
+        '--topic', default='/joint_states', help='JointState topic in the bag (default %(default)s)'
+    )
+    parser.add_argument(
+        '--effort-model',
+        metavar='FILE.yaml',
+        help='per-joint meaning of the recorded efforts (torque, current, motor_torque) with k_t, '
+        'gear ratio and efficiency; default: efforts are joint torques',
+    )
+    parser.add_argument(
+        '--friction',
+        default='viscous,coulomb,offset',
+        help='comma-separated per-joint terms from viscous,coulomb,offset, or "none" (default '
+        '%(default)s)',
+    )
+    parser.add_argument(
+        '--rotor-inertia', action='store_true', help='add a rotor inertia I_a per joint'
+    )
+    parser.add_argument(
+        '--train-fraction',
+        type=float,
+        default=0.5,
+        help='fraction of the recording (by time) used for the fit; the rest is held out (default '
+        '%(default)s)',
+    )
+    parser.add_argument(
+        '--split-time',
+        type=float,
+        help='fit on t < SPLIT_TIME [s], hold out the rest (overrides --train-fraction)',
+    )
+    parser.add_argument(
+        '--cutoff', type=float, default=10.0, help='low-pass cutoff [Hz] (default %(default)s)'
+    )
+    parser.add_argument(
+        '--period', type=float, default=0.001, help='resampling period [s] (default %(default)s)'
+    )
+    parser.add_argument(
+        '--max-gap',
+        type=float,
+        default=0.05,
+        help='split the recording at gaps longer than this [s] (default %(default)s)',
+    )
+    parser.add_argument(
+        '--decimate', type=int, default=1, help='fit on every k-th training sample (default 1)'
+    )
+    parser.add_argument(
+        '--prior-weight',
+        type=float,
+        default=100.0,
+        help='weight κ of the URDF prior in the consistent fit (default %(default)s)',
+    )
+    parser.add_argument(
+        '--ols', action='store_true', help='ordinary instead of per-joint weighted least squares'
+    )
+    parser.add_argument(
+        '--output', help='write the identified URDF here (and <stem>_friction.yaml next to it)'
+    )
     parser.add_argument('--report', help='also write the report as JSON to this file')
-    parser.add_argument('--format', choices=('text', 'json'), default='text', help='report on stdout')
+    parser.add_argument(
+        '--format', choices=('text', 'json'), default='text', help='report on stdout'
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -62,7 +110,9 @@ def run(args: argparse.Namespace) -> int:
         print(f'identify: {error}', file=sys.stderr)
         return 2
     except (ValueError, ArithmeticError) as error:
-        print(f'identify: unusable data or options: {type(error).__name__}: {error}', file=sys.stderr)
+        print(
+            f'identify: unusable data or options: {type(error).__name__}: {error}', file=sys.stderr
+        )
         return 2
 
 
@@ -70,13 +120,15 @@ def _check_options(args: argparse.Namespace) -> None:
     """Range-check the numeric options and the output paths before reading anything."""
     import math
 
-    from robot_dynamics.core.identification.whole_robot import IdentificationError
     from robot_dynamics.commands.output_paths import check_writable_file
+    from robot_dynamics.core.identification.whole_robot import IdentificationError
 
     for name in ('period', 'cutoff', 'max_gap', 'prior_weight'):
         value = getattr(args, name)
         if not (value > 0.0 and math.isfinite(value)):
-            raise IdentificationError(f'--{name.replace("_", "-")} must be a positive number, got {value}')
+            raise IdentificationError(
+                f'--{name.replace("_", "-")} must be a positive number, got {value}'
+            )
     if not 0.0 < args.train_fraction <= 1.0:
         raise IdentificationError(f'--train-fraction must be in (0, 1], got {args.train_fraction}')
     if args.split_time is not None and not math.isfinite(args.split_time):
@@ -91,18 +143,27 @@ def _check_options(args: argparse.Namespace) -> None:
 def _run(args: argparse.Namespace) -> int:
     import numpy as np
 
-    from robot_dynamics.core.identification import identified_model, whole_robot as ident
-    from robot_dynamics.core.streams.effort_model import load_effort_model
+    from robot_dynamics.core.identification import identified_model
+    from robot_dynamics.core.identification import whole_robot as ident
+    from robot_dynamics.core.identification.recording import (
+        clean_recording,
+        prepare_for_identification,
+    )
+    from robot_dynamics.core.identification.recording_files import (
+        read_panda_gaz2019,
+        read_recording,
+    )
     from robot_dynamics.core.model.model import RobotModel
-    from robot_dynamics.core.identification.recording_files import read_panda_gaz2019, read_recording
-    from robot_dynamics.core.identification.recording import clean_recording, prepare_for_identification
+    from robot_dynamics.core.streams.effort_model import load_effort_model
 
     robot = RobotModel.from_urdf_file(args.urdf)
     friction = '' if args.friction.strip().lower() == 'none' else args.friction
     terms = ident.ModelTerms.parse(friction, args.rotor_inertia)
     effort_model = load_effort_model(args.effort_model)
     if effort_model is not None:
-        effort_model = effort_model.for_joints(robot.joint_names)  # refuses joints the model lacks, before reading
+        effort_model = effort_model.for_joints(
+            robot.joint_names
+        )  # refuses joints the model lacks, before reading
     if args.panda_dir:
         recording = read_panda_gaz2019(args.panda_dir)
     elif args.bag:
@@ -116,31 +177,50 @@ def _run(args: argparse.Namespace) -> int:
     if effort_model is not None:
         recording = effort_model.converted(recording)
     _, cleaning = clean_recording(recording)
-    data = prepare_for_identification(recording, period=args.period, cutoff_hz=args.cutoff, max_gap=args.max_gap)
-    split = args.split_time if args.split_time is not None else \
-        data.time[0] + args.train_fraction * (data.time[-1] - data.time[0]) + 0.5 * data.period
-    train = data.rows(np.flatnonzero(data.time < split)[::args.decimate])
+    data = prepare_for_identification(
+        recording, period=args.period, cutoff_hz=args.cutoff, max_gap=args.max_gap
+    )
+    split = (
+        args.split_time
+        if args.split_time is not None
+        else data.time[0] + args.train_fraction * (data.time[-1] - data.time[0]) + 0.5 * data.period
+    )
+    train = data.rows(np.flatnonzero(data.time < split)[:: args.decimate])
     held_out = data.rows(data.time >= split) if np.any(data.time >= split) else None
-    result = ident.identify(robot, train, held_out, terms, prior_weight=args.prior_weight, weighted=not args.ols)
+    result = ident.identify(
+        robot, train, held_out, terms, prior_weight=args.prior_weight, weighted=not args.ols
+    )
     report = result.report.to_dict()
-    report['cleaning'] = {'duplicates_removed': cleaning.duplicates_removed, 'gaps': cleaning.gaps,
-                          'max_gap': cleaning.max_gap, 'median_period': cleaning.median_period,
-                          'jitter_rms': cleaning.jitter_rms}
+    report['cleaning'] = {
+        'duplicates_removed': cleaning.duplicates_removed,
+        'gaps': cleaning.gaps,
+        'max_gap': cleaning.max_gap,
+        'median_period': cleaning.median_period,
+        'jitter_rms': cleaning.jitter_rms,
+    }
     report['split_time'] = float(split)
     if args.output:
         output = Path(args.output)
-        output.write_text(identified_model.identified_urdf(robot, result.standard), encoding='utf-8')
+        output.write_text(
+            identified_model.identified_urdf(robot, result.standard), encoding='utf-8'
+        )
         friction_path = output.with_name(output.stem + '_friction.yaml')
-        friction_path.write_text(identified_model.friction_yaml(robot, terms, result.standard), encoding='utf-8')
+        friction_path.write_text(
+            identified_model.friction_yaml(robot, terms, result.standard), encoding='utf-8'
+        )
         report['outputs'] = {'urdf': str(output), 'friction': str(friction_path)}
     if args.report:
-        Path(args.report).write_text(json.dumps(report, indent=2, ensure_ascii=False), encoding='utf-8')
+        Path(args.report).write_text(
+            json.dumps(report, indent=2, ensure_ascii=False), encoding='utf-8'
+        )
     if args.format == 'json':
         print(json.dumps(report, indent=2, ensure_ascii=False))
     else:
         print(f'recording: {cleaning}')
-        print(f'fit on t < {split:.3f} s ({train.num_samples} samples), '
-              f'held out {0 if held_out is None else held_out.num_samples} samples')
+        print(
+            f'fit on t < {split:.3f} s ({train.num_samples} samples), held out '
+            f'{0 if held_out is None else held_out.num_samples} samples'
+        )
         print(result.report)
         for path in report.get('outputs', {}).values():
             print(f'wrote {path}')

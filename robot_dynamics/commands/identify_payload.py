@@ -1,11 +1,12 @@
-"""Identify a payload (mass, CoM, inertia with 1σ) from a recorded bag or CSV of joint states.
+r"""Identify a payload (mass, CoM, inertia with 1σ) from a recorded bag or CSV of joint states.
 
 Reads sensor_msgs/JointState from a rosbag2 (sqlite3 or mcap; directory or file) or a CSV
 (header ``time`` then ``<joint>/position``, ``<joint>/velocity``, ``<joint>/effort``; efforts
 that are motor currents or motor torques are converted with ``--effort-model``), removes
 the robot's own torques with the URDF or, better, with a baseline recording of the same
 motion without the payload (the two need not start and stop together: the stretch both
-cover is used, and the output says how much), and fits the payload of ``--payload-link``. Bag messages the
+cover is used, and the output says how much), and fits the payload of ``--payload-link``. Bag
+messages the
 merger refuses (NaN, out of range, out of order) are counted per reason on stderr.
 
 Exit status: 0 with an estimate, 2 when the data cannot give one (the reason is printed),
@@ -14,9 +15,10 @@ written; if writing it still fails after the fit, the report goes to stdout and 
 status is 1). Note that argparse also uses 2 for command-line usage errors.
 
 Example:
-  robot_dynamics identify-payload --urdf arm.urdf --bag with_gripper/ --baseline empty/ \\
+  robot_dynamics identify-payload --urdf arm.urdf --bag with_gripper/ --baseline empty/ \
       --payload-link tool0 --output payload.yaml
 """
+
 from __future__ import annotations
 
 import argparse
@@ -26,27 +28,55 @@ import sys
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument('--urdf', required=True, help='robot description (URDF file)')
     source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument('--bag', help='rosbag2 directory or .mcap/.db3 file with the motion carrying the payload')
+    source.add_argument(
+        '--bag', help='rosbag2 directory or .mcap/.db3 file with the motion carrying the payload'
+    )
     source.add_argument('--csv', help='CSV recording of the motion carrying the payload')
-    source.add_argument('--recording', help='any recording read_recording understands (CSV, bag, or a '
-                                            'Gaz 2019 Panda data folder)')
-    parser.add_argument('--baseline', help='the same motion recorded without the payload (bag or CSV)')
-    parser.add_argument('--topic', default='/joint_states', help='JointState topic in bags (default %(default)s)')
-    parser.add_argument('--effort-model', metavar='FILE.yaml',
-                        help='per-joint meaning of the recorded efforts (torque, current, motor_torque) with '
-                             'k_t, gear ratio and efficiency, applied to the recording and the baseline; '
-                             'default: efforts are joint torques')
-    parser.add_argument('--payload-link', help='link or frame the payload is fixed to, e.g. tool0 '
-                                               '(default: the last frame of the model)')
-    parser.add_argument('--mode', choices=('auto', 'full', 'mass_com'), default='auto',
-                        help='full: mass, CoM and inertia; mass_com: mass and CoM; auto: full when the '
-                             'motion excites the inertia (default)')
-    parser.add_argument('--cutoff-hz', type=float, default=10.0,
-                        help='low-pass cutoff for velocities and efforts [Hz] (default %(default)s)')
-    parser.add_argument('--max-condition-number', type=float, default=60.0,
-                        help='refuse above this condition number of the normalised regressor (default %(default)s)')
+    source.add_argument(
+        '--recording',
+        help='any recording read_recording understands (CSV, bag, or a Gaz 2019 Panda data folder)',
+    )
+    parser.add_argument(
+        '--baseline', help='the same motion recorded without the payload (bag or CSV)'
+    )
+    parser.add_argument(
+        '--topic', default='/joint_states', help='JointState topic in bags (default %(default)s)'
+    )
+    parser.add_argument(
+        '--effort-model',
+        metavar='FILE.yaml',
+        help='per-joint meaning of the recorded efforts (torque, current, motor_torque) with k_t, '
+        'gear ratio and efficiency, applied to the recording and the baseline; default: efforts '
+        'are joint torques',
+    )
+    parser.add_argument(
+        '--payload-link',
+        help='link or frame the payload is fixed to, e.g. tool0 (default: the last frame of the '
+        'model)',
+    )
+    parser.add_argument(
+        '--mode',
+        choices=('auto', 'full', 'mass_com'),
+        default='auto',
+        help='full: mass, CoM and inertia; mass_com: mass and CoM; auto: full when the motion '
+        'excites the inertia (default)',
+    )
+    parser.add_argument(
+        '--cutoff-hz',
+        type=float,
+        default=10.0,
+        help='low-pass cutoff for velocities and efforts [Hz] (default %(default)s)',
+    )
+    parser.add_argument(
+        '--max-condition-number',
+        type=float,
+        default=60.0,
+        help='refuse above this condition number of the normalised regressor (default %(default)s)',
+    )
     parser.add_argument('--output', help='write the report to this YAML file')
-    parser.add_argument('--format', choices=('text', 'json'), default='text', help='stdout format (default text)')
+    parser.add_argument(
+        '--format', choices=('text', 'json'), default='text', help='stdout format (default text)'
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -54,12 +84,16 @@ def run(args: argparse.Namespace) -> int:
 
     import yaml
 
-    from robot_dynamics.core.identification import recording_files as recordings
-    from robot_dynamics.core.streams.effort_model import load_effort_model
-    from robot_dynamics.core.errors import RobotDynamicsError
-    from robot_dynamics.core.model.model import RobotModel
-    from robot_dynamics.core.identification.payload import PayloadOptions, default_payload_link, identify_payload
     from robot_dynamics.commands.output_paths import check_writable_file
+    from robot_dynamics.commands.recording_input import read_joint_recording
+    from robot_dynamics.core.errors import RobotDynamicsError
+    from robot_dynamics.core.identification.payload import (
+        PayloadOptions,
+        default_payload_link,
+        identify_payload,
+    )
+    from robot_dynamics.core.model.model import RobotModel
+    from robot_dynamics.core.streams.effort_model import load_effort_model
 
     try:
         if args.output:
@@ -70,10 +104,24 @@ def run(args: argparse.Namespace) -> int:
         link = args.payload_link or default_payload_link(robot)
         effort_model = load_effort_model(args.effort_model)
         if effort_model is not None:
-            effort_model = effort_model.for_joints(robot.joint_names)  # refuses joints the model lacks
-        recording = _read(recordings, args.bag or args.csv or args.recording, robot, args.topic, effort_model)
-        baseline = _read(recordings, args.baseline, robot, args.topic, effort_model) if args.baseline else None
-        options = PayloadOptions(cutoff_hz=args.cutoff_hz, max_condition_number=args.max_condition_number)
+            effort_model = effort_model.for_joints(
+                robot.joint_names
+            )  # refuses joints the model lacks
+        recording = read_joint_recording(
+            args.bag or args.csv or args.recording,
+            robot,
+            args.topic,
+            'identify-payload',
+            effort_model,
+        )
+        baseline = (
+            read_joint_recording(args.baseline, robot, args.topic, 'identify-payload', effort_model)
+            if args.baseline
+            else None
+        )
+        options = PayloadOptions(
+            cutoff_hz=args.cutoff_hz, max_condition_number=args.max_condition_number
+        )
         report = identify_payload(robot, recording, link, args.mode, baseline, options)
     except (RobotDynamicsError, OSError, ValueError, ArithmeticError) as error:
         print(f'identify-payload: {error}', file=sys.stderr)
@@ -90,24 +138,13 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(report_text(report))
     if write_error is not None:
-        print(f'identify-payload: could not write the report to {args.output} ({write_error}); it is printed '
-              'above', file=sys.stderr)
+        print(
+            f'identify-payload: could not write the report to {args.output} ({write_error}); it is '
+            'printed above',
+            file=sys.stderr,
+        )
         return 1
     return 0 if report.success else 2
-
-
-def _read(recordings, path, robot, topic, effort_model=None):
-    """A recording in model joint order with joint torques as efforts (``topic`` applies to bags
-    only; ``effort_model`` converts currents / motor torques)."""
-    from pathlib import Path
-
-    is_bag = Path(path).suffix.lower() in ('.mcap', '.db3') or (Path(path) / 'metadata.yaml').is_file()
-    extra = {'topic': topic} if is_bag else {}
-    recording = recordings.read_recording(path, effort_model, joint_names=robot.joint_names, **extra)
-    rejected = recording.rejection_summary()
-    if rejected:  # bag messages refused by the merger (NaN, out of range, out of order...)
-        print(f'identify-payload: {path}: {rejected}', file=sys.stderr)
-    return recording
 
 
 def report_text(report) -> str:
@@ -115,21 +152,39 @@ def report_text(report) -> str:
     lines = [report.summary()]
     if report.success:
         lines.append(f'  mass      {report.mass:.4f} ± {report.mass_std:.4f} kg')
-        lines.append('  com       [' + ', '.join(f'{c:.4f}' for c in report.com) + '] ± ['
-                     + ', '.join(f'{c:.4f}' for c in report.com_std) + f'] m in {report.payload_link}')
+        lines.append(
+            '  com       ['
+            + ', '.join(f'{c:.4f}' for c in report.com)
+            + '] ± ['
+            + ', '.join(f'{c:.4f}' for c in report.com_std)
+            + f'] m in {report.payload_link}'
+        )
         if report.inertia is not None:
-            lines.append('  inertia   ' + ', '.join(f'{k}={report.inertia[k]:.5f}±{report.inertia_std[k]:.5f}'
-                                                     for k in report.inertia) + ' kg·m² about the CoM')
+            lines.append(
+                '  inertia   '
+                + ', '.join(
+                    f'{k}={report.inertia[k]:.5f}±{report.inertia_std[k]:.5f}'
+                    for k in report.inertia
+                )
+                + ' kg·m² about the CoM'
+            )
     numbers = []
     if report.used_duration is not None:
-        numbers.append(f'{report.used_duration:.1f} s of the payload recording used'
-                       + (f' (the baseline covers {100 * report.baseline_coverage:.0f} % of it)'
-                          if report.baseline_coverage is not None else ''))
+        numbers.append(
+            f'{report.used_duration:.1f} s of the payload recording used'
+            + (
+                f' (the baseline covers {100 * report.baseline_coverage:.0f} % of it)'
+                if report.baseline_coverage is not None
+                else ''
+            )
+        )
     if report.condition_number is not None:
         numbers.append(f'condition number {report.condition_number:.1f}')
     if report.residual_rms_after is not None:
-        numbers.append(f'residual {report.residual_rms_before:.3f} → {report.residual_rms_after:.4f} N·m RMS '
-                       f'(payload torque {report.payload_torque_rms:.3f} N·m RMS)')
+        numbers.append(
+            f'residual {report.residual_rms_before:.3f} → {report.residual_rms_after:.4f} N·m RMS '
+            f'(payload torque {report.payload_torque_rms:.3f} N·m RMS)'
+        )
     numbers.append(f'{report.samples} samples, {report.solve_time:.2f} s')
     lines.append('  ' + '; '.join(numbers))
     lines.extend(f'  warning: {text}' for text in report.warnings)

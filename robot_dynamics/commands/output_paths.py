@@ -1,5 +1,6 @@
 """Checks of where a command will write, made before its (possibly long) work starts, so that
 a bad path costs a one-line error instead of the result."""
+
 from __future__ import annotations
 
 import os
@@ -11,9 +12,13 @@ def check_writable_folder(folder, option: str) -> None:
     writable directory."""
     folder = Path(folder)
     if not folder.is_dir():
-        raise FileNotFoundError(f'{option}: cannot write there, the directory {folder} does not exist')
+        raise FileNotFoundError(
+            f'{option}: cannot write there, the directory {folder} does not exist'
+        )
     if not os.access(folder, os.W_OK):
-        raise PermissionError(f'{option}: cannot write there, the directory {folder} is not writable')
+        raise PermissionError(
+            f'{option}: cannot write there, the directory {folder} is not writable'
+        )
 
 
 def check_writable_file(path, option: str) -> None:

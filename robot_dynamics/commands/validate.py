@@ -8,6 +8,7 @@ plain paths, under the model's directory or an --allow-root.
 Example:
   robot_dynamics validate my_robot.urdf.xacro --package-path my_robot_description=./ --format yaml
 """
+
 from __future__ import annotations
 
 import argparse
@@ -15,15 +16,32 @@ import argparse
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument('model', help='URDF file, or xacro file (*.xacro)')
-    parser.add_argument('--package-path', action='append', default=[], metavar='NAME=DIR',
-                        help='directory of ROS package NAME for package://NAME/ meshes (repeatable)')
-    parser.add_argument('--allow-root', action='append', default=[], metavar='DIR',
-                        help='directory under which file:// and plain mesh paths may be read (repeatable; '
-                             'default: the model file\'s directory)')
-    parser.add_argument('--floating-base', action='store_true',
-                        help='the root link is a free-flying base (so it must have mass)')
-    parser.add_argument('--format', choices=('text', 'json', 'yaml'), default='text',
-                        help='text (default), json (a list of findings) or yaml (the full report)')
+    parser.add_argument(
+        '--package-path',
+        action='append',
+        default=[],
+        metavar='NAME=DIR',
+        help='directory of ROS package NAME for package://NAME/ meshes (repeatable)',
+    )
+    parser.add_argument(
+        '--allow-root',
+        action='append',
+        default=[],
+        metavar='DIR',
+        help='directory under which file:// and plain mesh paths may be read (repeatable; '
+        'default: the model file\'s directory)',
+    )
+    parser.add_argument(
+        '--floating-base',
+        action='store_true',
+        help='the root link is a free-flying base (so it must have mass)',
+    )
+    parser.add_argument(
+        '--format',
+        choices=('text', 'json', 'yaml'),
+        default='text',
+        help='text (default), json (a list of findings) or yaml (the full report)',
+    )
 
 
 def package_paths_from_arguments(pairs: list) -> dict:
@@ -56,7 +74,9 @@ def run(args: argparse.Namespace) -> int:
     elif args.format == 'yaml':
         import yaml
 
-        print(yaml.safe_dump(report.to_dict(), sort_keys=False, allow_unicode=True, width=110), end='')
+        print(
+            yaml.safe_dump(report.to_dict(), sort_keys=False, allow_unicode=True, width=110), end=''
+        )
     else:
         print(report.to_text())
     return report.exit_code()

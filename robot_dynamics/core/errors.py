@@ -16,6 +16,24 @@ class RobotDynamicsError(Exception):
     """Base class of every error raised on purpose by robot_dynamics."""
 
 
+class SettingError(RobotDynamicsError, ValueError):
+    """A setting is outside what the computation accepts (gravity, root joint, window, timeout,
+    capacity...); the message names the setting and the values it takes.
+
+    Also a ValueError, as these settings raised before this class existed: callers that catch
+    ValueError (the nodes' model building, users' scripts) keep working.
+    """
+
+
+class ModelInputError(RobotDynamicsError, ValueError):
+    """A state given to the model does not fit it: a joint array of the wrong length or shape, a
+    base orientation with no direction; the message says what is expected.
+
+    Also a ValueError (a wrong shape is one in numpy's terms), as these raised before this class
+    existed.
+    """
+
+
 class DescriptionError(RobotDynamicsError):
     """A robot description (URDF) cannot be used: unparseable, unsafe, or not a valid tree.
 

@@ -1,1 +1,2 @@
-"""Measuring instruments: benchmarks, reliability runs, the relays they compare with, process handling."""
+"""Measuring instruments: benchmarks, reliability runs, the relays they compare with, process
+handling."""

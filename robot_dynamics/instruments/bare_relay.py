@@ -3,6 +3,7 @@ republish every message unchanged on ``relayed_joint_states`` — with rclpy's d
 throughout (a depth-100 reliable subscription and publisher, default event handlers,
 ``rclpy.spin``). It is the latency and CPU baseline `robot_dynamics bench` compares the nodes
 with: what a node costs over doing nothing in plain rclpy."""
+
 from __future__ import annotations
 
 import rclpy

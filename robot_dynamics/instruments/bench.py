@@ -1,10 +1,12 @@
-"""Benchmark a node against a bare rclpy relay measured in the same run (latency, answered fraction, CPU).
+"""Benchmark a node against a bare rclpy relay measured in the same run (latency, answered
+fraction, CPU).
 
 `robot_dynamics bench dynamics|centroidal [--urdf FILE] [--root-joint fixed|floating] [--rate HZ]`:
 the node in its own process, fed joint_states (and odom for a floating base) from this
 process; latency = receipt of its output (~/inverse_dynamics_torques, ~/com) − input stamp.
 Defaults: dynamics on the bundled 7-DoF arm at 1 kHz, centroidal on the bundled floating-base
-quadruped at 500 Hz. The baseline is the relay a user would write (:mod:`robot_dynamics.instruments.bare_relay`:
+quadruped at 500 Hz. The baseline is the relay a user would write
+(:mod:`robot_dynamics.instruments.bare_relay`:
 rclpy defaults, depth 100, ``rclpy.spin``); ``--tuned-relay`` adds the relay built like the
 nodes (:mod:`robot_dynamics.instruments.relay`) as a second figure. Relay and node run side by side
 for the whole run and are fed in alternating short phases (relay, node, relay, node…): each
@@ -20,6 +22,7 @@ Every ROS process runs with ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST on a ROS dom
 has checked to be empty; every node process ends with the bench (even a killed one) and the
 Fast DDS shared-memory files it leaves are removed.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -32,16 +35,41 @@ import time
 from dataclasses import dataclass
 
 from robot_dynamics.instruments import processes
-from robot_dynamics.instruments.compute_figures import CORE_RATIO_TARGET, bench_contact_frames, compute_figures
-from robot_dynamics.instruments.stream_feeder import (BenchError, StreamFeeder, StreamFigures,
-                                                      bench_node_name, latencies, output_topic,
-                                                      shutdown_context, start_node, stop_node, stream_figures,
-                                                      wait_for_stragglers)
+from robot_dynamics.instruments.compute_figures import (
+    CORE_RATIO_TARGET,
+    bench_contact_frames,
+    compute_figures,
+)
+from robot_dynamics.instruments.stream_feeder import (
+    BenchError,
+    StreamFeeder,
+    StreamFigures,
+    bench_node_name,
+    latencies,
+    output_topic,
+    shutdown_context,
+    start_node,
+    stop_node,
+    stream_figures,
+    wait_for_stragglers,
+)
 
 TARGETS = {
     # stream target: (module, output topic, default rate [Hz], bundled model, root joint)
-    'dynamics': ('robot_dynamics.ros.dynamics_node', 'inverse_dynamics_torques', 1000.0, 'fr3_arm.urdf', 'fixed'),
-    'centroidal': ('robot_dynamics.ros.centroidal_node', 'com', 500.0, 'quadruped.urdf', 'floating'),
+    'dynamics': (
+        'robot_dynamics.ros.dynamics_node',
+        'inverse_dynamics_torques',
+        1000.0,
+        'fr3_arm.urdf',
+        'fixed',
+    ),
+    'centroidal': (
+        'robot_dynamics.ros.centroidal_node',
+        'com',
+        500.0,
+        'quadruped.urdf',
+        'floating',
+    ),
 }
 
 RELIABILITY_TARGETS = ('soak', 'fuzz', 'descriptions', 'storm', 'restart', 'hot-swap')
@@ -66,30 +94,69 @@ HUMANOID_JOINTS = 30
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument('target', choices=list(BENCH_TARGETS), help='which node to measure, or which run')
-    parser.add_argument('--duration', type=float,
-                        help='seconds of measured feed per phase (default 4; soak: per node, default 20)')
-    parser.add_argument('--pairs', type=int, default=5,
-                        help='relay/node phase pairs (default 5); the ratios are medians over the pairs')
-    parser.add_argument('--rate', type=float, help='feed rate [Hz] (default: 1000 dynamics, 500 centroidal)')
-    parser.add_argument('--urdf', help='robot model to measure (default: the bundled arm or quadruped)')
-    parser.add_argument('--root-joint', choices=('fixed', 'floating'),
-                        help="'floating' for a free-flyer base, fed odom too (default: fixed for the arm and "
-                             "any --urdf, floating for the quadruped)")
-    parser.add_argument('--tuned-relay', action='store_true',
-                        help='also measure the relay built like the nodes (second baseline figure)')
-    parser.add_argument('--warmup', type=float, default=1.0, help='seconds fed before each phase is measured '
-                                                                  '(default 1)')
+    parser.add_argument(
+        'target', choices=list(BENCH_TARGETS), help='which node to measure, or which run'
+    )
+    parser.add_argument(
+        '--duration',
+        type=float,
+        help='seconds of measured feed per phase (default 4; soak: per node, default 20)',
+    )
+    parser.add_argument(
+        '--pairs',
+        type=int,
+        default=5,
+        help='relay/node phase pairs (default 5); the ratios are medians over the pairs',
+    )
+    parser.add_argument(
+        '--rate', type=float, help='feed rate [Hz] (default: 1000 dynamics, 500 centroidal)'
+    )
+    parser.add_argument(
+        '--urdf', help='robot model to measure (default: the bundled arm or quadruped)'
+    )
+    parser.add_argument(
+        '--root-joint',
+        choices=('fixed', 'floating'),
+        help="'floating' for a free-flyer base, fed odom too (default: fixed for the arm and any "
+        "--urdf, floating for the quadruped)",
+    )
+    parser.add_argument(
+        '--tuned-relay',
+        action='store_true',
+        help='also measure the relay built like the nodes (second baseline figure)',
+    )
+    parser.add_argument(
+        '--warmup',
+        type=float,
+        default=1.0,
+        help='seconds fed before each phase is measured (default 1)',
+    )
     parser.add_argument('--format', choices=('text', 'json'), default='text')
-    parser.add_argument('--count', type=int, help='reliability runs: fuzzed messages (core; 5%% of it over ROS), '
-                                                  'service calls, restarts or description swaps')
-    parser.add_argument('--nodes', nargs='+', choices=sorted(TARGETS), default=sorted(TARGETS),
-                        help='soak: which nodes (default both)')
-    parser.add_argument('--service-cpu-share', type=float,
-                        help="storm: the node's service_cpu_share (default: the node's default, 0.02)")
-    parser.add_argument('--rss-bound-mib', type=float, default=16.0,
-                        help='soak: largest accepted resident-memory growth of a node once its buffers are '
-                             'full [MiB] (default 16)')
+    parser.add_argument(
+        '--count',
+        type=int,
+        help='reliability runs: fuzzed messages (core; 5%% of it over ROS), service calls, '
+        'restarts or description swaps',
+    )
+    parser.add_argument(
+        '--nodes',
+        nargs='+',
+        choices=sorted(TARGETS),
+        default=sorted(TARGETS),
+        help='soak: which nodes (default both)',
+    )
+    parser.add_argument(
+        '--service-cpu-share',
+        type=float,
+        help="storm: the node's service_cpu_share (default: the node's default, 0.02)",
+    )
+    parser.add_argument(
+        '--rss-bound-mib',
+        type=float,
+        default=16.0,
+        help='soak: largest accepted resident-memory growth of a node once its buffers are full '
+        '[MiB] (default 16)',
+    )
     for module in sorted({entry.split(':')[0] for entry in BENCH_TARGETS.values()} - {__name__}):
         extra = getattr(importlib.import_module(module), 'add_bench_arguments', None)
         if extra is not None:
@@ -102,7 +169,10 @@ def run(args: argparse.Namespace) -> int:
     tracker = processes.DdsFileTracker()
     try:
         domain = claim_ros_domain()
-        print(f'ROS_DOMAIN_ID={domain} (no other participant on it), discovery LOCALHOST', file=sys.stderr)
+        print(
+            f'ROS_DOMAIN_ID={domain} (no other participant on it), discovery LOCALHOST',
+            file=sys.stderr,
+        )
         module, function = BENCH_TARGETS[args.target].split(':')
         return int(getattr(importlib.import_module(module), function)(args) or 0)
     finally:
@@ -126,15 +196,20 @@ def claim_ros_domain(attempts: int = 12, listen: float = 5.0) -> int:
         if not others:
             os.environ['ROS_DOMAIN_ID'] = str(domain)
             return domain
-        print(f'ROS domain {domain} is in use ({", ".join(sorted(others)[:3])}...): trying another',
-              file=sys.stderr)
-    raise BenchError(f'no free ROS domain among {sorted(set(candidates))}: another run is using each of them')
+        print(
+            f'ROS domain {domain} is in use ({", ".join(sorted(others)[:3])}...): trying another',
+            file=sys.stderr,
+        )
+    raise BenchError(
+        f'no free ROS domain among {sorted(set(candidates))}: another run is using each of them'
+    )
 
 
 def other_nodes_on_domain(domain: int, listen: float = 5.0) -> set:
     """Fully qualified names of the ROS nodes discovered on ``domain`` within ``listen`` seconds
     (loopback discovery), other than the probe itself."""
     import rclpy
+
     context = rclpy.Context()
     rclpy.init(context=context, domain_id=domain)
     name = f'bench_domain_probe_{os.getpid()}'
@@ -142,8 +217,11 @@ def other_nodes_on_domain(domain: int, listen: float = 5.0) -> set:
     try:
         deadline = time.monotonic() + listen
         while True:
-            others = {f'{namespace.rstrip("/")}/{other}' for other, namespace in node.get_node_names_and_namespaces()
-                      if other != name}
+            others = {
+                f'{namespace.rstrip("/")}/{other}'
+                for other, namespace in node.get_node_names_and_namespaces()
+                if other != name
+            }
             if others or time.monotonic() > deadline:
                 return others
             time.sleep(0.05)
@@ -174,14 +252,26 @@ def run_stream(args: argparse.Namespace) -> int:
     urdf, root_joint = _model_of(args, model, default_root)
     rate = args.rate or default_rate
     duration = args.duration or 4.0
-    subjects = [StreamSubject('bare relay', [BARE_RELAY], 'relayed_joint_states', '/bench/bare', False)]
+    subjects = [
+        StreamSubject('bare relay', [BARE_RELAY], 'relayed_joint_states', '/bench/bare', False)
+    ]
     if args.tuned_relay:
-        subjects.append(StreamSubject('tuned relay', [TUNED_RELAY], 'relayed_joint_states', '/bench/tuned', False))
+        subjects.append(
+            StreamSubject(
+                'tuned relay', [TUNED_RELAY], 'relayed_joint_states', '/bench/tuned', False
+            )
+        )
     node_args = [module, '-p', f'urdf_file:={urdf}', '-p', f'root_joint:={root_joint}']
     if args.target == 'centroidal':
-        node_args += ['-p', f"contact_frames:=[{', '.join(bench_contact_frames(urdf, root_joint))}]"]
-    subjects.append(StreamSubject('node', node_args, output, '/bench/node', True,
-                                  reads_odom=args.target == 'centroidal'))
+        node_args += [
+            '-p',
+            f"contact_frames:=[{', '.join(bench_contact_frames(urdf, root_joint))}]",
+        ]
+    subjects.append(
+        StreamSubject(
+            'node', node_args, output, '/bench/node', True, reads_odom=args.target == 'centroidal'
+        )
+    )
     compute = compute_figures(args.target, urdf, root_joint)
     phases = alternate_phases(subjects, urdf, root_joint, rate, duration, args.warmup, args.pairs)
     result = _stream_result(args.target, urdf, root_joint, rate, duration, phases, compute)
@@ -196,11 +286,19 @@ def _model_of(args: argparse.Namespace, bundled: str, bundled_root: str) -> tupl
             raise BenchError(f'--urdf {args.urdf}: no such file')
         return os.path.abspath(args.urdf), args.root_joint or 'fixed'
     from robot_dynamics.models import model_path
+
     return str(model_path(bundled)), args.root_joint or bundled_root
 
 
-def alternate_phases(subjects: list, urdf: str, root_joint: str, rate: float, duration: float, warmup: float,
-                     pairs: int) -> dict:
+def alternate_phases(
+    subjects: list,
+    urdf: str,
+    root_joint: str,
+    rate: float,
+    duration: float,
+    warmup: float,
+    pairs: int,
+) -> dict:
     """Start every subject's process once, then feed them one at a time, ``pairs`` rounds;
     returns label → list of :class:`StreamFigures` (one per round)."""
     started, feeders = [], []
@@ -208,15 +306,24 @@ def alternate_phases(subjects: list, urdf: str, root_joint: str, rate: float, du
         for subject in subjects:
             node_name = bench_node_name(subject.module_args[0])
             started.append(start_node(subject.module_args, node_name, subject.lane))
-            feeders.append(StreamFeeder(output_topic(node_name, subject.output, subject.node_output, subject.lane),
-                                        subject.output, urdf, root_joint, efforts=True,
-                                        input_namespace=subject.lane))
+            feeders.append(
+                StreamFeeder(
+                    output_topic(node_name, subject.output, subject.node_output, subject.lane),
+                    subject.output,
+                    urdf,
+                    root_joint,
+                    efforts=True,
+                    input_namespace=subject.lane,
+                )
+            )
         for subject, process, feeder in zip(subjects, started, feeders):
             feeder.wait_connected(process=process, odom=subject.reads_odom)
         phases = {subject.label: [] for subject in subjects}
         for _ in range(max(1, pairs)):
             for subject, process, feeder in zip(subjects, started, feeders):
-                phases[subject.label].append(_measured_phase(feeder, process, rate, duration, warmup))
+                phases[subject.label].append(
+                    _measured_phase(feeder, process, rate, duration, warmup)
+                )
         return phases
     finally:
         for feeder in feeders:
@@ -225,7 +332,9 @@ def alternate_phases(subjects: list, urdf: str, root_joint: str, rate: float, du
             stop_node(process)
 
 
-def _measured_phase(feeder: 'StreamFeeder', process, rate: float, duration: float, warmup: float) -> StreamFigures:
+def _measured_phase(
+    feeder: 'StreamFeeder', process, rate: float, duration: float, warmup: float
+) -> StreamFigures:
     """Feed ``warmup`` seconds, then ``duration`` measured seconds, then wait for the answers in
     flight; latency and CPU of the measured part."""
     feeder.received.clear()
@@ -258,29 +367,51 @@ def _pair_ratio(node: list, baseline: list, value) -> float:
 
 def _pooled(figures: list) -> dict:
     sent, answered = sum(f.sent for f in figures), sum(f.answered for f in figures)
-    return {'sent': sent, 'answered': answered, 'answered_fraction': answered / sent if sent else 0.0,
-            'p50_ms_median': statistics.median(f.p50_ms for f in figures),
-            'p99_ms_median': statistics.median(f.p99_ms for f in figures),
-            'max_ms': max(f.max_ms for f in figures),
-            'cpu_per_second_median': statistics.median(f.cpu_per_second for f in figures),
-            'phases': [latencies(f) for f in figures]}
+    return {
+        'sent': sent,
+        'answered': answered,
+        'answered_fraction': answered / sent if sent else 0.0,
+        'p50_ms_median': statistics.median(f.p50_ms for f in figures),
+        'p99_ms_median': statistics.median(f.p99_ms for f in figures),
+        'max_ms': max(f.max_ms for f in figures),
+        'cpu_per_second_median': statistics.median(f.cpu_per_second for f in figures),
+        'phases': [latencies(f) for f in figures],
+    }
 
 
-def _stream_result(target: str, urdf: str, root_joint: str, rate: float, duration: float, phases: dict,
-                   compute: dict) -> dict:
+def _stream_result(
+    target: str,
+    urdf: str,
+    root_joint: str,
+    rate: float,
+    duration: float,
+    phases: dict,
+    compute: dict,
+) -> dict:
     from robot_dynamics.core.model.model import RobotModel
+
     joints = RobotModel.from_urdf_file(urdf, root_joint=root_joint).num_joints
     node = phases['node']
-    result = {'target': target, 'urdf': urdf, 'root_joint': root_joint, 'joints': joints, 'rate_hz': rate,
-              'phase_s': duration, 'pairs': len(node), 'figures': {label: _pooled(f) for label, f in phases.items()},
-              'compute_us': compute, 'load_average_1_5_15': list(os.getloadavg())}
+    result = {
+        'target': target,
+        'urdf': urdf,
+        'root_joint': root_joint,
+        'joints': joints,
+        'rate_hz': rate,
+        'phase_s': duration,
+        'pairs': len(node),
+        'figures': {label: _pooled(f) for label, f in phases.items()},
+        'compute_us': compute,
+        'load_average_1_5_15': list(os.getloadavg()),
+    }
     for label, key in (('bare relay', 'bare'), ('tuned relay', 'tuned')):
         if label in phases:
             baseline = phases[label]
             result[f'{key}_ratios'] = {
                 'p50': _pair_ratio(node, baseline, lambda f: f.p50_ms),
                 'p99': _pair_ratio(node, baseline, lambda f: f.p99_ms),
-                'cpu': _pair_ratio(node, baseline, lambda f: f.cpu_per_second)}
+                'cpu': _pair_ratio(node, baseline, lambda f: f.cpu_per_second),
+            }
     return result
 
 
@@ -293,18 +424,28 @@ def stream_targets(result: dict) -> list:
     (floating base, ≥ :data:`HUMANOID_JOINTS` joints): p50 ≤ 1.5×. centroidal: core per message
     ≤ :data:`CORE_RATIO_TARGET` × its raw pinocchio calls."""
     figures, ratios = result['figures'], result['bare_ratios']
-    targets = [_target('node answered', figures['node']['answered_fraction'], '>=', 0.999),
-               _target('bare relay answered', figures['bare relay']['answered_fraction'], '>=', 0.999),
-               _target('CPU ratio to bare relay', ratios['cpu'], '<=', 2.0)]
+    targets = [
+        _target('node answered', figures['node']['answered_fraction'], '>=', 0.999),
+        _target('bare relay answered', figures['bare relay']['answered_fraction'], '>=', 0.999),
+        _target('CPU ratio to bare relay', ratios['cpu'], '<=', 2.0),
+    ]
     if result['target'] == 'centroidal':
-        targets.append(_target('core ratio to raw pinocchio calls', result['compute_us']['ratio'], '<=',
-                               CORE_RATIO_TARGET))
+        targets.append(
+            _target(
+                'core ratio to raw pinocchio calls',
+                result['compute_us']['ratio'],
+                '<=',
+                CORE_RATIO_TARGET,
+            )
+        )
     humanoid = result['root_joint'] == 'floating' and result['joints'] >= HUMANOID_JOINTS
     if humanoid:
         targets.append(_target('p50 ratio to bare relay', ratios['p50'], '<=', 1.5))
     elif result['target'] == 'dynamics' and result['root_joint'] == 'fixed':
-        targets += [_target('p50 ratio to bare relay', ratios['p50'], '<=', 1.25),
-                    _target('p99 ratio to bare relay', ratios['p99'], '<=', 1.5)]
+        targets += [
+            _target('p50 ratio to bare relay', ratios['p50'], '<=', 1.25),
+            _target('p99 ratio to bare relay', ratios['p99'], '<=', 1.5),
+        ]
     return targets
 
 
@@ -314,47 +455,75 @@ def _target(name: str, value: float, relation: str, bound: float) -> dict:
 
 
 def _stream_text(result: dict) -> str:
-    lines = [f"bench {result['target']}: {os.path.basename(result['urdf'])} ({result['joints']} joints, "
-             f"{result['root_joint']} base) at {result['rate_hz']:.0f} Hz, {result['pairs']} alternating pairs "
-             f"of {result['phase_s']:g} s phases",
-             f"{'':14}{'answered':>10}{'p50 ms':>9}{'p99 ms':>9}{'max ms':>9}{'CPU s/s':>9}   (medians over phases)"]
+    lines = [
+        f"bench {result['target']}: {os.path.basename(result['urdf'])} ({result['joints']} joints, "
+        f"{result['root_joint']} base) at {result['rate_hz']:.0f} Hz, {result['pairs']} "
+        f"alternating pairs of {result['phase_s']:g} s phases",
+        f"{'':14}{'answered':>10}{'p50 ms':>9}{'p99 ms':>9}{'max ms':>9}{'CPU s/s':>9}   (medians "
+        "over phases)",
+    ]
     for label, pooled in result['figures'].items():
-        lines.append(f"{label:14}{pooled['answered_fraction']:>10.4%}{pooled['p50_ms_median']:>9.3f}"
-                     f"{pooled['p99_ms_median']:>9.3f}{pooled['max_ms']:>9.3f}{pooled['cpu_per_second_median']:>9.3f}")
+        lines.append(
+            f"{label:14}{pooled['answered_fraction']:>10.4%}{pooled['p50_ms_median']:>9.3f}{pooled['p99_ms_median']:>9.3f}{pooled['max_ms']:>9.3f}{pooled['cpu_per_second_median']:>9.3f}"
+        )
     for key, label in (('bare_ratios', 'bare relay'), ('tuned_ratios', 'tuned relay')):
         if key in result:
             ratios = result[key]
-            lines.append(f"node / {label} (median of pair ratios): p50 {ratios['p50']:.2f}, p99 {ratios['p99']:.2f}, "
-                         f"CPU {ratios['cpu']:.2f}")
+            lines.append(
+                f"node / {label} (median of pair ratios): p50 {ratios['p50']:.2f}, p99 "
+                f"{ratios['p99']:.2f}, CPU {ratios['cpu']:.2f}"
+            )
     compute = result['compute_us']
-    lines.append(f"compute per message: node core {compute['node_core']:.1f} us vs raw pinocchio "
-                 f"{compute['raw_pinocchio']:.1f} us, ratio {compute['ratio']:.2f} "
-                 f"({compute.get('note', 'figure only')})")
+    lines.append(
+        f"compute per message: node core {compute['node_core']:.1f} us vs raw pinocchio "
+        f"{compute['raw_pinocchio']:.1f} us, ratio {compute['ratio']:.2f} "
+        f"({compute.get('note', 'figure only')})"
+    )
     if 'with_support_us' in compute:
-        lines.append(f"  contact frames {' '.join(compute['contact_frames']) or 'none'}; with the support "
-                     f"polygon and margins read too: {compute['with_support_us']:.1f} us")
+        lines.append(
+            f"  contact frames {' '.join(compute['contact_frames']) or 'none'}; with the support "
+            f"polygon and margins read too: {compute['with_support_us']:.1f} us"
+        )
     observer = compute.get('observer')
     if observer:
-        lines.append(f"  and its contact observer {observer['node_core']:.1f} us vs raw pinocchio "
-                     f"{observer['raw_pinocchio']:.1f} us, ratio {observer['ratio']:.2f} (figure only)")
+        lines.append(
+            f"  and its contact observer {observer['node_core']:.1f} us vs raw pinocchio "
+            f"{observer['raw_pinocchio']:.1f} us, ratio {observer['ratio']:.2f} (figure only)"
+        )
     for target in result['targets']:
-        value = f"{target['value']:.4%}" if target['target'].startswith('>=') else f"{target['value']:.2f}"
-        lines.append(f"target {target['name']}: {value} ({target['target']}): {'met' if target['met'] else 'NOT met'}")
+        value = (
+            f"{target['value']:.4%}"
+            if target['target'].startswith('>=')
+            else f"{target['value']:.2f}"
+        )
+        lines.append(
+            f"target {target['name']}: {value} ({target['target']}): "
+            f"{'met' if target['met'] else 'NOT met'}"
+        )
     load = result['load_average_1_5_15']
     lines.append(f'load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}')
     return '\n'.join(lines)
 
 
-# ---------------------------------------------------------------------------- one node measured alone
-def measure_process(module_args: list, output: str, urdf: str, root_joint: str, rate: float,
-                    args: argparse.Namespace, node_output: bool = False) -> StreamFigures:
+# ---------------------------------------------------------------------------- one node measured
+# alone
+def measure_process(
+    module_args: list,
+    output: str,
+    urdf: str,
+    root_joint: str,
+    rate: float,
+    args: argparse.Namespace,
+    node_output: bool = False,
+) -> StreamFigures:
     """Start a node process, feed it ``args.warmup`` then ``args.duration`` seconds, and measure
     latency on its output topic and its CPU use."""
     node_name = bench_node_name(module_args[0])
     process = start_node(module_args, node_name)
     try:
-        with StreamFeeder(output_topic(node_name, output, node_output), output, urdf, root_joint,
-                          efforts=True) as feeder:
+        with StreamFeeder(
+            output_topic(node_name, output, node_output), output, urdf, root_joint, efforts=True
+        ) as feeder:
             feeder.wait_connected(process=process, odom=output == 'com')
             return _measured_phase(feeder, process, rate, args.duration, args.warmup)
     finally:

@@ -8,6 +8,7 @@ output has no traceback and no error line. Prints each run's verdict, wall time 
 identified payload's errors (mass [g], CoM [mm], largest axis), then the totals; exit code 0
 only when every run passed.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -24,7 +25,9 @@ from typing import Optional
 
 from robot_dynamics.instruments.processes import start_node_process, stop_node_process
 
-FAILURE_LINES = re.compile(r'Traceback|\[ERROR\]|\[FATAL\]|Segmentation fault|InvalidHandle|Exception in thread')
+FAILURE_LINES = re.compile(
+    r'Traceback|\[ERROR\]|\[FATAL\]|Segmentation fault|InvalidHandle|Exception in thread'
+)
 """Output lines that fail a run even when the demo exits 0."""
 
 
@@ -32,11 +35,20 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
     """This target's options (:mod:`robot_dynamics.instruments.bench` calls it)."""
     group = parser.add_argument_group('bench demo')
     group.add_argument('--runs', type=int, default=20, help='demo: runs in a row (default 20)')
-    group.add_argument('--busy-cores', type=int, default=0,
-                       help="demo: CPU-bound competitors ('while True: pass') running meanwhile (default 0)")
-    group.add_argument('--demo-duration', type=float,
-                       help="demo: the demo's --duration [s] (default: the demo's own default)")
-    group.add_argument('--keep-output', help="demo: directory that keeps each run's output (default: discarded)")
+    group.add_argument(
+        '--busy-cores',
+        type=int,
+        default=0,
+        help="demo: CPU-bound competitors ('while True: pass') running meanwhile (default 0)",
+    )
+    group.add_argument(
+        '--demo-duration',
+        type=float,
+        help="demo: the demo's --duration [s] (default: the demo's own default)",
+    )
+    group.add_argument(
+        '--keep-output', help="demo: directory that keeps each run's output (default: discarded)"
+    )
 
 
 @dataclass(frozen=True)
@@ -54,7 +66,10 @@ def run(args: argparse.Namespace) -> int:
     if args.runs < 1 or args.busy_cores < 0:
         print('bench demo: --runs must be at least 1 and --busy-cores at least 0', file=sys.stderr)
         return 2
-    competitors = [start_node_process([sys.executable, '-c', 'while True: pass']) for _ in range(args.busy_cores)]
+    competitors = [
+        start_node_process([sys.executable, '-c', 'while True: pass'])
+        for _ in range(args.busy_cores)
+    ]
     try:
         with tempfile.TemporaryDirectory(prefix='bench_demo_') as scratch:
             folder = Path(args.keep_output or scratch)
@@ -71,14 +86,26 @@ def run(args: argparse.Namespace) -> int:
 
 def _run_demo(output: Path, duration: Optional[float]) -> DemoRun:
     """One demo in a fresh process with a fresh ROS environment (the demo picks its own domain)."""
-    environment = {key: value for key, value in os.environ.items()
-                   if key not in ('ROS_DOMAIN_ID', 'ROS_AUTOMATIC_DISCOVERY_RANGE')}
-    command = [sys.executable, '-m', 'robot_dynamics', 'demo', '--output-dir', str(output), '--no-plots']
+    environment = {
+        key: value
+        for key, value in os.environ.items()
+        if key not in ('ROS_DOMAIN_ID', 'ROS_AUTOMATIC_DISCOVERY_RANGE')
+    }
+    command = [
+        sys.executable,
+        '-m',
+        'robot_dynamics',
+        'demo',
+        '--output-dir',
+        str(output),
+        '--no-plots',
+    ]
     if duration is not None:
         command += ['--duration', str(duration)]
     started = time.monotonic()
-    process = start_node_process(command, env=environment, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                  text=True)
+    process = start_node_process(
+        command, env=environment, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
     try:
         text, _ = process.communicate(timeout=600.0)
     except subprocess.TimeoutExpired:
@@ -89,7 +116,9 @@ def _run_demo(output: Path, duration: Optional[float]) -> DemoRun:
     mass_error, com_error = _payload_errors(output / 'demo_result.yaml')
     failures = [line.strip() for line in text.splitlines() if FAILURE_LINES.search(line)]
     if process.returncode != 0:
-        verdict = [line for line in text.splitlines() if line.startswith(('result:', 'demo:', '  ->'))]
+        verdict = [
+            line for line in text.splitlines() if line.startswith(('result:', 'demo:', '  ->'))
+        ]
         reason = f'exit {process.returncode}: {"; ".join(verdict) or text[-300:]}'
     elif failures:
         reason = f'{len(failures)} error line(s), first: {failures[0][:200]}'
@@ -101,6 +130,7 @@ def _run_demo(output: Path, duration: Optional[float]) -> DemoRun:
 def _payload_errors(result_path: Path) -> tuple:
     """(|mass error| [g], largest |CoM error| [mm]) from the demo's result file, or Nones."""
     import yaml
+
     if not result_path.is_file():
         return None, None
     result = yaml.safe_load(result_path.read_text()) or {}
@@ -111,8 +141,11 @@ def _payload_errors(result_path: Path) -> tuple:
 
 
 def _print_run(index: int, result: DemoRun) -> None:
-    errors = (f'mass {result.mass_error_g:.2f} g, CoM {result.com_error_mm:.2f} mm'
-              if result.mass_error_g is not None else 'no payload identified')
+    errors = (
+        f'mass {result.mass_error_g:.2f} g, CoM {result.com_error_mm:.2f} mm'
+        if result.mass_error_g is not None
+        else 'no payload identified'
+    )
     verdict = 'PASS' if result.passed else f'FAIL ({result.reason})'
     print(f'run {index:2d}: {verdict}, {result.seconds:.1f} s, {errors}', flush=True)
 
@@ -122,7 +155,13 @@ def _print_totals(runs: list, busy_cores: int) -> None:
     seconds = [run.seconds for run in runs]
     mass = [run.mass_error_g for run in runs if run.mass_error_g is not None]
     com = [run.com_error_mm for run in runs if run.com_error_mm is not None]
-    print(f'bench demo: {passed} of {len(runs)} runs passed with {busy_cores} busy core(s); time per run '
-          f'median {statistics.median(seconds):.1f} s, max {max(seconds):.1f} s'
-          + (f'; |mass error| median {statistics.median(mass):.2f} g, max {max(mass):.2f} g; largest |CoM error| '
-             f'median {statistics.median(com):.2f} mm, max {max(com):.2f} mm' if mass else ''))
+    print(
+        f'bench demo: {passed} of {len(runs)} runs passed with {busy_cores} busy core(s); time per '
+        f'run median {statistics.median(seconds):.1f} s, max {max(seconds):.1f} s'
+        + (
+            f'; |mass error| median {statistics.median(mass):.2f} g, max {max(mass):.2f} g; '
+            f'largest |CoM error| median {statistics.median(com):.2f} mm, max {max(com):.2f} mm'
+            if mass
+            else ''
+        )
+    )

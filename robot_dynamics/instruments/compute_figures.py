@@ -3,12 +3,15 @@
 Measured in the bench process, beside the stream figures of :mod:`robot_dynamics.instruments.bench`:
 dynamics (LiveTorqueEstimator and its contact observer) and centroidal (CentroidalMonitor).
 """
+
 from __future__ import annotations
 
 import time
 
 
-def compute_figures(target: str, urdf: str, root_joint: str, repeats: int = 15, count: int = 2000) -> dict:
+def compute_figures(
+    target: str, urdf: str, root_joint: str, repeats: int = 15, count: int = 2000
+) -> dict:
     """Per-message compute of the node's core call vs the raw pinocchio calls it needs [µs].
 
     dynamics: LiveTorqueEstimator.update (name merge, checks, q̈ estimate, g and RNEA) vs
@@ -29,7 +32,9 @@ def compute_figures(target: str, urdf: str, root_joint: str, repeats: int = 15, 
     raw, ours = _dynamics_calls(robot, np.random.default_rng(1))
     figures = _paired_batches(raw, ours, repeats, count)
     if target == 'dynamics':  # the node's other per-message core call: the contact observer
-        figures['observer'] = _paired_batches(*_observer_calls(robot, np.random.default_rng(2)), repeats, count)
+        figures['observer'] = _paired_batches(
+            *_observer_calls(robot, np.random.default_rng(2)), repeats, count
+        )
     return figures
 
 
@@ -41,8 +46,11 @@ def _paired_batches(raw, ours, repeats: int, count: int) -> dict:
     for repeat in range(repeats):
         raw_us.append(_batch_time_us(raw, repeat * count, count))
         ours_us.append(_batch_time_us(ours, repeat * count, count))
-    return {'raw_pinocchio': statistics.median(raw_us), 'node_core': statistics.median(ours_us),
-            'ratio': statistics.median(o / r for o, r in zip(ours_us, raw_us))}
+    return {
+        'raw_pinocchio': statistics.median(raw_us),
+        'node_core': statistics.median(ours_us),
+        'ratio': statistics.median(o / r for o, r in zip(ours_us, raw_us)),
+    }
 
 
 def _observer_calls(robot, rng) -> tuple:
@@ -80,13 +88,24 @@ def _dynamics_calls(robot, rng) -> tuple:
 
     n, names = robot.num_joints, list(robot.joint_names)
     # As rclpy hands them over: names a list of str, float64[] fields array.array('d').
-    samples = [tuple(array.array('d', rng.uniform(-scale, scale, n)) for scale in (1, 1, 5)) for _ in range(64)]
+    samples = [
+        tuple(array.array('d', rng.uniform(-scale, scale, n)) for scale in (1, 1, 5))
+        for _ in range(64)
+    ]
     model, data, zeros = robot.model, robot.model.createData(), np.zeros(robot.model.nv)
     estimator = LiveTorqueEstimator(robot)
     raw_samples = samples
-    if model.nq != n or model.nv != n:  # floating base, continuous joints: pinocchio's q, v built once, untimed
-        raw_samples = [(array.array('d', robot.configuration(np.asarray(p))), array.array('d', robot.tangent(
-            np.asarray(v))), e) for p, v, e in samples]
+    if (
+        model.nq != n or model.nv != n
+    ):  # floating base, continuous joints: pinocchio's q, v built once, untimed
+        raw_samples = [
+            (
+                array.array('d', robot.configuration(np.asarray(p))),
+                array.array('d', robot.tangent(np.asarray(v))),
+                e,
+            )
+            for p, v, e in samples
+        ]
 
     def raw(k):
         position, velocity, _ = raw_samples[k % 64]
@@ -114,6 +133,7 @@ def bench_contact_frames(urdf: str, root_joint: str) -> tuple:
     """The links of ``urdf`` named like feet (:data:`CONTACT_FRAME_SUFFIXES`), given to
     centroidal_node as ``contact_frames`` and to the core measured beside it."""
     from robot_dynamics.core.model.model import RobotModel
+
     return _contact_links(RobotModel.from_urdf_file(urdf, root_joint=root_joint))
 
 
@@ -146,10 +166,14 @@ def _centroidal_compute_figures(robot, pairs: int = 41, count: int = 200) -> dic
             ours_us.append(_batch_cpu_us(ours, start, count))
     for block in range(max(3, pairs // 4)):
         support_us.append(_batch_cpu_us(ours_with_support, (pairs + block) * count, count))
-    return {'raw_pinocchio': statistics.median(raw_us), 'node_core': statistics.median(ours_us),
-            'ratio': statistics.median(o / r for o, r in zip(ours_us, raw_us)),
-            'with_support_us': statistics.median(support_us), 'contact_frames': list(_contact_links(robot)),
-            'note': f'median of {pairs} interleaved block pairs, thread CPU time'}
+    return {
+        'raw_pinocchio': statistics.median(raw_us),
+        'node_core': statistics.median(ours_us),
+        'ratio': statistics.median(o / r for o, r in zip(ours_us, raw_us)),
+        'with_support_us': statistics.median(support_us),
+        'contact_frames': list(_contact_links(robot)),
+        'note': f'median of {pairs} interleaved block pairs, thread CPU time',
+    }
 
 
 def _centroidal_calls(robot, rng) -> tuple:
@@ -161,7 +185,9 @@ def _centroidal_calls(robot, rng) -> tuple:
     monitor = CentroidalMonitor(robot, BalanceSettings(contact_frames=_contact_links(robot)))
     states = []
     for _ in range(64):
-        joints = np.clip(rng.uniform(-0.5, 0.5, robot.num_joints), robot.limits.lower, robot.limits.upper)
+        joints = np.clip(
+            rng.uniform(-0.5, 0.5, robot.num_joints), robot.limits.lower, robot.limits.upper
+        )
         q = robot.configuration(joints, [0, 0, 0.45, 0, 0, 0, 1] if robot.floating_base else None)
         states.append((q, rng.uniform(-0.5, 0.5, robot.model.nv)))
     model, data = robot.model, robot.model.createData()
@@ -183,7 +209,8 @@ def _centroidal_calls(robot, rng) -> tuple:
 
 
 def _batch_cpu_us(function, start: int, count: int) -> float:
-    """Mean CPU time of this thread per call of ``function(k)``, k in [start, start + count) [µs]."""
+    """Mean CPU time of this thread per call of ``function(k)``, k in [start, start + count)
+    [µs]."""
     started = time.thread_time()
     for k in range(start, start + count):
         function(k)

@@ -18,6 +18,7 @@ and the load repeated, which lists every refused link: a ``<mimic>`` the parser 
 removed, and the joint of a body the simulation refuses is made fixed (so a massless chain is
 refused link by link, from its tip).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -101,8 +102,13 @@ def judge_file(path, package_paths: dict) -> DrakeVerdict:
     """Drake's verdict on the URDF at ``path`` (``package_paths``: ROS package name → directory)."""
     text = Path(path).read_text(encoding='utf-8')
     verdict = judge_inertials(text)
-    return DrakeVerdict(verdict.refused, verdict.warned, verdict.other_warnings,
-                        geometry_refusal(path, package_paths), verdict.mass_matrix_eigenvalues)
+    return DrakeVerdict(
+        verdict.refused,
+        verdict.warned,
+        verdict.other_warnings,
+        geometry_refusal(path, package_paths),
+        verdict.mass_matrix_eigenvalues,
+    )
 
 
 def geometry_refusal(path, package_paths: dict) -> str:
@@ -141,9 +147,13 @@ def judge_inertials(text: str) -> DrakeVerdict:
                 plant = _welded_plant(text)
             except RuntimeError as error:
                 joint = joints.get(next(iter(_NAMED_JOINT.findall(str(error))), ''))
-                edited = _without_mimic(text, joint) if joint and joint.link not in refused else None
+                edited = (
+                    _without_mimic(text, joint) if joint and joint.link not in refused else None
+                )
                 if edited is None or not welded.intersection(_MIMICKED_JOINT.findall(str(error))):
-                    refused[joint.link if edited else ''] = _short(str(error))  # not one of our welds
+                    refused[joint.link if edited else ''] = _short(
+                        str(error)
+                    )  # not one of our welds
                 if edited is None:
                     return DrakeVerdict(refused, *_warnings(records, elements))
                 text = edited
@@ -172,8 +182,11 @@ def _welded_plant(text: str):
 
     plant = MultibodyPlant(MultibodyPlantConfig().time_step)
     models = Parser(plant).AddModelsFromString(text, 'urdf')
-    children = {plant.get_joint(index).child_body().index() for model in models
-                for index in plant.GetJointIndices(model)}
+    children = {
+        plant.get_joint(index).child_body().index()
+        for model in models
+        for index in plant.GetJointIndices(model)
+    }
     for model in models:
         for index in plant.GetBodyIndices(model):
             if index not in children:
@@ -260,7 +273,9 @@ def _elements(text: str) -> list:
 def _element_at(elements: list, line: Optional[int]) -> Optional[_Element]:
     if line is None:
         return None
-    return next((element for element in elements if element.first_line <= line <= element.last_line), None)
+    return next(
+        (element for element in elements if element.first_line <= line <= element.last_line), None
+    )
 
 
 def _error_line(message: str) -> Optional[int]:
@@ -270,6 +285,7 @@ def _error_line(message: str) -> Optional[int]:
 
 def _without_mimic(text: str, joint: _Element) -> Optional[str]:
     """``text`` with the ``<mimic>`` of a joint element blanked (line numbers kept), or None."""
+
     def blank(span: str) -> tuple:
         return _MIMIC.subn(lambda match: re.sub(r'[^\n]', ' ', match.group(0)), span)
 
@@ -278,6 +294,7 @@ def _without_mimic(text: str, joint: _Element) -> Optional[str]:
 
 def _welded(text: str, joint: _Element) -> Optional[str]:
     """``text`` with a joint element made fixed (and its ``<mimic>`` blanked), or None."""
+
     def fixed(span: str) -> tuple:
         span, count = _JOINT_TYPE.subn(r'\g<1>fixed\g<2>', span, count=1)
         return _MIMIC.subn(lambda match: re.sub(r'[^\n]', ' ', match.group(0)), span)[0], count
@@ -289,10 +306,10 @@ def _edited(text: str, element: _Element, edit) -> Optional[str]:
     """``text`` with ``edit`` (span → (new span, count)) applied to an element's lines, or None
     if it changed nothing. Line numbers are kept."""
     lines = text.split('\n')
-    span, count = edit('\n'.join(lines[element.first_line - 1:element.last_line]))
+    span, count = edit('\n'.join(lines[element.first_line - 1 : element.last_line]))
     if count == 0:
         return None
-    return '\n'.join(lines[:element.first_line - 1] + [span] + lines[element.last_line:])
+    return '\n'.join(lines[: element.first_line - 1] + [span] + lines[element.last_line :])
 
 
 def _short(message: str) -> str:
@@ -318,13 +335,24 @@ class DrakeAgreement:
 
     @property
     def agrees(self) -> bool:
-        return not (self.missed_refusals or self.wrong_refusals or self.missed_warnings or self.wrong_warnings)
+        return not (
+            self.missed_refusals
+            or self.wrong_refusals
+            or self.missed_warnings
+            or self.wrong_warnings
+        )
 
     def text(self) -> str:
-        parts = [f'{label} {", ".join(name or "(file)" for name in names)}' for label, names in (
-            ('MISSED refusal of', self.missed_refusals), ('refusal predicted but not made:', self.wrong_refusals),
-            ('MISSED warning on', self.missed_warnings), ('warning predicted but not given:', self.wrong_warnings))
-            if names]
+        parts = [
+            f'{label} {", ".join(name or "(file)" for name in names)}'
+            for label, names in (
+                ('MISSED refusal of', self.missed_refusals),
+                ('refusal predicted but not made:', self.wrong_refusals),
+                ('MISSED warning on', self.missed_warnings),
+                ('warning predicted but not given:', self.wrong_warnings),
+            )
+            if names
+        ]
         return '; '.join(parts) or 'agrees'
 
 
@@ -337,12 +365,17 @@ def agreement(report, verdict: DrakeVerdict) -> DrakeAgreement:
         verdict_word = drake_verdict(finding.consumers.get('drake', ''))
         if finding.severity != 'info' and verdict_word in predicted:
             predicted[verdict_word].add(finding.link)
-    file_errors = any(finding.link == '' and finding.severity == 'error' for finding in report.findings)
+    file_errors = any(
+        finding.link == '' and finding.severity == 'error' for finding in report.findings
+    )
     refused = set(verdict.refused)
     missed_refusals = refused - predicted['refuses'] - ({''} if file_errors else set())
     wrong_refusals = predicted['refuses'] - refused
     if '' in refused:  # Drake stopped at a file it refuses: its warnings cannot be compared
         return DrakeAgreement(sorted(missed_refusals), sorted(wrong_refusals), [], [])
-    return DrakeAgreement(sorted(missed_refusals), sorted(wrong_refusals),
-                          sorted(set(verdict.warned) - predicted['warns'] - predicted['refuses']),
-                          sorted(predicted['warns'] - set(verdict.warned) - refused))
+    return DrakeAgreement(
+        sorted(missed_refusals),
+        sorted(wrong_refusals),
+        sorted(set(verdict.warned) - predicted['warns'] - predicted['refuses']),
+        sorted(predicted['warns'] - set(verdict.warned) - refused),
+    )

@@ -17,6 +17,7 @@ removes those it mapped once no live process maps or holds them.
 
 Linux only (``prctl``, ``/proc``); elsewhere the processes start plainly and nothing is removed.
 """
+
 from __future__ import annotations
 
 import os
@@ -38,7 +39,9 @@ def start_node_process(command: Sequence[str], **popen_arguments) -> subprocess.
 
     The kernel ties the signal to the *thread* that forks: start long-lived children from a
     thread that outlives them (the main thread)."""
-    return subprocess.Popen(list(command), preexec_fn=_die_with_parent(os.getpid()), **popen_arguments)
+    return subprocess.Popen(
+        list(command), preexec_fn=_die_with_parent(os.getpid()), **popen_arguments
+    )
 
 
 def is_dds_file(name: str) -> bool:
@@ -116,9 +119,11 @@ def kill_node_process(process: subprocess.Popen, timeout: float = 5.0) -> list:
 
 def _wait_ended(pids: list, timeout: float) -> None:
     import time
+
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline and any(_parent_pid(pid) is not None and not _is_zombie(pid)
-                                              for pid in pids):
+    while time.monotonic() < deadline and any(
+        _parent_pid(pid) is not None and not _is_zombie(pid) for pid in pids
+    ):
         time.sleep(0.05)
 
 
@@ -182,9 +187,9 @@ def _parent_pid(pid: int) -> Optional[int]:
 
 
 def _with_companions(name: str) -> tuple:
-    base = name[len('sem.'):] if name.startswith('sem.') else name
-    base = base[:-len('_el')] if base.endswith('_el') else base
-    base = base[:-len('_mutex')] if base.endswith('_mutex') else base
+    base = name[len('sem.') :] if name.startswith('sem.') else name
+    base = base[: -len('_el')] if base.endswith('_el') else base
+    base = base[: -len('_mutex')] if base.endswith('_mutex') else base
     companions = (base, f'{base}_el')
     return companions + (f'sem.{base}_mutex',) if '_port' in base else companions
 
@@ -198,7 +203,7 @@ def _mapped(pid: int) -> set:
             for line in maps:
                 fields = line.rstrip('\n').split(maxsplit=5)
                 if len(fields) == 6 and fields[5].startswith(prefix):
-                    names.add(fields[5][len(prefix):].removesuffix(' (deleted)'))
+                    names.add(fields[5][len(prefix) :].removesuffix(' (deleted)'))
     except OSError:
         pass
     return names
@@ -215,7 +220,7 @@ def _held_open(pid: int) -> set:
             except OSError:
                 continue
             if target.startswith(prefix):
-                names.add(target[len(prefix):].removesuffix(' (deleted)'))
+                names.add(target[len(prefix) :].removesuffix(' (deleted)'))
     except OSError:
         pass
     return names
@@ -229,6 +234,7 @@ class DdsFileTracker:
 
     def __init__(self, root: Optional[int] = None, period: float = 0.5):
         import threading
+
         self.root = os.getpid() if root is None else root
         self.seen: set = set()
         self._period = period
@@ -283,6 +289,7 @@ def _command_line(pid: int) -> str:
 
 def _end(pid: int, timeout: float) -> None:
     import time
+
     for sig in (signal.SIGTERM, signal.SIGKILL):
         try:
             os.kill(pid, sig)

@@ -14,6 +14,7 @@ its warnings with C ``printf``; they are read back from the process's standard o
   "Bad inertia tensor properties, setting inertia to zero for link: NAME" and simulates the
   link with zero rotational inertia.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -71,7 +72,9 @@ def _load(path: str, flags: int) -> tuple:
     try:
         with _captured_stdout() as printed:
             try:
-                body = pybullet.loadURDF(path, useFixedBase=True, flags=flags, physicsClientId=client)
+                body = pybullet.loadURDF(
+                    path, useFixedBase=True, flags=flags, physicsClientId=client
+                )
             except pybullet.error as error:
                 return {}, '', str(error)
         inertias = {}

@@ -6,13 +6,14 @@ measures their work and nothing else: the same input QoS (:data:`JOINT_STATE_QOS
 publisher without rclpy's default event handlers (:func:`create_output_publisher`) on the
 nodes' output QoS, and the same spin (:func:`~robot_dynamics.ros.spinning.run_nodes`:
 the EventsExecutor where rclpy has it, frozen garbage collector, short thread switch interval)."""
+
 from __future__ import annotations
 
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 
-from robot_dynamics.ros.topics import JOINT_STATE_QOS, SENSOR_QOS, create_output_publisher
 from robot_dynamics.ros.spinning import run_nodes
+from robot_dynamics.ros.topics import JOINT_STATE_QOS, SENSOR_QOS, create_output_publisher
 
 
 class RelayNode(Node):

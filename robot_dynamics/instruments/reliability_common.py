@@ -4,6 +4,7 @@ polling helpers.
 
 Stamps are ROS times in ns; efforts and g(q) in N·m; waits and timeouts in s.
 """
+
 from __future__ import annotations
 
 import math
@@ -12,11 +13,19 @@ import time
 from typing import Optional
 
 from robot_dynamics.core.errors import RobotDynamicsError
-from robot_dynamics.instruments.stream_feeder import (StreamFeeder, bench_node_name, output_topic, start_node,
-                                                      stop_node, wait_for_stragglers)
+from robot_dynamics.instruments.stream_feeder import (
+    StreamFeeder,
+    bench_node_name,
+    output_topic,
+    start_node,
+    stop_node,
+    wait_for_stragglers,
+)
 
-
-NODE_MODULES = {'dynamics': 'robot_dynamics.ros.dynamics_node', 'centroidal': 'robot_dynamics.ros.centroidal_node'}
+NODE_MODULES = {
+    'dynamics': 'robot_dynamics.ros.dynamics_node',
+    'centroidal': 'robot_dynamics.ros.centroidal_node',
+}
 
 
 class ReliabilityRunError(RobotDynamicsError):
@@ -27,16 +36,33 @@ class NodeUnderTest:
     """A node process (``target`` in :data:`NODE_MODULES`) and a :class:`StreamFeeder`
     listening on its ``output`` topic; both torn down on exit."""
 
-    def __init__(self, target: str, arguments: list, output: str, urdf: str, keep_messages: bool = False,
-                 connect: bool = True, efforts: bool = False, names=None, deep_history: bool = False):
+    def __init__(
+        self,
+        target: str,
+        arguments: list,
+        output: str,
+        urdf: str,
+        keep_messages: bool = False,
+        connect: bool = True,
+        efforts: bool = False,
+        names=None,
+        deep_history: bool = False,
+    ):
         module = NODE_MODULES[target]
         self.node_name = f'{bench_node_name(module)}_{int(time.monotonic() * 1000) % 100000}'
         self.process = start_node([module, *arguments], self.node_name)
         self._streams: list = []
         try:
-            self.feeder = StreamFeeder(output_topic(self.node_name, output), output, urdf, 'fixed',
-                                       names=names, efforts=efforts, keep_messages=keep_messages,
-                                       deep_history=deep_history)
+            self.feeder = StreamFeeder(
+                output_topic(self.node_name, output),
+                output,
+                urdf,
+                'fixed',
+                names=names,
+                efforts=efforts,
+                keep_messages=keep_messages,
+                deep_history=deep_history,
+            )
             if connect:
                 self.feeder.wait_connected()
         except Exception:
@@ -44,15 +70,18 @@ class NodeUnderTest:
             raise
 
     def watch_diagnostics(self) -> dict:
-        """Latest /diagnostics status of this node, by status-name suffix ('model', 'joint_states')."""
+        """Latest /diagnostics status of this node, by status-name suffix ('model',
+        'joint_states')."""
         from diagnostic_msgs.msg import DiagnosticArray
+
         latest: dict = {}
         prefix = f'{self.node_name}: '
 
         def on_array(array) -> None:
             for status in array.status:
                 if status.name.startswith(prefix):
-                    latest[status.name[len(prefix):]] = {kv.key: kv.value for kv in status.values}
+                    latest[status.name[len(prefix) :]] = {kv.key: kv.value for kv in status.values}
+
         self.feeder.node.create_subscription(DiagnosticArray, '/diagnostics', on_array, 50)
         return latest
 
@@ -76,11 +105,17 @@ class BackgroundStream:
     def __init__(self, feeder: 'StreamFeeder', rate: float):
         self._stopped = threading.Event()
         self.sent: list = []
-        self._thread = threading.Thread(target=feeder.feed, args=(rate, 3600.0, 0.0),
-                                        kwargs={'until': self._stopped.is_set, 'sent': self.sent}, daemon=True)
+        self._thread = threading.Thread(
+            target=feeder.feed,
+            args=(rate, 3600.0, 0.0),
+            kwargs={'until': self._stopped.is_set, 'sent': self.sent},
+            daemon=True,
+        )
         self._thread.start()
 
-    def stop(self, feeder: Optional['StreamFeeder'] = None, quiet: float = 1.0, limit: float = 30.0) -> None:
+    def stop(
+        self, feeder: Optional['StreamFeeder'] = None, quiet: float = 1.0, limit: float = 30.0
+    ) -> None:
         """Stop feeding; with ``feeder``, wait until its answers stop coming (``quiet`` seconds
         without one, at most ``limit``): a node behind on a busy machine works off its queue."""
         if self._stopped.is_set():
@@ -95,6 +130,7 @@ class BackgroundStream:
 def wrong_gravity_outputs(feeder: 'StreamFeeder', references: dict) -> int:
     """Outputs whose efforts are not g(q) [N·m] of the model their joint names belong to."""
     import numpy as np
+
     wrong = 0
     offsets = {}
     for names in references:
@@ -106,7 +142,7 @@ def wrong_gravity_outputs(feeder: 'StreamFeeder', references: dict) -> int:
             wrong += 1
             continue
         start = offsets[names]
-        q = feeder.positions(phase)[start:start + len(names)]
+        q = feeder.positions(phase)[start : start + len(names)]
         wrong += not np.allclose(efforts, reference(q), rtol=1e-9, atol=1e-9)
     return wrong
 
@@ -128,17 +164,20 @@ def gravity_reference(urdf: str, text: Optional[str] = None):
     """q ↦ g(q) [N·m] of the fixed-base model in ``text`` (default: the file ``urdf``)."""
     from robot_dynamics.core.dynamics import joint_space as dynamics
     from robot_dynamics.core.model.model import RobotModel
+
     robot = RobotModel.from_urdf_string(text) if text else RobotModel.from_urdf_file(urdf)
     return lambda q: dynamics.gravity_torques(robot, robot.configuration(q))
 
 
 def joint_names_of(urdf: str) -> tuple:
     from robot_dynamics.core.model.model import RobotModel
+
     return RobotModel.from_urdf_file(urdf).joint_names
 
 
 def joint_names_of_text(text: str) -> tuple:
     from robot_dynamics.core.model.model import RobotModel
+
     return RobotModel.from_urdf_string(text).joint_names
 
 
@@ -156,6 +195,7 @@ def model_value(diagnostics: dict, key: str) -> int:
 
 def stamped_header(sec: int, nanosec: int):
     from std_msgs.msg import Header
+
     header = Header()
     header.stamp.sec, header.stamp.nanosec = sec, nanosec
     return header

@@ -8,6 +8,7 @@ good model is kept, that no output mixes two models, and the stream's answered f
 longest gap between two outputs against :data:`STREAM_ANSWERED_TARGET` and
 :data:`STREAM_GAP_TARGET_MS`. Stamps are ROS times (s + ns); latencies and gaps in ms.
 """
+
 from __future__ import annotations
 
 import bisect
@@ -22,11 +23,21 @@ from dataclasses import asdict, dataclass
 from typing import Optional, Sequence
 
 from robot_dynamics.instruments import processes
-from robot_dynamics.instruments.reliability_common import NodeUnderTest, fraction_answered, gravity_reference, joint_names_of, joint_names_of_text, model_value, sleep_until, wrong_gravity_outputs, wait_for, ReliabilityRunError
+from robot_dynamics.instruments.reliability_common import (
+    NodeUnderTest,
+    ReliabilityRunError,
+    fraction_answered,
+    gravity_reference,
+    joint_names_of,
+    joint_names_of_text,
+    model_value,
+    sleep_until,
+    wait_for,
+    wrong_gravity_outputs,
+)
 from robot_dynamics.instruments.reliability_restarts import renamed_variant
 from robot_dynamics.instruments.reliability_soak import resident_kib
 from robot_dynamics.instruments.stream_feeder import StreamFeeder, stream_figures
-
 
 # ---------------------------------------------------------------------------- hostile descriptions
 REJECTED, ACCEPTED, WARNED = 'rejected', 'accepted', 'warned'
@@ -44,19 +55,36 @@ class HostileDescription:
     expected: str
 
     def __repr__(self) -> str:
-        return f'HostileDescription({self.category}, {len(self.text)} chars, expect {self.expected})'
+        return (
+            f'HostileDescription({self.category}, {len(self.text)} chars, expect {self.expected})'
+        )
 
 
-def _link(name: str, mass: str = '1', inertia: str = 'ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"',
-          com: str = '0 0 0.05') -> str:
-    return (f'<link name="{name}"><inertial><origin xyz="{com}"/><mass value="{mass}"/>'
-            f'<inertia {inertia}/></inertial></link>')
+def _link(
+    name: str,
+    mass: str = '1',
+    inertia: str = 'ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"',
+    com: str = '0 0 0.05',
+) -> str:
+    return (
+        f'<link name="{name}"><inertial><origin xyz="{com}"/><mass value="{mass}"/><inertia '
+        f'{inertia}/></inertial></link>'
+    )
 
 
-def _joint(name: str, parent: str, child: str, kind: str = 'revolute', axis: str = '0 0 1',
-           xyz: str = '0 0 0.1', limit: str = 'lower="-1" upper="1" effort="10" velocity="1"') -> str:
-    return (f'<joint name="{name}" type="{kind}"><parent link="{parent}"/><child link="{child}"/>'
-            f'<origin xyz="{xyz}"/><axis xyz="{axis}"/><limit {limit}/></joint>')
+def _joint(
+    name: str,
+    parent: str,
+    child: str,
+    kind: str = 'revolute',
+    axis: str = '0 0 1',
+    xyz: str = '0 0 0.1',
+    limit: str = 'lower="-1" upper="1" effort="10" velocity="1"',
+) -> str:
+    return (
+        f'<joint name="{name}" type="{kind}"><parent link="{parent}"/><child '
+        f'link="{child}"/><origin xyz="{xyz}"/><axis xyz="{axis}"/><limit {limit}/></joint>'
+    )
 
 
 def _robot(*parts: str, name: str = 'hostile') -> str:
@@ -82,96 +110,251 @@ def _structural_cases() -> list:
     cases = []
     for length in range(2, 12):
         names = [f'c{i}' for i in range(length)]
-        joints = [_joint(f'cj{i}', names[i], names[(i + 1) % length], 'fixed') for i in range(length)]
-        cases.append(('cycle', '<robot name="cycle">' + ''.join(_link(n) for n in names) + ''.join(joints)
-                      + '</robot>', REJECTED))
+        joints = [
+            _joint(f'cj{i}', names[i], names[(i + 1) % length], 'fixed') for i in range(length)
+        ]
+        cases.append(
+            (
+                'cycle',
+                '<robot name="cycle">'
+                + ''.join(_link(n) for n in names)
+                + ''.join(joints)
+                + '</robot>',
+                REJECTED,
+            )
+        )
     cases.append(('self_loop', _robot(_link('l1'), _joint('j1', 'l1', 'l1')), REJECTED))
-    cases += [('self_loop', _robot(_link('l1'), _joint('j1', 'base', 'l1'), _joint('j2', 'l1', 'l1', 'fixed')),
-               REJECTED)]
+    cases += [
+        (
+            'self_loop',
+            _robot(_link('l1'), _joint('j1', 'base', 'l1'), _joint('j2', 'l1', 'l1', 'fixed')),
+            REJECTED,
+        )
+    ]
     for k in range(10):
-        cases.append(('missing_parent', _robot(_link('l1'), _joint('j1', f'ghost_{k}', 'l1')), REJECTED))
+        cases.append(
+            ('missing_parent', _robot(_link('l1'), _joint('j1', f'ghost_{k}', 'l1')), REJECTED)
+        )
     for k in range(5):
-        cases.append(('missing_child', _robot(_link('l1'), _joint('j1', 'base', 'l1'),
-                                              _joint('j2', 'l1', f'ghost_{k}')), REJECTED))
+        cases.append(
+            (
+                'missing_child',
+                _robot(_link('l1'), _joint('j1', 'base', 'l1'), _joint('j2', 'l1', f'ghost_{k}')),
+                REJECTED,
+            )
+        )
     for k in range(5):
-        cases.append(('two_roots', _robot(_link('l1'), _joint('j1', 'base', 'l1'), _link(f'island_{k}')), REJECTED))
+        cases.append(
+            (
+                'two_roots',
+                _robot(_link('l1'), _joint('j1', 'base', 'l1'), _link(f'island_{k}')),
+                REJECTED,
+            )
+        )
     for k in range(5):
-        cases.append(('duplicate_link', _robot(_link('l1'), _joint('j1', 'base', 'l1'), _link('l1', mass=str(k + 2))),
-                      REJECTED))
-        cases.append(('duplicate_joint', _robot(_link('l1'), _link('l2'), _joint('j1', 'base', 'l1'),
-                                                _joint('j1', 'l1', 'l2')), REJECTED))
+        cases.append(
+            (
+                'duplicate_link',
+                _robot(_link('l1'), _joint('j1', 'base', 'l1'), _link('l1', mass=str(k + 2))),
+                REJECTED,
+            )
+        )
+        cases.append(
+            (
+                'duplicate_joint',
+                _robot(
+                    _link('l1'), _link('l2'), _joint('j1', 'base', 'l1'), _joint('j1', 'l1', 'l2')
+                ),
+                REJECTED,
+            )
+        )
     for kind in ('warp', 'REVOLUTE', '', 'ball', 'spherical'):
-        cases.append(('bad_joint_type', _robot(_link('l1'), _joint('j1', 'base', 'l1', kind)), REJECTED))
+        cases.append(
+            ('bad_joint_type', _robot(_link('l1'), _joint('j1', 'base', 'l1', kind)), REJECTED)
+        )
     for axis in ('0 0 0', 'nan 0 1', '1 inf 0', '0 0', 'a b c'):
-        cases.append(('bad_axis', _robot(_link('l1'), _joint('j1', 'base', 'l1', axis=axis)), REJECTED))
+        cases.append(
+            ('bad_axis', _robot(_link('l1'), _joint('j1', 'base', 'l1', axis=axis)), REJECTED)
+        )
     for xyz in ('nan 0 0', '0 inf 0', '0 0 -inf', '1 2', 'x y z'):
-        cases.append(('bad_origin', _robot(_link('l1'), _joint('j1', 'base', 'l1', xyz=xyz)), REJECTED))
-    cases.append(('mimic_cycle', _robot(_link('l1'), _link('l2'),
-                                        _joint('j1', 'base', 'l1').replace('</joint>', '<mimic joint="j2"/></joint>'),
-                                        _joint('j2', 'l1', 'l2').replace('</joint>', '<mimic joint="j1"/></joint>')),
-                  REJECTED))
-    cases.append(('mimic_unknown', _robot(_link('l1'), _joint('j1', 'base', 'l1').replace(
-        '</joint>', '<mimic joint="nowhere"/></joint>')), REJECTED))
-    for root in ('<robt name="x"><link name="a"/></robt>', '<r:robot xmlns:r="urn:x"><link name="a"/></r:robot>',
-                 '<html><body>robot</body></html>', '<robot name="empty"/>', '<robot name="x"><joint/></robot>'):
+        cases.append(
+            ('bad_origin', _robot(_link('l1'), _joint('j1', 'base', 'l1', xyz=xyz)), REJECTED)
+        )
+    cases.append(
+        (
+            'mimic_cycle',
+            _robot(
+                _link('l1'),
+                _link('l2'),
+                _joint('j1', 'base', 'l1').replace('</joint>', '<mimic joint="j2"/></joint>'),
+                _joint('j2', 'l1', 'l2').replace('</joint>', '<mimic joint="j1"/></joint>'),
+            ),
+            REJECTED,
+        )
+    )
+    cases.append(
+        (
+            'mimic_unknown',
+            _robot(
+                _link('l1'),
+                _joint('j1', 'base', 'l1').replace('</joint>', '<mimic joint="nowhere"/></joint>'),
+            ),
+            REJECTED,
+        )
+    )
+    for root in (
+        '<robt name="x"><link name="a"/></robt>',
+        '<r:robot xmlns:r="urn:x"><link name="a"/></r:robot>',
+        '<html><body>robot</body></html>',
+        '<robot name="empty"/>',
+        '<robot name="x"><joint/></robot>',
+    ):
         cases.append(('wrong_structure', root, REJECTED))
     return cases
 
 
 def _inertial_cases() -> list:
     cases = []
-    for mass in ('-1', '-1e-9', 'nan', 'NaN', 'inf', '-inf', '1e400', 'abc', '', '1,5', '0x10', '1 2'):
+    for mass in (
+        '-1',
+        '-1e-9',
+        'nan',
+        'NaN',
+        'inf',
+        '-inf',
+        '1e400',
+        'abc',
+        '',
+        '1,5',
+        '0x10',
+        '1 2',
+    ):
         cases.append(('bad_mass', _one_link(mass=mass), REJECTED))
-    for inertia in (_inertia('nan', 1, 1), _inertia(1, 'inf', 1), _inertia(1, 1, 1, ixy='nan'),
-                    _inertia(1, 1, 'x'), _inertia(1, 1, '')):
+    for inertia in (
+        _inertia('nan', 1, 1),
+        _inertia(1, 'inf', 1),
+        _inertia(1, 1, 1, ixy='nan'),
+        _inertia(1, 1, 'x'),
+        _inertia(1, 1, ''),
+    ):
         cases.append(('bad_inertia_number', _one_link(inertia=inertia), REJECTED))
     for com in ('nan 0 0', '0 0 inf'):
         cases.append(('bad_com', _one_link(com=com), REJECTED))
-    cases += [('zero_mass', _one_link(mass='0', inertia=_inertia(0, 0, 0)), ACCEPTED),
-              ('zero_mass', _robot(_link('l1'), _joint('j1', 'base', 'l1'), _link('tip', mass='0',
-                                   inertia=_inertia(0, 0, 0)), _joint('jt', 'l1', 'tip', 'fixed')), ACCEPTED)]
+    cases += [
+        ('zero_mass', _one_link(mass='0', inertia=_inertia(0, 0, 0)), ACCEPTED),
+        (
+            'zero_mass',
+            _robot(
+                _link('l1'),
+                _joint('j1', 'base', 'l1'),
+                _link('tip', mass='0', inertia=_inertia(0, 0, 0)),
+                _joint('jt', 'l1', 'tip', 'fixed'),
+            ),
+            ACCEPTED,
+        ),
+    ]
     # Physically impossible but finite inertias: a node must at least warn.
-    for inertia in (_inertia(-0.01, 0.01, 0.01), _inertia(0.01, -0.01, 0.01), _inertia(0.1, 0.01, 0.01),
-                    _inertia(0.01, 0.01, 0.05), _inertia(0.01, 0.01, 0.01, ixy=0.5), _inertia(0, 0, 0, ixz=0.1),
-                    _inertia(-1, -1, -1), _inertia(0.01, 0.02, 0.04)):
+    for inertia in (
+        _inertia(-0.01, 0.01, 0.01),
+        _inertia(0.01, -0.01, 0.01),
+        _inertia(0.1, 0.01, 0.01),
+        _inertia(0.01, 0.01, 0.05),
+        _inertia(0.01, 0.01, 0.01, ixy=0.5),
+        _inertia(0, 0, 0, ixz=0.1),
+        _inertia(-1, -1, -1),
+        _inertia(0.01, 0.02, 0.04),
+    ):
         cases.append(('non_physical_inertia', _one_link(inertia=inertia), WARNED))
     cases.append(('non_physical_inertia', _one_link(mass='0', inertia=_inertia(1, 1, 1)), WARNED))
-    cases.append(('inverted_limits', _robot(_link('l1'), _joint('j1', 'base', 'l1',
-                                                               limit='lower="1" upper="-1" effort="1" velocity="1"')),
-                  WARNED))
+    cases.append(
+        (
+            'inverted_limits',
+            _robot(
+                _link('l1'),
+                _joint('j1', 'base', 'l1', limit='lower="1" upper="-1" effort="1" velocity="1"'),
+            ),
+            WARNED,
+        )
+    )
     return cases
 
 
 def _hostile_markup_cases() -> list:
-    laughs = ('<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol">'
-              + ''.join(f'<!ENTITY lol{i} "{("&lol" + str(i - 1) + ";" if i > 1 else "&lol;") * 10}">'
-                        for i in range(1, 10)) + ']><robot name="&lol9;"><link name="a"/></robot>')
-    quadratic = ('<?xml version="1.0"?><!DOCTYPE r [<!ENTITY a "' + 'x' * 50_000 + '">]><robot name="q">'
-                 + '&a;' * 1000 + '<link name="a"/></robot>')
-    cases = [('entity_bomb', laughs, REJECTED), ('entity_bomb', quadratic, REJECTED),
-             ('external_entity', '<?xml version="1.0"?><!DOCTYPE r [<!ENTITY x SYSTEM "file:///etc/passwd">]>'
-                                 '<robot name="&x;"><link name="a"/></robot>', REJECTED),
-             ('external_entity', '<!DOCTYPE r [<!ENTITY % p SYSTEM "http://127.0.0.1:9/x.dtd"> %p;]>'
-                                 '<robot name="x"><link name="a"/></robot>', REJECTED),
-             ('external_entity', '<!DOCTYPE robot SYSTEM "http://127.0.0.1:9/robot.dtd"><robot name="x">'
-                                 '<link name="a"/></robot>', REJECTED),
-             ('xinclude', '<robot name="x" xmlns:xi="http://www.w3.org/2001/XInclude"><link name="a"/>'
-                          '<xi:include href="file:///etc/passwd" parse="text"/></robot>', ACCEPTED),
-             ('deep_nesting', '<robot name="d">' + '<a>' * 100_000 + '</a>' * 100_000 + '<link name="x"/></robot>',
-              REJECTED),
-             ('many_attributes', '<robot name="a"><link name="x" ' + ' '.join(f'a{i}="{i}"' for i in range(100_000))
-              + '/></robot>', REJECTED)]
+    laughs = (
+        '<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol">'
+        + ''.join(
+            f'<!ENTITY lol{i} "{("&lol" + str(i - 1) + ";" if i > 1 else "&lol;") * 10}">'
+            for i in range(1, 10)
+        )
+        + ']><robot name="&lol9;"><link name="a"/></robot>'
+    )
+    quadratic = (
+        '<?xml version="1.0"?><!DOCTYPE r [<!ENTITY a "'
+        + 'x' * 50_000
+        + '">]><robot name="q">'
+        + '&a;' * 1000
+        + '<link name="a"/></robot>'
+    )
+    cases = [
+        ('entity_bomb', laughs, REJECTED),
+        ('entity_bomb', quadratic, REJECTED),
+        (
+            'external_entity',
+            '<?xml version="1.0"?><!DOCTYPE r [<!ENTITY x SYSTEM "file:///etc/passwd">]><robot '
+            'name="&x;"><link name="a"/></robot>',
+            REJECTED,
+        ),
+        (
+            'external_entity',
+            '<!DOCTYPE r [<!ENTITY % p SYSTEM "http://127.0.0.1:9/x.dtd"> %p;]><robot '
+            'name="x"><link name="a"/></robot>',
+            REJECTED,
+        ),
+        (
+            'external_entity',
+            '<!DOCTYPE robot SYSTEM "http://127.0.0.1:9/robot.dtd"><robot name="x"><link '
+            'name="a"/></robot>',
+            REJECTED,
+        ),
+        (
+            'xinclude',
+            '<robot name="x" xmlns:xi="http://www.w3.org/2001/XInclude"><link '
+            'name="a"/><xi:include href="file:///etc/passwd" parse="text"/></robot>',
+            ACCEPTED,
+        ),
+        (
+            'deep_nesting',
+            '<robot name="d">' + '<a>' * 100_000 + '</a>' * 100_000 + '<link name="x"/></robot>',
+            REJECTED,
+        ),
+        (
+            'many_attributes',
+            '<robot name="a"><link name="x" '
+            + ' '.join(f'a{i}="{i}"' for i in range(100_000))
+            + '/></robot>',
+            REJECTED,
+        ),
+    ]
     return cases
 
 
 def _size_cases() -> list:
-    return [('oversize_50MB', '<robot name="big"><link name="a"/>' + '<!--' + 'x' * 50_000_000 + '--></robot>',
-             REJECTED),
-            ('oversize_11MB', '<robot name="big"><link name="a"/>' + ' ' * 11_000_000 + '</robot>', REJECTED),
-            ('thousands_of_links', _chain(2500, 'fixed'), REJECTED),
-            ('thousands_of_links', _chain(1500, 'fixed'), ACCEPTED),
-            ('thousands_of_joints', _chain(1500), REJECTED),
-            ('hundreds_of_joints', _chain(400, 'continuous'), REJECTED)]
+    return [
+        (
+            'oversize_50MB',
+            '<robot name="big"><link name="a"/>' + '<!--' + 'x' * 50_000_000 + '--></robot>',
+            REJECTED,
+        ),
+        (
+            'oversize_11MB',
+            '<robot name="big"><link name="a"/>' + ' ' * 11_000_000 + '</robot>',
+            REJECTED,
+        ),
+        ('thousands_of_links', _chain(2500, 'fixed'), REJECTED),
+        ('thousands_of_links', _chain(1500, 'fixed'), ACCEPTED),
+        ('thousands_of_joints', _chain(1500), REJECTED),
+        ('hundreds_of_joints', _chain(400, 'continuous'), REJECTED),
+    ]
 
 
 def _text_cases(good_text: str, rng: random.Random, truncations: int) -> list:
@@ -183,12 +366,22 @@ def _text_cases(good_text: str, rng: random.Random, truncations: int) -> list:
     for k in range(15):
         junk = ''.join(rng.choice(alphabet) for _ in range(rng.randint(1, 2000)))
         cases.append(('garbage', 'x' + junk, REJECTED))
-    cases += [('garbage', text, REJECTED) for text in ('', '   \n\t', '\x00' * 100, '<', '<robot', '<?xml?>')]
-    cases += [('unicode_names', good_text.replace('fr3_', prefix), ACCEPTED)
-              for prefix in ('관절_', 'сустав_', 'ジョイント_', '😀_', 'ǰ_')]
-    cases += [('xml_oddities', good_text.replace('<robot ', '<!-- <robot> --><robot ', 1), ACCEPTED),
-              ('xml_oddities', good_text.replace('</robot>', '<![CDATA[ <junk> ]]><unknown_tag a="1"/></robot>'),
-               ACCEPTED)]
+    cases += [
+        ('garbage', text, REJECTED)
+        for text in ('', '   \n\t', '\x00' * 100, '<', '<robot', '<?xml?>')
+    ]
+    cases += [
+        ('unicode_names', good_text.replace('fr3_', prefix), ACCEPTED)
+        for prefix in ('관절_', 'сустав_', 'ジョイント_', '😀_', 'ǰ_')
+    ]
+    cases += [
+        ('xml_oddities', good_text.replace('<robot ', '<!-- <robot> --><robot ', 1), ACCEPTED),
+        (
+            'xml_oddities',
+            good_text.replace('</robot>', '<![CDATA[ <junk> ]]><unknown_tag a="1"/></robot>'),
+            ACCEPTED,
+        ),
+    ]
     return cases
 
 
@@ -198,8 +391,13 @@ def hostile_descriptions(good_text: str, seed: int = 0, truncations: int = 70) -
     bombs and external entities, a 50 MB string, thousands of links and joints, deep
     nesting, unicode names. ``good_text`` (a valid URDF) seeds the truncations and variants."""
     rng = random.Random(seed)
-    cases = (_text_cases(good_text, rng, truncations) + _structural_cases() + _inertial_cases()
-             + _hostile_markup_cases() + _size_cases())
+    cases = (
+        _text_cases(good_text, rng, truncations)
+        + _structural_cases()
+        + _inertial_cases()
+        + _hostile_markup_cases()
+        + _size_cases()
+    )
     return [HostileDescription(category, text, expected) for category, text, expected in cases]
 
 
@@ -248,12 +446,22 @@ class DescriptionReport:
     def summary(self) -> dict:
         by_outcome = Counter(o.outcome for o in self.outcomes)
         stream = {'stream': asdict(self.stream)} if self.stream else {}
-        return {'descriptions': len(self.outcomes), 'outcomes': dict(by_outcome),
-                'unexpected': [(o.category, o.expected, o.outcome, o.message[:120]) for o in self.unexpected()],
-                'max_seconds': self.max_seconds, 'rss_start_kib': self.rss_start_kib,
-                'rss_end_kib': self.rss_end_kib, 'node_alive': self.node_alive, 'model_kept': self.model_kept,
-                'wrong_outputs': self.wrong_outputs, 'stream_answered_fraction': self.stream_answered_fraction,
-                'longest_gaps_by_description': self.longest_gaps(), **stream}
+        return {
+            'descriptions': len(self.outcomes),
+            'outcomes': dict(by_outcome),
+            'unexpected': [
+                (o.category, o.expected, o.outcome, o.message[:120]) for o in self.unexpected()
+            ],
+            'max_seconds': self.max_seconds,
+            'rss_start_kib': self.rss_start_kib,
+            'rss_end_kib': self.rss_end_kib,
+            'node_alive': self.node_alive,
+            'model_kept': self.model_kept,
+            'wrong_outputs': self.wrong_outputs,
+            'stream_answered_fraction': self.stream_answered_fraction,
+            'longest_gaps_by_description': self.longest_gaps(),
+            **stream,
+        }
 
     def longest_gaps(self, count: int = 5) -> list:
         """The ``count`` descriptions with the longest stream gap [ms] after their publication."""
@@ -276,15 +484,21 @@ def screen_descriptions(corpus: Sequence[HostileDescription]) -> DescriptionRepo
         except (DescriptionError, ValueError) as error:
             outcome, message = REJECTED, str(error)
         else:
-            outcome, message = (WARNED, '; '.join(robot.warnings)) if robot.warnings else (ACCEPTED, '')
+            outcome, message = (
+                (WARNED, '; '.join(robot.warnings)) if robot.warnings else (ACCEPTED, '')
+            )
             del robot
-        outcomes.append(DescriptionOutcome(case.category, case.expected, outcome, time.perf_counter() - started,
-                                           message))
+        outcomes.append(
+            DescriptionOutcome(
+                case.category, case.expected, outcome, time.perf_counter() - started, message
+            )
+        )
     return DescriptionReport(outcomes, rss_start, resident_kib(os.getpid()))
 
 
 STREAM_ANSWERED_TARGET = 0.999
-"""Share of the joint states a node must answer while descriptions arrive (``bench descriptions``)."""
+"""Share of the joint states a node must answer while descriptions arrive (``bench
+descriptions``)."""
 STREAM_GAP_TARGET_MS = 50.0
 """Longest time [ms] between two outputs of the stream while descriptions arrive."""
 
@@ -310,19 +524,29 @@ class DescriptionStreamFigures:
 
     @property
     def meets_targets(self) -> bool:
-        return (self.answered_fraction >= STREAM_ANSWERED_TARGET and self.longest_gap_ms <= STREAM_GAP_TARGET_MS
-                and not self.mixed_outputs and not self.wrong_outputs)
+        return (
+            self.answered_fraction >= STREAM_ANSWERED_TARGET
+            and self.longest_gap_ms <= STREAM_GAP_TARGET_MS
+            and not self.mixed_outputs
+            and not self.wrong_outputs
+        )
 
     def headline(self) -> dict:
         """The figures the targets are about: percentage answered, longest gap [ms], outputs
         not one model's g(q), and whether the targets are met."""
-        return {'answered_percent': round(100.0 * self.answered_fraction, 3),
-                'longest_gap_ms': round(self.longest_gap_ms, 1),
-                'longest_input_gap_ms': round(self.longest_input_gap_ms, 1), 'p99_ms': round(self.p99_ms, 2),
-                'mixed_or_wrong_outputs': self.mixed_outputs + self.wrong_outputs, 'meets_targets': self.meets_targets}
+        return {
+            'answered_percent': round(100.0 * self.answered_fraction, 3),
+            'longest_gap_ms': round(self.longest_gap_ms, 1),
+            'longest_input_gap_ms': round(self.longest_input_gap_ms, 1),
+            'p99_ms': round(self.p99_ms, 2),
+            'mixed_or_wrong_outputs': self.mixed_outputs + self.wrong_outputs,
+            'meets_targets': self.meets_targets,
+        }
 
 
-def _wait_for_answers(feeder: StreamFeeder, sent: list, quiet: float = 1.0, timeout: float = 10.0) -> None:
+def _wait_for_answers(
+    feeder: StreamFeeder, sent: list, quiet: float = 1.0, timeout: float = 10.0
+) -> None:
     """Wait until ``feeder`` has an answer to every stamp ``sent``, or none came for ``quiet``
     seconds (a backlog the node is still working through is answered, not lost)."""
     deadline, last_count, last_change = time.monotonic() + timeout, -1, time.monotonic()
@@ -343,27 +567,41 @@ def _output_gaps(sent: list, feeder: StreamFeeder) -> list:
     return [(b, (b - a) * 1e-6) for a, b in zip(arrivals, arrivals[1:])]
 
 
-def _description_stream_figures(sent: list, feeder: StreamFeeder, references: dict,
-                                output_gaps: list) -> DescriptionStreamFigures:
+def _description_stream_figures(
+    sent: list, feeder: StreamFeeder, references: dict, output_gaps: list
+) -> DescriptionStreamFigures:
     """:class:`DescriptionStreamFigures` of the answers ``feeder`` received to the stamps ``sent``
     (``output_gaps``: their :func:`_output_gaps`); ``references`` maps each model's joint-name
     tuple to its q ↦ g(q)."""
     figures = stream_figures(sent, feeder.received)
     input_gaps = [(b - a) * 1e-6 for a, b in zip(sent, sent[1:])]
-    mixed = sum(1 for _, names, efforts in feeder.messages if names not in references or len(efforts) != len(names))
-    return DescriptionStreamFigures(len(sent), fraction_answered(sent, feeder.received),
-                                    max((gap for _, gap in output_gaps), default=math.inf),
-                                    figures.p50_ms, figures.p99_ms, figures.max_ms, mixed,
-                                    wrong_gravity_outputs(feeder, references), max(input_gaps, default=0.0))
+    mixed = sum(
+        1
+        for _, names, efforts in feeder.messages
+        if names not in references or len(efforts) != len(names)
+    )
+    return DescriptionStreamFigures(
+        len(sent),
+        fraction_answered(sent, feeder.received),
+        max((gap for _, gap in output_gaps), default=math.inf),
+        figures.p50_ms,
+        figures.p99_ms,
+        figures.max_ms,
+        mixed,
+        wrong_gravity_outputs(feeder, references),
+        max(input_gaps, default=0.0),
+    )
 
 
 def _attribute_gaps(outcomes: list, published_ns: list, output_gaps: list) -> None:
     """Set each outcome's ``longest_gap_ms``: the longest of ``output_gaps`` (:func:`_output_gaps`)
     whose second output arrived between that description's publication and the next one's."""
     arrivals = [arrival for arrival, _ in output_gaps]
-    windows = published_ns[1:len(outcomes)] + [math.inf]
+    windows = published_ns[1 : len(outcomes)] + [math.inf]
     for outcome, start, end in zip(outcomes, published_ns, windows):
-        inside = output_gaps[bisect.bisect_left(arrivals, start):bisect.bisect_left(arrivals, end)]
+        inside = output_gaps[
+            bisect.bisect_left(arrivals, start) : bisect.bisect_left(arrivals, end)
+        ]
         outcome.longest_gap_ms = max((gap for _, gap in inside), default=0.0)
 
 
@@ -373,17 +611,27 @@ class _DescriptionPublisher:
 
     def __init__(self, topic: str):
         self.process = processes.start_node_process(
-            [sys.executable, '-c', 'from robot_dynamics.instruments.reliability_descriptions import publish_descriptions; '
-                                   f'publish_descriptions({topic!r})'], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+            [
+                sys.executable,
+                '-c',
+                'from robot_dynamics.instruments.reliability_descriptions import '
+                f'publish_descriptions; publish_descriptions({topic!r})',
+            ],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+        )
         if self.process.stdout.readline().strip() != b'ready':
             self.close()
             raise ReliabilityRunError('the description publisher did not start')
 
     def publish(self, text) -> None:
-        """Publish ``text`` (str, or its UTF-8 bytes); returns once it is handed to the middleware."""
+        """Publish ``text`` (str, or its UTF-8 bytes); returns once it is handed to the
+        middleware."""
         data = text if isinstance(text, bytes) else text.encode('utf-8', 'surrogatepass')
         self.process.stdin.write(f'{len(data)}\n'.encode())
-        self.process.stdin.write(data)  # not joined to the header: copying 50 MB would hold this process's GIL
+        self.process.stdin.write(
+            data
+        )  # not joined to the header: copying 50 MB would hold this process's GIL
         self.process.stdin.flush()
         if self.process.stdout.readline().strip() != b'sent':
             raise ReliabilityRunError('the description publisher stopped')
@@ -429,8 +677,13 @@ def publish_descriptions(topic: str) -> None:
     rclpy.try_shutdown()
 
 
-def _stream_on_a_loaded_model(run: NodeUnderTest, diagnostics: dict, descriptions: '_DescriptionPublisher',
-                              text: str, rate: float):
+def _stream_on_a_loaded_model(
+    run: NodeUnderTest,
+    diagnostics: dict,
+    descriptions: '_DescriptionPublisher',
+    text: str,
+    rate: float,
+):
     """Publish ``text``, wait until the node has loaded it, then start the ``rate`` [Hz]
     joint_states stream and wait for its first output; returns the background stream."""
     descriptions.publish(text)
@@ -442,8 +695,12 @@ def _stream_on_a_loaded_model(run: NodeUnderTest, diagnostics: dict, description
     return stream
 
 
-def descriptions_node(urdf: str, corpus: Sequence[HostileDescription], rate: float = 200.0,
-                      timeout_per_description: float = 10.0) -> DescriptionReport:
+def descriptions_node(
+    urdf: str,
+    corpus: Sequence[HostileDescription],
+    rate: float = 200.0,
+    timeout_per_description: float = 10.0,
+) -> DescriptionReport:
     """Publish every must-be-refused description of ``corpus`` on robot_description to a
     dynamics_node process that streams torques for the good model ``urdf`` at ``rate`` [Hz];
     each must be counted as rejected, and every output (~/gravity_torques) must be the good
@@ -452,12 +709,20 @@ def descriptions_node(urdf: str, corpus: Sequence[HostileDescription], rate: flo
     refused = [case for case in corpus if case.expected == REJECTED]
     references = {joint_names_of(urdf): gravity_reference(urdf)}
     outcomes, published_ns = [], []
-    with NodeUnderTest('dynamics', ['-p', 'diagnostics_period:=0.05'], 'gravity_torques', urdf,
-                        keep_messages=True, connect=False, deep_history=True) as run:
+    with NodeUnderTest(
+        'dynamics',
+        ['-p', 'diagnostics_period:=0.05'],
+        'gravity_torques',
+        urdf,
+        keep_messages=True,
+        connect=False,
+        deep_history=True,
+    ) as run:
         diagnostics = run.watch_diagnostics()
         descriptions = _DescriptionPublisher('/bench/robot_description')
         try:
-            # Encoded before the stream starts: encoding 50 MB holds the GIL of this process, whose feeder
+            # Encoded before the stream starts: encoding 50 MB holds the GIL of this process, whose
+            # feeder
             # sends the stream (a 60 ms gap in its input otherwise).
             payloads = [case.text.encode('utf-8', 'surrogatepass') for case in refused]
             stream = _stream_on_a_loaded_model(run, diagnostics, descriptions, good_text, rate)
@@ -467,11 +732,19 @@ def descriptions_node(urdf: str, corpus: Sequence[HostileDescription], rate: flo
                 started = time.perf_counter()
                 published_ns.append(time.time_ns())
                 descriptions.publish(payload)
-                counted = wait_for(lambda: model_value(diagnostics, 'descriptions_rejected') > before,
-                                   timeout_per_description)
-                outcomes.append(DescriptionOutcome(case.category, case.expected,
-                                                   REJECTED if counted else 'not_counted',
-                                                   time.perf_counter() - started, ''))
+                counted = wait_for(
+                    lambda: model_value(diagnostics, 'descriptions_rejected') > before,
+                    timeout_per_description,
+                )
+                outcomes.append(
+                    DescriptionOutcome(
+                        case.category,
+                        case.expected,
+                        REJECTED if counted else 'not_counted',
+                        time.perf_counter() - started,
+                        '',
+                    )
+                )
                 if run.process.poll() is not None:
                     break
             stream.stop()
@@ -484,8 +757,16 @@ def descriptions_node(urdf: str, corpus: Sequence[HostileDescription], rate: flo
         output_gaps = _output_gaps(stream.sent, run.feeder)
         figures = _description_stream_figures(stream.sent, run.feeder, references, output_gaps)
         _attribute_gaps(outcomes, published_ns, output_gaps)
-    return DescriptionReport(outcomes, rss_start, rss_end, alive, kept, figures.wrong_outputs,
-                             figures.answered_fraction, figures)
+    return DescriptionReport(
+        outcomes,
+        rss_start,
+        rss_end,
+        alive,
+        kept,
+        figures.wrong_outputs,
+        figures.answered_fraction,
+        figures,
+    )
 
 
 @dataclass
@@ -510,15 +791,24 @@ class DescriptionScenarioReport:
 def description_scenario_texts(good_text: str) -> list:
     """One cycle of a tool-changing robot's descriptions, each with what the node must do:
     the model again (nothing), one 20 MB too large (refused), a truncated one (refused), another
-    model (:func:`renamed_variant`: loaded), that again, garbage (refused), the first model (loaded)."""
+    model (:func:`renamed_variant`: loaded), that again, garbage (refused), the first model
+    (loaded)."""
     variant = renamed_variant(good_text)
     oversize = good_text.replace('</robot>', '<!--' + 'x' * 20_000_000 + '--></robot>')
-    return [(good_text, 'same'), (oversize, REJECTED), (good_text[:len(good_text) // 2], REJECTED),
-            (variant, ACCEPTED), (variant, 'same'), ('<robot name="broken"><link', REJECTED), (good_text, ACCEPTED)]
+    return [
+        (good_text, 'same'),
+        (oversize, REJECTED),
+        (good_text[: len(good_text) // 2], REJECTED),
+        (variant, ACCEPTED),
+        (variant, 'same'),
+        ('<robot name="broken"><link', REJECTED),
+        (good_text, ACCEPTED),
+    ]
 
 
-def description_scenario(urdf: str, interval: float = 0.5, duration: float = 10.0,
-                         rate: float = 1000.0) -> DescriptionScenarioReport:
+def description_scenario(
+    urdf: str, interval: float = 0.5, duration: float = 10.0, rate: float = 1000.0
+) -> DescriptionScenarioReport:
     """A description every ``interval`` seconds for ``duration`` seconds
     (:func:`description_scenario_texts`, cycled) to a dynamics_node streaming at ``rate`` [Hz],
     fed the joints of both models; every output must be one model's g(q)."""
@@ -527,13 +817,22 @@ def description_scenario(urdf: str, interval: float = 0.5, duration: float = 10.
     variant = cycle[3][0]
     names = [joint_names_of(urdf), joint_names_of_text(variant)]
     references = {names[0]: gravity_reference(urdf), names[1]: gravity_reference(urdf, variant)}
-    with NodeUnderTest('dynamics', ['-p', 'diagnostics_period:=0.05'], 'gravity_torques', urdf,
-                        keep_messages=True, connect=False, names=list(names[0] + names[1]),
-                        deep_history=True) as run:
+    with NodeUnderTest(
+        'dynamics',
+        ['-p', 'diagnostics_period:=0.05'],
+        'gravity_torques',
+        urdf,
+        keep_messages=True,
+        connect=False,
+        names=list(names[0] + names[1]),
+        deep_history=True,
+    ) as run:
         diagnostics = run.watch_diagnostics()
         descriptions = _DescriptionPublisher('/bench/robot_description')
         try:
-            payloads = [text.encode('utf-8', 'surrogatepass') for text, _ in cycle]  # before the stream, as above
+            payloads = [
+                text.encode('utf-8', 'surrogatepass') for text, _ in cycle
+            ]  # before the stream, as above
             stream = _stream_on_a_loaded_model(run, diagnostics, descriptions, good_text, rate)
             count = max(1, int(duration / interval))
             start = time.perf_counter()
@@ -550,8 +849,13 @@ def description_scenario(urdf: str, interval: float = 0.5, duration: float = 10.
         output_gaps = _output_gaps(stream.sent, run.feeder)
         figures = _description_stream_figures(stream.sent, run.feeder, references, output_gaps)
         kinds = [cycle[k % len(cycle)][1] for k in range(count)]
-        return DescriptionScenarioReport(interval, count, model_value(diagnostics, 'models_loaded'),
-                                         model_value(diagnostics, 'descriptions_rejected'), alive, figures,
-                                         1 + kinds.count(ACCEPTED), kinds.count(REJECTED))
-
-
+        return DescriptionScenarioReport(
+            interval,
+            count,
+            model_value(diagnostics, 'models_loaded'),
+            model_value(diagnostics, 'descriptions_rejected'),
+            alive,
+            figures,
+            1 + kinds.count(ACCEPTED),
+            kinds.count(REJECTED),
+        )

@@ -5,6 +5,7 @@
 core stream intake against the labels, :func:`fuzz_node` a node process over ROS (its answers
 and its /diagnostics counters). Values in rad, rad/s, N·m; stamps as ROS (sec, nanosec).
 """
+
 from __future__ import annotations
 
 import math
@@ -14,11 +15,17 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Iterator, Sequence
 
-from robot_dynamics.instruments.reliability_common import (NodeUnderTest, ReliabilityRunError, input_value,
-                                                           input_values, joint_names_of, sleep_until,
-                                                           stamped_header, wait_for)
+from robot_dynamics.instruments.reliability_common import (
+    NodeUnderTest,
+    ReliabilityRunError,
+    input_value,
+    input_values,
+    joint_names_of,
+    sleep_until,
+    stamped_header,
+    wait_for,
+)
 from robot_dynamics.instruments.stream_feeder import StreamFeeder, wait_for_stragglers
-
 
 VALID = 'valid'
 """Label of a joint state the node must answer (any other label is a rejection reason)."""
@@ -60,8 +67,16 @@ class _JointStateFuzzer:
         self.names = list(joint_names)
         self.rng = random.Random(seed)
         self.clock_ns = start_ns
-        self._faults = (self._bad_stamp, self._out_of_order, self._empty, self._length_mismatch,
-                        self._duplicate_names, self._no_known_joints, self._non_finite, self._out_of_range)
+        self._faults = (
+            self._bad_stamp,
+            self._out_of_order,
+            self._empty,
+            self._length_mismatch,
+            self._duplicate_names,
+            self._no_known_joints,
+            self._non_finite,
+            self._out_of_range,
+        )
 
     def valid(self) -> FuzzedJointState:
         rng, count = self.rng, len(self.names)
@@ -83,28 +98,46 @@ class _JointStateFuzzer:
     def invalid(self) -> FuzzedJointState:
         return self.rng.choice(self._faults)()
 
-    def _message(self, names, positions, velocities, efforts, stamp_ns: int, expected: str) -> FuzzedJointState:
+    def _message(
+        self, names, positions, velocities, efforts, stamp_ns: int, expected: str
+    ) -> FuzzedJointState:
         sec, nanosec = divmod(stamp_ns, 1_000_000_000)
-        return FuzzedJointState(tuple(names), tuple(positions), tuple(velocities), tuple(efforts), sec, nanosec,
-                                expected)
+        return FuzzedJointState(
+            tuple(names),
+            tuple(positions),
+            tuple(velocities),
+            tuple(efforts),
+            sec,
+            nanosec,
+            expected,
+        )
 
     def _arrays(self) -> tuple:
         count, rng = len(self.names), self.rng
-        return ([rng.uniform(-1.0, 1.0) for _ in range(count)], [rng.uniform(-2.0, 2.0) for _ in range(count)],
-                [rng.uniform(-20.0, 20.0) for _ in range(count)])
+        return (
+            [rng.uniform(-1.0, 1.0) for _ in range(count)],
+            [rng.uniform(-2.0, 2.0) for _ in range(count)],
+            [rng.uniform(-20.0, 20.0) for _ in range(count)],
+        )
 
     def _newer(self) -> int:
         return self.clock_ns + self.rng.randint(1, 999_999)
 
     def _bad_stamp(self) -> FuzzedJointState:
         positions, velocities, efforts = self._arrays()
-        stamp_ns = -self.rng.randint(1, 2**31 - 1) * 1_000_000_000 + self.rng.randint(0, 999_999_999)
+        stamp_ns = -self.rng.randint(1, 2**31 - 1) * 1_000_000_000 + self.rng.randint(
+            0, 999_999_999
+        )
         return self._message(self.names, positions, velocities, efforts, stamp_ns, 'bad_stamp')
 
     def _out_of_order(self) -> FuzzedJointState:
         positions, velocities, efforts = self._arrays()
-        stamp_ns = 0 if self.rng.random() < 0.3 else self.clock_ns - self.rng.randint(1_000, 2_000_000_000)
-        return self._message(self.names, positions, velocities, efforts, max(stamp_ns, 0), 'out_of_order')
+        stamp_ns = (
+            0 if self.rng.random() < 0.3 else self.clock_ns - self.rng.randint(1_000, 2_000_000_000)
+        )
+        return self._message(
+            self.names, positions, velocities, efforts, max(stamp_ns, 0), 'out_of_order'
+        )
 
     def _empty(self) -> FuzzedJointState:
         if self.rng.random() < 0.5:
@@ -125,12 +158,16 @@ class _JointStateFuzzer:
         names = list(self.names)
         source, target = self.rng.sample(range(len(names)), 2)
         names[target] = names[source]
-        return self._message(names, positions, velocities, efforts, self._newer(), 'duplicate_names')
+        return self._message(
+            names, positions, velocities, efforts, self._newer(), 'duplicate_names'
+        )
 
     def _no_known_joints(self) -> FuzzedJointState:
         rng = self.rng
         count = rng.randint(1, 12)
-        names = [f'{rng.choice(_UNICODE_NAMES)}{"x" * rng.choice((0, 1, 300))}#{k}' for k in range(count)]
+        names = [
+            f'{rng.choice(_UNICODE_NAMES)}{"x" * rng.choice((0, 1, 300))}#{k}' for k in range(count)
+        ]
         values = [rng.uniform(-1.0, 1.0) for _ in range(count)]
         return self._message(names, values, values, [], self._newer(), 'no_known_joints')
 
@@ -147,8 +184,13 @@ class _JointStateFuzzer:
         return self._message(self.names, *arrays, self._newer(), 'out_of_range')
 
 
-def fuzzed_joint_states(joint_names: Sequence[str], count: int, seed: int = 0, valid_fraction: float = 0.5,
-                        start: float = 1000.0) -> Iterator[FuzzedJointState]:
+def fuzzed_joint_states(
+    joint_names: Sequence[str],
+    count: int,
+    seed: int = 0,
+    valid_fraction: float = 0.5,
+    start: float = 1000.0,
+) -> Iterator[FuzzedJointState]:
     """``count`` joint states for a model with ``joint_names``: valid ones (all joints, shuffled,
     optional velocity/effort, sometimes extra unknown names with garbage values) interleaved
     with ones carrying exactly one fault each (NaN/Inf, huge values, wrong and mismatched array
@@ -156,7 +198,11 @@ def fuzzed_joint_states(joint_names: Sequence[str], count: int, seed: int = 0, v
     stamps). Valid stamps advance 1 ms from ``start`` [s]; the first message is valid."""
     fuzzer = _JointStateFuzzer(joint_names, seed, int(start * 1e9))
     for index in range(count):
-        yield fuzzer.valid() if index == 0 or fuzzer.rng.random() < valid_fraction else fuzzer.invalid()
+        yield (
+            fuzzer.valid()
+            if index == 0 or fuzzer.rng.random() < valid_fraction
+            else fuzzer.invalid()
+        )
 
 
 @dataclass
@@ -175,21 +221,29 @@ class FuzzReport:
 
     @property
     def passed(self) -> bool:
-        return (self.node_alive and self.answered_valid == self.valid and self.answered_invalid == 0
-                and self.expected_rejections == self.counted_rejections and self.misclassified == 0)
+        return (
+            self.node_alive
+            and self.answered_valid == self.valid
+            and self.answered_invalid == 0
+            and self.expected_rejections == self.counted_rejections
+            and self.misclassified == 0
+        )
 
     def __repr__(self) -> str:
-        return (f'FuzzReport({self.messages} messages, {self.answered_valid}/{self.valid} valid answered, '
-                f'rejections expected {self.expected_rejections} counted {self.counted_rejections}, '
-                f'{self.seconds:.1f} s)')
+        return (
+            f'FuzzReport({self.messages} messages, {self.answered_valid}/{self.valid} valid '
+            f'answered, rejections expected {self.expected_rejections} counted '
+            f'{self.counted_rejections}, {self.seconds:.1f} s)'
+        )
 
 
 def fuzz_core(urdf: str, count: int = 100_000, seed: int = 0) -> FuzzReport:
     """Feed ``count`` fuzzed joint states straight into the node's core call
-    (:class:`~robot_dynamics.core.streams.live_torques.LiveTorqueEstimator`) and tally the outcomes."""
+    (:class:`~robot_dynamics.core.streams.live_torques.LiveTorqueEstimator`) and tally the
+    outcomes."""
     from robot_dynamics.core.errors import JointStateError
-    from robot_dynamics.core.streams.live_torques import LiveTorqueEstimator
     from robot_dynamics.core.model.model import RobotModel
+    from robot_dynamics.core.streams.live_torques import LiveTorqueEstimator
 
     robot = RobotModel.from_urdf_file(urdf)
     estimator = LiveTorqueEstimator(robot)
@@ -202,8 +256,9 @@ def fuzz_core(urdf: str, count: int = 100_000, seed: int = 0) -> FuzzReport:
         else:
             expected[message.expected] += 1
         try:
-            sample = estimator.update(message.names, message.positions, message.velocities, message.efforts,
-                                      message.stamp)
+            sample = estimator.update(
+                message.names, message.positions, message.velocities, message.efforts, message.stamp
+            )
         except JointStateError as error:
             counted[error.reason] += 1
             misclassified += error.reason != message.expected
@@ -211,8 +266,16 @@ def fuzz_core(urdf: str, count: int = 100_000, seed: int = 0) -> FuzzReport:
         if sample is not None and tuple(estimator.robot.joint_names) == robot.joint_names:
             answered_valid += message.expected == VALID
             answered_invalid += message.expected != VALID
-    return FuzzReport(count, valid, answered_valid, answered_invalid, dict(sorted(expected.items())),
-                      dict(sorted(counted.items())), time.perf_counter() - started, misclassified=misclassified)
+    return FuzzReport(
+        count,
+        valid,
+        answered_valid,
+        answered_invalid,
+        dict(sorted(expected.items())),
+        dict(sorted(counted.items())),
+        time.perf_counter() - started,
+        misclassified=misclassified,
+    )
 
 
 def fuzz_node(urdf: str, count: int = 5000, seed: int = 1, rate: float = 1000.0) -> FuzzReport:
@@ -228,17 +291,30 @@ def fuzz_node(urdf: str, count: int = 5000, seed: int = 1, rate: float = 1000.0)
     valid_stamps = {m.stamp_ns for m in messages if m.expected == VALID}
     # As deep as the node's input queue: on a busy machine the node falls behind and catches up
     # instead of the publisher's history dropping inputs uncounted.
-    with NodeUnderTest('dynamics', ['-p', f'urdf_file:={urdf}', '-p', 'diagnostics_period:=0.2'],
-                       'inverse_dynamics_torques', urdf, deep_history=True) as run:
+    with NodeUnderTest(
+        'dynamics',
+        ['-p', f'urdf_file:={urdf}', '-p', 'diagnostics_period:=0.2'],
+        'inverse_dynamics_torques',
+        urdf,
+        deep_history=True,
+    ) as run:
         diagnostics = run.watch_diagnostics()
 
         def publish(m: FuzzedJointState) -> None:
-            run.feeder.joint_pub.publish(JointState(header=stamped_header(m.sec, m.nanosec), name=list(m.names),
-                                                    position=list(m.positions), velocity=list(m.velocities),
-                                                    effort=list(m.efforts)))
+            run.feeder.joint_pub.publish(
+                JointState(
+                    header=stamped_header(m.sec, m.nanosec),
+                    name=list(m.names),
+                    position=list(m.positions),
+                    velocity=list(m.velocities),
+                    effort=list(m.efforts),
+                )
+            )
 
         def handled() -> int:
-            return input_value(diagnostics, 'processed') + input_value(diagnostics, 'rejected_total')
+            return input_value(diagnostics, 'processed') + input_value(
+                diagnostics, 'rejected_total'
+            )
 
         primers = _prime(run.feeder, publish, names, messages[0].stamp_ns)
         started = time.perf_counter()
@@ -247,19 +323,32 @@ def fuzz_node(urdf: str, count: int = 5000, seed: int = 1, rate: float = 1000.0)
             sleep_until(started + index * period)
             publish(fuzzed)
         wait_for(lambda: handled() >= count + len(primers), 120.0)
-        wait_for_stragglers(run.feeder, math.inf, quiet=1.0, limit=30.0)  # answers still on their way
+        wait_for_stragglers(
+            run.feeder, math.inf, quiet=1.0, limit=30.0
+        )  # answers still on their way
         seconds = time.perf_counter() - started
         answered = {stamp for stamp, _ in run.feeder.received}
-        counted = {key[len('rejected_'):]: int(value) for key, value in input_values(diagnostics).items()
-                   if key.startswith('rejected_') and key != 'rejected_total'}
+        counted = {
+            key[len('rejected_') :]: int(value)
+            for key, value in input_values(diagnostics).items()
+            if key.startswith('rejected_') and key != 'rejected_total'
+        }
         alive = run.process.poll() is None
-    return FuzzReport(count, len(valid_stamps), len(answered & valid_stamps),
-                      len(answered - valid_stamps - primers), dict(sorted(expected.items())),
-                      dict(sorted(counted.items())), seconds, alive)
+    return FuzzReport(
+        count,
+        len(valid_stamps),
+        len(answered & valid_stamps),
+        len(answered - valid_stamps - primers),
+        dict(sorted(expected.items())),
+        dict(sorted(counted.items())),
+        seconds,
+        alive,
+    )
 
 
-def _prime(feeder: 'StreamFeeder', publish, names: Sequence[str], before_ns: int,
-           timeout: float = 10.0) -> set:
+def _prime(
+    feeder: 'StreamFeeder', publish, names: Sequence[str], before_ns: int, timeout: float = 10.0
+) -> set:
     """Publish valid joint states stamped 1 s before ``before_ns``, 1 ms apart, every 10 ms until
     the node answers one; returns their stamps [ns]."""
     stamps: set = set()

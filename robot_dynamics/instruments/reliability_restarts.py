@@ -5,6 +5,7 @@ A node killed mid-stream and started again (how soon it answers, how soon it cat
 node given a new description every ``interval`` seconds while streaming (no output computed
 with the wrong model). Times in s; efforts in N·m.
 """
+
 from __future__ import annotations
 
 import re
@@ -12,11 +13,19 @@ import time
 from dataclasses import asdict, dataclass
 
 from robot_dynamics.instruments import processes
-from robot_dynamics.instruments.reliability_common import (NODE_MODULES, NodeUnderTest, ReliabilityRunError,
-                                                           fraction_answered, gravity_reference,
-                                                           joint_names_of, joint_names_of_text, model_value,
-                                                           tail_answered_fraction, wait_for,
-                                                           wrong_gravity_outputs)
+from robot_dynamics.instruments.reliability_common import (
+    NODE_MODULES,
+    NodeUnderTest,
+    ReliabilityRunError,
+    fraction_answered,
+    gravity_reference,
+    joint_names_of,
+    joint_names_of_text,
+    model_value,
+    tail_answered_fraction,
+    wait_for,
+    wrong_gravity_outputs,
+)
 from robot_dynamics.instruments.stream_feeder import start_node
 
 
@@ -42,7 +51,9 @@ class RestartReport:
         return asdict(self)
 
 
-def restart_recovery(urdf: str, restarts: int = 1, rate: float = 1000.0, settle: float = 4.0) -> RestartReport:
+def restart_recovery(
+    urdf: str, restarts: int = 1, rate: float = 1000.0, settle: float = 4.0
+) -> RestartReport:
     """Kill (SIGKILL, a crash) and restart a dynamics_node process ``restarts`` times while it
     is fed at ``rate`` [Hz]; measure how soon each new process answers."""
     arguments = ['-p', f'urdf_file:={urdf}']
@@ -55,11 +66,18 @@ def restart_recovery(urdf: str, restarts: int = 1, rate: float = 1000.0, settle:
             removed += len(processes.kill_node_process(run.process))  # a crash leaves its DDS files
             killed_ns = time.time_ns()
             run.process = start_node([NODE_MODULES['dynamics'], *arguments], run.node_name)
-            if not wait_for(lambda: any(stamp > killed_ns for stamp, _ in run.feeder.received[-50:]), 30.0,
-                         period=0.001):
+            if not wait_for(
+                lambda: any(stamp > killed_ns for stamp, _ in run.feeder.received[-50:]),
+                30.0,
+                period=0.001,
+            ):
                 raise ReliabilityRunError('the restarted node never answered')
             time.sleep(settle)
-            answers = sorted((stamp, arrival) for stamp, arrival in list(run.feeder.received) if stamp > killed_ns)
+            answers = sorted(
+                (stamp, arrival)
+                for stamp, arrival in list(run.feeder.received)
+                if stamp > killed_ns
+            )
             first_stamp, first_arrival = answers[0]
             first_answers.append((first_arrival - first_stamp) * 1e-9)
             downtimes.append((first_arrival - killed_ns) * 1e-9)
@@ -71,7 +89,9 @@ def restart_recovery(urdf: str, restarts: int = 1, rate: float = 1000.0, settle:
             after.append(sum(stamp in answered for stamp in window) / max(1, len(window)))
         stream.stop(run.feeder)
         tail = tail_answered_fraction(stream.sent, run.feeder.received)
-    return RestartReport(first_answers, caught_up, downtimes, min(after, default=0.0), tail, removed)
+    return RestartReport(
+        first_answers, caught_up, downtimes, min(after, default=0.0), tail, removed
+    )
 
 
 @dataclass
@@ -97,11 +117,17 @@ class HotSwapReport:
 def renamed_variant(text: str, prefix: str = 'swap_', mass_scale: float = 1.5) -> str:
     """The URDF ``text`` with every ``fr3_`` name prefixed differently and every mass scaled:
     a second model whose outputs are told apart by joint names and by g(q)."""
-    scaled = re.sub(r'<mass value="([^"]+)"', lambda m: f'<mass value="{float(m.group(1)) * mass_scale!r}"', text)
+    scaled = re.sub(
+        r'<mass value="([^"]+)"',
+        lambda m: f'<mass value="{float(m.group(1)) * mass_scale!r}"',
+        text,
+    )
     return scaled.replace('fr3_', prefix)
 
 
-def hot_swap(urdf: str, swaps: int = 100, interval: float = 0.05, rate: float = 1000.0) -> HotSwapReport:
+def hot_swap(
+    urdf: str, swaps: int = 100, interval: float = 0.05, rate: float = 1000.0
+) -> HotSwapReport:
     """Alternate robot_description between the arm ``urdf`` and :func:`renamed_variant` of it
     ``swaps`` times while feeding joint states naming both models' joints; every output on
     ~/gravity_torques must equal g(q) of the model named by its joint names."""
@@ -113,10 +139,19 @@ def hot_swap(urdf: str, swaps: int = 100, interval: float = 0.05, rate: float = 
     texts.append(renamed_variant(texts[0]))
     names = [joint_names_of(urdf), joint_names_of_text(texts[1])]
     references = {names[0]: gravity_reference(urdf), names[1]: gravity_reference(urdf, texts[1])}
-    with NodeUnderTest('dynamics', ['-p', 'diagnostics_period:=0.05'], 'gravity_torques', urdf,
-                       keep_messages=True, connect=False, names=list(names[0] + names[1])) as run:
+    with NodeUnderTest(
+        'dynamics',
+        ['-p', 'diagnostics_period:=0.05'],
+        'gravity_torques',
+        urdf,
+        keep_messages=True,
+        connect=False,
+        names=list(names[0] + names[1]),
+    ) as run:
         diagnostics = run.watch_diagnostics()
-        description_pub = run.feeder.node.create_publisher(String, '/bench/robot_description', DESCRIPTION_QOS)
+        description_pub = run.feeder.node.create_publisher(
+            String, '/bench/robot_description', DESCRIPTION_QOS
+        )
         description_pub.publish(String(data=texts[0]))
         run.feeder.wait_connected()
         if not wait_for(lambda: model_value(diagnostics, 'models_loaded') >= 1, 10.0):

@@ -3,6 +3,7 @@
 A node fed for a long time against the bare relay measured in the same run, its private
 resident memory [KiB] sampled every second (the memory sampler and /proc readers are here).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -13,9 +14,17 @@ from typing import Optional
 
 from robot_dynamics.instruments import bench
 from robot_dynamics.instruments.reliability_common import safe_ratio
-from robot_dynamics.instruments.stream_feeder import (StreamFeeder, StreamFigures, bench_node_name, latencies,
-                                                      output_topic, start_node, stop_node, stream_figures,
-                                                      wait_for_stragglers)
+from robot_dynamics.instruments.stream_feeder import (
+    StreamFeeder,
+    StreamFigures,
+    bench_node_name,
+    latencies,
+    output_topic,
+    start_node,
+    stop_node,
+    stream_figures,
+    wait_for_stragglers,
+)
 
 
 @dataclass
@@ -48,31 +57,50 @@ class SoakReport:
 
     def to_dict(self) -> dict:
         relay, node = self.relay, self.node
-        return {'target': self.target, 'rate_hz': self.rate_hz, 'duration_s': self.duration_s,
-                'answered_fraction': node.answered_fraction, 'relay_answered_fraction': relay.answered_fraction,
-                'node_latency_ms': latencies(node), 'relay_latency_ms': latencies(relay),
-                'p50_ratio': safe_ratio(node.p50_ms, relay.p50_ms), 'p99_ratio': safe_ratio(node.p99_ms, relay.p99_ms),
-                'rss_start_kib': self.rss_start_kib, 'rss_end_kib': self.rss_end_kib,
-                'rss_max_kib': max(self.rss_samples_kib, default=0), 'rss_growth_kib': self.rss_growth_kib,
-                'load_average_1_5_15': list(self.load_average), 'node_alive': self.node_alive}
+        return {
+            'target': self.target,
+            'rate_hz': self.rate_hz,
+            'duration_s': self.duration_s,
+            'answered_fraction': node.answered_fraction,
+            'relay_answered_fraction': relay.answered_fraction,
+            'node_latency_ms': latencies(node),
+            'relay_latency_ms': latencies(relay),
+            'p50_ratio': safe_ratio(node.p50_ms, relay.p50_ms),
+            'p99_ratio': safe_ratio(node.p99_ms, relay.p99_ms),
+            'rss_start_kib': self.rss_start_kib,
+            'rss_end_kib': self.rss_end_kib,
+            'rss_max_kib': max(self.rss_samples_kib, default=0),
+            'rss_growth_kib': self.rss_growth_kib,
+            'load_average_1_5_15': list(self.load_average),
+            'node_alive': self.node_alive,
+        }
 
 
-def soak(target: str, duration: float, rate: Optional[float] = None, warmup: float = 2.0,
-         baseline_duration: Optional[float] = None) -> SoakReport:
+def soak(
+    target: str,
+    duration: float,
+    rate: Optional[float] = None,
+    warmup: float = 2.0,
+    baseline_duration: Optional[float] = None,
+) -> SoakReport:
     """Feed ``target`` ('dynamics': arm at 1 kHz, 'centroidal': quadruped at 500 Hz) for
     ``duration`` seconds after ``warmup``; the bare relay baseline runs for ``baseline_duration``
     (default: ``min(duration, 60)``) under the same feed just before."""
     module, output, default_rate, model, root_joint = bench.TARGETS[target]
     from robot_dynamics.models import model_path
+
     urdf = str(model_path(model))
     rate = rate or default_rate
     baseline = argparse.Namespace(duration=baseline_duration or min(duration, 60.0), warmup=warmup)
-    relay = bench.measure_process([bench.BARE_RELAY], 'relayed_joint_states', urdf, root_joint, rate, baseline)
+    relay = bench.measure_process(
+        [bench.BARE_RELAY], 'relayed_joint_states', urdf, root_joint, rate, baseline
+    )
     node_name = bench_node_name(module)
     process = start_node([module, *_node_arguments(urdf, root_joint)], node_name)
     try:
-        with StreamFeeder(output_topic(node_name, output), output, urdf, root_joint,
-                          efforts=True) as feeder:
+        with StreamFeeder(
+            output_topic(node_name, output), output, urdf, root_joint, efforts=True
+        ) as feeder:
             feeder.wait_connected(process=process)
             feeder.feed(rate, warmup)
             # Sampled from the end of the warm-up: start-up (imports, first messages) is not growth.
@@ -86,7 +114,9 @@ def soak(target: str, duration: float, rate: Optional[float] = None, warmup: flo
         alive = process.poll() is None
     finally:
         stop_node(process)
-    return SoakReport(target, rate, duration, figures, relay, sampler.samples, os.getloadavg(), alive)
+    return SoakReport(
+        target, rate, duration, figures, relay, sampler.samples, os.getloadavg(), alive
+    )
 
 
 def _node_arguments(urdf: str, root_joint: str) -> list:
@@ -94,7 +124,8 @@ def _node_arguments(urdf: str, root_joint: str) -> list:
 
 
 class _MemorySampler:
-    """Samples ``measure(pid)`` [KiB] (default VmRSS) once per ``period`` seconds in a background thread."""
+    """Samples ``measure(pid)`` [KiB] (default VmRSS) once per ``period`` seconds in a background
+    thread."""
 
     def __init__(self, pid: int, period: float = 1.0, start_after: float = 0.0, measure=None):
         self.samples: list = []

@@ -5,6 +5,7 @@ The 1 kHz stream measured quiet and while client processes call the node's servi
 ``python -m robot_dynamics.instruments.reliability_storm NODE_PATH COUNT OFFSET``: it prints
 one JSON line per call (:func:`call_services`).
 """
+
 from __future__ import annotations
 
 import json
@@ -19,7 +20,11 @@ from dataclasses import dataclass
 from typing import Optional
 
 from robot_dynamics.instruments import processes
-from robot_dynamics.instruments.reliability_common import NodeUnderTest, ReliabilityRunError, safe_ratio
+from robot_dynamics.instruments.reliability_common import (
+    NodeUnderTest,
+    ReliabilityRunError,
+    safe_ratio,
+)
 from robot_dynamics.instruments.stream_feeder import StreamFigures, latencies, stream_figures
 
 
@@ -44,47 +49,75 @@ class StormReport:
 
     def to_dict(self) -> dict:
         per_service = Counter((c['service'], c['answered'], c['success']) for c in self.calls)
-        return {'requested_calls': self.requested, 'answered_calls': self.answered_calls,
-                'calls_by_service_answered_success': {f'{s} answered={a} success={ok}': n
-                                                      for (s, a, ok), n in sorted(per_service.items())},
-                'max_call_s': max((c['seconds'] for c in self.calls), default=0.0),
-                'storm_seconds': self.storm_seconds, 'quiet_latency_ms': latencies(self.quiet),
-                'storm_latency_ms': latencies(self.storm),
-                'storm_answered_fraction': self.storm.answered_fraction, 'p99_ratio': self.p99_ratio,
-                'node_alive': self.node_alive}
+        return {
+            'requested_calls': self.requested,
+            'answered_calls': self.answered_calls,
+            'calls_by_service_answered_success': {
+                f'{s} answered={a} success={ok}': n for (s, a, ok), n in sorted(per_service.items())
+            },
+            'max_call_s': max((c['seconds'] for c in self.calls), default=0.0),
+            'storm_seconds': self.storm_seconds,
+            'quiet_latency_ms': latencies(self.quiet),
+            'storm_latency_ms': latencies(self.storm),
+            'storm_answered_fraction': self.storm.answered_fraction,
+            'p99_ratio': self.p99_ratio,
+            'node_alive': self.node_alive,
+        }
 
 
 STORM_SERVICES = ('identify_payload', 'validate_inertia')
 
 
-def service_storm(urdf: str, calls: int = 100, clients: int = 4, rate: float = 1000.0, quiet: float = 10.0,
-                  warmup: float = 2.0, buffer_duration: float = 5.0, timeout: float = 300.0,
-                  service_cpu_share: Optional[float] = None) -> StormReport:
+def service_storm(
+    urdf: str,
+    calls: int = 100,
+    clients: int = 4,
+    rate: float = 1000.0,
+    quiet: float = 10.0,
+    warmup: float = 2.0,
+    buffer_duration: float = 5.0,
+    timeout: float = 300.0,
+    service_cpu_share: Optional[float] = None,
+) -> StormReport:
     """Feed a dynamics_node process at ``rate`` [Hz] (with efforts, so its payload buffer fills):
     ``quiet`` seconds measured alone, then measured while ``clients`` processes make ``calls``
     calls in all, alternating ~/identify_payload and ~/validate_inertia. ``service_cpu_share``:
     the node's parameter (None: its default)."""
     with tempfile.TemporaryDirectory(prefix='storm_reports_') as reports:
-        arguments = ['-p', f'urdf_file:={urdf}', '-p', f'buffer_duration:={buffer_duration}',
-                     '-p', f'report_directory:={reports}']
+        arguments = [
+            '-p',
+            f'urdf_file:={urdf}',
+            '-p',
+            f'buffer_duration:={buffer_duration}',
+            '-p',
+            f'report_directory:={reports}',
+        ]
         if service_cpu_share is not None:
             arguments += ['-p', f'service_cpu_share:={float(service_cpu_share)}']
-        with NodeUnderTest('dynamics', arguments, 'inverse_dynamics_torques', urdf, efforts=True) as run:
+        with NodeUnderTest(
+            'dynamics', arguments, 'inverse_dynamics_torques', urdf, efforts=True
+        ) as run:
             quiet_sent = run.feeder.feed(rate, quiet, warmup)
             per_client = [calls // clients + (k < calls % clients) for k in range(clients)]
-            workers = [_start_service_client(run.node_name, count, offset=k) for k, count in enumerate(per_client)]
+            workers = [
+                _start_service_client(run.node_name, count, offset=k)
+                for k, count in enumerate(per_client)
+            ]
             # The clients' own start-up (interpreter, rclpy, discovery) is not part of the storm:
             # keep the stream fed while they connect, then release them all at once.
-            ready = threading.Thread(target=lambda: [_wait_for_line(worker, 'ready') for worker in workers],
-                                     daemon=True)
+            ready = threading.Thread(
+                target=lambda: [_wait_for_line(worker, 'ready') for worker in workers], daemon=True
+            )
             ready.start()
             run.feeder.feed(rate, timeout, 0.0, until=lambda: not ready.is_alive())
             for worker in workers:
                 _send_line(worker, 'go')
-            # The storm lasts until the last call is answered; the clients' shutdown (rclpy, interpreter)
+            # The storm lasts until the last call is answered; the clients' shutdown (rclpy,
+            # interpreter)
             # comes after it, once released, like their start-up before "go".
-            done = threading.Thread(target=lambda: [_wait_for_line(worker, 'done') for worker in workers],
-                                    daemon=True)
+            done = threading.Thread(
+                target=lambda: [_wait_for_line(worker, 'done') for worker in workers], daemon=True
+            )
             done.start()
             started = time.monotonic()
             storm_sent = run.feeder.feed(rate, timeout, 0.0, until=lambda: not done.is_alive())
@@ -95,15 +128,28 @@ def service_storm(urdf: str, calls: int = 100, clients: int = 4, rate: float = 1
             results = [call for worker in workers for call in _client_results(worker)]
             alive = run.process.poll() is None
             received = list(run.feeder.received)
-    return StormReport(stream_figures(quiet_sent, received), stream_figures(storm_sent, received), results, calls,
-                       storm_seconds, alive)
+    return StormReport(
+        stream_figures(quiet_sent, received),
+        stream_figures(storm_sent, received),
+        results,
+        calls,
+        storm_seconds,
+        alive,
+    )
 
 
 def _start_service_client(node_name: str, count: int, offset: int) -> subprocess.Popen:
-    command = [sys.executable, '-m', 'robot_dynamics.instruments.reliability_storm', f'/{node_name}', str(count),
-               str(offset)]
-    return processes.start_node_process(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                        stderr=subprocess.DEVNULL, text=True)
+    command = [
+        sys.executable,
+        '-m',
+        'robot_dynamics.instruments.reliability_storm',
+        f'/{node_name}',
+        str(count),
+        str(offset),
+    ]
+    return processes.start_node_process(
+        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+    )
 
 
 def _wait_for_line(worker: subprocess.Popen, expected: str) -> None:
@@ -131,8 +177,9 @@ def _client_results(worker: subprocess.Popen, timeout: float = 120.0) -> list:
     return [json.loads(line) for line in output.splitlines() if line.startswith('{')]
 
 
-def call_services(node_path: str, count: int, offset: int = 0, timeout: float = 120.0,
-                  storm_client: bool = False) -> list:
+def call_services(
+    node_path: str, count: int, offset: int = 0, timeout: float = 120.0, storm_client: bool = False
+) -> list:
     """Make ``count`` std_srvs/Trigger calls on ``node_path``'s services in turn (starting at
     :data:`STORM_SERVICES` [offset]); returns one dict per call (service, answered, success,
     message, seconds). A ``storm_client`` talks to the bench on stdin/stdout: "ready" → "go"
@@ -157,11 +204,18 @@ def call_services(node_path: str, count: int, offset: int = 0, timeout: float = 
             future = clients[name].call_async(Trigger.Request())
             rclpy.spin_until_future_complete(node, future, timeout_sec=timeout)
             response = future.result() if future.done() else None
-            results.append({'service': name, 'answered': response is not None,
-                            'success': bool(response and response.success),
-                            'message': response.message[:200] if response else '',
-                            'seconds': time.monotonic() - started})
-        if storm_client:  # say "done", then shut down only on the bench's "exit" (after its measurement)
+            results.append(
+                {
+                    'service': name,
+                    'answered': response is not None,
+                    'success': bool(response and response.success),
+                    'message': response.message[:200] if response else '',
+                    'seconds': time.monotonic() - started,
+                }
+            )
+        if (
+            storm_client
+        ):  # say "done", then shut down only on the bench's "exit" (after its measurement)
             print('done', flush=True)
             sys.stdin.readline()
     finally:

@@ -6,6 +6,7 @@ onto a feed lane; :func:`stream_figures` turns the stamps sent and the answers r
 latency percentiles [ms] and the answered fraction. Stamps are ROS times in ns since the epoch.
 Used by :mod:`robot_dynamics.instruments.bench` and the reliability runs.
 """
+
 from __future__ import annotations
 
 import os
@@ -26,6 +27,7 @@ class BenchError(RobotDynamicsError):
 def shutdown_context(context) -> None:
     """Shut the rclpy ``context`` down and remove the Fast DDS segment files it leaves."""
     import rclpy
+
     owned = processes.dds_files_of(os.getpid())
     rclpy.try_shutdown(context=context)
     processes.remove_unused_dds_files(owned, ports=False)
@@ -57,23 +59,38 @@ class StreamFigures:
 
 def stream_figures(sent: list, received: list) -> StreamFigures:
     import numpy as np
+
     sent_set = set(sent)
     latency_ms = {}
     for stamp, arrival in received:
         if stamp in sent_set and stamp not in latency_ms:
             latency_ms[stamp] = (arrival - stamp) * 1e-6
     values = np.array(list(latency_ms.values())) if latency_ms else np.array([np.nan])
-    return StreamFigures(sent=len(sent), answered=len(latency_ms), p50_ms=float(np.percentile(values, 50)),
-                         p90_ms=float(np.percentile(values, 90)), p99_ms=float(np.percentile(values, 99)),
-                         max_ms=float(np.max(values)))
+    return StreamFigures(
+        sent=len(sent),
+        answered=len(latency_ms),
+        p50_ms=float(np.percentile(values, 50)),
+        p90_ms=float(np.percentile(values, 90)),
+        p99_ms=float(np.percentile(values, 99)),
+        max_ms=float(np.max(values)),
+    )
 
 
 def latencies(figures: StreamFigures) -> dict:
-    return {'p50': figures.p50_ms, 'p90': figures.p90_ms, 'p99': figures.p99_ms, 'max': figures.max_ms,
-            'sent': figures.sent, 'answered': figures.answered, 'cpu_per_second': figures.cpu_per_second}
+    return {
+        'p50': figures.p50_ms,
+        'p90': figures.p90_ms,
+        'p99': figures.p99_ms,
+        'max': figures.max_ms,
+        'sent': figures.sent,
+        'answered': figures.answered,
+        'cpu_per_second': figures.cpu_per_second,
+    }
 
 
-def wait_for_stragglers(feeder: 'StreamFeeder', expected: int, quiet: float = 0.3, limit: float = 10.0) -> None:
+def wait_for_stragglers(
+    feeder: 'StreamFeeder', expected: int, quiet: float = 0.3, limit: float = 10.0
+) -> None:
     """Return once ``expected`` answers came, or none for ``quiet`` seconds (at most ``limit``)."""
     deadline = time.monotonic() + limit
     count, last_change = len(feeder.received), time.monotonic()
@@ -89,7 +106,9 @@ def bench_node_name(module: str) -> str:
     return f'bench_{module.rsplit(".", 1)[-1]}_{os.getpid()}'
 
 
-def output_topic(node_name: str, output: str, node_output: bool = True, lane: str = '/bench') -> str:
+def output_topic(
+    node_name: str, output: str, node_output: bool = True, lane: str = '/bench'
+) -> str:
     return f'/{node_name}/{output}' if node_output else f'{lane}/relayed'
 
 
@@ -97,11 +116,27 @@ def start_node(module_args: list, node_name: str, lane: str = '/bench'):
     """Start ``python -m module_args[0]`` as node ``node_name`` reading ``lane``/joint_states and
     ``lane``/odom (a relay publishes ``lane``/relayed); ``module_args[1:]`` are extra ROS arguments
     (``-p name:=value``...). The process ends when this one does."""
-    command = [sys.executable, '-m', module_args[0], '--ros-args', '-r', f'__node:={node_name}',
-               '-r', f'joint_states:={lane}/joint_states', '-r', f'odom:={lane}/odom',
-               '-r', 'robot_description:=/bench/robot_description',
-               '-r', f'relayed_joint_states:={lane}/relayed', '--log-level', 'error'] + module_args[1:]
-    return processes.start_node_process(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    command = [
+        sys.executable,
+        '-m',
+        module_args[0],
+        '--ros-args',
+        '-r',
+        f'__node:={node_name}',
+        '-r',
+        f'joint_states:={lane}/joint_states',
+        '-r',
+        f'odom:={lane}/odom',
+        '-r',
+        'robot_description:=/bench/robot_description',
+        '-r',
+        f'relayed_joint_states:={lane}/relayed',
+        '--log-level',
+        'error',
+    ] + module_args[1:]
+    return processes.start_node_process(
+        command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
 
 
 def stop_node(process) -> None:
@@ -120,23 +155,36 @@ class StreamFeeder:
     on ``input_namespace``/joint_states (and ``input_namespace``/odom).
     """
 
-    def __init__(self, topic: str, output: str, urdf: str, root_joint: str, names=None, efforts: bool = False,
-                 keep_messages: bool = False, deep_history: bool = False, input_namespace: str = '/bench'):
+    def __init__(
+        self,
+        topic: str,
+        output: str,
+        urdf: str,
+        root_joint: str,
+        names=None,
+        efforts: bool = False,
+        keep_messages: bool = False,
+        deep_history: bool = False,
+        input_namespace: str = '/bench',
+    ):
         import numpy as np
         import rclpy
         from geometry_msgs.msg import PointStamped
         from sensor_msgs.msg import JointState
 
         from robot_dynamics.core.model.model import RobotModel
-        from robot_dynamics.ros.topics import JOINT_STATE_QOS, SENSOR_QOS
         from robot_dynamics.ros.spinning import NodeSpinner
+        from robot_dynamics.ros.topics import JOINT_STATE_QOS, SENSOR_QOS
 
         self.robot = RobotModel.from_urdf_file(urdf, root_joint=root_joint)
         self.topic = topic
         self.names = list(names or self.robot.joint_names)
         rng = np.random.default_rng(0)
-        own = np.clip(rng.uniform(-0.5, 0.5, self.robot.num_joints), self.robot.limits.lower,
-                      self.robot.limits.upper)
+        own = np.clip(
+            rng.uniform(-0.5, 0.5, self.robot.num_joints),
+            self.robot.limits.lower,
+            self.robot.limits.upper,
+        )
         self._base_positions = np.resize(own, len(self.names))
         self._efforts = efforts
         self.received: list = []
@@ -145,18 +193,27 @@ class StreamFeeder:
         self._keep = keep_messages
         self.context = rclpy.Context()
         rclpy.init(context=self.context)
-        self.node = rclpy.create_node(f'bench_feeder_{os.getpid()}_{id(self)}', context=self.context)
+        self.node = rclpy.create_node(
+            f'bench_feeder_{os.getpid()}_{id(self)}', context=self.context
+        )
         output_type = PointStamped if output == 'com' else JointState
-        # As deep as the nodes' input queue: a burst of answers after a stall must not overflow here.
+        # As deep as the nodes' input queue: a burst of answers after a stall must not overflow
+        # here.
         self.node.create_subscription(output_type, topic, self._on_output, JOINT_STATE_QOS)
         # deep_history: keep as many unacknowledged joint states as the node's queue holds, so that
         # a node stalled on purpose (a huge description) can catch up instead of losing them here.
-        self.joint_pub = self.node.create_publisher(JointState, f'{input_namespace}/joint_states',
-                                                    JOINT_STATE_QOS if deep_history else SENSOR_QOS)
+        self.joint_pub = self.node.create_publisher(
+            JointState,
+            f'{input_namespace}/joint_states',
+            JOINT_STATE_QOS if deep_history else SENSOR_QOS,
+        )
         self.odom_pub = None
         if root_joint == 'floating':
             from nav_msgs.msg import Odometry
-            self.odom_pub = self.node.create_publisher(Odometry, f'{input_namespace}/odom', SENSOR_QOS)
+
+            self.odom_pub = self.node.create_publisher(
+                Odometry, f'{input_namespace}/odom', SENSOR_QOS
+            )
         self.publish_failures = 0
         self._spinner = NodeSpinner([self.node])
         self._spin_thread = threading.Thread(target=self._spinner.spin, daemon=True)
@@ -170,26 +227,35 @@ class StreamFeeder:
 
     def wait_connected(self, timeout: float = 30.0, process=None, odom: bool = False) -> None:
         """Block until the node under test publishes ``topic`` and reads joint_states (and, with
-        ``odom``, odom for a floating base); ``process``: its Popen, to stop waiting when it ends."""
+        ``odom``, odom for a floating base); ``process``: its Popen, to stop waiting when it
+        ends."""
         deadline = time.monotonic() + timeout
         while not self._connected(odom):
             if process is not None and process.poll() is not None:
-                raise BenchError(f'the node under test ended (exit {process.returncode}) before connecting')
+                raise BenchError(
+                    f'the node under test ended (exit {process.returncode}) before connecting'
+                )
             if time.monotonic() > deadline:
                 raise BenchError(f'the node under test never connected to {self.topic}')
             time.sleep(0.05)
 
     def _connected(self, odom: bool) -> bool:
         odom_read = not odom or self.odom_pub is None or self.odom_pub.get_subscription_count() >= 1
-        return (self.node.count_publishers(self.topic) >= 1 and self.joint_pub.get_subscription_count() >= 1
-                and odom_read)
+        return (
+            self.node.count_publishers(self.topic) >= 1
+            and self.joint_pub.get_subscription_count() >= 1
+            and odom_read
+        )
 
     def positions(self, phase: float):
         """Joint positions [rad] sent at ``phase`` seconds into the feed, in ``names`` order."""
         import numpy as np
+
         return self._base_positions + 0.2 * np.sin(2.0 * phase)
 
-    def feed(self, rate: float, duration: float, warmup: float = 0.0, until=None, sent=None) -> list:
+    def feed(
+        self, rate: float, duration: float, warmup: float = 0.0, until=None, sent=None
+    ) -> list:
         """Publish at ``rate`` [Hz] for ``warmup + duration`` seconds (or until ``until()`` is true
         after the warm-up); returns the stamps [ns] sent after the warm-up, appended to ``sent``
         as they go when it is given (a list another thread may read)."""
@@ -237,6 +303,7 @@ class StreamFeeder:
         refused (a reliable writer whose history stayed full: the reader is stalled). Such a
         message was never sent and is counted in ``publish_failures``, not as unanswered."""
         from rclpy._rclpy_pybind11 import RCLError
+
         try:
             if self.odom_pub is not None:
                 odom.header.stamp = message.header.stamp

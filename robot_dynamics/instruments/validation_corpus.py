@@ -15,6 +15,7 @@ that link, the whole corpus within 60 s and no file over 2 s. Both wall-clock an
 are printed; the exit code judges the CPU times, which another job on a shared machine does not
 inflate: 0 when the targets are met, 1 otherwise, 2 when there is no corpus.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -42,9 +43,12 @@ _ELEMENT_NAME = re.compile(r"Element name '([^']*)'")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument('--robots', metavar='DIR',
-                        help='validation-corpus: directory searched for *.urdf (default: the example-robot-data '
-                             'package\'s robots)')
+    parser.add_argument(
+        '--robots',
+        metavar='DIR',
+        help='validation-corpus: directory searched for *.urdf (default: the example-robot-data '
+        'package\'s robots)',
+    )
 
 
 add_bench_arguments = add_arguments
@@ -93,7 +97,11 @@ class CorpusRow:
     def mujoco_verdict(self) -> str:
         if self.judge_failure:
             return f'refuses the file: {self.judge_failure}'
-        return f'refuses {len(self.refused)} link{"s" * (len(self.refused) != 1)}' if self.refused else 'compiles'
+        return (
+            f'refuses {len(self.refused)} link{"s" * (len(self.refused) != 1)}'
+            if self.refused
+            else 'compiles'
+        )
 
 
 def default_robots_directory() -> Optional[Path]:
@@ -130,9 +138,18 @@ def evaluate(path: Path, robots_directory: Path) -> CorpusRow:
     error_links = {finding.link for finding in report.findings if finding.severity == 'error'}
     text = Path(path).read_text(encoding='utf-8')
     refused, failure = mujoco_refusals(text)
-    row = CorpusRow(str(Path(path).relative_to(robots_directory)), report.exit_code(),
-                    report.count('error'), report.count('warning'), seconds, cpu_seconds, error_links,
-                    refused, failure, report.summary())
+    row = CorpusRow(
+        str(Path(path).relative_to(robots_directory)),
+        report.exit_code(),
+        report.count('error'),
+        report.count('warning'),
+        seconds,
+        cpu_seconds,
+        error_links,
+        refused,
+        failure,
+        report.summary(),
+    )
     start = time.perf_counter()
     if importlib.util.find_spec('pydrake') is not None:
         row.drake = drake_judge.judge_file(path, packages)
@@ -203,7 +220,11 @@ def _stand_in(body) -> None:
 
 
 def _first_line(error: Exception) -> str:
-    return str(error).strip().splitlines()[0].removeprefix('Error: ') if str(error).strip() else type(error).__name__
+    return (
+        str(error).strip().splitlines()[0].removeprefix('Error: ')
+        if str(error).strip()
+        else type(error).__name__
+    )
 
 
 @contextlib.contextmanager
@@ -212,6 +233,7 @@ def _quiet_stdout():
     to the C standard streams and appends them to MUJOCO_LOG.TXT in the working directory; here
     they go nowhere (the table is what this run prints, and a bench leaves no file behind)."""
     import mujoco
+
     sys.stdout.flush()
     sys.stderr.flush()
     saved = [os.dup(1), os.dup(2)]
@@ -236,8 +258,11 @@ def _ignore_warning(message: str) -> None:
 def run(args: argparse.Namespace) -> int:
     directory = Path(args.robots) if getattr(args, 'robots', None) else default_robots_directory()
     if directory is None or not directory.is_dir():
-        print('bench validation-corpus: no corpus: pip install example-robot-data, or give --robots DIR',
-              file=sys.stderr)
+        print(
+            'bench validation-corpus: no corpus: pip install example-robot-data, or give --robots '
+            'DIR',
+            file=sys.stderr,
+        )
         return 2
     files = corpus_files(directory)
     if not files:
@@ -245,8 +270,12 @@ def run(args: argparse.Namespace) -> int:
         return 2
     start = time.perf_counter()
     rows = []
-    print(f'validating {len(files)} files under {directory} (wall-clock targets: read them on an idle machine; '
-          f'load average now {os.getloadavg()[0]:.1f})', flush=True)
+    print(
+        f'validating {len(files)} files under {directory} (wall-clock targets: read them on an '
+        f'idle machine; '
+        f'load average now {os.getloadavg()[0]:.1f})',
+        flush=True,
+    )
     for path in files:
         rows.append(evaluate(path, directory))
         print(_row_text(rows[-1]), flush=True)
@@ -259,17 +288,20 @@ def _row_text(row: CorpusRow) -> str:
         agreement += '; errors beyond MuJoCo on ' + ', '.join(row.beyond_mujoco)
     if '' in row.error_links:
         agreement += f'; {row.summary}'
-    text = (f'{row.robot:<58} exit {row.exit_code}  {row.errors:3d} E {row.warnings:3d} W  '
-            f'{row.seconds:5.2f} s ({row.cpu_seconds:4.2f} s CPU)  '
-            f'MuJoCo {row.mujoco_verdict}: {agreement}')
+    text = (
+        f'{row.robot:<58} exit {row.exit_code}  {row.errors:3d} E {row.warnings:3d} W  '
+        f'{row.seconds:5.2f} s ({row.cpu_seconds:4.2f} s CPU)  '
+        f'MuJoCo {row.mujoco_verdict}: {agreement}'
+    )
     if row.drake is not None:
         text += f' | Drake {row.drake.summary()}: {row.drake_agreement.text()}'
         if row.drake.geometry_refusal:
             text += f'; with its meshes Drake refuses the file: {row.drake.geometry_refusal}'
     if row.pybullet_zeroed:
         unflagged = row.pybullet_unflagged
-        text += (f' | PyBullet zeroes the inertia of {len(row.pybullet_zeroed)} links: '
-                 + ('UNFLAGGED ' + ', '.join(unflagged) if unflagged else 'all errors'))
+        text += f' | PyBullet zeroes the inertia of {len(row.pybullet_zeroed)} links: ' + (
+            'UNFLAGGED ' + ', '.join(unflagged) if unflagged else 'all errors'
+        )
     return text
 
 
@@ -280,24 +312,40 @@ def _print_totals(rows: list, seconds: float) -> int:
     missed_links = sum(len(row.missed) for row in rows)
     slowest = max(rows, key=lambda row: row.seconds)
     print()
-    print(f'{len(rows)} files, {sum(row.errors for row in rows)} errors, '
-          f'{sum(row.warnings for row in rows)} warnings')
-    print(f'MuJoCo refuses {refused_links} links in {len(refusing)} files; every one an error on that '
-          f'link in {len(agreeing)} of {len(refusing)} files ({missed_links} links missed; target 0)')
-    print(f'errors on links MuJoCo accepts: {sum(len(row.beyond_mujoco) for row in rows)} '
-          '(defects MuJoCo does not check, such as an inertia no body inside the geometry can have; '
-          'per file above)')
+    print(
+        f'{len(rows)} files, {sum(row.errors for row in rows)} errors, '
+        f'{sum(row.warnings for row in rows)} warnings'
+    )
+    print(
+        f'MuJoCo refuses {refused_links} links in {len(refusing)} files; every one an error on '
+        f'that '
+        f'link in {len(agreeing)} of {len(refusing)} files ({missed_links} links missed; target 0)'
+    )
+    print(
+        f'errors on links MuJoCo accepts: {sum(len(row.beyond_mujoco) for row in rows)} '
+        '(defects MuJoCo does not check, such as an inertia no body inside the geometry can have; '
+        'per file above)'
+    )
     judges_agree = _print_judge_totals(rows)
-    cpu_total, cpu_slowest = sum(row.cpu_seconds for row in rows), max(row.cpu_seconds for row in rows)
-    print(f'time {seconds:.1f} s for the corpus (target <= {CORPUS_SECONDS_TARGET:.0f} s; of which '
-          f'{sum(row.judge_seconds for row in rows):.1f} s in the Drake and PyBullet judges), slowest '
-          f'file {slowest.seconds:.2f} s: {slowest.robot} (target <= {FILE_SECONDS_TARGET:.0f} s); '
-          f'validation CPU time {cpu_total:.1f} s, slowest file {cpu_slowest:.2f} s')
+    cpu_total, cpu_slowest = (
+        sum(row.cpu_seconds for row in rows),
+        max(row.cpu_seconds for row in rows),
+    )
+    print(
+        f'time {seconds:.1f} s for the corpus (target <= {CORPUS_SECONDS_TARGET:.0f} s; of which '
+        f'{sum(row.judge_seconds for row in rows):.1f} s in the Drake and PyBullet judges), '
+        f'slowest '
+        f'file {slowest.seconds:.2f} s: {slowest.robot} (target <= {FILE_SECONDS_TARGET:.0f} s); '
+        f'validation CPU time {cpu_total:.1f} s, slowest file {cpu_slowest:.2f} s'
+    )
     wall_met = seconds <= CORPUS_SECONDS_TARGET and slowest.seconds <= FILE_SECONDS_TARGET
     cpu_met = cpu_total <= CORPUS_SECONDS_TARGET and cpu_slowest <= FILE_SECONDS_TARGET
     if not wall_met and cpu_met:
-        print(f'wall-clock times over target with CPU times within it: the machine is shared (load average '
-              f'{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)')
+        print(
+            f'wall-clock times over target with CPU times within it: the machine is shared (load '
+            f'average '
+            f'{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)'
+        )
     met = missed_links == 0 and cpu_met and judges_agree
     print('targets met' if met else 'targets NOT met')
     return 0 if met else 1
@@ -311,44 +359,71 @@ def _print_judge_totals(rows: list) -> bool:
     else:
         refused = [(row, link) for row in judged for link in row.drake.refused]
         warned = [(row, link) for row in judged for link in row.drake.warned]
-        gaps = {key: sum(len(getattr(row.drake_agreement, key)) for row in judged) for key in
-                ('missed_refusals', 'wrong_refusals', 'missed_warnings', 'wrong_warnings')}
-        print(f'Drake refuses {sum(1 for _, link in refused if link)} links in '
-              f'{len({row.robot for row, link in refused if link})} files and '
-              f'{sum(1 for _, link in refused if not link)} whole files; missed '
-              f'{gaps["missed_refusals"]}, predicted but not made {gaps["wrong_refusals"]} (target 0, 0)')
-        print(f'Drake warns about the inertia of {len(warned)} links in {len({row.robot for row, _ in warned})} '
-              f'files; missed {gaps["missed_warnings"]}, predicted but not given {gaps["wrong_warnings"]} '
-              '(target 0, 0)')
+        gaps = {
+            key: sum(len(getattr(row.drake_agreement, key)) for row in judged)
+            for key in ('missed_refusals', 'wrong_refusals', 'missed_warnings', 'wrong_warnings')
+        }
+        print(
+            f'Drake refuses {sum(1 for _, link in refused if link)} links in '
+            f'{len({row.robot for row, link in refused if link})} files and '
+            f'{sum(1 for _, link in refused if not link)} whole files; missed '
+            f'{gaps["missed_refusals"]}, predicted but not made {gaps["wrong_refusals"]} (target '
+            f'0, 0)'
+        )
+        print(
+            f'Drake warns about the inertia of {len(warned)} links in '
+            f'{len({row.robot for row, _ in warned})} '
+            f'files; missed {gaps["missed_warnings"]}, predicted but not given '
+            f'{gaps["wrong_warnings"]} '
+            '(target 0, 0)'
+        )
         singular = [row.robot for row in judged if row.drake.mass_matrix_singular]
-        print(f'Drake\'s M(q) at the default positions is singular in {len(singular)} files'
-              + (f': {", ".join(singular)}' if singular else ''))
-        reasons = Counter(_refusal_kind(row.drake.geometry_refusal) for row in judged
-                          if row.drake.geometry_refusal)
-        print(f'with their meshes, Drake loads {len(judged) - sum(reasons.values())} of {len(judged)} files; '
-              + '; '.join(f'{count} refused: {reason}' for reason, count in reasons.most_common()))
+        print(
+            f'Drake\'s M(q) at the default positions is singular in {len(singular)} files'
+            + (f': {", ".join(singular)}' if singular else '')
+        )
+        reasons = Counter(
+            _refusal_kind(row.drake.geometry_refusal)
+            for row in judged
+            if row.drake.geometry_refusal
+        )
+        print(
+            f'with their meshes, Drake loads {len(judged) - sum(reasons.values())} of '
+            f'{len(judged)} files; '
+            + '; '.join(f'{count} refused: {reason}' for reason, count in reasons.most_common())
+        )
     bullet = [row for row in rows if row.pybullet_zeroed is not None]
     if not bullet:
         print('PyBullet: not installed (pip install pybullet), not judged')
     else:
-        print(f'PyBullet (URDF_USE_INERTIA_FROM_FILE) zeroes the inertia of '
-              f'{sum(len(row.pybullet_zeroed) for row in bullet)} links in '
-              f'{sum(1 for row in bullet if row.pybullet_zeroed)} files; without an error on the link: '
-              f'{sum(len(row.pybullet_unflagged) for row in bullet)} (target 0)')
-    return all(row.drake_agreement.agrees for row in judged) and \
-        not any(row.pybullet_unflagged for row in bullet)
+        print(
+            f'PyBullet (URDF_USE_INERTIA_FROM_FILE) zeroes the inertia of '
+            f'{sum(len(row.pybullet_zeroed) for row in bullet)} links in '
+            f'{sum(1 for row in bullet if row.pybullet_zeroed)} files; without an error on the '
+            f'link: '
+            f'{sum(len(row.pybullet_unflagged) for row in bullet)} (target 0)'
+        )
+    return all(row.drake_agreement.agrees for row in judged) and not any(
+        row.pybullet_unflagged for row in bullet
+    )
 
 
 def _refusal_kind(reason: str) -> str:
     """Drake's refusal without the names in it (a mesh extension is kept, in lower case)."""
     reason = re.sub(r' for geometry data: .*', '', reason)
-    return re.sub(r"'([^']*)'", lambda match: match.group(0).lower() if match.group(1).startswith('.')
-                  else "'…'", reason)
+    return re.sub(
+        r"'([^']*)'",
+        lambda match: match.group(0).lower() if match.group(1).startswith('.') else "'…'",
+        reason,
+    )
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog='robot_dynamics bench validation-corpus', description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog='robot_dynamics bench validation-corpus',
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     add_arguments(parser)
     return run(parser.parse_args(argv))
 

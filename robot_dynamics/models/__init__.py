@@ -3,6 +3,7 @@
 * ``fr3_arm.urdf``: 7-DoF arm with Franka FR3 modified-DH kinematics.
 * ``quadruped.urdf``: floating-base quadruped, torso + 12 revolute joints, feet frames.
 """
+
 from pathlib import Path
 
 MODELS_DIR = Path(__file__).resolve().parent

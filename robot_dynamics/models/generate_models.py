@@ -41,6 +41,7 @@ Conventions
   asserts this by sampling, so "uniform density" is exact. Primitives of *different*
   links may overlap (nested joint housings), which does not affect the inertias.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -79,7 +80,7 @@ class Primitive:
             return float(np.prod(self.size))
         if self.kind == 'cylinder':
             radius, length = self.size
-            return math.pi * radius ** 2 * length
+            return math.pi * radius**2 * length
         if self.kind == 'sphere':
             return 4.0 / 3.0 * math.pi * self.size[0] ** 3
         raise ValueError(self.kind)
@@ -88,12 +89,12 @@ class Primitive:
         """Diagonal of the inertia tensor per unit mass about the centre [m^2]."""
         if self.kind == 'box':
             sx, sy, sz = self.size
-            return np.array([sy ** 2 + sz ** 2, sx ** 2 + sz ** 2, sx ** 2 + sy ** 2]) / 12.0
+            return np.array([sy**2 + sz**2, sx**2 + sz**2, sx**2 + sy**2]) / 12.0
         if self.kind == 'cylinder':
             radius, length = self.size
-            transverse = (3.0 * radius ** 2 + length ** 2) / 12.0
+            transverse = (3.0 * radius**2 + length**2) / 12.0
             diagonal = np.full(3, transverse)
-            diagonal[AXES[self.axis]] = radius ** 2 / 2.0
+            diagonal[AXES[self.axis]] = radius**2 / 2.0
             return diagonal
         if self.kind == 'sphere':
             return np.full(3, 0.4 * self.size[0] ** 2)
@@ -120,9 +121,10 @@ class Primitive:
             radius, length = self.size
             k = AXES[self.axis]
             radial = np.delete(local, k, axis=1)
-            return ((np.abs(local[:, k]) < length / 2.0 - eps)
-                    & (np.sum(radial ** 2, axis=1) < (radius - eps) ** 2))
-        return np.sum(local ** 2, axis=1) < (self.size[0] - eps) ** 2
+            return (np.abs(local[:, k]) < length / 2.0 - eps) & (
+                np.sum(radial**2, axis=1) < (radius - eps) ** 2
+            )
+        return np.sum(local**2, axis=1) < (self.size[0] - eps) ** 2
 
     def sample(self, count: int, rng: np.random.Generator) -> np.ndarray:
         """Uniform random points inside the solid (N x 3, in the frame) [m]."""
@@ -144,7 +146,7 @@ def link_inertial(primitives: list, mass: float) -> tuple:
     rng = np.random.default_rng(0)
     for i, first in enumerate(primitives):
         points = first.sample(4000, rng)
-        for second in primitives[i + 1:]:
+        for second in primitives[i + 1 :]:
             assert not np.any(second.contains(points)), (first, second)
     volumes = np.array([p.volume() for p in primitives])
     masses = mass * volumes / volumes.sum()
@@ -160,11 +162,21 @@ def link_inertial(primitives: list, mass: float) -> tuple:
 def rpy_matrix(rpy) -> np.ndarray:
     """URDF rotation Rz(yaw) Ry(pitch) Rx(roll)."""
     r, p, y = rpy
-    cr, sr, cp, sp, cy, sy = (math.cos(r), math.sin(r), math.cos(p), math.sin(p),
-                              math.cos(y), math.sin(y))
-    return np.array([[cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
-                     [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
-                     [-sp, cp * sr, cp * cr]])
+    cr, sr, cp, sp, cy, sy = (
+        math.cos(r),
+        math.sin(r),
+        math.cos(p),
+        math.sin(p),
+        math.cos(y),
+        math.sin(y),
+    )
+    return np.array(
+        [
+            [cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
+            [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
+            [-sp, cp * sr, cp * cr],
+        ]
+    )
 
 
 def to_link_frame(prim: Primitive, rotation: np.ndarray, position: np.ndarray) -> Primitive:
@@ -202,12 +214,12 @@ def geometry_xml(prim: Primitive) -> str:
     else:
         shape = f'<sphere radius="{num(prim.size[0])}"/>'
         rpy = '0 0 0'
-    return (f'<origin xyz="{vec(prim.center)}" rpy="{rpy}"/>\n'
-            f'      <geometry>{shape}</geometry>')
+    return f'<origin xyz="{vec(prim.center)}" rpy="{rpy}"/>\n      <geometry>{shape}</geometry>'
 
 
-def link_xml(name: str, mass: float = 0.0, primitives: list | None = None,
-             comment: str = '') -> str:
+def link_xml(
+    name: str, mass: float = 0.0, primitives: list | None = None, comment: str = ''
+) -> str:
     """A <link>; massless frame links (mass 0, no primitives) get no inertial/geometry."""
     lines = [f'  <link name="{name}">']
     if comment:
@@ -219,8 +231,8 @@ def link_xml(name: str, mass: float = 0.0, primitives: list | None = None,
             f'      <origin xyz="{vec(com)}" rpy="0 0 0"/>',
             f'      <mass value="{num(mass)}"/>',
             f'      <inertia ixx="{num(inertia[0, 0])}" ixy="{num(inertia[0, 1])}" '
-            f'ixz="{num(inertia[0, 2])}" iyy="{num(inertia[1, 1])}" '
-            f'iyz="{num(inertia[1, 2])}" izz="{num(inertia[2, 2])}"/>',
+            f'ixz="{num(inertia[0, 2])}" iyy="{num(inertia[1, 1])}" iyz="{num(inertia[1, 2])}" '
+            f'izz="{num(inertia[2, 2])}"/>',
             '    </inertial>',
         ]
         for tag in ('visual', 'collision'):
@@ -230,20 +242,32 @@ def link_xml(name: str, mass: float = 0.0, primitives: list | None = None,
     return '\n'.join(lines)
 
 
-def joint_xml(name: str, kind: str, parent: str, child: str, xyz=(0, 0, 0),
-              rpy=(0, 0, 0), axis=None, limit=None) -> str:
+def joint_xml(
+    name: str,
+    kind: str,
+    parent: str,
+    child: str,
+    xyz=(0, 0, 0),
+    rpy=(0, 0, 0),
+    axis=None,
+    limit=None,
+) -> str:
     """A <joint>; ``limit`` = (lower, upper, effort, velocity) for revolute joints."""
     rpy_text = ' '.join('0' if v == 0 else repr(float(v)) for v in rpy)
-    lines = [f'  <joint name="{name}" type="{kind}">',
-             f'    <origin xyz="{vec(xyz)}" rpy="{rpy_text}"/>',
-             f'    <parent link="{parent}"/>',
-             f'    <child link="{child}"/>']
+    lines = [
+        f'  <joint name="{name}" type="{kind}">',
+        f'    <origin xyz="{vec(xyz)}" rpy="{rpy_text}"/>',
+        f'    <parent link="{parent}"/>',
+        f'    <child link="{child}"/>',
+    ]
     if axis is not None:
         lines.append(f'    <axis xyz="{vec(axis)}"/>')
     if limit is not None:
         lower, upper, effort, velocity = limit
-        lines.append(f'    <limit lower="{num(lower)}" upper="{num(upper)}" '
-                     f'effort="{num(effort)}" velocity="{num(velocity)}"/>')
+        lines.append(
+            f'    <limit lower="{num(lower)}" upper="{num(upper)}" effort="{num(effort)}" '
+            f'velocity="{num(velocity)}"/>'
+        )
     lines.append('  </joint>')
     return '\n'.join(lines)
 
@@ -295,32 +319,33 @@ def _box(lo, hi):
 # the links non-zero products of inertia.
 ARM_GEOMETRY_AT_ZERO = [
     # link0: base column up to the J1 housing + cable connector block at the back
-    [_cyl('z', 0.07, (0, 0, 0), 0.0, 0.14),
-     _box((-0.13, -0.04, 0.0), (-0.07, 0.04, 0.08))],
+    [_cyl('z', 0.07, (0, 0, 0), 0.0, 0.14), _box((-0.13, -0.04, 0.0), (-0.07, 0.04, 0.08))],
     # link1: column from the base to the J2 housing + parent half of the J2 housing
-    [_cyl('z', 0.06, (0, 0, 0), 0.14, 0.273),
-     _cyl('y', 0.06, (0, 0, 0.333), -0.07, 0.0)],
+    [_cyl('z', 0.06, (0, 0, 0), 0.14, 0.273), _cyl('y', 0.06, (0, 0, 0.333), -0.07, 0.0)],
     # link2: child half of the J2 housing + lower upper-arm tube
-    [_cyl('y', 0.06, (0, 0, 0.333), 0.0, 0.07),
-     _cyl('z', 0.055, (0, 0, 0), 0.393, 0.48)],
+    [_cyl('y', 0.06, (0, 0, 0.333), 0.0, 0.07), _cyl('z', 0.055, (0, 0, 0), 0.393, 0.48)],
     # link3: upper upper-arm tube + parent half of the elbow (J4) housing
-    [_cyl('z', 0.06, (0, 0, 0), 0.48, 0.594),
-     _cyl('y', 0.055, (0.0825, 0, 0.649), -0.065, 0.0)],
+    [_cyl('z', 0.06, (0, 0, 0), 0.48, 0.594), _cyl('y', 0.055, (0.0825, 0, 0.649), -0.065, 0.0)],
     # link4: child half of the elbow housing + elbow-to-forearm block + lower forearm
-    [_cyl('y', 0.055, (0.0825, 0, 0.649), 0.0, 0.065),
-     _box((-0.055, -0.05, 0.704), (0.11, 0.05, 0.76)),
-     _cyl('z', 0.055, (0, 0, 0), 0.76, 0.85)],
+    [
+        _cyl('y', 0.055, (0.0825, 0, 0.649), 0.0, 0.065),
+        _box((-0.055, -0.05, 0.704), (0.11, 0.05, 0.76)),
+        _cyl('z', 0.055, (0, 0, 0), 0.76, 0.85),
+    ],
     # link5: upper forearm + side bulge (as on the real link) + parent half of J6 housing
-    [_cyl('z', 0.05, (0, 0, 0), 0.85, 0.983),
-     _box((-0.03, 0.05, 0.86), (0.03, 0.09, 0.96)),
-     _cyl('y', 0.045, (0, 0, 1.033), 0.0, 0.065)],
+    [
+        _cyl('z', 0.05, (0, 0, 0), 0.85, 0.983),
+        _box((-0.03, 0.05, 0.86), (0.03, 0.09, 0.96)),
+        _cyl('y', 0.045, (0, 0, 1.033), 0.0, 0.065),
+    ],
     # link6: child half of the J6 housing + top bridge + J7 housing
-    [_cyl('y', 0.045, (0, 0, 1.033), -0.065, 0.0),
-     _box((0.0, -0.04, 1.078), (0.088, 0.04, 1.11)),
-     _cyl('z', 0.04, (0.088, 0, 0), 0.99, 1.078)],
+    [
+        _cyl('y', 0.045, (0, 0, 1.033), -0.065, 0.0),
+        _box((0.0, -0.04, 1.078), (0.088, 0.04, 1.11)),
+        _cyl('z', 0.04, (0.088, 0, 0), 0.99, 1.078),
+    ],
     # link7: J7 output down to the flange + small off-axis block (connector/LED ring)
-    [_cyl('z', 0.04, (0.088, 0, 0), 0.926, 0.99),
-     _box((0.128, -0.01, 0.94), (0.148, 0.03, 0.98))],
+    [_cyl('z', 0.04, (0.088, 0, 0), 0.926, 0.99), _box((0.128, -0.01, 0.94), (0.148, 0.03, 0.98))],
 ]
 
 
@@ -367,8 +392,18 @@ def arm_urdf() -> str:
         parts.append(link_xml(f'fr3_link{i}', ARM_MASSES[i], prims, comment))
         if i > 0:
             xyz, rpy = ARM_JOINT_ORIGINS[i - 1]
-            parts.append(joint_xml(f'fr3_joint{i}', 'revolute', f'fr3_link{i - 1}',
-                                   f'fr3_link{i}', xyz, rpy, (0, 0, 1), ARM_LIMITS[i - 1]))
+            parts.append(
+                joint_xml(
+                    f'fr3_joint{i}',
+                    'revolute',
+                    f'fr3_link{i - 1}',
+                    f'fr3_link{i}',
+                    xyz,
+                    rpy,
+                    (0, 0, 1),
+                    ARM_LIMITS[i - 1],
+                )
+            )
     parts.append(link_xml('fr3_flange', comment='payload attachment frame (massless)'))
     parts.append(joint_xml('fr3_joint8', 'fixed', 'fr3_link7', 'fr3_flange', ARM_FLANGE_XYZ))
     parts.append(link_xml('tool0', comment='tool frame (massless), coincides with fr3_flange'))
@@ -381,39 +416,43 @@ def arm_urdf() -> str:
 TORSO = Primitive('box', (0.5, 0.3, 0.12), (0.0, 0.0, 0.0))
 TORSO_MASS = 12.0
 HIP_MASS, THIGH_MASS, SHANK_MASS = 1.0, 1.5, 0.4
-HIP_OFFSET = (0.22, 0.12, 0.0)      # HAA joint in the base frame (left-front) [m]
-THIGH_OFFSET = (0.0, 0.11, 0.0)     # HFE joint in the hip frame (left) [m]
-SHANK_OFFSET = (0.0, 0.0, -0.25)    # KFE joint in the thigh frame: thigh length [m]
+HIP_OFFSET = (0.22, 0.12, 0.0)  # HAA joint in the base frame (left-front) [m]
+THIGH_OFFSET = (0.0, 0.11, 0.0)  # HFE joint in the hip frame (left) [m]
+SHANK_OFFSET = (0.0, 0.0, -0.25)  # KFE joint in the thigh frame: thigh length [m]
 FOOT_RADIUS = 0.02
-FOOT_CENTER = (0.0, 0.0, -0.25)     # foot sphere centre in the shank frame [m]
-FOOT_OFFSET = (0.0, 0.0, -0.25 - FOOT_RADIUS)   # sole contact point in the shank frame
+FOOT_CENTER = (0.0, 0.0, -0.25)  # foot sphere centre in the shank frame [m]
+FOOT_OFFSET = (0.0, 0.0, -0.25 - FOOT_RADIUS)  # sole contact point in the shank frame
 # (lower, upper, effort, velocity)
-LEG_LIMITS = {'haa': (-0.8, 0.8, 40.0, 20.0),
-              'hfe': (-1.6, 1.6, 40.0, 20.0),
-              'kfe': (-2.7, -0.3, 60.0, 20.0)}
+LEG_LIMITS = {
+    'haa': (-0.8, 0.8, 40.0, 20.0),
+    'hfe': (-1.6, 1.6, 40.0, 20.0),
+    'kfe': (-2.7, -0.3, 60.0, 20.0),
+}
 LEGS = {'lf': (1, 1), 'rf': (1, -1), 'lh': (-1, 1), 'rh': (-1, -1)}  # (x sign, y sign)
 
 # Left-leg geometry in each link frame (right legs: y -> -y).
 HIP_GEOMETRY = [
-    Primitive('box', (0.08, 0.03, 0.08), (0.0, 0.015, 0.0)),             # HAA output flange
-    Primitive('cylinder', (0.05, 0.06), (0.0, 0.06, 0.0), 'y'),          # HFE actuator
+    Primitive('box', (0.08, 0.03, 0.08), (0.0, 0.015, 0.0)),  # HAA output flange
+    Primitive('cylinder', (0.05, 0.06), (0.0, 0.06, 0.0), 'y'),  # HFE actuator
 ]
 THIGH_GEOMETRY = [
-    Primitive('cylinder', (0.055, 0.07), (0.0, 0.015, 0.0), 'y'),        # KFE actuator at hip
-    Primitive('box', (0.06, 0.04, 0.195), (0.0, 0.0, -0.1525)),          # thigh bar
+    Primitive('cylinder', (0.055, 0.07), (0.0, 0.015, 0.0), 'y'),  # KFE actuator at hip
+    Primitive('box', (0.06, 0.04, 0.195), (0.0, 0.0, -0.1525)),  # thigh bar
 ]
 SHANK_GEOMETRY = [
-    Primitive('cylinder', (0.035, 0.05), (0.0, 0.0, 0.0), 'y'),          # knee housing
-    Primitive('box', (0.045, 0.035, 0.09), (0.0, 0.0, -0.08)),           # upper shank
-    Primitive('box', (0.025, 0.02, 0.105), (0.0, 0.0, -0.1775)),         # lower shank rod
-    Primitive('sphere', (FOOT_RADIUS,), FOOT_CENTER),                    # foot
+    Primitive('cylinder', (0.035, 0.05), (0.0, 0.0, 0.0), 'y'),  # knee housing
+    Primitive('box', (0.045, 0.035, 0.09), (0.0, 0.0, -0.08)),  # upper shank
+    Primitive('box', (0.025, 0.02, 0.105), (0.0, 0.0, -0.1775)),  # lower shank rod
+    Primitive('sphere', (FOOT_RADIUS,), FOOT_CENTER),  # foot
 ]
 
 
 def mirrored(primitives: list, y_sign: int) -> list:
     """Primitives mirrored across the xz-plane when y_sign = -1."""
-    return [Primitive(p.kind, p.size, (p.center[0], y_sign * p.center[1] + 0.0, p.center[2]),
-                      p.axis) for p in primitives]
+    return [
+        Primitive(p.kind, p.size, (p.center[0], y_sign * p.center[1] + 0.0, p.center[2]), p.axis)
+        for p in primitives
+    ]
 
 
 def quadruped_urdf() -> str:
@@ -427,7 +466,8 @@ def quadruped_urdf() -> str:
   Where every number comes from:
   * Dimensions, masses and limits: made up but plausible (no real product).
     Torso box 0.5 x 0.3 x 0.12 m, {TORSO_MASS} kg; per leg hip {HIP_MASS} kg, thigh {THIGH_MASS} kg,
-    shank {SHANK_MASS} kg; total {total:.1f} kg. HAA joints at (+-0.22, +-0.12, 0) in the base frame,
+    shank {SHANK_MASS} kg; total {total:.1f} kg. HAA joints at (+-0.22, +-0.12, 0) in the base
+    frame,
     HFE 0.11 m outboard of HAA, thigh 0.25 m (HFE to KFE), shank 0.25 m (KFE to foot
     sphere centre), foot sphere radius 0.02 m; the `<leg>_foot` frame is the sole contact
     point, 0.27 m below the knee.
@@ -453,17 +493,45 @@ def quadruped_urdf() -> str:
         hip_xyz = (x_sign * HIP_OFFSET[0], y_sign * HIP_OFFSET[1], HIP_OFFSET[2])
         thigh_xyz = (THIGH_OFFSET[0], y_sign * THIGH_OFFSET[1], THIGH_OFFSET[2])
         parts.append(link_xml(f'{leg}_hip', HIP_MASS, mirrored(HIP_GEOMETRY, y_sign)))
-        parts.append(joint_xml(f'{leg}_haa', 'revolute', 'base', f'{leg}_hip', hip_xyz,
-                               axis=(1, 0, 0), limit=LEG_LIMITS['haa']))
+        parts.append(
+            joint_xml(
+                f'{leg}_haa',
+                'revolute',
+                'base',
+                f'{leg}_hip',
+                hip_xyz,
+                axis=(1, 0, 0),
+                limit=LEG_LIMITS['haa'],
+            )
+        )
         parts.append(link_xml(f'{leg}_thigh', THIGH_MASS, mirrored(THIGH_GEOMETRY, y_sign)))
-        parts.append(joint_xml(f'{leg}_hfe', 'revolute', f'{leg}_hip', f'{leg}_thigh',
-                               thigh_xyz, axis=(0, 1, 0), limit=LEG_LIMITS['hfe']))
+        parts.append(
+            joint_xml(
+                f'{leg}_hfe',
+                'revolute',
+                f'{leg}_hip',
+                f'{leg}_thigh',
+                thigh_xyz,
+                axis=(0, 1, 0),
+                limit=LEG_LIMITS['hfe'],
+            )
+        )
         parts.append(link_xml(f'{leg}_shank', SHANK_MASS, mirrored(SHANK_GEOMETRY, y_sign)))
-        parts.append(joint_xml(f'{leg}_kfe', 'revolute', f'{leg}_thigh', f'{leg}_shank',
-                               SHANK_OFFSET, axis=(0, 1, 0), limit=LEG_LIMITS['kfe']))
+        parts.append(
+            joint_xml(
+                f'{leg}_kfe',
+                'revolute',
+                f'{leg}_thigh',
+                f'{leg}_shank',
+                SHANK_OFFSET,
+                axis=(0, 1, 0),
+                limit=LEG_LIMITS['kfe'],
+            )
+        )
         parts.append(link_xml(f'{leg}_foot', comment='sole contact point (massless)'))
-        parts.append(joint_xml(f'{leg}_foot_fixed', 'fixed', f'{leg}_shank', f'{leg}_foot',
-                               FOOT_OFFSET))
+        parts.append(
+            joint_xml(f'{leg}_foot_fixed', 'fixed', f'{leg}_shank', f'{leg}_foot', FOOT_OFFSET)
+        )
     parts.append('</robot>\n')
     return '\n'.join(parts)
 
@@ -471,8 +539,9 @@ def quadruped_urdf() -> str:
 # ----------------------------------------------------------------------------- main
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument('--check', action='store_true',
-                        help='only verify that the shipped URDFs are up to date')
+    parser.add_argument(
+        '--check', action='store_true', help='only verify that the shipped URDFs are up to date'
+    )
     args = parser.parse_args(argv)
     outputs = {'fr3_arm.urdf': arm_urdf(), 'quadruped.urdf': quadruped_urdf()}
     stale = []

@@ -1,6 +1,7 @@
 """The messages centroidal_node publishes, built from a balance report: points, momentum vectors,
 the support polygon, the stability margins and the rviz markers. World frame, SI units.
 """
+
 from __future__ import annotations
 
 import math
@@ -34,8 +35,9 @@ def vector_stamped(header, xyz) -> Vector3Stamped:
 def polygon_stamped(header, polygon) -> PolygonStamped:
     """The support polygon's vertices at its ground height [m, world frame]."""
     message = PolygonStamped(header=header)
-    message.polygon.points = [Point32(x=float(x), y=float(y), z=float(polygon.ground_height))
-                              for x, y in polygon.vertices]
+    message.polygon.points = [
+        Point32(x=float(x), y=float(y), z=float(polygon.ground_height)) for x, y in polygon.vertices
+    ]
     return message
 
 
@@ -58,12 +60,16 @@ def arrow(header, namespace: str, rgb: tuple, start, end) -> Marker:
 def margins_state(header, report: BalanceReport) -> JointState:
     """~/stability_margins: MARGIN_NAMES with their signed distances [m], NaN when undefined."""
     margins = (report.zmp_margin, report.capture_point_margin, report.com_margin)
-    return JointState(header=header, name=list(MARGIN_NAMES),
-                      position=[math.nan if margin is None else float(margin) for margin in margins])
+    return JointState(
+        header=header,
+        name=list(MARGIN_NAMES),
+        position=[math.nan if margin is None else float(margin) for margin in margins],
+    )
 
 
-def balance_markers(header, report: BalanceReport, ground: float, arrow_scale: float,
-                    lipm_marker: Marker) -> MarkerArray:
+def balance_markers(
+    header, report: BalanceReport, ground: float, arrow_scale: float, lipm_marker: Marker
+) -> MarkerArray:
     """centroidal_node's ~/markers: CoM, its ground projection, the momentum arrows
     (``arrow_scale`` [m per kg·m/s and per kg·m²/s]), ZMP, LIPM ZMP (``lipm_marker``), capture
     point and support polygon outline at ``ground`` [m], all in the world frame of ``header``."""
@@ -71,28 +77,63 @@ def balance_markers(header, report: BalanceReport, ground: float, arrow_scale: f
     projection = np.array([state.com[0], state.com[1], ground])
     markers = [
         make_marker(header, 'com', Marker.SPHERE, (0.9, 0.9, 0.1), (0.06, 0.06, 0.06), state.com),
-        make_marker(header, 'com_projection', Marker.CYLINDER, (0.9, 0.9, 0.1), (0.04, 0.04, 0.004), projection),
-        arrow(header, 'linear_momentum', (0.1, 0.5, 1.0), state.com,
-               state.com + arrow_scale * state.linear_momentum),
-        arrow(header, 'angular_momentum', (0.8, 0.2, 0.9), state.com,
-               state.com + arrow_scale * state.angular_momentum),
+        make_marker(
+            header,
+            'com_projection',
+            Marker.CYLINDER,
+            (0.9, 0.9, 0.1),
+            (0.04, 0.04, 0.004),
+            projection,
+        ),
+        arrow(
+            header,
+            'linear_momentum',
+            (0.1, 0.5, 1.0),
+            state.com,
+            state.com + arrow_scale * state.linear_momentum,
+        ),
+        arrow(
+            header,
+            'angular_momentum',
+            (0.8, 0.2, 0.9),
+            state.com,
+            state.com + arrow_scale * state.angular_momentum,
+        ),
     ]
     if report.zmp is None:
         markers.append(Marker(header=header, ns='zmp', id=0, action=Marker.DELETE))
     else:
-        markers.append(make_marker(header, 'zmp', Marker.SPHERE, (1.0, 0.2, 0.2), (0.04, 0.04, 0.04), report.zmp))
+        markers.append(
+            make_marker(
+                header, 'zmp', Marker.SPHERE, (1.0, 0.2, 0.2), (0.04, 0.04, 0.04), report.zmp
+            )
+        )
     markers.append(lipm_marker)
     if report.capture_point is None:
         markers.append(Marker(header=header, ns='capture_point', id=0, action=Marker.DELETE))
     else:
-        markers.append(make_marker(header, 'capture_point', Marker.SPHERE, (0.1, 0.8, 0.9), (0.04, 0.04, 0.04),
-                               report.capture_point))
+        markers.append(
+            make_marker(
+                header,
+                'capture_point',
+                Marker.SPHERE,
+                (0.1, 0.8, 0.9),
+                (0.04, 0.04, 0.04),
+                report.capture_point,
+            )
+        )
     vertices = report.polygon.vertices
     if len(vertices) < 2:
         markers.append(Marker(header=header, ns='support_polygon', id=0, action=Marker.DELETE))
     else:
-        outline = make_marker(header, 'support_polygon', Marker.LINE_STRIP, (0.2, 0.9, 0.3), (0.01, 0.0, 0.0),
-                          np.zeros(3))
+        outline = make_marker(
+            header,
+            'support_polygon',
+            Marker.LINE_STRIP,
+            (0.2, 0.9, 0.3),
+            (0.01, 0.0, 0.0),
+            np.zeros(3),
+        )
         closed = np.vstack([vertices, vertices[:1]]) if len(vertices) > 2 else vertices
         outline.points = [Point(x=float(x), y=float(y), z=float(ground)) for x, y in closed]
         markers.append(outline)

@@ -24,8 +24,10 @@ Topics (relative names; the node's default name is ``centroidal``):
 
 A fixed-base robot (``root_joint: fixed``) is computed as the same robot on a free-flyer
 whose pose is the ``base_pose`` parameter (twist zero), or the odometry once ``odom``
-messages arrive (an arm on a mobile base). All math is in :mod:`robot_dynamics.core.floating_base.centroidal`.
+messages arrive (an arm on a mobile base). All math is in
+:mod:`robot_dynamics.core.floating_base.centroidal`.
 """
+
 from __future__ import annotations
 
 import functools
@@ -41,37 +43,63 @@ from geometry_msgs.msg import PointStamped, PolygonStamped, Vector3Stamped, Wren
 from nav_msgs.msg import Odometry
 from rclpy.node import Node
 from rclpy.qos import ReliabilityPolicy
-
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Header
 from visualization_msgs.msg import MarkerArray
 
-from robot_dynamics.core.floating_base.centroidal import (FLIGHT_VERTICAL_ACCELERATION, BalanceReport,
-                                                          BalanceSettings, BaseStateBuffer,
-                                                          CentroidalInputError, CentroidalMonitor,
-                                                          OdometryError, base_pose_from_odometry,
-                                                          floating_base_model)
 from robot_dynamics.core.errors import DescriptionError, JointStateError
-from robot_dynamics.core.streams.joint_states import JointStateMerger
+from robot_dynamics.core.floating_base.centroidal import (
+    FLIGHT_VERTICAL_ACCELERATION,
+    BalanceReport,
+    BalanceSettings,
+    BaseStateBuffer,
+    CentroidalInputError,
+    CentroidalMonitor,
+    OdometryError,
+    base_pose_from_odometry,
+    floating_base_model,
+)
 from robot_dynamics.core.model.model import RobotModel
-from robot_dynamics.ros.spinning import run_nodes
-from robot_dynamics.ros.diagnostics import DIAGNOSTICS_PERIOD, RateMeter, diagnostic_status, model_status
-from robot_dynamics.ros.node_log import RejectionCounter
-from robot_dynamics.ros.parameters import (STALE_TIMEOUT, checked_parameter, non_negative_parameter,
-                                           positive_parameter)
-from robot_dynamics.ros.topics import (JOINT_STATE_QOS, SENSOR_QOS, SubscribedOutputs,
-                                       create_output_publisher, joint_state_fields, no_event_handlers,
-                                       stamp_seconds)
-from robot_dynamics.ros.model_source import ModelSource
-from robot_dynamics.ros.odometry_wire import OdometryWireError, read_odometry
+from robot_dynamics.core.streams.joint_states import JointStateMerger
 from robot_dynamics.ros.centroidal_diagnostics import FRICTION_COEFFICIENT, CentroidalChecks
-from robot_dynamics.ros.centroidal_messages import (balance_markers, margins_state, polygon_stamped,
-                                                    stamped_header, vector_stamped)
+from robot_dynamics.ros.centroidal_messages import (
+    balance_markers,
+    margins_state,
+    polygon_stamped,
+    stamped_header,
+    vector_stamped,
+)
+from robot_dynamics.ros.diagnostics import (
+    DIAGNOSTICS_PERIOD,
+    RateMeter,
+    diagnostic_status,
+    model_status,
+)
+from robot_dynamics.ros.model_source import ModelSource
+from robot_dynamics.ros.node_log import RejectionCounter
+from robot_dynamics.ros.odometry_wire import OdometryWireError, read_odometry
+from robot_dynamics.ros.parameters import (
+    STALE_TIMEOUT,
+    checked_parameter,
+    non_negative_parameter,
+    positive_parameter,
+)
+from robot_dynamics.ros.spinning import run_nodes
+from robot_dynamics.ros.topics import (
+    JOINT_STATE_QOS,
+    SENSOR_QOS,
+    SubscribedOutputs,
+    create_output_publisher,
+    joint_state_fields,
+    no_event_handlers,
+    stamp_seconds,
+)
 
 OK, WARN, ERROR = DiagnosticStatus.OK, DiagnosticStatus.WARN, DiagnosticStatus.ERROR
 
 PENDING_LIMIT = 1000
 """Joint samples held at most while waiting for the odometry of their tick."""
+
 
 @dataclass(frozen=True)
 class _JointSample:
@@ -93,7 +121,8 @@ class _LiveModel:
     monitor: CentroidalMonitor
     zeros: np.ndarray
     pending: deque = field(default_factory=lambda: deque(maxlen=PENDING_LIMIT))
-    """Complete joint samples of this model waiting for their odometry (:meth:`CentroidalNode._drain`)."""
+    """Complete joint samples of this model waiting for their odometry
+    (:meth:`CentroidalNode._drain`)."""
 
 
 class CentroidalNode(Node):
@@ -118,28 +147,60 @@ class CentroidalNode(Node):
         self._outputs = SubscribedOutputs()
         self._point_messages: dict = {}
         self._com_pub = create_output_publisher(self, PointStamped, '~/com', SENSOR_QOS)
-        self._linear_pub = create_output_publisher(self, Vector3Stamped, '~/centroidal_momentum/linear', SENSOR_QOS)
-        self._angular_pub = create_output_publisher(self, Vector3Stamped, '~/centroidal_momentum/angular', SENSOR_QOS)
+        self._linear_pub = create_output_publisher(
+            self, Vector3Stamped, '~/centroidal_momentum/linear', SENSOR_QOS
+        )
+        self._angular_pub = create_output_publisher(
+            self, Vector3Stamped, '~/centroidal_momentum/angular', SENSOR_QOS
+        )
         self._zmp_pub = create_output_publisher(self, PointStamped, '~/zmp', SENSOR_QOS)
         self._lipm_zmp_pub = create_output_publisher(self, PointStamped, '~/lipm_zmp', SENSOR_QOS)
-        self._capture_point_pub = create_output_publisher(self, PointStamped, '~/capture_point', SENSOR_QOS)
-        self._margins_pub = create_output_publisher(self, JointState, '~/stability_margins', SENSOR_QOS)
-        self._polygon_pub = create_output_publisher(self, PolygonStamped, '~/support_polygon', SENSOR_QOS)
+        self._capture_point_pub = create_output_publisher(
+            self, PointStamped, '~/capture_point', SENSOR_QOS
+        )
+        self._margins_pub = create_output_publisher(
+            self, JointState, '~/stability_margins', SENSOR_QOS
+        )
+        self._polygon_pub = create_output_publisher(
+            self, PolygonStamped, '~/support_polygon', SENSOR_QOS
+        )
         self._markers_pub = create_output_publisher(self, MarkerArray, '~/markers', 10)
         self._diagnostics_pub = create_output_publisher(self, DiagnosticArray, '/diagnostics', 10)
-        # robot_description is received and checked in a listener process (ros.description_listener).
-        self.model_source = ModelSource(self, self._on_model,
-                                        gravity_check=(_downward, ' pointing along -z of world_frame (the ZMP '
-                                                                  'formula assumes it)'))
-        self.create_subscription(JointState, 'joint_states', self._on_joint_state, JOINT_STATE_QOS,
-                                 event_callbacks=no_event_handlers())
+        # robot_description is received and checked in a listener process
+        # (ros.description_listener).
+        self.model_source = ModelSource(
+            self,
+            self._on_model,
+            gravity_check=(
+                _downward,
+                ' pointing along -z of world_frame (the ZMP formula assumes it)',
+            ),
+        )
+        self.create_subscription(
+            JointState,
+            'joint_states',
+            self._on_joint_state,
+            JOINT_STATE_QOS,
+            event_callbacks=no_event_handlers(),
+        )
         # Raw: odometry_wire reads the few fields used from the bytes (an Odometry object costs more
         # to build than the whole computation of a sample).
-        self.create_subscription(Odometry, 'odom', self._on_odometry, JOINT_STATE_QOS, raw=True,
-                                 event_callbacks=no_event_handlers())
+        self.create_subscription(
+            Odometry,
+            'odom',
+            self._on_odometry,
+            JOINT_STATE_QOS,
+            raw=True,
+            event_callbacks=no_event_handlers(),
+        )
         for index, topic in enumerate(self.wrench_topics):
-            self.create_subscription(WrenchStamped, topic, lambda message, i=index: self._on_wrench(i, message),
-                                     JOINT_STATE_QOS, event_callbacks=no_event_handlers())
+            self.create_subscription(
+                WrenchStamped,
+                topic,
+                lambda message, i=index: self._on_wrench(i, message),
+                JOINT_STATE_QOS,
+                event_callbacks=no_event_handlers(),
+            )
         self._warned_best_effort: set = set()
         self.create_timer(self.diagnostics_period, self._publish_diagnostics)
 
@@ -151,53 +212,126 @@ class CentroidalNode(Node):
         positive = functools.partial(positive_parameter, self)
         non_negative = functools.partial(non_negative_parameter, self)
         finite = math.isfinite
-        self.world_frame = checked('world_frame', 'odom', 'frame of every output; odom messages must have it as '
-                                   'frame_id', bool, 'is empty')
-        frames = checked('contact_frames', [], 'frames whose origins are the contact points (feet soles); one '
-                         'name or a list')
+        self.world_frame = checked(
+            'world_frame',
+            'odom',
+            'frame of every output; odom messages must have it as frame_id',
+            bool,
+            'is empty',
+        )
+        frames = checked(
+            'contact_frames',
+            [],
+            'frames whose origins are the contact points (feet soles); one name or a list',
+        )
         self.contact_frame_names = tuple(frames)
-        contact_height_threshold = non_negative('contact_height_threshold', 0.02, 'a contact point closer than '
-                                                'this to the ground [m] is in contact (kinematic route)')
-        ground_height = checked('ground_height', 0.0, 'height of the ground plane in world_frame [m]', finite,
-                                'is not a finite height [m]')
-        base_pose = checked('base_pose', [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0], 'fixed-base robot: base pose in '
-                            'world_frame [x, y, z, qx, qy, qz, qw] until odom arrives', _usable_pose,
-                            'is not a pose [x, y, z, qx, qy, qz, qw] with a unit quaternion')
+        contact_height_threshold = non_negative(
+            'contact_height_threshold',
+            0.02,
+            'a contact point closer than this to the ground [m] is in contact (kinematic route)',
+        )
+        ground_height = checked(
+            'ground_height',
+            0.0,
+            'height of the ground plane in world_frame [m]',
+            finite,
+            'is not a finite height [m]',
+        )
+        base_pose = checked(
+            'base_pose',
+            [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0],
+            'fixed-base robot: base pose in world_frame [x, y, z, qx, qy, qz, qw] until odom '
+            'arrives',
+            _usable_pose,
+            'is not a pose [x, y, z, qx, qy, qz, qw] with a unit quaternion',
+        )
         self.fixed_base_pose = base_pose_from_odometry(base_pose[:3], base_pose[3:])
-        self.wrench_topics = tuple(checked('contact_wrench_topics', [], 'WrenchStamped topics, one per contact '
-                                           'frame in the same order (ground force on the foot, in the contact '
-                                           'frame); empty: ZMP from the estimated rate of momentum'))
+        self.wrench_topics = tuple(
+            checked(
+                'contact_wrench_topics',
+                [],
+                'WrenchStamped topics, one per contact frame in the same order (ground force on '
+                'the foot, in the contact frame); empty: ZMP from the estimated rate of momentum',
+            )
+        )
         if self.wrench_topics and len(self.wrench_topics) != len(self.contact_frame_names):
-            self.get_logger().error(f'contact_wrench_topics has {len(self.wrench_topics)} entries but contact_frames '
-                                    f'{len(self.contact_frame_names)}: wrench route disabled')
+            self.get_logger().error(
+                f'contact_wrench_topics has {len(self.wrench_topics)} entries but contact_frames '
+                f'{len(self.contact_frame_names)}: wrench route disabled'
+            )
             self.wrench_topics = ()
-        contact_force_threshold = non_negative('contact_force_threshold', 10.0, 'a foot pushing harder than this [N] '
-                                               'is in contact (wrench route)')
-        min_normal_force = non_negative('min_normal_force', 10.0, 'total vertical contact force below which the '
-                                        'robot is airborne [N] (wrench route)')
-        flight_epsilon = non_negative('flight_epsilon', FLIGHT_VERTICAL_ACCELERATION, 'airborne when c̈_z + g is '
-                                      'below this [m/s^2] (kinematic route)')
-        rate_degree = checked('rate_degree', 2, 'degree of that polynomial (the estimate has no lag up to it)',
-                              lambda degree: 1 <= degree <= 10, 'is not a degree of 1 to 10')
-        rate_window = checked('rate_window', max(9, rate_degree + 2), 'samples of h_G in the causal polynomial fit '
-                              'giving its rate (at least rate_degree + 2)',
-                              lambda window: rate_degree + 2 <= window <= 1000,
-                              f'is not a window of rate_degree + 2 = {rate_degree + 2} to 1000 samples')
-        max_gap = positive('max_gap', 0.1, 'a joint-state gap longer than this [s] restarts the rate estimate')
-        self.stale_timeout = positive('stale_timeout', STALE_TIMEOUT, 'a joint value, odometry or wrench older than '
-                                      'this [s] than the joint state being processed is stale')
-        self.marker_period = 1.0 / positive('marker_rate', 30.0, 'highest rate of ~/markers [Hz]', 'rate [Hz]')
-        self.arrow_scale = checked('momentum_arrow_scale', 0.05, 'length of the momentum arrows per unit momentum '
-                                   '[m/(N·s)]', finite, 'is not a finite number')
-        self.diagnostics_period = positive('diagnostics_period', DIAGNOSTICS_PERIOD, 'period of /diagnostics [s]')
-        self.checks = CentroidalChecks(positive('friction_coefficient', FRICTION_COEFFICIENT, 'Coulomb coefficient μ '
-                                                'of the contacts; each contact wrench is checked for f_n >= 0 and '
-                                                '|f_t| <= μ f_n', 'coefficient'))
-        self.settings = BalanceSettings(contact_frames=self.contact_frame_names, ground_height=ground_height,
-                                        contact_height_threshold=contact_height_threshold,
-                                        contact_force_threshold=contact_force_threshold,
-                                        min_normal_force=min_normal_force, flight_epsilon=flight_epsilon,
-                                        rate_window=rate_window, rate_degree=rate_degree, max_gap=max_gap)
+        contact_force_threshold = non_negative(
+            'contact_force_threshold',
+            10.0,
+            'a foot pushing harder than this [N] is in contact (wrench route)',
+        )
+        min_normal_force = non_negative(
+            'min_normal_force',
+            10.0,
+            'total vertical contact force below which the robot is airborne [N] (wrench route)',
+        )
+        flight_epsilon = non_negative(
+            'flight_epsilon',
+            FLIGHT_VERTICAL_ACCELERATION,
+            'airborne when c̈_z + g is below this [m/s^2] (kinematic route)',
+        )
+        rate_degree = checked(
+            'rate_degree',
+            2,
+            'degree of that polynomial (the estimate has no lag up to it)',
+            lambda degree: 1 <= degree <= 10,
+            'is not a degree of 1 to 10',
+        )
+        rate_window = checked(
+            'rate_window',
+            max(9, rate_degree + 2),
+            'samples of h_G in the causal polynomial fit giving its rate (at least rate_degree + '
+            '2)',
+            lambda window: rate_degree + 2 <= window <= 1000,
+            f'is not a window of rate_degree + 2 = {rate_degree + 2} to 1000 samples',
+        )
+        max_gap = positive(
+            'max_gap', 0.1, 'a joint-state gap longer than this [s] restarts the rate estimate'
+        )
+        self.stale_timeout = positive(
+            'stale_timeout',
+            STALE_TIMEOUT,
+            'a joint value, odometry or wrench older than this [s] than the joint state being '
+            'processed is stale',
+        )
+        self.marker_period = 1.0 / positive(
+            'marker_rate', 30.0, 'highest rate of ~/markers [Hz]', 'rate [Hz]'
+        )
+        self.arrow_scale = checked(
+            'momentum_arrow_scale',
+            0.05,
+            'length of the momentum arrows per unit momentum [m/(N·s)]',
+            finite,
+            'is not a finite number',
+        )
+        self.diagnostics_period = positive(
+            'diagnostics_period', DIAGNOSTICS_PERIOD, 'period of /diagnostics [s]'
+        )
+        self.checks = CentroidalChecks(
+            positive(
+                'friction_coefficient',
+                FRICTION_COEFFICIENT,
+                'Coulomb coefficient μ of the contacts; each contact wrench is checked for f_n >= '
+                '0 and |f_t| <= μ f_n',
+                'coefficient',
+            )
+        )
+        self.settings = BalanceSettings(
+            contact_frames=self.contact_frame_names,
+            ground_height=ground_height,
+            contact_height_threshold=contact_height_threshold,
+            contact_force_threshold=contact_force_threshold,
+            min_normal_force=min_normal_force,
+            flight_epsilon=flight_epsilon,
+            rate_window=rate_window,
+            rate_degree=rate_degree,
+            max_gap=max_gap,
+        )
 
     # ------------------------------------------------------------------ model
     def _on_model(self, robot: RobotModel) -> None:
@@ -205,16 +339,23 @@ class CentroidalNode(Node):
         try:
             floating = floating_base_model(robot)
             # The ZMP and flight test use |g| of the model's gravity (the gravity parameter).
-            self.settings = replace(self.settings, gravity=float(np.linalg.norm(robot.model.gravity.linear)))
+            self.settings = replace(
+                self.settings, gravity=float(np.linalg.norm(robot.model.gravity.linear))
+            )
             monitor = CentroidalMonitor(floating, self.settings)
         except (DescriptionError, ValueError) as error:
             self.model_error = str(error)
-            self.get_logger().error(f'model "{robot.name}" not usable for centroidal dynamics: {error}')
+            self.get_logger().error(
+                f'model "{robot.name}" not usable for centroidal dynamics: {error}'
+            )
             return
         self.model_error = ''
         previous = self._live
-        merger = previous.merger if previous and previous.robot.joint_names == floating.joint_names \
+        merger = (
+            previous.merger
+            if previous and previous.robot.joint_names == floating.joint_names
             else JointStateMerger(floating.joint_names)
+        )
         self._live = _LiveModel(floating, merger, monitor, np.zeros(floating.num_joints))
         self.last_report = None
 
@@ -235,9 +376,16 @@ class CentroidalNode(Node):
             odometry = read_odometry(serialized)
             frame = odometry.frame_id
             if frame and frame.lstrip('/') != self.world_frame.lstrip('/'):
-                raise OdometryError(f'odom pose is in "{frame}", not in world_frame "{self.world_frame}"')
-            self._odometry.add(odometry.stamp, odometry.position, odometry.orientation, odometry.linear,
-                               odometry.angular)
+                raise OdometryError(
+                    f'odom pose is in "{frame}", not in world_frame "{self.world_frame}"'
+                )
+            self._odometry.add(
+                odometry.stamp,
+                odometry.position,
+                odometry.orientation,
+                odometry.linear,
+                odometry.angular,
+            )
             self._odometry_seen = True
         except (OdometryError, OdometryWireError) as error:
             self.rejections.reject('bad_odometry', str(error))
@@ -258,13 +406,18 @@ class CentroidalNode(Node):
     def _take_wrench(self, index: int, message: WrenchStamped) -> None:
         frame, expected = message.header.frame_id, self.contact_frame_names[index]
         if frame and frame != expected:
-            self.rejections.reject('wrench_frame', f'wrench on {self.wrench_topics[index]} is in "{frame}", '
-                                                   f'expected contact frame "{expected}"')
+            self.rejections.reject(
+                'wrench_frame',
+                f'wrench on {self.wrench_topics[index]} is in "{frame}", expected contact frame '
+                f'"{expected}"',
+            )
             return
         force, torque = message.wrench.force, message.wrench.torque
         values = np.array([force.x, force.y, force.z, torque.x, torque.y, torque.z])
         if not np.all(np.isfinite(values)):
-            self.rejections.reject('non_finite_wrench', f'wrench on {self.wrench_topics[index]} has NaN or Inf')
+            self.rejections.reject(
+                'non_finite_wrench', f'wrench on {self.wrench_topics[index]} has NaN or Inf'
+            )
             return
         self._wrenches[index] = (stamp_seconds(message.header.stamp), values)
 
@@ -307,8 +460,10 @@ class CentroidalNode(Node):
         needs_odometry = self._odometry_seen or self.model_source.root_joint == 'floating'
         odometry_until = self._odometry.newest_stamp if needs_odometry else math.inf
         pending = live.pending
-        while pending and (pending[0].stamp <= odometry_until or
-                           pending[-1].stamp - pending[0].stamp > self.stale_timeout):
+        while pending and (
+            pending[0].stamp <= odometry_until
+            or pending[-1].stamp - pending[0].stamp > self.stale_timeout
+        ):
             self._guarded(self._compute, live, pending.popleft())
 
     def _compute(self, live: _LiveModel, sample: _JointSample) -> None:
@@ -322,13 +477,18 @@ class CentroidalNode(Node):
         v = robot.tangent(sample.velocities, twist)
         report = live.monitor.update(sample.stamp, q, v, self._fresh_wrenches(sample.stamp))
         if report.stamp_not_newer:
-            self.rejections.reject('repeated_stamp', f'joint state stamp {sample.stamp:.6f} s is not newer than the '
-                                                     'previous one: no rate of momentum, no ZMP for it')
+            self.rejections.reject(
+                'repeated_stamp',
+                f'joint state stamp {sample.stamp:.6f} s is not newer than the previous one: no '
+                'rate of momentum, no ZMP for it',
+            )
         self.checks.on_report(robot, q, report, self.settings)
         self._publish(sample.header_stamp, report)
         self.last_report = report
         self._last_report_wall = time.monotonic()
-        self._processing_times[self._processed % len(self._processing_times)] = time.perf_counter() - started
+        self._processing_times[self._processed % len(self._processing_times)] = (
+            time.perf_counter() - started
+        )
         self._processed += 1
 
     def _base_state(self, stamp: float) -> Optional[tuple]:
@@ -339,8 +499,10 @@ class CentroidalNode(Node):
             return self.fixed_base_pose, np.zeros(6)
         state = self._odometry.nearest(stamp, self.stale_timeout)
         if state is None:
-            self.rejections.reject('stale_odometry', f'no odom within {self.stale_timeout} s of joint state '
-                                                     f'stamp {stamp:.3f} s')
+            self.rejections.reject(
+                'stale_odometry',
+                f'no odom within {self.stale_timeout} s of joint state stamp {stamp:.3f} s',
+            )
             return None
         return state.pose, state.twist
 
@@ -348,8 +510,11 @@ class CentroidalNode(Node):
         if not self.wrench_topics:
             return None
         if any(w is None or abs(w[0] - stamp) > self.stale_timeout for w in self._wrenches):
-            self.rejections.reject('stale_wrench', 'a contact wrench is missing or stale: ZMP from the estimated '
-                                                   'rate of momentum instead')
+            self.rejections.reject(
+                'stale_wrench',
+                'a contact wrench is missing or stale: ZMP from the estimated rate of momentum '
+                'instead',
+            )
             return None
         values = np.array([w[1] for w in self._wrenches])
         return values[:, :3], values[:, 3:]
@@ -372,14 +537,24 @@ class CentroidalNode(Node):
         if lipm is not None:
             outputs.publish(self._lipm_zmp_pub, lambda: point(self._lipm_zmp_pub, header, lipm))
         if report.capture_point is not None:
-            outputs.publish(self._capture_point_pub, lambda: point(self._capture_point_pub, header,
-                                                                   report.capture_point))
+            outputs.publish(
+                self._capture_point_pub,
+                lambda: point(self._capture_point_pub, header, report.capture_point),
+            )
         outputs.publish(self._margins_pub, lambda: margins_state(header, report))
         outputs.publish(self._polygon_pub, lambda: polygon_stamped(header, report.polygon))
         if now - self._last_markers_wall >= self.marker_period:
             self._last_markers_wall = now
-            outputs.publish(self._markers_pub, lambda: balance_markers(
-                header, report, self.settings.ground_height, self.arrow_scale, self.checks.lipm_marker(header)))
+            outputs.publish(
+                self._markers_pub,
+                lambda: balance_markers(
+                    header,
+                    report,
+                    self.settings.ground_height,
+                    self.arrow_scale,
+                    self.checks.lipm_marker(header),
+                ),
+            )
 
     def _stamped_point(self, publisher, header: Header, xyz) -> PointStamped:
         """The PointStamped of ``publisher`` (one object per output, reused: ``publish``
@@ -397,53 +572,99 @@ class CentroidalNode(Node):
         try:
             array = DiagnosticArray()
             array.header.stamp = self.get_clock().now().to_msg()
-            array.status = [self._model_status(), self._input_status(), self._balance_status(),
-                            self.checks.status(f'{self.get_name()}: centroidal checks', self.contact_frame_names,
-                                               self._wrenches, self.stale_timeout)]
+            array.status = [
+                self._model_status(),
+                self._input_status(),
+                self._balance_status(),
+                self.checks.status(
+                    f'{self.get_name()}: centroidal checks',
+                    self.contact_frame_names,
+                    self._wrenches,
+                    self.stale_timeout,
+                ),
+            ]
             self._diagnostics_pub.publish(array)
         except Exception as error:  # a timer never takes the node down either
             self.rejections.reject('internal_error', f'diagnostics: {error!r}')
 
     def _model_status(self) -> DiagnosticStatus:
-        return model_status(self.get_name(), self.robot, self.model_source, {
-            'root_joint': self.model_source.root_joint, 'contact_frames': ' '.join(self.contact_frame_names)},
-            self.model_error)
+        return model_status(
+            self.get_name(),
+            self.robot,
+            self.model_source,
+            {
+                'root_joint': self.model_source.root_joint,
+                'contact_frames': ' '.join(self.contact_frame_names),
+            },
+            self.model_error,
+        )
 
     def _input_status(self) -> DiagnosticStatus:
         name = f'{self.get_name()}: inputs'
         filled = min(self._processed, len(self._processing_times))
         times = self._processing_times[:filled] * 1e3
-        values = {'joint_states_hz': self._joint_rate.rate(), 'odom_hz': self._odom_rate.rate(),
-                  'processed': self._processed, 'incomplete': self._incomplete,
-                  'rejected_total': self.rejections.total(),
-                  'processing_ms_p50': float(np.median(times)) if filled else 0.0,
-                  'processing_ms_max': float(times.max()) if filled else 0.0}
+        values = {
+            'joint_states_hz': self._joint_rate.rate(),
+            'odom_hz': self._odom_rate.rate(),
+            'processed': self._processed,
+            'incomplete': self._incomplete,
+            'rejected_total': self.rejections.total(),
+            'processing_ms_p50': float(np.median(times)) if filled else 0.0,
+            'processing_ms_max': float(times.max()) if filled else 0.0,
+        }
         counts = dict(self.rejections.counts)  # one copy: the stream may count while this runs
         values.update({f'rejected_{reason}': count for reason, count in sorted(counts.items())})
         if self._last_report_wall is None:
-            return diagnostic_status(name, WARN, 'no complete state yet (joint_states and, for a floating '
-                                                 f'base, odom){self._best_effort_note(values)}', values)
+            return diagnostic_status(
+                name,
+                WARN,
+                'no complete state yet (joint_states and, for a floating base, '
+                f'odom){self._best_effort_note(values)}',
+                values,
+            )
         age = time.monotonic() - self._last_report_wall
         if age > max(self.stale_timeout, 1.0):
-            return diagnostic_status(name, WARN, f'stale: last complete state {age:.1f} s ago'
-                                                 f'{self._best_effort_note(values)}', values)
-        return diagnostic_status(name, WARN if self.rejections.total() else OK,
-                                 f'{self._joint_rate.rate():.0f} Hz', values)
+            return diagnostic_status(
+                name,
+                WARN,
+                f'stale: last complete state {age:.1f} s ago{self._best_effort_note(values)}',
+                values,
+            )
+        return diagnostic_status(
+            name,
+            WARN if self.rejections.total() else OK,
+            f'{self._joint_rate.rate():.0f} Hz',
+            values,
+        )
 
     def _best_effort_note(self, values: dict) -> str:
         """The input topics with a best-effort publisher, which the reliable inputs cannot match
         (into ``values``, logged once per topic): the stream's subscriptions have no QoS event
         handlers, each of which is one more entity in the executor's wait set per message."""
-        topics = [self.resolve_topic_name(topic) for topic in ('joint_states', 'odom', *self.wrench_topics)]
-        best_effort = [topic for topic in topics if any(
-            info.qos_profile.reliability == ReliabilityPolicy.BEST_EFFORT
-            for info in self.get_publishers_info_by_topic(topic))]
+        topics = [
+            self.resolve_topic_name(topic)
+            for topic in ('joint_states', 'odom', *self.wrench_topics)
+        ]
+        best_effort = [
+            topic
+            for topic in topics
+            if any(
+                info.qos_profile.reliability == ReliabilityPolicy.BEST_EFFORT
+                for info in self.get_publishers_info_by_topic(topic)
+            )
+        ]
         values['best_effort_publishers'] = ' '.join(best_effort) or 'none'
         for topic in set(best_effort) - self._warned_best_effort:
             self._warned_best_effort.add(topic)
-            self.get_logger().warning(f'{topic} has a best-effort publisher: this node reads it reliable, so it '
-                                      'receives nothing from it (publish it reliable)')
-        return f'; best-effort publisher on {", ".join(best_effort)}: not received' if best_effort else ''
+            self.get_logger().warning(
+                f'{topic} has a best-effort publisher: this node reads it reliable, so it receives '
+                'nothing from it (publish it reliable)'
+            )
+        return (
+            f'; best-effort publisher on {", ".join(best_effort)}: not received'
+            if best_effort
+            else ''
+        )
 
     def _balance_status(self) -> DiagnosticStatus:
         name = f'{self.get_name()}: balance'
@@ -451,22 +672,38 @@ class CentroidalNode(Node):
         if report is None:
             return diagnostic_status(name, OK, 'no state yet', {})
         contacts = [n for n, touching in zip(report.contacts.names, report.in_contact) if touching]
-        values = {'airborne': report.airborne, 'zmp_source': report.zmp_source,
-                  'zmp_margin_m': _optional(report.zmp_margin),
-                  'capture_point_margin_m': _optional(report.capture_point_margin),
-                  'com_margin_m': _optional(report.com_margin),
-                  'contacts': ' '.join(contacts), 'mass_kg': report.state.mass,
-                  'zmp': _coordinates(report.zmp), 'capture_point': _coordinates(report.capture_point)}
+        values = {
+            'airborne': report.airborne,
+            'zmp_source': report.zmp_source,
+            'zmp_margin_m': _optional(report.zmp_margin),
+            'capture_point_margin_m': _optional(report.capture_point_margin),
+            'com_margin_m': _optional(report.com_margin),
+            'contacts': ' '.join(contacts),
+            'mass_kg': report.state.mass,
+            'zmp': _coordinates(report.zmp),
+            'capture_point': _coordinates(report.capture_point),
+        }
         if report.airborne:
             return diagnostic_status(name, WARN, 'airborne: no ZMP', values)
         if report.zmp is None:
             return diagnostic_status(name, OK, 'estimating the rate of momentum', values)
         if report.zmp_margin is not None and report.zmp_margin < 0.0:
-            return diagnostic_status(name, WARN, f'ZMP {-report.zmp_margin:.3f} m outside the support polygon', values)
+            return diagnostic_status(
+                name, WARN, f'ZMP {-report.zmp_margin:.3f} m outside the support polygon', values
+            )
         if report.capture_point_margin is not None and report.capture_point_margin < 0.0:
-            return diagnostic_status(name, WARN, f'capture point {-report.capture_point_margin:.3f} m outside the '
-                                                 'support polygon: the robot cannot stop without a step', values)
-        margin = 'no support polygon' if report.zmp_margin is None else f'ZMP margin {report.zmp_margin:.3f} m'
+            return diagnostic_status(
+                name,
+                WARN,
+                f'capture point {-report.capture_point_margin:.3f} m outside the support polygon: '
+                'the robot cannot stop without a step',
+                values,
+            )
+        margin = (
+            'no support polygon'
+            if report.zmp_margin is None
+            else f'ZMP margin {report.zmp_margin:.3f} m'
+        )
         return diagnostic_status(name, OK, margin, values)
 
 

@@ -4,6 +4,7 @@ Linux asks the kernel for a signal when the parent ends (``prctl(PR_SET_PDEATHSI
 kernel ties that signal to the *thread* that forks, so a long-lived child must be started
 from a thread that outlives it. Elsewhere the child starts plainly.
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -21,7 +22,8 @@ def die_with_parent(parent_pid: int, niceness: int = 0):
     child's CPU niceness (before it runs, so that every thread it starts inherits it: on Linux
     a nice value is per thread)."""
     try:
-        # Looked up before the fork: the child of a multi-threaded parent must not take the loader's locks.
+        # Looked up before the fork: the child of a multi-threaded parent must not take the loader's
+        # locks.
         prctl = ctypes.CDLL(None, use_errno=True).prctl
     except (OSError, AttributeError):  # not Linux: a plain child
         prctl = None
@@ -36,11 +38,16 @@ def die_with_parent(parent_pid: int, niceness: int = 0):
                 os.nice(niceness)
             except OSError:
                 pass
+
     return preexec
 
 
-def start_child_process(command: Sequence[str], niceness: int = 0, **popen_arguments) -> subprocess.Popen:
+def start_child_process(
+    command: Sequence[str], niceness: int = 0, **popen_arguments
+) -> subprocess.Popen:
     """Start ``command`` (any keyword of :class:`subprocess.Popen`) as a child that receives
     SIGTERM when this process (more exactly: the calling thread) ends, ``niceness`` above this
     thread's CPU niceness."""
-    return subprocess.Popen(list(command), preexec_fn=die_with_parent(os.getpid(), niceness), **popen_arguments)
+    return subprocess.Popen(
+        list(command), preexec_fn=die_with_parent(os.getpid(), niceness), **popen_arguments
+    )

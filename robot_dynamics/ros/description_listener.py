@@ -25,6 +25,7 @@ the node then stops it.
 Protocol, listener → node: per item one JSON line, ``{"ready": true}`` once subscribed,
 ``{"accepted": <bytes>}`` followed by that many bytes of UTF-8 URDF, or ``{"refused": reason}``.
 """
+
 from __future__ import annotations
 
 import json
@@ -44,7 +45,8 @@ from robot_dynamics.ros.child_process import start_child_process
 from robot_dynamics.ros.node_log import shorten
 
 LISTENER_NODE_SUFFIX = '_description_listener'
-"""The listener's node name is the owner's name with this suffix (``dynamics_description_listener``)."""
+"""The listener's node name is the owner's name with this suffix
+(``dynamics_description_listener``)."""
 
 LISTENER_NICENESS = 10
 """CPU niceness of the listener process, every thread included (set before it starts: on Linux
@@ -61,7 +63,8 @@ RESTART_DELAYS = (1.0, 60.0)
 (a description that crashes the parser is received again by the restarted listener)."""
 
 CDR_OVERHEAD = 16
-"""Bytes of a serialized std_msgs/String beyond its text (encapsulation, length, terminator, padding)."""
+"""Bytes of a serialized std_msgs/String beyond its text (encapsulation, length, terminator,
+padding)."""
 
 
 def usable_model(text: str, root_joint: str, gravity, max_joints: int) -> RobotModel:
@@ -70,8 +73,10 @@ def usable_model(text: str, root_joint: str, gravity, max_joints: int) -> RobotM
     joint_states). ``gravity`` [m/s²] in the world frame."""
     robot = RobotModel.from_urdf_string(text, root_joint, gravity, max_moving_joints=max_joints)
     if robot.num_joints == 0:
-        raise DescriptionError(f'robot "{shorten(robot.name, 60)}" has no moving joints: nothing to compute '
-                               'from joint_states')
+        raise DescriptionError(
+            f'robot "{shorten(robot.name, 60)}" has no moving joints: nothing to compute from '
+            'joint_states'
+        )
     return robot
 
 
@@ -116,8 +121,12 @@ class DescriptionListener:
     URDF and ``on_refused(reason)`` with each refusal, on a reader thread of its own (a
     callback may take long: the listener waits). Call :meth:`close` when the node is destroyed."""
 
-    def __init__(self, settings: ListenerSettings, on_accepted: Callable[[str], None],
-                 on_refused: Callable[[str], None]):
+    def __init__(
+        self,
+        settings: ListenerSettings,
+        on_accepted: Callable[[str], None],
+        on_refused: Callable[[str], None],
+    ):
         self.settings = settings
         self._on_accepted = on_accepted
         self._on_refused = on_refused
@@ -151,7 +160,8 @@ class DescriptionListener:
             delay = min(2.0 * delay, RESTART_DELAYS[1])
 
     def _run_one_listener(self) -> str:
-        """Start a listener process and forward what it sends until it ends; returns why it ended."""
+        """Start a listener process and forward what it sends until it ends; returns why it
+        ended."""
         try:
             output = self._start()
         except OSError as error:  # no process could be started (out of memory, process limit)
@@ -161,7 +171,10 @@ class DescriptionListener:
         with output:
             self._forward(output)
         code = self._reap()
-        return f'the description could not be checked: the description listener process ended (exit code {code})'
+        return (
+            'the description could not be checked: the description listener process ended (exit '
+            f'code {code})'
+        )
 
     def _start(self) -> Optional[BinaryIO]:
         """Start a listener process (from this thread, which it dies with); its output pipe."""
@@ -172,8 +185,17 @@ class DescriptionListener:
                     return None
                 self.ready.clear()
                 self._process = start_child_process(
-                    [sys.executable, '-m', 'robot_dynamics.ros.description_listener', self.settings.to_json(),
-                     str(write_end)], niceness=LISTENER_NICENESS, stdin=subprocess.PIPE, pass_fds=(write_end,))
+                    [
+                        sys.executable,
+                        '-m',
+                        'robot_dynamics.ros.description_listener',
+                        self.settings.to_json(),
+                        str(write_end),
+                    ],
+                    niceness=LISTENER_NICENESS,
+                    stdin=subprocess.PIPE,
+                    pass_fds=(write_end,),
+                )
                 self.starts += 1
         except BaseException:
             os.close(read_end)
@@ -202,8 +224,14 @@ class DescriptionListener:
                     self._on_refused(str(item['refused']))
                 elif item.get('ready'):
                     self.ready.set()
-            except (ValueError, TypeError, KeyError) as error:  # a broken stream: restart the listener
-                self._on_refused(f'the description listener sent something unreadable ({error}); restarting it')
+            except (
+                ValueError,
+                TypeError,
+                KeyError,
+            ) as error:  # a broken stream: restart the listener
+                self._on_refused(
+                    f'the description listener sent something unreadable ({error}); restarting it'
+                )
                 self._stop_process()
                 return
 
@@ -219,7 +247,8 @@ class DescriptionListener:
             return process.wait()
 
     def _stop_process(self) -> None:
-        """Ask the listener to end (end of its input), kill it if it has not within :data:`STOP_TIMEOUT`."""
+        """Ask the listener to end (end of its input), kill it if it has not within
+        :data:`STOP_TIMEOUT`."""
         with self._lock:
             process = self._process
         if process is None:
@@ -266,14 +295,20 @@ class DescriptionForwarder:
         from std_msgs.msg import String
 
         if len(serialized) > MAX_DESCRIPTION_BYTES + CDR_OVERHEAD:
-            self._send({'refused': f'robot description message is {len(serialized)} bytes, over the '
-                                   f'{MAX_DESCRIPTION_BYTES}-byte limit'})
+            self._send(
+                {
+                    'refused': f'robot description message is {len(serialized)} bytes, over the '
+                    f'{MAX_DESCRIPTION_BYTES}-byte limit'
+                }
+            )
             return
         text = deserialize_message(serialized, String).data
         if text == self.last_accepted:
             return
         settings = self.settings
-        problem = description_problem(text, settings.root_joint, settings.gravity, settings.max_joints)
+        problem = description_problem(
+            text, settings.root_joint, settings.gravity, settings.max_joints
+        )
         if problem:
             self._send({'refused': problem})
             return
@@ -302,12 +337,18 @@ def listen(settings: ListenerSettings, output: BinaryIO) -> None:
     from robot_dynamics.ros.topics import DESCRIPTION_QOS
 
     stop = threading.Event()
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the node's whole group: the node stops us
+    signal.signal(
+        signal.SIGINT, signal.SIG_IGN
+    )  # Ctrl-C reaches the node's whole group: the node stops us
     signal.signal(signal.SIGTERM, lambda number, frame: stop.set())
     context = rclpy.Context()
     rclpy.init(context=context, signal_handler_options=SignalHandlerOptions.NO)
-    node = rclpy.create_node(settings.node_name, namespace=settings.namespace, context=context,
-                             start_parameter_services=False)
+    node = rclpy.create_node(
+        settings.node_name,
+        namespace=settings.namespace,
+        context=context,
+        start_parameter_services=False,
+    )
     executor = SingleThreadedExecutor(context=context)
     wake = node.create_guard_condition(lambda: None)
 
@@ -315,9 +356,13 @@ def listen(settings: ListenerSettings, output: BinaryIO) -> None:
         stop.set()
         wake.trigger()
 
-    threading.Thread(target=_wait_for_end_of_input, args=(request_stop,), name='input watcher', daemon=True).start()
+    threading.Thread(
+        target=_wait_for_end_of_input, args=(request_stop,), name='input watcher', daemon=True
+    ).start()
     forwarder = DescriptionForwarder(settings, output)
-    node.create_subscription(String, settings.topic, forwarder.on_message, DESCRIPTION_QOS, raw=True)
+    node.create_subscription(
+        String, settings.topic, forwarder.on_message, DESCRIPTION_QOS, raw=True
+    )
     executor.add_node(node)
     try:
         forwarder.send_ready()

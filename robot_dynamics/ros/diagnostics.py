@@ -1,5 +1,5 @@
-"""/diagnostics helpers shared by the nodes: status messages and the input rate meter.
-"""
+"""/diagnostics helpers shared by the nodes: status messages and the input rate meter."""
+
 from __future__ import annotations
 
 import time
@@ -28,10 +28,14 @@ class RateMeter:
         return (filled - 1) / span if span > 0 else 0.0
 
 
-def diagnostic_status(name: str, level: bytes, message: str, values: dict, hardware_id: str = '') -> DiagnosticStatus:
+def diagnostic_status(
+    name: str, level: bytes, message: str, values: dict, hardware_id: str = ''
+) -> DiagnosticStatus:
     """A diagnostic_msgs/DiagnosticStatus with ``values`` rendered as strings."""
     status = DiagnosticStatus(name=name, level=level, message=message, hardware_id=hardware_id)
-    status.values = [KeyValue(key=str(key), value=_format_value(value)) for key, value in values.items()]
+    status.values = [
+        KeyValue(key=str(key), value=_format_value(value)) for key, value in values.items()
+    ]
     return status
 
 
@@ -45,19 +49,39 @@ DIAGNOSTICS_PERIOD = 1.0
 """Default period of /diagnostics [s]."""
 
 
-def model_status(node_name: str, robot, source, values: dict, model_error: str = '') -> DiagnosticStatus:
+def model_status(
+    node_name: str, robot, source, values: dict, model_error: str = ''
+) -> DiagnosticStatus:
     """The ``<node>: model`` status both nodes publish: the model in use (``robot``, a
     RobotModel or None), where it came from and how many descriptions were loaded or refused
     (``source``, the node's ModelSource), plus the node's own ``values``. ERROR without a model
     or when the latest one could not be used (``model_error``), WARN after a refused description."""
     name = f'{node_name}: model'
     if robot is None:
-        return diagnostic_status(name, DiagnosticStatus.ERROR, 'no robot model loaded', {
-            'source': source.source, 'last_error': model_error or source.last_error})
+        return diagnostic_status(
+            name,
+            DiagnosticStatus.ERROR,
+            'no robot model loaded',
+            {'source': source.source, 'last_error': model_error or source.last_error},
+        )
     if model_error:
-        return diagnostic_status(name, DiagnosticStatus.ERROR, f'latest model not used: {model_error}', {
-            'source': source.source, 'model_in_use': robot.name})
+        return diagnostic_status(
+            name,
+            DiagnosticStatus.ERROR,
+            f'latest model not used: {model_error}',
+            {'source': source.source, 'model_in_use': robot.name},
+        )
     level = DiagnosticStatus.WARN if source.rejected else DiagnosticStatus.OK
-    return diagnostic_status(name, level, f'{robot.name}: {robot.num_joints} joints, {robot.total_mass():.3f} kg', {
-        'source': source.source, 'total_mass_kg': robot.total_mass(), 'models_loaded': source.swaps,
-        'descriptions_rejected': source.rejected, 'last_error': source.last_error, **values})
+    return diagnostic_status(
+        name,
+        level,
+        f'{robot.name}: {robot.num_joints} joints, {robot.total_mass():.3f} kg',
+        {
+            'source': source.source,
+            'total_mass_kg': robot.total_mass(),
+            'models_loaded': source.swaps,
+            'descriptions_rejected': source.rejected,
+            'last_error': source.last_error,
+            **values,
+        },
+    )

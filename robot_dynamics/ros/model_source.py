@@ -21,6 +21,7 @@ What stays in the node's process for an accepted description: its build (XML par
 pinocchio model, about 1 ms for a 7-joint arm, 20–100 ms for a 100-joint robot, mostly in
 calls that hold the interpreter lock).
 """
+
 from __future__ import annotations
 
 import functools
@@ -32,10 +33,14 @@ from rclpy.node import Node
 from robot_dynamics.core.errors import DescriptionError
 from robot_dynamics.core.model.model import RobotModel
 from robot_dynamics.core.model.urdf import MAX_MOVING_JOINTS, read_description_file
+from robot_dynamics.ros.description_listener import (
+    DescriptionListener,
+    ListenerSettings,
+    listener_node_name,
+    usable_model,
+)
 from robot_dynamics.ros.node_log import RateLimitedLogger, shorten
 from robot_dynamics.ros.parameters import checked_parameter, gravity_parameter
-from robot_dynamics.ros.description_listener import (DescriptionListener, ListenerSettings,
-                                                     listener_node_name, usable_model)
 
 
 class ModelSource:
@@ -49,18 +54,33 @@ class ModelSource:
     refused. Call :meth:`close` when the node is destroyed.
     """
 
-    def __init__(self, node: Node, on_model: Callable[[RobotModel], None], gravity_check: Optional[tuple] = None):
+    def __init__(
+        self,
+        node: Node,
+        on_model: Callable[[RobotModel], None],
+        gravity_check: Optional[tuple] = None,
+    ):
         """``gravity_check`` = (is_valid, requirement): what the node needs of the gravity
         vector beyond three finite numbers (centroidal_node: along −z of the world)."""
         self._node = node
         self._on_model = on_model
         self._log = RateLimitedLogger(node.get_logger(), period=1.0)
         checked = functools.partial(checked_parameter, node)
-        self.max_joints = checked('max_joints', MAX_MOVING_JOINTS, 'descriptions with more moving joints are refused '
-                                  '(model memory grows ~cubically with joints)', lambda count: count >= 1,
-                                  'is not at least 1')
-        self.root_joint = checked('root_joint', 'fixed', "'fixed' (arm on a table) or 'floating' (free-flyer base)",
-                                  ('fixed', 'floating').__contains__, "is neither 'fixed' nor 'floating'")
+        self.max_joints = checked(
+            'max_joints',
+            MAX_MOVING_JOINTS,
+            'descriptions with more moving joints are refused (model memory grows ~cubically with '
+            'joints)',
+            lambda count: count >= 1,
+            'is not at least 1',
+        )
+        self.root_joint = checked(
+            'root_joint',
+            'fixed',
+            "'fixed' (arm on a table) or 'floating' (free-flyer base)",
+            ('fixed', 'floating').__contains__,
+            "is neither 'fixed' nor 'floating'",
+        )
         self.gravity = gravity_parameter(node, *(gravity_check or ()))
         self.robot: Optional[RobotModel] = None
         self.swaps = 0
@@ -69,27 +89,40 @@ class ModelSource:
         self._current_text: Optional[str] = None
         self._closed = threading.Event()
         self.listener: Optional[DescriptionListener] = None
-        description = checked('robot_description', '', 'URDF text; when set it overrides the robot_description '
-                              'topic and urdf_file')
-        urdf_file = checked('urdf_file', '', 'path of a URDF file used when robot_description is empty')
+        description = checked(
+            'robot_description',
+            '',
+            'URDF text; when set it overrides the robot_description topic and urdf_file',
+        )
+        urdf_file = checked(
+            'urdf_file', '', 'path of a URDF file used when robot_description is empty'
+        )
         self.source = 'parameter' if description else ('file' if urdf_file else 'topic')
         if description:
             self.load(description)
         elif urdf_file:
             try:
                 self.load(read_description_file(urdf_file))
-            except DescriptionError as error:  # missing, a directory, unreadable, too large, not UTF-8, invalid
+            except (
+                DescriptionError
+            ) as error:  # missing, a directory, unreadable, too large, not UTF-8, invalid
                 self._reject(f'urdf_file {urdf_file}: {error}')
         else:
-            self.listener = DescriptionListener(self._listener_settings(), self._on_accepted, self._reject)
+            self.listener = DescriptionListener(
+                self._listener_settings(), self._on_accepted, self._reject
+            )
 
     def _listener_settings(self) -> ListenerSettings:
         node = self._node
         # Resolved here, so the node's remappings apply to the listener's subscription too.
-        return ListenerSettings(topic=node.resolve_topic_name('robot_description'),
-                                node_name=listener_node_name(node.get_name()), namespace=node.get_namespace(),
-                                root_joint=self.root_joint, gravity=tuple(float(g) for g in self.gravity),
-                                max_joints=int(self.max_joints))
+        return ListenerSettings(
+            topic=node.resolve_topic_name('robot_description'),
+            node_name=listener_node_name(node.get_name()),
+            namespace=node.get_namespace(),
+            root_joint=self.root_joint,
+            gravity=tuple(float(g) for g in self.gravity),
+            max_joints=int(self.max_joints),
+        )
 
     def _on_accepted(self, text: str) -> None:
         """Reader thread: build and install a description the listener accepted."""

@@ -1,12 +1,12 @@
 """Logging that a message cannot flood: cut texts, rate-limited lines, rejection counts, service
 handlers that answer instead of raising.
 """
+
 from __future__ import annotations
 
 import functools
 import time
 from collections import Counter
-
 
 LOG_TEXT_LIMIT = 200
 """Characters of one log line (or diagnostics value) beyond which the text is cut: a message
@@ -52,7 +52,9 @@ class RejectionCounter:
 
     def reject(self, reason: str, message: str) -> None:
         self.counts[reason] += 1
-        self._log.warn(reason, f'rejected input ({reason}, {self.counts[reason]} so far): {message}')
+        self._log.warn(
+            reason, f'rejected input ({reason}, {self.counts[reason]} so far): {message}'
+        )
 
     def total(self) -> int:
         return sum(self.counts.values())
@@ -62,12 +64,16 @@ def never_raises(handler):
     """A node's service handler that answers ``success=false`` with the error instead of
     raising (and logs it): an exception in a callback would take the node's executor, and the
     node, down. For any service response with ``success`` and ``message`` (Trigger, SetBool)."""
+
     @functools.wraps(handler)
     def guarded(node, request, response):
         try:
             return handler(node, request, response)
         except Exception as error:  # a node never dies from a call
-            node.get_logger().error(f'{handler.__name__.lstrip("_")} failed: {shorten(repr(error))}')
+            node.get_logger().error(
+                f'{handler.__name__.lstrip("_")} failed: {shorten(repr(error))}'
+            )
             response.success, response.message = False, f'internal error: {shorten(error)}'
             return response
+
     return guarded

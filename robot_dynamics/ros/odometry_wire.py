@@ -14,6 +14,7 @@ followed by its bytes (OMG "Extensible and Dynamic Topic Types for DDS" 1.3, sec
 nav_msgs/Odometry and its parts as defined in common_interfaces). Any other representation
 is handed to rclpy's own deserializer, so nothing depends on this reader knowing it.
 """
+
 from __future__ import annotations
 
 import struct
@@ -33,8 +34,15 @@ _POSE_AND_COVARIANCE = 7 + 36
 _POSE_AND_TWIST = 2 * _POSE_AND_COVARIANCE - 1
 """Doubles from the pose position to the end of the twist covariance."""
 
-_STRUCTS = {order: (struct.Struct(order + 'iI'), struct.Struct(order + 'I'), struct.Struct(order + '7d'),
-                    struct.Struct(order + '6d')) for order in _PLAIN_CDR.values()}
+_STRUCTS = {
+    order: (
+        struct.Struct(order + 'iI'),
+        struct.Struct(order + 'I'),
+        struct.Struct(order + '7d'),
+        struct.Struct(order + '6d'),
+    )
+    for order in _PLAIN_CDR.values()
+}
 
 
 class OdometryWireError(RobotDynamicsError):
@@ -76,8 +84,12 @@ def read_odometry(serialized: bytes) -> OdometryFields:
         pose = pose_struct.unpack_from(serialized, offset)
         twist = twist_struct.unpack_from(serialized, offset + 8 * _POSE_AND_COVARIANCE)
     except struct.error:
-        raise OdometryWireError(f'{len(serialized)} bytes are not a complete nav_msgs/Odometry') from None
-    return OdometryFields(sec + nanosec * 1e-9, frame_id, child_frame_id, pose[:3], pose[3:], twist[:3], twist[3:])
+        raise OdometryWireError(
+            f'{len(serialized)} bytes are not a complete nav_msgs/Odometry'
+        ) from None
+    return OdometryFields(
+        sec + nanosec * 1e-9, frame_id, child_frame_id, pose[:3], pose[3:], twist[:3], twist[3:]
+    )
 
 
 def _aligned(offset: int, size: int) -> int:
@@ -93,9 +105,11 @@ def _string(serialized: bytes, offset: int, length_struct: struct.Struct) -> tup
     if length == 0:  # an empty string without its NUL, as some writers send it
         return '', start
     if end > len(serialized) or serialized[end - 1] != 0:
-        raise OdometryWireError(f'string of {length} bytes at offset {offset} is not a NUL-terminated string '
-                                f'within the {len(serialized)} bytes')
-    return bytes(serialized[start:end - 1]).decode('utf-8', errors='replace'), end
+        raise OdometryWireError(
+            f'string of {length} bytes at offset {offset} is not a NUL-terminated string within '
+            f'the {len(serialized)} bytes'
+        )
+    return bytes(serialized[start : end - 1]).decode('utf-8', errors='replace'), end
 
 
 def _deserialized(serialized: bytes) -> Odometry:
@@ -107,8 +121,12 @@ def _deserialized(serialized: bytes) -> Odometry:
 
 def _from_message(message: Odometry) -> OdometryFields:
     stamp, pose, twist = message.header.stamp, message.pose.pose, message.twist.twist
-    return OdometryFields(stamp.sec + stamp.nanosec * 1e-9, message.header.frame_id, message.child_frame_id,
-                          (pose.position.x, pose.position.y, pose.position.z),
-                          (pose.orientation.x, pose.orientation.y, pose.orientation.z, pose.orientation.w),
-                          (twist.linear.x, twist.linear.y, twist.linear.z),
-                          (twist.angular.x, twist.angular.y, twist.angular.z))
+    return OdometryFields(
+        stamp.sec + stamp.nanosec * 1e-9,
+        message.header.frame_id,
+        message.child_frame_id,
+        (pose.position.x, pose.position.y, pose.position.z),
+        (pose.orientation.x, pose.orientation.y, pose.orientation.z, pose.orientation.w),
+        (twist.linear.x, twist.linear.y, twist.linear.z),
+        (twist.angular.x, twist.angular.y, twist.angular.z),
+    )

@@ -1,6 +1,7 @@
 """How every node declares and checks its parameters: :func:`checked_parameter` for values read
 once (read-only afterwards), :class:`RuntimeParameters` for values read at each use.
 """
+
 from __future__ import annotations
 
 import array
@@ -14,7 +15,9 @@ from rclpy.parameter import Parameter
 from robot_dynamics.ros.node_log import shorten
 
 
-def describe(text: str, read_only: bool = False, dynamic_typing: bool = False) -> ParameterDescriptor:
+def describe(
+    text: str, read_only: bool = False, dynamic_typing: bool = False
+) -> ParameterDescriptor:
     """A ParameterDescriptor carrying ``text`` (every parameter is declared with one)."""
     return ParameterDescriptor(description=text, read_only=read_only, dynamic_typing=dynamic_typing)
 
@@ -33,7 +36,11 @@ def converted_value(value, default):
     if isinstance(default, bool):
         return value if isinstance(value, bool) else _WRONG_TYPE
     if isinstance(default, float):
-        return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else _WRONG_TYPE
+        return (
+            float(value)
+            if isinstance(value, (int, float)) and not isinstance(value, bool)
+            else _WRONG_TYPE
+        )
     if isinstance(default, int):
         if isinstance(value, int) and not isinstance(value, bool):
             return value
@@ -74,8 +81,14 @@ def _checked_value(value, default, is_valid: Optional[Callable], requirement: st
     return used, None
 
 
-def checked_parameter(node: Node, name: str, default, description: str, is_valid: Optional[Callable] = None,
-                      requirement: str = ''):
+def checked_parameter(
+    node: Node,
+    name: str,
+    default,
+    description: str,
+    is_valid: Optional[Callable] = None,
+    requirement: str = '',
+):
     """Declare the node's parameter ``name``, read once (at start-up or at model load), and
     return the value the node uses.
 
@@ -96,38 +109,63 @@ def checked_parameter(node: Node, name: str, default, description: str, is_valid
     return value
 
 
-def _declared_value(node: Node, name: str, default, description: str, is_valid: Optional[Callable],
-                    requirement: str):
+def _declared_value(
+    node: Node, name: str, default, description: str, is_valid: Optional[Callable], requirement: str
+):
     """Declare ``name`` and set it to the value in use (:func:`checked_parameter`)."""
     node.declare_parameter(name, default, describe(description, dynamic_typing=True))
     given = node.get_parameter(name).value
     value, problem = _checked_value(given, default, is_valid, requirement)
     if problem:
-        node.get_logger().error(f'parameter {name} {shorten(repr(given))} {problem}; using {default!r}')
+        node.get_logger().error(
+            f'parameter {name} {shorten(repr(given))} {problem}; using {default!r}'
+        )
         value = default
     node.set_parameters([Parameter(name, value=value)])
     return value
 
 
-def positive_parameter(node: Node, name: str, default: float, description: str,
-                       quantity: str = 'time [s]') -> float:
+def positive_parameter(
+    node: Node, name: str, default: float, description: str, quantity: str = 'time [s]'
+) -> float:
     """:func:`checked_parameter` for a positive, finite number (a ``quantity``)."""
-    return checked_parameter(node, name, default, description, lambda value: 0.0 < value < math.inf,  # false for NaN
-                             f'is not a positive {quantity}')
+    return checked_parameter(
+        node,
+        name,
+        default,
+        description,
+        lambda value: 0.0 < value < math.inf,  # false for NaN
+        f'is not a positive {quantity}',
+    )
 
 
 def non_negative_parameter(node: Node, name: str, default: float, description: str) -> float:
     """:func:`checked_parameter` for a non-negative, finite number."""
-    return checked_parameter(node, name, default, description, lambda value: 0.0 <= value < math.inf,  # false for NaN
-                             'is not a non-negative, finite number')
+    return checked_parameter(
+        node,
+        name,
+        default,
+        description,
+        lambda value: 0.0 <= value < math.inf,  # false for NaN
+        'is not a non-negative, finite number',
+    )
 
 
-def gravity_parameter(node: Node, is_valid: Callable = lambda gravity: True, requirement: str = '') -> list:
+def gravity_parameter(
+    node: Node, is_valid: Callable = lambda gravity: True, requirement: str = ''
+) -> list:
     """:func:`checked_parameter` ``gravity``: the gravity vector in the world frame [m/s²],
     3 finite numbers for which ``is_valid`` holds (``requirement`` says what it checks)."""
-    return checked_parameter(node, 'gravity', [0.0, 0.0, -9.81], 'gravity vector in the world frame [m/s^2]',
-                             lambda gravity: len(gravity) == 3 and all(map(math.isfinite, gravity))
-                             and is_valid(gravity), f'is not 3 finite numbers [m/s^2]{requirement}')
+    return checked_parameter(
+        node,
+        'gravity',
+        [0.0, 0.0, -9.81],
+        'gravity vector in the world frame [m/s^2]',
+        lambda gravity: (
+            len(gravity) == 3 and all(map(math.isfinite, gravity)) and is_valid(gravity)
+        ),
+        f'is not 3 finite numbers [m/s^2]{requirement}',
+    )
 
 
 class RuntimeParameters:
@@ -140,8 +178,14 @@ class RuntimeParameters:
         self._checks: dict = {}  # name -> (default, is_valid, requirement)
         node.add_on_set_parameters_callback(self._check_change)
 
-    def declare(self, name: str, default, description: str, is_valid: Optional[Callable] = None,
-                requirement: str = '') -> None:
+    def declare(
+        self,
+        name: str,
+        default,
+        description: str,
+        is_valid: Optional[Callable] = None,
+        requirement: str = '',
+    ) -> None:
         _declared_value(self._node, name, default, description, is_valid, requirement)
         self._checks[name] = (default, is_valid, requirement)
 
@@ -157,6 +201,8 @@ class RuntimeParameters:
                 default, is_valid, requirement = self._checks[parameter.name]
                 _, problem = _checked_value(parameter.value, default, is_valid, requirement)
                 if problem:
-                    return SetParametersResult(successful=False,
-                                               reason=f'{parameter.name} {shorten(repr(parameter.value))} {problem}')
+                    return SetParametersResult(
+                        successful=False,
+                        reason=f'{parameter.name} {shorten(repr(parameter.value))} {problem}',
+                    )
         return SetParametersResult(successful=True)

@@ -12,6 +12,7 @@ it) and the runner can be stopped without shutting rclpy down.
 
 Run the three nodes until Ctrl-C: ``python -m robot_dynamics.ros.runner [CONFIG_YAML]``.
 """
+
 from __future__ import annotations
 
 import math
@@ -32,11 +33,15 @@ from std_msgs.msg import Header
 from std_srvs.srv import SetBool, Trigger
 
 from robot_dynamics.core.errors import RobotDynamicsError
-from robot_dynamics.ros.topics import DESCRIPTION_QOS, SENSOR_QOS, stamp_seconds
 from robot_dynamics.ros.spinning import NodeSpinner, run_nodes
+from robot_dynamics.ros.topics import DESCRIPTION_QOS, SENSOR_QOS, stamp_seconds
 
-RECORDER_QOS = QoSProfile(depth=2000, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE,
-                          history=HistoryPolicy.KEEP_LAST)
+RECORDER_QOS = QoSProfile(
+    depth=2000,
+    reliability=ReliabilityPolicy.RELIABLE,
+    durability=DurabilityPolicy.VOLATILE,
+    history=HistoryPolicy.KEEP_LAST,
+)
 """Room for 8 s of 250 Hz samples: the recorder may fall behind, it must not lose samples."""
 
 PACKAGE = 'robot_dynamics'
@@ -49,12 +54,16 @@ class ConfigError(RobotDynamicsError):
 def config_path(name: str) -> Path:
     """Path of a file of the package's ``config/`` directory: the source tree's (a checkout or
     an editable install), else the installed ``share/robot_dynamics/config``."""
-    candidates = [Path(__file__).resolve().parents[2] / 'config' / name,
-                  Path(sys.prefix) / 'share' / PACKAGE / 'config' / name]
+    candidates = [
+        Path(__file__).resolve().parents[2] / 'config' / name,
+        Path(sys.prefix) / 'share' / PACKAGE / 'config' / name,
+    ]
     for candidate in candidates:
         if candidate.is_file():
             return candidate
-    raise ConfigError(f'config file {name!r} not found (looked in {", ".join(str(c.parent) for c in candidates)})')
+    raise ConfigError(
+        f'config file {name!r} not found (looked in {", ".join(str(c.parent) for c in candidates)})'
+    )
 
 
 def section_matches(key: str, node_fqn: str) -> bool:
@@ -64,8 +73,10 @@ def section_matches(key: str, node_fqn: str) -> bool:
     match the whole fully qualified name (so ``dynamics`` is only /dynamics, ``/**/dynamics``
     is a ``dynamics`` node in any namespace, ``/**`` is every node)."""
     key = key if key.startswith('/') else '/' + key
-    pattern = ''.join({'/**': r'(/\w+)*', '/*': r'(/\w+)'}.get(part, re.escape(part))
-                      for part in re.split(r'(/\*\*|/\*)', key))
+    pattern = ''.join(
+        {'/**': r'(/\w+)*', '/*': r'(/\w+)'}.get(part, re.escape(part))
+        for part in re.split(r'(/\*\*|/\*)', key)
+    )
     return re.fullmatch(pattern, node_fqn, flags=re.ASCII) is not None
 
 
@@ -97,9 +108,14 @@ def parameter_overrides(values: dict) -> list:
     return [Parameter(name, value=value) for name, value in values.items()]
 
 
-def build_nodes(config_file: Optional[Path] = None, sim_overrides: Optional[dict] = None,
-                dynamics_overrides: Optional[dict] = None, centroidal_overrides: Optional[dict] = None,
-                sim_config_file: Optional[Path] = None, with_dynamics: bool = True) -> list:
+def build_nodes(
+    config_file: Optional[Path] = None,
+    sim_overrides: Optional[dict] = None,
+    dynamics_overrides: Optional[dict] = None,
+    centroidal_overrides: Optional[dict] = None,
+    sim_config_file: Optional[Path] = None,
+    with_dynamics: bool = True,
+) -> list:
     """sim_robot (``sim_robot``), dynamics_node (``dynamics``, unless ``with_dynamics`` is
     false) and centroidal_node (``centroidal``) with the parameters of ``config_file``
     (default ``config/robot_dynamics.yaml``) and ``sim_config_file`` (default
@@ -107,18 +123,31 @@ def build_nodes(config_file: Optional[Path] = None, sim_overrides: Optional[dict
     from robot_dynamics.ros.centroidal_node import CentroidalNode
     from robot_dynamics.ros.dynamics_node import DynamicsNode
     from robot_dynamics.ros.sim_robot import SimRobot
+
     config_file = Path(config_file or config_path('robot_dynamics.yaml'))
     sim_config_file = Path(sim_config_file or config_path('sim_robot.yaml'))
 
     def parameters(path: Path, name: str, overrides: Optional[dict]) -> list:
         return parameter_overrides({**node_parameters(path, name), **(overrides or {})})
 
-    nodes = [SimRobot('sim_robot', parameter_overrides=parameters(sim_config_file, 'sim_robot', sim_overrides))]
+    nodes = [
+        SimRobot(
+            'sim_robot', parameter_overrides=parameters(sim_config_file, 'sim_robot', sim_overrides)
+        )
+    ]
     if with_dynamics:
-        nodes.append(DynamicsNode('dynamics', parameter_overrides=parameters(config_file, 'dynamics',
-                                                                             dynamics_overrides)))
-    nodes.append(CentroidalNode('centroidal', parameter_overrides=parameters(config_file, 'centroidal',
-                                                                           centroidal_overrides)))
+        nodes.append(
+            DynamicsNode(
+                'dynamics',
+                parameter_overrides=parameters(config_file, 'dynamics', dynamics_overrides),
+            )
+        )
+    nodes.append(
+        CentroidalNode(
+            'centroidal',
+            parameter_overrides=parameters(config_file, 'centroidal', centroidal_overrides),
+        )
+    )
     return nodes
 
 
@@ -135,10 +164,15 @@ class InProcessRunner:
 
     def __init__(self, nodes: Sequence[Node]):
         self.nodes = list(nodes)
-        self._hosts = [node.service_host.node for node in self.nodes
-                       if getattr(node, 'service_host', None) is not None]
+        self._hosts = [
+            node.service_host.node
+            for node in self.nodes
+            if getattr(node, 'service_host', None) is not None
+        ]
         self._spinners = [NodeSpinner(self.nodes, low_latency=True), NodeSpinner(self._hosts)]
-        self._threads = [threading.Thread(target=spinner.spin, daemon=True) for spinner in self._spinners]
+        self._threads = [
+            threading.Thread(target=spinner.spin, daemon=True) for spinner in self._spinners
+        ]
 
     def start(self) -> 'InProcessRunner':
         # Let the stream thread take the GIL back quickly while a service computes in Python.
@@ -170,7 +204,8 @@ class OutputRecorder(Node):
     """A client node recording what dynamics_node and centroidal_node publish, each sample
     tagged with the current phase when its stamp lies in that phase's window of simulated time
     (:meth:`start_phase`; other samples are dropped), and calling the nodes' services. Tagging
-    by stamp, not by arrival, keeps a burst of delayed outputs in the phase they belong to. Lists of (phase, stamp [s], values):
+    by stamp, not by arrival, keeps a burst of delayed outputs in the phase they belong to. Lists
+    of (phase, stamp [s], values):
 
     * ``model``: ``/dynamics/inverse_dynamics_torques``, ``external``:
       ``/dynamics/external_torques`` (the torques the environment applies to the robot, JᵀF)
@@ -203,10 +238,16 @@ class OutputRecorder(Node):
         self.clock = -math.inf
         self.motion_start, self.motion_starts = math.nan, 0
         self._service_clients: dict = {}
-        self.create_subscription(Header, '/sim_robot/motion_start', self._on_motion_start, DESCRIPTION_QOS)
-        for topic, store in (('/dynamics/inverse_dynamics_torques', self.model),
-                             ('/dynamics/external_torques', self.external)):
-            self.create_subscription(JointState, topic, lambda m, s=store: self._on_torques(s, m), RECORDER_QOS)
+        self.create_subscription(
+            Header, '/sim_robot/motion_start', self._on_motion_start, DESCRIPTION_QOS
+        )
+        for topic, store in (
+            ('/dynamics/inverse_dynamics_torques', self.model),
+            ('/dynamics/external_torques', self.external),
+        ):
+            self.create_subscription(
+                JointState, topic, lambda m, s=store: self._on_torques(s, m), RECORDER_QOS
+            )
         self.create_subscription(JointState, '/joint_states', self._on_joint_state, RECORDER_QOS)
 
     def start_phase(self, name: str, start: float, end: float) -> None:
@@ -221,8 +262,12 @@ class OutputRecorder(Node):
         """Start recording centroidal_node's CoM, ZMP and support polygon. Separate because each
         is another 250 messages/s for this process: take them only when they matter."""
         for topic, store in (('/centroidal/com', self.com), ('/centroidal/zmp', self.zmp)):
-            self.create_subscription(PointStamped, topic, lambda m, s=store: self._on_point(s, m), RECORDER_QOS)
-        self.create_subscription(PolygonStamped, '/centroidal/support_polygon', self._on_polygon, SENSOR_QOS)
+            self.create_subscription(
+                PointStamped, topic, lambda m, s=store: self._on_point(s, m), RECORDER_QOS
+            )
+        self.create_subscription(
+            PolygonStamped, '/centroidal/support_polygon', self._on_polygon, SENSOR_QOS
+        )
 
     def _on_motion_start(self, message: Header) -> None:
         self.motion_start = stamp_seconds(message.stamp)
@@ -244,8 +289,9 @@ class OutputRecorder(Node):
         if phase is not None and message.effort and self.joint_names:
             efforts = dict(zip(message.name, message.effort))
             if all(name in efforts for name in self.joint_names):
-                self.efforts.append((phase, stamp,
-                                     np.array([efforts[name] for name in self.joint_names])))
+                self.efforts.append(
+                    (phase, stamp, np.array([efforts[name] for name in self.joint_names]))
+                )
 
     def _on_point(self, store: list, message: PointStamped) -> None:
         self.centroidal_messages += 1
@@ -258,7 +304,9 @@ class OutputRecorder(Node):
     def _on_polygon(self, message: PolygonStamped) -> None:
         phase = self._phase_of(stamp_seconds(message.header.stamp))
         if phase is not None:
-            self.polygons[phase] = np.array([[p.x, p.y] for p in message.polygon.points]).reshape(-1, 2)
+            self.polygons[phase] = np.array([[p.x, p.y] for p in message.polygon.points]).reshape(
+                -1, 2
+            )
 
     def values(self, store: list, phase: str) -> tuple:
         """(stamps [s], values (N × k)) of ``store`` recorded during ``phase``."""
@@ -278,8 +326,11 @@ class OutputRecorder(Node):
         _, com = self.values(self.com, phase)
         text = f'{len(external)} torque samples' if len(external) else f'{len(com)} CoM samples'
         if len(external):
-            rms = np.sqrt(np.mean(external ** 2, axis=0))
-            text += f', external torque RMS {rms.max():.3f} N·m (worst {self.joint_names[int(np.argmax(rms))]})'
+            rms = np.sqrt(np.mean(external**2, axis=0))
+            text += (
+                f', external torque RMS {rms.max():.3f} N·m (worst '
+                f'{self.joint_names[int(np.argmax(rms))]})'
+            )
         if len(com):
             text += f', CoM ({com[-1][0]:+.3f}, {com[-1][1]:+.3f}, {com[-1][2]:+.3f}) m'
         return text

@@ -1,5 +1,5 @@
-"""The companion node that serves a node's services from its own executor thread.
-"""
+"""The companion node that serves a node's services from its own executor thread."""
+
 from __future__ import annotations
 
 import rclpy
@@ -18,10 +18,17 @@ class ServiceHost:
         self.owner = owner
         name, namespace = f'{owner.get_name()}_services', owner.get_namespace()
         # Node-local remaps take precedence over the process's global ones: without them the
-        # global `-r __node:=dynamics` that `ros2 launch` passes would name this node `dynamics` too.
-        self.node = rclpy.create_node(name, namespace=namespace, context=owner.context,
-                                      cli_args=['--ros-args', '-r', f'__node:={name}', '-r', f'__ns:={namespace}'],
-                                      start_parameter_services=False)
+        # global `-r __node:=dynamics` that `ros2 launch` passes would name this node `dynamics`
+        # too.
+        self.node = rclpy.create_node(
+            name,
+            namespace=namespace,
+            context=owner.context,
+            cli_args=['--ros-args', '-r', f'__node:={name}', '-r', f'__ns:={namespace}'],
+            start_parameter_services=False,
+        )
 
     def create_service(self, service_type, name: str, handler):
-        return self.node.create_service(service_type, self.owner.resolve_service_name(name), handler)
+        return self.node.create_service(
+            service_type, self.owner.resolve_service_name(name), handler
+        )

@@ -12,13 +12,16 @@ CPU, once) and kept. Entry points must guard their main code with
 the jobs are pure core calls on picklable inputs.
 
 A call ships no sample data: the recording (the node's
-:class:`~robot_dynamics.core.streams.ring_buffer.SampleRingBuffer`) and the baseline (a buffer written
-once) are in shared memory, and the job gets their :class:`~robot_dynamics.core.streams.ring_buffer.RingBufferHandle`
+:class:`~robot_dynamics.core.streams.ring_buffer.SampleRingBuffer`) and the baseline (a buffer
+written
+once) are in shared memory, and the job gets their
+:class:`~robot_dynamics.core.streams.ring_buffer.RingBufferHandle`
 (a name and two sizes) and copies the samples itself, while the node's stream keeps appending.
 
 Back-to-back jobs are paced to a share of one core (:func:`_paced`): a lower priority alone is
 not enough on a 2-core machine, where any CPU the worker takes slows the stream's wake-ups.
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -33,7 +36,9 @@ import sys
 import threading
 import time
 from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures import TimeoutError as FutureTimeout  # the builtin TimeoutError only on Python ≥ 3.11
+from concurrent.futures import (
+    TimeoutError as FutureTimeout,
+)  # the builtin TimeoutError only on Python ≥ 3.11
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,13 +46,14 @@ from typing import Optional, Sequence
 
 import yaml
 
+from robot_dynamics.core.identification.payload import identify_payload
+from robot_dynamics.core.identification.recording import Recording
+
 # Imported here, not in the jobs: unpickling a job's report in the node needs these modules, and
 # importing cvxpy there on the first call would hold the stream's interpreter lock for ~0.5 s.
 from robot_dynamics.core.model.model import RobotModel
-from robot_dynamics.core.identification.payload import identify_payload
-from robot_dynamics.core.streams.ring_buffer import RingBufferError, RingBufferHandle
-from robot_dynamics.core.identification.recording import Recording
 from robot_dynamics.core.model.urdf import parse_urdf
+from robot_dynamics.core.streams.ring_buffer import RingBufferError, RingBufferHandle
 from robot_dynamics.core.validation.checks import validate_description
 
 
@@ -67,32 +73,55 @@ class SharedRecording:
             with self.handle.attach() as buffer:
                 time_, positions, velocities, efforts = buffer.arrays(until=self.until)
         except FileNotFoundError:
-            raise RingBufferError('the recording was replaced (new model or baseline) during the call; '
-                                  'call again') from None
+            raise RingBufferError(
+                'the recording was replaced (new model or baseline) during the call; call again'
+            ) from None
         return Recording(time_, positions, velocities, efforts, self.joint_names)
 
 
-def identify_payload_job(description_text: str, floating_base: bool, gravity: Sequence[float],
-                         recording: SharedRecording, payload_link: str, mode: str,
-                         baseline: Optional[SharedRecording], report_directory: str) -> tuple:
-    """core.identification.payload.identify_payload on a fresh model built from the live description, on a copy
+def identify_payload_job(
+    description_text: str,
+    floating_base: bool,
+    gravity: Sequence[float],
+    recording: SharedRecording,
+    payload_link: str,
+    mode: str,
+    baseline: Optional[SharedRecording],
+    report_directory: str,
+) -> tuple:
+    """core.identification.payload.identify_payload on a fresh model built from the live
+    description, on a copy
     of the shared recording (and baseline) taken here; returns (report, report-file error or '')
     after writing ``payload_*.yaml``, or (None, '') when fewer than 2 samples are recorded."""
     samples = recording.load()
     if samples.num_samples < 2:
         return None, ''
     robot = RobotModel(parse_urdf(description_text), floating_base=floating_base, gravity=gravity)
-    report = identify_payload(robot, samples, payload_link, mode=mode,
-                              baseline=baseline.load() if baseline is not None else None)
+    report = identify_payload(
+        robot,
+        samples,
+        payload_link,
+        mode=mode,
+        baseline=baseline.load() if baseline is not None else None,
+    )
     return report, write_report(report_directory, 'payload', report.to_dict())
 
 
-def validate_inertia_job(description_text: str, package_paths: dict, allowed_roots: Sequence[str],
-                         floating_base: bool, report_directory: str) -> tuple:
+def validate_inertia_job(
+    description_text: str,
+    package_paths: dict,
+    allowed_roots: Sequence[str],
+    floating_base: bool,
+    report_directory: str,
+) -> tuple:
     """core.validation.validate_description of the live description; returns (report,
     report-file error or '') after writing ``validation_*.yaml``."""
-    report = validate_description(parse_urdf(description_text), package_paths=package_paths,
-                                  allowed_roots=list(allowed_roots), floating_base=floating_base)
+    report = validate_description(
+        parse_urdf(description_text),
+        package_paths=package_paths,
+        allowed_roots=list(allowed_roots),
+        floating_base=floating_base,
+    )
     return report, write_report(report_directory, 'validation', report.to_dict())
 
 
@@ -137,16 +166,21 @@ def lower_priority(pid: int = 0) -> None:
     number = _SCHED_SETATTR.get(platform.machine())
     if number is None or not sys.platform.startswith('linux'):
         return
-    # struct sched_attr (first version, 48 bytes): size, policy, flags, nice, priority, runtime, deadline, period.
-    attributes = ctypes.create_string_buffer(struct.pack('IIQiIQQQ', 48, os.SCHED_OTHER, 0, WORKER_NICENESS, 0,
-                                                         WORKER_SLICE_NS, 0, 0))
+    # struct sched_attr (first version, 48 bytes): size, policy, flags, nice, priority, runtime,
+    # deadline, period.
+    attributes = ctypes.create_string_buffer(
+        struct.pack('IIQiIQQQ', 48, os.SCHED_OTHER, 0, WORKER_NICENESS, 0, WORKER_SLICE_NS, 0, 0)
+    )
     syscall = ctypes.CDLL(None, use_errno=True).syscall
-    syscall(ctypes.c_long(number), ctypes.c_long(pid), attributes, ctypes.c_long(0))  # fails harmlessly on old kernels
+    syscall(
+        ctypes.c_long(number), ctypes.c_long(pid), attributes, ctypes.c_long(0)
+    )  # fails harmlessly on old kernels
 
 
 class _LowPriorityProcess(multiprocessing.context.SpawnProcess):
     """A spawned process lowered (:func:`lower_priority`) right after it starts, so its start-up
-    (re-importing the node's main module, pinocchio and cvxpy: ~1 s of CPU) yields to the stream too."""
+    (re-importing the node's main module, pinocchio and cvxpy: ~1 s of CPU) yields to the stream
+    too."""
 
     def start(self) -> None:
         super().start()
@@ -174,11 +208,18 @@ first one, which also compiles the identification problem) are never paced."""
 
 _cpu_credit = CPU_BURST_S
 _credit_since = 0.0
-"""In the worker process: CPU seconds it may still use without waiting, as of time.monotonic() _credit_since."""
+"""In the worker process: CPU seconds it may still use without waiting, as of time.monotonic()
+_credit_since."""
 
 
-def _paced(cpu_share: float, job, *arguments, clock=time.monotonic, cpu_clock=time.process_time,
-           sleep=time.sleep):
+def _paced(
+    cpu_share: float,
+    job,
+    *arguments,
+    clock=time.monotonic,
+    cpu_clock=time.process_time,
+    sleep=time.sleep,
+):
     """Run ``job(*arguments)`` (in the worker) within a CPU budget: the worker earns ``cpu_share``
     seconds of CPU per second, keeps at most :data:`CPU_BURST_S` of it, and a job that finds the
     budget overdrawn first waits until it is even again (a token bucket over CPU time).
@@ -204,8 +245,9 @@ def _exit_with_parent() -> None:
     and with it the resource tracker that keeps the recording's shared memory in /dev/shm."""
     parent = multiprocessing.parent_process()
     if parent is not None:
-        threading.Thread(target=_exit_when_ready, args=(parent.sentinel,), name='exit-with-parent',
-                         daemon=True).start()
+        threading.Thread(
+            target=_exit_when_ready, args=(parent.sentinel,), name='exit-with-parent', daemon=True
+        ).start()
 
 
 def _exit_when_ready(sentinel) -> None:
@@ -232,19 +274,28 @@ class ServiceWorker:
         and reported as a RuntimeError.
         """
         try:
-            return self._started_pool().submit(_paced, self.cpu_share, job, *arguments).result(timeout=timeout)
+            return (
+                self._started_pool()
+                .submit(_paced, self.cpu_share, job, *arguments)
+                .result(timeout=timeout)
+            )
         except BrokenProcessPool:
             self.shutdown()
-            raise RuntimeError('the service worker process died; it is restarted on the next call') from None
+            raise RuntimeError(
+                'the service worker process died; it is restarted on the next call'
+            ) from None
         except FutureTimeout:
             self._stop_workers()
-            raise RuntimeError(f'the job did not finish within {timeout:g} s: it was stopped, and the service '
-                               'worker is restarted on the next call') from None
+            raise RuntimeError(
+                f'the job did not finish within {timeout:g} s: it was stopped, and the service '
+                'worker is restarted on the next call'
+            ) from None
 
     def _started_pool(self) -> ProcessPoolExecutor:
         if self._pool is None:
-            self._pool = ProcessPoolExecutor(max_workers=1, mp_context=_LowPrioritySpawnContext(),
-                                             initializer=_exit_with_parent)
+            self._pool = ProcessPoolExecutor(
+                max_workers=1, mp_context=_LowPrioritySpawnContext(), initializer=_exit_with_parent
+            )
         return self._pool
 
     def _stop_workers(self) -> None:

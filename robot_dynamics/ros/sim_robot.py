@@ -35,8 +35,9 @@ The simulation follows the wall clock: each timer tick integrates up to the curr
 never more than ``max_catch_up`` seconds at once (a stalled process slows the simulated
 time down instead of bursting). A simulation failure (e.g. feet out of the legs' reach)
 is logged with its reason and stops the motion; the node keeps running. All math is in
-:mod:`robot_dynamics.core.simulation`.
+:mod:`robot_dynamics.simulation.reference`.
 """
+
 from __future__ import annotations
 
 import math
@@ -54,15 +55,27 @@ from std_srvs.srv import SetBool
 from robot_dynamics.core.errors import PayloadError, RobotDynamicsError
 from robot_dynamics.core.model.inertia import InertialParameters
 from robot_dynamics.core.model.model import RobotModel
-from robot_dynamics.core.simulation import (FEEDBACK_MODES, ArmSimulation, FloatingSample, JointSample, SensorNoise,
-                                            SimulationError, StanceMotion, scripted_excitation)
 from robot_dynamics.core.model.urdf import read_description_file
 from robot_dynamics.models import ARM_URDF, QUADRUPED_URDF
-from robot_dynamics.ros.spinning import run_nodes
 from robot_dynamics.ros.node_log import RateLimitedLogger, never_raises, shorten
-from robot_dynamics.ros.parameters import (checked_parameter, gravity_parameter, non_negative_parameter,
-                                           positive_parameter)
+from robot_dynamics.ros.parameters import (
+    checked_parameter,
+    gravity_parameter,
+    non_negative_parameter,
+    positive_parameter,
+)
+from robot_dynamics.ros.spinning import run_nodes
 from robot_dynamics.ros.topics import DESCRIPTION_QOS, SENSOR_QOS
+from robot_dynamics.simulation.reference import (
+    FEEDBACK_MODES,
+    ArmSimulation,
+    FloatingSample,
+    JointSample,
+    SensorNoise,
+    SimulationError,
+    StanceMotion,
+    scripted_excitation,
+)
 
 MIN_SIMULATION_RATE = 1000.0
 """Lowest integration rate [Hz] of the fixed-base simulation (semi-implicit Euler)."""
@@ -75,9 +88,15 @@ class SimRobot(Node):
         super().__init__(node_name, **kwargs)
         self._declare_parameters()
         text = self._description_text()
-        self.robot = RobotModel.from_urdf_string(text, root_joint=self.root_joint, gravity=self.gravity)
-        self.noise = SensorNoise(self.value('position_noise'), self.value('velocity_noise'),
-                                 self.value('effort_noise'), self.value('seed'))
+        self.robot = RobotModel.from_urdf_string(
+            text, root_joint=self.root_joint, gravity=self.gravity
+        )
+        self.noise = SensorNoise(
+            self.value('position_noise'),
+            self.value('velocity_noise'),
+            self.value('effort_noise'),
+            self.value('seed'),
+        )
         self._rng = self.noise.generator()
         self.payload_link = self.value('payload_link')
         self.payload = self._payload()
@@ -85,23 +104,40 @@ class SimRobot(Node):
         self.carrying = False
         self.motion: Optional[StanceMotion] = None
         if self.robot.floating_base:
-            self.motion = StanceMotion(self.robot, self.value('contact_frames'),
-                                       list(self.value('stance_positions')), self.value('sway_amplitude'),
-                                       self.value('sway_tilt'), self.value('sway_frequency'),
-                                       self.value('ground_height'))
+            self.motion = StanceMotion(
+                self.robot,
+                self.value('contact_frames'),
+                list(self.value('stance_positions')),
+                self.value('sway_amplitude'),
+                self.value('sway_tilt'),
+                self.value('sway_frequency'),
+                self.value('ground_height'),
+            )
         else:
-            trajectory = scripted_excitation(self.robot, self.value('excitation_frequency'),
-                                             self.value('excitation_harmonics'), self.value('trajectory_seed'),
-                                             self.value('max_acceleration'), self.value('velocity_fraction'))
-            self.simulation = ArmSimulation(self.robot, trajectory, 1.0 / self.value('simulation_rate'),
-                                            self.value('tracking_bandwidth'), self.value('controller_feedback'),
-                                            self.noise)
+            trajectory = scripted_excitation(
+                self.robot,
+                self.value('excitation_frequency'),
+                self.value('excitation_harmonics'),
+                self.value('trajectory_seed'),
+                self.value('max_acceleration'),
+                self.value('velocity_fraction'),
+            )
+            self.simulation = ArmSimulation(
+                self.robot,
+                trajectory,
+                1.0 / self.value('simulation_rate'),
+                self.value('tracking_bandwidth'),
+                self.value('controller_feedback'),
+                self.noise,
+            )
             if self.value('start_with_payload'):
                 self._set_payload(True)
         self.published = 0
         self._description_pub = self.create_publisher(String, 'robot_description', DESCRIPTION_QOS)
         self._joint_pub = self.create_publisher(JointState, 'joint_states', SENSOR_QOS)
-        self._odom_pub = self.create_publisher(Odometry, 'odom', SENSOR_QOS) if self.motion else None
+        self._odom_pub = (
+            self.create_publisher(Odometry, 'odom', SENSOR_QOS) if self.motion else None
+        )
         self._motion_start_pub = self.create_publisher(Header, '~/motion_start', DESCRIPTION_QOS)
         self._description_pub.publish(String(data=text))
         self.create_service(SetBool, '~/attach_payload', self._attach_payload)
@@ -122,7 +158,9 @@ class SimRobot(Node):
         self._values = {}
 
         def declare(name, default, description, is_valid=None, requirement=''):
-            self._values[name] = checked_parameter(self, name, default, description, is_valid, requirement)
+            self._values[name] = checked_parameter(
+                self, name, default, description, is_valid, requirement
+            )
 
         def positive(name, default, description, quantity):
             self._values[name] = positive_parameter(self, name, default, description, quantity)
@@ -131,54 +169,117 @@ class SimRobot(Node):
             self._values[name] = non_negative_parameter(self, name, default, description)
 
         declare('robot_description', '', 'URDF text of the simulated robot; overrides urdf_file')
-        declare('urdf_file', '', 'URDF file; empty: the bundled arm (fixed) or quadruped (floating)')
-        declare('root_joint', 'fixed', "'fixed': dynamic arm simulation; 'floating': kinematic base sway")
+        declare(
+            'urdf_file', '', 'URDF file; empty: the bundled arm (fixed) or quadruped (floating)'
+        )
+        declare(
+            'root_joint',
+            'fixed',
+            "'fixed': dynamic arm simulation; 'floating': kinematic base sway",
+        )
         self._values['gravity'] = gravity_parameter(self)
         positive('publish_rate', 250.0, 'joint_states (and odom) rate [Hz]', 'rate [Hz]')
         publish_rate = self._values['publish_rate']
-        declare('simulation_rate', _whole_multiple(publish_rate), f'integration rate [Hz], at least '
-                f'{MIN_SIMULATION_RATE:g} and a whole multiple of publish_rate',
-                lambda rate: rate >= MIN_SIMULATION_RATE * (1.0 - 1e-9) and _is_whole_multiple(rate, publish_rate),
-                f'is not a whole multiple of publish_rate ({publish_rate:g} Hz) of at least {MIN_SIMULATION_RATE:g} Hz')
-        positive('max_catch_up', 0.05, 'most simulated time integrated per timer tick [s]', 'time [s]')
+        declare(
+            'simulation_rate',
+            _whole_multiple(publish_rate),
+            f'integration rate [Hz], at least {MIN_SIMULATION_RATE:g} and a whole multiple of '
+            'publish_rate',
+            lambda rate: (
+                rate >= MIN_SIMULATION_RATE * (1.0 - 1e-9)
+                and _is_whole_multiple(rate, publish_rate)
+            ),
+            f'is not a whole multiple of publish_rate ({publish_rate:g} Hz) of at least '
+            f'{MIN_SIMULATION_RATE:g} Hz',
+        )
+        positive(
+            'max_catch_up', 0.05, 'most simulated time integrated per timer tick [s]', 'time [s]'
+        )
         declare('payload_link', 'tool0', 'link the hidden payload is fixed to')
         non_negative('payload_mass', 0.0, 'hidden payload mass [kg]; 0: no payload')
         declare('payload_com', [0.0, 0.0, 0.0], 'hidden payload CoM in payload_link [m]')
-        declare('payload_inertia', [0.0, 0.0, 0.0, 0.0, 0.0, 0.0],
-                'hidden payload inertia about its CoM, payload_link axes: ixx, ixy, ixz, iyy, iyz, izz [kg m^2]')
-        declare('start_with_payload', True, 'attach the hidden payload at start (else on ~/attach_payload)')
+        declare(
+            'payload_inertia',
+            [0.0, 0.0, 0.0, 0.0, 0.0, 0.0],
+            'hidden payload inertia about its CoM, payload_link axes: ixx, ixy, ixz, iyy, iyz, '
+            'izz [kg m^2]',
+        )
+        declare(
+            'start_with_payload',
+            True,
+            'attach the hidden payload at start (else on ~/attach_payload)',
+        )
         non_negative('position_noise', 0.0, '1-sigma noise on published positions [rad]')
         non_negative('velocity_noise', 0.001, '1-sigma noise on published velocities [rad/s]')
         non_negative('effort_noise', 0.02, '1-sigma noise on published efforts [N m]')
         declare('seed', 0, 'seed of the noise generator')
-        positive('excitation_frequency', 0.2, 'base frequency of the Fourier excitation [Hz] (its period)',
-                 'frequency [Hz]')
-        declare('excitation_harmonics', 4, 'harmonics of the Fourier excitation', lambda count: count >= 1,
-                'is not at least 1')
+        positive(
+            'excitation_frequency',
+            0.2,
+            'base frequency of the Fourier excitation [Hz] (its period)',
+            'frequency [Hz]',
+        )
+        declare(
+            'excitation_harmonics',
+            4,
+            'harmonics of the Fourier excitation',
+            lambda count: count >= 1,
+            'is not at least 1',
+        )
         declare('trajectory_seed', 1, 'seed of the excitation coefficients')
-        positive('max_acceleration', 3.0, 'largest joint acceleration of the excitation [rad/s^2]',
-                 'acceleration [rad/s^2]')
-        declare('velocity_fraction', 0.5, 'largest joint speed as a fraction of the URDF limit',
-                lambda fraction: 0.0 < fraction <= 1.0, 'is not in (0, 1]')
-        positive('tracking_bandwidth', 10.0, 'computed-torque tracking bandwidth [Hz]', 'bandwidth [Hz]')
-        declare('controller_feedback', 'exact', "what the computed-torque controller feeds back: 'exact' (the true "
-                "state) or 'measured' (the published noisy positions and velocities, as a real robot's controller)",
-                lambda mode: mode in FEEDBACK_MODES, f'is not one of {list(FEEDBACK_MODES)}')
+        positive(
+            'max_acceleration',
+            3.0,
+            'largest joint acceleration of the excitation [rad/s^2]',
+            'acceleration [rad/s^2]',
+        )
+        declare(
+            'velocity_fraction',
+            0.5,
+            'largest joint speed as a fraction of the URDF limit',
+            lambda fraction: 0.0 < fraction <= 1.0,
+            'is not in (0, 1]',
+        )
+        positive(
+            'tracking_bandwidth', 10.0, 'computed-torque tracking bandwidth [Hz]', 'bandwidth [Hz]'
+        )
+        declare(
+            'controller_feedback',
+            'exact',
+            "what the computed-torque controller feeds back: 'exact' (the true state) or "
+            "'measured' (the published noisy positions and velocities, as a real robot's "
+            "controller)",
+            lambda mode: mode in FEEDBACK_MODES,
+            f'is not one of {list(FEEDBACK_MODES)}',
+        )
         declare('world_frame', 'odom', 'floating base: frame_id of odom (the world)')
         declare('base_frame', 'base', 'floating base: child_frame_id of odom (the base link)')
-        declare('contact_frames', ['lf_foot', 'rf_foot', 'lh_foot', 'rh_foot'],
-                'floating base: frames that stay fixed on the ground (3 joints per frame)')
-        declare('stance_positions', [0.0, 0.8, -1.6] * 4,
-                'floating base: stance joint positions [rad] in model joint order (default: the bundled '
-                'quadruped, every leg haa 0, hfe 0.8, kfe -1.6)')
+        declare(
+            'contact_frames',
+            ['lf_foot', 'rf_foot', 'lh_foot', 'rh_foot'],
+            'floating base: frames that stay fixed on the ground (3 joints per frame)',
+        )
+        declare(
+            'stance_positions',
+            [0.0, 0.8, -1.6] * 4,
+            'floating base: stance joint positions [rad] in model joint order (default: the '
+            'bundled quadruped, every leg haa 0, hfe 0.8, kfe -1.6)',
+        )
         non_negative('sway_amplitude', 0.04, 'floating base: base sway amplitude [m]')
         non_negative('sway_tilt', 0.05, 'floating base: roll/pitch amplitude [rad]')
         positive('sway_frequency', 0.5, 'floating base: sway frequency [Hz]', 'frequency [Hz]')
-        declare('ground_height', 0.0, 'floating base: height of the ground plane in world_frame [m]', math.isfinite,
-                'is not a finite height [m]')
+        declare(
+            'ground_height',
+            0.0,
+            'floating base: height of the ground plane in world_frame [m]',
+            math.isfinite,
+            'is not a finite height [m]',
+        )
         self.root_joint = self.value('root_joint')
         if self.root_joint not in ('fixed', 'floating'):
-            raise SimulationError(f"root_joint must be 'fixed' or 'floating', got {self.root_joint!r}")
+            raise SimulationError(
+                f"root_joint must be 'fixed' or 'floating', got {self.root_joint!r}"
+            )
         self.gravity = list(self.value('gravity'))
         self.publish_rate = self.value('publish_rate')
         self.max_catch_up = self.value('max_catch_up')
@@ -201,8 +302,10 @@ class SimRobot(Node):
             return None
         com, inertia = list(self.value('payload_com')), list(self.value('payload_inertia'))
         if len(com) != 3 or len(inertia) != 6:
-            raise SimulationError(f'payload_com needs 3 values [m] and payload_inertia 6 (ixx, ixy, ixz, iyy, iyz, '
-                                  f'izz) [kg m^2]; got {len(com)} and {len(inertia)}')
+            raise SimulationError(
+                'payload_com needs 3 values [m] and payload_inertia 6 (ixx, ixy, ixz, iyy, iyz, '
+                f'izz) [kg m^2]; got {len(com)} and {len(inertia)}'
+            )
         ixx, ixy, ixz, iyy, iyz, izz = (float(x) for x in inertia)
         return InertialParameters(mass, com, [[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
 
@@ -231,9 +334,15 @@ class SimRobot(Node):
         """``~/external_wrench_command`` in; the applied truth on ``~/true_external_wrench`` and
         ``~/true_external_torques`` with every joint state (zeros while nothing pushes)."""
         self._log = RateLimitedLogger(self.get_logger())
-        self.create_subscription(WrenchStamped, '~/external_wrench_command', self._on_external_wrench_command, 10)
-        self._true_wrench_pub = self.create_publisher(WrenchStamped, '~/true_external_wrench', SENSOR_QOS)
-        self._true_torques_pub = self.create_publisher(JointState, '~/true_external_torques', SENSOR_QOS)
+        self.create_subscription(
+            WrenchStamped, '~/external_wrench_command', self._on_external_wrench_command, 10
+        )
+        self._true_wrench_pub = self.create_publisher(
+            WrenchStamped, '~/true_external_wrench', SENSOR_QOS
+        )
+        self._true_torques_pub = self.create_publisher(
+            JointState, '~/true_external_torques', SENSOR_QOS
+        )
         self._true_wrench_frame = self.payload_link
 
     def _on_external_wrench_command(self, message: WrenchStamped) -> None:
@@ -246,24 +355,32 @@ class SimRobot(Node):
 
     def _apply_external_wrench(self, message: WrenchStamped) -> None:
         if self.simulation is None:
-            raise SimulationError('the floating-base motion is kinematic: it takes no external wrench')
+            raise SimulationError(
+                'the floating-base motion is kinematic: it takes no external wrench'
+            )
         force, moment = message.wrench.force, message.wrench.torque
         link = message.header.frame_id or self._true_wrench_frame
-        self.simulation.set_external_wrench(link, [force.x, force.y, force.z], [moment.x, moment.y, moment.z])
+        self.simulation.set_external_wrench(
+            link, [force.x, force.y, force.z], [moment.x, moment.y, moment.z]
+        )
         if self.simulation.external_wrench is not None:
             self._true_wrench_frame = link
 
     def _publish_external_truth(self, sample: JointSample, stamp: Time) -> None:
         if self._true_torques_pub.get_subscription_count():
             torques = sample.external_torques
-            message = JointState(name=list(self.robot.joint_names),
-                                 effort=[0.0] * self.robot.num_joints if torques is None else torques.tolist())
+            message = JointState(
+                name=list(self.robot.joint_names),
+                effort=[0.0] * self.robot.num_joints if torques is None else torques.tolist(),
+            )
             message.header.stamp = stamp
             self._true_torques_pub.publish(message)
         if self._true_wrench_pub.get_subscription_count():
             message = WrenchStamped()
             message.header.stamp, message.header.frame_id = stamp, self._true_wrench_frame
-            wrench = self.simulation.external_wrench if sample.external_torques is not None else None
+            wrench = (
+                self.simulation.external_wrench if sample.external_torques is not None else None
+            )
             if wrench is not None:
                 message.header.frame_id = wrench.link
                 force, moment = message.wrench.force, message.wrench.torque
@@ -279,13 +396,16 @@ class SimRobot(Node):
         self._start_wall = time.monotonic()
         self._start_nanoseconds = self.get_clock().now().nanoseconds
         self._next_publish = 0.0
-        self._motion_start_pub.publish(Header(stamp=self._stamp(0.0),
-                                              frame_id='payload' if self.carrying else 'no payload'))
+        self._motion_start_pub.publish(
+            Header(stamp=self._stamp(0.0), frame_id='payload' if self.carrying else 'no payload')
+        )
 
     def _tick(self) -> None:
         try:
             self._step()
-        except Exception as error:  # e.g. leg IK out of reach: stop cleanly, say why; a timer never raises
+        except (
+            Exception
+        ) as error:  # e.g. leg IK out of reach: stop cleanly, say why; a timer never raises
             reason = str(error) if isinstance(error, RobotDynamicsError) else repr(error)
             self.get_logger().error(f'simulation stopped: {shorten(reason)}')
             self._timer.cancel()
@@ -312,13 +432,19 @@ class SimRobot(Node):
                 self._next_publish += 1.0 / self.publish_rate
 
     def _stamp(self, sample_time: float) -> Time:
-        seconds, nanoseconds = divmod(self._start_nanoseconds + round(sample_time * 1e9), 1_000_000_000)
+        seconds, nanoseconds = divmod(
+            self._start_nanoseconds + round(sample_time * 1e9), 1_000_000_000
+        )
         return Time(sec=seconds, nanosec=nanoseconds)
 
     def _publish_joints(self, sample: JointSample) -> None:
         noisy = self.noise.applied(sample, self._rng)
-        message = JointState(name=list(self.robot.joint_names), position=noisy.positions.tolist(),
-                             velocity=noisy.velocities.tolist(), effort=noisy.efforts.tolist())
+        message = JointState(
+            name=list(self.robot.joint_names),
+            position=noisy.positions.tolist(),
+            velocity=noisy.velocities.tolist(),
+            effort=noisy.efforts.tolist(),
+        )
         message.header.stamp = self._stamp(sample.time)
         self._joint_pub.publish(message)
         self.published += 1
@@ -331,10 +457,13 @@ class SimRobot(Node):
         odometry.header.stamp, odometry.header.frame_id = stamp, self.world_frame
         pose, twist = odometry.pose.pose, odometry.twist.twist
         pose.position.x, pose.position.y, pose.position.z = (float(x) for x in sample.base_pose[:3])
-        (pose.orientation.x, pose.orientation.y, pose.orientation.z,
-         pose.orientation.w) = (float(x) for x in sample.base_pose[3:])
+        (pose.orientation.x, pose.orientation.y, pose.orientation.z, pose.orientation.w) = (
+            float(x) for x in sample.base_pose[3:]
+        )
         twist.linear.x, twist.linear.y, twist.linear.z = (float(x) for x in sample.base_twist[:3])
-        twist.angular.x, twist.angular.y, twist.angular.z = (float(x) for x in sample.base_twist[3:])
+        twist.angular.x, twist.angular.y, twist.angular.z = (
+            float(x) for x in sample.base_twist[3:]
+        )
         self._odom_pub.publish(odometry)
         self._publish_joints(sample.joints)
 

@@ -16,6 +16,7 @@ of the teardown. Here the first signal stops the executors; later ones are ignor
 :class:`NodeSpinner` is also what :class:`~robot_dynamics.ros.runner.InProcessRunner` spins
 its executors with, in background threads.
 """
+
 from __future__ import annotations
 
 import gc
@@ -64,7 +65,9 @@ class NodeSpinner:
         context = nodes[0].context if nodes else None
         self._events = low_latency and EventsExecutor is not None and bool(nodes)
         if self._events:
-            self.executor = EventsExecutor(context=context)  # enables faulthandler (a C++ crash shows Python stacks)
+            self.executor = EventsExecutor(
+                context=context
+            )  # enables faulthandler (a C++ crash shows Python stacks)
             self._wake = None
         else:
             self.executor = SingleThreadedExecutor(context=context)
@@ -108,9 +111,12 @@ class NodeSpinner:
             if self._spun_out:
                 return
             try:
-                self._wake_timer = self._nodes[0].create_timer(0.0, lambda: None,
-                                                               clock=Clock(clock_type=ClockType.STEADY_TIME))
-            except Exception:  # node or context already gone: the spin ends within POLL_PERIOD anyway
+                self._wake_timer = self._nodes[0].create_timer(
+                    0.0, lambda: None, clock=Clock(clock_type=ClockType.STEADY_TIME)
+                )
+            except (
+                Exception
+            ):  # node or context already gone: the spin ends within POLL_PERIOD anyway
                 pass
 
     def _drop_wake_timer(self) -> None:
@@ -188,7 +194,9 @@ def spin_nodes(nodes: Sequence[Node], signals: Optional[ShutdownSignals] = None)
     if own_signals:
         rclpy.signals.uninstall_signal_handlers()
         signals = ShutdownSignals()
-    hosts = [node.service_host.node for node in nodes if getattr(node, 'service_host', None) is not None]
+    hosts = [
+        node.service_host.node for node in nodes if getattr(node, 'service_host', None) is not None
+    ]
     stream, services = NodeSpinner(nodes, low_latency=True), NodeSpinner(hosts)
     if signals is not None:
         signals.on_request(stream.stop)
@@ -209,12 +217,15 @@ def spin_nodes(nodes: Sequence[Node], signals: Optional[ShutdownSignals] = None)
             spinner.close()
         for node in (*hosts, *nodes):
             node.destroy_node()
-        context.try_shutdown()  # not rclpy.try_shutdown(): that puts back the handlers found at rclpy.init
+        # not rclpy.try_shutdown(): that puts back the handlers found at rclpy.init
+        context.try_shutdown()
         if own_signals:
             signals.close()
 
 
-def run_nodes(build: Callable[[], Sequence[Node]], args=None, program: str = 'robot_dynamics') -> None:
+def run_nodes(
+    build: Callable[[], Sequence[Node]], args=None, program: str = 'robot_dynamics'
+) -> None:
     """The ``main`` of a node process: rclpy initialised without its signal handlers,
     :class:`ShutdownSignals` watched from the start, the nodes built by ``build()`` and spun
     by :func:`spin_nodes`. A signal while they are being built ends the process cleanly after

@@ -29,6 +29,7 @@ Topics:
 The math is in :mod:`~robot_dynamics.core.dynamics.effective_mass` and
 :mod:`~robot_dynamics.core.dynamics.joint_reactions`; this class converts and publishes.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -44,8 +45,16 @@ from diagnostic_msgs.msg import DiagnosticStatus
 from geometry_msgs.msg import Vector3Stamped, WrenchStamped
 from rclpy.node import Node
 
-from robot_dynamics.core.dynamics.effective_mass import EffectiveMass, EffectiveMassError, effective_mass_at
-from robot_dynamics.core.dynamics.joint_reactions import KnownWrench, KnownWrenchError, KnownWrenchTorques
+from robot_dynamics.core.dynamics.effective_mass import (
+    EffectiveMass,
+    EffectiveMassError,
+    effective_mass_at,
+)
+from robot_dynamics.core.dynamics.joint_reactions import (
+    KnownWrench,
+    KnownWrenchError,
+    KnownWrenchTorques,
+)
 from robot_dynamics.core.model.model import RobotModel
 from robot_dynamics.ros.diagnostics import diagnostic_status
 from robot_dynamics.ros.node_log import RateLimitedLogger, shorten
@@ -63,7 +72,8 @@ noise, so the effective mass is given along the vertical (up, against gravity) i
 
 @dataclass(frozen=True)
 class _EffectiveMassReading:
-    """The latest effective-mass result: ``value`` (None when not computed) and the reason why not."""
+    """The latest effective-mass result: ``value`` (None when not computed) and the reason why
+    not."""
 
     frame: str = ''
     value: Optional[EffectiveMass] = None
@@ -93,26 +103,39 @@ class ToolOutputs:
         self._reading = _EffectiveMassReading(problem='no complete joint state yet')
         self._evaluated = None  # the (robot, sample) the last reading is from
         self._known: Optional[_ReceivedWrench] = None
-        self._known_torques: Optional[KnownWrenchTorques] = None  # for self._known and the latest model
+        self._known_torques: Optional[KnownWrenchTorques] = (
+            None  # for self._known and the latest model
+        )
         self._wrench_counts = {'accepted': 0, 'rejected': 0, 'removed_stale': 0}
         self._wrench_event = 'none received yet'
         self._wrench_problem = ''  # the last refusal, cleared by the next accepted message
         self._mass_pub = create_output_publisher(node, Vector3Stamped, '~/effective_mass', 10)
-        node.create_subscription(WrenchStamped, '~/known_external_wrench', self._on_known_wrench, 10)
+        node.create_subscription(
+            WrenchStamped, '~/known_external_wrench', self._on_known_wrench, 10
+        )
         if self.effective_mass_rate > 0.0:
             node.create_timer(1.0 / self.effective_mass_rate, self._update_effective_mass)
 
     def _declare_parameters(self) -> None:
         checked = functools.partial(checked_parameter, self._node)
         self.effective_mass_rate = checked(
-            'effective_mass_rate', EFFECTIVE_MASS_RATE, f'rate of ~/effective_mass [Hz] (0: off; at most '
-            f'{MAX_EFFECTIVE_MASS_RATE:g})', lambda rate: 0.0 <= rate <= MAX_EFFECTIVE_MASS_RATE,
-            f'is not a rate in [0, {MAX_EFFECTIVE_MASS_RATE:g}] Hz')
-        self.effective_mass_frame = checked('effective_mass_frame', '', 'frame whose origin ~/effective_mass is '
-                                            'for (the tool point); empty: the payload link')
+            'effective_mass_rate',
+            EFFECTIVE_MASS_RATE,
+            f'rate of ~/effective_mass [Hz] (0: off; at most {MAX_EFFECTIVE_MASS_RATE:g})',
+            lambda rate: 0.0 <= rate <= MAX_EFFECTIVE_MASS_RATE,
+            f'is not a rate in [0, {MAX_EFFECTIVE_MASS_RATE:g}] Hz',
+        )
+        self.effective_mass_frame = checked(
+            'effective_mass_frame',
+            '',
+            'frame whose origin ~/effective_mass is for (the tool point); empty: the payload link',
+        )
         self.known_wrench_timeout = positive_parameter(
-            self._node, 'known_wrench_timeout', KNOWN_WRENCH_TIMEOUT, 'a known external wrench not received again '
-            'within this time [s] is removed')
+            self._node,
+            'known_wrench_timeout',
+            KNOWN_WRENCH_TIMEOUT,
+            'a known external wrench not received again within this time [s] is removed',
+        )
 
     # ------------------------------------------------------------------ stream
     def process(self, robot: RobotModel, sample):
@@ -128,10 +151,16 @@ class ToolOutputs:
             return sample
         known_torques = torques.torques(sample.positions)
         external = None if sample.external is None else sample.external + known_torques
-        return dataclasses.replace(sample, inverse_dynamics=sample.inverse_dynamics - known_torques,
-                                   external=external, known_torques=known_torques)
+        return dataclasses.replace(
+            sample,
+            inverse_dynamics=sample.inverse_dynamics - known_torques,
+            external=external,
+            known_torques=known_torques,
+        )
 
-    def _torques_for(self, robot: RobotModel, known: _ReceivedWrench) -> Optional[KnownWrenchTorques]:
+    def _torques_for(
+        self, robot: RobotModel, known: _ReceivedWrench
+    ) -> Optional[KnownWrenchTorques]:
         """Jᵀ F of ``known`` for ``robot``; None once it is stale or the model lacks its frame."""
         if time.monotonic() - known.received > self.known_wrench_timeout:
             self._wrench_counts['removed_stale'] += 1
@@ -174,7 +203,9 @@ class ToolOutputs:
             self._remove('removed: zero wrench received')
             return
         if not frame:
-            raise KnownWrenchError('no robot model loaded yet: an empty frame_id (the payload link) cannot be resolved')
+            raise KnownWrenchError(
+                'no robot model loaded yet: an empty frame_id (the payload link) cannot be resolved'
+            )
         # Checked against the model in use now; a later model is checked at its first joint state.
         torques = KnownWrenchTorques(robot, wrench) if robot is not None else None
         self._known, self._known_torques = _ReceivedWrench(wrench, time.monotonic()), torques
@@ -185,8 +216,11 @@ class ToolOutputs:
     def _refuse(self, reason: str) -> None:
         self._wrench_counts['rejected'] += 1
         self._wrench_problem = shorten(reason)
-        self._log.warn('known_wrench', f'known external wrench refused ({self._wrench_counts["rejected"]} so far): '
-                                       f'{reason}; the previous one, if any, stays in use')
+        self._log.warn(
+            'known_wrench',
+            f'known external wrench refused ({self._wrench_counts["rejected"]} so far): {reason}; '
+            'the previous one, if any, stays in use',
+        )
 
     # ------------------------------------------------------------------ effective mass
     def _update_effective_mass(self) -> None:
@@ -199,10 +233,16 @@ class ToolOutputs:
         try:
             reading = self._reading = self._effective_mass(latest)
             value = reading.value
-            if value is not None and math.isfinite(value.mass) and self._mass_pub.get_subscription_count():
+            if (
+                value is not None
+                and math.isfinite(value.mass)
+                and self._mass_pub.get_subscription_count()
+            ):
                 self._mass_pub.publish(_effective_mass_message(reading.frame, value))
         except Exception as error:  # a timer never takes the node down
-            self._reading = _EffectiveMassReading(problem=f'internal error: {shorten(repr(error))}', level=ERROR)
+            self._reading = _EffectiveMassReading(
+                problem=f'internal error: {shorten(repr(error))}', level=ERROR
+            )
             self._log.error('effective_mass', f'effective mass failed: {error!r}')
 
     def _effective_mass(self, latest) -> _EffectiveMassReading:
@@ -213,7 +253,9 @@ class ToolOutputs:
             return _EffectiveMassReading(problem='not computed: defined here for fixed-base arms')
         frame = self.effective_mass_frame or self._payload_link(robot)
         if sample.velocities is None:
-            return _EffectiveMassReading(frame, problem='no joint velocities: the tool speed is unknown', level=WARN)
+            return _EffectiveMassReading(
+                frame, problem='no joint velocities: the tool speed is unknown', level=WARN
+            )
         q, v = robot.configuration(sample.positions), robot.tangent(sample.velocities)
         try:
             value = effective_mass_at(robot, q, v, frame, time=sample.stamp)
@@ -225,8 +267,12 @@ class ToolOutputs:
         if at_rest:
             value = effective_mass_at(robot, q, v, frame, _up(robot), time=sample.stamp)
         if not math.isfinite(value.mass):
-            return _EffectiveMassReading(frame, value, at_rest, 'not published: infinite along the vertical (no '
-                                                                'joint moves the frame vertically)')
+            return _EffectiveMassReading(
+                frame,
+                value,
+                at_rest,
+                'not published: infinite along the vertical (no joint moves the frame vertically)',
+            )
         return _EffectiveMassReading(frame, value, at_rest)
 
     # ------------------------------------------------------------------ diagnostics
@@ -243,32 +289,67 @@ class ToolOutputs:
         values['frame'] = reading.frame
         value = reading.value
         if value is not None:
-            values.update({'effective_mass_kg': value.mass, 'speed_m_s': value.speed,
-                           'collision_energy_j': value.energy, 'stamp_s': value.time,
-                           'direction': ' '.join(f'{x:.4f}' for x in value.direction),
-                           'direction_source': 'vertical (at rest)' if reading.at_rest else 'velocity'})
+            values.update(
+                {
+                    'effective_mass_kg': value.mass,
+                    'speed_m_s': value.speed,
+                    'collision_energy_j': value.energy,
+                    'stamp_s': value.time,
+                    'direction': ' '.join(f'{x:.4f}' for x in value.direction),
+                    'direction_source': 'vertical (at rest)' if reading.at_rest else 'velocity',
+                }
+            )
         if reading.problem:
             return diagnostic_status(name, reading.level, reading.problem, values)
-        along = (f'along the vertical: at rest (|v| < {REST_SPEED:g} m/s), no direction of motion' if reading.at_rest
-                 else 'along the velocity')
-        return diagnostic_status(name, OK, f'{value.mass:.3f} kg at {reading.frame} {along}; {value.speed:.3f} m/s, '
-                                           f'{value.energy:.3g} J', values)
+        along = (
+            f'along the vertical: at rest (|v| < {REST_SPEED:g} m/s), no direction of motion'
+            if reading.at_rest
+            else 'along the velocity'
+        )
+        return diagnostic_status(
+            name,
+            OK,
+            f'{value.mass:.3f} kg at {reading.frame} {along}; {value.speed:.3f} m/s, '
+            f'{value.energy:.3g} J',
+            values,
+        )
 
     def _known_wrench_status(self) -> DiagnosticStatus:
         name = f'{self._node.get_name()}: known external wrench'
-        values = dict(self._wrench_counts, timeout_s=self.known_wrench_timeout, last_event=self._wrench_event,
-                      last_refusal=self._wrench_problem or 'none')
+        values = dict(
+            self._wrench_counts,
+            timeout_s=self.known_wrench_timeout,
+            last_event=self._wrench_event,
+            last_refusal=self._wrench_problem or 'none',
+        )
         known = self._known
         level = WARN if self._wrench_problem else OK
         refusal = f'; last message refused: {self._wrench_problem}' if self._wrench_problem else ''
         if known is None:
-            return diagnostic_status(name, level, f'none in use ({self._wrench_event}){refusal}', values)
+            return diagnostic_status(
+                name, level, f'none in use ({self._wrench_event}){refusal}', values
+            )
         wrench, age = known.wrench, time.monotonic() - known.received
-        values.update({'frame': wrench.frame, 'force_n': ' '.join(f'{x:.4g}' for x in wrench.force),
-                       'moment_nm': ' '.join(f'{x:.4g}' for x in wrench.moment), 'age_s': age})
-        state = 'expired (removed at the next joint state)' if age > self.known_wrench_timeout else 'in use'
-        return diagnostic_status(name, level, f'{state} at {wrench.frame}: force {np.round(wrench.force, 3).tolist()} '
-                                              f'N, moment {np.round(wrench.moment, 3).tolist()} N·m{refusal}', values)
+        values.update(
+            {
+                'frame': wrench.frame,
+                'force_n': ' '.join(f'{x:.4g}' for x in wrench.force),
+                'moment_nm': ' '.join(f'{x:.4g}' for x in wrench.moment),
+                'age_s': age,
+            }
+        )
+        state = (
+            'expired (removed at the next joint state)'
+            if age > self.known_wrench_timeout
+            else 'in use'
+        )
+        return diagnostic_status(
+            name,
+            level,
+            f'{state} at {wrench.frame}: force {np.round(wrench.force, 3).tolist()} N, moment '
+            f'{np.round(wrench.moment, 3).tolist()} N·m{refusal}',
+            values,
+        )
 
 
 def _up(robot: RobotModel) -> np.ndarray:
@@ -282,7 +363,11 @@ def _effective_mass_message(frame: str, value: EffectiveMass) -> Vector3Stamped:
     message = Vector3Stamped()
     message.header.frame_id = frame
     message.header.stamp = _time(value.time)
-    message.vector.x, message.vector.y, message.vector.z = float(value.mass), value.speed, float(value.energy)
+    message.vector.x, message.vector.y, message.vector.z = (
+        float(value.mass),
+        value.speed,
+        float(value.energy),
+    )
     return message
 
 

@@ -1,9 +1,8 @@
-"""QoS profiles of the nodes' topics, output publishers and message fields.
-"""
+"""QoS profiles of the nodes' topics, output publishers and message fields."""
+
 from __future__ import annotations
 
 import math
-from typing import Callable
 
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
@@ -14,8 +13,12 @@ except ImportError:  # Humble
     from rclpy.qos_event import PublisherEventCallbacks, SubscriptionEventCallbacks
 
 
-DESCRIPTION_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
-                             durability=DurabilityPolicy.TRANSIENT_LOCAL, history=HistoryPolicy.KEEP_LAST)
+DESCRIPTION_QOS = QoSProfile(
+    depth=1,
+    reliability=ReliabilityPolicy.RELIABLE,
+    durability=DurabilityPolicy.TRANSIENT_LOCAL,
+    history=HistoryPolicy.KEEP_LAST,
+)
 """QoS of robot_description (as robot_state_publisher publishes it)."""
 
 
@@ -23,13 +26,21 @@ LATCHED_QOS = DESCRIPTION_QOS
 """QoS of results that late joiners must still get (e.g. ~/payload)."""
 
 
-SENSOR_QOS = QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE,
-                        history=HistoryPolicy.KEEP_LAST)
+SENSOR_QOS = QoSProfile(
+    depth=50,
+    reliability=ReliabilityPolicy.RELIABLE,
+    durability=DurabilityPolicy.VOLATILE,
+    history=HistoryPolicy.KEEP_LAST,
+)
 """QoS of the torque outputs (reliable, like joint_state_broadcaster)."""
 
 
-JOINT_STATE_QOS = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE,
-                             durability=DurabilityPolicy.VOLATILE, history=HistoryPolicy.KEEP_LAST)
+JOINT_STATE_QOS = QoSProfile(
+    depth=1000,
+    reliability=ReliabilityPolicy.RELIABLE,
+    durability=DurabilityPolicy.VOLATILE,
+    history=HistoryPolicy.KEEP_LAST,
+)
 """QoS a node reads joint_states with: 1 s of room at 1 kHz, so a scheduling stall of the node
 (start-up, a shared CPU, a description being parsed) delays samples instead of dropping them
 uncounted (a queue of a few tens of samples overflows in such stalls; docs/reliability.md)."""
@@ -42,7 +53,13 @@ def stamp_seconds(stamp) -> float:
 
 def joint_state_fields(message) -> tuple:
     """(names, positions, velocities, efforts, stamp [s]) of a sensor_msgs/JointState."""
-    return message.name, message.position, message.velocity, message.effort, stamp_seconds(message.header.stamp)
+    return (
+        message.name,
+        message.position,
+        message.velocity,
+        message.effort,
+        stamp_seconds(message.header.stamp),
+    )
 
 
 def create_output_publisher(node: Node, message_type, topic: str, qos):
@@ -50,16 +67,12 @@ def create_output_publisher(node: Node, message_type, topic: str, qos):
     incompatible QoS or type; the subscribing side logs the same mismatch). Every handler is
     one more entity the stream's executor rebuilds its wait set with for every message, a
     noticeable share of a node's CPU at 1 kHz with several publishers (docs/reliability.md)."""
-    return node.create_publisher(message_type, topic, qos,
-                                 event_callbacks=PublisherEventCallbacks(use_default_callbacks=False))
-
-
-def publish_if_subscribed(publisher, build_message: Callable) -> None:
-    """Publish ``build_message()`` when some subscription is matched. A DDS write costs tens of
-    µs of CPU even when no reader is matched, and on a volatile topic nothing is kept for later
-    readers, so skipping it changes nothing anyone can receive."""
-    if publisher.get_subscription_count():
-        publisher.publish(build_message())
+    return node.create_publisher(
+        message_type,
+        topic,
+        qos,
+        event_callbacks=PublisherEventCallbacks(use_default_callbacks=False),
+    )
 
 
 def no_event_handlers() -> SubscriptionEventCallbacks:

@@ -6,6 +6,7 @@ A contact starts when some joint's |τ_ext,i| / threshold_i exceeds 1 for at lea
 of contact-free motion: threshold_i = |mean_i| + k·σ_i over the calibration window
 (:func:`calibrated_thresholds`). Units: N·m (N for prismatic joints), s.
 """
+
 from __future__ import annotations
 
 import math
@@ -22,7 +23,9 @@ DEFAULT_RELEASE_RATIO = 0.7
 DEFAULT_RELEASE_DURATION = 0.05  # s
 MIN_THRESHOLD = 1e-3  # N·m: a calibrated threshold never goes below this (a noiseless joint)
 MIN_CALIBRATION_SAMPLES = 100
-STAMP_RESOLUTION = 1e-9  # s: a ROS time stamp's resolution; durations this close to a hold count as reached
+STAMP_RESOLUTION = (
+    1e-9  # s: a ROS time stamp's resolution; durations this close to a hold count as reached
+)
 
 
 class ContactCalibrationError(RobotDynamicsError):
@@ -44,12 +47,17 @@ class ContactUpdate:
 
 
 def checked_thresholds(thresholds: Sequence[float], num_joints: int) -> np.ndarray:
-    """``thresholds`` as an array of ``num_joints`` positive finite values [N·m] (:class:`ThresholdError`)."""
+    """``thresholds`` as an array of ``num_joints`` positive finite values [N·m]
+    (:class:`ThresholdError`)."""
     values = np.asarray(thresholds, dtype=float).reshape(-1)
     if values.shape != (num_joints,):
-        raise ThresholdError(f'contact_thresholds needs one value per joint ({num_joints}), got {values.size}')
+        raise ThresholdError(
+            f'contact_thresholds needs one value per joint ({num_joints}), got {values.size}'
+        )
     if not np.all(np.isfinite(values) & (values > 0.0)):
-        raise ThresholdError(f'contact thresholds must be positive finite torques [N·m], got {values.tolist()}')
+        raise ThresholdError(
+            f'contact thresholds must be positive finite torques [N·m], got {values.tolist()}'
+        )
     return values
 
 
@@ -57,11 +65,15 @@ def calibrated_thresholds(residuals: np.ndarray, sigma: float = DEFAULT_SIGMA) -
     """Per-joint thresholds |mean| + ``sigma``·std [N·m] of contact-free ``residuals``
     (samples × joints), at least :data:`MIN_THRESHOLD`."""
     if not (math.isfinite(sigma) and sigma > 0.0):
-        raise ContactCalibrationError(f'contact_threshold_sigma must be a positive number, got {sigma!r}')
+        raise ContactCalibrationError(
+            f'contact_threshold_sigma must be a positive number, got {sigma!r}'
+        )
     residuals = np.asarray(residuals, dtype=float)
     if residuals.ndim != 2 or len(residuals) < MIN_CALIBRATION_SAMPLES:
-        raise ContactCalibrationError(f'only {len(residuals)} residual samples recorded; calibration needs at '
-                                      f'least {MIN_CALIBRATION_SAMPLES} of contact-free motion (efforts published)')
+        raise ContactCalibrationError(
+            f'only {len(residuals)} residual samples recorded; calibration needs at least '
+            f'{MIN_CALIBRATION_SAMPLES} of contact-free motion (efforts published)'
+        )
     if not np.all(np.isfinite(residuals)):
         raise ContactCalibrationError('the recorded residuals are not all finite')
     thresholds = np.abs(residuals.mean(axis=0)) + sigma * residuals.std(axis=0)
@@ -71,8 +83,13 @@ def calibrated_thresholds(residuals: np.ndarray, sigma: float = DEFAULT_SIGMA) -
 class ContactDetector:
     """Hysteresis and minimum-duration logic over per-joint ratios |τ_ext| / threshold."""
 
-    def __init__(self, thresholds: np.ndarray, min_duration: float = DEFAULT_MIN_DURATION,
-                 release_ratio: float = DEFAULT_RELEASE_RATIO, release_duration: float = DEFAULT_RELEASE_DURATION):
+    def __init__(
+        self,
+        thresholds: np.ndarray,
+        min_duration: float = DEFAULT_MIN_DURATION,
+        release_ratio: float = DEFAULT_RELEASE_RATIO,
+        release_duration: float = DEFAULT_RELEASE_DURATION,
+    ):
         self.thresholds = checked_thresholds(thresholds, len(np.atleast_1d(thresholds)))
         if not (0.0 <= min_duration < math.inf and 0.0 <= release_duration < math.inf):
             raise ThresholdError('contact durations must be non-negative times [s]')

@@ -1,4 +1,5 @@
-"""Closed forms for the detection delay of a torque step: when each external-torque route crosses its threshold.
+"""Closed forms for the detection delay of a torque step: when each external-torque route crosses
+its threshold.
 
 A contact is flagged once some joint's |τ̂_ext,i| exceeds its threshold T_i for the minimum
 duration. For a step τ_ext (constant from t = 0) the estimate of each route is a known
@@ -21,7 +22,8 @@ each momentum source makes ū_k a short FIR g of the noise, and the low-pass r_k
 input's variance into a/(2 − a) · Σ_{m,m'} g_m g_m' (1 − a)^{|m − m'|}. So
 
     velocities: σ_r,i² = (a/Δt)² · 2/(2 − a) · σ_v² ‖M_i‖² + (a/2) σ_τ² ,
-    positions:  σ_r,i² = a/(2 − a) · [(6 − 8b + 2b²)/Δt⁴ · σ_q² ‖M_i‖² + (18 + 16b + 2b²)/36 · σ_τ²],  b = 1 − a,
+    positions:  σ_r,i² = a/(2 − a) · [(6 − 8b + 2b²)/Δt⁴ · σ_q² ‖M_i‖² + (18 + 16b + 2b²)/36 ·
+    σ_τ²],  b = 1 − a,
 
 the positions form neglecting the velocity noise in Cᵀq̇. For velocities σ_r ≈ K_O σ_v ‖M_i‖:
 the threshold kσ grows with K_O as fast as the step response does, and the crossing time
@@ -31,6 +33,7 @@ sets the threshold.
 
 Units: s, N·m (N for prismatic joints), 1/s; arrays in model joint order.
 """
+
 from __future__ import annotations
 
 import math
@@ -39,24 +42,36 @@ import numpy as np
 from scipy.optimize import brentq
 
 COMPUTED_TORQUE_PEAK_TIME = 2.0
-"""ω t at which the computed-torque reaction 1 − e^{−ωt}(1 − ωt) peaks at 1 + e^{−2}; it rises monotonically
+"""ω t at which the computed-torque reaction 1 − e^{−ωt}(1 − ωt) peaks at 1 + e^{−2}; it rises
+monotonically
 before."""
 
 
-def observer_noise_std(mass_row_norms: np.ndarray, gain: float, period: float, velocity_noise: float,
-                       effort_noise: float, momentum: str = 'positions', position_noise: float = 0.0) -> np.ndarray:
+def observer_noise_std(
+    mass_row_norms: np.ndarray,
+    gain: float,
+    period: float,
+    velocity_noise: float,
+    effort_noise: float,
+    momentum: str = 'positions',
+    position_noise: float = 0.0,
+) -> np.ndarray:
     """σ [N·m] of the observer residual per joint for white velocity noise [rad/s], effort
     noise [N·m] and position noise [rad] at sample ``period`` [s], for the observer's
     ``momentum`` source; ``mass_row_norms`` ‖M_i(q)‖ [kg·m²] (or their RMS over the poses of a
     motion)."""
     smoothing = 1.0 - math.exp(-gain * period)
     if momentum == 'velocities':
-        motion_part = _low_passed_variance([1.0 / period, -1.0 / period], smoothing) * velocity_noise ** 2
-        effort_part = _low_passed_variance([0.5, 0.5], smoothing) * effort_noise ** 2
+        motion_part = (
+            _low_passed_variance([1.0 / period, -1.0 / period], smoothing) * velocity_noise**2
+        )
+        effort_part = _low_passed_variance([0.5, 0.5], smoothing) * effort_noise**2
     else:
-        second_difference = np.array([1.0, -2.0, 1.0]) / period ** 2
-        motion_part = _low_passed_variance(second_difference, smoothing) * position_noise ** 2
-        effort_part = _low_passed_variance(np.array([1.0, 4.0, 1.0]) / 6.0, smoothing) * effort_noise ** 2
+        second_difference = np.array([1.0, -2.0, 1.0]) / period**2
+        motion_part = _low_passed_variance(second_difference, smoothing) * position_noise**2
+        effort_part = (
+            _low_passed_variance(np.array([1.0, 4.0, 1.0]) / 6.0, smoothing) * effort_noise**2
+        )
     return np.sqrt(motion_part * np.square(mass_row_norms) + effort_part)
 
 
@@ -68,7 +83,9 @@ def _low_passed_variance(taps, smoothing: float) -> float:
     return smoothing / (2.0 - smoothing) * float(taps @ ((1.0 - smoothing) ** lags) @ taps)
 
 
-def observer_crossing_time(thresholds: np.ndarray, step: np.ndarray, gain: float, lag: float = 0.0) -> float:
+def observer_crossing_time(
+    thresholds: np.ndarray, step: np.ndarray, gain: float, lag: float = 0.0
+) -> float:
     """First time [s] some joint's observer residual (1 − e^{−K_O (t − lag)})|τ_i| reaches its
     threshold [N·m] after a torque step ``step`` [N·m]; inf when none ever does. ``lag`` [s]:
     0 for the velocities form, half a sample period for the positions form (its ū is centred
@@ -80,7 +97,9 @@ def observer_crossing_time(thresholds: np.ndarray, step: np.ndarray, gain: float
     return float(np.min(-np.log1p(-ratios[crossing]))) / gain + lag
 
 
-def computed_torque_crossing_time(thresholds: np.ndarray, step: np.ndarray, bandwidth: float) -> float:
+def computed_torque_crossing_time(
+    thresholds: np.ndarray, step: np.ndarray, bandwidth: float
+) -> float:
     """First time [s] some joint's computed-torque reaction (1 − e^{−ωt}(1 − ωt))|τ_i| reaches
     its threshold [N·m], ω = 2π·``bandwidth`` [Hz]; inf when none reaches it before the
     reaction peaks (ωt = 2)."""
@@ -89,7 +108,10 @@ def computed_torque_crossing_time(thresholds: np.ndarray, step: np.ndarray, band
     smallest = float(np.min(ratios))
     if smallest >= 1.0:
         return math.inf
-    return brentq(lambda x: 1.0 - math.exp(-x) * (1.0 - x) - smallest, 0.0, COMPUTED_TORQUE_PEAK_TIME) / omega
+    return (
+        brentq(lambda x: 1.0 - math.exp(-x) * (1.0 - x) - smallest, 0.0, COMPUTED_TORQUE_PEAK_TIME)
+        / omega
+    )
 
 
 def first_sample_time(crossing: float, period: float) -> float:

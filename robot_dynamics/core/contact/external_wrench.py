@@ -1,4 +1,5 @@
-"""External wrench at a frame from external joint torques: τ_ext = Jᵀ(q) F, solved by damped least squares.
+"""External wrench at a frame from external joint torques: τ_ext = Jᵀ(q) F, solved by damped least
+squares.
 
 F = (f, m): force [N] and moment [N·m] acting on the frame's link at the frame's origin,
 both expressed in that frame (pinocchio ``LOCAL`` Jacobian, (linear, angular) order), from
@@ -15,6 +16,7 @@ most n identifiable directions; a singular pose loses some): its component is at
 0, never amplified (|gain| ≤ 1/(2λ)), and :attr:`WrenchEstimate.identifiable` says how many
 directions were resolved. Never NaN for finite input.
 """
+
 from __future__ import annotations
 
 import math
@@ -35,7 +37,8 @@ moment directions) mark a direction as not identifiable."""
 
 
 class WrenchEstimationError(RobotDynamicsError):
-    """The wrench cannot be estimated as requested (unknown frame, frame on the world, bad damping)."""
+    """The wrench cannot be estimated as requested (unknown frame, frame on the world, bad
+    damping)."""
 
 
 @dataclass(frozen=True)
@@ -54,12 +57,18 @@ class WrenchEstimate:
         return np.concatenate([self.force, self.moment])
 
     def __repr__(self) -> str:
-        return (f'WrenchEstimate(force={np.round(self.force, 3).tolist()} N, '
-                f'moment={np.round(self.moment, 3).tolist()} N·m, identifiable {self.identifiable}/6)')
+        return (
+            f'WrenchEstimate(force={np.round(self.force, 3).tolist()} N, '
+            f'moment={np.round(self.moment, 3).tolist()} N·m, identifiable {self.identifiable}/6)'
+        )
 
 
-def wrench_from_torques(jacobian: np.ndarray, torques: np.ndarray, damping: float = DEFAULT_DAMPING,
-                        singular_threshold: float = DEFAULT_SINGULAR_THRESHOLD) -> WrenchEstimate:
+def wrench_from_torques(
+    jacobian: np.ndarray,
+    torques: np.ndarray,
+    damping: float = DEFAULT_DAMPING,
+    singular_threshold: float = DEFAULT_SINGULAR_THRESHOLD,
+) -> WrenchEstimate:
     """Solve ``torques`` = ``jacobian``ᵀ F (jacobian 6 × n, LOCAL, (linear, angular)) by
     singular-value-filtered damped least squares (module docstring)."""
     left, singular, right_t = np.linalg.svd(jacobian, full_matrices=False)
@@ -74,39 +83,45 @@ def wrench_from_torques(jacobian: np.ndarray, torques: np.ndarray, damping: floa
 class WrenchEstimator:
     """External wrench at ``frame`` of ``robot`` from external joint torques (one stream)."""
 
-    def __init__(self, robot: RobotModel, frame: str, damping: float = DEFAULT_DAMPING,
-                 singular_threshold: float = DEFAULT_SINGULAR_THRESHOLD):
-        if not robot.model.existFrame(frame):
-            raise WrenchEstimationError(f'wrench frame "{frame}" is not a frame of model "{robot.name}"')
-        self.frame_id = robot.model.getFrameId(frame)
-        if robot.model.frames[self.frame_id].parentJoint == 0:
-            raise WrenchEstimationError(f'wrench frame "{frame}" is fixed to the world: no joint feels a wrench there')
-        if not (math.isfinite(damping) and damping > 0.0 and math.isfinite(singular_threshold)
-                and singular_threshold > 0.0):
-            raise WrenchEstimationError(f'wrench damping and singular threshold must be positive, got {damping!r}, '
-                                        f'{singular_threshold!r}')
+    def __init__(
+        self,
+        robot: RobotModel,
+        frame: str,
+        damping: float = DEFAULT_DAMPING,
+        singular_threshold: float = DEFAULT_SINGULAR_THRESHOLD,
+    ):
+        self.frame_id = robot.frame_id(frame, WrenchEstimationError, 'wrench frame', moving=True)
+        if not (
+            math.isfinite(damping)
+            and damping > 0.0
+            and math.isfinite(singular_threshold)
+            and singular_threshold > 0.0
+        ):
+            raise WrenchEstimationError(
+                f'wrench damping and singular threshold must be positive, got {damping!r}, '
+                f'{singular_threshold!r}'
+            )
         self.robot, self.frame = robot, frame
         self.damping, self.singular_threshold = float(damping), float(singular_threshold)
-        self._coupling = robot.coupling[:, robot.base_dofs:]
+        self._coupling = robot.coupling[:, robot.base_dofs :]
 
     def jacobian(self, positions: np.ndarray) -> np.ndarray:
         """J (6 × joints): the frame's LOCAL twist (linear, angular) per joint velocity."""
         robot = self.robot
-        full = pin.computeFrameJacobian(robot.model, robot.data, robot.configuration(positions), self.frame_id,
-                                        pin.LOCAL)
+        full = pin.computeFrameJacobian(
+            robot.model, robot.data, robot.configuration(positions), self.frame_id, pin.LOCAL
+        )
         return full @ self._coupling
 
     def estimate(self, positions: np.ndarray, torques: np.ndarray) -> WrenchEstimate:
-        """The wrench at the frame [N, N·m] explaining external joint ``torques`` [N·m] at ``positions`` [rad]."""
-        return wrench_from_torques(self.jacobian(positions), np.asarray(torques, dtype=float), self.damping,
-                                   self.singular_threshold)
-
-
-def external_joint_torques(robot: RobotModel, positions: np.ndarray, frame: str, wrench: np.ndarray) -> np.ndarray:
-    """τ = Jᵀ F [N·m]: joint torques of a wrench F = (force [N], moment [N·m]) acting on ``frame``'s
-    link at its origin, in its axes, at joint ``positions`` [rad]."""
-    estimator = WrenchEstimator(robot, frame)
-    return estimator.jacobian(positions).T @ np.asarray(wrench, dtype=float)
+        """The wrench at the frame [N, N·m] explaining external joint ``torques`` [N·m] at
+        ``positions`` [rad]."""
+        return wrench_from_torques(
+            self.jacobian(positions),
+            np.asarray(torques, dtype=float),
+            self.damping,
+            self.singular_threshold,
+        )
 
 
 @dataclass(frozen=True)
@@ -123,28 +138,43 @@ class ExternalWrenchSeries:
     identifiable: np.ndarray
 
 
-def external_wrench_series(robot: RobotModel, recording, frame: str, gain: float = 50.0, friction=None,
-                           damping: float = DEFAULT_DAMPING, singular_threshold: float = DEFAULT_SINGULAR_THRESHOLD,
-                           momentum: str = 'positions') -> ExternalWrenchSeries:
-    """Run the momentum observer (:class:`~robot_dynamics.core.contact.momentum_observer.MomentumObserver`)
-    and :class:`WrenchEstimator` over ``recording`` (a :class:`~robot_dynamics.core.identification.recording.Recording`
-    in model joint order; ``momentum``: the observer's source, 'positions' or 'velocities'): the same
+def external_wrench_series(
+    robot: RobotModel,
+    recording,
+    frame: str,
+    gain: float = 50.0,
+    friction=None,
+    damping: float = DEFAULT_DAMPING,
+    singular_threshold: float = DEFAULT_SINGULAR_THRESHOLD,
+    momentum: str = 'positions',
+) -> ExternalWrenchSeries:
+    """Run the momentum observer
+    (:class:`~robot_dynamics.core.contact.momentum_observer.MomentumObserver`)
+    and :class:`WrenchEstimator` over ``recording`` (a
+    :class:`~robot_dynamics.core.identification.recording.Recording`
+    in model joint order; ``momentum``: the observer's source, 'positions' or 'velocities'): the
+    same
     core calls dynamics_node makes per message."""
     from robot_dynamics.core.contact.momentum_observer import MomentumObserver
 
     if tuple(recording.joint_names) != robot.joint_names:
-        raise WrenchEstimationError(f'recording joints {list(recording.joint_names)} are not the model joints '
-                                    f'{list(robot.joint_names)} in order')
+        raise WrenchEstimationError(
+            f'recording joints {list(recording.joint_names)} are not the model joints '
+            f'{list(robot.joint_names)} in order'
+        )
     observer = MomentumObserver(robot, gain, friction, momentum=momentum)
     estimator = WrenchEstimator(robot, frame, damping, singular_threshold)
     count = len(recording.time)
     torques, wrenches = np.full((count, robot.num_joints), np.nan), np.full((count, 6), np.nan)
     identifiable = np.zeros(count, dtype=int)
     for k in range(count):
-        residual = observer.update(recording.time[k], recording.positions[k], recording.velocities[k],
-                                   recording.efforts[k])
+        residual = observer.update(
+            recording.time[k], recording.positions[k], recording.velocities[k], recording.efforts[k]
+        )
         if residual is None:
             continue
         estimate = estimator.estimate(recording.positions[k], residual)
         torques[k], wrenches[k], identifiable[k] = residual, estimate.wrench, estimate.identifiable
-    return ExternalWrenchSeries(recording.time.copy(), robot.joint_names, frame, torques, wrenches, identifiable)
+    return ExternalWrenchSeries(
+        recording.time.copy(), robot.joint_names, frame, torques, wrenches, identifiable
+    )

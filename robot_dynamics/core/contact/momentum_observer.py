@@ -31,6 +31,7 @@ the sample before the first output. The momentum comes from one of two sources (
 Units: N·m (N for prismatic joints), s; arrays in ``robot.joint_names`` order. A floating
 base is evaluated with the base at rest at the identity pose (joint block only).
 """
+
 from __future__ import annotations
 
 import math
@@ -41,8 +42,8 @@ import numpy as np
 import pinocchio as pin
 
 from robot_dynamics.core.dynamics import joint_space as dynamics
+from robot_dynamics.core.dynamics.friction import FrictionModel
 from robot_dynamics.core.errors import RobotDynamicsError
-from robot_dynamics.core.identification.friction import FrictionModel
 from robot_dynamics.core.model.model import RobotModel
 
 DEFAULT_GAIN = 50.0
@@ -59,7 +60,8 @@ DEFAULT_MAX_GAP = 0.1
 
 def quieter_momentum_source(thresholds: dict) -> str:
     """The source (a key of ``thresholds``: source → calibrated thresholds [N·m] per joint) whose
-    thresholds have the lowest geometric mean over the joints: the quieter residual on this robot."""
+    thresholds have the lowest geometric mean over the joints: the quieter residual on this
+    robot."""
     return min(thresholds, key=lambda source: float(np.mean(np.log(thresholds[source]))))
 
 
@@ -104,30 +106,48 @@ class MomentumObserver:
     that does not increase) restarts the observer at that sample (r = 0).
     """
 
-    def __init__(self, robot: RobotModel, gain: Union[float, Sequence[float]] = DEFAULT_GAIN,
-                 friction: Optional[FrictionModel] = None, max_gap: float = DEFAULT_MAX_GAP,
-                 momentum: str = DEFAULT_MOMENTUM):
-        gains = np.broadcast_to(np.asarray(gain, dtype=float), (robot.num_joints,)).copy() if np.ndim(gain) == 0 \
+    def __init__(
+        self,
+        robot: RobotModel,
+        gain: Union[float, Sequence[float]] = DEFAULT_GAIN,
+        friction: Optional[FrictionModel] = None,
+        max_gap: float = DEFAULT_MAX_GAP,
+        momentum: str = DEFAULT_MOMENTUM,
+    ):
+        gains = (
+            np.broadcast_to(np.asarray(gain, dtype=float), (robot.num_joints,)).copy()
+            if np.ndim(gain) == 0
             else np.asarray(gain, dtype=float)
+        )
         if gains.shape != (robot.num_joints,) or not np.all(np.isfinite(gains) & (gains > 0.0)):
-            raise ObserverError(f'observer gain must be a positive number [1/s] (or one per joint), got {gain!r}')
+            raise ObserverError(
+                f'observer gain must be a positive number [1/s] (or one per joint), got {gain!r}'
+            )
         if friction is not None and tuple(friction.joint_names) != robot.joint_names:
             raise ObserverError('friction model joints are not the model joints')
         if not 0.0 < max_gap < math.inf:
             raise ObserverError(f'max_gap must be a positive time [s], got {max_gap!r}')
         if momentum not in MOMENTUM_SOURCES:
-            raise ObserverError(f"observer momentum must be one of {', '.join(MOMENTUM_SOURCES)}, got {momentum!r}")
+            raise ObserverError(
+                f"observer momentum must be one of {', '.join(MOMENTUM_SOURCES)}, got {momentum!r}"
+            )
         self.robot = robot
         self.gain = gains
         self.friction = friction
         self.max_gap = float(max_gap)
         self.momentum = momentum
-        self._direct = (robot.model.nq == robot.model.nv == robot.num_joints and not robot.mimic_joint_names)
+        self._direct = (
+            robot.model.nq == robot.model.nv == robot.num_joints and not robot.mimic_joint_names
+        )
         self._joints = slice(robot.base_dofs, None)
         self._base_at_rest = None if self._direct else _floating_base_at_rest(robot)
         self._uniform_gain = float(gains[0]) if np.all(gains == gains[0]) else None
-        self._crba_fills_lower = (self._direct or self._base_at_rest is not None) and _crba_fills_lower_triangle(robot)
-        self._continuous = np.array([joint.nq == 2 for joint in robot.joints if not joint.is_mimic], dtype=bool)
+        self._crba_fills_lower = (
+            self._direct or self._base_at_rest is not None
+        ) and _crba_fills_lower_triangle(robot)
+        self._continuous = np.array(
+            [joint.nq == 2 for joint in robot.joints if not joint.is_mimic], dtype=bool
+        )
         self._any_continuous = bool(self._continuous.any())
         self.restarts = 0
         self.last_restart_reason = 'no sample yet'
@@ -146,7 +166,9 @@ class MomentumObserver:
         velocities, from the one after with positions)."""
         return self._previous is not None
 
-    def terms(self, positions: np.ndarray, velocities: np.ndarray, efforts: np.ndarray) -> MomentumTerms:
+    def terms(
+        self, positions: np.ndarray, velocities: np.ndarray, efforts: np.ndarray
+    ) -> MomentumTerms:
         """M(q) and β = τ_m − τ_f + C(q, q̇)ᵀ q̇ − g(q) at one sample (joint order)."""
         mass, coriolis, gravity = self._model_terms(positions, velocities)
         beta = efforts + coriolis.T @ velocities - gravity
@@ -166,8 +188,11 @@ class MomentumObserver:
             gravity = pin.computeGeneralizedGravity(model, data, q)
             return mass[joints, joints].copy(), coriolis[joints, joints], gravity[joints]
         q, v, joints = robot.configuration(positions), robot.tangent(velocities), self._joints
-        return (dynamics.mass_matrix(robot, q)[joints, joints], dynamics.coriolis_matrix(robot, q, v)[joints, joints],
-                dynamics.gravity_torques(robot, q)[joints])
+        return (
+            dynamics.mass_matrix(robot, q)[joints, joints],
+            dynamics.coriolis_matrix(robot, q, v)[joints, joints],
+            dynamics.gravity_torques(robot, q)[joints],
+        )
 
     def _pinocchio_vectors(self, positions: np.ndarray, velocities: np.ndarray) -> tuple:
         """pinocchio's q, v: the joint vectors themselves, or (floating base whose joints fill
@@ -178,8 +203,14 @@ class MomentumObserver:
         q[7:], v[6:] = positions, velocities
         return q, v
 
-    def update(self, stamp: float, positions: np.ndarray, velocities: np.ndarray,
-               efforts: np.ndarray, terms: Optional[MomentumTerms] = None) -> Optional[np.ndarray]:
+    def update(
+        self,
+        stamp: float,
+        positions: np.ndarray,
+        velocities: np.ndarray,
+        efforts: np.ndarray,
+        terms: Optional[MomentumTerms] = None,
+    ) -> Optional[np.ndarray]:
         """Take one sample (stamp [s], q [rad], q̇ [rad/s], measured τ [N·m]); returns r [N·m]
         (a new array), or None while this sample (re)starts the observer. ``terms``: this
         sample's :meth:`terms` when already computed (by an observer of the same model)."""
@@ -195,30 +226,45 @@ class MomentumObserver:
             self._restarted(f'time step {step:.3g} s is not in (0, {self.max_gap:g}] s')
             return None
         if self.momentum == 'velocities':
-            mean_external = (sample.momentum - previous.momentum
-                             - 0.5 * step * (sample.terms.beta + previous.terms.beta)) / step
+            mean_external = (
+                sample.momentum
+                - previous.momentum
+                - 0.5 * step * (sample.terms.beta + previous.terms.beta)
+            ) / step
         else:
             mean_external = self._mean_external_from_positions(previous, sample, step)
             if mean_external is None:
                 return None
-        decay = math.exp(-self._uniform_gain * step) if self._uniform_gain is not None else np.exp(-self.gain * step)
+        decay = (
+            math.exp(-self._uniform_gain * step)
+            if self._uniform_gain is not None
+            else np.exp(-self.gain * step)
+        )
         self.residual = decay * self.residual + (1.0 - decay) * mean_external
         return self.residual.copy()
 
-    def _mean_external_from_positions(self, previous: _Sample, sample: _Sample, step: float) -> Optional[np.ndarray]:
+    def _mean_external_from_positions(
+        self, previous: _Sample, sample: _Sample, step: float
+    ) -> Optional[np.ndarray]:
         """ū around t_{k−1}: the tent-weighted mean of ṗ − β over the last two steps, with p̄
         from position increments; None at the first step after a restart."""
         increment = sample.positions - previous.positions
         if self._any_continuous:
-            increment[self._continuous] = np.remainder(increment[self._continuous] + math.pi, 2 * math.pi) - math.pi
+            increment[self._continuous] = (
+                np.remainder(increment[self._continuous] + math.pi, 2 * math.pi) - math.pi
+            )
         mean_momentum = 0.5 * (previous.terms.mass + sample.terms.mass) @ (increment / step)
         earlier, self._last_step = self._last_step, _Step(step, mean_momentum, previous.terms.beta)
         if earlier is None:
             return None
         middle = previous.terms.beta
-        weighted_beta = (earlier.duration * (earlier.beta_at_start + 2.0 * middle)
-                         + step * (2.0 * middle + sample.terms.beta)) / 6.0
-        return (mean_momentum - earlier.mean_momentum - weighted_beta) / (0.5 * (earlier.duration + step))
+        weighted_beta = (
+            earlier.duration * (earlier.beta_at_start + 2.0 * middle)
+            + step * (2.0 * middle + sample.terms.beta)
+        ) / 6.0
+        return (mean_momentum - earlier.mean_momentum - weighted_beta) / (
+            0.5 * (earlier.duration + step)
+        )
 
     def _restarted(self, reason: str) -> None:
         self.residual = np.zeros(self.robot.num_joints)
@@ -231,7 +277,12 @@ def _floating_base_at_rest(robot: RobotModel) -> Optional[tuple]:
     """(q, v) buffers of a floating base at rest at the identity pose, for a model whose joints
     are pinocchio's q[7:] and v[6:] as they are (no mimic, no continuous joint); else None."""
     model, joints = robot.model, robot.num_joints
-    if not robot.floating_base or robot.mimic_joint_names or model.nq != 7 + joints or model.nv != 6 + joints:
+    if (
+        not robot.floating_base
+        or robot.mimic_joint_names
+        or model.nq != 7 + joints
+        or model.nv != 6 + joints
+    ):
         return None
     q = np.zeros(model.nq)
     q[6] = 1.0  # quaternion (x, y, z, w) of the identity orientation
@@ -239,13 +290,18 @@ def _floating_base_at_rest(robot: RobotModel) -> Optional[tuple]:
 
 
 def _crba_fills_lower_triangle(robot: RobotModel) -> bool:
-    """True when this pinocchio's ``crba`` returns the whole symmetric M (pinocchio ≥ 3), not its upper triangle."""
+    """True when this pinocchio's ``crba`` returns the whole symmetric M (pinocchio ≥ 3), not its
+    upper triangle."""
     q = pin.randomConfiguration(robot.model, -np.ones(robot.model.nq), np.ones(robot.model.nq))
     mass = pin.crba(robot.model, robot.data, q)
-    return bool(np.allclose(mass, mass.T, rtol=0.0, atol=1e-12 * max(1.0, float(np.abs(mass).max()))))
+    return bool(
+        np.allclose(mass, mass.T, rtol=0.0, atol=1e-12 * max(1.0, float(np.abs(mass).max())))
+    )
 
 
-def external_torques_from_inverse_dynamics(measured_minus_model: Optional[np.ndarray]) -> Optional[np.ndarray]:
+def external_torques_from_inverse_dynamics(
+    measured_minus_model: Optional[np.ndarray],
+) -> Optional[np.ndarray]:
     """τ_ext = M q̈ + C q̇ + g − τ_m [N·m] from the inverse-dynamics route's τ_m − τ_model
     (:class:`~robot_dynamics.core.streams.live_torques.TorqueSample` ``external``): the torques the
     environment applies to the robot, J(q)ᵀ F, the sign the observer's r has."""

@@ -1,1 +1,2 @@
-"""Fixed-configuration dynamics on pinocchio: joint-space terms, regressor, reactions, effective mass, capacity."""
+"""Fixed-configuration dynamics on pinocchio: joint-space terms, regressor, reactions, effective
+mass, capacity, joint friction."""

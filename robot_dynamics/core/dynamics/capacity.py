@@ -17,6 +17,7 @@ m_max,j over joints and samples (MoveIt's ``getMaxPayload`` does the single-pose
 case). τ_max is the URDF ``<limit effort>`` [N·m, N]; joints without one are not limiting.
 Fixed-base models only.
 """
+
 from __future__ import annotations
 
 import math
@@ -27,10 +28,10 @@ import numpy as np
 import pinocchio as pin
 
 from robot_dynamics.core.dynamics.joint_space import gravity_torques, inverse_dynamics
+from robot_dynamics.core.dynamics.sampled_motion import SampledMotion
 from robot_dynamics.core.errors import RobotDynamicsError
 from robot_dynamics.core.model.inertia import skew
 from robot_dynamics.core.model.model import RobotModel
-from robot_dynamics.core.dynamics.sampled_motion import SampledMotion
 
 NO_LOAD_PER_KILOGRAM = 1e-9
 """|a| [N·m/kg] at or below which a payload is taken to load a joint not at all."""
@@ -59,11 +60,17 @@ class JointCapacity:
     limiting_time: float
 
     def to_dict(self) -> dict:
-        return {'joint': self.name, 'effort_limit': _finite_or_none(self.effort_limit),
-                'worst_torque': self.worst_torque, 'worst_ratio': _finite_or_none(self.worst_ratio),
-                'worst_sample': self.worst_sample, 'worst_time': self.worst_time,
-                'max_payload': _finite_or_none(self.max_payload), 'limiting_sample': self.limiting_sample,
-                'limiting_time': self.limiting_time if self.limiting_sample >= 0 else None}
+        return {
+            'joint': self.name,
+            'effort_limit': _finite_or_none(self.effort_limit),
+            'worst_torque': self.worst_torque,
+            'worst_ratio': _finite_or_none(self.worst_ratio),
+            'worst_sample': self.worst_sample,
+            'worst_time': self.worst_time,
+            'max_payload': _finite_or_none(self.max_payload),
+            'limiting_sample': self.limiting_sample,
+            'limiting_time': self.limiting_time if self.limiting_sample >= 0 else None,
+        }
 
 
 @dataclass(frozen=True)
@@ -89,55 +96,82 @@ class CapacityReport:
     overloaded: tuple
 
     def to_dict(self) -> dict:
-        return {'robot': self.robot_name, 'payload_link': self.payload_link,
-                'com_offset': self.com_offset.tolist(), 'motion': self.motion_label,
-                'torques': 'inverse dynamics' if self.dynamic else 'gravity',
-                'max_payload': _finite_or_none(self.max_payload), 'limiting_joint': self.limiting_joint,
-                'limiting_time': self.limiting_time, 'overloaded_joints': list(self.overloaded),
-                'joints': [joint.to_dict() for joint in self.joints],
-                'per_sample': [{'time': float(time), 'max_payload': _finite_or_none(float(mass)),
-                                'limiting_joint': name}
-                               for time, mass, name in zip(self.times, self.per_sample_max_payload,
-                                                           self.per_sample_limiting_joint)]}
+        return {
+            'robot': self.robot_name,
+            'payload_link': self.payload_link,
+            'com_offset': self.com_offset.tolist(),
+            'motion': self.motion_label,
+            'torques': 'inverse dynamics' if self.dynamic else 'gravity',
+            'max_payload': _finite_or_none(self.max_payload),
+            'limiting_joint': self.limiting_joint,
+            'limiting_time': self.limiting_time,
+            'overloaded_joints': list(self.overloaded),
+            'joints': [joint.to_dict() for joint in self.joints],
+            'per_sample': [
+                {
+                    'time': float(time),
+                    'max_payload': _finite_or_none(float(mass)),
+                    'limiting_joint': name,
+                }
+                for time, mass, name in zip(
+                    self.times, self.per_sample_max_payload, self.per_sample_limiting_joint
+                )
+            ],
+        }
 
     def __repr__(self) -> str:
-        return (f'CapacityReport({self.robot_name}, link={self.payload_link}, max_payload={self.max_payload:.4g} kg, '
-                f'limiting={self.limiting_joint})')
+        return (
+            f'CapacityReport({self.robot_name}, link={self.payload_link}, '
+            f'max_payload={self.max_payload:.4g} kg, limiting={self.limiting_joint})'
+        )
 
 
 def robot_torques(robot: RobotModel, motion: SampledMotion) -> np.ndarray:
-    """The robot's own joint torques [N·m] (N, n): gravity for static samples, else inverse dynamics."""
+    """The robot's own joint torques [N·m] (N, n): gravity for static samples, else inverse
+    dynamics."""
     _check_fixed_base(robot)
     torques = np.empty_like(motion.positions)
-    for k, (position, velocity, acceleration) in enumerate(zip(motion.positions, motion.velocities,
-                                                               motion.accelerations)):
+    for k, (position, velocity, acceleration) in enumerate(
+        zip(motion.positions, motion.velocities, motion.accelerations)
+    ):
         q = robot.configuration(position)
         if motion.is_static:
             torques[k] = gravity_torques(robot, q)
         else:
-            torques[k] = inverse_dynamics(robot, q, robot.tangent(velocity), robot.tangent(acceleration))
+            torques[k] = inverse_dynamics(
+                robot, q, robot.tangent(velocity), robot.tangent(acceleration)
+            )
     return torques
 
 
-def payload_torques_per_kilogram(robot: RobotModel, payload_link: str, com_offset: Sequence[float],
-                                 motion: SampledMotion) -> np.ndarray:
+def payload_torques_per_kilogram(
+    robot: RobotModel, payload_link: str, com_offset: Sequence[float], motion: SampledMotion
+) -> np.ndarray:
     """a = J_pᵀ (p̈ − g) [N·m/kg] (N, n): the joint torques one kilogram at the payload point
     adds, p = origin of ``payload_link`` + ``com_offset`` [m] (in that link's frame)."""
     _check_fixed_base(robot)
-    frame_id = _payload_frame(robot, payload_link)
+    frame_id = robot.frame_id(payload_link, CapacityError, 'payload link', moving=True)
     offset = _offset(com_offset)
     gravity = robot.model.gravity.linear
     per_kilogram = np.empty_like(motion.positions)
-    for k, (position, velocity, acceleration) in enumerate(zip(motion.positions, motion.velocities,
-                                                               motion.accelerations)):
+    for k, (position, velocity, acceleration) in enumerate(
+        zip(motion.positions, motion.velocities, motion.accelerations)
+    ):
         jacobian, point_acceleration = _point_jacobian_and_acceleration(
-            robot, frame_id, offset, robot.configuration(position), robot.tangent(velocity),
-            robot.tangent(acceleration))
+            robot,
+            frame_id,
+            offset,
+            robot.configuration(position),
+            robot.tangent(velocity),
+            robot.tangent(acceleration),
+        )
         per_kilogram[k] = robot.reduce(jacobian.T @ (point_acceleration - gravity))
     return per_kilogram
 
 
-def max_payload_per_joint(own_torques: np.ndarray, per_kilogram: np.ndarray, effort_limits: np.ndarray) -> np.ndarray:
+def max_payload_per_joint(
+    own_torques: np.ndarray, per_kilogram: np.ndarray, effort_limits: np.ndarray
+) -> np.ndarray:
     """m_max [kg] per sample and joint (module docstring): the largest m ≥ 0 with
     |τ₀ + m·a| ≤ τ_max; inf where |a| ≤ ``NO_LOAD_PER_KILOGRAM`` (an exact 0 up to rounding)
     or the joint has no limit (inf or ≤ 0); 0 where |τ₀| > τ_max already."""
@@ -151,74 +185,109 @@ def max_payload_per_joint(own_torques: np.ndarray, per_kilogram: np.ndarray, eff
     return np.maximum(masses, 0.0)
 
 
-def payload_capacity(robot: RobotModel, motion: SampledMotion, payload_link: str,
-                     com_offset: Sequence[float] = (0.0, 0.0, 0.0)) -> CapacityReport:
+def payload_capacity(
+    robot: RobotModel,
+    motion: SampledMotion,
+    payload_link: str,
+    com_offset: Sequence[float] = (0.0, 0.0, 0.0),
+) -> CapacityReport:
     """Worst torques and the largest point-mass payload at ``payload_link`` (+ ``com_offset`` [m],
     link frame) over the samples of ``motion`` (module docstring)."""
     if len(motion) == 0 or motion.positions.shape[1:] != (robot.num_joints,):
-        raise CapacityError(f'the motion must have samples of {robot.num_joints} joints, got shape '
-                            f'{motion.positions.shape}')
+        raise CapacityError(
+            f'the motion must have samples of {robot.num_joints} joints, got shape '
+            f'{motion.positions.shape}'
+        )
     own = robot_torques(robot, motion)
     per_kilogram = payload_torques_per_kilogram(robot, payload_link, com_offset, motion)
     limits = _usable_limits(robot.limits.effort)
     masses = max_payload_per_joint(own, per_kilogram, limits)
-    joints = tuple(_joint_capacity(name, j, own, masses, limits[j], motion.times)
-                   for j, name in enumerate(robot.joint_names))
+    joints = tuple(
+        _joint_capacity(name, j, own, masses, limits[j], motion.times)
+        for j, name in enumerate(robot.joint_names)
+    )
     per_sample_joint = np.argmin(masses, axis=1)
     per_sample = masses[np.arange(len(motion)), per_sample_joint]
     limiting = min(joints, key=lambda joint: joint.max_payload)
     bounded = math.isfinite(limiting.max_payload)
     with np.errstate(invalid='ignore'):
-        overloaded = tuple(name for j, name in enumerate(robot.joint_names) if np.any(np.abs(own[:, j]) > limits[j]))
-    return CapacityReport(robot.name, payload_link, _offset(com_offset), motion.label, not motion.is_static, joints,
-                          limiting.max_payload, limiting.name if bounded else None,
-                          limiting.limiting_time if bounded else None, motion.times.copy(), per_sample,
-                          tuple(robot.joint_names[j] if math.isfinite(m) else None
-                                for j, m in zip(per_sample_joint, per_sample)),
-                          overloaded)
+        overloaded = tuple(
+            name
+            for j, name in enumerate(robot.joint_names)
+            if np.any(np.abs(own[:, j]) > limits[j])
+        )
+    return CapacityReport(
+        robot.name,
+        payload_link,
+        _offset(com_offset),
+        motion.label,
+        not motion.is_static,
+        joints,
+        limiting.max_payload,
+        limiting.name if bounded else None,
+        limiting.limiting_time if bounded else None,
+        motion.times.copy(),
+        per_sample,
+        tuple(
+            robot.joint_names[j] if math.isfinite(m) else None
+            for j, m in zip(per_sample_joint, per_sample)
+        ),
+        overloaded,
+    )
 
 
-def _joint_capacity(name: str, j: int, own: np.ndarray, masses: np.ndarray, limit: float,
-                    times: np.ndarray) -> JointCapacity:
+def _joint_capacity(
+    name: str, j: int, own: np.ndarray, masses: np.ndarray, limit: float, times: np.ndarray
+) -> JointCapacity:
     worst = int(np.argmax(np.abs(own[:, j])))
     limiting = int(np.argmin(masses[:, j]))
     bounded = math.isfinite(masses[limiting, j])
-    return JointCapacity(name, float(limit), float(own[worst, j]), float(abs(own[worst, j]) / limit), worst,
-                         float(times[worst]), float(masses[limiting, j]), limiting if bounded else -1,
-                         float(times[limiting]))
+    return JointCapacity(
+        name,
+        float(limit),
+        float(own[worst, j]),
+        float(abs(own[worst, j]) / limit),
+        worst,
+        float(times[worst]),
+        float(masses[limiting, j]),
+        limiting if bounded else -1,
+        float(times[limiting]),
+    )
 
 
-def _point_jacobian_and_acceleration(robot: RobotModel, frame_id: int, offset: np.ndarray, q: np.ndarray,
-                                     v: np.ndarray, a: np.ndarray) -> tuple:
+def _point_jacobian_and_acceleration(
+    robot: RobotModel,
+    frame_id: int,
+    offset: np.ndarray,
+    q: np.ndarray,
+    v: np.ndarray,
+    a: np.ndarray,
+) -> tuple:
     """(J_p (3 × nv), p̈ (3,)) of the point ``offset`` [m] in frame ``frame_id``, world axes."""
     model, data = robot.model, robot.data
     pin.computeJointJacobians(model, data, q)
     pin.forwardKinematics(model, data, q, v, a)
     pin.updateFramePlacements(model, data)
-    frame_jacobian = np.reshape(pin.getFrameJacobian(model, data, frame_id, pin.LOCAL_WORLD_ALIGNED),
-                                (6, model.nv))  # a 6 × 1 Jacobian comes back 1-D
+    frame_jacobian = np.reshape(
+        pin.getFrameJacobian(model, data, frame_id, pin.LOCAL_WORLD_ALIGNED), (6, model.nv)
+    )  # a 6 × 1 Jacobian comes back 1-D
     lever = data.oMf[frame_id].rotation @ offset
     jacobian = frame_jacobian[:3] - skew(lever) @ frame_jacobian[3:]
     velocity = pin.getFrameVelocity(model, data, frame_id, pin.LOCAL_WORLD_ALIGNED)
     acceleration = pin.getFrameClassicalAcceleration(model, data, frame_id, pin.LOCAL_WORLD_ALIGNED)
     omega, alpha = velocity.angular, acceleration.angular
-    point_acceleration = acceleration.linear + np.cross(alpha, lever) + np.cross(omega, np.cross(omega, lever))
+    point_acceleration = (
+        acceleration.linear + np.cross(alpha, lever) + np.cross(omega, np.cross(omega, lever))
+    )
     return jacobian, point_acceleration
-
-
-def _payload_frame(robot: RobotModel, payload_link: str) -> int:
-    if not robot.model.existFrame(payload_link):
-        raise CapacityError(f'payload link "{payload_link}" is not a frame of model "{robot.name}"')
-    frame_id = robot.model.getFrameId(payload_link)
-    if robot.model.frames[frame_id].parentJoint == 0:
-        raise CapacityError(f'payload link "{payload_link}" is fixed to the world: a payload there loads no joint')
-    return frame_id
 
 
 def _offset(com_offset: Sequence[float]) -> np.ndarray:
     offset = np.asarray(com_offset, dtype=float)
     if offset.shape != (3,) or not np.all(np.isfinite(offset)):
-        raise CapacityError(f'the payload CoM offset must be 3 finite numbers [m], got {com_offset!r}')
+        raise CapacityError(
+            f'the payload CoM offset must be 3 finite numbers [m], got {com_offset!r}'
+        )
     return offset
 
 
@@ -230,8 +299,10 @@ def _usable_limits(effort_limits: np.ndarray) -> np.ndarray:
 
 def _check_fixed_base(robot: RobotModel) -> None:
     if robot.floating_base:
-        raise CapacityError(f'model "{robot.name}" has a floating base: torque capacity is defined for fixed-base '
-                            'arms only')
+        raise CapacityError(
+            f'model "{robot.name}" has a floating base: torque capacity is defined for fixed-base '
+            'arms only'
+        )
 
 
 def _finite_or_none(value: float):

@@ -18,6 +18,7 @@ energy a collision along u can transfer (Haddadin et al.) is
 
 which is ½ m_u |v|² for the default u. Fixed-base models only.
 """
+
 from __future__ import annotations
 
 import math
@@ -28,9 +29,9 @@ import numpy as np
 import pinocchio as pin
 
 from robot_dynamics.core.dynamics.joint_space import mass_matrix
+from robot_dynamics.core.dynamics.sampled_motion import SampledMotion
 from robot_dynamics.core.errors import RobotDynamicsError
 from robot_dynamics.core.model.model import RobotModel
-from robot_dynamics.core.dynamics.sampled_motion import SampledMotion
 
 REST_SPEED = 1e-9
 """Frame speed [m/s] at or below which the frame is at rest and has no motion direction."""
@@ -58,15 +59,20 @@ class EffectiveMass:
         return float(np.linalg.norm(self.velocity))
 
     def to_dict(self) -> dict:
-        return {'time': self.time, 'direction': self.direction.tolist(), 'speed': self.speed,
-                'velocity': self.velocity.tolist(), 'mass': self.mass if math.isfinite(self.mass) else None,
-                'energy': self.energy if math.isfinite(self.energy) else None}
+        return {
+            'time': self.time,
+            'direction': self.direction.tolist(),
+            'speed': self.speed,
+            'velocity': self.velocity.tolist(),
+            'mass': self.mass if math.isfinite(self.mass) else None,
+            'energy': self.energy if math.isfinite(self.energy) else None,
+        }
 
 
 def frame_linear_jacobian(robot: RobotModel, q: np.ndarray, frame: str) -> np.ndarray:
     """J (3 × n): frame-origin velocity [m/s] in world-aligned axes per joint velocity (reduced)."""
     _check_fixed_base(robot)
-    frame_id = _frame_id(robot, frame)
+    frame_id = robot.frame_id(frame, EffectiveMassError)
     pin.computeJointJacobians(robot.model, robot.data, q)
     pin.updateFramePlacements(robot.model, robot.data)
     jacobian = pin.getFrameJacobian(robot.model, robot.data, frame_id, pin.LOCAL_WORLD_ALIGNED)
@@ -80,42 +86,64 @@ def inverse_operational_inertia(robot: RobotModel, q: np.ndarray, frame: str) ->
     return jacobian @ np.linalg.solve(mass_matrix(robot, q), jacobian.T)
 
 
-def effective_mass(robot: RobotModel, q: np.ndarray, frame: str, direction: Sequence[float]) -> float:
+def effective_mass(
+    robot: RobotModel, q: np.ndarray, frame: str, direction: Sequence[float]
+) -> float:
     """m_u = 1 / (uᵀ Λ⁻¹ u) [kg] along ``direction`` (world frame, normalised here)."""
     unit = unit_direction(direction)
     compliance = float(unit @ inverse_operational_inertia(robot, q, frame) @ unit)
     return 1.0 / compliance if compliance > 0.0 else math.inf
 
 
-def effective_mass_at(robot: RobotModel, q: np.ndarray, v: np.ndarray, frame: str,
-                      direction: Optional[Sequence[float]] = None, time: float = 0.0) -> EffectiveMass:
+def effective_mass_at(
+    robot: RobotModel,
+    q: np.ndarray,
+    v: np.ndarray,
+    frame: str,
+    direction: Optional[Sequence[float]] = None,
+    time: float = 0.0,
+) -> EffectiveMass:
     """m_u and E_u at one state (q, v): u = ``direction`` or, when None, along the frame's
     velocity (:class:`EffectiveMassError` when the frame is at rest)."""
     velocity = frame_linear_jacobian(robot, q, frame) @ np.asarray(v, dtype=float)
     if direction is None:
         speed = float(np.linalg.norm(velocity))
         if speed <= REST_SPEED:
-            raise EffectiveMassError(f'frame "{frame}" is at rest (|v| = {speed:.3g} m/s) at t = {time:g} s: the '
-                                     'direction of motion, and with it the effective mass along it, is undefined; '
-                                     'give a direction')
+            raise EffectiveMassError(
+                f'frame "{frame}" is at rest (|v| = {speed:.3g} m/s) at t = {time:g} s: the '
+                'direction of motion, and with it the effective mass along it, is undefined; give '
+                'a direction'
+            )
         unit = velocity / speed
     else:
         unit = unit_direction(direction)
     mass = effective_mass(robot, q, frame, unit)
     along = float(unit @ velocity)
-    energy = 0.5 * mass * along ** 2 if math.isfinite(mass) else (0.0 if along == 0.0 else math.inf)
+    energy = 0.5 * mass * along**2 if math.isfinite(mass) else (0.0 if along == 0.0 else math.inf)
     return EffectiveMass(float(time), unit, velocity, mass, energy)
 
 
-def effective_mass_along(robot: RobotModel, motion: SampledMotion, frame: str,
-                         direction: Optional[Sequence[float]] = None) -> list:
+def effective_mass_along(
+    robot: RobotModel,
+    motion: SampledMotion,
+    frame: str,
+    direction: Optional[Sequence[float]] = None,
+) -> list:
     """:func:`effective_mass_at` at every sample of ``motion``; with ``direction`` None a
     sample at rest gives None (its direction is undefined)."""
     results = []
     for time, position, velocity in zip(motion.times, motion.positions, motion.velocities):
         try:
-            results.append(effective_mass_at(robot, robot.configuration(position), robot.tangent(velocity), frame,
-                                             direction, time))
+            results.append(
+                effective_mass_at(
+                    robot,
+                    robot.configuration(position),
+                    robot.tangent(velocity),
+                    frame,
+                    direction,
+                    time,
+                )
+            )
         except EffectiveMassError:
             if direction is not None:
                 raise
@@ -128,17 +156,15 @@ def unit_direction(direction: Sequence[float]) -> np.ndarray:
     vector = np.asarray(direction, dtype=float)
     norm = float(np.linalg.norm(vector)) if vector.shape == (3,) else math.nan
     if not (math.isfinite(norm) and norm > 0.0):
-        raise EffectiveMassError(f'a direction must be 3 finite numbers, not all zero, got {direction!r}')
+        raise EffectiveMassError(
+            f'a direction must be 3 finite numbers, not all zero, got {direction!r}'
+        )
     return vector / norm
-
-
-def _frame_id(robot: RobotModel, frame: str) -> int:
-    if not robot.model.existFrame(frame):
-        raise EffectiveMassError(f'frame "{frame}" is not in model "{robot.name}"')
-    return robot.model.getFrameId(frame)
 
 
 def _check_fixed_base(robot: RobotModel) -> None:
     if robot.floating_base:
-        raise EffectiveMassError(f'model "{robot.name}" has a floating base: the effective mass here is defined '
-                                 'for fixed-base arms')
+        raise EffectiveMassError(
+            f'model "{robot.name}" has a floating base: the effective mass here is defined for '
+            'fixed-base arms'
+        )

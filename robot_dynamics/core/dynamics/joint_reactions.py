@@ -1,4 +1,5 @@
-"""Joint reaction wrenches and inverse dynamics with a known external wrench (RNEA, Featherstone 2008).
+"""Joint reaction wrenches and inverse dynamics with a known external wrench (RNEA, Featherstone
+2008).
 
 Reaction wrench of joint i: the force f_i [N] and moment n_i [N·m] that the parent link
 transmits to the child link through joint i, at the joint origin, from the inward pass of the
@@ -17,6 +18,7 @@ It is passed to ``rnea`` as an external force on the frame's parent joint, so th
 wrenches include it too. Fixed or floating base; torques in reduced coordinates as in
 :mod:`robot_dynamics.core.dynamics.joint_space`.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -25,6 +27,7 @@ from typing import Optional
 import numpy as np
 import pinocchio as pin
 
+from robot_dynamics.core.dynamics.joint_space import wrench_torques
 from robot_dynamics.core.errors import RobotDynamicsError
 from robot_dynamics.core.model.model import RobotModel
 
@@ -47,12 +50,19 @@ class KnownWrench:
 
     def __post_init__(self):
         force, moment = np.asarray(self.force, dtype=float), np.asarray(self.moment, dtype=float)
-        if force.shape != (3,) or moment.shape != (3,) or not (np.all(np.isfinite(force))
-                                                               and np.all(np.isfinite(moment))):
-            raise KnownWrenchError(f'force and moment must be 3 finite numbers each, got {self.force!r}, '
-                                   f'{self.moment!r}')
+        if (
+            force.shape != (3,)
+            or moment.shape != (3,)
+            or not (np.all(np.isfinite(force)) and np.all(np.isfinite(moment)))
+        ):
+            raise KnownWrenchError(
+                f'force and moment must be 3 finite numbers each, got {self.force!r}, '
+                f'{self.moment!r}'
+            )
         if self.expressed_in not in EXPRESSED_IN:
-            raise KnownWrenchError(f"expressed_in must be one of {EXPRESSED_IN}, got {self.expressed_in!r}")
+            raise KnownWrenchError(
+                f"expressed_in must be one of {EXPRESSED_IN}, got {self.expressed_in!r}"
+            )
         object.__setattr__(self, 'force', force)
         object.__setattr__(self, 'moment', moment)
 
@@ -69,12 +79,22 @@ class JointReaction:
     moment_world: np.ndarray
 
     def to_dict(self) -> dict:
-        return {'joint': self.joint, 'force': self.force.tolist(), 'moment': self.moment.tolist(),
-                'force_world': self.force_world.tolist(), 'moment_world': self.moment_world.tolist()}
+        return {
+            'joint': self.joint,
+            'force': self.force.tolist(),
+            'moment': self.moment.tolist(),
+            'force_world': self.force_world.tolist(),
+            'moment_world': self.moment_world.tolist(),
+        }
 
 
-def joint_reaction_wrenches(robot: RobotModel, q: np.ndarray, v: np.ndarray, a: np.ndarray,
-                            known_wrench: Optional[KnownWrench] = None) -> tuple:
+def joint_reaction_wrenches(
+    robot: RobotModel,
+    q: np.ndarray,
+    v: np.ndarray,
+    a: np.ndarray,
+    known_wrench: Optional[KnownWrench] = None,
+) -> tuple:
     """One :class:`JointReaction` per 1-DoF joint of the model (mimic followers included), in
     pinocchio order, at state (q, v, a) (pinocchio vectors), with an optional known wrench."""
     _rnea(robot, q, v, a, known_wrench)
@@ -83,13 +103,21 @@ def joint_reaction_wrenches(robot: RobotModel, q: np.ndarray, v: np.ndarray, a: 
     reactions = []
     for joint_id in range(first, robot.model.njoints):
         wrench, rotation = robot.data.f[joint_id], robot.data.oMi[joint_id].rotation
-        reactions.append(JointReaction(robot.model.names[joint_id], wrench.linear.copy(), wrench.angular.copy(),
-                                       rotation @ wrench.linear, rotation @ wrench.angular))
+        reactions.append(
+            JointReaction(
+                robot.model.names[joint_id],
+                wrench.linear.copy(),
+                wrench.angular.copy(),
+                rotation @ wrench.linear,
+                rotation @ wrench.angular,
+            )
+        )
     return tuple(reactions)
 
 
-def inverse_dynamics_with_wrench(robot: RobotModel, q: np.ndarray, v: np.ndarray, a: np.ndarray,
-                                 known_wrench: KnownWrench) -> np.ndarray:
+def inverse_dynamics_with_wrench(
+    robot: RobotModel, q: np.ndarray, v: np.ndarray, a: np.ndarray, known_wrench: KnownWrench
+) -> np.ndarray:
     """τ = ID(q, v, a) − Jᵀ F [N·m] (reduced): the generalized forces the actuators supply
     while the environment applies ``known_wrench``."""
     return robot.reduce(_rnea(robot, q, v, a, known_wrench))
@@ -107,11 +135,12 @@ def _external_forces(robot: RobotModel, q: np.ndarray, known_wrench: KnownWrench
     """pinocchio external forces, one per joint, in each joint's frame: the known wrench moved
     from the frame origin to its parent joint."""
     model, data = robot.model, robot.data
-    frame = model.frames[_loaded_frame_id(robot, known_wrench.frame)]
+    frame_id = robot.frame_id(known_wrench.frame, KnownWrenchError, moving=True)
+    frame = model.frames[frame_id]
     force, moment = known_wrench.force, known_wrench.moment
     if known_wrench.expressed_in == 'world':
         pin.framesForwardKinematics(model, data, q)
-        rotation = data.oMf[model.getFrameId(known_wrench.frame)].rotation
+        rotation = data.oMf[frame_id].rotation
         force, moment = rotation.T @ force, rotation.T @ moment
     external = [pin.Force.Zero() for _ in range(model.njoints)]
     external[frame.parentJoint] = frame.placement.act(pin.Force(force, moment))
@@ -126,31 +155,25 @@ class KnownWrenchTorques:
     evaluates it. Raises :class:`KnownWrenchError` for an unknown or world-fixed frame."""
 
     def __init__(self, robot: RobotModel, known_wrench: KnownWrench):
-        self.frame_id = _loaded_frame_id(robot, known_wrench.frame)
+        self.frame_id = robot.frame_id(known_wrench.frame, KnownWrenchError, moving=True)
         self.robot, self.known_wrench = robot, known_wrench
-        self._reference = pin.LOCAL if known_wrench.expressed_in == 'local' else pin.LOCAL_WORLD_ALIGNED
+        self._reference = (
+            pin.LOCAL if known_wrench.expressed_in == 'local' else pin.LOCAL_WORLD_ALIGNED
+        )
         self._wrench = np.concatenate([known_wrench.force, known_wrench.moment])
-        self._joint_coupling = robot.coupling[:, robot.base_dofs:].T
 
     def torques(self, joint_positions: np.ndarray) -> np.ndarray:
         """Jᵀ(q) F [N·m] at ``joint_positions`` [rad, m] (``robot.joint_names`` order)."""
         robot = self.robot
-        jacobian = pin.computeFrameJacobian(robot.model, robot.data, robot.configuration(joint_positions),
-                                            self.frame_id, self._reference)
-        return self._joint_coupling @ (jacobian.T @ self._wrench)
+        q = robot.configuration(joint_positions)
+        return robot.joint_part(
+            wrench_torques(robot, q, self.frame_id, self._wrench, self._reference)
+        )
 
     def __repr__(self) -> str:
         wrench = self.known_wrench
-        return (f'KnownWrenchTorques(frame={wrench.frame!r}, force={np.round(wrench.force, 3).tolist()} N, '
-                f'moment={np.round(wrench.moment, 3).tolist()} N·m, {wrench.expressed_in})')
-
-
-def _loaded_frame_id(robot: RobotModel, frame: str) -> int:
-    """pinocchio id of ``frame``; :class:`KnownWrenchError` unless it is a frame on a moving link."""
-    model = robot.model
-    if not model.existFrame(frame):
-        raise KnownWrenchError(f'frame "{frame}" is not in model "{robot.name}"')
-    frame_id = model.getFrameId(frame)
-    if model.frames[frame_id].parentJoint == 0:
-        raise KnownWrenchError(f'frame "{frame}" is fixed to the world: a wrench there loads no joint')
-    return frame_id
+        return (
+            f'KnownWrenchTorques(frame={wrench.frame!r}, '
+            f'force={np.round(wrench.force, 3).tolist()} N, '
+            f'moment={np.round(wrench.moment, 3).tolist()} N·m, {wrench.expressed_in})'
+        )

@@ -8,6 +8,7 @@ Every function takes a :class:`~robot_dynamics.core.model.model.RobotModel` and 
 ``robot.joint_names`` order [N·m for revolute, N for prismatic joints]. Gravity is
 ``robot.model.gravity`` (world frame, default (0, 0, −9.81) m/s²).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -54,7 +55,9 @@ def potential_energy(robot: RobotModel, q: np.ndarray) -> float:
     return float(pin.computePotentialEnergy(robot.model, robot.data, q))
 
 
-def forward_dynamics(robot: RobotModel, q: np.ndarray, v: np.ndarray, tau: np.ndarray) -> np.ndarray:
+def forward_dynamics(
+    robot: RobotModel, q: np.ndarray, v: np.ndarray, tau: np.ndarray
+) -> np.ndarray:
     """Reduced accelerations from reduced generalized forces ``tau``: M⁻¹(τ − C v − g).
 
     For a floating base ``tau[:6]`` is the external wrench on the base (usually zero).
@@ -65,13 +68,35 @@ def forward_dynamics(robot: RobotModel, q: np.ndarray, v: np.ndarray, tau: np.nd
         accelerations = pin.aba(robot.model, robot.data, q, v, tau).copy()
     else:
         try:
-            accelerations = np.linalg.solve(mass_matrix(robot, q), tau - nonlinear_effects(robot, q, v))
+            accelerations = np.linalg.solve(
+                mass_matrix(robot, q), tau - nonlinear_effects(robot, q, v)
+            )
         except np.linalg.LinAlgError:
             accelerations = np.full(robot.nv_reduced, np.nan)
     if not np.all(np.isfinite(accelerations)):
-        raise SingularMassMatrix(f'model "{robot.name}": the mass matrix is singular (a joint moves no mass or '
-                                 'inertia); forward dynamics is undefined')
+        raise SingularMassMatrix(
+            f'model "{robot.name}": the mass matrix is singular (a joint moves no mass or '
+            'inertia); forward dynamics is undefined'
+        )
     return accelerations
+
+
+def wrench_torques(
+    robot: RobotModel,
+    q: np.ndarray,
+    frame_id: int,
+    wrench: np.ndarray,
+    reference: pin.ReferenceFrame = pin.LOCAL,
+) -> np.ndarray:
+    """τ = Gᵀ J(q)ᵀ F: the generalized forces of a wrench F = (force [N], moment [N·m]) applied
+    at the origin of pinocchio frame ``frame_id``, by the principle of virtual work.
+
+    F is expressed in the frame's own axes (``reference`` ``pin.LOCAL``) or in world-aligned
+    axes at the frame origin (``pin.LOCAL_WORLD_ALIGNED``); J is pinocchio's
+    computeFrameJacobian in the same reference. Reduced result, as every function here.
+    """
+    jacobian = pin.computeFrameJacobian(robot.model, robot.data, q, frame_id, reference)
+    return robot.reduce(jacobian.T @ np.asarray(wrench, dtype=float))
 
 
 def torque_margins(robot: RobotModel, joint_torques: np.ndarray) -> np.ndarray:

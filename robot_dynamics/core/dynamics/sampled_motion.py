@@ -6,6 +6,7 @@ writes; ``<joint>/effort`` columns of a recording are accepted and ignored). Tim
 positions in rad (m), velocities in rad/s, accelerations in rad/s². Missing velocities or
 accelerations are taken as central differences of the columns before them.
 """
+
 from __future__ import annotations
 
 import csv
@@ -55,16 +56,26 @@ def random_poses(robot: RobotModel, count: int, seed: int = 0) -> SampledMotion:
     upper = np.where(np.isfinite(robot.limits.upper), robot.limits.upper, math.pi)
     positions = rng.uniform(lower, upper, (count, robot.num_joints))
     zeros = np.zeros_like(positions)
-    return SampledMotion(np.arange(count, dtype=float), positions, zeros, zeros.copy(),
-                         f'{count} random poses (seed {seed})')
+    return SampledMotion(
+        np.arange(count, dtype=float),
+        positions,
+        zeros,
+        zeros.copy(),
+        f'{count} random poses (seed {seed})',
+    )
 
 
 def static_poses(positions: Sequence[Sequence[float]]) -> SampledMotion:
     """Given static poses [rad] (N, n); ``times`` are the pose indices."""
     positions = np.atleast_2d(np.asarray(positions, dtype=float))
     zeros = np.zeros_like(positions)
-    return SampledMotion(np.arange(len(positions), dtype=float), positions, zeros, zeros.copy(),
-                         f'{len(positions)} given poses')
+    return SampledMotion(
+        np.arange(len(positions), dtype=float),
+        positions,
+        zeros,
+        zeros.copy(),
+        f'{len(positions)} given poses',
+    )
 
 
 def read_trajectory_csv(path, robot: RobotModel) -> SampledMotion:
@@ -76,9 +87,14 @@ def read_trajectory_csv(path, robot: RobotModel) -> SampledMotion:
     for index, column in enumerate(header[1:], start=1):
         joint, _, kind = column.rpartition('/')
         if kind not in _KINDS or not joint:
-            raise MotionFileError(f'trajectory {path}: column "{column}" is not <joint>/position|velocity|acceleration')
+            raise MotionFileError(
+                f'trajectory {path}: column "{column}" is not '
+                '<joint>/position|velocity|acceleration'
+            )
         if joint not in robot.joint_names:
-            raise MotionFileError(f'trajectory {path}: joint "{joint}" is not in model "{robot.name}"')
+            raise MotionFileError(
+                f'trajectory {path}: joint "{joint}" is not in model "{robot.name}"'
+            )
         columns[(joint, kind)] = index
     missing = [name for name in robot.joint_names if (name, 'position') not in columns]
     if missing:
@@ -93,7 +109,13 @@ def read_trajectory_csv(path, robot: RobotModel) -> SampledMotion:
     accelerations = _joint_columns(table, columns, robot.joint_names, 'acceleration')
     if accelerations is None:
         accelerations = _derivative(velocities, times)
-    return SampledMotion(times, positions, velocities, accelerations, f'trajectory {path.name} ({len(times)} samples)')
+    return SampledMotion(
+        times,
+        positions,
+        velocities,
+        accelerations,
+        f'trajectory {path.name} ({len(times)} samples)',
+    )
 
 
 def _read_table(path: Path) -> tuple:
@@ -111,8 +133,10 @@ def _read_table(path: Path) -> tuple:
         raise MotionFileError(f'trajectory {path}: first column must be "time", got "{header[0]}"')
     for line, row in enumerate(rows[1:], start=2):
         if len(row) != len(header):
-            raise MotionFileError(f'trajectory {path}: line {line} has {len(row)} values, the header '
-                                  f'{len(header)} columns')
+            raise MotionFileError(
+                f'trajectory {path}: line {line} has {len(row)} values, the header {len(header)} '
+                'columns'
+            )
     try:
         table = np.array([[float(cell) for cell in row] for row in rows[1:]])
     except ValueError as error:
@@ -134,5 +158,7 @@ def _joint_columns(table: np.ndarray, columns: dict, joint_names, kind: str):
 
 def _derivative(values: np.ndarray, times: np.ndarray) -> np.ndarray:
     if len(times) < 3:
-        raise MotionFileError('a trajectory without velocity/acceleration columns needs at least 3 samples')
+        raise MotionFileError(
+            'a trajectory without velocity/acceleration columns needs at least 3 samples'
+        )
     return np.gradient(values, times, axis=0)

@@ -1,1 +1,2 @@
-"""Floating-base quantities: centre of mass, centroidal momentum, ZMP, support polygon, capture point."""
+"""Floating-base quantities: centre of mass, centroidal momentum, ZMP, support polygon, capture
+point."""

@@ -15,6 +15,7 @@ CoM ground projection; outside the support polygon the robot cannot stop without
 World frame, SI units; g is the gravity magnitude along −z. Undefined (None) when the CoM is
 not above the ground plane (c_z ≤ z_g: no pendulum).
 """
+
 from __future__ import annotations
 
 import math
@@ -36,15 +37,17 @@ def pendulum_frequency(com_height: float, gravity: float = STANDARD_GRAVITY) -> 
     """ω = √(g / h) [1/s] of a linear inverted pendulum of height ``com_height`` h [m] above the
     ground; None when h ≤ 0 (the CoM is not above the ground)."""
     if not (math.isfinite(com_height) and math.isfinite(gravity) and gravity > 0.0):
-        raise CapturePointInputError(f'CoM height {com_height} m and gravity {gravity} m/s² must be finite, '
-                                     'gravity positive')
+        raise CapturePointInputError(
+            f'CoM height {com_height} m and gravity {gravity} m/s² must be finite, gravity positive'
+        )
     if com_height <= 0.0:
         return None
     return math.sqrt(gravity / com_height)
 
 
-def capture_point(com, com_velocity, ground_height: float = 0.0,
-                  gravity: float = STANDARD_GRAVITY) -> Optional[np.ndarray]:
+def capture_point(
+    com, com_velocity, ground_height: float = 0.0, gravity: float = STANDARD_GRAVITY
+) -> Optional[np.ndarray]:
     """Instantaneous capture point (x, y, z_g) [m] on the ground plane z = ``ground_height``.
 
     ``com`` c [m] in the world frame, ``com_velocity`` ċ [m/s] in world axes, ``gravity``
@@ -52,12 +55,18 @@ def capture_point(com, com_velocity, ground_height: float = 0.0,
     ω = √(g / (c_z − z_g)), or None when c_z ≤ z_g. Raises CapturePointInputError for a
     vector that is not 3 finite numbers.
     """
-    xy = capture_point_xy(_finite_point(com, 'centre of mass'), _finite_point(com_velocity, 'CoM velocity'),
-                          ground_height, gravity)
+    xy = capture_point_xy(
+        _finite_point(com, 'centre of mass'),
+        _finite_point(com_velocity, 'CoM velocity'),
+        ground_height,
+        gravity,
+    )
     return None if xy is None else np.array([xy[0], xy[1], float(ground_height)])
 
 
-def capture_point_xy(com: list, com_velocity: list, ground_height: float, gravity: float) -> Optional[tuple]:
+def capture_point_xy(
+    com: list, com_velocity: list, ground_height: float, gravity: float
+) -> Optional[tuple]:
     """The formula of :func:`capture_point` on floats, unchecked: ``com`` [c_x, c_y, c_z] [m],
     ``com_velocity`` [ċ_x, ċ_y, ċ_z] [m/s] (world); returns (ξ_x, ξ_y) [m] or None if c_z ≤ z_g."""
     omega = pendulum_frequency(com[2] - ground_height, gravity)

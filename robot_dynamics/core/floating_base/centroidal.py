@@ -20,6 +20,7 @@ for a live stream (what centroidal_node calls): h_G → causal ḣ_G estimate �
 point (:mod:`robot_dynamics.core.floating_base.capture_point`), contacts, support polygon
 (:mod:`robot_dynamics.core.floating_base.support_polygon`) and stability margins.
 """
+
 from __future__ import annotations
 
 import math
@@ -30,14 +31,22 @@ from typing import NamedTuple, Optional, Sequence
 import numpy as np
 import pinocchio as pin
 
-from robot_dynamics.core.floating_base.capture_point import STANDARD_GRAVITY, capture_point_xy
-from robot_dynamics.core.streams.differentiation import PolynomialDifferentiator, SampleOrderError
 from robot_dynamics.core.errors import RobotDynamicsError
+from robot_dynamics.core.floating_base.capture_point import STANDARD_GRAVITY, capture_point_xy
+from robot_dynamics.core.floating_base.support_polygon import (
+    ContactFrames,
+    SupportPolygon,
+    contact_frames_after_kinematics,
+    contacts_by_force,
+    contacts_by_height,
+    support_polygon,
+)
 from robot_dynamics.core.model.model import RobotModel
-from robot_dynamics.core.floating_base.support_polygon import (ContactFrames, SupportPolygon,
-                                                               contact_frames_after_kinematics,
-                                                               contacts_by_force, contacts_by_height,
-                                                               support_polygon)
+from robot_dynamics.core.streams.differentiation import (
+    NonFiniteSampleError,
+    PolynomialDifferentiator,
+    SampleOrderError,
+)
 
 FLIGHT_VERTICAL_ACCELERATION = 1.0
 """Default ε [m/s²]: with c̈_z + g ≤ ε the contact force cannot hold a ZMP (flight)."""
@@ -57,7 +66,9 @@ class OdometryError(CentroidalInputError):
 
 
 # ---------------------------------------------------------------------------- odometry
-def base_pose_from_odometry(position_xyz: Sequence[float], quaternion_xyzw: Sequence[float]) -> np.ndarray:
+def base_pose_from_odometry(
+    position_xyz: Sequence[float], quaternion_xyzw: Sequence[float]
+) -> np.ndarray:
     """pinocchio ``q[0:7]`` from an odometry pose: base position [m] in the world frame and
     base→world orientation as a quaternion (x, y, z, w) — the order of geometry_msgs/Quaternion.
 
@@ -65,15 +76,21 @@ def base_pose_from_odometry(position_xyz: Sequence[float], quaternion_xyzw: Sequ
     all-zero quaternion, the default of an unset message, is rejected); it is normalised.
     """
     position = _finite_floats(position_xyz, 3, 'odometry position', OdometryError)
-    quaternion = _finite_floats(quaternion_xyzw, 4, 'odometry orientation quaternion', OdometryError)
+    quaternion = _finite_floats(
+        quaternion_xyzw, 4, 'odometry orientation quaternion', OdometryError
+    )
     norm = math.sqrt(sum(c * c for c in quaternion))
     if abs(norm - 1.0) > QUATERNION_NORM_TOLERANCE:
-        raise OdometryError(f'odometry orientation quaternion (x, y, z, w) = {quaternion} has norm '
-                            f'{norm:.4g}, not 1')
+        raise OdometryError(
+            f'odometry orientation quaternion (x, y, z, w) = {quaternion} has norm {norm:.4g}, not '
+            '1'
+        )
     return np.array(position + [c / norm for c in quaternion])
 
 
-def base_velocity_from_odometry(linear_body: Sequence[float], angular_body: Sequence[float]) -> np.ndarray:
+def base_velocity_from_odometry(
+    linear_body: Sequence[float], angular_body: Sequence[float]
+) -> np.ndarray:
     """pinocchio ``v[0:6]`` from an odometry twist: linear [m/s] then angular [rad/s]
     velocity, both expressed in the base (body) frame — ``child_frame_id`` of nav_msgs/Odometry."""
     linear = _finite_floats(linear_body, 3, 'odometry linear velocity', OdometryError)
@@ -110,20 +127,31 @@ class BaseStateBuffer:
     def __init__(self, capacity: int = 32):
         self._states: deque = deque(maxlen=int(capacity))
 
-    def add(self, stamp: float, position_xyz: Sequence[float], quaternion_xyzw: Sequence[float],
-            linear_body: Sequence[float], angular_body: Sequence[float]) -> BaseState:
+    def add(
+        self,
+        stamp: float,
+        position_xyz: Sequence[float],
+        quaternion_xyzw: Sequence[float],
+        linear_body: Sequence[float],
+        angular_body: Sequence[float],
+    ) -> BaseState:
         """Convert and keep one nav_msgs/Odometry sample; raises OdometryError if unusable."""
         if not math.isfinite(stamp):
             raise OdometryError(f'odometry stamp {stamp} is not finite')
-        state = BaseState(float(stamp), base_pose_from_odometry(position_xyz, quaternion_xyzw),
-                          base_velocity_from_odometry(linear_body, angular_body))
+        state = BaseState(
+            float(stamp),
+            base_pose_from_odometry(position_xyz, quaternion_xyzw),
+            base_velocity_from_odometry(linear_body, angular_body),
+        )
         self._states.append(state)
         return state
 
     def nearest(self, stamp: float, max_age: float) -> Optional[BaseState]:
         """The kept sample whose stamp is closest to ``stamp``, if within ``max_age`` [s]."""
         states = self._states
-        if states and states[-1].stamp == stamp:  # the usual case: joint state and odometry of one tick
+        if (
+            states and states[-1].stamp == stamp
+        ):  # the usual case: joint state and odometry of one tick
             return states[-1]
         best = min(states, key=lambda state: abs(state.stamp - stamp), default=None)
         if best is None or abs(best.stamp - stamp) > max_age:
@@ -165,8 +193,10 @@ class CentroidalState:
         return self.momentum[:3] / self.mass
 
     def __repr__(self) -> str:
-        return (f'CentroidalState(com={_fmt(self.com)} m, l={_fmt(self.linear_momentum)} N·s, '
-                f'k={_fmt(self.angular_momentum)} N·m·s, mass={self.mass:.3f} kg)')
+        return (
+            f'CentroidalState(com={_fmt(self.com)} m, l={_fmt(self.linear_momentum)} N·s, '
+            f'k={_fmt(self.angular_momentum)} N·m·s, mass={self.mass:.3f} kg)'
+        )
 
 
 @dataclass(frozen=True)
@@ -205,7 +235,9 @@ def centroidal_state(robot: RobotModel, q: np.ndarray, v: np.ndarray) -> Centroi
     q, v = _check_state(robot, q, v)
     # .vector views the returned Force's memory without keeping it alive: copy it.
     momentum = pin.computeCentroidalMomentum(robot.model, robot.data, q, v).vector.copy()
-    return CentroidalState(com=robot.data.com[0].copy(), momentum=momentum, mass=float(robot.data.mass[0]))
+    return CentroidalState(
+        com=robot.data.com[0].copy(), momentum=momentum, mass=float(robot.data.mass[0])
+    )
 
 
 def centroidal_momentum_matrix(robot: RobotModel, q: np.ndarray) -> np.ndarray:
@@ -221,7 +253,9 @@ def centroidal_momentum_matrix(robot: RobotModel, q: np.ndarray) -> np.ndarray:
     return matrix @ robot.coupling
 
 
-def centroidal_momentum_rate(robot: RobotModel, q: np.ndarray, v: np.ndarray, a: np.ndarray) -> MomentumRate:
+def centroidal_momentum_rate(
+    robot: RobotModel, q: np.ndarray, v: np.ndarray, a: np.ndarray
+) -> MomentumRate:
     """ḣ_G = A_G a + Ȧ_G v (pinocchio ``computeCentroidalMomentumTimeVariation``).
 
     ``a`` is the pinocchio acceleration (base part: spatial acceleration of the base in the
@@ -234,9 +268,15 @@ def centroidal_momentum_rate(robot: RobotModel, q: np.ndarray, v: np.ndarray, a:
 
 
 # ---------------------------------------------------------------------------- ZMP
-def zero_moment_point(com: np.ndarray, com_acceleration: np.ndarray, angular_momentum_rate: np.ndarray,
-                      mass: float, ground_height: float = 0.0, gravity: float = STANDARD_GRAVITY,
-                      epsilon: float = FLIGHT_VERTICAL_ACCELERATION) -> Optional[np.ndarray]:
+def zero_moment_point(
+    com: np.ndarray,
+    com_acceleration: np.ndarray,
+    angular_momentum_rate: np.ndarray,
+    mass: float,
+    ground_height: float = 0.0,
+    gravity: float = STANDARD_GRAVITY,
+    epsilon: float = FLIGHT_VERTICAL_ACCELERATION,
+) -> Optional[np.ndarray]:
     """ZMP on the ground plane z = ``ground_height`` from centroidal quantities
     (Vukobratović & Borovac 2004).
 
@@ -248,15 +288,26 @@ def zero_moment_point(com: np.ndarray, com_acceleration: np.ndarray, angular_mom
     Returns (p_x, p_y, z_g) [m], or None in flight: c̈_z + g ≤ ``epsilon`` [m/s²].
     """
     com = _finite_vector(com, 3, 'centre of mass', CentroidalInputError).tolist()
-    acceleration = _finite_vector(com_acceleration, 3, 'CoM acceleration', CentroidalInputError).tolist()
-    k_dot = _finite_vector(angular_momentum_rate, 3, 'angular momentum rate', CentroidalInputError).tolist()
+    acceleration = _finite_vector(
+        com_acceleration, 3, 'CoM acceleration', CentroidalInputError
+    ).tolist()
+    k_dot = _finite_vector(
+        angular_momentum_rate, 3, 'angular momentum rate', CentroidalInputError
+    ).tolist()
     if not (math.isfinite(mass) and mass > 0.0):
         raise CentroidalInputError(f'mass must be positive and finite, got {mass}')
     return _zmp_on_ground(com, acceleration, k_dot, mass, ground_height, gravity, epsilon)
 
 
-def _zmp_on_ground(com: list, acceleration: list, k_dot: list, mass: float, ground_height: float,
-                   gravity: float, epsilon: float) -> Optional[np.ndarray]:
+def _zmp_on_ground(
+    com: list,
+    acceleration: list,
+    k_dot: list,
+    mass: float,
+    ground_height: float,
+    gravity: float,
+    epsilon: float,
+) -> Optional[np.ndarray]:
     """The formula of :func:`zero_moment_point` on unchecked floats."""
     support = acceleration[2] + gravity
     if support <= epsilon:
@@ -267,9 +318,13 @@ def _zmp_on_ground(com: list, acceleration: list, k_dot: list, mass: float, grou
     return np.array([x, y, ground_height])
 
 
-def zero_moment_point_from_wrenches(contact_points: np.ndarray, forces: np.ndarray, torques: np.ndarray,
-                                    ground_height: float = 0.0,
-                                    min_normal_force: float = 1.0) -> Optional[np.ndarray]:
+def zero_moment_point_from_wrenches(
+    contact_points: np.ndarray,
+    forces: np.ndarray,
+    torques: np.ndarray,
+    ground_height: float = 0.0,
+    min_normal_force: float = 1.0,
+) -> Optional[np.ndarray]:
     """ZMP (centre of pressure) of measured contact wrenches on the plane z = ``ground_height``.
 
     ``contact_points`` (k × 3) [m], ``forces`` (k × 3) [N] and ``torques`` (k × 3) [N·m, the
@@ -283,14 +338,21 @@ def zero_moment_point_from_wrenches(contact_points: np.ndarray, forces: np.ndarr
     forces = _finite_matrix(forces, 'contact forces')
     torques = _finite_matrix(torques, 'contact torques')
     if not points.shape == forces.shape == torques.shape:
-        raise CentroidalInputError(f'contact points {points.shape}, forces {forces.shape} and torques '
-                                   f'{torques.shape} must have the same k × 3 shape')
+        raise CentroidalInputError(
+            f'contact points {points.shape}, forces {forces.shape} and torques {torques.shape} '
+            'must have the same k × 3 shape'
+        )
     force = forces.sum(axis=0)
     if force[2] <= min_normal_force:
         return None
     moment = np.cross(points, forces).sum(axis=0) + torques.sum(axis=0)
-    return np.array([(ground_height * force[0] - moment[1]) / force[2],
-                     (ground_height * force[1] + moment[0]) / force[2], ground_height])
+    return np.array(
+        [
+            (ground_height * force[0] - moment[1]) / force[2],
+            (ground_height * force[1] + moment[0]) / force[2],
+            ground_height,
+        ]
+    )
 
 
 # ---------------------------------------------------------------------------- monitor
@@ -368,10 +430,16 @@ class BalanceReport:
         figures = self._support
         if figures is None:
             points = self.contacts.positions.tolist()
-            polygon = support_polygon([point for point, touching in zip(points, self.in_contact.tolist())
-                                       if touching], self.ground_height)
-            figures = SupportFigures(polygon, _margin(polygon, self.zmp), _margin(polygon, self.state.com),
-                                     _margin(polygon, self.capture_point))
+            polygon = support_polygon(
+                [point for point, touching in zip(points, self.in_contact.tolist()) if touching],
+                self.ground_height,
+            )
+            figures = SupportFigures(
+                polygon,
+                _margin(polygon, self.zmp),
+                _margin(polygon, self.state.com),
+                _margin(polygon, self.capture_point),
+            )
             self._support = figures
         return figures
 
@@ -413,10 +481,13 @@ class CentroidalMonitor:
         self._frame_names = tuple(settings.contact_frames)
         self._frame_ids = tuple(robot.frame_id(name) for name in self._frame_names)
         self._mass = robot.total_mass()
-        self.estimator = PolynomialDifferentiator(settings.rate_window, settings.rate_degree, settings.max_gap)
+        self.estimator = PolynomialDifferentiator(
+            settings.rate_window, settings.rate_degree, settings.max_gap
+        )
 
-    def update(self, stamp: float, q: np.ndarray, v: np.ndarray,
-               foot_wrenches: Optional[tuple] = None) -> BalanceReport:
+    def update(
+        self, stamp: float, q: np.ndarray, v: np.ndarray, foot_wrenches: Optional[tuple] = None
+    ) -> BalanceReport:
         """One state: ``stamp`` [s], pinocchio ``q``/``v``; ``foot_wrenches`` = (forces, torques),
         each (len(contact_frames) × 3) in their contact frames [N, N·m], or None.
 
@@ -432,35 +503,56 @@ class CentroidalMonitor:
             rate, stamp_not_newer = self._rate(), False
         except SampleOrderError:
             rate, stamp_not_newer = None, True
-        except ValueError as error:  # momentum overflowed to Inf (absurd but finite velocities)
+        except NonFiniteSampleError as error:  # momentum overflowed to Inf (absurd velocities)
             raise CentroidalInputError(f'centroidal momentum not finite: {error}') from None
         contacts = contact_frames_after_kinematics(self.robot, self._frame_names, self._frame_ids)
         com, mass, ground = state.com.tolist(), state.mass, settings.ground_height
         if foot_wrenches is None:
-            in_contact = contacts_by_height(contacts.positions.tolist(), ground, settings.contact_height_threshold)
+            in_contact = contacts_by_height(
+                contacts.positions.tolist(), ground, settings.contact_height_threshold
+            )
             zmp = None if rate is None else self._kinematic_zmp(com, rate)
             airborne = rate is not None and zmp is None
             source = 'kinematic'
         else:
             forces, torques = contacts.wrenches_in_world(*foot_wrenches)
             in_contact = contacts_by_force(forces, settings.contact_force_threshold)
-            zmp = zero_moment_point_from_wrenches(contacts.positions, forces, torques, ground,
-                                                  settings.min_normal_force)
+            zmp = zero_moment_point_from_wrenches(
+                contacts.positions, forces, torques, ground, settings.min_normal_force
+            )
             airborne = zmp is None
             source = 'wrenches'
         lx, ly, lz, _, _, _ = state.momentum.tolist()
-        capture_xy = capture_point_xy(com, [lx / mass, ly / mass, lz / mass], ground, settings.gravity)
-        return BalanceReport(stamp=stamp, state=state, rate=rate, zmp=zmp, zmp_source=source, airborne=airborne,
-                             contacts=contacts, in_contact=in_contact, ground_height=ground,
-                             capture_point=None if capture_xy is None else np.array([*capture_xy, ground]),
-                             stamp_not_newer=stamp_not_newer)
+        capture_xy = capture_point_xy(
+            com, [lx / mass, ly / mass, lz / mass], ground, settings.gravity
+        )
+        return BalanceReport(
+            stamp=stamp,
+            state=state,
+            rate=rate,
+            zmp=zmp,
+            zmp_source=source,
+            airborne=airborne,
+            contacts=contacts,
+            in_contact=in_contact,
+            ground_height=ground,
+            capture_point=None if capture_xy is None else np.array([*capture_xy, ground]),
+            stamp_not_newer=stamp_not_newer,
+        )
 
     def _kinematic_zmp(self, com: list, rate: MomentumRate) -> Optional[np.ndarray]:
         settings, mass = self.settings, rate.mass
         h_dot = rate.rate.tolist()
         acceleration = [h_dot[0] / mass, h_dot[1] / mass, h_dot[2] / mass]
-        return _zmp_on_ground(com, acceleration, h_dot[3:], mass, settings.ground_height, settings.gravity,
-                              settings.flight_epsilon)
+        return _zmp_on_ground(
+            com,
+            acceleration,
+            h_dot[3:],
+            mass,
+            settings.ground_height,
+            settings.gravity,
+            settings.flight_epsilon,
+        )
 
     def _rate(self) -> Optional[MomentumRate]:
         h_dot = self.estimator.rate()
@@ -485,8 +577,10 @@ def _margin(polygon: SupportPolygon, point) -> Optional[float]:
 
 # ---------------------------------------------------------------------------- helpers
 def _check_state(robot: RobotModel, q: np.ndarray, v: np.ndarray) -> tuple:
-    return (_check_configuration(robot, q),
-            _finite_vector(v, robot.model.nv, 'velocity v', CentroidalInputError))
+    return (
+        _check_configuration(robot, q),
+        _finite_vector(v, robot.model.nv, 'velocity v', CentroidalInputError),
+    )
 
 
 def _check_configuration(robot: RobotModel, q: np.ndarray) -> np.ndarray:
@@ -510,7 +604,8 @@ def _finite_vector(values, size: int, label: str, error: type) -> np.ndarray:
 
 
 def _finite_floats(values, size: int, label: str, error: type) -> list:
-    """``values`` as a list of ``size`` finite floats (a tuple of message fields is the fast case)."""
+    """``values`` as a list of ``size`` finite floats (a tuple of message fields is the fast
+    case)."""
     if type(values) is tuple and len(values) == size:
         try:
             floats = [float(x) for x in values]

@@ -34,6 +34,7 @@ into the robot) has the normal part f_n = f·n and the tangential part f_t = f �
 can be held by Coulomb friction μ when f_n ≥ 0 and |f_t| ≤ μ f_n. The margin μ f_n − |f_t|
 [N] is positive inside the cone (Caron, Pham & Nakamura 2015).
 """
+
 from __future__ import annotations
 
 import math
@@ -44,8 +45,11 @@ import numpy as np
 import pinocchio as pin
 
 from robot_dynamics.core.floating_base.capture_point import STANDARD_GRAVITY
-from robot_dynamics.core.floating_base.centroidal import (FLIGHT_VERTICAL_ACCELERATION, CentroidalInputError,
-                                                          zero_moment_point)
+from robot_dynamics.core.floating_base.centroidal import (
+    FLIGHT_VERTICAL_ACCELERATION,
+    CentroidalInputError,
+    zero_moment_point,
+)
 from robot_dynamics.core.model.model import RobotModel
 
 FRICTION_EDGE_TOLERANCE = 1e-9
@@ -53,8 +57,9 @@ FRICTION_EDGE_TOLERANCE = 1e-9
 
 
 # ---------------------------------------------------------------------------- ZMP
-def lipm_zero_moment_point(com, com_acceleration, ground_height: float = 0.0,
-                           gravity: float = STANDARD_GRAVITY) -> np.ndarray:
+def lipm_zero_moment_point(
+    com, com_acceleration, ground_height: float = 0.0, gravity: float = STANDARD_GRAVITY
+) -> np.ndarray:
     """LIPM ZMP p = c_xy − (c_z − z_g)/g · c̈_xy on the ground plane: (p_x, p_y, z_g) [m].
 
     ``com`` [m] world frame, ``com_acceleration`` [m/s²] world axes (only x and y are used),
@@ -62,14 +67,17 @@ def lipm_zero_moment_point(com, com_acceleration, ground_height: float = 0.0,
     """
     c, a = _three_floats(com, 'centre of mass'), _three_floats(com_acceleration, 'CoM acceleration')
     if not (math.isfinite(gravity) and gravity > 0.0 and math.isfinite(ground_height)):
-        raise CentroidalInputError(f'gravity {gravity} m/s² must be positive and the ground height '
-                                   f'{ground_height} m finite')
+        raise CentroidalInputError(
+            f'gravity {gravity} m/s² must be positive and the ground height {ground_height} m '
+            'finite'
+        )
     ratio = (c[2] - ground_height) / gravity
     return np.array([c[0] - ratio * a[0], c[1] - ratio * a[1], ground_height])
 
 
-def lipm_zmp_from_momentum_rate(com: list, momentum_rate: list, mass: float, ground_height: float,
-                                gravity: float) -> tuple:
+def lipm_zmp_from_momentum_rate(
+    com: list, momentum_rate: list, mass: float, ground_height: float, gravity: float
+) -> tuple:
     """:func:`lipm_zero_moment_point` on plain floats the caller has already checked, as a
     stream has them: ``com`` [m] (3 floats), ``momentum_rate`` ḣ_G = (l̇ [N], k̇ [N·m]) linear
     first (6 floats, c̈ = l̇ / m), ``mass`` [kg] > 0, ``gravity`` magnitude [m/s²] > 0.
@@ -103,9 +111,15 @@ class ZmpComparison:
         return None if difference is None else float(math.hypot(*difference))
 
 
-def compare_zero_moment_points(com, com_acceleration, angular_momentum_rate, mass: float,
-                               ground_height: float = 0.0, gravity: float = STANDARD_GRAVITY,
-                               epsilon: float = FLIGHT_VERTICAL_ACCELERATION) -> ZmpComparison:
+def compare_zero_moment_points(
+    com,
+    com_acceleration,
+    angular_momentum_rate,
+    mass: float,
+    ground_height: float = 0.0,
+    gravity: float = STANDARD_GRAVITY,
+    epsilon: float = FLIGHT_VERTICAL_ACCELERATION,
+) -> ZmpComparison:
     """The LIPM ZMP, the full ZMP and the k̇ and c̈_z parts of their difference.
 
     ``com`` [m] world frame, ``com_acceleration`` c̈ [m/s²] and ``angular_momentum_rate`` k̇
@@ -113,7 +127,9 @@ def compare_zero_moment_points(com, com_acceleration, angular_momentum_rate, mas
     [m/s²]: with c̈_z + g ≤ ε the robot is in flight and has no full ZMP.
     """
     lipm = lipm_zero_moment_point(com, com_acceleration, ground_height, gravity)
-    full = zero_moment_point(com, com_acceleration, angular_momentum_rate, mass, ground_height, gravity, epsilon)
+    full = zero_moment_point(
+        com, com_acceleration, angular_momentum_rate, mass, ground_height, gravity, epsilon
+    )
     if full is None:
         return ZmpComparison(lipm, None, None, None)
     c, a = _three_floats(com, 'centre of mass'), _three_floats(com_acceleration, 'CoM acceleration')
@@ -134,7 +150,9 @@ def centroidal_matrix_condition(robot: RobotModel, q, data: Optional[pin.Data] =
     """
     q = np.asarray(q, dtype=float)
     if q.shape != (robot.model.nq,) or not np.all(np.isfinite(q)):
-        raise CentroidalInputError(f'configuration q must be {robot.model.nq} finite numbers, got shape {q.shape}')
+        raise CentroidalInputError(
+            f'configuration q must be {robot.model.nq} finite numbers, got shape {q.shape}'
+        )
     data = robot.data if data is None else data
     matrix = pin.ccrba(robot.model, data, q, np.zeros(robot.model.nv)) @ robot.coupling
     singular_values = np.linalg.svd(matrix, compute_uv=False)
@@ -155,14 +173,28 @@ class FlightDrift:
     angular: np.ndarray
 
 
-def flight_drift(start: float, linear_start, angular_start, stamp: float, linear, angular, mass: float,
-                 gravity: float = STANDARD_GRAVITY) -> FlightDrift:
+def flight_drift(
+    start: float,
+    linear_start,
+    angular_start,
+    stamp: float,
+    linear,
+    angular,
+    mass: float,
+    gravity: float = STANDARD_GRAVITY,
+) -> FlightDrift:
     """:class:`FlightDrift` of momenta l, k [N·s, N·m·s] at ``stamp`` [s] against l₀, k₀ at
     ``start`` [s] for a robot of ``mass`` [kg] under gravity of magnitude ``gravity`` along −z."""
     duration = float(stamp) - float(start)
-    expected = np.asarray(linear_start, dtype=float) + np.array([0.0, 0.0, -mass * gravity * duration])
-    return FlightDrift(float(start), duration, np.asarray(linear, dtype=float) - expected,
-                       np.asarray(angular, dtype=float) - np.asarray(angular_start, dtype=float))
+    expected = np.asarray(linear_start, dtype=float) + np.array(
+        [0.0, 0.0, -mass * gravity * duration]
+    )
+    return FlightDrift(
+        float(start),
+        duration,
+        np.asarray(linear, dtype=float) - expected,
+        np.asarray(angular, dtype=float) - np.asarray(angular_start, dtype=float),
+    )
 
 
 class FlightDriftMonitor:
@@ -192,7 +224,9 @@ class FlightDriftMonitor:
         start = self._start
         if start is None:
             return None
-        return flight_drift(start[0], start[1], start[2], stamp, linear, angular, self.mass, self.gravity)
+        return flight_drift(
+            start[0], start[1], start[2], stamp, linear, angular, self.mass, self.gravity
+        )
 
 
 # ---------------------------------------------------------------------------- friction cone
@@ -226,11 +260,15 @@ def friction_cone_check(force, normal, friction_coefficient: float) -> FrictionC
     if length == 0.0:
         raise CentroidalInputError('contact normal is zero')
     if not (math.isfinite(friction_coefficient) and friction_coefficient > 0.0):
-        raise CentroidalInputError(f'friction coefficient must be positive and finite, got {friction_coefficient}')
+        raise CentroidalInputError(
+            f'friction coefficient must be positive and finite, got {friction_coefficient}'
+        )
     n = n / length
     normal_force = float(f @ n)
     tangential = float(np.linalg.norm(f - normal_force * n))
-    return FrictionConeCheck(normal_force, tangential, friction_coefficient * normal_force - tangential)
+    return FrictionConeCheck(
+        normal_force, tangential, friction_coefficient * normal_force - tangential
+    )
 
 
 def friction_cone_checks(forces: Sequence, normals: Sequence, friction_coefficient: float) -> list:

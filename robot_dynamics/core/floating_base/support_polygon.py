@@ -11,6 +11,7 @@ Every coordinate must be finite: a NaN or Inf contact point, vertex, query point
 height raises :class:`NonFiniteSupportError` naming it, rather than a
 hull or a margin of NaN.
 """
+
 from __future__ import annotations
 
 import math
@@ -23,7 +24,6 @@ import pinocchio as pin
 
 from robot_dynamics.core.errors import RobotDynamicsError
 from robot_dynamics.core.model.model import RobotModel
-
 
 _FLOAT64 = np.dtype(np.float64)
 
@@ -86,13 +86,19 @@ def contact_frames(robot: RobotModel, q: np.ndarray, frame_names: Sequence[str])
     return contact_frames_after_kinematics(robot, tuple(frame_names), ids)
 
 
-def contact_frames_after_kinematics(robot: RobotModel, frame_names: tuple, frame_ids: Sequence[int]) -> ContactFrames:
+def contact_frames_after_kinematics(
+    robot: RobotModel, frame_names: tuple, frame_ids: Sequence[int]
+) -> ContactFrames:
     """Placements of the frames ``frame_ids`` (named ``frame_names``) from the joint placements
     that a forward kinematics (any pinocchio algorithm that runs one, e.g.
     ``computeCentroidalMomentum``) left in ``robot.data``: no second kinematics pass."""
     model, data = robot.model, robot.data
     placements = tuple([pin.updateFramePlacement(model, data, i) for i in frame_ids])
-    positions = np.array([placement.translation for placement in placements]) if placements else np.zeros((0, 3))
+    positions = (
+        np.array([placement.translation for placement in placements])
+        if placements
+        else np.zeros((0, 3))
+    )
     return ContactFrames(names=frame_names, positions=positions, placements=placements)
 
 
@@ -136,7 +142,8 @@ class SupportPolygon:
 
     @classmethod
     def _from_corners(cls, corners: list, ground_height: float) -> 'SupportPolygon':
-        """The polygon of hull ``corners`` [(x, y), ...] already checked finite (no second check)."""
+        """The polygon of hull ``corners`` [(x, y), ...] already checked finite (no second
+        check)."""
         polygon = object.__new__(cls)
         object.__setattr__(polygon, 'vertices', np.array(corners, dtype=float).reshape(-1, 2))
         object.__setattr__(polygon, 'ground_height', ground_height)
@@ -153,7 +160,9 @@ class SupportPolygon:
         so the result is ≤ 0 there. Raises EmptySupportPolygonError without contacts,
         NonFiniteSupportError when x or y is NaN or Inf (z is not used)."""
         if self.is_empty:
-            raise EmptySupportPolygonError('no contact point: the support polygon is empty (robot airborne)')
+            raise EmptySupportPolygonError(
+                'no contact point: the support polygon is empty (robot airborne)'
+            )
         try:
             x, y = float(point[0]), float(point[1])
         except (TypeError, ValueError, IndexError):  # nested or odd shapes: flatten
@@ -176,7 +185,9 @@ class SupportPolygon:
         return f'SupportPolygon(z={self.ground_height:.3f}, vertices=[{corners}])'
 
 
-def support_polygon(points: np.ndarray, ground_height: float = 0.0, tolerance: float = 1e-9) -> SupportPolygon:
+def support_polygon(
+    points: np.ndarray, ground_height: float = 0.0, tolerance: float = 1e-9
+) -> SupportPolygon:
     """Convex hull (Andrew's monotone chain) of contact points projected on the ground plane.
 
     ``points`` (k × 2 or k × 3) [m] in the world frame, an array or a list of float rows; only

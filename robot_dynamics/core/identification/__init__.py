@@ -1,1 +1,2 @@
-"""Recordings and identification: payload, whole-robot parameters, covariance, friction, excitation."""
+"""Recordings and identification: payload, whole-robot parameters, covariance, friction fit,
+excitation."""

@@ -27,6 +27,7 @@ The reported std matches the Monte-Carlo spread of the estimates at 5 to 20 bloc
 plain batch means stay too small (figures in docs/identification.md and docs/payload.md).
 Units: those of the rows and residual (the covariance is in the parameters' units²).
 """
+
 from __future__ import annotations
 
 from typing import Optional
@@ -48,11 +49,18 @@ its correction is capped at 1/√floor = ×10 instead of dividing by zero."""
 def classic_covariance(residual: np.ndarray, information_inverse: np.ndarray) -> np.ndarray:
     """σ̂²(YᵀY)⁻¹ with σ̂² = ‖r‖²/(rows − p) (Khalil & Dombre 2002): the 1σ² covariance for
     independent rows, from the ``residual`` (rows,) and ``information_inverse`` (YᵀY)⁻¹ (p, p)."""
-    return residual @ residual / max(len(residual) - len(information_inverse), 1) * information_inverse
+    return (
+        residual @ residual / max(len(residual) - len(information_inverse), 1) * information_inverse
+    )
 
 
-def correlated_covariance(rows: np.ndarray, residual: np.ndarray, times: np.ndarray, joints: int,
-                          information_inverse: Optional[np.ndarray] = None) -> np.ndarray:
+def correlated_covariance(
+    rows: np.ndarray,
+    residual: np.ndarray,
+    times: np.ndarray,
+    joints: int,
+    information_inverse: Optional[np.ndarray] = None,
+) -> np.ndarray:
     """1σ² covariance of the least-squares parameters of ``rows @ x ≈ target``.
 
     ``rows`` (N·joints, p): the (weighted) regressor, sample-major with ``joints`` rows per
@@ -73,10 +81,17 @@ def correlated_covariance(rows: np.ndarray, residual: np.ndarray, times: np.ndar
     classic = classic_covariance(residual, information_inverse)
     times = np.asarray(times, dtype=float).reshape(-1)
     index = np.floor((times - times.min()) / CORRELATION_BLOCK).astype(int)
-    sample_rows, sample_residual = rows.reshape(-1, joints, parameters), residual.reshape(-1, joints)
+    sample_rows, sample_residual = (
+        rows.reshape(-1, joints, parameters),
+        residual.reshape(-1, joints),
+    )
     if np.any(np.diff(index) < 0):
         order = np.argsort(index, kind='stable')
-        index, sample_rows, sample_residual = index[order], sample_rows[order], sample_residual[order]
+        index, sample_rows, sample_residual = (
+            index[order],
+            sample_rows[order],
+            sample_residual[order],
+        )
     starts = np.flatnonzero(np.r_[True, np.diff(index) > 0, True])
     corrected = []
     for start, stop in zip(starts[:-1], starts[1:]):
@@ -84,18 +99,28 @@ def correlated_covariance(rows: np.ndarray, residual: np.ndarray, times: np.ndar
         score = block_rows.T @ sample_residual[start:stop].reshape(-1)
         if not np.any(score):
             continue
-        corrected.append(_leverage_corrected_score(block_rows.T @ block_rows, score, information_inverse))
+        corrected.append(
+            _leverage_corrected_score(block_rows.T @ block_rows, score, information_inverse)
+        )
     if len(corrected) < MIN_BLOCKS:
         return classic
     corrected = np.array(corrected) @ information_inverse  # rows: A Y_bᵀ (I − H_bb)^(−1/2) r_b
-    classic_std, sandwich_std = np.sqrt(np.diag(classic)), np.sqrt(np.einsum('bi,bi->i', corrected, corrected))
-    ratio = np.divide(sandwich_std, classic_std, out=np.ones_like(classic_std), where=classic_std > 0)
+    classic_std, sandwich_std = (
+        np.sqrt(np.diag(classic)),
+        np.sqrt(np.einsum('bi,bi->i', corrected, corrected)),
+    )
+    ratio = np.divide(
+        sandwich_std, classic_std, out=np.ones_like(classic_std), where=classic_std > 0
+    )
     scale = np.maximum(1.0, ratio)
     return classic * np.outer(scale, scale)
 
 
-def _leverage_corrected_score(gram: np.ndarray, score: np.ndarray, information_inverse: np.ndarray) -> np.ndarray:
-    """Y_bᵀ (I − H_bb)^(−1/2) r_b from G_b = Y_bᵀY_b, s_b = Y_bᵀr_b and A = (YᵀY)⁻¹ (p-space only)."""
+def _leverage_corrected_score(
+    gram: np.ndarray, score: np.ndarray, information_inverse: np.ndarray
+) -> np.ndarray:
+    """Y_bᵀ (I − H_bb)^(−1/2) r_b from G_b = Y_bᵀY_b, s_b = Y_bᵀr_b and A = (YᵀY)⁻¹ (p-space
+    only)."""
     eigenvalues, vectors = np.linalg.eigh(gram)
     keep = eigenvalues > eigenvalues.max() * 1e-12
     vectors, root = vectors[:, keep], np.sqrt(eigenvalues[keep])

@@ -20,6 +20,7 @@ the start pose (s → 0: gravity, payload and friction offset only) exceeds them
 can meet them and the design is refused with the joint and time named. It knows no
 self-collision or contact limit: check the result before running it on a robot.
 """
+
 from __future__ import annotations
 
 import math
@@ -28,12 +29,17 @@ from typing import Optional, Sequence
 
 import numpy as np
 
+from robot_dynamics.core.dynamics.friction import FrictionModel
 from robot_dynamics.core.dynamics.joint_space import inverse_dynamics
 from robot_dynamics.core.errors import RobotDynamicsError
-from robot_dynamics.core.identification.friction import FrictionModel
-from robot_dynamics.core.identification.whole_robot import (ModelTerms, base_parameters, condition_number,
-                                                            extended_regressor, parameter_names,
-                                                            random_states)
+from robot_dynamics.core.identification.whole_robot import (
+    ModelTerms,
+    base_parameters,
+    condition_number,
+    extended_regressor,
+    parameter_names,
+    random_states,
+)
 from robot_dynamics.core.model.inertia import InertialParameters
 from robot_dynamics.core.model.model import RobotModel
 
@@ -68,40 +74,71 @@ class ExcitationLimits:
 
     def __post_init__(self):
         lower, upper, velocity, acceleration = arrays = [
-            np.asarray(value, dtype=float) for value in (self.lower, self.upper, self.velocity, self.acceleration)]
+            np.asarray(value, dtype=float)
+            for value in (self.lower, self.upper, self.velocity, self.acceleration)
+        ]
         if len({array.shape for array in arrays}) != 1 or lower.ndim != 1:
-            raise ExcitationError('lower, upper, velocity and acceleration limits must be vectors of one length')
-        if not (np.all(np.isfinite(lower)) and np.all(np.isfinite(upper)) and np.all(lower < upper)):
-            raise ExcitationError(f'every lower limit must be finite and below its finite upper limit [rad]: '
-                                  f'lower {lower.tolist()}, upper {upper.tolist()}')
-        for name, values, unit in (('velocity', velocity, 'rad/s'), ('acceleration', acceleration, 'rad/s²')):
+            raise ExcitationError(
+                'lower, upper, velocity and acceleration limits must be vectors of one length'
+            )
+        if not (
+            np.all(np.isfinite(lower)) and np.all(np.isfinite(upper)) and np.all(lower < upper)
+        ):
+            raise ExcitationError(
+                'every lower limit must be finite and below its finite upper limit [rad]: lower '
+                f'{lower.tolist()}, upper {upper.tolist()}'
+            )
+        for name, values, unit in (
+            ('velocity', velocity, 'rad/s'),
+            ('acceleration', acceleration, 'rad/s²'),
+        ):
             if not (np.all(np.isfinite(values)) and np.all(values > 0.0)):
-                raise ExcitationError(f'{name} limits must be positive numbers [{unit}], got {values.tolist()}')
+                raise ExcitationError(
+                    f'{name} limits must be positive numbers [{unit}], got {values.tolist()}'
+                )
 
     @classmethod
-    def from_model(cls, robot: RobotModel, max_acceleration: float = 5.0, velocity_fraction: float = 0.8,
-                   position_margin: float = 0.05, default_velocity: float = 1.0) -> 'ExcitationLimits':
+    def from_model(
+        cls,
+        robot: RobotModel,
+        max_acceleration: float = 5.0,
+        velocity_fraction: float = 0.8,
+        position_margin: float = 0.05,
+        default_velocity: float = 1.0,
+    ) -> 'ExcitationLimits':
         """URDF limits shrunk by ``position_margin`` (fraction of each range, per side, in
         [0, 0.5)), URDF velocity × ``velocity_fraction`` (in (0, 1]; ``default_velocity``
         [rad/s] where the URDF has none), and ``max_acceleration`` [rad/s², > 0] for every joint.
         Joints without position limits get ±π. Never wider than the URDF's own limits."""
         if not 0.0 <= position_margin < 0.5:
-            raise ExcitationError(f'position margin must be in [0, 0.5) of each joint range, got {position_margin}')
+            raise ExcitationError(
+                f'position margin must be in [0, 0.5) of each joint range, got {position_margin}'
+            )
         if not 0.0 < velocity_fraction <= 1.0:
-            raise ExcitationError(f'velocity fraction must be in (0, 1] of the URDF velocity limit, '
-                                  f'got {velocity_fraction}')
+            raise ExcitationError(
+                'velocity fraction must be in (0, 1] of the URDF velocity limit, got '
+                f'{velocity_fraction}'
+            )
         if not (default_velocity > 0.0 and math.isfinite(default_velocity)):
-            raise ExcitationError(f'default velocity must be a positive number, got {default_velocity}')
+            raise ExcitationError(
+                f'default velocity must be a positive number, got {default_velocity}'
+            )
         lower = np.where(np.isfinite(robot.limits.lower), robot.limits.lower, -math.pi)
         upper = np.where(np.isfinite(robot.limits.upper), robot.limits.upper, math.pi)
         span = upper - lower
         if np.any(span <= 0.0):
             bad = [name for name, width in zip(robot.joint_names, span) if width <= 0.0]
             raise ExcitationError(f'joints {bad} have no position range to move in')
-        velocity = np.where(_urdf_gives_velocity_limit(robot), robot.limits.velocity,
-                            default_velocity) * velocity_fraction
-        return cls(lower + position_margin * span, upper - position_margin * span, velocity,
-                   np.full(robot.num_joints, float(max_acceleration)))
+        velocity = (
+            np.where(_urdf_gives_velocity_limit(robot), robot.limits.velocity, default_velocity)
+            * velocity_fraction
+        )
+        return cls(
+            lower + position_margin * span,
+            upper - position_margin * span,
+            velocity,
+            np.full(robot.num_joints, float(max_acceleration)),
+        )
 
     @property
     def center(self) -> np.ndarray:
@@ -131,7 +168,9 @@ class FourierTrajectory:
         k = np.arange(1, self.harmonics + 1)
         phase = np.outer(np.asarray(times, dtype=float), k * omega)
         sin, cos = np.sin(phase), np.cos(phase)
-        positions = self.offsets + sin @ (self.sine / (k * omega)).T - cos @ (self.cosine / (k * omega)).T
+        positions = (
+            self.offsets + sin @ (self.sine / (k * omega)).T - cos @ (self.cosine / (k * omega)).T
+        )
         velocities = cos @ self.sine.T + sin @ self.cosine.T
         accelerations = -sin @ (self.sine * k * omega).T + cos @ (self.cosine * k * omega).T
         return positions, velocities, accelerations
@@ -142,13 +181,25 @@ class FourierTrajectory:
         return np.arange(count) / rate
 
     def scaled(self, factor: float) -> 'FourierTrajectory':
-        return FourierTrajectory(self.joint_names, self.offsets, self.sine * factor, self.cosine * factor,
-                                 self.base_frequency, self.duration)
+        return FourierTrajectory(
+            self.joint_names,
+            self.offsets,
+            self.sine * factor,
+            self.cosine * factor,
+            self.base_frequency,
+            self.duration,
+        )
 
     def to_dict(self) -> dict:
-        return {'joint_names': list(self.joint_names), 'base_frequency_hz': self.base_frequency,
-                'duration': self.duration, 'harmonics': self.harmonics, 'offsets': self.offsets.tolist(),
-                'sine': self.sine.tolist(), 'cosine': self.cosine.tolist()}
+        return {
+            'joint_names': list(self.joint_names),
+            'base_frequency_hz': self.base_frequency,
+            'duration': self.duration,
+            'harmonics': self.harmonics,
+            'offsets': self.offsets.tolist(),
+            'sine': self.sine.tolist(),
+            'cosine': self.cosine.tolist(),
+        }
 
 
 def rest_constrained(sine: np.ndarray, cosine: np.ndarray) -> tuple:
@@ -161,28 +212,42 @@ def rest_constrained(sine: np.ndarray, cosine: np.ndarray) -> tuple:
     return sine, cosine
 
 
-def limit_scale(trajectory: FourierTrajectory, limits: ExcitationLimits, times: np.ndarray) -> float:
+def limit_scale(
+    trajectory: FourierTrajectory, limits: ExcitationLimits, times: np.ndarray
+) -> float:
     """The largest s such that the trajectory scaled by s keeps every limit at ``times``."""
     positions, velocities, accelerations = trajectory.evaluate(times)
     excursion = positions - trajectory.offsets
     with np.errstate(divide='ignore'):
-        bounds = [np.min((limits.upper - trajectory.offsets) / np.max(excursion, axis=0).clip(1e-300)),
-                  np.min((trajectory.offsets - limits.lower) / np.max(-excursion, axis=0).clip(1e-300)),
-                  np.min(limits.velocity / np.max(np.abs(velocities), axis=0).clip(1e-300)),
-                  np.min(limits.acceleration / np.max(np.abs(accelerations), axis=0).clip(1e-300))]
+        bounds = [
+            np.min((limits.upper - trajectory.offsets) / np.max(excursion, axis=0).clip(1e-300)),
+            np.min((trajectory.offsets - limits.lower) / np.max(-excursion, axis=0).clip(1e-300)),
+            np.min(limits.velocity / np.max(np.abs(velocities), axis=0).clip(1e-300)),
+            np.min(limits.acceleration / np.max(np.abs(accelerations), axis=0).clip(1e-300)),
+        ]
     return float(min(bounds))
 
 
-def fit_to_limits(trajectory: FourierTrajectory, limits: ExcitationLimits, times: np.ndarray) -> FourierTrajectory:
+def fit_to_limits(
+    trajectory: FourierTrajectory, limits: ExcitationLimits, times: np.ndarray
+) -> FourierTrajectory:
     """The trajectory scaled to the largest size the limits allow at ``times``."""
     return trajectory.scaled(limit_scale(trajectory, limits, times) * (1.0 - 1e-9))
 
 
-def limit_violation(trajectory: FourierTrajectory, limits: ExcitationLimits, times: np.ndarray) -> float:
+def limit_violation(
+    trajectory: FourierTrajectory, limits: ExcitationLimits, times: np.ndarray
+) -> float:
     """Largest limit excess over ``times`` (≤ 0 when every limit holds) [rad, rad/s or rad/s²]."""
     positions, velocities, accelerations = trajectory.evaluate(times)
-    return float(max(np.max(positions - limits.upper), np.max(limits.lower - positions),
-                     np.max(np.abs(velocities) - limits.velocity), np.max(np.abs(accelerations) - limits.acceleration)))
+    return float(
+        max(
+            np.max(positions - limits.upper),
+            np.max(limits.lower - positions),
+            np.max(np.abs(velocities) - limits.velocity),
+            np.max(np.abs(accelerations) - limits.acceleration),
+        )
+    )
 
 
 @dataclass(frozen=True)
@@ -206,8 +271,15 @@ class TorqueMargin:
         return self.allowed - abs(self.torque)
 
     def to_dict(self) -> dict:
-        return {'joint': self.joint, 'time': self.time, 'torque': self.torque, 'allowed': self.allowed,
-                'effort_limit': self.effort_limit, 'usage': self.usage, 'margin': self.margin}
+        return {
+            'joint': self.joint,
+            'time': self.time,
+            'torque': self.torque,
+            'allowed': self.allowed,
+            'effort_limit': self.effort_limit,
+            'usage': self.usage,
+            'margin': self.margin,
+        }
 
 
 class TorqueLimits:
@@ -219,20 +291,34 @@ class TorqueLimits:
     limit (none, inf or ≤ 0 in the URDF) are not limited.
     """
 
-    def __init__(self, robot: RobotModel, fraction: float = 0.8, payload: Optional[InertialParameters] = None,
-                 payload_link: Optional[str] = None, friction: Optional[FrictionModel] = None):
+    def __init__(
+        self,
+        robot: RobotModel,
+        fraction: float = 0.8,
+        payload: Optional[InertialParameters] = None,
+        payload_link: Optional[str] = None,
+        friction: Optional[FrictionModel] = None,
+    ):
         if not (0.0 < fraction <= 1.0):
-            raise ExcitationError(f'torque fraction must be in (0, 1] of the URDF effort limits, got {fraction}')
+            raise ExcitationError(
+                f'torque fraction must be in (0, 1] of the URDF effort limits, got {fraction}'
+            )
         if robot.floating_base:
-            raise ExcitationError(f'model "{robot.name}" has a floating base: torque limits are for fixed-base arms')
+            raise ExcitationError(
+                f'model "{robot.name}" has a floating base: torque limits are for fixed-base arms'
+            )
         effort = robot.limits.effort
         self.effort = np.where(np.isfinite(effort) & (effort > 0.0), effort, math.inf)
         if not np.any(np.isfinite(self.effort)):
-            raise ExcitationError(f'model "{robot.name}" gives no joint an effort limit: there is no torque limit '
-                                  'to keep')
+            raise ExcitationError(
+                f'model "{robot.name}" gives no joint an effort limit: there is no torque limit to '
+                'keep'
+            )
         self.fraction = float(fraction)
         self.allowed = self.fraction * self.effort
-        self.prediction = RobotModel(robot.description, robot.floating_base, robot.model.gravity.linear)
+        self.prediction = RobotModel(
+            robot.description, robot.floating_base, robot.model.gravity.linear
+        )
         if payload is not None:
             if payload_link is None:
                 raise ExcitationError('an expected payload needs the link it is fixed to')
@@ -242,41 +328,58 @@ class TorqueLimits:
         if tuple(self.friction.joint_names) != tuple(robot.joint_names):
             raise ExcitationError('the friction model is not for the joints of this model')
 
-    def predicted_torques(self, positions: np.ndarray, velocities: np.ndarray,
-                          accelerations: np.ndarray) -> np.ndarray:
+    def predicted_torques(
+        self, positions: np.ndarray, velocities: np.ndarray, accelerations: np.ndarray
+    ) -> np.ndarray:
         """τ = ID(q, q̇, q̈) + friction(q̇) [N·m] (N, n) at samples of positions [rad],
         velocities [rad/s] and accelerations [rad/s²] (N, n)."""
         robot = self.prediction
         torques = np.empty_like(positions)
-        for k, (position, velocity, acceleration) in enumerate(zip(positions, velocities, accelerations)):
-            torques[k] = inverse_dynamics(robot, robot.configuration(position), robot.tangent(velocity),
-                                          robot.tangent(acceleration))
+        for k, (position, velocity, acceleration) in enumerate(
+            zip(positions, velocities, accelerations)
+        ):
+            torques[k] = inverse_dynamics(
+                robot,
+                robot.configuration(position),
+                robot.tangent(velocity),
+                robot.tangent(acceleration),
+            )
         return torques + self.friction.torques(velocities)
 
     def to_dict(self) -> dict:
-        return {'fraction': self.fraction,
-                'effort_limits': [float(e) if math.isfinite(e) else None for e in self.effort],
-                'payload_link': self.payload_link,
-                'payload_mass': self.payload.mass if self.payload is not None else 0.0,
-                'payload_com': self.payload.com.tolist() if self.payload is not None else None,
-                'friction': repr(self.friction)}
+        return {
+            'fraction': self.fraction,
+            'effort_limits': [float(e) if math.isfinite(e) else None for e in self.effort],
+            'payload_link': self.payload_link,
+            'payload_mass': self.payload.mass if self.payload is not None else 0.0,
+            'payload_com': self.payload.com.tolist() if self.payload is not None else None,
+            'friction': repr(self.friction),
+        }
 
     def __repr__(self) -> str:
         mass = self.payload.mass if self.payload is not None else 0.0
         return f'TorqueLimits(fraction={self.fraction}, payload={mass:g} kg, {self.friction!r})'
 
 
-def torque_margin(trajectory: FourierTrajectory, torque_limits: TorqueLimits, times: np.ndarray) -> TorqueMargin:
+def torque_margin(
+    trajectory: FourierTrajectory, torque_limits: TorqueLimits, times: np.ndarray
+) -> TorqueMargin:
     """The sample of largest |τ| / allowed over ``times`` [s] and the limited joints."""
     torques = torque_limits.predicted_torques(*trajectory.evaluate(times))
     usage = np.abs(torques) / torque_limits.allowed
     sample, joint = np.unravel_index(int(np.argmax(usage)), usage.shape)
-    return TorqueMargin(trajectory.joint_names[joint], float(times[sample]), float(torques[sample, joint]),
-                        float(torque_limits.allowed[joint]), float(torque_limits.effort[joint]))
+    return TorqueMargin(
+        trajectory.joint_names[joint],
+        float(times[sample]),
+        float(torques[sample, joint]),
+        float(torque_limits.allowed[joint]),
+        float(torque_limits.effort[joint]),
+    )
 
 
-def fit_to_torque_limits(trajectory: FourierTrajectory, torque_limits: TorqueLimits,
-                         times: np.ndarray) -> FourierTrajectory:
+def fit_to_torque_limits(
+    trajectory: FourierTrajectory, torque_limits: TorqueLimits, times: np.ndarray
+) -> FourierTrajectory:
     """The trajectory scaled by the largest s ≤ 1 found by bisection whose predicted torques
     keep ``torque_limits`` at ``times`` (module docstring). Raises :class:`TorqueLimitRefused`
     when the start pose at rest already exceeds them."""
@@ -285,12 +388,16 @@ def fit_to_torque_limits(trajectory: FourierTrajectory, torque_limits: TorqueLim
     at_rest = torque_margin(trajectory.scaled(0.0), torque_limits, times)
     if at_rest.usage > 1.0:
         raise TorqueLimitRefused(
-            at_rest.joint, at_rest.time, at_rest.torque, at_rest.allowed,
-            f'joint {at_rest.joint} needs {abs(at_rest.torque):.4g} N·m at t = {at_rest.time:g} s, more than '
-            f'{torque_limits.fraction:g} × its effort limit {at_rest.effort_limit:g} N·m = '
-            f'{at_rest.allowed:.4g} N·m, '
-            'even at rest at the start pose (gravity, payload and friction offset): no scaling of the motion can '
-            'meet the torque limit; lower the payload, raise the torque fraction or choose other offsets')
+            at_rest.joint,
+            at_rest.time,
+            at_rest.torque,
+            at_rest.allowed,
+            f'joint {at_rest.joint} needs {abs(at_rest.torque):.4g} N·m at t = {at_rest.time:g} s, '
+            f'more than {torque_limits.fraction:g} × its effort limit {at_rest.effort_limit:g} N·m '
+            f'= {at_rest.allowed:.4g} N·m, even at rest at the start pose (gravity, payload and '
+            'friction offset): no scaling of the motion can meet the torque limit; lower the '
+            'payload, raise the torque fraction or choose other offsets',
+        )
     feasible, infeasible = 0.0, 1.0
     while infeasible - feasible > TORQUE_SCALE_TOLERANCE * infeasible:
         middle = 0.5 * (feasible + infeasible)
@@ -323,12 +430,19 @@ class ExcitationDesign:
     torque_margin: Optional[TorqueMargin] = None
 
     def to_dict(self) -> dict:
-        result = {**self.trajectory.to_dict(), 'initial_condition_number': self.initial_condition_number,
-                  'condition_number': self.condition_number, 'iterations': self.iterations,
-                  'accepted_steps': self.accepted,
-                  'limits': {'lower': self.limits.lower.tolist(), 'upper': self.limits.upper.tolist(),
-                             'velocity': self.limits.velocity.tolist(),
-                             'acceleration': self.limits.acceleration.tolist()}}
+        result = {
+            **self.trajectory.to_dict(),
+            'initial_condition_number': self.initial_condition_number,
+            'condition_number': self.condition_number,
+            'iterations': self.iterations,
+            'accepted_steps': self.accepted,
+            'limits': {
+                'lower': self.limits.lower.tolist(),
+                'upper': self.limits.upper.tolist(),
+                'velocity': self.limits.velocity.tolist(),
+                'acceleration': self.limits.acceleration.tolist(),
+            },
+        }
         if self.torque_limits is not None:
             result['torque_limits'] = self.torque_limits.to_dict()
             result['worst_torque_margin'] = self.torque_margin.to_dict()
@@ -342,8 +456,15 @@ class _Objective:
     offsets, so that parameters no moving joint can excite do not count.
     """
 
-    def __init__(self, robot: RobotModel, terms: ModelTerms, times: np.ndarray, evaluation_samples: int,
-                 moving: np.ndarray, offsets: np.ndarray):
+    def __init__(
+        self,
+        robot: RobotModel,
+        terms: ModelTerms,
+        times: np.ndarray,
+        evaluation_samples: int,
+        moving: np.ndarray,
+        offsets: np.ndarray,
+    ):
         self.robot, self.terms = robot, terms
         self.evaluation_times = np.linspace(times[0], times[-1], evaluation_samples)
         positions, velocities, accelerations = random_states(robot, 80, seed=0)
@@ -358,11 +479,21 @@ class _Objective:
         return condition_number(self.base.regressor(full))
 
 
-def design_excitation(robot: RobotModel, duration: float, harmonics: int = 5, base_frequency: float = 0.1,
-                      limits: Optional[ExcitationLimits] = None, offsets: Optional[Sequence[float]] = None,
-                      iterations: int = 200, seed: int = 0, rate: float = 100.0, evaluation_samples: int = 120,
-                      terms: ModelTerms = ModelTerms(), joints: Optional[Sequence[str]] = None,
-                      torque_limits: Optional[TorqueLimits] = None) -> ExcitationDesign:
+def design_excitation(
+    robot: RobotModel,
+    duration: float,
+    harmonics: int = 5,
+    base_frequency: float = 0.1,
+    limits: Optional[ExcitationLimits] = None,
+    offsets: Optional[Sequence[float]] = None,
+    iterations: int = 200,
+    seed: int = 0,
+    rate: float = 100.0,
+    evaluation_samples: int = 120,
+    terms: ModelTerms = ModelTerms(),
+    joints: Optional[Sequence[str]] = None,
+    torque_limits: Optional[TorqueLimits] = None,
+) -> ExcitationDesign:
     """Optimise a rest-to-rest Fourier excitation for the model's joints (module docstring).
 
     ``duration`` [s] (a whole number of base periods 1/f_f, see :func:`whole_periods`),
@@ -373,24 +504,36 @@ def design_excitation(robot: RobotModel, duration: float, harmonics: int = 5, ba
     ``limits`` must lie within the URDF's own position and velocity limits; ``torque_limits``
     (optional) also keeps the predicted torques within them at every sample (module docstring).
     """
-    check_design_arguments(duration, harmonics, base_frequency, rate, iterations, seed, evaluation_samples)
+    check_design_arguments(
+        duration, harmonics, base_frequency, rate, iterations, seed, evaluation_samples
+    )
     limits = limits or ExcitationLimits.from_model(robot)
     _check_within_urdf(robot, limits)
     centre = limits.center if offsets is None else np.asarray(offsets, dtype=float)
-    if centre.shape != (robot.num_joints,) or np.any(centre <= limits.lower) or np.any(centre >= limits.upper):
-        raise ExcitationError(f'offsets {centre.tolist()} must be one value per joint strictly inside the limits')
+    if (
+        centre.shape != (robot.num_joints,)
+        or np.any(centre <= limits.lower)
+        or np.any(centre >= limits.upper)
+    ):
+        raise ExcitationError(
+            f'offsets {centre.tolist()} must be one value per joint strictly inside the limits'
+        )
     moving = _moving_mask(robot, joints)
     times = np.arange(int(math.floor(duration * rate + 1e-9)) + 1) / rate
     objective = _Objective(robot, terms, times, evaluation_samples, moving, centre)
     rng = np.random.default_rng(seed)
     shape = (robot.num_joints, harmonics)
-    search_times = times[::max(1, len(times) // TORQUE_SEARCH_SAMPLES)]
+    search_times = times[:: max(1, len(times) // TORQUE_SEARCH_SAMPLES)]
 
     def candidate(sine, cosine):
         sine, cosine = rest_constrained(sine * moving[:, None], cosine * moving[:, None])
         raw = FourierTrajectory(robot.joint_names, centre, sine, cosine, base_frequency, duration)
         fitted = fit_to_limits(raw, limits, times)
-        return fitted if torque_limits is None else fit_to_torque_limits(fitted, torque_limits, search_times)
+        return (
+            fitted
+            if torque_limits is None
+            else fit_to_torque_limits(fitted, torque_limits, search_times)
+        )
 
     coefficients = rng.uniform(-1.0, 1.0, (2,) + shape)
     best = candidate(*coefficients)
@@ -401,33 +544,60 @@ def design_excitation(robot: RobotModel, duration: float, harmonics: int = 5, ba
         trial = candidate(*trial_coefficients)
         value = objective(trial)
         if value < best_value:
-            coefficients, best, best_value, accepted = trial_coefficients, trial, value, accepted + 1
+            coefficients, best, best_value, accepted = (
+                trial_coefficients,
+                trial,
+                value,
+                accepted + 1,
+            )
             step *= 1.3
         else:
             step *= 0.93
     if torque_limits is None:
         return ExcitationDesign(best, initial, best_value, limits, iterations, accepted)
     best = fit_to_torque_limits(best, torque_limits, times)
-    return ExcitationDesign(best, initial, objective(best), limits, iterations, accepted, torque_limits,
-                            torque_margin(best, torque_limits, times))
+    return ExcitationDesign(
+        best,
+        initial,
+        objective(best),
+        limits,
+        iterations,
+        accepted,
+        torque_limits,
+        torque_margin(best, torque_limits, times),
+    )
 
 
-def check_design_arguments(duration: float, harmonics: int, base_frequency: float, rate: float,
-                           iterations: int = 0, seed: int = 0, evaluation_samples: int = 2) -> None:
+def check_design_arguments(
+    duration: float,
+    harmonics: int,
+    base_frequency: float,
+    rate: float,
+    iterations: int = 0,
+    seed: int = 0,
+    evaluation_samples: int = 2,
+) -> None:
     """Raises :class:`ExcitationError` unless ``duration`` [s], ``base_frequency`` [Hz] and
-    ``rate`` [Hz] are positive finite numbers with a whole number of periods (:func:`whole_periods`),
+    ``rate`` [Hz] are positive finite numbers with a whole number of periods
+    (:func:`whole_periods`),
     ``harmonics`` ≥ 2, ``iterations`` and ``seed`` ≥ 0 and ``evaluation_samples`` ≥ 2: the
     arguments :func:`design_excitation` checks first. Cheap (no model), so a CLI can check
     its options before loading one."""
     if not all(value > 0.0 and math.isfinite(value) for value in (duration, base_frequency, rate)):
-        raise ExcitationError(f'duration ({duration} s), base frequency ({base_frequency} Hz) and rate '
-                              f'({rate} Hz) must be positive finite numbers')
+        raise ExcitationError(
+            f'duration ({duration} s), base frequency ({base_frequency} Hz) and rate ({rate} Hz) '
+            'must be positive finite numbers'
+        )
     whole_periods(duration, base_frequency)
     if harmonics < 2:
-        raise ExcitationError(f'need at least 2 harmonics for a rest-to-rest motion, got {harmonics}')
+        raise ExcitationError(
+            f'need at least 2 harmonics for a rest-to-rest motion, got {harmonics}'
+        )
     if iterations < 0 or seed < 0 or evaluation_samples < 2:
-        raise ExcitationError(f'iterations ({iterations}) and seed ({seed}) must be ≥ 0 and evaluation samples '
-                              f'({evaluation_samples}) ≥ 2')
+        raise ExcitationError(
+            f'iterations ({iterations}) and seed ({seed}) must be ≥ 0 and evaluation samples '
+            f'({evaluation_samples}) ≥ 2'
+        )
 
 
 def whole_periods(duration: float, base_frequency: float) -> int:
@@ -440,23 +610,32 @@ def whole_periods(duration: float, base_frequency: float) -> int:
         return int(nearest)
     candidates = sorted({max(1, math.floor(periods)), max(1, math.ceil(periods))})
     valid = ' or '.join(f'{count / base_frequency:g} s' for count in candidates)
-    raise ExcitationError(f'duration {duration:g} s is {periods:.6g} periods of the base frequency '
-                          f'{base_frequency:g} Hz: the motion ends at rest only after whole periods; use a '
-                          f'duration of {valid}, or a base frequency of a whole multiple of {1.0 / duration:g} Hz')
+    raise ExcitationError(
+        f'duration {duration:g} s is {periods:.6g} periods of the base frequency '
+        f'{base_frequency:g} Hz: the motion ends at rest only after whole periods; use a duration '
+        f'of {valid}, or a base frequency of a whole multiple of {1.0 / duration:g} Hz'
+    )
 
 
 def _check_within_urdf(robot: RobotModel, limits: ExcitationLimits) -> None:
     """Refuse design limits wider than the URDF's own position and velocity limits."""
     if limits.lower.shape != (robot.num_joints,):
-        raise ExcitationError(f'limits for {limits.lower.shape[0]} joints, model "{robot.name}" has '
-                              f'{robot.num_joints}')
+        raise ExcitationError(
+            f'limits for {limits.lower.shape[0]} joints, model "{robot.name}" has '
+            f'{robot.num_joints}'
+        )
     lower, upper, velocity = robot.limits.lower, robot.limits.upper, robot.limits.velocity
     with np.errstate(invalid='ignore'):
-        wide = ((np.isfinite(lower) & (limits.lower < lower)) | (np.isfinite(upper) & (limits.upper > upper))
-                | (_urdf_gives_velocity_limit(robot) & (limits.velocity > velocity)))
+        wide = (
+            (np.isfinite(lower) & (limits.lower < lower))
+            | (np.isfinite(upper) & (limits.upper > upper))
+            | (_urdf_gives_velocity_limit(robot) & (limits.velocity > velocity))
+        )
     if np.any(wide):
         bad = [name for name, flag in zip(robot.joint_names, wide) if flag]
-        raise ExcitationError(f'the excitation limits of joints {bad} are wider than the URDF limits')
+        raise ExcitationError(
+            f'the excitation limits of joints {bad} are wider than the URDF limits'
+        )
 
 
 def _moving_mask(robot: RobotModel, joints: Optional[Sequence[str]]) -> np.ndarray:
@@ -464,12 +643,16 @@ def _moving_mask(robot: RobotModel, joints: Optional[Sequence[str]]) -> np.ndarr
         return np.ones(robot.num_joints, dtype=bool)
     unknown = [name for name in joints if name not in robot.joint_names]
     if unknown or not joints:
-        raise ExcitationError(f'joints {unknown or "(none)"} are not joints of model "{robot.name}" '
-                              f'(it has {list(robot.joint_names)})')
+        raise ExcitationError(
+            f'joints {unknown or "(none)"} are not joints of model "{robot.name}" (it has '
+            f'{list(robot.joint_names)})'
+        )
     return np.array([name in joints for name in robot.joint_names])
 
 
-def joint_trajectory(trajectory: FourierTrajectory, rate: float = 100.0, lead_in: float = 3.0) -> dict:
+def joint_trajectory(
+    trajectory: FourierTrajectory, rate: float = 100.0, lead_in: float = 3.0
+) -> dict:
     """A trajectory_msgs/JointTrajectory as plain data (ROS 2 message field names).
 
     Point k is at ``time_from_start = lead_in + k/rate`` [s]: the first point is the
@@ -481,8 +664,17 @@ def joint_trajectory(trajectory: FourierTrajectory, rate: float = 100.0, lead_in
     points = []
     for time, position, velocity, acceleration in zip(times, positions, velocities, accelerations):
         nanoseconds = int(round((lead_in + time) * 1e9))
-        points.append({'positions': position.tolist(), 'velocities': velocity.tolist(),
-                       'accelerations': acceleration.tolist(), 'effort': [],
-                       'time_from_start': {'sec': nanoseconds // 10**9, 'nanosec': nanoseconds % 10**9}})
-    return {'header': {'stamp': {'sec': 0, 'nanosec': 0}, 'frame_id': ''},
-            'joint_names': list(trajectory.joint_names), 'points': points}
+        points.append(
+            {
+                'positions': position.tolist(),
+                'velocities': velocity.tolist(),
+                'accelerations': acceleration.tolist(),
+                'effort': [],
+                'time_from_start': {'sec': nanoseconds // 10**9, 'nanosec': nanoseconds % 10**9},
+            }
+        )
+    return {
+        'header': {'stamp': {'sec': 0, 'nanosec': 0}, 'frame_id': ''},
+        'joint_names': list(trajectory.joint_names),
+        'points': points,
+    }

@@ -1,38 +1,34 @@
 """The identified model written out: the URDF with identified ``<inertial>`` elements and the
-friction YAML that :mod:`~robot_dynamics.core.identification.friction` reads back.
+friction YAML that :mod:`~robot_dynamics.core.dynamics.friction` reads back.
 
-Input: a standard parameter vector of :func:`~robot_dynamics.core.identification.whole_robot.identify`
+Input: a standard parameter vector of
+:func:`~robot_dynamics.core.identification.whole_robot.identify`
 (10 pinocchio parameters per body, about the joint frame, then the per-joint terms of its
 :class:`~robot_dynamics.core.identification.whole_robot.ModelTerms`), SI units.
 """
+
 from __future__ import annotations
 
 import xml.etree.ElementTree as ElementTree
-from typing import TYPE_CHECKING
 
 import numpy as np
 
-from robot_dynamics.core.dynamics.regressor import PARAMETERS_PER_BODY, body_link_names, num_bodies
+from robot_dynamics.core.dynamics.regressor import body_link_names
+from robot_dynamics.core.identification.whole_robot import ModelTerms, friction_values
 from robot_dynamics.core.model.inertia import InertialParameters
 from robot_dynamics.core.model.model import RobotModel
-
-if TYPE_CHECKING:
-    from robot_dynamics.core.identification.whole_robot import ModelTerms
-
-
-def friction_values(robot: RobotModel, terms: ModelTerms, standard: np.ndarray) -> dict:
-    """{joint: {term: value}} of the per-joint terms in a standard vector (SI units)."""
-    offset, count = PARAMETERS_PER_BODY * num_bodies(robot), len(terms.joint_terms)
-    return {joint: {term: float(standard[offset + j * count + k]) for k, term in enumerate(terms.joint_terms)}
-            for j, joint in enumerate(robot.joint_names)}
 
 
 def friction_yaml(robot: RobotModel, terms: ModelTerms, standard: np.ndarray) -> str:
     """YAML text of the per-joint terms: rotor_inertia [kg·m²], viscous [N·m·s/rad],
     coulomb [N·m], offset [N·m]; τ_friction = viscous·q̇ + coulomb·sgn(q̇) + offset."""
-    lines = ['# Identified per-joint terms (robot_dynamics identify). Units: rotor_inertia kg·m²,',
-             '# viscous N·m·s/rad, coulomb N·m, offset N·m; tau = ... + viscous*dq + coulomb*sign(dq) + offset.',
-             f'model: {robot.name}', 'joints:']
+    lines = [
+        '# Identified per-joint terms (robot_dynamics identify). Units: rotor_inertia kg·m²,',
+        '# viscous N·m·s/rad, coulomb N·m, offset N·m; tau = ... + viscous*dq + coulomb*sign(dq) '
+        '+ offset.',
+        f'model: {robot.name}',
+        'joints:',
+    ]
     for joint, values in friction_values(robot, terms, standard).items():
         lines.append(f'  {joint}:')
         lines.extend(f'    {term}: {value!r}' for term, value in values.items())
@@ -44,7 +40,7 @@ def body_inertials(robot: RobotModel, standard: np.ndarray) -> dict:
     with mass ≤ 1e-9 kg comes back massless."""
     inertials = {}
     for b, link in enumerate(body_link_names(robot)):
-        parameters = standard[10 * b:10 * b + 10]
+        parameters = standard[10 * b : 10 * b + 10]
         if parameters[0] <= 1e-9:
             inertials[link] = InertialParameters.point_mass(0.0, np.zeros(3))
         else:
@@ -71,8 +67,11 @@ def identified_urdf(robot: RobotModel, standard: np.ndarray) -> str:
         for old in links[link_name].findall('inertial'):
             links[link_name].remove(old)
     ElementTree.indent(root, space='  ')
-    return ('<?xml version="1.0"?>\n<!-- inertials identified by robot_dynamics identify -->\n'
-            + ElementTree.tostring(root, encoding='unicode') + '\n')
+    return (
+        '<?xml version="1.0"?>\n<!-- inertials identified by robot_dynamics identify -->\n'
+        + ElementTree.tostring(root, encoding='unicode')
+        + '\n'
+    )
 
 
 def _fixed_descendants(robot: RobotModel, body_links: set) -> list:
@@ -89,10 +88,19 @@ def _fixed_descendants(robot: RobotModel, body_links: set) -> list:
 
 def _inertial_element(parameters: InertialParameters) -> ElementTree.Element:
     inertial = ElementTree.Element('inertial')
-    ElementTree.SubElement(inertial, 'origin', xyz=' '.join(f'{v:.9g}' for v in parameters.com), rpy='0 0 0')
+    ElementTree.SubElement(
+        inertial, 'origin', xyz=' '.join(f'{v:.9g}' for v in parameters.com), rpy='0 0 0'
+    )
     ElementTree.SubElement(inertial, 'mass', value=f'{parameters.mass:.9g}')
     tensor = parameters.inertia_com
-    ElementTree.SubElement(inertial, 'inertia', ixx=f'{tensor[0, 0]:.9g}', ixy=f'{tensor[0, 1]:.9g}',
-                           ixz=f'{tensor[0, 2]:.9g}', iyy=f'{tensor[1, 1]:.9g}', iyz=f'{tensor[1, 2]:.9g}',
-                           izz=f'{tensor[2, 2]:.9g}')
+    ElementTree.SubElement(
+        inertial,
+        'inertia',
+        ixx=f'{tensor[0, 0]:.9g}',
+        ixy=f'{tensor[0, 1]:.9g}',
+        ixz=f'{tensor[0, 2]:.9g}',
+        iyy=f'{tensor[1, 1]:.9g}',
+        iyz=f'{tensor[1, 2]:.9g}',
+        izz=f'{tensor[2, 2]:.9g}',
+    )
     return inertial

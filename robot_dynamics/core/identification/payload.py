@@ -21,7 +21,8 @@ The body's own torque is removed in one of two ways:
   may repeat the motion more often; the report gives ``baseline_coverage`` and
   ``used_duration``). That stretch must pass the same sample-count and conditioning checks as
   any recording; a refusal says how much longer the baseline must cover it. Everything that
-  depends on the motion only — URDF mass/CoM errors, friction of any shape (Stribeck included), sensor
+  depends on the motion only — URDF mass/CoM errors, friction of any shape (Stribeck included),
+  sensor
   offsets, cable forces — cancels without being modelled; subtracting the URDF torque of
   each recording also removes the first-order effect of small tracking differences. This
   was chosen over re-identifying the body's base parameters, friction and offsets on the
@@ -41,11 +42,13 @@ column-normalised 10-column regressor is well conditioned, else ``mass_com``).
 
 Uncertainty (1σ): σ̂²(YᵀY)⁻¹ from the residual (Khalil & Dombre 2002), each standard deviation
 raised to a block sandwich estimate when the residual is correlated in time (model mismatch;
-:func:`robot_dynamics.core.identification.covariance.correlated_covariance`, shared with whole-robot identification);
+:func:`robot_dynamics.core.identification.covariance.correlated_covariance`, shared with
+whole-robot identification);
 without a baseline, plus the assumed URDF error of the carrying body (which the data cannot
 tell apart from payload); propagated to the CoM and the inertia about it by the delta method.
 
-Signals go through :func:`robot_dynamics.core.identification.recording.prepare_for_identification` (uniform
+Signals go through :func:`robot_dynamics.core.identification.recording.prepare_for_identification`
+(uniform
 grid, zero-phase Butterworth on velocities and efforts alike, q̈ by central differences);
 the fit then uses one sample every 1/(4·cutoff) s, since the filtered signals carry nothing
 faster. Units: SI (kg, m, kg·m², N·m, s).
@@ -55,6 +58,7 @@ Where each step lives: ``payload_regressor`` (Y_L and the frame map), ``payload_
 in time), ``payload_fit`` (mode choice, fits, covariance), ``payload_advice`` (what to record
 after a refusal), ``payload_report`` (options, report, propagation to CoM and inertia).
 """
+
 from __future__ import annotations
 
 import time as clock
@@ -62,14 +66,22 @@ from typing import Optional
 
 from robot_dynamics.core.dynamics import regressor
 from robot_dynamics.core.errors import NoPayloadDetected, PayloadIdentificationRefused
-from robot_dynamics.core.identification.payload_fit import (body_model_covariance, check_model_match,
-                                                            full_fit, mass_com_fit, resolved_mode)
 from robot_dynamics.core.identification.payload_advice import too_few_samples
-from robot_dynamics.core.identification.payload_report import PayloadOptions, PayloadReport, fill_estimate
+from robot_dynamics.core.identification.payload_fit import (
+    body_model_covariance,
+    check_model_match,
+    full_fit,
+    mass_com_fit,
+    resolved_mode,
+)
+from robot_dynamics.core.identification.payload_report import (
+    PayloadOptions,
+    PayloadReport,
+    fill_estimate,
+)
 from robot_dynamics.core.identification.payload_samples import fit_data, rms
 from robot_dynamics.core.identification.recording import Recording
 from robot_dynamics.core.model.model import RobotModel
-
 
 __all__ = ['MODES', 'PayloadOptions', 'PayloadReport', 'default_payload_link', 'identify_payload']
 
@@ -86,15 +98,22 @@ def default_payload_link(robot: RobotModel) -> str:
         return description.root
     link = moving[-1].child
     while True:
-        fixed_children = [j.child for j in description.joints.values() if j.parent == link and j.type == 'fixed']
+        fixed_children = [
+            j.child for j in description.joints.values() if j.parent == link and j.type == 'fixed'
+        ]
         if len(fixed_children) != 1:
             return link
         link = fixed_children[0]
 
 
-def identify_payload(robot: RobotModel, recording: Recording, payload_link: str, mode: str = 'auto',
-                     baseline: Optional[Recording] = None,
-                     options: Optional[PayloadOptions] = None) -> PayloadReport:
+def identify_payload(
+    robot: RobotModel,
+    recording: Recording,
+    payload_link: str,
+    mode: str = 'auto',
+    baseline: Optional[Recording] = None,
+    options: Optional[PayloadOptions] = None,
+) -> PayloadReport:
     """Identify the payload on ``payload_link`` from a recording of measured joint torques.
 
     ``recording`` (and ``baseline``, the same motion without the payload) must hold every
@@ -102,7 +121,8 @@ def identify_payload(robot: RobotModel, recording: Recording, payload_link: str,
     :class:`PayloadReport`; when the data cannot give a trustworthy answer the report has
     ``success=False`` and an operator-language ``reason``. Raises ``ValueError`` for a bad
     ``mode``, :class:`~robot_dynamics.core.errors.DescriptionError` for an unknown link and
-    :class:`~robot_dynamics.core.identification.recording.RecordingError` for a recording without the model's joints.
+    :class:`~robot_dynamics.core.identification.recording.RecordingError` for a recording without
+    the model's joints.
     """
     if mode not in MODES:
         raise ValueError(f'payload mode must be one of {MODES}, got {mode!r}')
@@ -111,8 +131,13 @@ def identify_payload(robot: RobotModel, recording: Recording, payload_link: str,
     recording = recording.select_joints(robot.joint_names)
     baseline = baseline.select_joints(robot.joint_names) if baseline is not None else None
     started = clock.perf_counter()
-    report = PayloadReport(success=False, reason='', mode=mode, payload_link=payload_link,
-                           used_baseline=baseline is not None)
+    report = PayloadReport(
+        success=False,
+        reason='',
+        mode=mode,
+        payload_link=payload_link,
+        used_baseline=baseline is not None,
+    )
     try:
         _identify(robot, recording, payload_link, mode, baseline, options, report)
         report.success = True
@@ -120,7 +145,9 @@ def identify_payload(robot: RobotModel, recording: Recording, payload_link: str,
         report.reason = str(refusal)
         for key in ('mass', 'mass_std', 'com', 'com_std', 'inertia', 'inertia_std', 'feasible'):
             setattr(report, key, None)
-        if isinstance(refusal, NoPayloadDetected):  # the mass bound is the answer to "is anything there?"
+        if isinstance(
+            refusal, NoPayloadDetected
+        ):  # the mass bound is the answer to "is anything there?"
             report.mass, report.mass_std = refusal.mass, refusal.mass_std
     report.solve_time = clock.perf_counter() - started
     return report

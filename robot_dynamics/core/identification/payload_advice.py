@@ -6,6 +6,7 @@ are least excited (the right singular vector of the smallest singular value of t
 column-normalised regressor) and which joints to move more (tried on hypothetical samples
 around the recorded ones). Durations in seconds.
 """
+
 from __future__ import annotations
 
 import math
@@ -14,10 +15,13 @@ from typing import Optional
 import numpy as np
 
 from robot_dynamics.core.identification.payload_regressor import payload_regressor
-from robot_dynamics.core.identification.payload_report import PayloadOptions, coverage_words, seconds_text
+from robot_dynamics.core.identification.payload_report import (
+    PayloadOptions,
+    coverage_words,
+    seconds_text,
+)
 from robot_dynamics.core.identification.payload_samples import FitData, fit_step
 from robot_dynamics.core.model.model import RobotModel
-
 
 _PARAMETER_NAMES = ('m', 'm·cx', 'm·cy', 'm·cz', 'Ixx', 'Ixy', 'Iyy', 'Ixz', 'Iyz', 'Izz')
 
@@ -26,8 +30,10 @@ def stretch_words(data: FitData) -> str:
     """The data the fit looked at, in operator words (with its duration)."""
     stretch = data.stretch
     if stretch.with_baseline:
-        return (f'the {seconds_text(stretch.duration)} s of motion the baseline and the payload recording share '
-                f'({coverage_words(stretch.coverage)})')
+        return (
+            f'the {seconds_text(stretch.duration)} s of motion the baseline and the payload '
+            f'recording share ({coverage_words(stretch.coverage)})'
+        )
     return f'the {seconds_text(stretch.duration)} s of motion recorded'
 
 
@@ -37,13 +43,17 @@ def too_few_samples(robot, data: FitData, mode: str, options: PayloadOptions) ->
     text = f'only {samples} usable samples in {stretch_words(data)} (need {needed})'
     if data.static:
         return text + ': hold each static pose longer, or record more poses'
-    missing = (needed - samples) * fit_step(data.stretch.prepared, options) * data.stretch.prepared.period
+    missing = (
+        (needed - samples) * fit_step(data.stretch.prepared, options) * data.stretch.prepared.period
+    )
     extension = _extension_needed(robot, data, 10 if mode == 'full' else 4, options)
     if extension is not None:
         return f'{text}: {_baseline_extension_words(data, extension)}'
     if data.stretch.with_baseline:
-        return text + (f': record a longer motion, with the baseline covering at least {missing:.1f} s more of '
-                       'the payload recording')
+        return text + (
+            f': record a longer motion, with the baseline covering at least {missing:.1f} s more '
+            'of the payload recording'
+        )
     return text + f': record a longer motion, at least {missing:.1f} s more'
 
 
@@ -71,7 +81,9 @@ def _baseline_extension_words(data: FitData, extension: float) -> str:
     return f'record the baseline over about {extension:.1f} s more of the payload motion'
 
 
-def _extension_needed(robot, data: FitData, columns: int, options: PayloadOptions) -> Optional[float]:
+def _extension_needed(
+    robot, data: FitData, columns: int, options: PayloadOptions
+) -> Optional[float]:
     """Seconds [s] of the payload recording the baseline would have to cover beyond the shared
     stretch for the fit samples there to pass the sample-count and conditioning checks on the
     first ``columns`` payload parameters; ``None`` without a baseline, when the baseline already
@@ -81,8 +93,13 @@ def _extension_needed(robot, data: FitData, columns: int, options: PayloadOption
         return None
     prepared, candidates = stretch.prepared, stretch.candidates
     distance = _distance_to(prepared.time, prepared.time[stretch.covered])
-    rows = payload_regressor(robot, data.link, prepared.positions[candidates], prepared.velocities[candidates],
-                             prepared.accelerations[candidates])[:, :columns].reshape(len(candidates), -1, columns)
+    rows = payload_regressor(
+        robot,
+        data.link,
+        prepared.positions[candidates],
+        prepared.velocities[candidates],
+        prepared.accelerations[candidates],
+    )[:, :columns].reshape(len(candidates), -1, columns)
     reach = distance[candidates]
     step = max(prepared.period, reach.max() / 100)
     for margin in np.arange(step, reach.max() + step, step):
@@ -95,7 +112,8 @@ def _extension_needed(robot, data: FitData, columns: int, options: PayloadOption
 
 
 def _distance_to(times: np.ndarray, reference: np.ndarray) -> np.ndarray:
-    """Distance [s] from each of ``times`` to the nearest of the sorted, non-empty ``reference`` times."""
+    """Distance [s] from each of ``times`` to the nearest of the sorted, non-empty ``reference``
+    times."""
     index = np.searchsorted(reference, times)
     right = reference[np.clip(index, 0, len(reference) - 1)]
     left = reference[np.clip(index - 1, 0, len(reference) - 1)]
@@ -108,18 +126,23 @@ def least_excited(rows: np.ndarray) -> str:
     norms = np.linalg.norm(rows, axis=0)
     scale = np.where(norms > 1e-10 * norms.max(), norms, np.inf)
     direction = np.abs(np.linalg.svd(rows / scale, full_matrices=False)[2][-1])
-    names = [_PARAMETER_NAMES[k] for k in range(len(direction)) if direction[k] >= 0.5 * direction.max()]
+    names = [
+        _PARAMETER_NAMES[k] for k in range(len(direction)) if direction[k] >= 0.5 * direction.max()
+    ]
     return names[0] if len(names) == 1 else ', '.join(names[:-1]) + ' and ' + names[-1]
 
 
 def _motion_advice(robot: RobotModel, data: FitData, columns: int) -> str:
     """'move <joints> more': the joints whose extra motion most raises the smallest normalised
-    singular value of the payload regressor, tried on hypothetical samples around the recorded ones."""
+    singular value of the payload regressor, tried on hypothetical samples around the recorded
+    ones."""
     sample = data.sample
     picks = np.linspace(0, len(sample.time) - 1, min(30, len(sample.time))).astype(int)
     positions, velocities = sample.positions[picks], sample.velocities[picks]
     accelerations = sample.accelerations[picks]
-    recorded = data.payload_rows.reshape(len(sample.time), -1, 10)[picks].reshape(-1, 10)[:, :columns]
+    recorded = data.payload_rows.reshape(len(sample.time), -1, 10)[picks].reshape(-1, 10)[
+        :, :columns
+    ]
     generator = np.random.default_rng(0)
     scores = []
     for joint in range(robot.num_joints):
@@ -132,7 +155,9 @@ def _motion_advice(robot: RobotModel, data: FitData, columns: int) -> str:
         hypothetical = payload_regressor(robot, data.link, moved_q, moved_v, moved_a)[:, :columns]
         scores.append(normalised_singular_values(np.vstack([recorded, hypothetical]))[-1])
     scores = np.array(scores)
-    chosen = [robot.joint_names[j] for j in np.argsort(-scores)[:3] if scores[j] >= 0.8 * scores.max()]
+    chosen = [
+        robot.joint_names[j] for j in np.argsort(-scores)[:3] if scores[j] >= 0.8 * scores.max()
+    ]
     chosen.sort(key=robot.joint_names.index)
     names = chosen[0] if len(chosen) == 1 else ', '.join(chosen[:-1]) + ' and ' + chosen[-1]
     return f'move {names} more'

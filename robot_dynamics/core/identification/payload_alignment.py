@@ -6,6 +6,7 @@ squared joint-position difference. It is then interpolated at the payload fit ti
 refused where it is not the same motion (``PayloadOptions.baseline_position_tolerance``,
 RMS [rad]). Times in seconds, positions in rad.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -16,8 +17,8 @@ from scipy import optimize
 from robot_dynamics.core.errors import PayloadIdentificationRefused
 from robot_dynamics.core.identification.recording import PreparedData
 
-
-# [rad²] worse than any real mismatch, but finite: the bounded minimiser's parabola steps cannot take inf
+# [rad²] worse than any real mismatch, but finite: the bounded minimiser's parabola steps cannot
+# take inf
 _NO_OVERLAP_MISMATCH = 1e12
 
 
@@ -42,21 +43,33 @@ def aligned_baseline(prepared, base, keep, shift, options) -> AlignedBaseline:
     """The baseline interpolated at the payload fit times ``keep`` (all inside the baseline)
     shifted by ``shift`` [s]; refused when it is not the same motion there."""
     times = prepared.time[keep] + shift
-    columns = [interpolated(times, base.time, values)
-               for values in (base.positions, base.velocities, base.accelerations, base.efforts)]
+    columns = [
+        interpolated(times, base.time, values)
+        for values in (base.positions, base.velocities, base.accelerations, base.efforts)
+    ]
     difference = prepared.positions[keep] - columns[0]
-    mismatch = np.sqrt(np.mean(difference ** 2, axis=0))
+    mismatch = np.sqrt(np.mean(difference**2, axis=0))
     worst = int(np.argmax(mismatch))
     if mismatch[worst] > options.baseline_position_tolerance:
         raise PayloadIdentificationRefused(
-            f'the baseline is not the same motion as the payload recording: {prepared.joint_names[worst]} '
-            f'differs by {mismatch[worst]:.3f} rad RMS after aligning them in time (accepted: '
-            f'{options.baseline_position_tolerance:.3f} rad); record the baseline with exactly the same trajectory')
-    notes = [f'the baseline motion differs from the payload recording by {mismatch[worst]:.4f} rad RMS at '
-             f'{prepared.joint_names[worst]} (accepted up to {options.baseline_position_tolerance:.3f} rad); '
-             'a closer repetition cancels the robot\'s own torques better'] \
-        if mismatch[worst] > 0.5 * options.baseline_position_tolerance else []
-    aligned = PreparedData(times, *columns, base.joint_names, base.period, base.cutoff_hz, [(0, len(times))])
+            'the baseline is not the same motion as the payload recording: '
+            f'{prepared.joint_names[worst]} differs by {mismatch[worst]:.3f} rad RMS after '
+            f'aligning them in time (accepted: {options.baseline_position_tolerance:.3f} rad); '
+            'record the baseline with exactly the same trajectory'
+        )
+    notes = (
+        [
+            f'the baseline motion differs from the payload recording by {mismatch[worst]:.4f} rad '
+            f'RMS at {prepared.joint_names[worst]} (accepted up to '
+            f'{options.baseline_position_tolerance:.3f} rad); a closer repetition cancels the '
+            'robot\'s own torques better'
+        ]
+        if mismatch[worst] > 0.5 * options.baseline_position_tolerance
+        else []
+    )
+    aligned = PreparedData(
+        times, *columns, base.joint_names, base.period, base.cutoff_hz, [(0, len(times))]
+    )
     return AlignedBaseline(aligned, notes)
 
 
@@ -69,10 +82,15 @@ def time_shift(prepared, base) -> float:
     """
     period = prepared.period
     grids = [np.arange(d.time[0], d.time[-1], period) for d in (prepared, base)]
-    velocities = [interpolated(grid, d.time, d.velocities) for grid, d in zip(grids, (prepared, base))]
+    velocities = [
+        interpolated(grid, d.time, d.velocities) for grid, d in zip(grids, (prepared, base))
+    ]
     size = len(grids[0]) + len(grids[1])
-    spectrum = np.sum(np.conj(np.fft.rfft(velocities[0], size, axis=0)) * np.fft.rfft(velocities[1], size, axis=0),
-                      axis=1)
+    spectrum = np.sum(
+        np.conj(np.fft.rfft(velocities[0], size, axis=0))
+        * np.fft.rfft(velocities[1], size, axis=0),
+        axis=1,
+    )
     lag = int(np.argmax(np.fft.irfft(spectrum, size)))
     if lag > len(grids[1]):
         lag -= size
@@ -83,14 +101,22 @@ def time_shift(prepared, base) -> float:
         inside = (times >= base.time[0]) & (times <= base.time[-1])
         if inside.sum() < 2:
             return _NO_OVERLAP_MISMATCH
-        difference = prepared.positions[inside] - interpolated(times[inside], base.time, base.positions)
-        return float(np.mean(difference ** 2))
+        difference = prepared.positions[inside] - interpolated(
+            times[inside], base.time, base.positions
+        )
+        return float(np.mean(difference**2))
 
-    result = optimize.minimize_scalar(mismatch, bounds=(coarse - 0.5, coarse + 0.5), method='bounded',
-                                      options={'xatol': 0.1 * period})
+    result = optimize.minimize_scalar(
+        mismatch,
+        bounds=(coarse - 0.5, coarse + 0.5),
+        method='bounded',
+        options={'xatol': 0.1 * period},
+    )
     return float(result.x) if result.fun <= mismatch(coarse) else coarse
 
 
 def interpolated(times: np.ndarray, sample_times: np.ndarray, values: np.ndarray) -> np.ndarray:
     """Columns of ``values`` (sampled at ``sample_times``) linearly interpolated at ``times``."""
-    return np.column_stack([np.interp(times, sample_times, values[:, j]) for j in range(values.shape[1])])
+    return np.column_stack(
+        [np.interp(times, sample_times, values[:, j]) for j in range(values.shape[1])]
+    )

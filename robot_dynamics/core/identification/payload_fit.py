@@ -10,6 +10,7 @@ block sandwich estimate when the residual is correlated in time; without a basel
 the assumed URDF error of the carrying body. Parameters in pinocchio order about the payload
 link origin [kg, kg·m, kg·m²], torques in N·m.
 """
+
 from __future__ import annotations
 
 import math
@@ -22,24 +23,33 @@ import numpy as np
 from robot_dynamics.core.dynamics import regressor
 from robot_dynamics.core.errors import PayloadIdentificationRefused
 from robot_dynamics.core.identification.covariance import correlated_covariance
-from robot_dynamics.core.identification.payload_advice import (conditioning, least_excited, more_motion,
-                                                               stretch_words)
-from robot_dynamics.core.identification.payload_regressor import (matrix_from_vector, nominal_body_parameters,
-                                                                  payload_parameter_map, vector_from_matrix)
+from robot_dynamics.core.identification.payload_advice import (
+    conditioning,
+    least_excited,
+    more_motion,
+    stretch_words,
+)
+from robot_dynamics.core.identification.payload_regressor import (
+    matrix_from_vector,
+    nominal_body_parameters,
+    payload_parameter_map,
+    vector_from_matrix,
+)
 from robot_dynamics.core.identification.payload_report import PayloadOptions
 from robot_dynamics.core.identification.payload_samples import FitData
 from robot_dynamics.core.model.model import RobotModel
-
 
 _POINT_MASS_ITERATIONS = 50
 
 
 def resolved_mode(robot, data: FitData, mode: str, options: PayloadOptions, report) -> str:
-    """'full' or 'mass_com' after the static-data and conditioning checks (refuses when neither fits)."""
+    """'full' or 'mass_com' after the static-data and conditioning checks (refuses when neither
+    fits)."""
     if data.static and mode == 'full':
         raise PayloadIdentificationRefused(
-            'the robot stood still in static poses: that gives mass and centre of mass only, not inertia; '
-            'use mode mass_com, or run an excitation motion for the full inertia')
+            'the robot stood still in static poses: that gives mass and centre of mass only, not '
+            'inertia; use mode mass_com, or run an excitation motion for the full inertia'
+        )
     if mode != 'mass_com' and not data.static:
         condition, smallest = conditioning(data.payload_rows)
         report.condition_number, report.min_normalized_singular_value = condition, smallest
@@ -48,23 +58,28 @@ def resolved_mode(robot, data: FitData, mode: str, options: PayloadOptions, repo
         more, weakest = more_motion(robot, data, 10, options), least_excited(data.payload_rows)
         if mode == 'full':
             raise PayloadIdentificationRefused(
-                f'{stretch_words(data)} does not excite the payload inertia enough (condition number '
-                f'{condition:.0f}, accepted up to {options.max_condition_number:.0f}; least excited: {weakest}): '
-                f'{more}, or use mode mass_com')
-        report.warnings.append(f'inertia not identifiable from {stretch_words(data)} (condition number '
-                               f'{condition:.0f} > {options.max_condition_number:.0f}; least excited: {weakest}); '
-                               f'reporting mass and centre of mass only ({more} to get the inertia)')
+                f'{stretch_words(data)} does not excite the payload inertia enough (condition '
+                f'number {condition:.0f}, accepted up to {options.max_condition_number:.0f}; least '
+                f'excited: {weakest}): {more}, or use mode mass_com'
+            )
+        report.warnings.append(
+            f'inertia not identifiable from {stretch_words(data)} (condition number '
+            f'{condition:.0f} > {options.max_condition_number:.0f}; least excited: {weakest}); '
+            f'reporting mass and centre of mass only ({more} to get the inertia)'
+        )
     elif data.static and mode == 'auto':
-        report.warnings.append('static poses: reporting mass and centre of mass only (static data cannot '
-                               'show inertia)')
+        report.warnings.append(
+            'static poses: reporting mass and centre of mass only (static data cannot show inertia)'
+        )
     condition, smallest = conditioning(data.payload_rows[:, :4])
     report.condition_number, report.min_normalized_singular_value = condition, smallest
     if condition > options.max_condition_number:
         raise PayloadIdentificationRefused(
             f'{stretch_words(data)} cannot separate mass and centre of mass (condition number '
             f'{"infinite" if math.isinf(condition) else f"{condition:.0f}"}, accepted up to '
-            f'{options.max_condition_number:.0f}; least excited: {least_excited(data.payload_rows[:, :4])}): '
-            f'{more_motion(robot, data, 4, options)}')
+            f'{options.max_condition_number:.0f}; least excited: '
+            f'{least_excited(data.payload_rows[:, :4])}): {more_motion(robot, data, 4, options)}'
+        )
     return 'mass_com'
 
 
@@ -78,17 +93,22 @@ def _least_squares(rows: np.ndarray, target: np.ndarray) -> np.ndarray:
 def full_fit(data: FitData, report) -> tuple:
     rows, target = data.payload_rows, data.residual
     parameters = _least_squares(rows, target)
-    covariance = correlated_covariance(rows, target - rows @ parameters, data.sample.time,
-                                       len(data.sample.joint_names))
+    covariance = correlated_covariance(
+        rows, target - rows @ parameters, data.sample.time, len(data.sample.joint_names)
+    )
     smallest = np.linalg.eigvalsh(_pseudo_inertia(parameters)).min()
     if smallest >= 0.0 and parameters[0] >= 0.0:
         report.feasible = True
         return parameters, covariance
-    report.warnings.append(f'the unconstrained fit is not physically realisable (smallest eigenvalue of the '
-                           f'pseudo-inertia {smallest:.2e} kg·m²); the estimate is the closest physical one '
-                           '(J ⪰ 0, m ≥ 0), often on the boundary: treat its inertia with care')
+    report.warnings.append(
+        'the unconstrained fit is not physically realisable (smallest eigenvalue of the '
+        f'pseudo-inertia {smallest:.2e} kg·m²); the estimate is the closest physical one (J ⪰ 0, m '
+        '≥ 0), often on the boundary: treat its inertia with care'
+    )
     parameters = _constrained_fit(rows, target)
-    report.feasible = bool(np.linalg.eigvalsh(_pseudo_inertia(parameters)).min() >= -1e-9 * max(1.0, parameters[0]))
+    report.feasible = bool(
+        np.linalg.eigvalsh(_pseudo_inertia(parameters)).min() >= -1e-9 * max(1.0, parameters[0])
+    )
     return parameters, covariance
 
 
@@ -109,10 +129,14 @@ def _constrained_fit(rows: np.ndarray, target: np.ndarray) -> np.ndarray:
     try:
         fit.problem.solve(solver=cp.CLARABEL)
     except cp.error.SolverError as error:
-        raise PayloadIdentificationRefused(f'the constrained solver failed ({error}); try mode mass_com') from None
+        raise PayloadIdentificationRefused(
+            f'the constrained solver failed ({error}); try mode mass_com'
+        ) from None
     if fit.problem.status not in ('optimal', 'optimal_inaccurate') or fit.scaled.value is None:
-        raise PayloadIdentificationRefused(f'the constrained solver did not converge (status {fit.problem.status}); '
-                                           'try mode mass_com or a longer motion')
+        raise PayloadIdentificationRefused(
+            f'the constrained solver did not converge (status {fit.problem.status}); try mode '
+            'mass_com or a longer motion'
+        )
     return np.asarray(fit.scaled.value) / norms
 
 
@@ -126,6 +150,7 @@ class _ConsistentFit:
     inverse_norms: cp.Parameter
     scaled: cp.Variable
 
+
 _THREAD_FITS = threading.local()
 
 
@@ -138,8 +163,10 @@ def _consistent_fit_problem() -> _ConsistentFit:
         factor, projected = cp.Parameter((10, 10)), cp.Parameter(10)
         inverse_norms, scaled = cp.Parameter(10, nonneg=True), cp.Variable(10)
         parameters = cp.multiply(inverse_norms, scaled)
-        problem = cp.Problem(cp.Minimize(cp.sum_squares(factor @ scaled - projected)),
-                             [_pseudo_inertia_expression(parameters) >> 0, parameters[0] >= 0])
+        problem = cp.Problem(
+            cp.Minimize(cp.sum_squares(factor @ scaled - projected)),
+            [_pseudo_inertia_expression(parameters) >> 0, parameters[0] >= 0],
+        )
         fit = _THREAD_FITS.fit = _ConsistentFit(problem, factor, projected, inverse_norms, scaled)
     return fit
 
@@ -148,10 +175,14 @@ def _pseudo_inertia_expression(parameters):
     """J(π) as a cvxpy expression (linear in π), pinocchio order."""
     m, hx, hy, hz, ixx, ixy, iyy, ixz, iyz, izz = (parameters[k] for k in range(10))
     half_trace = 0.5 * (ixx + iyy + izz)
-    return cp.bmat([[half_trace - ixx, -ixy, -ixz, hx],
-                    [-ixy, half_trace - iyy, -iyz, hy],
-                    [-ixz, -iyz, half_trace - izz, hz],
-                    [hx, hy, hz, m]])
+    return cp.bmat(
+        [
+            [half_trace - ixx, -ixy, -ixz, hx],
+            [-ixy, half_trace - iyy, -iyz, hy],
+            [-ixz, -iyz, half_trace - izz, hz],
+            [hx, hy, hz, m],
+        ]
+    )
 
 
 def _pseudo_inertia(parameters: np.ndarray) -> np.ndarray:
@@ -179,26 +210,33 @@ def mass_com_fit(data: FitData, report) -> tuple:
             if settled:
                 break
         else:
-            report.warnings.append('the point-mass inertia correction did not settle; mass and CoM are from '
-                                   'the plain 4-parameter fit')
+            report.warnings.append(
+                'the point-mass inertia correction did not settle; mass and CoM are from the '
+                'plain 4-parameter fit'
+            )
             parameters = first
     full = np.concatenate([parameters, _point_mass_inertia(parameters)])
-    covariance = correlated_covariance(rows, target - data.payload_rows @ full, data.sample.time,
-                                       len(data.sample.joint_names))
+    covariance = correlated_covariance(
+        rows, target - data.payload_rows @ full, data.sample.time, len(data.sample.joint_names)
+    )
     report.feasible = bool(parameters[0] > 0)
     return full, _padded(covariance)
 
 
-def body_model_covariance(robot: RobotModel, payload_link: str, options: PayloadOptions) -> np.ndarray:
+def body_model_covariance(
+    robot: RobotModel, payload_link: str, options: PayloadOptions
+) -> np.ndarray:
     """Covariance (4×4, payload-link frame) of the (m, m·c) error that an uncertain URDF inertial
     of the carrying body adds: δm ~ N(0, (ε_m m_b)²), δc ~ N(0, ε_c²·1), δh = δm c_b + m_b δc."""
     body, placement = regressor.body_index(robot, payload_link)
-    carrier = nominal_body_parameters(robot)[10 * body:10 * body + 4]
+    carrier = nominal_body_parameters(robot)[10 * body : 10 * body + 4]
     mass, first_moment = float(carrier[0]), carrier[1:4]
     if mass <= 0:
         return np.zeros((4, 4))
     com = first_moment / mass
-    sensitivity = np.zeros((4, 4))  # ∂(m, h)/∂(δm/(ε_m m), δc/ε_c): independent unit-variance errors
+    sensitivity = np.zeros(
+        (4, 4)
+    )  # ∂(m, h)/∂(δm/(ε_m m), δc/ε_c): independent unit-variance errors
     sensitivity[0, 0] = options.body_mass_uncertainty * mass
     sensitivity[1:, 0] = options.body_mass_uncertainty * mass * com
     sensitivity[1:, 1:] = options.body_com_uncertainty * mass * np.eye(3)
@@ -211,7 +249,9 @@ def _point_mass_inertia(parameters: np.ndarray) -> np.ndarray:
     mass, first_moment = parameters[0], parameters[1:4]
     if mass <= 0:
         return np.zeros(6)
-    return vector_from_matrix((first_moment @ first_moment * np.eye(3) - np.outer(first_moment, first_moment)) / mass)
+    return vector_from_matrix(
+        (first_moment @ first_moment * np.eye(3) - np.outer(first_moment, first_moment)) / mass
+    )
 
 
 def _padded(covariance: np.ndarray) -> np.ndarray:
@@ -224,14 +264,22 @@ def check_model_match(data: FitData, report, options: PayloadOptions) -> None:
     ratio = report.residual_rms_after / max(data.noise, 1e-12)
     if ratio <= options.residual_ratio_warning:
         return
-    what = (f'the torques left after the fit ({report.residual_rms_after:.3f} N·m RMS) are {ratio:.0f}× the '
-            f'torque noise ({data.noise:.4f} N·m)')
+    what = (
+        f'the torques left after the fit ({report.residual_rms_after:.3f} N·m RMS) are '
+        f'{ratio:.0f}× the torque noise ({data.noise:.4f} N·m)'
+    )
     if report.used_baseline:
-        cause = ('the baseline does not cancel the robot\'s own torques: check that it is the same motion '
-                 'at the same speed, without the payload')
+        cause = (
+            'the baseline does not cancel the robot\'s own torques: check that it is the same '
+            'motion at the same speed, without the payload'
+        )
     else:
-        cause = ('friction, sensor offsets or URDF errors are in the data and bias the payload: record a '
-                 'baseline (the same motion without the payload) and identify again with it')
+        cause = (
+            'friction, sensor offsets or URDF errors are in the data and bias the payload: record '
+            'a baseline (the same motion without the payload) and identify again with it'
+        )
     if ratio > options.residual_ratio_limit:
         raise PayloadIdentificationRefused(f'model mismatch: {what}; {cause}')
-    report.warnings.append(f'model mismatch: {what}; the standard deviations include it, but {cause}')
+    report.warnings.append(
+        f'model mismatch: {what}; the standard deviations include it, but {cause}'
+    )

@@ -7,6 +7,7 @@ origin, and ``Y_L`` is the 10-column block of pinocchio's joint-torque regressor
 that carries the link, mapped from that body's joint frame to the link frame (the load
 identification of Khalil & Dombre 2002).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -31,15 +32,26 @@ def payload_parameter_map(placement: pin.SE3) -> np.ndarray:
         unit[k] = 1.0
         mass, first_moment, inertia = unit[0], unit[1:4], matrix_from_vector(unit[4:])
         rotated = rotation @ first_moment
-        shifted = (rotation @ inertia @ rotation.T + 2.0 * (translation @ rotated) * np.eye(3)
-                   - np.outer(rotated, translation) - np.outer(translation, rotated)
-                   + mass * (translation @ translation * np.eye(3) - np.outer(translation, translation)))
-        columns.append(np.concatenate([[mass], rotated + mass * translation, vector_from_matrix(shifted)]))
+        shifted = (
+            rotation @ inertia @ rotation.T
+            + 2.0 * (translation @ rotated) * np.eye(3)
+            - np.outer(rotated, translation)
+            - np.outer(translation, rotated)
+            + mass * (translation @ translation * np.eye(3) - np.outer(translation, translation))
+        )
+        columns.append(
+            np.concatenate([[mass], rotated + mass * translation, vector_from_matrix(shifted)])
+        )
     return np.column_stack(columns)
 
 
-def payload_regressor(robot: RobotModel, payload_link: str, positions: np.ndarray, velocities: np.ndarray,
-                      accelerations: np.ndarray) -> np.ndarray:
+def payload_regressor(
+    robot: RobotModel,
+    payload_link: str,
+    positions: np.ndarray,
+    velocities: np.ndarray,
+    accelerations: np.ndarray,
+) -> np.ndarray:
     """(N·n, 10): joint torques [N·m] per unit payload parameter in the ``payload_link`` frame.
 
     Arrays (N, n) in ``robot.joint_names`` order [rad, rad/s, rad/s²]; rows sample-major as in
@@ -47,7 +59,7 @@ def payload_regressor(robot: RobotModel, payload_link: str, positions: np.ndarra
     """
     body, placement = regressor.body_index(robot, payload_link)
     stacked = regressor.stacked_regressor(robot, positions, velocities, accelerations)
-    return stacked[:, 10 * body:10 * body + 10] @ payload_parameter_map(placement)
+    return stacked[:, 10 * body : 10 * body + 10] @ payload_parameter_map(placement)
 
 
 def nominal_body_parameters(robot: RobotModel) -> np.ndarray:
@@ -57,15 +69,19 @@ def nominal_body_parameters(robot: RobotModel) -> np.ndarray:
     if robot.payload is not None:
         link, payload = robot.payload
         body, placement = regressor.body_index(robot, link)
-        parameters[10 * body:10 * body + 10] -= payload_parameter_map(placement) @ payload.pinocchio_vector()
+        parameters[10 * body : 10 * body + 10] -= (
+            payload_parameter_map(placement) @ payload.pinocchio_vector()
+        )
     return parameters
 
 
 def rows_and_body_residual(robot, payload_link, sample, body) -> tuple:
     """Payload regressor rows (N·n, 10) and τ_measured − Y π_body (N·n,) [N·m] of the samples."""
-    stacked = regressor.stacked_regressor(robot, sample.positions, sample.velocities, sample.accelerations)
+    stacked = regressor.stacked_regressor(
+        robot, sample.positions, sample.velocities, sample.accelerations
+    )
     index, placement = regressor.body_index(robot, payload_link)
-    rows = stacked[:, 10 * index:10 * index + 10] @ payload_parameter_map(placement)
+    rows = stacked[:, 10 * index : 10 * index + 10] @ payload_parameter_map(placement)
     return rows, sample.efforts.reshape(-1) - stacked @ body
 
 
@@ -77,4 +93,6 @@ def matrix_from_vector(values: np.ndarray) -> np.ndarray:
 
 def vector_from_matrix(matrix: np.ndarray) -> np.ndarray:
     """pinocchio's [Ixx, Ixy, Iyy, Ixz, Iyz, Izz] from a symmetric 3×3 tensor."""
-    return np.array([matrix[0, 0], matrix[0, 1], matrix[1, 1], matrix[0, 2], matrix[1, 2], matrix[2, 2]])
+    return np.array(
+        [matrix[0, 0], matrix[0, 1], matrix[1, 1], matrix[0, 2], matrix[1, 2], matrix[2, 2]]
+    )

@@ -6,6 +6,7 @@
 [kg], CoM [m] and inertia about the CoM [kg·m²] (payload link frame) with 1σ standard
 deviations, propagated by the delta method.
 """
+
 from __future__ import annotations
 
 import math
@@ -19,14 +20,32 @@ from robot_dynamics.core.errors import NoPayloadDetected
 from robot_dynamics.core.identification.payload_regressor import matrix_from_vector
 from robot_dynamics.core.model.inertia import InertialParameters
 
-
 INERTIA_KEYS = ('ixx', 'ixy', 'ixz', 'iyy', 'iyz', 'izz')
 
-REPORT_KEYS = ('success', 'reason', 'mode', 'payload_link', 'used_baseline', 'baseline_coverage', 'used_duration',
-               'mass', 'mass_std', 'com', 'com_std',
-               'inertia', 'inertia_std', 'condition_number', 'min_normalized_singular_value',
-               'residual_rms_before', 'residual_rms_after', 'payload_torque_rms', 'samples', 'feasible',
-               'warnings', 'solve_time')
+REPORT_KEYS = (
+    'success',
+    'reason',
+    'mode',
+    'payload_link',
+    'used_baseline',
+    'baseline_coverage',
+    'used_duration',
+    'mass',
+    'mass_std',
+    'com',
+    'com_std',
+    'inertia',
+    'inertia_std',
+    'condition_number',
+    'min_normalized_singular_value',
+    'residual_rms_before',
+    'residual_rms_after',
+    'payload_torque_rms',
+    'samples',
+    'feasible',
+    'warnings',
+    'solve_time',
+)
 
 DETECTION_SIGMAS = 3.0
 """A fitted mass below this many standard deviations cannot be told apart from no payload:
@@ -73,9 +92,16 @@ class PayloadOptions:
     body_com_uncertainty: float = 0.005
 
     def __post_init__(self):
-        positive = ('cutoff_hz', 'min_samples', 'max_condition_number', 'residual_ratio_limit',
-                    'residual_ratio_warning', 'static_velocity_threshold', 'min_static_duration',
-                    'baseline_position_tolerance')
+        positive = (
+            'cutoff_hz',
+            'min_samples',
+            'max_condition_number',
+            'residual_ratio_limit',
+            'residual_ratio_warning',
+            'static_velocity_threshold',
+            'min_static_duration',
+            'baseline_position_tolerance',
+        )
         for name in positive:
             value = getattr(self, name)
             if not (isinstance(value, numbers.Real) and math.isfinite(value) and value > 0):
@@ -83,9 +109,15 @@ class PayloadOptions:
         for name in ('body_mass_uncertainty', 'body_com_uncertainty'):
             value = getattr(self, name)
             if not (math.isfinite(value) and value >= 0):
-                raise ValueError(f'payload option {name} must be a non-negative number, got {value!r}')
-        if self.effort_noise is not None and not (math.isfinite(self.effort_noise) and self.effort_noise > 0):
-            raise ValueError(f'payload option effort_noise must be positive or None, got {self.effort_noise!r}')
+                raise ValueError(
+                    f'payload option {name} must be a non-negative number, got {value!r}'
+                )
+        if self.effort_noise is not None and not (
+            math.isfinite(self.effort_noise) and self.effort_noise > 0
+        ):
+            raise ValueError(
+                f'payload option effort_noise must be positive or None, got {self.effort_noise!r}'
+            )
 
 
 @dataclass
@@ -138,19 +170,29 @@ class PayloadReport:
     def summary(self) -> str:
         """One short operator line (the Trigger response message)."""
         if not self.success:
-            told = self.baseline_coverage is None or coverage_words(self.baseline_coverage) in self.reason
-            return f'payload not identified: {self.reason}' + ('' if told else f' ({self.stretch_text()})')
+            told = (
+                self.baseline_coverage is None
+                or coverage_words(self.baseline_coverage) in self.reason
+            )
+            return f'payload not identified: {self.reason}' + (
+                '' if told else f' ({self.stretch_text()})'
+            )
         digits = _decimals(self.mass_std, 3)
         com_digits = _decimals(1e3 * max(self.com_std), 1)
         com = ', '.join(f'{1e3 * c:.{com_digits}f}' for c in self.com)
         com_std = max(self.com_std) * 1e3
-        text = (f'payload {self.mass:.{digits}f} ± {self.mass_std:.{digits}f} kg, CoM [{com}] ± '
-                f'{com_std:.{com_digits}f} mm '
-                f'in {self.payload_link} ({self.mode}, {self.stretch_text()})')
-        return text + (f'; {len(self.warnings)} warning(s), see the report' if self.warnings else '')
+        text = (
+            f'payload {self.mass:.{digits}f} ± {self.mass_std:.{digits}f} kg, CoM [{com}] ± '
+            f'{com_std:.{com_digits}f} mm in {self.payload_link} ({self.mode}, '
+            f'{self.stretch_text()})'
+        )
+        return text + (
+            f'; {len(self.warnings)} warning(s), see the report' if self.warnings else ''
+        )
 
     def stretch_text(self) -> str:
-        """'with baseline covering 70 % of the payload recording, 13.6 s used' (or '19.6 s used')."""
+        """'with baseline covering 70 % of the payload recording, 13.6 s used' (or '19.6 s
+        used')."""
         used = f'{self.used_duration:.1f} s used' if self.used_duration is not None else ''
         if self.baseline_coverage is None:
             return used or ('with baseline' if self.used_baseline else 'no baseline')
@@ -178,10 +220,13 @@ def fill_estimate(report: PayloadReport, parameters: np.ndarray, covariance: np.
     mass_std = float(math.sqrt(covariance[0, 0]))
     if not mass > DETECTION_SIGMAS * mass_std:
         raise NoPayloadDetected(
-            mass, mass_std, f'no payload is detectable in this data: the fitted mass is {mass:.4f} ± '
-            f'{mass_std:.4f} kg, within {DETECTION_SIGMAS:g}σ of zero, so there is no centre of mass to report (a payload lighter than '
-            f'{DETECTION_SIGMAS * mass_std:.3f} kg cannot be told apart from none with this motion: record a longer '
-            'motion or a baseline)')
+            mass,
+            mass_std,
+            f'no payload is detectable in this data: the fitted mass is {mass:.4f} ± '
+            f'{mass_std:.4f} kg, within {DETECTION_SIGMAS:g}σ of zero, so there is no centre of '
+            f'mass to report (a payload lighter than {DETECTION_SIGMAS * mass_std:.3f} kg cannot '
+            'be told apart from none with this motion: record a longer motion or a baseline)',
+        )
     com = first_moment / mass
     jacobian = np.zeros((3, 4))
     jacobian[:, 0] = -com / mass
@@ -195,11 +240,14 @@ def fill_estimate(report: PayloadReport, parameters: np.ndarray, covariance: np.
     inertia_com, inertia_jacobian = _inertia_about_com(parameters)
     inertia_covariance = inertia_jacobian @ covariance @ inertia_jacobian.T
     report.inertia = dict(zip(INERTIA_KEYS, (float(v) for v in inertia_com)))
-    report.inertia_std = dict(zip(INERTIA_KEYS, (float(v) for v in np.sqrt(np.diag(inertia_covariance)))))
+    report.inertia_std = dict(
+        zip(INERTIA_KEYS, (float(v) for v in np.sqrt(np.diag(inertia_covariance))))
+    )
 
 
 def _inertia_about_com(parameters: np.ndarray) -> tuple:
-    """I_C = Ī − (|h|²1 − h hᵀ)/m as the INERTIA_KEYS 6-vector, and its 6×10 Jacobian (delta method)."""
+    """I_C = Ī − (|h|²1 − h hᵀ)/m as the INERTIA_KEYS 6-vector, and its 6×10 Jacobian (delta
+    method)."""
     mass, first_moment = parameters[0], parameters[1:4]
     key_index = [(0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2)]
 
@@ -209,10 +257,14 @@ def _inertia_about_com(parameters: np.ndarray) -> tuple:
     shift = first_moment @ first_moment * np.eye(3) - np.outer(first_moment, first_moment)
     value = entries(matrix_from_vector(parameters[4:]) - shift / mass)
     jacobian = np.zeros((6, 10))
-    jacobian[:, 0] = entries(shift / mass ** 2)
+    jacobian[:, 0] = entries(shift / mass**2)
     for k in range(3):
         unit = np.eye(3)[k]
-        derivative = 2 * first_moment[k] * np.eye(3) - np.outer(unit, first_moment) - np.outer(first_moment, unit)
+        derivative = (
+            2 * first_moment[k] * np.eye(3)
+            - np.outer(unit, first_moment)
+            - np.outer(first_moment, unit)
+        )
         jacobian[:, 1 + k] = -entries(derivative) / mass
     for k in range(6):
         unit = np.zeros(6)
@@ -222,9 +274,13 @@ def _inertia_about_com(parameters: np.ndarray) -> tuple:
 
 
 def _matrix_from_keys(inertia: dict) -> np.ndarray:
-    return np.array([[inertia['ixx'], inertia['ixy'], inertia['ixz']],
-                     [inertia['ixy'], inertia['iyy'], inertia['iyz']],
-                     [inertia['ixz'], inertia['iyz'], inertia['izz']]])
+    return np.array(
+        [
+            [inertia['ixx'], inertia['ixy'], inertia['ixz']],
+            [inertia['ixy'], inertia['iyy'], inertia['iyz']],
+            [inertia['ixz'], inertia['iyz'], inertia['izz']],
+        ]
+    )
 
 
 def seconds_text(duration: float) -> str:

@@ -1,6 +1,7 @@
 """The fit samples of a payload identification: filtered data with the body's torque removed.
 
-Each recording goes through :func:`robot_dynamics.core.identification.recording.prepare_for_identification`
+Each recording goes through
+:func:`robot_dynamics.core.identification.recording.prepare_for_identification`
 (uniform grid, zero-phase Butterworth on velocities and efforts alike, q̈ by central
 differences); the fit then uses one sample every 1/(4·cutoff) s, since the filtered signals
 carry nothing faster, and only stationary samples when the data are static poses. The body's
@@ -8,6 +9,7 @@ own torque is removed by its URDF parameters and, with a baseline, by also subtr
 aligned baseline's own URDF residual (aligned differencing), on the stretch of the payload
 recording the baseline covers. Units: SI (s, rad, N·m).
 """
+
 from __future__ import annotations
 
 import math
@@ -16,18 +18,30 @@ from dataclasses import dataclass
 import numpy as np
 
 from robot_dynamics.core.errors import PayloadIdentificationRefused
-from robot_dynamics.core.identification.payload_alignment import (aligned_baseline, covered_by, interpolated,
-                                                                  time_shift)
-from robot_dynamics.core.identification.payload_regressor import nominal_body_parameters, rows_and_body_residual
+from robot_dynamics.core.identification.payload_alignment import (
+    aligned_baseline,
+    covered_by,
+    interpolated,
+    time_shift,
+)
+from robot_dynamics.core.identification.payload_regressor import (
+    nominal_body_parameters,
+    rows_and_body_residual,
+)
 from robot_dynamics.core.identification.payload_report import PayloadOptions
-from robot_dynamics.core.identification.recording import (PreparedData, RecordingError, clean_recording,
-                                                          prepare_for_identification)
-
+from robot_dynamics.core.identification.recording import (
+    PreparedData,
+    RecordingError,
+    clean_recording,
+    prepare_for_identification,
+)
 
 STATIC_FRACTION = 0.5
 """A recording is *static* when at least this fraction of its samples is stationary."""
 
-_FIT_SAMPLES_PER_CUTOFF = 4.0  # fit samples per 1/cutoff s: the filtered signals carry nothing faster
+_FIT_SAMPLES_PER_CUTOFF = (
+    4.0  # fit samples per 1/cutoff s: the filtered signals carry nothing faster
+)
 _STATIC_EDGE = 0.1  # [s] left out at each end of a stationary stretch
 _EDGE_PERIODS = 2.0  # filter transients last about two cutoff periods when a segment starts moving
 
@@ -88,8 +102,10 @@ def fit_data(robot, recording, payload_link, baseline, options, report) -> FitDa
     report.used_duration = float(covered.sum() * prepared.period)
     if not covered.any():
         raise PayloadIdentificationRefused(
-            'the baseline and the payload recording share no stretch of motion after aligning them in time: '
-            'record the baseline with the same motion, overlapping the payload recording')
+            'the baseline and the payload recording share no stretch of motion after aligning '
+            'them in time: record the baseline with the same motion, overlapping the payload '
+            'recording'
+        )
     stretch = _shared_stretch(prepared, covered, options, baseline is not None)
     body = nominal_body_parameters(robot)
     sample = prepared.rows(stretch.used)
@@ -107,8 +123,12 @@ def _shared_stretch(prepared, covered, options, with_baseline) -> SharedStretch:
     static) and those inside the covered part."""
     stationary = _stationary_mask(prepared, options)
     static = bool(stationary[covered].mean() >= STATIC_FRACTION)
-    candidates = _fit_rows(prepared, stationary if static else np.ones(len(prepared.time), bool), options)
-    return SharedStretch(prepared, covered, candidates, candidates[covered[candidates]], static, with_baseline)
+    candidates = _fit_rows(
+        prepared, stationary if static else np.ones(len(prepared.time), bool), options
+    )
+    return SharedStretch(
+        prepared, covered, candidates, candidates[covered[candidates]], static, with_baseline
+    )
 
 
 def _prepared(recording, options, label):
@@ -116,15 +136,20 @@ def _prepared(recording, options, label):
     try:
         cleaned, cleaning = clean_recording(recording)
         period = min(cleaning.median_period, 0.2 / options.cutoff_hz)
-        prepared = prepare_for_identification(cleaned, period=period, cutoff_hz=options.cutoff_hz,
-                                              edge_trim=_EDGE_PERIODS / options.cutoff_hz)
+        prepared = prepare_for_identification(
+            cleaned,
+            period=period,
+            cutoff_hz=options.cutoff_hz,
+            edge_trim=_EDGE_PERIODS / options.cutoff_hz,
+        )
     except RecordingError as error:
         raise PayloadIdentificationRefused(f'{label} has too few usable samples: {error}') from None
     nyquist = 0.5 / cleaning.median_period
     if nyquist < 2.0 * options.cutoff_hz:
         raise PayloadIdentificationRefused(
-            f'{label} is sampled at {2 * nyquist:.0f} Hz, too slowly for the {options.cutoff_hz:g} Hz filter: '
-            f'record at {4 * options.cutoff_hz:.0f} Hz or more, or lower the cutoff')
+            f'{label} is sampled at {2 * nyquist:.0f} Hz, too slowly for the {options.cutoff_hz:g} '
+            f'Hz filter: record at {4 * options.cutoff_hz:.0f} Hz or more, or lower the cutoff'
+        )
     if options.effort_noise is not None:
         sample_noise = options.effort_noise
     else:
@@ -143,7 +168,7 @@ def _stationary_mask(prepared: PreparedData, options: PayloadOptions) -> np.ndar
     for start, stop in prepared.segments:
         for run_start, run_stop in _runs(still[start:stop]):
             if run_stop - run_start >= shortest:
-                mask[start + run_start + edge:start + run_stop - edge] = True
+                mask[start + run_start + edge : start + run_stop - edge] = True
     return mask
 
 

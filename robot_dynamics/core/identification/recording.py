@@ -11,6 +11,7 @@ they stay time-aligned on both sides of τ = Y π) and differentiates the filter
 Units: time in s; positions rad (m for prismatic joints); velocities rad/s (m/s);
 accelerations rad/s² (m/s²); efforts N·m (N), the measured joint torque.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -49,8 +50,10 @@ class Recording:
             if values.ndim == 1 and width == 1:
                 values = values.reshape(-1, 1)
             if values.shape != (count, width):
-                raise RecordingError(f'{label} has shape {values.shape}, expected ({count}, {width}) '
-                                     f'for {count} samples of joints {list(self.joint_names)}')
+                raise RecordingError(
+                    f'{label} has shape {values.shape}, expected ({count}, {width}) for {count} '
+                    f'samples of joints {list(self.joint_names)}'
+                )
             setattr(self, label, values)
         if len(set(self.joint_names)) != width:
             raise RecordingError(f'joint names repeat: {list(self.joint_names)}')
@@ -69,17 +72,28 @@ class Recording:
         index = {name: i for i, name in enumerate(self.joint_names)}
         missing = [name for name in names if name not in index]
         if missing:
-            raise RecordingError(f'recording has no data for joints {missing} '
-                                 f'(it has {list(self.joint_names)})')
+            raise RecordingError(
+                f'recording has no data for joints {missing} (it has {list(self.joint_names)})'
+            )
         columns = [index[name] for name in names]
-        return Recording(self.time.copy(), self.positions[:, columns], self.velocities[:, columns],
-                         self.efforts[:, columns], tuple(names))
+        return Recording(
+            self.time.copy(),
+            self.positions[:, columns],
+            self.velocities[:, columns],
+            self.efforts[:, columns],
+            tuple(names),
+        )
 
     def slice_time(self, start: float, stop: float) -> 'Recording':
         """Samples with ``start <= time < stop`` [s]."""
         keep = (self.time >= start) & (self.time < stop)
-        return Recording(self.time[keep], self.positions[keep], self.velocities[keep], self.efforts[keep],
-                         self.joint_names)
+        return Recording(
+            self.time[keep],
+            self.positions[keep],
+            self.velocities[keep],
+            self.efforts[keep],
+            self.joint_names,
+        )
 
     def __repr__(self) -> str:
         span = f'{self.time[0]:.3f}..{self.time[-1]:.3f} s' if len(self.time) else 'empty'
@@ -105,9 +119,12 @@ class CleaningReport:
     non_finite_removed: int = 0
 
     def __str__(self) -> str:
-        return (f'{self.duplicates_removed} repeated rows and {self.non_finite_removed} non-finite rows removed; '
-                f'median period {self.median_period * 1e3:.3f} ms, jitter {self.jitter_rms * 1e3:.3f} ms RMS, '
-                f'{self.gaps} gaps (longest {self.max_gap * 1e3:.2f} ms)')
+        return (
+            f'{self.duplicates_removed} repeated rows and {self.non_finite_removed} non-finite '
+            f'rows removed; median period {self.median_period * 1e3:.3f} ms, jitter '
+            f'{self.jitter_rms * 1e3:.3f} ms RMS, {self.gaps} gaps (longest '
+            f'{self.max_gap * 1e3:.2f} ms)'
+        )
 
 
 def clean_recording(rec: Recording) -> tuple:
@@ -129,26 +146,47 @@ def clean_recording(rec: Recording) -> tuple:
     order = np.argsort(rec.time, kind='stable')
     time, positions = rec.time[order], rec.positions[order]
     velocities, efforts = rec.velocities[order], rec.efforts[order]
-    finite = (np.isfinite(time) & np.all(np.isfinite(positions), axis=1) & np.all(np.isfinite(velocities), axis=1)
-              & np.all(np.isfinite(efforts), axis=1))
-    time, positions, velocities, efforts = time[finite], positions[finite], velocities[finite], efforts[finite]
+    finite = (
+        np.isfinite(time)
+        & np.all(np.isfinite(positions), axis=1)
+        & np.all(np.isfinite(velocities), axis=1)
+        & np.all(np.isfinite(efforts), axis=1)
+    )
+    time, positions, velocities, efforts = (
+        time[finite],
+        positions[finite],
+        velocities[finite],
+        efforts[finite],
+    )
     values = np.hstack([positions, velocities, efforts])
     repeat = np.zeros(len(time), dtype=bool)
     identical = np.all(values[1:] == values[:-1], axis=1)
     moving = np.any(velocities[1:] != 0.0, axis=1)
     repeat[1:] = (identical & moving) | (time[1:] == time[:-1])
     keep = ~repeat
-    time, positions, velocities, efforts = time[keep], positions[keep], velocities[keep], efforts[keep]
+    time, positions, velocities, efforts = (
+        time[keep],
+        positions[keep],
+        velocities[keep],
+        efforts[keep],
+    )
     if len(time) < 2:
-        raise RecordingError(f'only {len(time)} usable samples left after removing repeated and non-finite rows')
+        raise RecordingError(
+            f'only {len(time)} usable samples left after removing repeated and non-finite rows'
+        )
     intervals = np.diff(time)
     median_period = float(np.median(intervals))
     is_gap = intervals > 1.5 * median_period
     regular = intervals[~is_gap]
     jitter = float(np.sqrt(np.mean((regular - median_period) ** 2))) if len(regular) else 0.0
-    report = CleaningReport(duplicates_removed=int(np.count_nonzero(repeat)), gaps=int(np.count_nonzero(is_gap)),
-                            max_gap=float(intervals.max()), median_period=median_period, jitter_rms=jitter,
-                            non_finite_removed=int(np.count_nonzero(~finite)))
+    report = CleaningReport(
+        duplicates_removed=int(np.count_nonzero(repeat)),
+        gaps=int(np.count_nonzero(is_gap)),
+        max_gap=float(intervals.max()),
+        median_period=median_period,
+        jitter_rms=jitter,
+        non_finite_removed=int(np.count_nonzero(~finite)),
+    )
     return Recording(time, positions, velocities, efforts, rec.joint_names), report
 
 
@@ -185,17 +223,34 @@ class PreparedData:
         starts = np.concatenate([[0], breaks]) if len(index) else np.array([], dtype=int)
         stops = np.concatenate([breaks, [len(index)]]) if len(index) else np.array([], dtype=int)
         measured = None if self.measured_efforts is None else self.measured_efforts[index]
-        return PreparedData(self.time[index], self.positions[index], self.velocities[index],
-                            self.accelerations[index], self.efforts[index], self.joint_names, self.period,
-                            self.cutoff_hz, [(int(a), int(b)) for a, b in zip(starts, stops)], measured)
+        return PreparedData(
+            self.time[index],
+            self.positions[index],
+            self.velocities[index],
+            self.accelerations[index],
+            self.efforts[index],
+            self.joint_names,
+            self.period,
+            self.cutoff_hz,
+            [(int(a), int(b)) for a, b in zip(starts, stops)],
+            measured,
+        )
 
     def __repr__(self) -> str:
-        return (f'PreparedData({len(self.time)} samples at {self.period * 1e3:.3g} ms, '
-                f'{len(self.segments)} segments, cutoff {self.cutoff_hz:g} Hz)')
+        return (
+            f'PreparedData({len(self.time)} samples at {self.period * 1e3:.3g} ms, '
+            f'{len(self.segments)} segments, cutoff {self.cutoff_hz:g} Hz)'
+        )
 
 
-def prepare_for_identification(rec: Recording, period: float = 0.001, cutoff_hz: float = 10.0,
-                               max_gap: float = 0.05, order: int = 4, edge_trim: float = 0.05) -> PreparedData:
+def prepare_for_identification(
+    rec: Recording,
+    period: float = 0.001,
+    cutoff_hz: float = 10.0,
+    max_gap: float = 0.05,
+    order: int = 4,
+    edge_trim: float = 0.05,
+) -> PreparedData:
     """Resample, split at gaps, zero-phase filter and differentiate a (cleaned) recording.
 
     * linear interpolation onto a grid of ``period`` [s];
@@ -209,30 +264,60 @@ def prepare_for_identification(rec: Recording, period: float = 0.001, cutoff_hz:
     Raises :class:`RecordingError` when no segment is long enough.
     """
     if not (period > 0.0 and cutoff_hz > 0.0 and cutoff_hz < 0.5 / period):
-        raise RecordingError(f'cutoff {cutoff_hz} Hz must be positive and below the Nyquist frequency '
-                             f'{0.5 / period:g} Hz of the {period} s grid')
+        raise RecordingError(
+            f'cutoff {cutoff_hz} Hz must be positive and below the Nyquist frequency '
+            f'{0.5 / period:g} Hz of the {period} s grid'
+        )
     rec, _ = clean_recording(rec)
     numerator, denominator = signal.butter(order, cutoff_hz, fs=1.0 / period)
     breaks = np.flatnonzero(np.diff(rec.time) > max_gap) + 1
     bounds = zip(np.concatenate([[0], breaks]), np.concatenate([breaks, [len(rec.time)]]))
-    pieces = [piece for start, stop in bounds
-              if (piece := _prepared_segment(rec, start, stop, period, cutoff_hz, numerator, denominator, edge_trim))]
+    pieces = [
+        piece
+        for start, stop in bounds
+        if (
+            piece := _prepared_segment(
+                rec, start, stop, period, cutoff_hz, numerator, denominator, edge_trim
+            )
+        )
+    ]
     if not pieces:
         shortest = max(2 * edge_trim, 3 * max(len(numerator), len(denominator)) * period)
-        raise RecordingError(f'no continuous segment of the recording is long enough to filter '
-                             f'(need more than {shortest:.3f} s without a gap over {max_gap} s)')
+        raise RecordingError(
+            'no continuous segment of the recording is long enough to filter (need more than '
+            f'{shortest:.3f} s without a gap over {max_gap} s)'
+        )
     segments, start = [], 0
     for piece in pieces:
         segments.append((start, start + len(piece[0])))
         start += len(piece[0])
     columns = [np.concatenate([piece[k] for piece in pieces]) for k in range(6)]
-    return PreparedData(columns[0], columns[1], columns[2], columns[3], columns[4], rec.joint_names, period,
-                        cutoff_hz, segments, columns[5])
+    return PreparedData(
+        columns[0],
+        columns[1],
+        columns[2],
+        columns[3],
+        columns[4],
+        rec.joint_names,
+        period,
+        cutoff_hz,
+        segments,
+        columns[5],
+    )
 
 
-def _prepared_segment(rec: Recording, start: int, stop: int, period: float, cutoff_hz: float,
-                      numerator: np.ndarray, denominator: np.ndarray, edge_trim: float):
-    """(time, q, dq, ddq, filtered tau, unfiltered tau) of one gap-free stretch, or None when too short."""
+def _prepared_segment(
+    rec: Recording,
+    start: int,
+    stop: int,
+    period: float,
+    cutoff_hz: float,
+    numerator: np.ndarray,
+    denominator: np.ndarray,
+    edge_trim: float,
+):
+    """(time, q, dq, ddq, filtered tau, unfiltered tau) of one gap-free stretch, or None when too
+    short."""
     time = rec.time[start:stop]
     grid = np.arange(time[0], time[-1] + 0.5 * period, period)
     grid = grid[grid <= time[-1]]
@@ -240,19 +325,32 @@ def _prepared_segment(rec: Recording, start: int, stop: int, period: float, cuto
     padding = 3 * max(len(numerator), len(denominator))
     if len(grid) <= max(padding, 2 * trim + 2):
         return None
-    resampled = [np.column_stack([np.interp(grid, time, values[start:stop, j]) for j in range(values.shape[1])])
-                 for values in (rec.positions, rec.velocities, rec.efforts)]
+    resampled = [
+        np.column_stack(
+            [np.interp(grid, time, values[start:stop, j]) for j in range(values.shape[1])]
+        )
+        for values in (rec.positions, rec.velocities, rec.efforts)
+    ]
     pad = min(len(grid) - 1, max(padding, int(round(3.0 / (cutoff_hz * period)))))
     window = min(len(grid), max(2, int(round(0.5 / (cutoff_hz * period)))))
-    positions, velocities, efforts = (_zero_phase(numerator, denominator, values, pad, window)
-                                      for values in resampled)
+    positions, velocities, efforts = (
+        _zero_phase(numerator, denominator, values, pad, window) for values in resampled
+    )
     accelerations = np.gradient(velocities, period, axis=0)
     keep = slice(trim, len(grid) - trim)
-    return grid[keep], positions[keep], velocities[keep], accelerations[keep], efforts[keep], resampled[2][keep]
+    return (
+        grid[keep],
+        positions[keep],
+        velocities[keep],
+        accelerations[keep],
+        efforts[keep],
+        resampled[2][keep],
+    )
 
 
-def _zero_phase(numerator: np.ndarray, denominator: np.ndarray, values: np.ndarray, pad: int,
-                window: int) -> np.ndarray:
+def _zero_phase(
+    numerator: np.ndarray, denominator: np.ndarray, values: np.ndarray, pad: int, window: int
+) -> np.ndarray:
     """filtfilt along axis 0 with ``pad`` samples of odd extension at each end.
 
     The extension reflects about a straight-line fit of the first / last ``window`` samples
@@ -263,5 +361,9 @@ def _zero_phase(numerator: np.ndarray, denominator: np.ndarray, values: np.ndarr
     design = np.column_stack([np.ones(window), np.arange(window)])
     head = np.linalg.lstsq(design, values[:window], rcond=None)[0][0]
     tail = np.linalg.lstsq(design, values[::-1][:window], rcond=None)[0][0]
-    padded = np.concatenate([2.0 * head - values[pad:0:-1], values, 2.0 * tail - values[-2:-pad - 2:-1]])
-    return signal.filtfilt(numerator, denominator, padded, axis=0, padlen=0)[pad:pad + len(values)]
+    padded = np.concatenate(
+        [2.0 * head - values[pad:0:-1], values, 2.0 * tail - values[-2 : -pad - 2 : -1]]
+    )
+    return signal.filtfilt(numerator, denominator, padded, axis=0, padlen=0)[
+        pad : pad + len(values)
+    ]

@@ -5,7 +5,8 @@ Formats:
 * CSV: header ``time``, then per joint ``<joint>/position``, ``<joint>/velocity``,
   ``<joint>/effort``; one row per sample; time in s, SI values (rad, rad/s, N·m).
   Efforts that are motor currents or motor-side torques are turned into joint torques by an
-  :class:`~robot_dynamics.core.streams.effort_model.EffortModel` (``read_recording(effort_model=...)``).
+  :class:`~robot_dynamics.core.streams.effort_model.EffortModel`
+  (``read_recording(effort_model=...)``).
 * rosbag2 (sqlite3 or mcap storage, read with the ``rosbags`` library, no ROS needed):
   ``sensor_msgs/JointState`` messages, merged by joint name like the live node (several
   drivers may each publish a subset); the stamp is the header stamp (the bag receive time
@@ -15,6 +16,7 @@ Formats:
 * The whitespace format of the Gaz et al. 2019 Panda data (``exciting_traj_*.txt``: one
   number per line, 7 lines per sample).
 """
+
 from __future__ import annotations
 
 import csv
@@ -26,15 +28,19 @@ from typing import TYPE_CHECKING, Optional, Sequence
 import numpy as np
 
 from robot_dynamics.core.errors import JointStateError
-from robot_dynamics.core.streams.joint_states import JointStateMerger
 from robot_dynamics.core.identification.recording import Recording, RecordingError
+from robot_dynamics.core.streams.joint_states import JointStateMerger
 
 if TYPE_CHECKING:
     from robot_dynamics.core.streams.effort_model import EffortModel
 
 _FIELDS = ('position', 'velocity', 'effort')
-_PANDA_FILES = ('exciting_traj_time.txt', 'exciting_traj_positions.txt', 'exciting_traj_velocity.txt',
-                'exciting_traj_torques.txt')
+_PANDA_FILES = (
+    'exciting_traj_time.txt',
+    'exciting_traj_positions.txt',
+    'exciting_traj_velocity.txt',
+    'exciting_traj_torques.txt',
+)
 PANDA_JOINT_NAMES = tuple(f'panda_joint{i}' for i in range(1, 8))
 _BAG_SUFFIXES = ('.mcap', '.db3')
 
@@ -47,7 +53,8 @@ class BagRecording(Recording):
     :class:`~robot_dynamics.core.streams.joint_states.JointStateMerger` refused, per reason (keys of
     ``joint_states.REJECTION_REASONS``: ``'non_finite'``, ``'out_of_range'``,
     ``'out_of_order'``, ``'bad_stamp'``...). A refused message adds no row, so
-    :func:`~robot_dynamics.core.identification.recording.clean_recording` never sees it: these counts are the
+    :func:`~robot_dynamics.core.identification.recording.clean_recording` never sees it: these
+    counts are the
     only trace of it. (:meth:`select_joints` returns a plain Recording without them.)
     """
 
@@ -55,14 +62,17 @@ class BagRecording(Recording):
     rejected: dict = field(default_factory=dict)
 
     def rejection_summary(self) -> str:
-        """'' when every message was taken, else e.g. '10 of 100 messages rejected (non_finite: 10)'."""
+        """'' when every message was taken, else e.g. '10 of 100 messages rejected (non_finite:
+        10)'."""
         return _rejections(self.rejected, self.messages) if self.rejected else ''
 
 
 def _rejections(rejected: dict, messages: int) -> str:
     """E.g. '10 of 100 messages rejected (non_finite: 10)'; the reasons in alphabetical order."""
     reasons = ', '.join(f'{reason}: {count}' for reason, count in sorted(rejected.items()))
-    return f'{sum(rejected.values())} of {messages} messages rejected' + (f' ({reasons})' if reasons else '')
+    return f'{sum(rejected.values())} of {messages} messages rejected' + (
+        f' ({reasons})' if reasons else ''
+    )
 
 
 def read_csv(path, joint_names: Optional[Sequence[str]] = None) -> Recording:
@@ -93,30 +103,40 @@ def read_csv(path, joint_names: Optional[Sequence[str]] = None) -> Recording:
     for column in header[1:]:
         joint, _, kind = column.rpartition('/')
         if kind not in _FIELDS or not joint:
-            raise RecordingError(f'CSV recording {path}: column "{column}" is not <joint>/position|velocity|effort')
+            raise RecordingError(
+                f'CSV recording {path}: column "{column}" is not <joint>/position|velocity|effort'
+            )
         if joint not in names:
             names.append(joint)
     index = {column: i for i, column in enumerate(header)}
-    missing = [f'{joint}/{kind}' for joint in names for kind in _FIELDS if f'{joint}/{kind}' not in index]
+    missing = [
+        f'{joint}/{kind}' for joint in names for kind in _FIELDS if f'{joint}/{kind}' not in index
+    ]
     if missing:
         raise RecordingError(f'CSV recording {path} lacks columns {missing}')
     for line, row in enumerate(rows[1:], start=2):
         if row and len(row) != len(header):
-            raise RecordingError(f'CSV recording {path}: line {line} has {len(row)} values, '
-                                 f'the header {len(header)} columns')
+            raise RecordingError(
+                f'CSV recording {path}: line {line} has {len(row)} values, the header '
+                f'{len(header)} columns'
+            )
     try:
         table = np.array([[float(cell) for cell in row] for row in rows[1:] if row], dtype=float)
     except ValueError as error:
         raise RecordingError(f'CSV recording {path}: {error}') from None
     columns = {kind: table[:, [index[f'{joint}/{kind}'] for joint in names]] for kind in _FIELDS}
-    recording = Recording(table[:, 0], columns['position'], columns['velocity'], columns['effort'], tuple(names))
+    recording = Recording(
+        table[:, 0], columns['position'], columns['velocity'], columns['effort'], tuple(names)
+    )
     return recording.select_joints(joint_names) if joint_names is not None else recording
 
 
 def write_csv(path, rec: Recording) -> None:
     """Write ``rec`` in the CSV layout above (full float precision)."""
     header = ['time'] + [f'{joint}/{kind}' for joint in rec.joint_names for kind in _FIELDS]
-    interleaved = np.stack([rec.positions, rec.velocities, rec.efforts], axis=2).reshape(len(rec.time), -1)
+    interleaved = np.stack([rec.positions, rec.velocities, rec.efforts], axis=2).reshape(
+        len(rec.time), -1
+    )
     with Path(path).open('w', newline='', encoding='utf-8') as handle:
         writer = csv.writer(handle)
         writer.writerow(header)
@@ -126,10 +146,13 @@ def write_csv(path, rec: Recording) -> None:
 
 def _typestore():
     from rosbags.typesys import Stores, get_typestore
+
     return get_typestore(Stores.LATEST)
 
 
-def read_rosbag(path, topic: str = '/joint_states', joint_names: Optional[Sequence[str]] = None) -> BagRecording:
+def read_rosbag(
+    path, topic: str = '/joint_states', joint_names: Optional[Sequence[str]] = None
+) -> BagRecording:
     """Read ``sensor_msgs/JointState`` messages of ``topic`` from a rosbag2 (directory, or a
     single .mcap / .db3 file) into a Recording.
 
@@ -161,12 +184,21 @@ def _joint_state_messages(path: Path, topic: str) -> list:
                 raise RecordingError(f'bag {path} has no topic "{topic}" (topics: {topics})')
             wrong = [c.msgtype for c in connections if c.msgtype != 'sensor_msgs/msg/JointState']
             if wrong:
-                raise RecordingError(f'topic "{topic}" in bag {path} carries {wrong[0]}, not sensor_msgs/JointState')
+                raise RecordingError(
+                    f'topic "{topic}" in bag {path} carries {wrong[0]}, not sensor_msgs/JointState'
+                )
             for connection, receive_time, raw in reader.messages(connections=connections):
                 message = typestore.deserialize_cdr(raw, connection.msgtype)
                 stamp = message.header.stamp.sec + 1e-9 * message.header.stamp.nanosec
-                messages.append((tuple(message.name), np.asarray(message.position), np.asarray(message.velocity),
-                                 np.asarray(message.effort), stamp if stamp > 0.0 else 1e-9 * receive_time))
+                messages.append(
+                    (
+                        tuple(message.name),
+                        np.asarray(message.position),
+                        np.asarray(message.velocity),
+                        np.asarray(message.effort),
+                        stamp if stamp > 0.0 else 1e-9 * receive_time,
+                    )
+                )
     except RecordingError:
         raise
     except Exception as error:  # rosbags raises several unrelated types for corrupt bags
@@ -188,11 +220,19 @@ def _merged_recording(messages: list, joint_names: tuple, source: str) -> BagRec
     if not rows:
         seen = np.isfinite(merger.stamps).all(axis=0)
         lacking = [name for name, ok in zip(joint_names, seen) if not ok]
-        raise RecordingError(f'{source}: joints {lacking} never got position, velocity and effort; '
-                             f'{_rejections(rejected, len(messages))}')
-    return BagRecording(np.array([r[0] for r in rows]), np.array([r[1] for r in rows]),
-                        np.array([r[2] for r in rows]), np.array([r[3] for r in rows]), joint_names,
-                        messages=len(messages), rejected=dict(rejected))
+        raise RecordingError(
+            f'{source}: joints {lacking} never got position, velocity and effort; '
+            f'{_rejections(rejected, len(messages))}'
+        )
+    return BagRecording(
+        np.array([r[0] for r in rows]),
+        np.array([r[1] for r in rows]),
+        np.array([r[2] for r in rows]),
+        np.array([r[3] for r in rows]),
+        joint_names,
+        messages=len(messages),
+        rejected=dict(rejected),
+    )
 
 
 def _every_joint_seen(merger: JointStateMerger) -> bool:
@@ -200,7 +240,9 @@ def _every_joint_seen(merger: JointStateMerger) -> bool:
     return bool(np.isfinite(merger.stamps).all())
 
 
-def write_rosbag(path, rec: Recording, topic: str = '/joint_states', storage: str = 'sqlite3') -> None:
+def write_rosbag(
+    path, rec: Recording, topic: str = '/joint_states', storage: str = 'sqlite3'
+) -> None:
     """Write ``rec`` as ``sensor_msgs/JointState`` messages into a new rosbag2 directory.
 
     ``storage`` is ``'sqlite3'`` or ``'mcap'``; the header stamp and bag time are ``rec.time``.
@@ -212,16 +254,27 @@ def write_rosbag(path, rec: Recording, topic: str = '/joint_states', storage: st
         raise RecordingError(f"storage must be 'sqlite3' or 'mcap', got {storage!r}")
     typestore = _typestore()
     joint_state = typestore.types['sensor_msgs/msg/JointState']
-    header, stamp_type = typestore.types['std_msgs/msg/Header'], typestore.types['builtin_interfaces/msg/Time']
+    header, stamp_type = (
+        typestore.types['std_msgs/msg/Header'],
+        typestore.types['builtin_interfaces/msg/Time'],
+    )
     with Writer(Path(path), version=9, storage_plugin=plugins[storage]) as writer:
         connection = writer.add_connection(topic, joint_state.__msgtype__, typestore=typestore)
         for k, stamp in enumerate(rec.time):
             nanoseconds = int(round(float(stamp) * 1e9))
             message = joint_state(
-                header=header(stamp=stamp_type(sec=nanoseconds // 10**9, nanosec=nanoseconds % 10**9), frame_id=''),
-                name=list(rec.joint_names), position=rec.positions[k].astype(float),
-                velocity=rec.velocities[k].astype(float), effort=rec.efforts[k].astype(float))
-            writer.write(connection, nanoseconds, typestore.serialize_cdr(message, joint_state.__msgtype__))
+                header=header(
+                    stamp=stamp_type(sec=nanoseconds // 10**9, nanosec=nanoseconds % 10**9),
+                    frame_id='',
+                ),
+                name=list(rec.joint_names),
+                position=rec.positions[k].astype(float),
+                velocity=rec.velocities[k].astype(float),
+                effort=rec.efforts[k].astype(float),
+            )
+            writer.write(
+                connection, nanoseconds, typestore.serialize_cdr(message, joint_state.__msgtype__)
+            )
 
 
 def read_panda_gaz2019(folder) -> Recording:
@@ -238,7 +291,9 @@ def read_panda_gaz2019(folder) -> Recording:
     for name in _PANDA_FILES[1:]:
         values = _load_numbers(folder / name)
         if values.size != 7 * time.size:
-            raise RecordingError(f'{folder / name} has {values.size} numbers, expected 7 × {time.size}')
+            raise RecordingError(
+                f'{folder / name} has {values.size} numbers, expected 7 × {time.size}'
+            )
         arrays.append(values.reshape(time.size, 7))
     return Recording(time, arrays[0], arrays[1], arrays[2], PANDA_JOINT_NAMES)
 
@@ -275,11 +330,17 @@ def _read_any(path: Path, **kw) -> Recording:
             recording = read_panda_gaz2019(path)
             names = kw.get('joint_names')
             return recording.select_joints(names) if names is not None else recording
-        if (path / 'metadata.yaml').is_file() or any(p.suffix in _BAG_SUFFIXES for p in path.iterdir()):
+        if (path / 'metadata.yaml').is_file() or any(
+            p.suffix in _BAG_SUFFIXES for p in path.iterdir()
+        ):
             return read_rosbag(path, **kw)
-        raise RecordingError(f'directory {path} is neither a rosbag2 nor a Panda Gaz 2019 data folder')
+        raise RecordingError(
+            f'directory {path} is neither a rosbag2 nor a Panda Gaz 2019 data folder'
+        )
     if path.suffix.lower() == '.csv':
         return read_csv(path, **kw)
     if path.suffix.lower() in _BAG_SUFFIXES:
         return read_rosbag(path, **kw)
-    raise RecordingError(f'cannot tell the format of {path}: expected .csv, .mcap, .db3 or a directory')
+    raise RecordingError(
+        f'cannot tell the format of {path}: expected .csv, .mcap, .db3 or a directory'
+    )

@@ -11,7 +11,8 @@ viscous F_v [N·m·s/rad], Coulomb F_c [N·m] and offset F_o [N·m] per joint.
 Pipeline: base parameters by column-pivoted QR on random states, structurally zero columns
 removed first (Khalil & Dombre 2002) → OLS, then per-joint weighted LS with covariance (each
 std raised to a block sandwich estimate, since rows of filtered signals are correlated in
-time; :mod:`~robot_dynamics.core.identification.covariance`) → physically consistent standard parameters,
+time; :mod:`~robot_dynamics.core.identification.covariance`) → physically consistent standard
+parameters,
 J(π_i) ⪰ 0 per body, prior-weighted towards the URDF (the LMI of Wensing, Kim & Slotine
 2017, cvxpy + Clarabel) → identified URDF and friction YAML
 (:mod:`~robot_dynamics.core.identification.identified_model`).
@@ -19,6 +20,7 @@ J(π_i) ⪰ 0 per body, prior-weighted towards the URDF (the LMI of Wensing, Kim
 Parameter names: ``<p><b>`` with p in m, hx, hy, hz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz and b the
 1-based body number (h = m·c); ``Ia<j>``, ``Fv<j>``, ``Fc<j>``, ``Fo<j>`` per 1-based joint.
 """
+
 from __future__ import annotations
 
 import math
@@ -28,14 +30,18 @@ from typing import Optional, Sequence
 import numpy as np
 import scipy.linalg
 
-from robot_dynamics.core.identification.covariance import classic_covariance, correlated_covariance
+from robot_dynamics.core.dynamics.regressor import (
+    PARAMETERS_PER_BODY,
+    body_link_names,
+    body_parameter_vector,
+    num_bodies,
+    stacked_regressor,
+)
 from robot_dynamics.core.errors import IdentificationRefused, RobotDynamicsError
+from robot_dynamics.core.identification.covariance import classic_covariance, correlated_covariance
+from robot_dynamics.core.identification.recording import PreparedData
 from robot_dynamics.core.model.inertia import pseudo_inertia_from_vector
 from robot_dynamics.core.model.model import RobotModel
-from robot_dynamics.core.dynamics.regressor import (body_link_names, body_parameter_vector, num_bodies,
-                                                    stacked_regressor)
-from robot_dynamics.core.identification.identified_model import friction_values
-from robot_dynamics.core.identification.recording import PreparedData
 
 BODY_PARAMETER_NAMES = ('m', 'hx', 'hy', 'hz', 'Ixx', 'Ixy', 'Iyy', 'Ixz', 'Iyz', 'Izz')
 FRICTION_TERMS = ('viscous', 'coulomb', 'offset')
@@ -82,7 +88,9 @@ class ModelTerms:
     def __post_init__(self):
         unknown = [term for term in self.friction if term not in FRICTION_TERMS]
         if unknown:
-            raise IdentificationError(f'unknown friction terms {unknown}; choose from {list(FRICTION_TERMS)}')
+            raise IdentificationError(
+                f'unknown friction terms {unknown}; choose from {list(FRICTION_TERMS)}'
+            )
         object.__setattr__(self, 'friction', tuple(t for t in FRICTION_TERMS if t in self.friction))
 
     @classmethod
@@ -99,12 +107,21 @@ class ModelTerms:
 def parameter_names(robot: RobotModel, terms: ModelTerms = ModelTerms()) -> tuple:
     """Names of the columns of :func:`extended_regressor` (see the module docstring)."""
     body = [f'{name}{b + 1}' for b in range(num_bodies(robot)) for name in BODY_PARAMETER_NAMES]
-    joint = [f'{_TERM_PREFIX[term]}{j + 1}' for j in range(robot.num_joints) for term in terms.joint_terms]
+    joint = [
+        f'{_TERM_PREFIX[term]}{j + 1}'
+        for j in range(robot.num_joints)
+        for term in terms.joint_terms
+    ]
     return tuple(body + joint)
 
 
-def extended_regressor(robot: RobotModel, positions: np.ndarray, velocities: np.ndarray, accelerations: np.ndarray,
-                       terms: ModelTerms = ModelTerms()) -> np.ndarray:
+def extended_regressor(
+    robot: RobotModel,
+    positions: np.ndarray,
+    velocities: np.ndarray,
+    accelerations: np.ndarray,
+    terms: ModelTerms = ModelTerms(),
+) -> np.ndarray:
     """[Y | per-joint columns], (N·n, 10·nbodies + n·len(terms.joint_terms)), rows sample-major.
 
     Joint-space arrays (N, n) in ``robot.joint_names`` order [rad, rad/s, rad/s²].
@@ -113,8 +130,12 @@ def extended_regressor(robot: RobotModel, positions: np.ndarray, velocities: np.
     n, count = robot.num_joints, len(terms.joint_terms)
     extra = np.zeros((rigid.shape[0], n * count))
     velocities = np.atleast_2d(np.asarray(velocities, dtype=float))
-    columns = {'rotor_inertia': np.atleast_2d(np.asarray(accelerations, dtype=float)), 'viscous': velocities,
-               'coulomb': np.sign(velocities), 'offset': np.ones_like(velocities)}
+    columns = {
+        'rotor_inertia': np.atleast_2d(np.asarray(accelerations, dtype=float)),
+        'viscous': velocities,
+        'coulomb': np.sign(velocities),
+        'offset': np.ones_like(velocities),
+    }
     for j in range(n):
         for k, term in enumerate(terms.joint_terms):
             extra[j::n, j * count + k] = columns[term][:, j]
@@ -122,8 +143,23 @@ def extended_regressor(robot: RobotModel, positions: np.ndarray, velocities: np.
 
 
 def prior_parameters(robot: RobotModel, terms: ModelTerms = ModelTerms()) -> np.ndarray:
-    """The URDF's standard parameters, per-joint terms zero (same layout as :func:`parameter_names`)."""
-    return np.concatenate([body_parameter_vector(robot), np.zeros(robot.num_joints * len(terms.joint_terms))])
+    """The URDF's standard parameters, per-joint terms zero (same layout as
+    :func:`parameter_names`)."""
+    return np.concatenate(
+        [body_parameter_vector(robot), np.zeros(robot.num_joints * len(terms.joint_terms))]
+    )
+
+
+def friction_values(robot: RobotModel, terms: ModelTerms, standard: np.ndarray) -> dict:
+    """{joint: {term: value}} of the per-joint terms in a standard vector (SI units)."""
+    offset, count = PARAMETERS_PER_BODY * num_bodies(robot), len(terms.joint_terms)
+    return {
+        joint: {
+            term: float(standard[offset + j * count + k])
+            for k, term in enumerate(terms.joint_terms)
+        }
+        for j, joint in enumerate(robot.joint_names)
+    }
 
 
 # ---------------------------------------------------------------------------- base parameters
@@ -171,13 +207,17 @@ class BaseParameters:
                 value = self.combination[row, column]
                 if abs(value) > threshold:
                     factor = '' if abs(abs(value) - 1.0) < threshold else f'{abs(value):.6g}·'
-                    text += f' {"+" if value > 0 else "-"} {factor}{self.names[self.dependent[column]]}'
+                    text += (
+                        f' {"+" if value > 0 else "-"} {factor}{self.names[self.dependent[column]]}'
+                    )
             texts.append(text)
         return tuple(texts)
 
     def __repr__(self) -> str:
-        return (f'BaseParameters({self.num_base} of {len(self.names)}, '
-                f'{len(self.zero_columns)} zero columns)')
+        return (
+            f'BaseParameters({self.num_base} of {len(self.names)}, {len(self.zero_columns)} zero '
+            'columns)'
+        )
 
 
 def base_parameters(regressor: np.ndarray, names: Sequence[str]) -> BaseParameters:
@@ -189,7 +229,9 @@ def base_parameters(regressor: np.ndarray, names: Sequence[str]) -> BaseParamete
     """
     names = tuple(names)
     if regressor.shape[1] != len(names):
-        raise IdentificationError(f'{regressor.shape[1]} regressor columns but {len(names)} parameter names')
+        raise IdentificationError(
+            f'{regressor.shape[1]} regressor columns but {len(names)} parameter names'
+        )
     norms = np.linalg.norm(regressor, axis=0)
     zero = norms < NOISE_COLUMN_TOLERANCE * norms.max()
     norms[zero] = 1.0
@@ -203,8 +245,13 @@ def base_parameters(regressor: np.ndarray, names: Sequence[str]) -> BaseParamete
     combination = scaled * norms[dependent][None, :] / norms[independent][:, None]
     combination[:, zero[dependent]] = 0.0
     order = np.argsort(independent)
-    return BaseParameters(names, independent[order], dependent, combination[order],
-                          tuple(names[i] for i in np.flatnonzero(zero)))
+    return BaseParameters(
+        names,
+        independent[order],
+        dependent,
+        combination[order],
+        tuple(names[i] for i in np.flatnonzero(zero)),
+    )
 
 
 def random_states(robot: RobotModel, count: int, seed: int = 0, static: bool = False) -> tuple:
@@ -219,8 +266,13 @@ def random_states(robot: RobotModel, count: int, seed: int = 0, static: bool = F
     return positions, motion((count, robot.num_joints)), motion((count, robot.num_joints))
 
 
-def structural_base_parameters(robot: RobotModel, terms: ModelTerms = ModelTerms(), samples: int = 80,
-                               seed: int = 0, static: bool = False) -> BaseParameters:
+def structural_base_parameters(
+    robot: RobotModel,
+    terms: ModelTerms = ModelTerms(),
+    samples: int = 80,
+    seed: int = 0,
+    static: bool = False,
+) -> BaseParameters:
     """Base parameters of the model structure, from ``samples`` random states (static poses
     only when ``static``: then only gravity is excited)."""
     positions, velocities, accelerations = random_states(robot, samples, seed, static)
@@ -229,7 +281,8 @@ def structural_base_parameters(robot: RobotModel, terms: ModelTerms = ModelTerms
 
 
 def condition_number(regressor: np.ndarray) -> float:
-    """κ = σ_max/σ_min of the column-normalised regressor (Swevers et al. 1997); inf when rank-deficient."""
+    """κ = σ_max/σ_min of the column-normalised regressor (Swevers et al. 1997); inf when
+    rank-deficient."""
     norms = np.linalg.norm(regressor, axis=0)
     if np.any(norms == 0.0):
         return math.inf
@@ -244,7 +297,8 @@ class LeastSquaresFit:
     parameters), per-joint ``noise_std`` [N·m] and the torque ``rows`` used.
 
     ``noise_std`` is the weights used (WLS) or the per-joint residual RMS of the fitted rows
-    (OLS): for rows of :func:`~robot_dynamics.core.identification.recording.prepare_for_identification` that is
+    (OLS): for rows of
+    :func:`~robot_dynamics.core.identification.recording.prepare_for_identification` that is
     the *in-band* residual RMS left after the low-pass filter, not the per-sample sensor
     noise (white noise σ filtered at 10 Hz on a 1 kHz grid leaves about σ/7).
     """
@@ -256,9 +310,15 @@ class LeastSquaresFit:
     rows: int
 
 
-def least_squares(regressor: np.ndarray, torques: np.ndarray, num_joints: int,
-                  noise_std: Optional[np.ndarray] = None, times: Optional[np.ndarray] = None) -> LeastSquaresFit:
-    """Solve Y β ≈ τ by QR (Khalil & Dombre 2002); rows sample-major with ``num_joints`` joints per sample.
+def least_squares(
+    regressor: np.ndarray,
+    torques: np.ndarray,
+    num_joints: int,
+    noise_std: Optional[np.ndarray] = None,
+    times: Optional[np.ndarray] = None,
+) -> LeastSquaresFit:
+    """Solve Y β ≈ τ by QR (Khalil & Dombre 2002); rows sample-major with ``num_joints`` joints per
+    sample.
 
     With ``noise_std`` (per joint, N·m; the in-band residual RMS for filtered data, see
     :class:`LeastSquaresFit`) the rows are weighted by 1/σ_j (WLS) and Cov = (Yᵀ Σ⁻¹ Y)⁻¹
@@ -266,17 +326,22 @@ def least_squares(regressor: np.ndarray, torques: np.ndarray, num_joints: int,
     σ̂² = ‖r‖²/(rows − b). Both assume independent rows. ``times`` (one per sample, [s]):
     the rows come from a time series whose neighbouring samples are correlated (filtered
     signals, model mismatch); each parameter's std is then raised to the block (CR2) sandwich
-    estimate of :func:`~robot_dynamics.core.identification.covariance.correlated_covariance` (1 s blocks) on
+    estimate of :func:`~robot_dynamics.core.identification.covariance.correlated_covariance` (1 s
+    blocks) on
     the (weighted) rows and residual when that is larger. Without ``times`` the rows are
     taken as independent. Raises :class:`InsufficientExcitation` when Y is rank-deficient.
     """
     rows, count = regressor.shape
     if rows % num_joints:
-        raise IdentificationError(f'{rows} regressor rows are not a whole number of {num_joints}-joint samples')
+        raise IdentificationError(
+            f'{rows} regressor rows are not a whole number of {num_joints}-joint samples'
+        )
     if times is not None and np.size(times) * num_joints != rows:
         raise IdentificationError(f'{np.size(times)} sample times for {rows // num_joints} samples')
     if rows <= count:
-        raise InsufficientExcitation(f'{rows} torque rows cannot determine {count} parameters: record more samples')
+        raise InsufficientExcitation(
+            f'{rows} torque rows cannot determine {count} parameters: record more samples'
+        )
     weights = np.ones(num_joints) if noise_std is None else 1.0 / np.asarray(noise_std, dtype=float)
     row_weights = np.tile(weights, rows // num_joints)
     weighted, target = regressor * row_weights[:, None], torques * row_weights
@@ -284,9 +349,10 @@ def least_squares(regressor: np.ndarray, torques: np.ndarray, num_joints: int,
     diagonal = np.abs(np.diag(upper))
     norms = np.linalg.norm(weighted, axis=0)
     if np.any(diagonal < PIVOT_TOLERANCE * np.maximum(norms, 1e-300)) or np.any(norms == 0.0):
-        raise InsufficientExcitation('the motion does not excite every base parameter (rank-deficient '
-                                     'regressor): use a multi-joint exciting trajectory, not static poses '
-                                     'or one joint at a time')
+        raise InsufficientExcitation(
+            'the motion does not excite every base parameter (rank-deficient regressor): use a '
+            'multi-joint exciting trajectory, not static poses or one joint at a time'
+        )
     values = scipy.linalg.solve_triangular(upper, orthogonal.T @ target)
     residual = target - weighted @ values
     inverse = scipy.linalg.solve_triangular(upper, np.eye(count))
@@ -294,15 +360,24 @@ def least_squares(regressor: np.ndarray, torques: np.ndarray, num_joints: int,
     if times is None:
         covariance = classic_covariance(residual, information_inverse)
     else:
-        covariance = correlated_covariance(weighted, residual, times, num_joints, information_inverse)
+        covariance = correlated_covariance(
+            weighted, residual, times, num_joints, information_inverse
+        )
     joint_std = np.sqrt(np.mean(residual.reshape(-1, num_joints) ** 2, axis=0)) / weights
-    return LeastSquaresFit(values, covariance, np.sqrt(np.diag(covariance)),
-                           joint_std if noise_std is None else np.asarray(noise_std, dtype=float), rows)
+    return LeastSquaresFit(
+        values,
+        covariance,
+        np.sqrt(np.diag(covariance)),
+        joint_std if noise_std is None else np.asarray(noise_std, dtype=float),
+        rows,
+    )
 
 
-def weighted_least_squares(regressor: np.ndarray, torques: np.ndarray, num_joints: int,
-                           times: Optional[np.ndarray] = None) -> LeastSquaresFit:
-    """OLS, then WLS with σ_j = that fit's per-joint residual RMS (the ML estimate; Khalil & Dombre 2002).
+def weighted_least_squares(
+    regressor: np.ndarray, torques: np.ndarray, num_joints: int, times: Optional[np.ndarray] = None
+) -> LeastSquaresFit:
+    """OLS, then WLS with σ_j = that fit's per-joint residual RMS (the ML estimate; Khalil & Dombre
+    2002).
 
     ``times`` [s], one per sample: see :func:`least_squares` (pass them for rows of filtered
     recordings, whose neighbouring samples are correlated).
@@ -314,8 +389,12 @@ def weighted_least_squares(regressor: np.ndarray, torques: np.ndarray, num_joint
 # ---------------------------------------------------------------------------- physical consistency
 def pseudo_inertia_eigenvalues(standard: np.ndarray, bodies: int) -> np.ndarray:
     """Smallest eigenvalue of J(π_i) per body [kg·m² or kg] from a standard vector."""
-    return np.array([np.linalg.eigvalsh(pseudo_inertia_from_vector(standard[10 * b:10 * b + 10]))[0]
-                     for b in range(bodies)])
+    return np.array(
+        [
+            np.linalg.eigvalsh(pseudo_inertia_from_vector(standard[10 * b : 10 * b + 10]))[0]
+            for b in range(bodies)
+        ]
+    )
 
 
 def _pseudo_inertia_map() -> np.ndarray:
@@ -325,22 +404,33 @@ def _pseudo_inertia_map() -> np.ndarray:
 
 def prior_precision(robot: RobotModel, terms: ModelTerms = ModelTerms()) -> np.ndarray:
     """Diagonal Λ of the prior term (1/scale² per parameter) in :func:`parameter_names` layout."""
-    body = np.tile(1.0 / _BODY_PRIOR_SCALE ** 2, num_bodies(robot))
+    body = np.tile(1.0 / _BODY_PRIOR_SCALE**2, num_bodies(robot))
     joint = np.tile([1.0 / _TERM_PRIOR_SCALE[t] ** 2 for t in terms.joint_terms], robot.num_joints)
     return np.concatenate([body, joint])
 
 
-def prior_weighted_fit(weighted_regressor: np.ndarray, weighted_torques: np.ndarray, prior: np.ndarray,
-                       precision: np.ndarray, prior_weight: float) -> np.ndarray:
+def prior_weighted_fit(
+    weighted_regressor: np.ndarray,
+    weighted_torques: np.ndarray,
+    prior: np.ndarray,
+    precision: np.ndarray,
+    prior_weight: float,
+) -> np.ndarray:
     """Unconstrained argmin ‖A π − z‖² + κ (π − π0)ᵀ Λ (π − π0) (normal equations)."""
     lhs = weighted_regressor.T @ weighted_regressor + prior_weight * np.diag(precision)
     rhs = weighted_regressor.T @ weighted_torques + prior_weight * precision * prior
     return np.linalg.solve(lhs, rhs)
 
 
-def consistent_fit(weighted_regressor: np.ndarray, weighted_torques: np.ndarray, prior: np.ndarray,
-                   precision: np.ndarray, prior_weight: float, bodies: int,
-                   nonnegative: Sequence[int] = ()) -> np.ndarray:
+def consistent_fit(
+    weighted_regressor: np.ndarray,
+    weighted_torques: np.ndarray,
+    prior: np.ndarray,
+    precision: np.ndarray,
+    prior_weight: float,
+    bodies: int,
+    nonnegative: Sequence[int] = (),
+) -> np.ndarray:
     """min ‖A π − z‖² + κ (π − π0)ᵀ Λ (π − π0) s.t. J(π_i) ⪰ margin·1 for every body
     and π_k ≥ 0 for k in ``nonnegative`` (rotor inertia, viscous and Coulomb coefficients).
 
@@ -356,19 +446,24 @@ def consistent_fit(weighted_regressor: np.ndarray, weighted_torques: np.ndarray,
     mapping = _pseudo_inertia_map()
     constraints = []
     for b in range(bodies):
-        pseudo = cp.reshape(mapping @ unknown[10 * b:10 * b + 10], (4, 4), order='C')
+        pseudo = cp.reshape(mapping @ unknown[10 * b : 10 * b + 10], (4, 4), order='C')
         constraints.append(0.5 * (pseudo + pseudo.T) >> FEASIBILITY_MARGIN * np.eye(4))
     if len(nonnegative):
         constraints.append(unknown[np.asarray(nonnegative, dtype=int)] >= 0.0)
-    objective = cp.sum_squares(r_matrix @ unknown - r_target) + \
-        prior_weight * cp.sum_squares(cp.multiply(np.sqrt(precision), unknown - prior))
+    objective = cp.sum_squares(r_matrix @ unknown - r_target) + prior_weight * cp.sum_squares(
+        cp.multiply(np.sqrt(precision), unknown - prior)
+    )
     problem = cp.Problem(cp.Minimize(objective), constraints)
     try:
         problem.solve(solver=cp.CLARABEL)
     except cp.error.SolverError as error:
-        raise ConsistentFitError(f'the physically consistent fit failed in the solver: {error}') from None
+        raise ConsistentFitError(
+            f'the physically consistent fit failed in the solver: {error}'
+        ) from None
     if problem.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE) or unknown.value is None:
-        raise ConsistentFitError(f'the physically consistent fit ended with solver status "{problem.status}"')
+        raise ConsistentFitError(
+            f'the physically consistent fit ended with solver status "{problem.status}"'
+        )
     return np.asarray(unknown.value)
 
 
@@ -384,7 +479,7 @@ def torque_rms(predicted: np.ndarray, data: PreparedData) -> np.ndarray:
     """
     measured = data.measured_efforts if data.measured_efforts is not None else data.efforts
     error = measured - predicted.reshape(measured.shape)
-    return np.sqrt(np.mean(error ** 2, axis=0))
+    return np.sqrt(np.mean(error**2, axis=0))
 
 
 @dataclass
@@ -436,14 +531,23 @@ class IdentificationReport:
             return None if values is None else _per_joint(joints, values)
 
         return {
-            'model': self.model, 'joint_names': list(joints), 'friction': list(self.friction),
-            'rotor_inertia': self.rotor_inertia, 'num_standard_parameters': self.num_standard_parameters,
-            'num_base_parameters': self.num_base_parameters, 'zero_columns': list(self.zero_columns),
-            'base_parameters': [{'name': name, 'value': float(value), 'std': float(std)}
-                                for name, value, std in zip(self.base_parameters, self.base_values, self.base_std)],
-            'condition_number': self.condition_number, 'noise_std': joint_map(self.noise_std),
-            'train_samples': self.train_samples, 'held_out_samples': self.held_out_samples,
-            'rms_in_sample': joint_map(self.rms_in_sample), 'rms_held_out': joint_map(self.rms_held_out),
+            'model': self.model,
+            'joint_names': list(joints),
+            'friction': list(self.friction),
+            'rotor_inertia': self.rotor_inertia,
+            'num_standard_parameters': self.num_standard_parameters,
+            'num_base_parameters': self.num_base_parameters,
+            'zero_columns': list(self.zero_columns),
+            'base_parameters': [
+                {'name': name, 'value': float(value), 'std': float(std)}
+                for name, value, std in zip(self.base_parameters, self.base_values, self.base_std)
+            ],
+            'condition_number': self.condition_number,
+            'noise_std': joint_map(self.noise_std),
+            'train_samples': self.train_samples,
+            'held_out_samples': self.held_out_samples,
+            'rms_in_sample': joint_map(self.rms_in_sample),
+            'rms_held_out': joint_map(self.rms_held_out),
             'rms_nominal_held_out': joint_map(self.rms_nominal_held_out),
             'rms_consistent_held_out': joint_map(self.rms_consistent_held_out),
             'rms_in_sample_overall': self._overall(self.rms_in_sample),
@@ -452,41 +556,62 @@ class IdentificationReport:
             'rms_consistent_held_out_overall': self._overall(self.rms_consistent_held_out),
             'prior_weight': self.prior_weight,
             'infeasible_links_unconstrained': list(self.infeasible_links_unconstrained),
-            'min_eigenvalue_unconstrained': _per_joint(self.link_names, self.min_eigenvalue_unconstrained),
-            'min_eigenvalue_consistent': _per_joint(self.link_names, self.min_eigenvalue_consistent),
-            'feasible': self.feasible, 'friction_values': self.friction_values,
+            'min_eigenvalue_unconstrained': _per_joint(
+                self.link_names, self.min_eigenvalue_unconstrained
+            ),
+            'min_eigenvalue_consistent': _per_joint(
+                self.link_names, self.min_eigenvalue_consistent
+            ),
+            'feasible': self.feasible,
+            'friction_values': self.friction_values,
         }
 
     def table(self) -> str:
         """Per-joint torque RMS table (text)."""
-        header = f'{"torque RMS [N·m]":<28}' + ''.join(f'{name[-12:]:>13}' for name in self.joint_names) + f'{"all":>9}'
+        header = (
+            f'{"torque RMS [N·m]":<28}'
+            + ''.join(f'{name[-12:]:>13}' for name in self.joint_names)
+            + f'{"all":>9}'
+        )
         lines = [header]
-        for label, values in (('identified, in-sample', self.rms_in_sample),
-                              ('identified, held-out', self.rms_held_out),
-                              ('consistent model, held-out', self.rms_consistent_held_out),
-                              ('nominal URDF, held-out', self.rms_nominal_held_out)):
+        for label, values in (
+            ('identified, in-sample', self.rms_in_sample),
+            ('identified, held-out', self.rms_held_out),
+            ('consistent model, held-out', self.rms_consistent_held_out),
+            ('nominal URDF, held-out', self.rms_nominal_held_out),
+        ):
             if values is not None:
-                lines.append(f'{label:<28}' + ''.join(f'{v:>13.4f}' for v in values)
-                             + f'{self._overall(values):>9.4f}')
+                lines.append(
+                    f'{label:<28}'
+                    + ''.join(f'{v:>13.4f}' for v in values)
+                    + f'{self._overall(values):>9.4f}'
+                )
         return '\n'.join(lines)
 
     def __repr__(self) -> str:
         held = self._overall(self.rms_held_out)
-        return (f'IdentificationReport(model={self.model!r}, base={self.num_base_parameters}, '
-                f'condition={self.condition_number:.3g}, rms_in_sample={self._overall(self.rms_in_sample):.4g} N·m, '
-                f'rms_held_out={"n/a" if held is None else f"{held:.4g} N·m"}, feasible={self.feasible})')
+        return (
+            f'IdentificationReport(model={self.model!r}, base={self.num_base_parameters}, '
+            f'condition={self.condition_number:.3g}, '
+            f'rms_in_sample={self._overall(self.rms_in_sample):.4g} N·m, '
+            f'rms_held_out={"n/a" if held is None else f"{held:.4g} N·m"}, '
+            f'feasible={self.feasible})'
+        )
 
     def __str__(self) -> str:
         terms = ', '.join(self.friction) or 'none'
-        lines = [f'model {self.model}: {self.num_base_parameters} base parameters of '
-                 f'{self.num_standard_parameters} (friction: {terms}; rotor inertia: '
-                 f'{"yes" if self.rotor_inertia else "no"}); {len(self.zero_columns)} zero columns',
-                 f'training samples {self.train_samples}, held-out samples {self.held_out_samples}, '
-                 f'condition number {self.condition_number:.1f}',
-                 self.table(),
-                 f'unconstrained fit: infeasible links {list(self.infeasible_links_unconstrained) or "none"}',
-                 f'constrained fit (prior weight {self.prior_weight:g}): '
-                 f'{"every link feasible" if self.feasible else "NOT feasible"}']
+        lines = [
+            f'model {self.model}: {self.num_base_parameters} base parameters of '
+            f'{self.num_standard_parameters} (friction: {terms}; rotor inertia: '
+            f'{"yes" if self.rotor_inertia else "no"}); {len(self.zero_columns)} zero columns',
+            f'training samples {self.train_samples}, held-out samples {self.held_out_samples}, '
+            f'condition number {self.condition_number:.1f}',
+            self.table(),
+            'unconstrained fit: infeasible links '
+            f'{list(self.infeasible_links_unconstrained) or "none"}',
+            f'constrained fit (prior weight {self.prior_weight:g}): '
+            f'{"every link feasible" if self.feasible else "NOT feasible"}',
+        ]
         return '\n'.join(lines)
 
 
@@ -504,9 +629,14 @@ class IdentificationResult:
     names: tuple
 
 
-def identify(robot: RobotModel, train: PreparedData, held_out: Optional[PreparedData] = None,
-             terms: ModelTerms = ModelTerms(), prior_weight: float = DEFAULT_PRIOR_WEIGHT,
-             weighted: bool = True) -> IdentificationResult:
+def identify(
+    robot: RobotModel,
+    train: PreparedData,
+    held_out: Optional[PreparedData] = None,
+    terms: ModelTerms = ModelTerms(),
+    prior_weight: float = DEFAULT_PRIOR_WEIGHT,
+    weighted: bool = True,
+) -> IdentificationResult:
     """Identify base parameters (+ per-joint terms) on ``train`` and score them on ``held_out``.
 
     Both data sets must be in ``robot.joint_names`` order. The base set comes from random
@@ -529,37 +659,63 @@ def identify(robot: RobotModel, train: PreparedData, held_out: Optional[Prepared
     row_weights = np.tile(1.0 / fit.noise_std, len(train.time))
     prior, precision = prior_parameters(robot, terms), prior_precision(robot, terms)
     weighted_full, weighted_torques = full * row_weights[:, None], torques * row_weights
-    unconstrained = prior_weighted_fit(weighted_full, weighted_torques, prior, precision, prior_weight)
+    unconstrained = prior_weighted_fit(
+        weighted_full, weighted_torques, prior, precision, prior_weight
+    )
     bodies = num_bodies(robot)
-    nonnegative = [i for i, name in enumerate(names) if name[:2] in ('Ia', 'Fv', 'Fc') and i >= 10 * bodies]
-    standard = consistent_fit(weighted_full, weighted_torques, prior, precision, prior_weight, bodies, nonnegative)
+    nonnegative = [
+        i for i, name in enumerate(names) if name[:2] in ('Ia', 'Fv', 'Fc') and i >= 10 * bodies
+    ]
+    standard = consistent_fit(
+        weighted_full, weighted_torques, prior, precision, prior_weight, bodies, nonnegative
+    )
     links = body_link_names(robot)
     eig_free = pseudo_inertia_eigenvalues(unconstrained, bodies)
     eig_consistent = pseudo_inertia_eigenvalues(standard, bodies)
     rms_held = rms_nominal = rms_consistent = None
     if held_out is not None:
         _check_joint_order(robot, held_out)
-        held_full = extended_regressor(robot, held_out.positions, held_out.velocities, held_out.accelerations, terms)
+        held_full = extended_regressor(
+            robot, held_out.positions, held_out.velocities, held_out.accelerations, terms
+        )
         rms_held = torque_rms(base.regressor(held_full) @ fit.values, held_out)
         rms_nominal = torque_rms(held_full @ prior, held_out)
         rms_consistent = torque_rms(held_full @ standard, held_out)
     report = IdentificationReport(
-        model=robot.name, joint_names=robot.joint_names, friction=terms.friction, rotor_inertia=terms.rotor_inertia,
-        num_standard_parameters=len(names), num_base_parameters=base.num_base, zero_columns=base.zero_columns,
-        base_parameters=base.expressions(), base_values=fit.values, base_std=fit.std,
-        condition_number=condition_number(base_regressor), noise_std=fit.noise_std, train_samples=len(train.time),
+        model=robot.name,
+        joint_names=robot.joint_names,
+        friction=terms.friction,
+        rotor_inertia=terms.rotor_inertia,
+        num_standard_parameters=len(names),
+        num_base_parameters=base.num_base,
+        zero_columns=base.zero_columns,
+        base_parameters=base.expressions(),
+        base_values=fit.values,
+        base_std=fit.std,
+        condition_number=condition_number(base_regressor),
+        noise_std=fit.noise_std,
+        train_samples=len(train.time),
         held_out_samples=0 if held_out is None else len(held_out.time),
-        rms_in_sample=torque_rms(base_regressor @ fit.values, train), rms_held_out=rms_held,
-        rms_nominal_held_out=rms_nominal, rms_consistent_held_out=rms_consistent, prior_weight=prior_weight,
+        rms_in_sample=torque_rms(base_regressor @ fit.values, train),
+        rms_held_out=rms_held,
+        rms_nominal_held_out=rms_nominal,
+        rms_consistent_held_out=rms_consistent,
+        prior_weight=prior_weight,
         link_names=links,
-        infeasible_links_unconstrained=tuple(link for link, e in zip(links, eig_free) if e < -FEASIBILITY_MARGIN),
-        min_eigenvalue_unconstrained=eig_free, min_eigenvalue_consistent=eig_consistent,
+        infeasible_links_unconstrained=tuple(
+            link for link, e in zip(links, eig_free) if e < -FEASIBILITY_MARGIN
+        ),
+        min_eigenvalue_unconstrained=eig_free,
+        min_eigenvalue_consistent=eig_consistent,
         feasible=bool(np.all(eig_consistent >= -FEASIBILITY_MARGIN)),
-        friction_values=friction_values(robot, terms, standard))
+        friction_values=friction_values(robot, terms, standard),
+    )
     return IdentificationResult(report, base, standard, unconstrained, terms, names)
 
 
 def _check_joint_order(robot: RobotModel, data: PreparedData) -> None:
     if tuple(data.joint_names) != tuple(robot.joint_names):
-        raise IdentificationError(f'data joints {list(data.joint_names)} are not the model joints '
-                                  f'{list(robot.joint_names)} in order: select_joints(robot.joint_names) first')
+        raise IdentificationError(
+            f'data joints {list(data.joint_names)} are not the model joints '
+            f'{list(robot.joint_names)} in order: select_joints(robot.joint_names) first'
+        )

@@ -13,6 +13,7 @@ theorem (Featherstone 2008). The spatial and pseudo inertia follow Featherstone 
 Wensing, Kim & Slotine 2017.
 Units: kg, kg·m, kg·m².
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -24,7 +25,9 @@ from robot_dynamics.core.errors import RobotDynamicsError
 
 PINOCCHIO_ORDER = ('m', 'hx', 'hy', 'hz', 'Ixx', 'Ixy', 'Iyy', 'Ixz', 'Iyz', 'Izz')
 UPPER_TRIANGLE_ORDER = ('m', 'hx', 'hy', 'hz', 'Ixx', 'Ixy', 'Ixz', 'Iyy', 'Iyz', 'Izz')
-PINOCCHIO_TO_UPPER_TRIANGLE = np.array([PINOCCHIO_ORDER.index(name) for name in UPPER_TRIANGLE_ORDER])
+PINOCCHIO_TO_UPPER_TRIANGLE = np.array(
+    [PINOCCHIO_ORDER.index(name) for name in UPPER_TRIANGLE_ORDER]
+)
 """``upper_triangle_vector = pinocchio_vector[PINOCCHIO_TO_UPPER_TRIANGLE]`` (swaps Iyy and Ixz);
 self-inverse."""
 
@@ -62,7 +65,9 @@ class InertialParameters:
     def __post_init__(self):
         object.__setattr__(self, 'mass', float(self.mass))
         object.__setattr__(self, 'com', np.array(self.com, dtype=float).reshape(3))
-        object.__setattr__(self, 'inertia_com', np.array(self.inertia_com, dtype=float).reshape(3, 3))
+        object.__setattr__(
+            self, 'inertia_com', np.array(self.inertia_com, dtype=float).reshape(3, 3)
+        )
 
     @classmethod
     def point_mass(cls, mass: float, com) -> 'InertialParameters':
@@ -87,7 +92,8 @@ class InertialParameters:
         """From a 10-vector in :data:`UPPER_TRIANGLE_ORDER` (about the origin; kg, kg·m,
         kg·m²). Same checks as :meth:`from_pinocchio_vector`."""
         return cls._from_checked_vector(
-            _checked_vector(parameters, 'upper-triangle')[PINOCCHIO_TO_UPPER_TRIANGLE])
+            _checked_vector(parameters, 'upper-triangle')[PINOCCHIO_TO_UPPER_TRIANGLE]
+        )
 
     @classmethod
     def _from_checked_vector(cls, parameters: np.ndarray) -> 'InertialParameters':
@@ -95,8 +101,10 @@ class InertialParameters:
         that overflows (a tiny mass)."""
         result = cls.from_pinocchio(pin.Inertia.FromDynamicParameters(parameters))
         if not (np.all(np.isfinite(result.com)) and np.all(np.isfinite(result.inertia_com))):
-            raise InertialParametersError(f'mass {parameters[0]:.6g} kg is too small for first moment '
-                                          f'{parameters[1:4].tolist()} kg·m: the CoM h/m overflows')
+            raise InertialParametersError(
+                f'mass {parameters[0]:.6g} kg is too small for first moment '
+                f'{parameters[1:4].tolist()} kg·m: the CoM h/m overflows'
+            )
         return result
 
     def to_pinocchio(self) -> pin.Inertia:
@@ -114,41 +122,43 @@ class InertialParameters:
         """Rotational inertia about the frame origin [kg·m²]."""
         return parallel_axis(self.inertia_com, self.mass, self.com)
 
-    def pseudo_inertia(self) -> np.ndarray:
-        """4×4 pseudo-inertia J = [[Σ, h], [hᵀ, m]], Σ = ½tr(Ī)·1 − Ī
-        (Wensing, Kim & Slotine 2017).
-
-        J ⪰ 0 iff the parameters are realisable by a non-negative mass density.
-        """
-        return pseudo_inertia_from_vector(self.pinocchio_vector())
-
     def transformed(self, rotation: np.ndarray, translation: np.ndarray) -> 'InertialParameters':
         """The same body expressed in a parent frame where this frame has pose (R, p)."""
         rotation = np.asarray(rotation, dtype=float)
-        return InertialParameters(self.mass, rotation @ self.com + np.asarray(translation, dtype=float),
-                                  rotation @ self.inertia_com @ rotation.T)
+        return InertialParameters(
+            self.mass,
+            rotation @ self.com + np.asarray(translation, dtype=float),
+            rotation @ self.inertia_com @ rotation.T,
+        )
 
     def __add__(self, other: 'InertialParameters') -> 'InertialParameters':
         return InertialParameters.from_pinocchio(self.to_pinocchio() + other.to_pinocchio())
 
     def __repr__(self) -> str:
-        return (f'InertialParameters(mass={self.mass:.6g} kg, com={np.round(self.com, 6).tolist()} m, '
-                f'inertia_com diag={np.round(np.diag(self.inertia_com), 9).tolist()} kg·m²)')
+        return (
+            f'InertialParameters(mass={self.mass:.6g} kg, com={np.round(self.com, 6).tolist()} m, '
+            f'inertia_com diag={np.round(np.diag(self.inertia_com), 9).tolist()} kg·m²)'
+        )
 
 
 def _checked_vector(parameters, order: str) -> np.ndarray:
-    """``parameters`` as 10 floats with a finite positive mass, else :class:`InertialParametersError`."""
+    """``parameters`` as 10 floats with a finite positive mass, else
+    :class:`InertialParametersError`."""
     try:
         vector = np.asarray(parameters, dtype=float).reshape(-1)
     except (TypeError, ValueError) as error:
         raise InertialParametersError(f'inertial parameters are not numbers: {error}') from None
     if vector.shape != (10,):
-        raise InertialParametersError(f'an inertial parameter vector in {order} order has 10 entries, got {vector.size}')
+        raise InertialParametersError(
+            f'an inertial parameter vector in {order} order has 10 entries, got {vector.size}'
+        )
     if not np.all(np.isfinite(vector)):
         raise InertialParametersError(f'inertial parameters {vector.tolist()} are not all finite')
     if not vector[0] > 0.0:
-        raise InertialParametersError(f'mass {vector[0]:g} kg is not positive: the centre of mass h/m is undefined '
-                                      '(a massless body has no CoM; use InertialParameters.point_mass(0, com))')
+        raise InertialParametersError(
+            f'mass {vector[0]:g} kg is not positive: the centre of mass h/m is undefined (a '
+            'massless body has no CoM; use InertialParameters.point_mass(0, com))'
+        )
     return vector
 
 
@@ -197,13 +207,13 @@ def box_inertia(mass: float, size) -> np.ndarray:
 def cylinder_inertia(mass: float, radius: float, length: float) -> np.ndarray:
     """Inertia about the centre [kg·m²] of a uniform solid cylinder, axis z: transverse
     m(3r² + l²)/12, axial m r²/2."""
-    transverse = mass * (3.0 * radius ** 2 + length ** 2) / 12.0
-    return np.diag([transverse, transverse, 0.5 * mass * radius ** 2])
+    transverse = mass * (3.0 * radius**2 + length**2) / 12.0
+    return np.diag([transverse, transverse, 0.5 * mass * radius**2])
 
 
 def sphere_inertia(mass: float, radius: float) -> np.ndarray:
     """Inertia about the centre [kg·m²] of a uniform solid sphere: (2/5) m r² · 1."""
-    return 0.4 * mass * radius ** 2 * np.eye(3)
+    return 0.4 * mass * radius**2 * np.eye(3)
 
 
 def nearest_consistent_inertia(inertia: np.ndarray, relative_margin: float = 1e-4) -> np.ndarray:
@@ -211,7 +221,8 @@ def nearest_consistent_inertia(inertia: np.ndarray, relative_margin: float = 1e-
 
     Solves the small SDP  min ‖X − I‖_F  s.t.  ½tr(X)·1 − X ⪰ δ·1  with cvxpy/Clarabel:
     the second moment about the CoM is positive definite, which is the triangle inequality
-    with margin 2δ and implies X ≻ 0 (the LMI of Wensing, Kim & Slotine 2017 with mass and CoM held fixed).
+    with margin 2δ and implies X ≻ 0 (the LMI of Wensing, Kim & Slotine 2017 with mass and CoM held
+    fixed).
     δ = ``relative_margin`` × the tensor's scale, so the result stays consistent after
     printing with a few significant digits. Frame and units those of ``inertia`` [kg·m²].
     """
@@ -220,16 +231,22 @@ def nearest_consistent_inertia(inertia: np.ndarray, relative_margin: float = 1e-
     inertia = 0.5 * (np.asarray(inertia, dtype=float) + np.asarray(inertia, dtype=float).T)
     scale = float(np.max(np.abs(np.linalg.eigvalsh(inertia))))
     if scale == 0.0:
-        raise InertiaProjectionError('the inertia tensor is zero: there is no nearest tensor to choose')
+        raise InertiaProjectionError(
+            'the inertia tensor is zero: there is no nearest tensor to choose'
+        )
     target = inertia / scale
     variable = cp.Variable((3, 3), symmetric=True)
     second_moment = 0.5 * cp.trace(variable) * np.eye(3) - variable
-    problem = cp.Problem(cp.Minimize(cp.norm(variable - target, 'fro')),
-                         [second_moment >> relative_margin * np.eye(3)])
+    problem = cp.Problem(
+        cp.Minimize(cp.norm(variable - target, 'fro')),
+        [second_moment >> relative_margin * np.eye(3)],
+    )
     try:
         problem.solve(solver=cp.CLARABEL)
     except cp.error.SolverError as error:
         raise InertiaProjectionError(f'the inertia projection SDP failed: {error}') from None
     if problem.status not in ('optimal', 'optimal_inaccurate') or variable.value is None:
-        raise InertiaProjectionError(f'the inertia projection SDP ended with status {problem.status}')
+        raise InertiaProjectionError(
+            f'the inertia projection SDP ended with status {problem.status}'
+        )
     return 0.5 * (variable.value + variable.value.T) * scale

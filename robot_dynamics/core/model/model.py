@@ -19,6 +19,7 @@ Coordinates
 
 Units: SI (m, rad, kg, N·m; N and m for prismatic joints).
 """
+
 from __future__ import annotations
 
 import math
@@ -28,10 +29,22 @@ from typing import Optional, Sequence
 import numpy as np
 import pinocchio as pin
 
-from robot_dynamics.core.errors import DescriptionError, PayloadError
+from robot_dynamics.core.errors import (
+    DescriptionError,
+    ModelInputError,
+    PayloadError,
+    RobotDynamicsError,
+    SettingError,
+)
 from robot_dynamics.core.model.inertia import InertialParameters
-from robot_dynamics.core.model.urdf import (MAX_DESCRIPTION_BYTES, MAX_MOVING_JOINTS, JointLimit,
-                                            UrdfDescription, parse_urdf, read_description_file)
+from robot_dynamics.core.model.urdf import (
+    MAX_DESCRIPTION_BYTES,
+    MAX_MOVING_JOINTS,
+    JointLimit,
+    UrdfDescription,
+    parse_urdf,
+    read_description_file,
+)
 
 STANDARD_GRAVITY = (0.0, 0.0, -9.81)
 
@@ -79,11 +92,18 @@ class RobotModel:
     its preallocated Data. Build with :meth:`from_urdf_string` or :meth:`from_urdf_file`.
     """
 
-    def __init__(self, description: UrdfDescription, floating_base: bool = False,
-                 gravity: Sequence[float] = STANDARD_GRAVITY):
+    def __init__(
+        self,
+        description: UrdfDescription,
+        floating_base: bool = False,
+        gravity: Sequence[float] = STANDARD_GRAVITY,
+    ):
         gravity = np.asarray(gravity, dtype=float)
         if gravity.shape != (3,) or not np.all(np.isfinite(gravity)):
-            raise ValueError(f'gravity must be 3 finite numbers in m/s², got {gravity!r}')
+            raise SettingError(
+                f'gravity must be 3 finite numbers in m/s², world frame (e.g. [0, 0, -9.81]), '
+                f'got {gravity!r}'
+            )
         self.description = description
         self.floating_base = bool(floating_base)
         self.model = _build_pinocchio_model(description, self.floating_base)
@@ -104,17 +124,33 @@ class RobotModel:
 
     # ------------------------------------------------------------------ construction
     @classmethod
-    def from_urdf_string(cls, text: str, root_joint: str = 'fixed', gravity: Sequence[float] = STANDARD_GRAVITY,
-                         max_moving_joints: int = MAX_MOVING_JOINTS) -> 'RobotModel':
+    def from_urdf_string(
+        cls,
+        text: str,
+        root_joint: str = 'fixed',
+        gravity: Sequence[float] = STANDARD_GRAVITY,
+        max_moving_joints: int = MAX_MOVING_JOINTS,
+    ) -> 'RobotModel':
         """Build from URDF text. ``root_joint`` is ``'fixed'`` or ``'floating'`` (free flyer)."""
         if root_joint not in ('fixed', 'floating'):
-            raise ValueError(f"root_joint must be 'fixed' or 'floating', got {root_joint!r}")
-        return cls(parse_urdf(text, max_moving_joints=max_moving_joints), floating_base=(root_joint == 'floating'),
-                   gravity=gravity)
+            raise SettingError(
+                f"root_joint must be 'fixed' (a base bolted to the world) or 'floating' (a free "
+                f'base: legged or mobile robots), got {root_joint!r}'
+            )
+        return cls(
+            parse_urdf(text, max_moving_joints=max_moving_joints),
+            floating_base=(root_joint == 'floating'),
+            gravity=gravity,
+        )
 
     @classmethod
-    def from_urdf_file(cls, path, root_joint: str = 'fixed', gravity: Sequence[float] = STANDARD_GRAVITY,
-                       max_bytes: int = MAX_DESCRIPTION_BYTES) -> 'RobotModel':
+    def from_urdf_file(
+        cls,
+        path,
+        root_joint: str = 'fixed',
+        gravity: Sequence[float] = STANDARD_GRAVITY,
+        max_bytes: int = MAX_DESCRIPTION_BYTES,
+    ) -> 'RobotModel':
         return cls.from_urdf_string(read_description_file(path, max_bytes), root_joint, gravity)
 
     def _joint_table(self) -> tuple:
@@ -134,17 +170,26 @@ class RobotModel:
             else:
                 leader = independent.index(urdf_joint.mimic.joint)
                 multiplier, offset = urdf_joint.mimic.multiplier, urdf_joint.mimic.offset
-            table.append(JointInfo(name=name, type=urdf_joint.type, q_index=joint_model.idx_q,
-                                   nq=joint_model.nq, v_index=joint_model.idx_v, leader_index=leader,
-                                   multiplier=multiplier, offset=offset,
-                                   limit=urdf_joint.limit or JointLimit(),
-                                   mimics=urdf_joint.mimic.joint if urdf_joint.mimic else None))
+            table.append(
+                JointInfo(
+                    name=name,
+                    type=urdf_joint.type,
+                    q_index=joint_model.idx_q,
+                    nq=joint_model.nq,
+                    v_index=joint_model.idx_v,
+                    leader_index=leader,
+                    multiplier=multiplier,
+                    offset=offset,
+                    limit=urdf_joint.limit or JointLimit(),
+                    mimics=urdf_joint.mimic.joint if urdf_joint.mimic else None,
+                )
+            )
         return tuple(table)
 
     def _coupling_matrix(self) -> np.ndarray:
         """G = ∂v/∂v_reduced (nv × nv_reduced)."""
         coupling = np.zeros((self.model.nv, self.nv_reduced))
-        coupling[:self.base_dofs, :self.base_dofs] = np.eye(self.base_dofs)
+        coupling[: self.base_dofs, : self.base_dofs] = np.eye(self.base_dofs)
         for joint in self.joints:
             coupling[joint.v_index, self.base_dofs + joint.leader_index] = joint.multiplier
         return coupling
@@ -165,17 +210,23 @@ class RobotModel:
         self._continuous_multiplier = np.array([j.multiplier for j in continuous])
         self._continuous_offset = np.array([j.offset for j in continuous])
         # Fast path: independent, non-continuous joints whose q and v slots coincide in order.
-        self._identity_layout = (not self._has_mimic and not continuous and
-                                 np.array_equal(self._simple_q, np.arange(self.model.nq - len(simple),
-                                                                          self.model.nq)))
+        self._identity_layout = (
+            not self._has_mimic
+            and not continuous
+            and np.array_equal(
+                self._simple_q, np.arange(self.model.nq - len(simple), self.model.nq)
+            )
+        )
 
     def _limits(self) -> JointLimits:
         by_name = {j.name: j.limit for j in self.joints}
         limits = [by_name[name] for name in self.joint_names]
-        return JointLimits(lower=np.array([lim.lower for lim in limits]),
-                           upper=np.array([lim.upper for lim in limits]),
-                           effort=np.array([lim.effort for lim in limits]),
-                           velocity=np.array([lim.velocity for lim in limits]))
+        return JointLimits(
+            lower=np.array([lim.lower for lim in limits]),
+            upper=np.array([lim.upper for lim in limits]),
+            effort=np.array([lim.effort for lim in limits]),
+            velocity=np.array([lim.velocity for lim in limits]),
+        )
 
     # ------------------------------------------------------------------ properties
     @property
@@ -191,18 +242,45 @@ class RobotModel:
         """Total mass of the moving model, payload included [kg]."""
         return float(pin.computeTotalMass(self.model))
 
-    def frame_id(self, name: str) -> int:
-        """pinocchio frame id of a link (or any frame) by name; DescriptionError if unknown."""
+    def frame_id(
+        self,
+        name: str,
+        error: type[RobotDynamicsError] = DescriptionError,
+        role: str = 'frame',
+        moving: bool = False,
+    ) -> int:
+        """pinocchio frame id of the link (or any frame) called ``name``; the link's frame when
+        a joint has the same name.
+
+        Raises ``error`` (its message calls the frame ``role``, e.g. 'payload link') when the
+        model has no such frame, naming the links to choose from, and with ``moving`` also when
+        the frame is fixed to the world, where no joint moves it and nothing applied there
+        reaches a joint.
+        """
         if not self.model.existFrame(name):
-            raise DescriptionError(f'frame "{name}" is not in model "{self.name}"')
-        return self.model.getFrameId(name)
+            raise error(
+                f'{role} "{name}" is not a frame of model "{self.name}"; name one of its links: '
+                f'{_listed(self.description.links)}'
+            )
+        if self.model.existFrame(name, pin.BODY):
+            frame_id = self.model.getFrameId(name, pin.BODY)
+        else:
+            frame_id = self.model.getFrameId(name)
+        if moving and self.model.frames[frame_id].parentJoint == 0:
+            raise error(
+                f'{role} "{name}" is fixed to the world: no joint moves it, so nothing there '
+                'reaches a joint; name a link that a joint moves'
+            )
+        return frame_id
 
     def neutral_positions(self) -> np.ndarray:
         """Joint positions (``joint_names`` order) clipped into the limits around zero."""
         return np.clip(np.zeros(self.num_joints), self.limits.lower, self.limits.upper)
 
     # ------------------------------------------------------------------ joint space ↔ pinocchio
-    def configuration(self, joint_positions: np.ndarray, base_pose: Optional[np.ndarray] = None) -> np.ndarray:
+    def configuration(
+        self, joint_positions: np.ndarray, base_pose: Optional[np.ndarray] = None
+    ) -> np.ndarray:
         """pinocchio ``q`` from joint positions (``joint_names`` order, rad or m).
 
         ``base_pose`` (floating base only): ``[x, y, z, qx, qy, qz, qw]``, base frame pose in
@@ -210,15 +288,23 @@ class RobotModel:
         """
         positions = np.asarray(joint_positions, dtype=float)
         if positions.shape != (self.num_joints,):
-            raise ValueError(f'expected {self.num_joints} joint positions, got shape {positions.shape}')
+            raise ModelInputError(
+                f'expected {self.num_joints} joint positions (one per joint of joint_names, in '
+                f'that order), got shape {positions.shape}'
+            )
         if self._identity_layout and not self.floating_base:
             return positions.copy()
         q = np.empty(self.model.nq)
         if self.floating_base:
             q[:7] = _normalised_pose(base_pose)
-        q[self._simple_q] = self._simple_multiplier * positions[self._simple_source] + self._simple_offset
+        q[self._simple_q] = (
+            self._simple_multiplier * positions[self._simple_source] + self._simple_offset
+        )
         if len(self._continuous_q):
-            angles = self._continuous_multiplier * positions[self._continuous_source] + self._continuous_offset
+            angles = (
+                self._continuous_multiplier * positions[self._continuous_source]
+                + self._continuous_offset
+            )
             q[self._continuous_q] = np.cos(angles)
             q[self._continuous_q + 1] = np.sin(angles)
         return q
@@ -237,12 +323,18 @@ class RobotModel:
                 positions[joint.leader_index] = q[joint.q_index]
         return positions
 
-    def tangent(self, joint_values: np.ndarray, base_values: Optional[np.ndarray] = None) -> np.ndarray:
+    def tangent(
+        self, joint_values: np.ndarray, base_values: Optional[np.ndarray] = None
+    ) -> np.ndarray:
         """pinocchio ``v`` (or ``a``) from joint velocities (accelerations) in ``joint_names``
-        order; ``base_values`` (floating base): ``[v_lin, ω]`` in the base frame, zero if omitted."""
+        order; ``base_values`` (floating base): ``[v_lin, ω]`` in the base frame, zero if
+        omitted."""
         values = np.asarray(joint_values, dtype=float)
         if values.shape != (self.num_joints,):
-            raise ValueError(f'expected {self.num_joints} joint values, got shape {values.shape}')
+            raise ModelInputError(
+                f'expected {self.num_joints} joint values (one per joint of joint_names, in that '
+                f'order), got shape {values.shape}'
+            )
         if self._identity_layout and not self.floating_base:
             return values.copy()
         v = np.zeros(self.model.nv)
@@ -265,7 +357,7 @@ class RobotModel:
 
     def joint_part(self, reduced: np.ndarray) -> np.ndarray:
         """The independent-joint entries of a reduced vector (drops the 6 base entries)."""
-        return reduced[self.base_dofs:]
+        return reduced[self.base_dofs :]
 
     @property
     def coupling(self) -> np.ndarray:
@@ -276,18 +368,21 @@ class RobotModel:
     def attach_payload(self, link_name: str, payload: InertialParameters) -> None:
         """Rigidly attach ``payload`` (inertial parameters in ``link_name``'s frame) so every
         dynamic quantity includes it. Replaces a previously attached payload."""
-        if not (math.isfinite(payload.mass) and payload.mass >= 0.0 and np.all(np.isfinite(payload.com))
-                and np.all(np.isfinite(payload.inertia_com))):
+        if not (
+            math.isfinite(payload.mass)
+            and payload.mass >= 0.0
+            and np.all(np.isfinite(payload.com))
+            and np.all(np.isfinite(payload.inertia_com))
+        ):
             raise PayloadError(f'payload parameters are not finite and non-negative: {payload!r}')
-        if not self.model.existFrame(link_name):
-            raise PayloadError(f'payload link "{link_name}" is not a frame of model "{self.name}"')
-        frame = self.model.frames[self.model.getFrameId(link_name)]
+        frame = self.model.frames[
+            self.frame_id(link_name, PayloadError, 'payload link', moving=True)
+        ]
         joint_id = frame.parentJoint
-        if joint_id == 0:
-            raise PayloadError(f'payload link "{link_name}" is fixed to the world; a payload there '
-                               'changes no joint torque')
         self.detach_payload()
-        self.model.inertias[joint_id] = self._nominal_inertias[joint_id] + frame.placement.act(payload.to_pinocchio())
+        self.model.inertias[joint_id] = self._nominal_inertias[joint_id] + frame.placement.act(
+            payload.to_pinocchio()
+        )
         self.payload = (link_name, payload)
 
     def detach_payload(self) -> None:
@@ -303,12 +398,16 @@ class RobotModel:
             raise DescriptionError(f'link "{link_name}" is not in model "{self.name}"')
         if link.inertial is None:
             return InertialParameters.point_mass(0.0, np.zeros(3))
-        return InertialParameters(link.inertial.mass, link.inertial.origin.xyz, link.inertial.tensor_in_link_frame())
+        return InertialParameters(
+            link.inertial.mass, link.inertial.origin.xyz, link.inertial.tensor_in_link_frame()
+        )
 
     def __repr__(self) -> str:
         base = 'floating' if self.floating_base else 'fixed'
-        return (f'RobotModel(name={self.name!r}, base={base}, joints={self.num_joints}, '
-                f'mimic={len(self.mimic_joint_names)}, mass={self.total_mass():.3f} kg)')
+        return (
+            f'RobotModel(name={self.name!r}, base={base}, joints={self.num_joints}, '
+            f'mimic={len(self.mimic_joint_names)}, mass={self.total_mass():.3f} kg)'
+        )
 
 
 def _normalised_pose(base_pose: Optional[np.ndarray]) -> np.ndarray:
@@ -317,7 +416,10 @@ def _normalised_pose(base_pose: Optional[np.ndarray]) -> np.ndarray:
     pose = np.asarray(base_pose, dtype=float).reshape(7).copy()
     norm = np.linalg.norm(pose[3:])
     if not math.isfinite(norm) or norm < 1e-9:
-        raise ValueError(f'base orientation quaternion {pose[3:]} has no direction')
+        raise ModelInputError(
+            f'base orientation quaternion {pose[3:]} has no direction (zero or not finite): give '
+            'a unit quaternion [qx, qy, qz, qw]'
+        )
     pose[3:] /= norm
     return pose
 
@@ -328,4 +430,13 @@ def _build_pinocchio_model(description: UrdfDescription, floating_base: bool) ->
             return pin.buildModelFromXML(description.text, pin.JointModelFreeFlyer())
         return pin.buildModelFromXML(description.text)
     except (RuntimeError, ValueError) as error:
-        raise DescriptionError(f'pinocchio could not build model "{description.name}": {error}') from None
+        raise DescriptionError(
+            f'pinocchio could not build model "{description.name}": {error}'
+        ) from None
+
+
+def _listed(names, shown: int = 12) -> str:
+    """The first ``shown`` of ``names``, comma-separated, with how many more there are."""
+    names = list(names)
+    more = f' and {len(names) - shown} more' if len(names) > shown else ''
+    return ', '.join(names[:shown]) + more

@@ -11,6 +11,7 @@ link frame; ``ixx..izz`` are the inertia tensor entries about the CoM in that fr
 the products as tensor entries (``ixy = -∫ρxy dV``). Lengths in m, masses in kg,
 inertias in kg·m², angles in rad.
 """
+
 from __future__ import annotations
 
 import math
@@ -66,11 +67,13 @@ class Pose:
         cr, sr = math.cos(roll), math.sin(roll)
         cp, sp = math.cos(pitch), math.sin(pitch)
         cy, sy = math.cos(yaw), math.sin(yaw)
-        return np.array([
-            [cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
-            [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
-            [-sp, cp * sr, cp * cr],
-        ])
+        return np.array(
+            [
+                [cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
+                [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
+                [-sp, cp * sr, cp * cr],
+            ]
+        )
 
 
 @dataclass(frozen=True)
@@ -89,9 +92,13 @@ class UrdfInertial:
 
     def tensor(self) -> np.ndarray:
         """3×3 inertia tensor about the CoM, in the CoM frame (``<inertial><origin rpy>``)."""
-        return np.array([[self.ixx, self.ixy, self.ixz],
-                         [self.ixy, self.iyy, self.iyz],
-                         [self.ixz, self.iyz, self.izz]])
+        return np.array(
+            [
+                [self.ixx, self.ixy, self.ixz],
+                [self.ixy, self.iyy, self.iyz],
+                [self.ixz, self.iyz, self.izz],
+            ]
+        )
 
     def tensor_in_link_frame(self) -> np.ndarray:
         """Inertia tensor about the CoM with the link frame's axes: R I Rᵀ."""
@@ -176,8 +183,10 @@ class UrdfDescription:
         return sum(link.inertial.mass for link in self.links.values() if link.inertial)
 
     def __repr__(self) -> str:
-        return (f'UrdfDescription(name={self.name!r}, links={len(self.links)}, '
-                f'joints={len(self.joints)}, root={self.root!r})')
+        return (
+            f'UrdfDescription(name={self.name!r}, links={len(self.links)}, '
+            f'joints={len(self.joints)}, root={self.root!r})'
+        )
 
 
 def read_description_file(path, max_bytes: int = MAX_DESCRIPTION_BYTES) -> str:
@@ -192,7 +201,9 @@ def read_description_file(path, max_bytes: int = MAX_DESCRIPTION_BYTES) -> str:
     try:
         size = path.stat().st_size
         if size > max_bytes:
-            raise DescriptionError(f'robot description file {path} is {size} bytes, over the {max_bytes}-byte limit')
+            raise DescriptionError(
+                f'robot description file {path} is {size} bytes, over the {max_bytes}-byte limit'
+            )
         with path.open('rb') as handle:
             data = handle.read(max_bytes + 1)
     except OSError as error:
@@ -203,12 +214,19 @@ def read_description_file(path, max_bytes: int = MAX_DESCRIPTION_BYTES) -> str:
     try:
         return data.decode('utf-8-sig')  # a byte-order mark is dropped
     except UnicodeDecodeError as error:
-        raise DescriptionError(f'robot description file {path} is not UTF-8 text (byte 0x{data[error.start]:02x} '
-                               f'at offset {error.start}); save it as UTF-8') from None
+        raise DescriptionError(
+            f'robot description file {path} is not UTF-8 text (byte 0x{data[error.start]:02x} at '
+            f'offset {error.start}); save it as UTF-8'
+        ) from None
 
 
-def parse_urdf(text: str, max_bytes: int = MAX_DESCRIPTION_BYTES, max_links: int = MAX_LINKS,
-               max_moving_joints: int = MAX_MOVING_JOINTS, strict_mimics: bool = True) -> UrdfDescription:
+def parse_urdf(
+    text: str,
+    max_bytes: int = MAX_DESCRIPTION_BYTES,
+    max_links: int = MAX_LINKS,
+    max_moving_joints: int = MAX_MOVING_JOINTS,
+    strict_mimics: bool = True,
+) -> UrdfDescription:
     """Parse and check a URDF string. Raises :class:`DescriptionError` naming the problem.
 
     Physically impossible inertias and inverted joint limits are accepted with a warning in
@@ -220,25 +238,35 @@ def parse_urdf(text: str, max_bytes: int = MAX_DESCRIPTION_BYTES, max_links: int
     if not isinstance(text, str) or not text.strip():
         raise DescriptionError('robot description is empty')
     if len(text) > max_bytes:
-        raise DescriptionError(f'robot description is {len(text)} characters, over the {max_bytes} limit')
+        raise DescriptionError(
+            f'robot description is {len(text)} characters, over the {max_bytes} limit'
+        )
     if _UNSAFE_MARKUP.search(text):
-        raise DescriptionError('robot description contains a DOCTYPE or ENTITY declaration; '
-                               'these are refused (entity-expansion attacks). Expand xacro/entities first.')
+        raise DescriptionError(
+            'robot description contains a DOCTYPE or ENTITY declaration; these are refused '
+            '(entity-expansion attacks). Expand xacro/entities first.'
+        )
     try:
         root = ElementTree.fromstring(text)
     except ElementTree.ParseError as error:
         raise DescriptionError(f'robot description is not valid XML: {error}') from None
     if root.tag != 'robot':
-        raise DescriptionError(f"robot description's root element is <{root.tag}>, expected <robot>")
+        raise DescriptionError(
+            f"robot description's root element is <{root.tag}>, expected <robot>"
+        )
     most_attributes = max(len(element.attrib) for element in root.iter())
     if most_attributes > MAX_ATTRIBUTES_PER_ELEMENT:
-        raise DescriptionError(f'robot description has an element with {most_attributes} attributes, over the '
-                               f'limit of {MAX_ATTRIBUTES_PER_ELEMENT}')
+        raise DescriptionError(
+            f'robot description has an element with {most_attributes} attributes, over the limit '
+            f'of {MAX_ATTRIBUTES_PER_ELEMENT}'
+        )
     link_elements = root.findall('link')
     if not link_elements:
         raise DescriptionError('robot description has no <link>')
     if len(link_elements) > max_links:
-        raise DescriptionError(f'robot description has {len(link_elements)} links, over the {max_links} limit')
+        raise DescriptionError(
+            f'robot description has {len(link_elements)} links, over the {max_links} limit'
+        )
     warnings: list = []
     links = {}
     for element in link_elements:
@@ -254,7 +282,9 @@ def parse_urdf(text: str, max_bytes: int = MAX_DESCRIPTION_BYTES, max_links: int
         joints[joint.name] = joint
     moving = sum(joint.type in MOVING_JOINT_TYPES for joint in joints.values())
     if moving > max_moving_joints:
-        raise DescriptionError(f'robot description has {moving} moving joints, over the limit of {max_moving_joints}')
+        raise DescriptionError(
+            f'robot description has {moving} moving joints, over the limit of {max_moving_joints}'
+        )
     root_link = _check_tree(links, joints)
     problems = mimic_problems(joints)
     if problems and strict_mimics:
@@ -266,12 +296,22 @@ def parse_urdf(text: str, max_bytes: int = MAX_DESCRIPTION_BYTES, max_links: int
         if link.inertial is not None or link.name == root_link:
             continue
         if link.collisions:
-            warnings.append(f'link "{link.name}" has collision geometry but no <inertial>: treated as massless')
+            warnings.append(
+                f'link "{link.name}" has collision geometry but no <inertial>: treated as massless'
+            )
         elif link.name in moved_by:
-            warnings.append(f'link "{link.name}" is moved by joint "{moved_by[link.name].name}" but has no '
-                            '<inertial>: treated as massless')
-    return UrdfDescription(name=root.get('name', ''), links=links, joints=joints, root=root_link,
-                           text=text, warnings=warnings)
+            warnings.append(
+                f'link "{link.name}" is moved by joint "{moved_by[link.name].name}" but has no '
+                '<inertial>: treated as massless'
+            )
+    return UrdfDescription(
+        name=root.get('name', ''),
+        links=links,
+        joints=joints,
+        root=root_link,
+        text=text,
+        warnings=warnings,
+    )
 
 
 def _floats(element, attribute: str, count: int, default: tuple, where: str) -> tuple:
@@ -305,8 +345,10 @@ def _number(element, attribute: str, where: str, default: Optional[float] = None
 
 
 def _pose(element, where: str) -> Pose:
-    return Pose(_floats(element, 'xyz', 3, (0.0, 0.0, 0.0), where),
-                _floats(element, 'rpy', 3, (0.0, 0.0, 0.0), where))
+    return Pose(
+        _floats(element, 'xyz', 3, (0.0, 0.0, 0.0), where),
+        _floats(element, 'rpy', 3, (0.0, 0.0, 0.0), where),
+    )
 
 
 def _parse_link(element) -> UrdfLink:
@@ -326,13 +368,22 @@ def _parse_link(element) -> UrdfLink:
         inertia_element = inertial_element.find('inertia')
         values = {}
         for key in ('ixx', 'ixy', 'ixz', 'iyy', 'iyz', 'izz'):
-            value = 0.0 if inertia_element is None else _number(inertia_element, key, where + ' <inertia>', 0.0)
+            value = (
+                0.0
+                if inertia_element is None
+                else _number(inertia_element, key, where + ' <inertia>', 0.0)
+            )
             if not math.isfinite(value):
                 raise DescriptionError(f'{where}: inertia {key}={value} is not finite')
             values[key] = value
-        inertial = UrdfInertial(mass=mass, origin=_pose(inertial_element.find('origin'), where + ' <inertial>'),
-                                **values)
-    collisions = tuple(g for g in (_parse_geometry(e, where) for e in element.findall('collision')) if g)
+        inertial = UrdfInertial(
+            mass=mass,
+            origin=_pose(inertial_element.find('origin'), where + ' <inertial>'),
+            **values,
+        )
+    collisions = tuple(
+        g for g in (_parse_geometry(e, where) for e in element.findall('collision')) if g
+    )
     visuals = tuple(g for g in (_parse_geometry(e, where) for e in element.findall('visual')) if g)
     return UrdfLink(name=name, inertial=inertial, collisions=collisions, visuals=visuals)
 
@@ -344,15 +395,25 @@ def _parse_geometry(element, where: str) -> Optional[UrdfGeometry]:
         return None
     shape = geometry[0]
     if shape.tag == 'box':
-        return UrdfGeometry('box', origin, size=_floats(shape, 'size', 3, (0.0, 0.0, 0.0), where + ' <box>'))
+        return UrdfGeometry(
+            'box', origin, size=_floats(shape, 'size', 3, (0.0, 0.0, 0.0), where + ' <box>')
+        )
     if shape.tag == 'cylinder':
-        return UrdfGeometry('cylinder', origin, radius=_number(shape, 'radius', where + ' <cylinder>'),
-                            length=_number(shape, 'length', where + ' <cylinder>'))
+        return UrdfGeometry(
+            'cylinder',
+            origin,
+            radius=_number(shape, 'radius', where + ' <cylinder>'),
+            length=_number(shape, 'length', where + ' <cylinder>'),
+        )
     if shape.tag == 'sphere':
         return UrdfGeometry('sphere', origin, radius=_number(shape, 'radius', where + ' <sphere>'))
     if shape.tag == 'mesh':
-        return UrdfGeometry('mesh', origin, filename=shape.get('filename', ''),
-                            scale=_floats(shape, 'scale', 3, (1.0, 1.0, 1.0), where + ' <mesh>'))
+        return UrdfGeometry(
+            'mesh',
+            origin,
+            filename=shape.get('filename', ''),
+            scale=_floats(shape, 'scale', 3, (1.0, 1.0, 1.0), where + ' <mesh>'),
+        )
     return None
 
 
@@ -365,9 +426,11 @@ def _parse_joint(element) -> UrdfJoint:
     if joint_type not in _KNOWN_JOINT_TYPES:
         raise DescriptionError(f'{where}: unknown joint type "{joint_type}"')
     if joint_type not in SUPPORTED_JOINT_TYPES:
-        raise DescriptionError(f'{where}: joint type "{joint_type}" is not supported inside the tree '
-                               f'(supported: {", ".join(SUPPORTED_JOINT_TYPES)}); for a free-flying base use '
-                               f'root_joint="floating" instead of a floating joint')
+        raise DescriptionError(
+            f'{where}: joint type "{joint_type}" is not supported inside the tree (supported: '
+            f'{", ".join(SUPPORTED_JOINT_TYPES)}); for a free-flying base use '
+            'root_joint="floating" instead of a floating joint'
+        )
     parent, child = element.find('parent'), element.find('child')
     if parent is None or not parent.get('link') or child is None or not child.get('link'):
         raise DescriptionError(f'{where}: needs <parent link=...> and <child link=...>')
@@ -376,16 +439,28 @@ def _parse_joint(element) -> UrdfJoint:
         raise DescriptionError(f'{where}: axis has zero length')
     limit = None
     limit_element = element.find('limit')
-    if joint_type in ('revolute', 'prismatic') and (limit_element is None or limit_element.get('effort') is None
-                                                    or limit_element.get('velocity') is None):
-        raise DescriptionError(f'{where}: a {joint_type} joint needs <limit effort=... velocity=...> (URDF spec)')
+    if joint_type in ('revolute', 'prismatic') and (
+        limit_element is None
+        or limit_element.get('effort') is None
+        or limit_element.get('velocity') is None
+    ):
+        raise DescriptionError(
+            f'{where}: a {joint_type} joint needs <limit effort=... velocity=...> (URDF spec)'
+        )
     if limit_element is not None:
-        # URDF spec: lower/upper default to 0 for revolute and prismatic joints; continuous joints have none.
+        # URDF spec: lower/upper default to 0 for revolute and prismatic joints; continuous joints
+        # have none.
         unbounded = joint_type == 'continuous'
-        limit = JointLimit(lower=-math.inf if unbounded else _number(limit_element, 'lower', where + ' <limit>', 0.0),
-                           upper=math.inf if unbounded else _number(limit_element, 'upper', where + ' <limit>', 0.0),
-                           effort=abs(_number(limit_element, 'effort', where + ' <limit>', math.inf)),
-                           velocity=abs(_number(limit_element, 'velocity', where + ' <limit>', math.inf)))
+        limit = JointLimit(
+            lower=-math.inf
+            if unbounded
+            else _number(limit_element, 'lower', where + ' <limit>', 0.0),
+            upper=math.inf
+            if unbounded
+            else _number(limit_element, 'upper', where + ' <limit>', 0.0),
+            effort=abs(_number(limit_element, 'effort', where + ' <limit>', math.inf)),
+            velocity=abs(_number(limit_element, 'velocity', where + ' <limit>', math.inf)),
+        )
     mimic = None
     mimic_element = element.find('mimic')
     if mimic_element is not None and joint_type in MOVING_JOINT_TYPES:
@@ -395,13 +470,25 @@ def _parse_joint(element) -> UrdfJoint:
         multiplier = _number(mimic_element, 'multiplier', where + ' <mimic>', 1.0)
         offset = _number(mimic_element, 'offset', where + ' <mimic>', 0.0)
         if not (math.isfinite(multiplier) and math.isfinite(offset)):
-            raise DescriptionError(f'{where}: <mimic> multiplier={multiplier} offset={offset} is not finite')
+            raise DescriptionError(
+                f'{where}: <mimic> multiplier={multiplier} offset={offset} is not finite'
+            )
         if abs(multiplier) > MAX_MIMIC_MULTIPLIER:
-            raise DescriptionError(f'{where}: <mimic> multiplier={multiplier:g} is beyond the plausible '
-                                   f'±{MAX_MIMIC_MULTIPLIER:g} (a typo?)')
+            raise DescriptionError(
+                f'{where}: <mimic> multiplier={multiplier:g} is beyond the plausible '
+                f'±{MAX_MIMIC_MULTIPLIER:g} (a typo?)'
+            )
         mimic = Mimic(leader, multiplier, offset)
-    return UrdfJoint(name=name, type=joint_type, parent=parent.get('link'), child=child.get('link'),
-                     origin=_pose(element.find('origin'), where), axis=axis, limit=limit, mimic=mimic)
+    return UrdfJoint(
+        name=name,
+        type=joint_type,
+        parent=parent.get('link'),
+        child=child.get('link'),
+        origin=_pose(element.find('origin'), where),
+        axis=axis,
+        limit=limit,
+        mimic=mimic,
+    )
 
 
 def _check_tree(links: dict, joints: dict) -> str:
@@ -412,8 +499,10 @@ def _check_tree(links: dict, joints: dict) -> str:
             if link not in links:
                 raise DescriptionError(f'joint "{joint.name}": {role} link "{link}" is not defined')
         if joint.child in parent_of:
-            raise DescriptionError(f'link "{joint.child}" is the child of two joints '
-                                   f'("{parent_of[joint.child]}" and "{joint.name}")')
+            raise DescriptionError(
+                f'link "{joint.child}" is the child of two joints ("{parent_of[joint.child]}" and '
+                f'"{joint.name}")'
+            )
         if joint.parent == joint.child:
             raise DescriptionError(f'joint "{joint.name}" connects link "{joint.child}" to itself')
         parent_of[joint.child] = joint.name
@@ -422,8 +511,10 @@ def _check_tree(links: dict, joints: dict) -> str:
     if not roots:
         raise DescriptionError('robot description has no root link (the joints form a cycle)')
     if len(roots) > 1:
-        raise DescriptionError(f'robot description has {len(roots)} root links ({", ".join(roots[:5])}); '
-                               'every link but one must be the child of a joint')
+        raise DescriptionError(
+            f'robot description has {len(roots)} root links ({", ".join(roots[:5])}); every link '
+            'but one must be the child of a joint'
+        )
     reached, stack = set(), [roots[0]]
     while stack:
         link = stack.pop()
@@ -431,8 +522,10 @@ def _check_tree(links: dict, joints: dict) -> str:
         stack.extend(children[link])
     unreached = [name for name in links if name not in reached]
     if unreached:
-        raise DescriptionError(f'links {", ".join(unreached[:5])} are not connected to the root '
-                               f'"{roots[0]}" (a cycle in the joint graph)')
+        raise DescriptionError(
+            f'links {", ".join(unreached[:5])} are not connected to the root "{roots[0]}" (a cycle '
+            'in the joint graph)'
+        )
     return roots[0]
 
 
@@ -444,8 +537,10 @@ def _physical_warnings(links: dict, joints: dict) -> list:
             warnings.extend(_inertia_warnings(link))
     for joint in joints.values():
         if joint.limit is not None and joint.limit.lower > joint.limit.upper:
-            warnings.append(f'joint "{joint.name}": lower limit {joint.limit.lower:g} is above upper limit '
-                            f'{joint.limit.upper:g}')
+            warnings.append(
+                f'joint "{joint.name}": lower limit {joint.limit.lower:g} is above upper limit '
+                f'{joint.limit.upper:g}'
+            )
     return warnings
 
 
@@ -465,11 +560,15 @@ def _inertia_warnings(link: UrdfLink) -> list:
     moments = np.linalg.eigvalsh(tensor / scale)
     tolerance = PHYSICAL_TOLERANCE * np.abs(moments).max()
     if moments[0] < -tolerance:
-        return [f'{where}: inertia has a negative principal moment {moments[0] * scale:.6g} kg·m² '
-                '(not physically possible; see robot_dynamics validate)']
+        return [
+            f'{where}: inertia has a negative principal moment {moments[0] * scale:.6g} kg·m² (not '
+            'physically possible; see robot_dynamics validate)'
+        ]
     if moments[0] + moments[1] < moments[2] - tolerance:
-        return [f'{where}: principal moments {[float(f"{m * scale:.6g}") for m in moments]} kg·m² violate the '
-                'triangle inequality (no rigid body has them; see robot_dynamics validate)']
+        return [
+            f'{where}: principal moments {[float(f"{m * scale:.6g}") for m in moments]} kg·m² '
+            'violate the triangle inequality (no rigid body has them; see robot_dynamics validate)'
+        ]
     return []
 
 
@@ -482,10 +581,19 @@ def mimic_problems(joints: dict) -> list:
             continue
         leader = joints.get(joint.mimic.joint)
         if leader is None:
-            problems.append((joint.name, f'joint "{joint.name}" mimics unknown joint "{joint.mimic.joint}"'))
+            problems.append(
+                (joint.name, f'joint "{joint.name}" mimics unknown joint "{joint.mimic.joint}"')
+            )
         elif leader.type not in MOVING_JOINT_TYPES:
-            problems.append((joint.name, f'joint "{joint.name}" mimics "{leader.name}", which is {leader.type}'))
+            problems.append(
+                (joint.name, f'joint "{joint.name}" mimics "{leader.name}", which is {leader.type}')
+            )
         elif leader.mimic is not None:
-            problems.append((joint.name, f'joint "{joint.name}" mimics "{leader.name}", which is itself a mimic '
-                                         'joint (chained mimics are not supported)'))
+            problems.append(
+                (
+                    joint.name,
+                    f'joint "{joint.name}" mimics "{leader.name}", which is itself a mimic joint '
+                    '(chained mimics are not supported)',
+                )
+            )
     return problems

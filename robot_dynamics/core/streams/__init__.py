@@ -1,1 +1,2 @@
-"""Live joint-state streams: merging, differentiation, the shared ring buffer, effort conversion, live torques."""
+"""Live joint-state streams: merging, differentiation, the shared ring buffer, effort conversion,
+live torques."""

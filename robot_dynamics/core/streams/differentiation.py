@@ -14,6 +14,7 @@ with noise gain 1/√(Σ(tᵢ − t̄)²). It is the estimator dynamics_node use
 tools use zero-phase filtering instead
 (:mod:`robot_dynamics.core.identification.recording`).
 """
+
 from __future__ import annotations
 
 import math
@@ -21,13 +22,20 @@ from typing import Optional
 
 import numpy as np
 
-from robot_dynamics.core.errors import RobotDynamicsError
+from robot_dynamics.core.errors import RobotDynamicsError, SettingError
 
 _FLOAT64 = np.dtype(np.float64)
 
 
 class SampleOrderError(RobotDynamicsError):
     """A sample is not newer than the previous one."""
+
+
+class NonFiniteSampleError(RobotDynamicsError, ValueError):
+    """A sample's stamp or value is NaN or infinite; the differentiator is left as it was.
+
+    Also a ValueError, as it raised before this class existed.
+    """
 
 
 class CausalDifferentiator:
@@ -48,7 +56,9 @@ class CausalDifferentiator:
 
     def __init__(self, width: int, window: int = 10):
         if window < 2:
-            raise ValueError('window must be at least 2 samples')
+            raise SettingError(
+                f'the differentiation window must be at least 2 samples, got {window}'
+            )
         self.window = window
         # Times are kept relative to a recent origin so that they are small numbers: the sums
         # then lose nothing (stamps since the epoch would lose ~1e-7 s to rounding).
@@ -73,7 +83,8 @@ class CausalDifferentiator:
 
     def update(self, time: float, value: np.ndarray) -> np.ndarray:
         """Take the sample ``value`` at ``time`` [s] (not older than the previous one) and
-        return the slope over the last ``window`` samples (zeros with fewer than two distinct times)."""
+        return the slope over the last ``window`` samples (zeros with fewer than two distinct
+        times)."""
         count = self._count
         if count == 0:
             self._origin = time
@@ -102,7 +113,8 @@ class CausalDifferentiator:
 
     def _move_origin(self, time: float) -> None:
         """Re-express the stored times relative to ``time`` and recompute their sums exactly
-        (once per window, when every row is filled: the times stay small, rounding does not build up)."""
+        (once per window, when every row is filled: the times stay small, rounding does not build
+        up)."""
         times = self._design[0]
         times -= time - self._origin
         self._sum = math.fsum(times)
@@ -113,7 +125,7 @@ class CausalDifferentiator:
         """Current group delay of the estimate [s]: newest time minus the window's mean time."""
         if self._count == 0:
             return 0.0
-        times = self._design[0, :self._count]
+        times = self._design[0, : self._count]
         return float(times.max() - times.mean())
 
 
@@ -140,9 +152,12 @@ class PolynomialDifferentiator:
 
     def __init__(self, window: int = 9, degree: int = 2, max_gap: float = 0.1):
         if degree < 1 or window < degree + 2:
-            raise ValueError(f'need degree ≥ 1 and window ≥ degree + 2, got window={window}, degree={degree}')
+            raise SettingError(
+                f'the polynomial fit needs degree ≥ 1 and window ≥ degree + 2 samples, got '
+                f'window={window}, degree={degree}'
+            )
         if not (math.isfinite(max_gap) and max_gap > 0.0):
-            raise ValueError(f'max_gap must be a positive time in s, got {max_gap}')
+            raise SettingError(f'max_gap must be a positive, finite time in s, got {max_gap}')
         self.window = int(window)
         self.degree = int(degree)
         self.max_gap = float(max_gap)
@@ -164,11 +179,15 @@ class PolynomialDifferentiator:
         # One sum proves finiteness unless it overflows; only then look at each entry.
         if not (math.isfinite(stamp) and math.isfinite(sum(flat))):
             if not math.isfinite(stamp) or not np.all(np.isfinite(value)):
-                raise ValueError(f'sample at {stamp} s is not finite')
+                raise NonFiniteSampleError(
+                    f'sample at {stamp} s is not finite: skip it and add the next finite one'
+                )
         count = self._count
         if count:
             if stamp <= self._last:
-                raise SampleOrderError(f'stamp {stamp:.6f} s is not newer than the previous {self._last:.6f} s')
+                raise SampleOrderError(
+                    f'stamp {stamp:.6f} s is not newer than the previous {self._last:.6f} s'
+                )
             if stamp - self._last > self.max_gap or value.shape != self._shape:
                 self.reset()
                 count = 0
@@ -209,13 +228,13 @@ class PolynomialDifferentiator:
         if self._count != self.window:
             return None
         start = self._next
-        values = self._values[start:start + self.window]
+        values = self._values[start : start + self.window]
         if self._even_run >= self.window - 1:
             # The period is the mean interval of the whole even run: the rounding of each stamp
             # shrinks with the run's length instead of scaling every rate.
             period = (self._last - self._run_start) / self._even_run
             return self._even_weights.dot(values) * (1.0 / (period * (self.window - 1)))
-        stamps = self._stamps[start:start + self.window]
+        stamps = self._stamps[start : start + self.window]
         span = stamps[-1] - stamps[0]
         return self._weights((stamps - stamps[-1]) / span).dot(values) / span
 
@@ -236,7 +255,7 @@ def _solve_symmetric(matrix: list, unit_index: int) -> list:
     rows = [row + [1.0 if i == unit_index else 0.0] for i, row in enumerate(matrix)]
     for pivot in range(size):
         head = rows[pivot]
-        for row in rows[pivot + 1:]:
+        for row in rows[pivot + 1 :]:
             factor = row[pivot] / head[pivot]
             for column in range(pivot, size + 1):
                 row[column] -= factor * head[column]

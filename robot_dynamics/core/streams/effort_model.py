@@ -12,7 +12,8 @@ and identification need. Per joint (Lynch & Park, *Modern Robotics*, 2017, §8.9
 N is the gear ratio (motor turns per joint turn, > 0; rad/m for a prismatic joint, so that τ
 comes out in N), η the gearbox efficiency in (0, 1]. The efficiency convention, per joint:
 
-* ``constant`` (the default, as in Lynch & Park): τ = η N k_t i whatever the direction of power flow;
+* ``constant`` (the default, as in Lynch & Park): τ = η N k_t i whatever the direction of power
+flow;
 * ``power_flow``: losses always oppose the motion, so τ = η N k_t i when the motor drives the
   load (N k_t i · q̇ ≥ 0, also at q̇ = 0) and τ = N k_t i / η when the load back-drives the
   motor (N k_t i · q̇ < 0).
@@ -23,6 +24,7 @@ A YAML file describes it, keyed by joint name; joints it does not name publish t
     joint2: {effort: motor_torque, gear_ratio: 50, efficiency: 0.85, efficiency_mode: power_flow}
     joint3: {effort: torque}
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -38,9 +40,16 @@ from robot_dynamics.core.errors import RobotDynamicsError
 EFFORT_KINDS = ('torque', 'current', 'motor_torque')
 EFFICIENCY_MODES = ('constant', 'power_flow')
 _KEYS = ('effort', 'torque_constant', 'gear_ratio', 'efficiency', 'efficiency_mode')
-_REQUIRED = {'torque': (), 'current': ('torque_constant', 'gear_ratio'), 'motor_torque': ('gear_ratio',)}
-_NOT_APPLICABLE = {'torque': ('torque_constant', 'gear_ratio', 'efficiency', 'efficiency_mode'),
-                   'current': (), 'motor_torque': ('torque_constant',)}
+_REQUIRED = {
+    'torque': (),
+    'current': ('torque_constant', 'gear_ratio'),
+    'motor_torque': ('gear_ratio',),
+}
+_NOT_APPLICABLE = {
+    'torque': ('torque_constant', 'gear_ratio', 'efficiency', 'efficiency_mode'),
+    'current': (),
+    'motor_torque': ('torque_constant',),
+}
 
 
 class EffortModelError(RobotDynamicsError):
@@ -66,11 +75,17 @@ class JointEffort:
         if self.kind not in EFFORT_KINDS:
             raise EffortModelError(f'effort must be one of {EFFORT_KINDS}, got {self.kind!r}')
         if self.efficiency_mode not in EFFICIENCY_MODES:
-            raise EffortModelError(f'efficiency_mode must be one of {EFFICIENCY_MODES}, got {self.efficiency_mode!r}')
+            raise EffortModelError(
+                f'efficiency_mode must be one of {EFFICIENCY_MODES}, got {self.efficiency_mode!r}'
+            )
         for name in ('torque_constant', 'gear_ratio', 'efficiency'):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
-                    or value <= 0.0:
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, (int, float))
+                or not math.isfinite(value)
+                or value <= 0.0
+            ):
                 raise EffortModelError(f'{name} must be a positive finite number, got {value!r}')
             object.__setattr__(self, name, float(value))
         if self.efficiency > 1.0:
@@ -78,7 +93,8 @@ class JointEffort:
 
     @property
     def scale(self) -> float:
-        """Joint torque per unit effort before losses: N k_t, N or 1 [N·m per A, per N·m, per N·m]."""
+        """Joint torque per unit effort before losses: N k_t, N or 1 [N·m per A, per N·m, per
+        N·m]."""
         if self.kind == 'current':
             return self.gear_ratio * self.torque_constant
         return self.gear_ratio if self.kind == 'motor_torque' else 1.0
@@ -95,14 +111,27 @@ class EffortModel:
         object.__setattr__(self, 'joint_names', tuple(self.joint_names))
         object.__setattr__(self, 'joints', tuple(self.joints))
         if len(self.joint_names) != len(self.joints):
-            raise EffortModelError(f'{len(self.joint_names)} joint names for {len(self.joints)} joint efforts')
+            raise EffortModelError(
+                f'{len(self.joint_names)} joint names for {len(self.joints)} joint efforts'
+            )
         if len(set(self.joint_names)) != len(self.joint_names):
             raise EffortModelError(f'joint names repeat: {list(self.joint_names)}')
         object.__setattr__(self, '_scale', np.array([j.scale for j in self.joints], dtype=float))
-        object.__setattr__(self, '_efficiency', np.array([1.0 if j.kind == 'torque' else j.efficiency
-                                                          for j in self.joints], dtype=float))
-        object.__setattr__(self, '_power_flow', np.array([j.kind != 'torque' and j.efficiency_mode == 'power_flow'
-                                                          for j in self.joints], dtype=bool))
+        object.__setattr__(
+            self,
+            '_efficiency',
+            np.array(
+                [1.0 if j.kind == 'torque' else j.efficiency for j in self.joints], dtype=float
+            ),
+        )
+        object.__setattr__(
+            self,
+            '_power_flow',
+            np.array(
+                [j.kind != 'torque' and j.efficiency_mode == 'power_flow' for j in self.joints],
+                dtype=bool,
+            ),
+        )
 
     @classmethod
     def identity(cls, joint_names: Sequence[str]) -> 'EffortModel':
@@ -113,8 +142,10 @@ class EffortModel:
     def from_dict(cls, entries: Mapping, source: str = 'effort model') -> 'EffortModel':
         """From ``{joint: {effort: ..., torque_constant: ..., ...}}`` (the YAML layout above)."""
         if not isinstance(entries, Mapping):
-            raise EffortModelError(f'{source}: expected a mapping of joint name to its effort meaning, '
-                                   f'got {type(entries).__name__}')
+            raise EffortModelError(
+                f'{source}: expected a mapping of joint name to its effort meaning, got '
+                f'{type(entries).__name__}'
+            )
         names, joints = [], []
         for name, entry in entries.items():
             names.append(str(name))
@@ -131,9 +162,13 @@ class EffortModel:
         try:
             text = path.read_text(encoding='utf-8')
         except OSError as error:
-            raise EffortModelError(f'cannot read effort model {path}: {error.strerror or error}') from None
+            raise EffortModelError(
+                f'cannot read effort model {path}: {error.strerror or error}'
+            ) from None
         except UnicodeDecodeError as error:
-            raise EffortModelError(f'cannot read effort model {path}: not UTF-8 text ({error.reason})') from None
+            raise EffortModelError(
+                f'cannot read effort model {path}: not UTF-8 text ({error.reason})'
+            ) from None
         try:
             entries = yaml.safe_load(text)
         except yaml.YAMLError as error:
@@ -153,8 +188,9 @@ class EffortModel:
         wanted = tuple(joint_names)
         unknown = [name for name in self.joint_names if name not in wanted]
         if unknown:
-            raise EffortModelError(f'effort model names joints {unknown} that are not among the joints '
-                                   f'{list(wanted)}')
+            raise EffortModelError(
+                f'effort model names joints {unknown} that are not among the joints {list(wanted)}'
+            )
         given = dict(zip(self.joint_names, self.joints))
         return EffortModel(wanted, tuple(given.get(name, JointEffort()) for name in wanted))
 
@@ -169,7 +205,9 @@ class EffortModel:
         efficiency = self._efficiency
         if not self._power_flow.any():
             return efficiency * driving_torque
-        back_driven = self._power_flow & (driving_torque * np.asarray(velocities, dtype=float) < 0.0)
+        back_driven = self._power_flow & (
+            driving_torque * np.asarray(velocities, dtype=float) < 0.0
+        )
         return np.where(back_driven, driving_torque / efficiency, driving_torque * efficiency)
 
     def efforts(self, torques, velocities) -> np.ndarray:
@@ -184,7 +222,8 @@ class EffortModel:
         return torques / (efficiency * self._scale)
 
     def converted(self, recording):
-        """``recording`` (a :class:`~robot_dynamics.core.identification.recording.Recording`) with its efforts
+        """``recording`` (a :class:`~robot_dynamics.core.identification.recording.Recording`) with
+        its efforts
         replaced by joint torques; joints are matched by name (see :meth:`for_joints`)."""
         model = self.for_joints(recording.joint_names)
         if model.is_identity:
@@ -193,7 +232,9 @@ class EffortModel:
         return dataclasses.replace(recording, efforts=torques)
 
     def __repr__(self) -> str:
-        described = ', '.join(f'{name}: {_describe(joint)}' for name, joint in zip(self.joint_names, self.joints))
+        described = ', '.join(
+            f'{name}: {_describe(joint)}' for name, joint in zip(self.joint_names, self.joints)
+        )
         return f'EffortModel({described})'
 
 
@@ -202,7 +243,9 @@ def _joint_effort(entry, where: str) -> JointEffort:
     if isinstance(entry, str):
         entry = {'effort': entry}
     if not isinstance(entry, Mapping):
-        raise EffortModelError(f'{where}: expected a mapping with keys {list(_KEYS)}, got {entry!r}')
+        raise EffortModelError(
+            f'{where}: expected a mapping with keys {list(_KEYS)}, got {entry!r}'
+        )
     unknown = [key for key in entry if key not in _KEYS]
     if unknown:
         raise EffortModelError(f'{where}: unknown keys {unknown} (known: {list(_KEYS)})')
@@ -225,12 +268,14 @@ def _describe(joint: JointEffort) -> str:
     if joint.kind == 'torque':
         return 'torque'
     constant = f'k_t={joint.torque_constant:g} N·m/A, ' if joint.kind == 'current' else ''
-    return (f'{joint.kind} ({constant}N={joint.gear_ratio:g}, η={joint.efficiency:g}'
-            + (', power_flow)' if joint.efficiency_mode == 'power_flow' else ')'))
+    return f'{joint.kind} ({constant}N={joint.gear_ratio:g}, η={joint.efficiency:g}' + (
+        ', power_flow)' if joint.efficiency_mode == 'power_flow' else ')'
+    )
 
 
 def load_effort_model(path: Optional[str]) -> Optional[EffortModel]:
-    """The model in the YAML file ``path``, or None for an empty / None path (efforts are torques)."""
+    """The model in the YAML file ``path``, or None for an empty / None path (efforts are
+    torques)."""
     return EffortModel.from_yaml(path) if path else None
 
 

@@ -9,6 +9,7 @@ them from their leaders (names of followers in the input are ignored).
 
 Stamps are in seconds (float). Positions rad/m, velocities rad/s or m/s, efforts N·m/N.
 """
+
 from __future__ import annotations
 
 import array
@@ -26,8 +27,16 @@ from robot_dynamics.core.errors import JointStateError
 MAX_ABS_VALUE = 1.0e6
 """Largest magnitude accepted for any joint value; beyond it a sample is corrupt."""
 
-REJECTION_REASONS = ('empty', 'length_mismatch', 'duplicate_names', 'non_finite', 'out_of_range',
-                     'no_known_joints', 'out_of_order', 'bad_stamp')
+REJECTION_REASONS = (
+    'empty',
+    'length_mismatch',
+    'duplicate_names',
+    'non_finite',
+    'out_of_range',
+    'no_known_joints',
+    'out_of_order',
+    'bad_stamp',
+)
 
 
 @dataclass(frozen=True)
@@ -45,12 +54,14 @@ class _Layout:
 POSITION, VELOCITY, EFFORT = 0, 1, 2
 ALL_FIELDS = (POSITION, VELOCITY, EFFORT)
 EVERY_JOINT = slice(None)
-_MAX_SQUARED = MAX_ABS_VALUE ** 2
+_MAX_SQUARED = MAX_ABS_VALUE**2
 _LARGEST = sys.float_info.max
 
 # Σx² of a sample holding values beyond ~1e154 overflows to inf: the check rejects that sample as
 # it should, and numpy's overflow warning about it would only be noise in a node's log.
-warnings.filterwarnings('ignore', 'overflow encountered in dot', RuntimeWarning, re.escape(__name__) + '$')
+warnings.filterwarnings(
+    'ignore', 'overflow encountered in dot', RuntimeWarning, re.escape(__name__) + '$'
+)
 
 
 class JointStateMerger:
@@ -71,8 +82,10 @@ class JointStateMerger:
         self.values.setflags(write=False)
         # Stamps are kept so that the usual stream (every joint, every field) writes one float per
         # sample: the stamp of the last such sample (_all_fresh_since); per field, that of the last
-        # sample carrying it for every joint (_complete_since); per joint and field, those of samples
-        # with some joints only (_partial_stamps). A value's stamp is the largest of the three (stamps
+        # sample carrying it for every joint (_complete_since); per joint and field, those of
+        # samples
+        # with some joints only (_partial_stamps). A value's stamp is the largest of the three
+        # (stamps
         # never decrease). _oldest: per field, the oldest over joints of the last two.
         self._all_fresh_since = -math.inf
         self._complete_since = [-math.inf] * 3
@@ -104,8 +117,14 @@ class JointStateMerger:
     def position_stamps(self) -> np.ndarray:
         return self.stamps[POSITION]
 
-    def update(self, names: Sequence[str], positions: Sequence[float], velocities: Sequence[float] = (),
-               efforts: Sequence[float] = (), stamp: float = 0.0) -> bool:
+    def update(
+        self,
+        names: Sequence[str],
+        positions: Sequence[float],
+        velocities: Sequence[float] = (),
+        efforts: Sequence[float] = (),
+        stamp: float = 0.0,
+    ) -> bool:
         """Take one sample. Returns True when it replaced every value (every joint with every
         field, in model order): then every value is fresh at ``stamp``.
 
@@ -116,8 +135,12 @@ class JointStateMerger:
             raise JointStateError('bad_stamp', f'stamp {stamp} is not a finite non-negative time')
         key = tuple(names)
         layout = self._layouts.get(key) or self._new_layout(key)
-        if layout.targets is EVERY_JOINT and len(positions) == len(velocities) == len(efforts) == layout.known != 0:
-            # The usual single driver (every joint in model order, every field): all values replaced.
+        if (
+            layout.targets is EVERY_JOINT
+            and len(positions) == len(velocities) == len(efforts) == layout.known != 0
+        ):
+            # The usual single driver (every joint in model order, every field): all values
+            # replaced.
             flat = _joined(positions, velocities, efforts)
             if not flat.dot(flat) <= _MAX_SQUARED:  # Σx² ≤ M² bounds every |x|; NaN and Inf fail it
                 _raise_value_error(flat.reshape(3, -1), ALL_FIELDS)
@@ -134,7 +157,9 @@ class JointStateMerger:
         are written, with their stamps, into a copy of ``values``."""
         fields = _present_fields(len(names), *rows)
         if layout.known == 0:
-            raise JointStateError('no_known_joints', f'none of the joints {list(names)[:5]} is in the model')
+            raise JointStateError(
+                'no_known_joints', f'none of the joints {list(names)[:5]} is in the model'
+            )
         flat = _joined(*rows)
         incoming = flat.reshape(len(fields), -1)
         if layout.message_indices is not None:  # only the model's joints are checked and kept
@@ -146,8 +171,8 @@ class JointStateMerger:
         if stamp < (self._newest_position if every_joint else self._newest_position_of(targets)):
             raise _out_of_order(stamp)
         values = self.values.copy()
-        if targets is EVERY_JOINT and fields == ALL_FIELDS[:len(fields)]:
-            values[:len(fields)] = incoming  # the usual driver without efforts: one block
+        if targets is EVERY_JOINT and fields == ALL_FIELDS[: len(fields)]:
+            values[: len(fields)] = incoming  # the usual driver without efforts: one block
         else:
             for row, field in enumerate(fields):
                 values[field, targets] = incoming[row]
@@ -156,15 +181,20 @@ class JointStateMerger:
                 self._complete_since[field] = self._oldest[field] = stamp
             else:
                 self._partial_stamps[field, targets] = stamp
-                self._oldest[field] = max(self._complete_since[field], self._partial_stamps[field].min())
+                self._oldest[field] = max(
+                    self._complete_since[field], self._partial_stamps[field].min()
+                )
         values.setflags(write=False)
         self.values = values
         self._newest_position = max(self._newest_position, stamp)
 
     def _newest_position_of(self, targets: np.ndarray) -> float:
         """Newest position stamp [s] among the model joints ``targets``."""
-        return max(self._partial_stamps[POSITION, targets].max(), self._complete_since[POSITION],
-                   self._all_fresh_since)
+        return max(
+            self._partial_stamps[POSITION, targets].max(),
+            self._complete_since[POSITION],
+            self._all_fresh_since,
+        )
 
     def _new_layout(self, names: tuple) -> _Layout:
         if len(set(names)) != len(names):
@@ -173,15 +203,23 @@ class JointStateMerger:
         if names == self.joint_names:
             layout = _Layout(None, EVERY_JOINT, len(names))
         else:
-            layout = _Layout(np.array([p[0] for p in pairs], dtype=int), np.array([p[1] for p in pairs], dtype=int),
-                             len(pairs))
+            layout = _Layout(
+                np.array([p[0] for p in pairs], dtype=int),
+                np.array([p[1] for p in pairs], dtype=int),
+                len(pairs),
+            )
         if len(self._layouts) >= self._max_layouts:
             self._layouts.clear()
         self._layouts[names] = layout
         return layout
 
-    def complete(self, now: Optional[float] = None, max_age: float = math.inf, need_velocity: bool = False,
-                 need_effort: bool = False) -> bool:
+    def complete(
+        self,
+        now: Optional[float] = None,
+        max_age: float = math.inf,
+        need_velocity: bool = False,
+        need_effort: bool = False,
+    ) -> bool:
         """True when every joint has a position (and velocity / effort if asked) at most
         ``max_age`` seconds older than ``now`` (the newest position stamp if ``now`` is None)."""
         fresh = self.freshness(self._newest_position if now is None else now, max_age)
@@ -203,8 +241,11 @@ class JointStateMerger:
         return [self.joint_names[i] for i in np.flatnonzero(self.position_stamps < now - max_age)]
 
 
-def _joined(positions: Sequence[float], velocities: Sequence[float], efforts: Sequence[float]) -> np.ndarray:
-    """The fields a sample carries (the non-empty ones) end to end, as one new read-only float array.
+def _joined(
+    positions: Sequence[float], velocities: Sequence[float], efforts: Sequence[float]
+) -> np.ndarray:
+    """The fields a sample carries (the non-empty ones) end to end, as one new read-only float
+    array.
 
     rclpy hands float64[] fields over as ``array.array('d')`` (empty when absent): those are
     joined as raw bytes, about half the cost of numpy's element-wise conversion (this is the
@@ -212,30 +253,43 @@ def _joined(positions: Sequence[float], velocities: Sequence[float], efforts: Se
     """
     if type(positions) is array.array and positions.typecode == 'd':
         try:  # array + anything but an array of the same type code raises TypeError
-            return np.frombuffer((positions + velocities + efforts).tobytes())  # read-only: it views bytes
+            return np.frombuffer(
+                (positions + velocities + efforts).tobytes()
+            )  # read-only: it views bytes
         except TypeError:
             pass
-    joined = np.array([row for row in (positions, velocities, efforts) if len(row)], dtype=float).reshape(-1)
+    joined = np.array(
+        [row for row in (positions, velocities, efforts) if len(row)], dtype=float
+    ).reshape(-1)
     joined.setflags(write=False)
     return joined
 
 
-def _present_fields(count: int, positions: Sequence[float], velocities: Sequence[float],
-                    efforts: Sequence[float]) -> tuple:
+def _present_fields(
+    count: int, positions: Sequence[float], velocities: Sequence[float], efforts: Sequence[float]
+) -> tuple:
     """The fields a sample carries (position always; velocity, effort when not empty), or
     'empty' / 'length_mismatch' when it cannot be used."""
     if count == 0 or len(positions) == 0:
         raise JointStateError('empty', 'joint state has no names or no positions')
     has_velocity, has_effort = len(velocities) > 0, len(efforts) > 0
-    if len(positions) != count or (has_velocity and len(velocities) != count) or (
-            has_effort and len(efforts) != count):
-        raise JointStateError('length_mismatch', f'{count} names but {len(positions)} positions, '
-                              f'{len(velocities)} velocities, {len(efforts)} efforts')
+    if (
+        len(positions) != count
+        or (has_velocity and len(velocities) != count)
+        or (has_effort and len(efforts) != count)
+    ):
+        raise JointStateError(
+            'length_mismatch',
+            f'{count} names but {len(positions)} positions, {len(velocities)} velocities, '
+            f'{len(efforts)} efforts',
+        )
     return (POSITION,) + ((VELOCITY,) if has_velocity else ()) + ((EFFORT,) if has_effort else ())
 
 
 def _out_of_order(stamp: float) -> JointStateError:
-    return JointStateError('out_of_order', f'stamp {stamp:.6f} s is older than the last sample of these joints')
+    return JointStateError(
+        'out_of_order', f'stamp {stamp:.6f} s is older than the last sample of these joints'
+    )
 
 
 def _raise_value_error(incoming: np.ndarray, fields: tuple) -> None:
@@ -247,4 +301,6 @@ def _raise_value_error(incoming: np.ndarray, fields: tuple) -> None:
             raise JointStateError('non_finite', f'{labels[field]} contains NaN or Inf')
     for row, field in enumerate(fields):
         if not (np.abs(incoming[row]) <= MAX_ABS_VALUE).all():
-            raise JointStateError('out_of_range', f'{labels[field]} has a value beyond ±{MAX_ABS_VALUE:g}')
+            raise JointStateError(
+                'out_of_range', f'{labels[field]} has a value beyond ±{MAX_ABS_VALUE:g}'
+            )

@@ -17,6 +17,7 @@ currents or motor-side torques are turned into joint torques on intake: ``effort
 Units: N·m for revolute, N for prismatic joints; stamps in seconds. Floating-base models
 are evaluated with the base at rest at the identity pose (joint torques only).
 """
+
 from __future__ import annotations
 
 import math
@@ -27,10 +28,11 @@ import numpy as np
 import pinocchio as pin
 
 from robot_dynamics.core.dynamics import joint_space as dynamics
+from robot_dynamics.core.errors import SettingError
+from robot_dynamics.core.model.model import RobotModel
 from robot_dynamics.core.streams.differentiation import CausalDifferentiator
 from robot_dynamics.core.streams.effort_model import EffortModel
 from robot_dynamics.core.streams.joint_states import EFFORT, POSITION, VELOCITY, JointStateMerger
-from robot_dynamics.core.model.model import RobotModel
 
 ACCELERATION_MODES = ('estimated', 'zero')
 
@@ -54,16 +56,27 @@ class TorqueSample:
 class LiveTorqueEstimator:
     """Joint states in, torques out; one instance per model (not thread-safe: one stream)."""
 
-    def __init__(self, robot: RobotModel, stale_timeout: float = 0.1, acceleration_mode: str = 'estimated',
-                 acceleration_window: int = 15, merger: Optional[JointStateMerger] = None,
-                 effort_model: Optional[EffortModel] = None):
+    def __init__(
+        self,
+        robot: RobotModel,
+        stale_timeout: float = 0.1,
+        acceleration_mode: str = 'estimated',
+        acceleration_window: int = 15,
+        merger: Optional[JointStateMerger] = None,
+        effort_model: Optional[EffortModel] = None,
+    ):
         """``effort_model``: what the efforts mean (None: joint torques); raises
-        :class:`~robot_dynamics.core.streams.effort_model.EffortModelError` when it names a joint the
+        :class:`~robot_dynamics.core.streams.effort_model.EffortModelError` when it names a joint
+        the
         robot lacks."""
         if acceleration_mode not in ACCELERATION_MODES:
-            raise ValueError(f'acceleration_mode must be one of {ACCELERATION_MODES}, got {acceleration_mode!r}')
+            raise SettingError(
+                f'acceleration_mode must be one of {ACCELERATION_MODES}, got {acceleration_mode!r}'
+            )
         if not 0.0 < stale_timeout < math.inf:
-            raise ValueError(f'stale_timeout must be a positive time in s, got {stale_timeout}')
+            raise SettingError(
+                f'stale_timeout must be a positive, finite time in s, got {stale_timeout}'
+            )
         self.robot = robot
         self.stale_timeout = float(stale_timeout)
         self.acceleration_mode = acceleration_mode
@@ -73,19 +86,29 @@ class LiveTorqueEstimator:
         self._estimate_acceleration = acceleration_mode == 'estimated'
         self._base = slice(robot.base_dofs, None)
         # Joint vectors are pinocchio's q and v as they are: no configuration mapping needed.
-        self._direct = robot.model.nq == robot.model.nv == robot.num_joints and not robot.mimic_joint_names
+        self._direct = (
+            robot.model.nq == robot.model.nv == robot.num_joints and not robot.mimic_joint_names
+        )
         self._base_at_rest = None if self._direct else _floating_base_at_rest(robot)
         self._pinocchio = robot.model, robot.data
         self._effort_model = self._used_effort_model(effort_model)
 
-    def update(self, names: Sequence[str], positions: Sequence[float], velocities: Sequence[float],
-               efforts: Sequence[float], stamp: float) -> Optional[TorqueSample]:
+    def update(
+        self,
+        names: Sequence[str],
+        positions: Sequence[float],
+        velocities: Sequence[float],
+        efforts: Sequence[float],
+        stamp: float,
+    ) -> Optional[TorqueSample]:
         """Take one sample; return the torques, or None while some joint has no recent value.
 
         Raises :class:`~robot_dynamics.core.errors.JointStateError` for an unusable sample.
         """
         merger = self.merger
-        if merger.update(names, positions, velocities, efforts, stamp):  # every value new: all fresh
+        if merger.update(
+            names, positions, velocities, efforts, stamp
+        ):  # every value new: all fresh
             have_velocity = have_effort = True
         else:
             complete, have_velocity, have_effort = merger.freshness(stamp, self.stale_timeout)
@@ -98,7 +121,11 @@ class LiveTorqueEstimator:
         efforts_now = values[EFFORT] if have_effort else None
         if efforts_now is not None and self._effort_model is not None:
             efforts_now = self._effort_model.joint_torques(efforts_now, values[VELOCITY])
-        a = self.differentiator.update(stamp, v) if have_velocity and self._estimate_acceleration else self._zeros
+        a = (
+            self.differentiator.update(stamp, v)
+            if have_velocity and self._estimate_acceleration
+            else self._zeros
+        )
         if self._direct:  # both calls return new arrays (the bindings copy data.g and data.tau out)
             model, data = self._pinocchio
             gravity = pin.computeGeneralizedGravity(model, data, q)
@@ -117,7 +144,9 @@ class LiveTorqueEstimator:
         ordered = effort_model.for_joints(self.robot.joint_names)
         return None if ordered.is_identity else ordered
 
-    def _floating_base_torques(self, positions: np.ndarray, velocities: np.ndarray, accelerations: np.ndarray) -> tuple:
+    def _floating_base_torques(
+        self, positions: np.ndarray, velocities: np.ndarray, accelerations: np.ndarray
+    ) -> tuple:
         """g and inverse dynamics (joint block) of a floating base whose joints fill pinocchio's
         q[7:] and v[6:] as they are, the base at rest at the identity pose."""
         q, v, a = self._base_at_rest  # pinocchio keeps none of them: refilled in place per sample
@@ -125,13 +154,17 @@ class LiveTorqueEstimator:
         model, data = self._pinocchio
         return pin.computeGeneralizedGravity(model, data, q)[6:], pin.rnea(model, data, q, v, a)[6:]
 
-    def _mapped_torques(self, positions: np.ndarray, velocities: np.ndarray, accelerations: np.ndarray) -> tuple:
+    def _mapped_torques(
+        self, positions: np.ndarray, velocities: np.ndarray, accelerations: np.ndarray
+    ) -> tuple:
         """g and inverse dynamics for models whose joint vectors are not pinocchio's q, v
         (floating base, continuous joints, mimic followers)."""
         robot = self.robot
         q = robot.configuration(positions)
         gravity = dynamics.gravity_torques(robot, q)[self._base]
-        inverse = dynamics.inverse_dynamics(robot, q, robot.tangent(velocities), robot.tangent(accelerations))
+        inverse = dynamics.inverse_dynamics(
+            robot, q, robot.tangent(velocities), robot.tangent(accelerations)
+        )
         return gravity, inverse[self._base]
 
 
@@ -140,7 +173,12 @@ def _floating_base_at_rest(robot: RobotModel) -> Optional[tuple]:
     joints are pinocchio's q[7:] and v[6:] as they are (no mimic, no continuous joint); None
     for any other model."""
     model, joints = robot.model, robot.num_joints
-    if not robot.floating_base or robot.mimic_joint_names or model.nq != 7 + joints or model.nv != 6 + joints:
+    if (
+        not robot.floating_base
+        or robot.mimic_joint_names
+        or model.nq != 7 + joints
+        or model.nv != 6 + joints
+    ):
         return None
     q = np.zeros(model.nq)
     q[6] = 1.0  # base at the origin, identity orientation (quaternion x, y, z, w)

@@ -33,6 +33,7 @@ the name at once but cannot unmap under a view in use: the mapping goes with the
 call already under way finishes on that still-mapped memory; a call made after close() raises
 :class:`RingBufferError` (:meth:`~SampleRingBuffer.append` is ignored).
 """
+
 from __future__ import annotations
 
 import os
@@ -44,7 +45,7 @@ from typing import Optional
 
 import numpy as np
 
-from robot_dynamics.core.errors import RobotDynamicsError
+from robot_dynamics.core.errors import RobotDynamicsError, SettingError
 
 HEADER_BYTES = 64
 """Header of the shared block: int64 slots below, padded so the rows start 64-byte aligned."""
@@ -55,6 +56,14 @@ _SEQ, _STAMP = 0, 1
 
 class RingBufferError(RobotDynamicsError, RuntimeError):
     """A ring buffer cannot be read: closed, or changed under every attempted copy."""
+
+
+class SharedMemoryFull(RobotDynamicsError, OSError):
+    """/dev/shm has no room for the recording; the message says how to make room.
+
+    Also an OSError (the operating system's refusal, with its errno), as it raised before this
+    class existed: the node catches it as one.
+    """
 
 
 @dataclass(frozen=True)
@@ -74,14 +83,21 @@ class SampleRingBuffer:
 
     def __init__(self, capacity: int, num_joints: int, *, _attach_to: RingBufferHandle = None):
         if capacity < 1:
-            raise ValueError('capacity must be at least one sample')
+            raise SettingError(
+                f'a ring buffer holds at least one sample, got capacity {capacity}: raise the '
+                'recording duration'
+            )
         if num_joints < 0:
-            raise ValueError('num_joints must not be negative')
+            raise SettingError(f'num_joints must be 0 or more, got {num_joints}')
         self.capacity = int(capacity)
         self.num_joints = int(num_joints)
         self._slots = self.capacity + 1
         n = self.num_joints
-        self._columns = (slice(2, 2 + n), slice(2 + n, 2 + 2 * n), slice(2 + 2 * n, 2 + 3 * n))  # q, q̇, τ
+        self._columns = (
+            slice(2, 2 + n),
+            slice(2 + n, 2 + 2 * n),
+            slice(2 + 2 * n, 2 + 3 * n),
+        )  # q, q̇, τ
         width = 2 + 3 * n
         size = HEADER_BYTES + 8 * self._slots * width
         self._owner = _attach_to is None
@@ -93,13 +109,16 @@ class SampleRingBuffer:
         self._views = None
         if self._shm.size < size:
             self.close()
-            raise RingBufferError(f'shared block {self._shm.name} holds {self._shm.size} bytes, '
-                                  f'expected {size} for {capacity} samples of {num_joints} joints')
+            raise RingBufferError(
+                f'shared block {self._shm.name} holds {self._shm.size} bytes, expected {size} for '
+                f'{capacity} samples of {num_joints} joints'
+            )
         # np.frombuffer (unlike np.ndarray(buffer=...)) keeps a buffer export on the mapping for as
         # long as the view lives: SharedMemory.close() then refuses to unmap it under a reader.
         header = np.frombuffer(self._shm.buf, dtype=np.int64, count=HEADER_BYTES // 8)
-        rows = np.frombuffer(self._shm.buf, dtype=np.float64, count=self._slots * width,
-                             offset=HEADER_BYTES).reshape(self._slots, width)
+        rows = np.frombuffer(
+            self._shm.buf, dtype=np.float64, count=self._slots * width, offset=HEADER_BYTES
+        ).reshape(self._slots, width)
         self._views = (header, rows)
         if self._owner:
             header[:] = 0
@@ -107,8 +126,10 @@ class SampleRingBuffer:
         elif (header[_CAPACITY], header[_NUM_JOINTS]) != (self.capacity, self.num_joints):
             del header, rows
             self.close()
-            raise RingBufferError(f'shared block {_attach_to.name} is not a ring buffer of {capacity} samples '
-                                  f'of {num_joints} joints')
+            raise RingBufferError(
+                f'shared block {_attach_to.name} is not a ring buffer of {capacity} samples of '
+                f'{num_joints} joints'
+            )
         self._written = int(header[_WRITTEN])  # the writer's own copy of the counter
 
     # ------------------------------------------------------------------ sharing
@@ -125,7 +146,10 @@ class SampleRingBuffer:
     @classmethod
     def from_arrays(cls, time, positions, velocities, efforts) -> 'SampleRingBuffer':
         """A new buffer holding exactly these samples (written once, e.g. a baseline recording)."""
-        time, positions = np.asarray(time, dtype=float).reshape(-1), np.asarray(positions, dtype=float)
+        time, positions = (
+            np.asarray(time, dtype=float).reshape(-1),
+            np.asarray(positions, dtype=float),
+        )
         count = len(time)
         n = positions.shape[1] if positions.ndim == 2 else 1
         buffer = cls(max(1, count), n)
@@ -165,7 +189,9 @@ class SampleRingBuffer:
         return HEADER_BYTES + 8 * self._slots * (2 + 3 * self.num_joints)
 
     # ------------------------------------------------------------------ writer
-    def append(self, stamp: float, positions: np.ndarray, velocities: np.ndarray, efforts: np.ndarray) -> None:
+    def append(
+        self, stamp: float, positions: np.ndarray, velocities: np.ndarray, efforts: np.ndarray
+    ) -> None:
         """Add one sample (owner's writer thread only; a closed buffer ignores it)."""
         views = self._views
         if views is None:
@@ -207,8 +233,11 @@ class SampleRingBuffer:
                 return 0.0
             newest_row, oldest_row = rows[(written - 1) % self._slots], rows[oldest % self._slots]
             span = float(newest_row[_STAMP] - oldest_row[_STAMP])
-            if oldest_row[_SEQ] == oldest and newest_row[_SEQ] == written - 1 and \
-                    int(header[_WRITTEN]) - self.capacity <= oldest:
+            if (
+                oldest_row[_SEQ] == oldest
+                and newest_row[_SEQ] == written - 1
+                and int(header[_WRITTEN]) - self.capacity <= oldest
+            ):
                 return span
         return 0.0
 
@@ -230,7 +259,7 @@ class SampleRingBuffer:
             copy = self._copy_rows(rows, start, first_written)
             last_written, cleared_at = int(header[_WRITTEN]), int(header[_CLEARED_AT])
             keep_from = max(start, cleared_at, last_written - self.capacity)
-            kept = copy[max(0, keep_from - start):]
+            kept = copy[max(0, keep_from - start) :]
             intact = np.array_equal(kept[:, _SEQ], np.arange(keep_from, first_written, dtype=float))
             if intact and 2 * len(kept) >= len(copy):
                 break
@@ -245,8 +274,8 @@ class SampleRingBuffer:
             return rows[:0].copy()
         first, last = start % self._slots, (stop - 1) % self._slots
         if first <= last:
-            return rows[first:last + 1].copy()
-        return np.concatenate((rows[first:], rows[:last + 1]))
+            return rows[first : last + 1].copy()
+        return np.concatenate((rows[first:], rows[: last + 1]))
 
     def _open(self) -> tuple:
         """(header, rows) views, taken in one read so a concurrent close() cannot split them;
@@ -260,7 +289,7 @@ class SampleRingBuffer:
 def _create_shared_memory(size: int) -> SharedMemory:
     """A new block of ``size`` bytes with its memory reserved now: a block on a full /dev/shm
     (tmpfs, e.g. Docker's 64 MB default) would otherwise kill the writer with SIGBUS on the
-    first write to a missing page. Raises OSError when the space is not there."""
+    first write to a missing page. Raises :class:`SharedMemoryFull` when the space is not there."""
     shm = SharedMemory(create=True, size=size)
     descriptor = getattr(shm, '_fd', -1)  # CPython keeps the POSIX descriptor open here
     if descriptor >= 0 and hasattr(os, 'posix_fallocate'):
@@ -269,8 +298,11 @@ def _create_shared_memory(size: int) -> SharedMemory:
         except OSError as error:
             shm.close()
             shm.unlink()
-            raise OSError(error.errno, f'no room for a {size}-byte recording in shared memory (/dev/shm): '
-                                       f'{error.strerror}; lower buffer_duration or enlarge /dev/shm') from None
+            raise SharedMemoryFull(
+                error.errno,
+                f'no room for a {size}-byte recording in shared memory (/dev/shm): '
+                f'{error.strerror}; lower buffer_duration or enlarge /dev/shm',
+            ) from None
     return shm
 
 

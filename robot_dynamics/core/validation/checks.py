@@ -37,6 +37,7 @@ own), ``geometry_checks`` (a link against its geometry) and ``cross_link_checks`
 tolerances in ``thresholds``, the consumers' reactions in ``consumers`` and the result types
 in ``report``.
 """
+
 from __future__ import annotations
 
 import xml.etree.ElementTree as ElementTree
@@ -47,27 +48,54 @@ import numpy as np
 
 from robot_dynamics.core.errors import DescriptionError, RobotDynamicsError
 from robot_dynamics.core.model.inertia import principal_inertia, triangle_margins
-from robot_dynamics.core.model.urdf import (MAX_DESCRIPTION_BYTES, MAX_LINKS, UrdfDescription, UrdfLink,
-                                            parse_urdf, read_description_file)
+from robot_dynamics.core.model.urdf import (
+    MAX_DESCRIPTION_BYTES,
+    MAX_LINKS,
+    UrdfDescription,
+    UrdfLink,
+    parse_urdf,
+    read_description_file,
+)
 from robot_dynamics.core.validation.consumers import CONSUMERS, link_finding
 from robot_dynamics.core.validation.context import DescriptionContext
-from robot_dynamics.core.validation.cross_link_checks import (mimic_findings, mirror_sign_findings,
-                                                              mirror_twin_findings, placeholder_findings,
-                                                              transmission_findings)
+from robot_dynamics.core.validation.cross_link_checks import (
+    mimic_findings,
+    mirror_sign_findings,
+    mirror_twin_findings,
+    placeholder_findings,
+    transmission_findings,
+)
 from robot_dynamics.core.validation.formatting import plain
 from robot_dynamics.core.validation.geometry_checks import geometry_findings
-from robot_dynamics.core.validation.inertial_checks import (consistency_findings, mass_findings, mesh_notes,
-                                                            pseudo_inertia_about_origin,
-                                                            row_major_slip_findings, zero_inertia_finding)
+from robot_dynamics.core.validation.inertial_checks import (
+    consistency_findings,
+    mass_findings,
+    mesh_notes,
+    pseudo_inertia_about_origin,
+    row_major_slip_findings,
+    zero_inertia_finding,
+)
 from robot_dynamics.core.validation.report import SEVERITIES, Finding, ValidationReport
-from robot_dynamics.core.validation.thresholds import MUJOCO_MIN_VALUE, NEGLIGIBLE_GYRATION_RADIUS, PLAUSIBLE_LIMITS
+from robot_dynamics.core.validation.thresholds import (
+    MUJOCO_MIN_VALUE,
+    NEGLIGIBLE_GYRATION_RADIUS,
+    PLAUSIBLE_LIMITS,
+)
+
+_RECOVERING_CHECKS = (
+    'row_major_slip',
+    'product_sign',
+    'inertia_about_origin',
+    'com_frame_rotation',
+)
 
 
-_RECOVERING_CHECKS = ('row_major_slip', 'product_sign', 'inertia_about_origin', 'com_frame_rotation')
-
-
-def validate_urdf_text(text: str, package_paths: Optional[Mapping[str, str]] = None,
-                       allowed_roots: Sequence[str] = (), floating_base: bool = False) -> ValidationReport:
+def validate_urdf_text(
+    text: str,
+    package_paths: Optional[Mapping[str, str]] = None,
+    allowed_roots: Sequence[str] = (),
+    floating_base: bool = False,
+) -> ValidationReport:
     """Parse ``text`` safely and validate it. Never raises for a bad description: an
     unparseable, unsafe or oversize text gives a report with one error finding (check 'parse')."""
     try:
@@ -79,8 +107,12 @@ def validate_urdf_text(text: str, package_paths: Optional[Mapping[str, str]] = N
     return validate_description(description, package_paths, allowed_roots, floating_base)
 
 
-def validate_file(path, package_paths: Optional[Mapping[str, str]] = None, allowed_roots: Sequence[str] = (),
-                  floating_base: bool = False) -> ValidationReport:
+def validate_file(
+    path,
+    package_paths: Optional[Mapping[str, str]] = None,
+    allowed_roots: Sequence[str] = (),
+    floating_base: bool = False,
+) -> ValidationReport:
     """Validate a URDF or xacro file (``.xacro`` is expanded with the ``xacro`` package, then
     parsed by the same safe parser). Never raises for a bad file: a 'parse' error finding."""
     path = Path(path)
@@ -96,7 +128,9 @@ def validate_file(path, package_paths: Optional[Mapping[str, str]] = None, allow
 
 def _expand_xacro(path: Path) -> str:
     if not path.is_file() or path.stat().st_size > MAX_DESCRIPTION_BYTES:
-        raise DescriptionError(f'xacro file {path} is missing or over the {MAX_DESCRIPTION_BYTES}-byte limit')
+        raise DescriptionError(
+            f'xacro file {path} is missing or over the {MAX_DESCRIPTION_BYTES}-byte limit'
+        )
     import xacro  # only the CLI needs it; a node never expands xacro from the ROS graph
 
     try:
@@ -109,24 +143,55 @@ def _expand_xacro(path: Path) -> str:
 
 def parse_failure_report(reason: str, robot_name: str = '') -> ValidationReport:
     """A report holding the single 'parse' error ``reason``."""
-    return ValidationReport(robot_name, 0.0, [Finding('', 'parse', 'error', f'the description cannot be used: {reason}',
-                                                      suggestion='fix the file so that it parses as a URDF tree',
-                                                      consumers=CONSUMERS['parse'])])
+    return ValidationReport(
+        robot_name,
+        0.0,
+        [
+            Finding(
+                '',
+                'parse',
+                'error',
+                f'the description cannot be used: {reason}',
+                suggestion='fix the file so that it parses as a URDF tree',
+                consumers=CONSUMERS['parse'],
+            )
+        ],
+    )
 
 
-def validate_description(description: UrdfDescription, package_paths: Optional[Mapping[str, str]] = None,
-                         allowed_roots: Sequence[str] = (), floating_base: bool = False) -> ValidationReport:
+def validate_description(
+    description: UrdfDescription,
+    package_paths: Optional[Mapping[str, str]] = None,
+    allowed_roots: Sequence[str] = (),
+    floating_base: bool = False,
+) -> ValidationReport:
     """Run every check on every link of ``description`` (see the module docstring).
 
     ``package_paths`` maps ROS package names to directories for ``package://`` meshes (the
     ament index is tried after it); ``file://`` and plain mesh paths are read only under
     ``allowed_roots``. ``floating_base``: the root link moves too (free-flyer).
     """
-    context = DescriptionContext(description, dict(package_paths or {}), tuple(str(root) for root in allowed_roots),
-                                 floating_base)
-    findings = [] if description.name else [Finding(
-        '', 'robot_name', 'error', '<robot> has no name attribute (the URDF format requires one)', {},
-        'add name="..." to <robot>', CONSUMERS['robot_name'])]
+    context = DescriptionContext(
+        description,
+        dict(package_paths or {}),
+        tuple(str(root) for root in allowed_roots),
+        floating_base,
+    )
+    findings = (
+        []
+        if description.name
+        else [
+            Finding(
+                '',
+                'robot_name',
+                'error',
+                '<robot> has no name attribute (the URDF format requires one)',
+                {},
+                'add name="..." to <robot>',
+                CONSUMERS['robot_name'],
+            )
+        ]
+    )
     for link in description.links.values():
         findings.extend(_link_findings(context, link))
     findings.extend(mirror_twin_findings(context))
@@ -136,9 +201,13 @@ def validate_description(description: UrdfDescription, package_paths: Optional[M
     findings.extend(mimic_findings(description, root))
     findings.extend(transmission_findings(description, root))
     order = {name: index for index, name in enumerate(description.links)}
-    findings.sort(key=lambda finding: (order.get(finding.link, -1), -SEVERITIES.index(finding.severity)))
+    findings.sort(
+        key=lambda finding: (order.get(finding.link, -1), -SEVERITIES.index(finding.severity))
+    )
     properties = {name: _link_properties(context, link) for name, link in description.links.items()}
-    return ValidationReport(description.name, description.total_mass(), findings, len(description.links), properties)
+    return ValidationReport(
+        description.name, description.total_mass(), findings, len(description.links), properties
+    )
 
 
 def _robot_element(text: str) -> Optional[ElementTree.Element]:
@@ -151,10 +220,18 @@ def _robot_element(text: str) -> Optional[ElementTree.Element]:
 
 def _link_findings(context: DescriptionContext, link: UrdfLink) -> list:
     if link.name in context.implausible:
-        return [link_finding(link, 'magnitude', 'error',
-                             'values no robot link can have: ' + ', '.join(context.implausible[link.name])
-                             + '; the other checks of this link are skipped',
-                             {'limits': PLAUSIBLE_LIMITS}, 'check the units (SI: kg, m, kg·m²) and the exponents')]
+        return [
+            link_finding(
+                link,
+                'magnitude',
+                'error',
+                'values no robot link can have: '
+                + ', '.join(context.implausible[link.name])
+                + '; the other checks of this link are skipped',
+                {'limits': PLAUSIBLE_LIMITS},
+                'check the units (SI: kg, m, kg·m²) and the exponents',
+            )
+        ]
     geometry = context.geometry(link)
     findings = mass_findings(context, link)
     massive = link.inertial is not None and link.inertial.mass > 0.0
@@ -164,7 +241,10 @@ def _link_findings(context: DescriptionContext, link: UrdfLink) -> list:
         return findings
     inertia = link.inertial.tensor()
     largest_entry = float(np.abs(inertia).max())
-    if largest_entry <= NEGLIGIBLE_GYRATION_RADIUS ** 2 * link.inertial.mass or largest_entry < MUJOCO_MIN_VALUE:
+    if (
+        largest_entry <= NEGLIGIBLE_GYRATION_RADIUS**2 * link.inertial.mass
+        or largest_entry < MUJOCO_MIN_VALUE
+    ):
         return findings + [zero_inertia_finding(context, link, largest_entry)]
     recovered = row_major_slip_findings(link, geometry)
     if geometry is not None and geometry.lower is not None:
@@ -174,14 +254,27 @@ def _link_findings(context: DescriptionContext, link: UrdfLink) -> list:
 
 
 def _link_properties(context: DescriptionContext, link: UrdfLink) -> dict:
-    properties = {'mass': link.inertial.mass if link.inertial else 0.0, 'moves': context.moves(link.name)}
-    if link.inertial is None or link.inertial.mass <= 0.0 or not np.any(link.inertial.tensor()) \
-            or link.name in context.implausible:
+    properties = {
+        'mass': link.inertial.mass if link.inertial else 0.0,
+        'moves': context.moves(link.name),
+    }
+    if (
+        link.inertial is None
+        or link.inertial.mass <= 0.0
+        or not np.any(link.inertial.tensor())
+        or link.name in context.implausible
+    ):
         return properties
     moments, axes = principal_inertia(link.inertial.tensor_in_link_frame())
-    properties.update(com=list(link.inertial.origin.xyz), principal_moments=moments, principal_axes=axes.T,
-                      triangle_margin_relative=float(triangle_margins(moments).min() / np.abs(moments).max()),
-                      pseudo_inertia_min_eigenvalue=_smallest_eigenvalue(pseudo_inertia_about_origin(link.inertial)))
+    properties.update(
+        com=list(link.inertial.origin.xyz),
+        principal_moments=moments,
+        principal_axes=axes.T,
+        triangle_margin_relative=float(triangle_margins(moments).min() / np.abs(moments).max()),
+        pseudo_inertia_min_eigenvalue=_smallest_eigenvalue(
+            pseudo_inertia_about_origin(link.inertial)
+        ),
+    )
     return plain(properties)
 
 

@@ -3,6 +3,7 @@
 An ``<inertial>`` snippet follows the URDF convention: the origin is the CoM frame in the link
 frame (``xyz`` [m], ``rpy`` [rad]), the tensor entries [kg·m²] are about the CoM in that frame.
 """
+
 from __future__ import annotations
 
 from typing import Optional
@@ -14,7 +15,8 @@ from robot_dynamics.core.validation.mesh_inertia import SolidMassProperties
 
 
 def plain(value):
-    """``value`` with numpy scalars and arrays turned into Python floats and lists (YAML/JSON-ready)."""
+    """``value`` with numpy scalars and arrays turned into Python floats and lists
+    (YAML/JSON-ready)."""
     if isinstance(value, dict):
         return {key: plain(item) for key, item in value.items()}
     if isinstance(value, (list, tuple, np.ndarray)):
@@ -32,12 +34,13 @@ def inertial_snippet(mass: float, xyz, rpy, tensor: np.ndarray) -> str:
     xyz = _without_round_off(np.asarray(xyz, dtype=float), 1.0)
     tensor = _without_round_off(np.asarray(tensor, dtype=float), float(np.max(np.abs(tensor))))
     number = '{:.9g}'.format
-    return (f'<inertial>\n'
-            f'  <origin xyz="{" ".join(number(v) for v in xyz)}" rpy="{" ".join(number(v) for v in rpy)}"/>\n'
-            f'  <mass value="{number(mass)}"/>\n'
-            f'  <inertia ixx="{number(tensor[0, 0])}" ixy="{number(tensor[0, 1])}" ixz="{number(tensor[0, 2])}" '
-            f'iyy="{number(tensor[1, 1])}" iyz="{number(tensor[1, 2])}" izz="{number(tensor[2, 2])}"/>\n'
-            f'</inertial>')
+    return (
+        f'<inertial>\n  <origin xyz="{" ".join(number(v) for v in xyz)}" '
+        f'rpy="{" ".join(number(v) for v in rpy)}"/>\n  <mass value="{number(mass)}"/>\n  <inertia '
+        f'ixx="{number(tensor[0, 0])}" ixy="{number(tensor[0, 1])}" ixz="{number(tensor[0, 2])}" '
+        f'iyy="{number(tensor[1, 1])}" iyz="{number(tensor[1, 2])}" '
+        f'izz="{number(tensor[2, 2])}"/>\n</inertial>'
+    )
 
 
 def _without_round_off(values: np.ndarray, scale: float) -> np.ndarray:
@@ -52,8 +55,10 @@ def geometry_snippet(mass: float, solid: SolidMassProperties) -> str:
 def geometry_alternative(mass: float, geometry: Optional[LinkGeometry]) -> str:
     if geometry is None or geometry.solid is None:
         return ''
-    return (f'; the uniform-density inertia of the {geometry.solid_source} geometry for this mass is:\n'
-            + geometry_snippet(mass, geometry.solid))
+    return (
+        f'; the uniform-density inertia of the {geometry.solid_source} geometry for this mass is:\n'
+        + geometry_snippet(mass, geometry.solid)
+    )
 
 
 def floats(array) -> list:

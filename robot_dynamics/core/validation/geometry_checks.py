@@ -8,6 +8,7 @@ explain a mismatch (flipped product signs, a rotated CoM frame, the inertia take
 link origin). Tensors are compared in link axes about the CoM [kg·m²], by relative Frobenius
 distance.
 """
+
 from __future__ import annotations
 
 import math
@@ -18,12 +19,23 @@ from robot_dynamics.core.model.inertia import principal_inertia
 from robot_dynamics.core.model.urdf import UrdfLink
 from robot_dynamics.core.validation.consumers import link_finding
 from robot_dynamics.core.validation.context import LinkGeometry
-from robot_dynamics.core.validation.formatting import (floats, geometry_alternative, geometry_snippet,
-                                                       inertial_snippet, vector_text)
-from robot_dynamics.core.validation.thresholds import (COM_MARGIN_FRACTION, GEOMETRY_BOUND_ERROR_RATIO,
-                                                       GEOMETRY_BOUND_TOLERANCE, MAX_MATERIAL_DENSITY,
-                                                       PATTERN_AGREEMENT, ROTATION_DEGENERACY,
-                                                       ROTATION_MIN_ANGLE, SUBSTANTIAL_MASS)
+from robot_dynamics.core.validation.formatting import (
+    floats,
+    geometry_alternative,
+    geometry_snippet,
+    inertial_snippet,
+    vector_text,
+)
+from robot_dynamics.core.validation.thresholds import (
+    COM_MARGIN_FRACTION,
+    GEOMETRY_BOUND_ERROR_RATIO,
+    GEOMETRY_BOUND_TOLERANCE,
+    MAX_MATERIAL_DENSITY,
+    PATTERN_AGREEMENT,
+    ROTATION_DEGENERACY,
+    ROTATION_MIN_ANGLE,
+    SUBSTANTIAL_MASS,
+)
 
 
 def geometry_findings(link: UrdfLink, geometry: LinkGeometry) -> list:
@@ -36,15 +48,25 @@ def geometry_findings(link: UrdfLink, geometry: LinkGeometry) -> list:
     outside = np.maximum(geometry.lower - margin - com, com - geometry.upper - margin)
     findings = []
     if outside.max() > 0.0:
-        findings.append(link_finding(link, 'com_in_geometry', 'warning',
-                                     f'CoM {vector_text(com)} m lies {outside.max() + margin:.4g} m outside the '
-                                     f'bounding box {vector_text(geometry.lower)} … {vector_text(geometry.upper)} m '
-                                     f'of its {geometry.source} geometry',
-                                     {'com': floats(com), 'box_lower': floats(geometry.lower),
-                                      'box_upper': floats(geometry.upper), 'margin': margin},
-                                     'check <inertial><origin xyz>: it is the CoM in the link frame '
-                                     '(not in the parent joint or CAD frame)'
-                                     + geometry_alternative(inertial.mass, geometry)))
+        findings.append(
+            link_finding(
+                link,
+                'com_in_geometry',
+                'warning',
+                f'CoM {vector_text(com)} m lies {outside.max() + margin:.4g} m outside the '
+                f'bounding box {vector_text(geometry.lower)} … {vector_text(geometry.upper)} m '
+                f'of its {geometry.source} geometry',
+                {
+                    'com': floats(com),
+                    'box_lower': floats(geometry.lower),
+                    'box_upper': floats(geometry.upper),
+                    'margin': margin,
+                },
+                'check <inertial><origin xyz>: it is the CoM in the link frame '
+                '(not in the parent joint or CAD frame)'
+                + geometry_alternative(inertial.mass, geometry),
+            )
+        )
         return findings
     findings.extend(_bound_findings(link, geometry, com))
     if geometry.solid is not None:
@@ -59,7 +81,9 @@ def _is_marker(geometry: LinkGeometry, mass: float) -> bool:
     return mass > MAX_MATERIAL_DENSITY * volume
 
 
-def _bound_findings(link: UrdfLink, geometry: LinkGeometry, com: np.ndarray, marker: bool = False) -> list:
+def _bound_findings(
+    link: UrdfLink, geometry: LinkGeometry, com: np.ndarray, marker: bool = False
+) -> list:
     """A body of mass m inside a box has, about any axis n through its CoM c, at most
     m · max over the box corners p of |(p−c) × n|² (the squared distance is convex).
     Against a ``marker`` geometry (one that cannot hold the mass) only a warning."""
@@ -67,10 +91,20 @@ def _bound_findings(link: UrdfLink, geometry: LinkGeometry, com: np.ndarray, mar
     if inertial.mass < SUBSTANTIAL_MASS:
         return []  # a token inertia on a sub-gram marker frame does not matter
     moments, axes = principal_inertia(inertial.tensor_in_link_frame())
-    corners = np.array([[x, y, z] for x in (geometry.lower[0], geometry.upper[0])
-                        for y in (geometry.lower[1], geometry.upper[1])
-                        for z in (geometry.lower[2], geometry.upper[2])]) - com
-    bounds = np.array([inertial.mass * np.max(np.sum(np.cross(corners, axis) ** 2, axis=1)) for axis in axes.T])
+    corners = (
+        np.array(
+            [
+                [x, y, z]
+                for x in (geometry.lower[0], geometry.upper[0])
+                for y in (geometry.lower[1], geometry.upper[1])
+                for z in (geometry.lower[2], geometry.upper[2])
+            ]
+        )
+        - com
+    )
+    bounds = np.array(
+        [inertial.mass * np.max(np.sum(np.cross(corners, axis) ** 2, axis=1)) for axis in axes.T]
+    )
     if np.any(bounds <= 0.0):
         return []  # flat or point-like geometry: no meaningful bound
     ratios = moments / bounds
@@ -79,17 +113,34 @@ def _bound_findings(link: UrdfLink, geometry: LinkGeometry, com: np.ndarray, mar
         return []
     severity = 'error' if ratios[worst] > GEOMETRY_BOUND_ERROR_RATIO and not marker else 'warning'
     gyration = math.sqrt(max(float(moments[worst]), 0.0) / inertial.mass)
-    return [link_finding(link, 'geometry_bound', severity,
-                         f'principal moment λ{worst + 1} = {moments[worst]:.6g} kg·m² is {ratios[worst]:.3g}× the '
-                         f'largest value ({bounds[worst]:.4g} kg·m²) a {inertial.mass:.4g} kg body inside its '
-                         f'{geometry.source} bounding box can have'
-                         + (f' (the geometry is only a marker: it cannot hold the mass; the inertia needs a radius of '
-                            f'gyration of {gyration:.3g} m)' if marker else ''),
-                         {'principal_moments': floats(moments), 'admissible_bounds': floats(bounds),
-                          'ratios': floats(ratios), 'box_lower': floats(geometry.lower),
-                          'box_upper': floats(geometry.upper)},
-                         'check the units (g·mm² or kg·mm² instead of kg·m²?) and the reference point (about the CoM, '
-                         'not the joint)' + geometry_alternative(inertial.mass, geometry))]
+    return [
+        link_finding(
+            link,
+            'geometry_bound',
+            severity,
+            f'principal moment λ{worst + 1} = {moments[worst]:.6g} kg·m² is {ratios[worst]:.3g}× '
+            f'the '
+            f'largest value ({bounds[worst]:.4g} kg·m²) a {inertial.mass:.4g} kg body inside its '
+            f'{geometry.source} bounding box can have'
+            + (
+                f' (the geometry is only a marker: it cannot hold the mass; the inertia needs a '
+                f'radius of '
+                f'gyration of {gyration:.3g} m)'
+                if marker
+                else ''
+            ),
+            {
+                'principal_moments': floats(moments),
+                'admissible_bounds': floats(bounds),
+                'ratios': floats(ratios),
+                'box_lower': floats(geometry.lower),
+                'box_upper': floats(geometry.upper),
+            },
+            'check the units (g·mm² or kg·mm² instead of kg·m²?) and the reference point (about '
+            'the CoM, '
+            'not the joint)' + geometry_alternative(inertial.mass, geometry),
+        )
+    ]
 
 
 def _pattern_findings(link: UrdfLink, geometry: LinkGeometry) -> list:
@@ -98,7 +149,8 @@ def _pattern_findings(link: UrdfLink, geometry: LinkGeometry) -> list:
     inertial = link.inertial
     reference = geometry.solid.inertia_com(inertial.mass)
     if np.linalg.norm(np.array(inertial.origin.xyz) - geometry.solid.centroid) > 0.25 * float(
-            np.max(geometry.upper - geometry.lower)):
+        np.max(geometry.upper - geometry.lower)
+    ):
         return []
     rotation = inertial.origin.rotation()
     file_tensor = inertial.tensor()
@@ -106,36 +158,69 @@ def _pattern_findings(link: UrdfLink, geometry: LinkGeometry) -> list:
     distance = _relative_distance(link_tensor, reference)
     if distance <= PATTERN_AGREEMENT:
         return []
-    hypotheses = [_sign_hypothesis(link, file_tensor, rotation, reference),
-                  _origin_hypothesis(link, link_tensor, reference),
-                  _rotation_hypothesis(link, link_tensor, reference)]
-    explained = [h for h in hypotheses if h is not None and h[0] <= PATTERN_AGREEMENT and h[0] < 0.5 * distance]
+    hypotheses = [
+        _sign_hypothesis(link, file_tensor, rotation, reference),
+        _origin_hypothesis(link, link_tensor, reference),
+        _rotation_hypothesis(link, link_tensor, reference),
+    ]
+    explained = [
+        h
+        for h in hypotheses
+        if h is not None and h[0] <= PATTERN_AGREEMENT and h[0] < 0.5 * distance
+    ]
     if explained:
         best = min(explained, key=lambda h: h[0])
-        best[1].values.update(distance_to_geometry_as_written=distance, distance_to_geometry_corrected=best[0])
+        best[1].values.update(
+            distance_to_geometry_as_written=distance, distance_to_geometry_corrected=best[0]
+        )
         return [best[1]]
     if geometry.mesh_files:
-        return [link_finding(link, 'mesh_inertia', 'info',
-                             f'the URDF inertia differs by {100 * distance:.3g} % (Frobenius) from the uniform-density '
-                             f'inertia of its mesh for the same mass; fine if the density is not uniform',
-                             {'urdf_inertia_link_axes': floats(link_tensor),
-                              'mesh_inertia_link_axes': floats(reference), 'relative_difference': distance},
-                             'mesh-derived inertial for comparison:\n'
-                             + geometry_snippet(inertial.mass, geometry.solid))]
+        return [
+            link_finding(
+                link,
+                'mesh_inertia',
+                'info',
+                f'the URDF inertia differs by {100 * distance:.3g} % (Frobenius) from the '
+                f'uniform-density '
+                f'inertia of its mesh for the same mass; fine if the density is not uniform',
+                {
+                    'urdf_inertia_link_axes': floats(link_tensor),
+                    'mesh_inertia_link_axes': floats(reference),
+                    'relative_difference': distance,
+                },
+                'mesh-derived inertial for comparison:\n'
+                + geometry_snippet(inertial.mass, geometry.solid),
+            )
+        ]
     return []
 
 
-def _sign_hypothesis(link: UrdfLink, file_tensor: np.ndarray, rotation: np.ndarray, reference: np.ndarray):
+def _sign_hypothesis(
+    link: UrdfLink, file_tensor: np.ndarray, rotation: np.ndarray, reference: np.ndarray
+):
     """Flipped product signs, considered only when the products matter (the largest over 5 % of
     the trace) and turn a determined principal axis :data:`ROTATION_MIN_ANGLE` or more away from
     the geometry's: with the axes in place, a sign that differs from the uniform-density
     solid's belongs to a small product a non-uniform density explains."""
     products = np.array([file_tensor[0, 1], file_tensor[0, 2], file_tensor[1, 2]])
-    if np.abs(products).max() < 0.05 * np.trace(reference) or _largest_determined_misalignment(
-            *principal_inertia(rotation @ file_tensor @ rotation.T), *principal_inertia(reference)) < ROTATION_MIN_ANGLE:
+    if (
+        np.abs(products).max() < 0.05 * np.trace(reference)
+        or _largest_determined_misalignment(
+            *principal_inertia(rotation @ file_tensor @ rotation.T), *principal_inertia(reference)
+        )
+        < ROTATION_MIN_ANGLE
+    ):
         return None
     best = None
-    for flips in ((-1, -1, -1), (-1, 1, 1), (1, -1, 1), (1, 1, -1), (-1, -1, 1), (-1, 1, -1), (1, -1, -1)):
+    for flips in (
+        (-1, -1, -1),
+        (-1, 1, 1),
+        (1, -1, 1),
+        (1, 1, -1),
+        (-1, -1, 1),
+        (-1, 1, -1),
+        (1, -1, -1),
+    ):
         signs = np.ones((3, 3))
         signs[0, 1] = signs[1, 0] = flips[0]
         signs[0, 2] = signs[2, 0] = flips[1]
@@ -147,12 +232,18 @@ def _sign_hypothesis(link: UrdfLink, file_tensor: np.ndarray, rotation: np.ndarr
     distance, corrected, flips = best
     names = [name for name, flip in zip(('ixy', 'ixz', 'iyz'), flips) if flip < 0]
     inertial = link.inertial
-    finding = link_finding(link, 'product_sign', 'warning',
-                           f'products of inertia {", ".join(names)} have the wrong sign: flipping them matches the '
-                           f'geometry (URDF uses tensor entries, ixy = −∫ρxy dV; CAD tools often print +∫ρxy dV)',
-                           {'flipped': names, 'recovered_tensor': floats(corrected)},
-                           'recovered tensor (signs of ' + ', '.join(names) + ' flipped):\n'
-                           + inertial_snippet(inertial.mass, inertial.origin.xyz, inertial.origin.rpy, corrected))
+    finding = link_finding(
+        link,
+        'product_sign',
+        'warning',
+        f'products of inertia {", ".join(names)} have the wrong sign: flipping them matches the '
+        f'geometry (URDF uses tensor entries, ixy = −∫ρxy dV; CAD tools often print +∫ρxy dV)',
+        {'flipped': names, 'recovered_tensor': floats(corrected)},
+        'recovered tensor (signs of '
+        + ', '.join(names)
+        + ' flipped):\n'
+        + inertial_snippet(inertial.mass, inertial.origin.xyz, inertial.origin.rpy, corrected),
+    )
     return distance, finding
 
 
@@ -163,30 +254,43 @@ def _origin_hypothesis(link: UrdfLink, link_tensor: np.ndarray, reference: np.nd
     if np.trace(shift) < 0.1 * np.trace(reference):
         return None
     corrected = link_tensor - shift
-    finding = link_finding(link, 'inertia_about_origin', 'warning',
-                           f'the inertia looks taken about the link origin, not the CoM: removing the parallel-axis '
-                           f'term m(|c|²·1 − c cᵀ) (trace {np.trace(shift):.4g} kg·m²) matches the geometry',
-                           {'parallel_axis_term': floats(shift), 'recovered_tensor_link_axes': floats(corrected)},
-                           'recovered inertia about the CoM (link axes):\n'
-                           + inertial_snippet(inertial.mass, inertial.origin.xyz, (0.0, 0.0, 0.0), corrected))
+    finding = link_finding(
+        link,
+        'inertia_about_origin',
+        'warning',
+        f'the inertia looks taken about the link origin, not the CoM: removing the parallel-axis '
+        f'term m(|c|²·1 − c cᵀ) (trace {np.trace(shift):.4g} kg·m²) matches the geometry',
+        {'parallel_axis_term': floats(shift), 'recovered_tensor_link_axes': floats(corrected)},
+        'recovered inertia about the CoM (link axes):\n'
+        + inertial_snippet(inertial.mass, inertial.origin.xyz, (0.0, 0.0, 0.0), corrected),
+    )
     return _relative_distance(corrected, reference), finding
 
 
 def _rotation_hypothesis(link: UrdfLink, link_tensor: np.ndarray, reference: np.ndarray):
     moments, axes = principal_inertia(link_tensor)
     reference_moments, reference_axes = principal_inertia(reference)
-    if _largest_determined_misalignment(moments, axes, reference_moments, reference_axes) < ROTATION_MIN_ANGLE:
+    if (
+        _largest_determined_misalignment(moments, axes, reference_moments, reference_axes)
+        < ROTATION_MIN_ANGLE
+    ):
         return None  # only axes of (nearly) equal moments differ: those axes are arbitrary
     corrected = reference_axes @ np.diag(moments) @ reference_axes.T
     inertial = link.inertial
-    finding = link_finding(link, 'com_frame_rotation', 'warning',
-                           'the principal moments match the geometry but the principal axes do not: the CoM frame '
-                           '(<inertial><origin rpy>) or the tensor is rotated',
-                           {'principal_moments': floats(moments),
-                            'geometry_principal_moments': floats(reference_moments),
-                            'recovered_tensor_link_axes': floats(corrected)},
-                           'the file\'s principal moments on the geometry\'s principal axes (link axes):\n'
-                           + inertial_snippet(inertial.mass, inertial.origin.xyz, (0.0, 0.0, 0.0), corrected))
+    finding = link_finding(
+        link,
+        'com_frame_rotation',
+        'warning',
+        'the principal moments match the geometry but the principal axes do not: the CoM frame '
+        '(<inertial><origin rpy>) or the tensor is rotated',
+        {
+            'principal_moments': floats(moments),
+            'geometry_principal_moments': floats(reference_moments),
+            'recovered_tensor_link_axes': floats(corrected),
+        },
+        'the file\'s principal moments on the geometry\'s principal axes (link axes):\n'
+        + inertial_snippet(inertial.mass, inertial.origin.xyz, (0.0, 0.0, 0.0), corrected),
+    )
     return _relative_distance(corrected, reference), finding
 
 
@@ -198,9 +302,12 @@ def _largest_determined_misalignment(moments, axes, reference_moments, reference
     worst = 0.0
     for index in range(3):
         others = [other for other in range(3) if other != index]
-        if min(abs(moments[index] - moments[other]) for other in others) < ROTATION_DEGENERACY * largest or \
-                min(abs(reference_moments[index] - reference_moments[other]) for other in others) < \
-                ROTATION_DEGENERACY * largest:
+        if (
+            min(abs(moments[index] - moments[other]) for other in others)
+            < ROTATION_DEGENERACY * largest
+            or min(abs(reference_moments[index] - reference_moments[other]) for other in others)
+            < ROTATION_DEGENERACY * largest
+        ):
             continue
         cosine = min(1.0, abs(float(axes[:, index] @ reference_axes[:, index])))
         worst = max(worst, math.acos(cosine))

@@ -15,6 +15,7 @@ a ``file://`` / plain path that resolves (after following symlinks) under one of
 ``allowed_roots``. Files over :data:`MAX_MESH_BYTES` are refused before being read.
 Lengths in the mesh file's unit times the URDF ``scale`` (URDF meshes are in metres).
 """
+
 from __future__ import annotations
 
 import io
@@ -83,11 +84,15 @@ class SolidMassProperties:
         return mass * self.inertia_per_mass
 
     def __repr__(self) -> str:
-        return (f'SolidMassProperties(volume={self.volume:.6g} m³, centroid={np.round(self.centroid, 6).tolist()} m, '
-                f'watertight={self.is_watertight})')
+        return (
+            f'SolidMassProperties(volume={self.volume:.6g} m³, '
+            f'centroid={np.round(self.centroid, 6).tolist()} m, watertight={self.is_watertight})'
+        )
 
 
-def mesh_mass_properties(vertices: np.ndarray, faces: np.ndarray, is_watertight: bool = True) -> SolidMassProperties:
+def mesh_mass_properties(
+    vertices: np.ndarray, faces: np.ndarray, is_watertight: bool = True
+) -> SolidMassProperties:
     """Signed-tetrahedron mass properties of a triangle mesh (Mirtich 1996; Tonon 2005).
 
     ``vertices`` (N×3) [m] in the mesh frame, ``faces`` (F×3) vertex indices, counter-
@@ -105,22 +110,30 @@ def mesh_mass_properties(vertices: np.ndarray, faces: np.ndarray, is_watertight:
         raise MeshLoadError('mesh encloses no volume (open or flat surface)')
     s = a + b + c
     first_moment = (signed_volumes[:, None] * s).sum(axis=0) / 4.0
-    second_moment = np.einsum('i,ij,ik->jk', signed_volumes / 20.0, a, a) + \
-        np.einsum('i,ij,ik->jk', signed_volumes / 20.0, b, b) + \
-        np.einsum('i,ij,ik->jk', signed_volumes / 20.0, c, c) + \
-        np.einsum('i,ij,ik->jk', signed_volumes / 20.0, s, s)
+    second_moment = (
+        np.einsum('i,ij,ik->jk', signed_volumes / 20.0, a, a)
+        + np.einsum('i,ij,ik->jk', signed_volumes / 20.0, b, b)
+        + np.einsum('i,ij,ik->jk', signed_volumes / 20.0, c, c)
+        + np.einsum('i,ij,ik->jk', signed_volumes / 20.0, s, s)
+    )
     centroid = first_moment / volume
     second_moment_centroid = second_moment / volume - np.outer(centroid, centroid)
     inertia_per_mass = np.trace(second_moment_centroid) * np.eye(3) - second_moment_centroid
-    return SolidMassProperties(volume, centroid, 0.5 * (inertia_per_mass + inertia_per_mass.T), is_watertight)
+    return SolidMassProperties(
+        volume, centroid, 0.5 * (inertia_per_mass + inertia_per_mass.T), is_watertight
+    )
 
 
-def resolve_mesh_path(filename: str, package_paths: Optional[Mapping[str, str]] = None,
-                      allowed_roots: Sequence[str] = ()) -> Path:
+def resolve_mesh_path(
+    filename: str,
+    package_paths: Optional[Mapping[str, str]] = None,
+    allowed_roots: Sequence[str] = (),
+) -> Path:
     """The file a URDF mesh ``filename`` names, only if it lies where it may be read.
 
     ``package://NAME/REST`` (or ``package:///NAME/REST``): under ``package_paths[NAME]``, else
-    under the ament index share directory of NAME. ``file://PATH`` or a plain PATH (relative ones are tried against each
+    under the ament index share directory of NAME. ``file://PATH`` or a plain PATH (relative ones
+    are tried against each
     root): only if the real path is inside one of ``allowed_roots``. Raises
     :class:`MeshResolutionError` with the reason otherwise (including a missing file).
     """
@@ -128,20 +141,24 @@ def resolve_mesh_path(filename: str, package_paths: Optional[Mapping[str, str]] 
         raise MeshResolutionError('the <mesh> has no filename')
     if filename.startswith('package://'):
         # package:///NAME/REST (an empty authority, as some exporters write) names package NAME too
-        package, _, rest = filename[len('package://'):].lstrip('/').partition('/')
+        package, _, rest = filename[len('package://') :].lstrip('/').partition('/')
         return _inside(_package_directory(package, package_paths or {}), rest, filename)
     if '://' in filename and not filename.startswith('file://'):
         raise MeshResolutionError(f'{filename}: only package:// and file:// mesh URIs are read')
-    path = filename[len('file://'):] if filename.startswith('file://') else filename
+    path = filename[len('file://') :] if filename.startswith('file://') else filename
     if not allowed_roots:
-        raise MeshResolutionError(f'{filename}: file paths are only read under allowed roots, and none are set')
+        raise MeshResolutionError(
+            f'{filename}: file paths are only read under allowed roots, and none are set'
+        )
     reasons = []
     for root in allowed_roots:
         try:
             return _inside(root, path, filename)
         except MeshResolutionError as error:
             reasons.append(str(error))
-    raise MeshResolutionError(reasons[0] if len(reasons) == 1 else f'{filename}: not a file under any allowed root')
+    raise MeshResolutionError(
+        reasons[0] if len(reasons) == 1 else f'{filename}: not a file under any allowed root'
+    )
 
 
 def _package_directory(package: str, package_paths: Mapping[str, str]) -> str:
@@ -151,10 +168,15 @@ def _package_directory(package: str, package_paths: Mapping[str, str]) -> str:
         return package_paths[package]
     try:
         from ament_index_python.packages import get_package_share_directory
+
         return get_package_share_directory(package)
-    except Exception as error:  # ImportError, PackageNotFoundError, a broken index: all mean "not found"
-        raise MeshResolutionError(f'package "{package}" is not known (give --package-path {package}=DIR): '
-                                  f'{type(error).__name__}') from None
+    except (
+        Exception
+    ) as error:  # ImportError, PackageNotFoundError, a broken index: all mean "not found"
+        raise MeshResolutionError(
+            f'package "{package}" is not known (give --package-path {package}=DIR): '
+            f'{type(error).__name__}'
+        ) from None
 
 
 def _inside(root: str, relative: str, filename: str) -> Path:
@@ -180,11 +202,15 @@ def load_mesh(path: Path, max_bytes: int = MAX_MESH_BYTES) -> tuple:
     path = Path(path)
     file_type = path.suffix.lower().lstrip('.')
     if file_type not in MESH_FORMATS:
-        raise MeshLoadError(f'{path.name}: mesh format ".{file_type}" is not read '
-                            f'(readable: {", ".join(MESH_FORMATS)})')
+        raise MeshLoadError(
+            f'{path.name}: mesh format ".{file_type}" is not read (readable: '
+            f'{", ".join(MESH_FORMATS)})'
+        )
     status = path.stat()
     if status.st_size > max_bytes:
-        raise MeshLoadError(f'{path.name} is {status.st_size} bytes, over the {max_bytes}-byte mesh limit')
+        raise MeshLoadError(
+            f'{path.name} is {status.st_size} bytes, over the {max_bytes}-byte mesh limit'
+        )
     key = (os.path.realpath(path), status.st_size, status.st_mtime_ns)
     if key not in _MESH_CACHE:
         with open(path, 'rb') as stream:
@@ -207,8 +233,10 @@ _MESH_CACHE: dict = {}
 def _parsed_mesh(name: str, data: bytes, file_type: str) -> tuple:
     estimate = _face_count_estimate(data, file_type)
     if estimate > MAX_MESH_FACES:
-        raise MeshLoadError(f'{name} has about {estimate} triangles, over the {MAX_MESH_FACES} limit: not read '
-                            '(decimate it, or give the link a simpler collision mesh)')
+        raise MeshLoadError(
+            f'{name} has about {estimate} triangles, over the {MAX_MESH_FACES} limit: not read '
+            '(decimate it, or give the link a simpler collision mesh)'
+        )
     if file_type == 'dae':
         vertices, faces = collada_triangles(data, name)
     else:
@@ -216,7 +244,9 @@ def _parsed_mesh(name: str, data: bytes, file_type: str) -> tuple:
     if len(faces) == 0:
         raise MeshLoadError(f'{name} contains no triangles')
     if len(faces) > MAX_MESH_FACES:
-        raise MeshLoadError(f'{name} has {len(faces)} triangles, over the {MAX_MESH_FACES} limit: not used')
+        raise MeshLoadError(
+            f'{name} has {len(faces)} triangles, over the {MAX_MESH_FACES} limit: not used'
+        )
     vertices, faces = _merged(vertices, faces)
     return vertices, faces, _is_closed(faces)
 
@@ -262,7 +292,9 @@ def _merged(vertices: np.ndarray, faces: np.ndarray) -> tuple:
     inverse = np.empty(len(vertices), dtype=np.int64)
     inverse[order] = np.cumsum(starts) - 1
     faces = inverse[faces]
-    keep = (faces[:, 0] != faces[:, 1]) & (faces[:, 1] != faces[:, 2]) & (faces[:, 0] != faces[:, 2])
+    keep = (
+        (faces[:, 0] != faces[:, 1]) & (faces[:, 1] != faces[:, 2]) & (faces[:, 0] != faces[:, 2])
+    )
     return ordered[starts], faces[keep]
 
 
@@ -282,6 +314,7 @@ def _is_closed(faces: np.ndarray) -> bool:
 # ---------------------------------------------------------------------------------------
 # COLLADA: only what a mass-properties or bounding-box check needs, read with numpy.
 
+
 def collada_triangles(data: bytes, name: str = 'mesh.dae') -> tuple:
     """Vertices [m] (N×3) and triangles (F×3) of the geometry a COLLADA file's visual scene
     places (node ``matrix``/``translate``/``rotate``/``scale`` applied, ``<unit meter>``
@@ -294,7 +327,7 @@ def collada_triangles(data: bytes, name: str = 'mesh.dae') -> tuple:
         root = ElementTree.fromstring(data)
     except ElementTree.ParseError as error:
         raise MeshLoadError(f'{name} is not COLLADA XML: {error}') from None
-    namespace = root.tag[:root.tag.index('}') + 1] if root.tag.startswith('{') else ''
+    namespace = root.tag[: root.tag.index('}') + 1] if root.tag.startswith('{') else ''
     if root.tag != namespace + 'COLLADA':
         raise MeshLoadError(f'{name} is not a COLLADA document (root <{root.tag}>)')
     reader = _ColladaReader(root, namespace, name)
@@ -314,16 +347,28 @@ def collada_triangles(data: bytes, name: str = 'mesh.dae') -> tuple:
 class _ColladaReader:
     def __init__(self, root, namespace: str, name: str):
         self.root, self.ns, self.name = root, namespace, name
-        self.geometries = {element.get('id'): element for element in root.iter(namespace + 'geometry')}
-        self.nodes = {element.get('id'): element for element in root.iter(namespace + 'node') if element.get('id')}
+        self.geometries = {
+            element.get('id'): element for element in root.iter(namespace + 'geometry')
+        }
+        self.nodes = {
+            element.get('id'): element
+            for element in root.iter(namespace + 'node')
+            if element.get('id')
+        }
         self._meshes: dict = {}
 
     def placed_geometry(self) -> list:
         scene = self.root.find(f'{self.ns}scene/{self.ns}instance_visual_scene')
-        visual_scenes = {element.get('id'): element for element in self.root.iter(self.ns + 'visual_scene')}
-        target = visual_scenes.get((scene.get('url') or '').lstrip('#')) if scene is not None else None
+        visual_scenes = {
+            element.get('id'): element for element in self.root.iter(self.ns + 'visual_scene')
+        }
+        target = (
+            visual_scenes.get((scene.get('url') or '').lstrip('#')) if scene is not None else None
+        )
         if target is None:
-            return [mesh for key in self.geometries for mesh in [self._mesh(key)] if mesh is not None]
+            return [
+                mesh for key in self.geometries for mesh in [self._mesh(key)] if mesh is not None
+            ]
         parts: list = []
         for node in target.findall(self.ns + 'node'):
             self._walk(node, np.eye(4), parts, 0)
@@ -331,7 +376,9 @@ class _ColladaReader:
 
     def _walk(self, node, transform: np.ndarray, parts: list, depth: int) -> None:
         if depth > _COLLADA_NODE_DEPTH:
-            raise MeshLoadError(f'{self.name}: node hierarchy deeper than {_COLLADA_NODE_DEPTH} (a cycle?)')
+            raise MeshLoadError(
+                f'{self.name}: node hierarchy deeper than {_COLLADA_NODE_DEPTH} (a cycle?)'
+            )
         transform = transform @ self._node_transform(node)
         for instance in node.findall(self.ns + 'instance_geometry'):
             mesh = self._mesh((instance.get('url') or '').lstrip('#'))
@@ -348,7 +395,7 @@ class _ColladaReader:
     def _node_transform(self, node) -> np.ndarray:
         transform = np.eye(4)
         for element in node:
-            tag = element.tag[len(self.ns):]
+            tag = element.tag[len(self.ns) :]
             if tag not in ('matrix', 'translate', 'rotate', 'scale'):
                 continue
             values = _numbers(element.text, float, self.name)
@@ -390,10 +437,12 @@ class _ColladaReader:
         for vertices in mesh.findall(ns + 'vertices'):
             for semantic in vertices.findall(ns + 'input'):
                 if semantic.get('semantic') == 'POSITION':
-                    positions[vertices.get('id')] = sources.get((semantic.get('source') or '').lstrip('#'))
+                    positions[vertices.get('id')] = sources.get(
+                        (semantic.get('source') or '').lstrip('#')
+                    )
         points, faces = None, []
         for primitive in mesh:
-            kind = primitive.tag[len(ns):]
+            kind = primitive.tag[len(ns) :]
             if kind not in ('triangles', 'polylist', 'polygons'):
                 continue
             inputs = primitive.findall(ns + 'input')
@@ -410,10 +459,14 @@ class _ColladaReader:
         if points is None or not faces:
             return None
         faces = np.vstack(faces)
-        used = np.unique(faces)  # a source may hold points no triangle uses (shared by several meshes)
+        used = np.unique(
+            faces
+        )  # a source may hold points no triangle uses (shared by several meshes)
         return points[used], np.searchsorted(used, faces)
 
-    def _primitive_faces(self, primitive, kind: str, stride: int, offset: int, vertex_count: int) -> list:
+    def _primitive_faces(
+        self, primitive, kind: str, stride: int, offset: int, vertex_count: int
+    ) -> list:
         ns = self.ns
         if kind == 'polygons':
             polygons = [_numbers(p.text, np.int64, self.name) for p in primitive.findall(ns + 'p')]
@@ -427,8 +480,10 @@ class _ColladaReader:
             else:
                 counts = _numbers(primitive.findtext(ns + 'vcount', ''), np.int64, self.name)
         if len(indices) != int(counts.sum()) * stride:
-            raise MeshLoadError(f'{self.name}: a <{kind}> has {len(indices)} indices for {int(counts.sum())} '
-                                f'corners of stride {stride}')
+            raise MeshLoadError(
+                f'{self.name}: a <{kind}> has {len(indices)} indices for {int(counts.sum())} '
+                f'corners of stride {stride}'
+            )
         corners = indices.reshape(-1, stride)[:, offset]
         if len(corners) and (corners.min() < 0 or corners.max() >= vertex_count):
             raise MeshLoadError(f'{self.name}: a <{kind}> indexes a vertex that does not exist')
@@ -442,8 +497,9 @@ def _fan_triangles(corners: np.ndarray, counts: np.ndarray) -> np.ndarray:
     starts, counts = starts[polygons], counts[polygons]
     triangle_counts = counts - 2
     first = np.repeat(starts, triangle_counts)
-    step = np.arange(int(triangle_counts.sum())) - np.repeat(np.cumsum(triangle_counts) - triangle_counts,
-                                                             triangle_counts)
+    step = np.arange(int(triangle_counts.sum())) - np.repeat(
+        np.cumsum(triangle_counts) - triangle_counts, triangle_counts
+    )
     return np.stack([corners[first], corners[first + step + 1], corners[first + step + 2]], axis=1)
 
 
@@ -463,7 +519,9 @@ def _numbers(text: Optional[str], dtype, name: str) -> np.ndarray:
         try:
             values = np.fromstring(text or '', dtype=dtype, sep=' ')
         except (ValueError, OverflowError, DeprecationWarning):
-            raise MeshLoadError(f'{name}: a COLLADA array holds something that is not a number') from None
+            raise MeshLoadError(
+                f'{name}: a COLLADA array holds something that is not a number'
+            ) from None
     if values.dtype.kind == 'f' and not np.all(np.isfinite(values)):
         raise MeshLoadError(f'{name}: a COLLADA array holds a non-finite number')
     return values
@@ -475,7 +533,11 @@ def _float_attribute(element, attribute: str, default: float, name: str) -> floa
     try:
         value = float(element.get(attribute))
     except ValueError:
-        raise MeshLoadError(f'{name}: {attribute}="{element.get(attribute)}" is not a number') from None
+        raise MeshLoadError(
+            f'{name}: {attribute}="{element.get(attribute)}" is not a number'
+        ) from None
     if not math.isfinite(value) or value <= 0.0 and attribute != 'offset':
-        raise MeshLoadError(f'{name}: {attribute}="{element.get(attribute)}" is not a positive number')
+        raise MeshLoadError(
+            f'{name}: {attribute}="{element.get(attribute)}" is not a positive number'
+        )
     return value

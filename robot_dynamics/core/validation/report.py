@@ -5,11 +5,11 @@ every finding for one description plus per-link properties, and renders them as 
 JSON-ready dict, as an exit code for CI and as one :class:`LinkStatus` per link (the shape
 of a ``diagnostic_msgs/DiagnosticStatus``). Values are in SI units: kg, m, kg·m².
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Optional
-
 
 SEVERITIES = ('info', 'warning', 'error')
 
@@ -32,8 +32,15 @@ class Finding:
     consumers: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
-        return {'link': self.link, 'check': self.check, 'severity': self.severity, 'message': self.message,
-                'values': self.values, 'suggestion': self.suggestion, 'consumers': dict(self.consumers)}
+        return {
+            'link': self.link,
+            'check': self.check,
+            'severity': self.severity,
+            'message': self.message,
+            'values': self.values,
+            'suggestion': self.suggestion,
+            'consumers': dict(self.consumers),
+        }
 
     def __repr__(self) -> str:
         return f'Finding({self.severity} {self.check} on {self.link!r}: {self.message})'
@@ -70,8 +77,10 @@ class ValidationReport:
         if refused:
             return f'{self.robot_name or "robot description"}: refused, {refused[0].message}'
         errors, warnings = self.count('error'), self.count('warning')
-        return (f'{self.robot_name or "robot"}: {self.link_count} links, {self.total_mass:.4g} kg, '
-                f'{errors} error{"s" * (errors != 1)}, {warnings} warning{"s" * (warnings != 1)}')
+        return (
+            f'{self.robot_name or "robot"}: {self.link_count} links, {self.total_mass:.4g} kg, '
+            f'{errors} error{"s" * (errors != 1)}, {warnings} warning{"s" * (warnings != 1)}'
+        )
 
     def findings_for(self, link: str) -> list:
         return [finding for finding in self.findings if finding.link == link]
@@ -88,21 +97,38 @@ class ValidationReport:
         return [self._link_status(name) for name in names]
 
     def _link_status(self, link: str) -> 'LinkStatus':
-        findings = sorted(self.findings_for(link), key=lambda finding: -SEVERITIES.index(finding.severity))
-        values = {key: _value_text(value) for key, value in self.link_properties.get(link, {}).items()}
-        values.update({f'finding {index + 1}': f'{finding.severity} {finding.check}: {finding.message}'
-                       for index, finding in enumerate(findings)})
+        findings = sorted(
+            self.findings_for(link), key=lambda finding: -SEVERITIES.index(finding.severity)
+        )
+        values = {
+            key: _value_text(value) for key, value in self.link_properties.get(link, {}).items()
+        }
+        values.update(
+            {
+                f'finding {index + 1}': f'{finding.severity} {finding.check}: {finding.message}'
+                for index, finding in enumerate(findings)
+            }
+        )
         if not findings:
             mass = self.link_properties.get(link, {}).get('mass', 0.0)
-            return LinkStatus(link, 'clean', f'ok ({mass:.4g} kg)' if mass else 'ok (massless frame)', values)
+            return LinkStatus(
+                link, 'clean', f'ok ({mass:.4g} kg)' if mass else 'ok (massless frame)', values
+            )
         more = f' (+{len(findings) - 1} more)' if len(findings) > 1 else ''
-        return LinkStatus(link, findings[0].severity, f'{findings[0].check}: {findings[0].message}{more}', values)
+        return LinkStatus(
+            link, findings[0].severity, f'{findings[0].check}: {findings[0].message}{more}', values
+        )
 
     def to_dict(self) -> dict:
-        return {'robot': self.robot_name, 'link_count': self.link_count, 'total_mass': self.total_mass,
-                'worst_severity': self.worst_severity(), 'summary': self.summary(),
-                'findings': [finding.to_dict() for finding in self.findings],
-                'links': {name: dict(properties) for name, properties in self.link_properties.items()}}
+        return {
+            'robot': self.robot_name,
+            'link_count': self.link_count,
+            'total_mass': self.total_mass,
+            'worst_severity': self.worst_severity(),
+            'summary': self.summary(),
+            'findings': [finding.to_dict() for finding in self.findings],
+            'links': {name: dict(properties) for name, properties in self.link_properties.items()},
+        }
 
     def to_text(self) -> str:
         """The human-readable report: summary line, then the findings grouped by link, each
@@ -116,7 +142,9 @@ class ValidationReport:
         clean = [name for name in self.link_properties if not self.findings_for(name)]
         if clean:
             lines.append('')
-            lines.append(f'no findings on {len(clean)} link{"s" * (len(clean) != 1)}: {", ".join(clean)}')
+            lines.append(
+                f'no findings on {len(clean)} link{"s" * (len(clean) != 1)}: {", ".join(clean)}'
+            )
         return '\n'.join(lines)
 
     def __repr__(self) -> str:
@@ -134,8 +162,13 @@ class LinkStatus:
     message: str
     values: dict
 
-_CONSUMER_NAMES = {'mujoco': 'MuJoCo', 'drake': 'Drake', 'pybullet': 'PyBullet',
-                   'pinocchio': 'pinocchio-based controllers'}
+
+_CONSUMER_NAMES = {
+    'mujoco': 'MuJoCo',
+    'drake': 'Drake',
+    'pybullet': 'PyBullet',
+    'pinocchio': 'pinocchio-based controllers',
+}
 
 
 def _finding_text(finding: Finding) -> list:
@@ -148,7 +181,9 @@ def _finding_text(finding: Finding) -> list:
         lines.append(f'{indent}fix: {first}')
         lines.extend(f'{indent}  {line}' for line in rest)
     if finding.severity != 'info':
-        lines.extend(f'{indent}{_CONSUMER_NAMES[key]}: {text}' for key, text in finding.consumers.items())
+        lines.extend(
+            f'{indent}{_CONSUMER_NAMES[key]}: {text}' for key, text in finding.consumers.items()
+        )
     return lines
 
 

@@ -4,10 +4,10 @@ Units: SI (kg, m, kg·m², kg/m³, rad); a fraction is relative to the quantity 
 names. The checks that use them live in ``inertial_checks``, ``geometry_checks`` and
 ``cross_link_checks``.
 """
+
 from __future__ import annotations
 
 import math
-
 
 TRIANGLE_TOLERANCE = 1e-6
 """Triangle-inequality violations up to this fraction of the largest principal moment are

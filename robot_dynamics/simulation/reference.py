@@ -1,4 +1,5 @@
-"""Simulated robots whose truth is exact and known: the test instrument behind ``sim_robot``.
+"""The reference engine: simulated robots integrated with pinocchio, whose truth is exact and
+known (``sim_robot engine: pinocchio``).
 
 * :class:`ArmSimulation` — a fixed-base robot integrated with pinocchio's forward dynamics
   (ABA) at a fixed step (≤ 1 ms, semi-implicit Euler), tracking a Fourier trajectory with
@@ -6,7 +7,8 @@
   included), so tracking is near perfect and a run with and a run without the payload
   follow the same motion. The controller feeds back the true state, or the noisy measured
   one that the sample then carries (``feedback='measured'``). Each :class:`JointSample`
-  holds (q_k, q̇_k, τ_k) of the step start, where τ_k is the torque applied during that step, so τ_k + τ_ext,k = M(q_k) q̈_k + h(q_k, q̇_k)
+  holds (q_k, q̇_k, τ_k) of the step start, where τ_k is the torque applied during that step, so
+  τ_k + τ_ext,k = M(q_k) q̈_k + h(q_k, q̇_k)
   exactly: τ_k is the effort a perfect joint torque sensor would report. An external wrench
   (:meth:`ArmSimulation.set_external_wrench`) pushes a link; the controller does not know
   it, and τ_ext,k = J(q_k)ᵀ F is in the sample as the truth.
@@ -18,6 +20,7 @@
 
 Units: SI (s, rad, rad/s, N·m, m). Joint arrays in ``RobotModel.joint_names`` order.
 """
+
 from __future__ import annotations
 
 import math
@@ -28,19 +31,20 @@ import numpy as np
 import pinocchio as pin
 
 from robot_dynamics.core.dynamics import joint_space as dynamics
-from robot_dynamics.core.errors import RobotDynamicsError
-from robot_dynamics.core.identification.excitation import ExcitationLimits, FourierTrajectory, fit_to_limits, rest_constrained
+from robot_dynamics.core.identification.excitation import (
+    ExcitationLimits,
+    FourierTrajectory,
+    fit_to_limits,
+    rest_constrained,
+)
 from robot_dynamics.core.model.inertia import InertialParameters
 from robot_dynamics.core.model.model import RobotModel
+from robot_dynamics.simulation.errors import SimulationError
 
 MAX_STEP = 1e-3
 """Longest integration step [s] (the simulation runs at ≥ 1 kHz)."""
 FEEDBACK_MODES = ('exact', 'measured')
 """What the simulated controller feeds back: the exact state, or the noisy measured one."""
-
-
-class SimulationError(RobotDynamicsError):
-    """A simulation cannot be set up as requested (wrong model kind, step, trajectory, frames)."""
 
 
 @dataclass(frozen=True)
@@ -56,9 +60,11 @@ class JointSample:
     external_torques: Optional[np.ndarray] = None
     """J(q)ᵀ F [N·m] of the external wrench applied during the step; None without one."""
     measured_positions: Optional[np.ndarray] = None
-    """The noisy positions [rad] the controller fed back (``feedback='measured'``); None otherwise."""
+    """The noisy positions [rad] the controller fed back (``feedback='measured'``); None
+    otherwise."""
     measured_velocities: Optional[np.ndarray] = None
-    """The noisy velocities [rad/s] the controller fed back (``feedback='measured'``); None otherwise."""
+    """The noisy velocities [rad/s] the controller fed back (``feedback='measured'``); None
+    otherwise."""
 
 
 @dataclass(frozen=True)
@@ -110,18 +116,38 @@ class SensorNoise:
         """``sample`` as a robot publishes it: noise added (efforts stay empty when they are).
         A sample whose controller fed back measured positions and velocities publishes those
         very values (their noise is already in them) and adds only the effort noise."""
+
         def noisy(values: np.ndarray, sigma: float) -> np.ndarray:
-            return values + sigma * rng.standard_normal(values.shape) if sigma > 0.0 and values.size else values
+            return (
+                values + sigma * rng.standard_normal(values.shape)
+                if sigma > 0.0 and values.size
+                else values
+            )
+
         if sample.measured_positions is not None:
-            return JointSample(sample.time, sample.measured_positions, sample.measured_velocities,
-                               noisy(sample.efforts, self.effort))
-        return JointSample(sample.time, noisy(sample.positions, self.position),
-                           noisy(sample.velocities, self.velocity), noisy(sample.efforts, self.effort))
+            return JointSample(
+                sample.time,
+                sample.measured_positions,
+                sample.measured_velocities,
+                noisy(sample.efforts, self.effort),
+            )
+        return JointSample(
+            sample.time,
+            noisy(sample.positions, self.position),
+            noisy(sample.velocities, self.velocity),
+            noisy(sample.efforts, self.effort),
+        )
 
 
-def scripted_excitation(robot: RobotModel, base_frequency: float = 0.2, harmonics: int = 4, seed: int = 1,
-                        max_acceleration: float = 3.0, velocity_fraction: float = 0.5,
-                        position_margin: float = 0.15) -> FourierTrajectory:
+def scripted_excitation(
+    robot: RobotModel,
+    base_frequency: float = 0.2,
+    harmonics: int = 4,
+    seed: int = 1,
+    max_acceleration: float = 3.0,
+    velocity_fraction: float = 0.5,
+    position_margin: float = 0.15,
+) -> FourierTrajectory:
     """A rest-to-rest multi-joint Fourier trajectory with seeded random coefficients, scaled
     to the URDF limits (shrunk by ``position_margin`` of each range per side, velocity ×
     ``velocity_fraction``, |q̈| ≤ ``max_acceleration`` [rad/s²]). Periodic with period
@@ -129,12 +155,20 @@ def scripted_excitation(robot: RobotModel, base_frequency: float = 0.2, harmonic
     Cheap (no optimisation): good enough to excite a payload, see
     :func:`robot_dynamics.core.identification.excitation.design_excitation` for an optimised one."""
     if not (base_frequency > 0.0 and harmonics >= 2):
-        raise SimulationError(f'need base_frequency > 0 and ≥ 2 harmonics, got {base_frequency} Hz, {harmonics}')
-    limits = ExcitationLimits.from_model(robot, max_acceleration=max_acceleration,
-                                         velocity_fraction=velocity_fraction, position_margin=position_margin)
+        raise SimulationError(
+            f'need base_frequency > 0 and ≥ 2 harmonics, got {base_frequency} Hz, {harmonics}'
+        )
+    limits = ExcitationLimits.from_model(
+        robot,
+        max_acceleration=max_acceleration,
+        velocity_fraction=velocity_fraction,
+        position_margin=position_margin,
+    )
     rng = np.random.default_rng(seed)
     sine, cosine = rest_constrained(*rng.uniform(-1.0, 1.0, (2, robot.num_joints, harmonics)))
-    raw = FourierTrajectory(robot.joint_names, limits.center, sine, cosine, base_frequency, 1.0 / base_frequency)
+    raw = FourierTrajectory(
+        robot.joint_names, limits.center, sine, cosine, base_frequency, 1.0 / base_frequency
+    )
     return fit_to_limits(raw, limits, np.linspace(0.0, 1.0 / base_frequency, 2001))
 
 
@@ -150,20 +184,32 @@ class ArmSimulation:
     after its ``duration``. Attach a hidden payload with :meth:`set_payload`.
     """
 
-    def __init__(self, robot: RobotModel, trajectory: FourierTrajectory, step: float = MAX_STEP,
-                 bandwidth_hz: float = 10.0, feedback: str = 'exact',
-                 measurement_noise: Optional[SensorNoise] = None):
+    def __init__(
+        self,
+        robot: RobotModel,
+        trajectory: FourierTrajectory,
+        step: float = MAX_STEP,
+        bandwidth_hz: float = 10.0,
+        feedback: str = 'exact',
+        measurement_noise: Optional[SensorNoise] = None,
+    ):
         if robot.floating_base:
-            raise SimulationError(f'model "{robot.name}" has a floating base: use StanceMotion (kinematic)')
+            raise SimulationError(
+                f'model "{robot.name}" has a floating base: use StanceMotion (kinematic)'
+            )
         if tuple(trajectory.joint_names) != robot.joint_names:
-            raise SimulationError(f'trajectory joints {list(trajectory.joint_names)} are not the model joints '
-                                  f'{list(robot.joint_names)}')
+            raise SimulationError(
+                f'trajectory joints {list(trajectory.joint_names)} are not the model joints '
+                f'{list(robot.joint_names)}'
+            )
         if not (0.0 < step <= MAX_STEP):
             raise SimulationError(f'integration step must be in (0, {MAX_STEP}] s, got {step}')
         if not bandwidth_hz > 0.0:
             raise SimulationError(f'tracking bandwidth must be positive, got {bandwidth_hz} Hz')
         if feedback not in FEEDBACK_MODES:
-            raise SimulationError(f'controller feedback must be one of {list(FEEDBACK_MODES)}, got {feedback!r}')
+            raise SimulationError(
+                f'controller feedback must be one of {list(FEEDBACK_MODES)}, got {feedback!r}'
+            )
         self.feedback = feedback
         self._measurement_noise = measurement_noise or SensorNoise()
         # a stream of its own: the published effort noise (seeded alike) stays independent of it
@@ -185,33 +231,40 @@ class ArmSimulation:
         else:
             self.robot.attach_payload(link, payload)
 
-    def set_external_wrench(self, link: str, force: Sequence[float], moment: Sequence[float]) -> None:
+    def set_external_wrench(
+        self, link: str, force: Sequence[float], moment: Sequence[float]
+    ) -> None:
         """Push ``link`` from the next step on with ``force`` [N] and ``moment`` [N·m], both in
         ``link``'s frame, applied at its origin; an all-zero wrench removes the push."""
-        force, moment = np.asarray(force, dtype=float).reshape(-1), np.asarray(moment, dtype=float).reshape(-1)
-        if force.shape != (3,) or moment.shape != (3,) or not np.all(np.isfinite(np.concatenate([force, moment]))):
-            raise SimulationError('an external wrench needs a finite force (3 values, N) and moment (3 values, N·m)')
+        force, moment = (
+            np.asarray(force, dtype=float).reshape(-1),
+            np.asarray(moment, dtype=float).reshape(-1),
+        )
+        if (
+            force.shape != (3,)
+            or moment.shape != (3,)
+            or not np.all(np.isfinite(np.concatenate([force, moment])))
+        ):
+            raise SimulationError(
+                'an external wrench needs a finite force (3 values, N) and moment (3 values, N·m)'
+            )
         if not np.any(force) and not np.any(moment):
             self.external_wrench, self._wrench_frame = None, None
             return
-        model = self.robot.model
-        if not model.existFrame(link):
-            raise SimulationError(f'external wrench link "{link}" is not a frame of model "{self.robot.name}"')
-        frame_id = model.getFrameId(link)
-        if model.frames[frame_id].parentJoint == 0:
-            raise SimulationError(f'external wrench link "{link}" is fixed to the world: nothing would move')
+        frame_id = self.robot.frame_id(link, SimulationError, 'external wrench link', moving=True)
         self.external_wrench, self._wrench_frame = ExternalWrench(link, force, moment), frame_id
 
     def external_torques(self, q_model: np.ndarray) -> Optional[np.ndarray]:
         """J(q)ᵀ F [N·m] (reduced joint order) of the applied external wrench, None without one."""
         if self.external_wrench is None:
             return None
-        robot = self.robot
-        jacobian = pin.computeFrameJacobian(robot.model, robot.data, q_model, self._wrench_frame, pin.LOCAL)
-        return robot.reduce(jacobian.T @ self.external_wrench.wrench)
+        return dynamics.wrench_torques(
+            self.robot, q_model, self._wrench_frame, self.external_wrench.wrench
+        )
 
     def _external_forces(self) -> pin.StdVec_Force:
-        """The applied wrench as pinocchio joint forces (in the frame's parent-joint frame) for aba."""
+        """The applied wrench as pinocchio joint forces (in the frame's parent-joint frame) for
+        aba."""
         model = self.robot.model
         forces = pin.StdVec_Force()
         forces.extend([pin.Force.Zero() for _ in range(model.njoints)])
@@ -220,17 +273,28 @@ class ArmSimulation:
         forces[frame.parentJoint] = frame.placement.act(pin.Force(wrench.force, wrench.moment))
         return forces
 
-    def _accelerations(self, q_model: np.ndarray, v_model: np.ndarray, torque: np.ndarray,
-                       external: Optional[np.ndarray]) -> np.ndarray:
+    def _accelerations(
+        self,
+        q_model: np.ndarray,
+        v_model: np.ndarray,
+        torque: np.ndarray,
+        external: Optional[np.ndarray],
+    ) -> np.ndarray:
         """q̈ of the plant under ``torque`` and the external wrench (pinocchio aba with f_ext)."""
         robot = self.robot
         if external is None:
             return dynamics.forward_dynamics(robot, q_model, v_model, torque)
-        if robot.mimic_joint_names:  # aba runs on the full joint set: push through the reduced torques instead
+        if (
+            robot.mimic_joint_names
+        ):  # aba runs on the full joint set: push through the reduced torques instead
             return dynamics.forward_dynamics(robot, q_model, v_model, torque + external)
-        accelerations = pin.aba(robot.model, robot.data, q_model, v_model, torque, self._external_forces()).copy()
+        accelerations = pin.aba(
+            robot.model, robot.data, q_model, v_model, torque, self._external_forces()
+        ).copy()
         if not np.all(np.isfinite(accelerations)):
-            raise SimulationError(f'model "{robot.name}": forward dynamics is not finite under the external wrench')
+            raise SimulationError(
+                f'model "{robot.name}": forward dynamics is not finite under the external wrench'
+            )
         return accelerations
 
     def reset(self) -> None:
@@ -256,8 +320,10 @@ class ArmSimulation:
         if self.feedback == 'exact':
             return q, v
         noise, rng = self._measurement_noise, self._measurement_rng
-        return (q + noise.position * rng.standard_normal(q.shape),
-                v + noise.velocity * rng.standard_normal(v.shape))
+        return (
+            q + noise.position * rng.standard_normal(q.shape),
+            v + noise.velocity * rng.standard_normal(v.shape),
+        )
 
     def advance(self) -> JointSample:
         """Integrate one step; returns the state at the step *start* with the torque applied
@@ -273,8 +339,15 @@ class ArmSimulation:
         external = self.external_torques(q_model)
         acceleration = self._accelerations(q_model, v_model, torque, external)
         measured = self.feedback == 'measured'
-        sample = JointSample(time, q.copy(), v.copy(), torque.copy(), external,
-                             q_fed if measured else None, v_fed if measured else None)
+        sample = JointSample(
+            time,
+            q.copy(),
+            v.copy(),
+            torque.copy(),
+            external,
+            q_fed if measured else None,
+            v_fed if measured else None,
+        )
         self._v = v + self.step_size * acceleration
         self._q = q + self.step_size * self._v
         self._steps += 1
@@ -294,28 +367,44 @@ class StanceMotion:
     (contact points at rest). Kinematic only: no forces, no contact dynamics.
     """
 
-    def __init__(self, robot: RobotModel, contact_frames: Sequence[str], stance_positions: Optional[Sequence[float]]
-                 = None, amplitude: float = 0.04, tilt: float = 0.05, frequency: float = 0.5,
-                 ground_height: float = 0.0):
+    def __init__(
+        self,
+        robot: RobotModel,
+        contact_frames: Sequence[str],
+        stance_positions: Optional[Sequence[float]] = None,
+        amplitude: float = 0.04,
+        tilt: float = 0.05,
+        frequency: float = 0.5,
+        ground_height: float = 0.0,
+    ):
         if not robot.floating_base:
-            raise SimulationError(f'model "{robot.name}" has a fixed base: StanceMotion needs a floating base')
+            raise SimulationError(
+                f'model "{robot.name}" has a fixed base: StanceMotion needs a floating base'
+            )
         if not contact_frames:
             raise SimulationError('StanceMotion needs at least one contact frame')
-        missing = [name for name in contact_frames if not robot.model.existFrame(name)]
-        if missing:
-            raise SimulationError(f'contact frames {missing} are not frames of model "{robot.name}"')
+        frame_ids = [
+            robot.frame_id(name, SimulationError, 'contact frame') for name in contact_frames
+        ]
         if 3 * len(contact_frames) != robot.num_joints:
-            raise SimulationError(f'{len(contact_frames)} contact points fix 3 coordinates each, but the model has '
-                                  f'{robot.num_joints} joints: the leg inverse kinematics needs 3 per contact')
+            raise SimulationError(
+                f'{len(contact_frames)} contact points fix 3 coordinates each, but the model has '
+                f'{robot.num_joints} joints: the leg inverse kinematics needs 3 per contact'
+            )
         self.robot = robot
         self.contact_frames = tuple(contact_frames)
-        self._frame_ids = [robot.model.getFrameId(name) for name in contact_frames]
+        self._frame_ids = frame_ids
         self.amplitude, self.tilt, self.frequency = float(amplitude), float(tilt), float(frequency)
-        stance = (np.clip(0.5 * (robot.limits.lower + robot.limits.upper), -math.pi, math.pi)
-                  if stance_positions is None or len(stance_positions) == 0 else np.asarray(stance_positions, float))
+        stance = (
+            np.clip(0.5 * (robot.limits.lower + robot.limits.upper), -math.pi, math.pi)
+            if stance_positions is None or len(stance_positions) == 0
+            else np.asarray(stance_positions, float)
+        )
         if stance.shape != (robot.num_joints,):
-            raise SimulationError(f'stance_positions needs {robot.num_joints} values (one per joint of '
-                                  f'{list(robot.joint_names)}), got {len(stance)}')
+            raise SimulationError(
+                f'stance_positions needs {robot.num_joints} values (one per joint of '
+                f'{list(robot.joint_names)}), got {len(stance)}'
+            )
         self.stance = stance
         points = self._contact_points(robot.configuration(stance))
         self.start_position = np.array([0.0, 0.0, ground_height - points[:, 2].min()])
@@ -332,13 +421,22 @@ class StanceMotion:
         model, data = self.robot.model, self.robot.data
         pin.computeJointJacobians(model, data, q)
         pin.updateFramePlacements(model, data)
-        rows = [pin.getFrameJacobian(model, data, i, pin.LOCAL_WORLD_ALIGNED)[:3] for i in self._frame_ids]
+        rows = [
+            pin.getFrameJacobian(model, data, i, pin.LOCAL_WORLD_ALIGNED)[:3]
+            for i in self._frame_ids
+        ]
         return np.vstack(rows) @ self.robot.coupling
 
     def base_state(self, time: float) -> tuple:
-        """(pose [x, y, z, qx, qy, qz, qw] in the world, twist [v, ω] in the base frame) at ``time`` [s]."""
+        """(pose [x, y, z, qx, qy, qz, qw] in the world, twist [v, ω] in the base frame) at
+        ``time`` [s]."""
         a, r, w = self.amplitude, self.tilt, 2.0 * math.pi * self.frequency
-        s, c, s2, c2 = math.sin(w * time), math.cos(w * time), math.sin(2 * w * time), math.cos(2 * w * time)
+        s, c, s2, c2 = (
+            math.sin(w * time),
+            math.cos(w * time),
+            math.sin(2 * w * time),
+            math.cos(2 * w * time),
+        )
         position = self.start_position + np.array([a * s, a * c - a, 0.5 * a * s2])
         velocity_world = np.array([a * w * c, -a * w * s, a * w * c2])
         rpy = np.array([r * s, r * c2 - r, 0.0])
@@ -359,12 +457,18 @@ class StanceMotion:
             error = (self.contact_points - self._contact_points(q)).reshape(-1)
             if np.max(np.abs(error)) < 1e-10:
                 break
-            jacobian = self._contact_jacobian(q)[:, robot.base_dofs:]
+            jacobian = self._contact_jacobian(q)[:, robot.base_dofs :]
             positions = positions + np.linalg.lstsq(jacobian, error, rcond=None)[0]
         else:
-            raise SimulationError(f'leg inverse kinematics did not converge at t = {time:.3f} s '
-                                  f'(contact error {np.max(np.abs(error)):.2e} m): reduce the sway amplitude')
+            raise SimulationError(
+                f'leg inverse kinematics did not converge at t = {time:.3f} s (contact error '
+                f'{np.max(np.abs(error)):.2e} m): reduce the sway amplitude'
+            )
         self._positions = positions
         jacobian = self._contact_jacobian(robot.configuration(positions, pose))
-        velocities = np.linalg.solve(jacobian[:, robot.base_dofs:], -jacobian[:, :robot.base_dofs] @ twist)
-        return FloatingSample(time, pose, twist, JointSample(time, positions.copy(), velocities, np.zeros(0)))
+        velocities = np.linalg.solve(
+            jacobian[:, robot.base_dofs :], -jacobian[:, : robot.base_dofs] @ twist
+        )
+        return FloatingSample(
+            time, pose, twist, JointSample(time, positions.copy(), velocities, np.zeros(0))
+        )

@@ -1,9 +1,11 @@
 """Per-joint friction torques from the friction YAML written by ``robot_dynamics identify``.
 
 τ_friction = viscous·q̇ + coulomb·sgn(q̇) + offset, per joint [N·m for revolute, N for
-prismatic joints], q̇ in rad/s (m/s): the model :func:`robot_dynamics.core.identification.identified_model.friction_yaml`
+prismatic joints], q̇ in rad/s (m/s): the model
+:func:`robot_dynamics.core.identification.identified_model.friction_yaml`
 writes (its ``rotor_inertia`` entries are not friction and are ignored here).
 """
+
 from __future__ import annotations
 
 import math
@@ -20,7 +22,8 @@ MAX_FRICTION_FILE_BYTES = 1_000_000
 
 
 class FrictionFileError(RobotDynamicsError):
-    """A friction file cannot be read or does not fit the model (unreadable, malformed, wrong joints)."""
+    """A friction file cannot be read or does not fit the model (unreadable, malformed, wrong
+    joints)."""
 
 
 @dataclass(frozen=True)
@@ -48,15 +51,17 @@ class FrictionModel:
 
 
 def friction_from_yaml(text: str, joint_names: Sequence[str]) -> FrictionModel:
-    """Parse friction YAML text (``joints: {name: {viscous, coulomb, offset}}``) for ``joint_names``."""
+    """Parse friction YAML text (``joints: {name: {viscous, coulomb, offset}}``) for
+    ``joint_names``."""
     try:
         document = yaml.safe_load(text)
     except yaml.YAMLError as error:
         raise FrictionFileError(f'friction file is not valid YAML: {error}') from None
     joints = document.get('joints') if isinstance(document, dict) else None
     if not isinstance(joints, dict):
-        raise FrictionFileError("friction file has no 'joints' mapping (expected the output of "
-                                "robot_dynamics identify)")
+        raise FrictionFileError(
+            "friction file has no 'joints' mapping (expected the output of robot_dynamics identify)"
+        )
     unknown = sorted(str(name) for name in joints if name not in joint_names)
     if unknown:
         raise FrictionFileError(f'friction file names joints that are not in the model: {unknown}')
@@ -67,10 +72,18 @@ def friction_from_yaml(text: str, joint_names: Sequence[str]) -> FrictionModel:
             raise FrictionFileError(f'friction entry of joint {name} is not a mapping')
         for key in FRICTION_KEYS:
             value = entry.get(key, 0.0)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-                raise FrictionFileError(f'friction {key} of joint {name} is not a finite number: {value!r}')
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, (int, float))
+                or not math.isfinite(value)
+            ):
+                raise FrictionFileError(
+                    f'friction {key} of joint {name} is not a finite number: {value!r}'
+                )
             coefficients[key][index] = float(value)
-    return FrictionModel(tuple(joint_names), coefficients['viscous'], coefficients['coulomb'], coefficients['offset'])
+    return FrictionModel(
+        tuple(joint_names), coefficients['viscous'], coefficients['coulomb'], coefficients['offset']
+    )
 
 
 def load_friction_file(path: str, joint_names: Sequence[str]) -> FrictionModel:
@@ -79,9 +92,13 @@ def load_friction_file(path: str, joint_names: Sequence[str]) -> FrictionModel:
         with open(path, 'rb') as stream:
             raw = stream.read(MAX_FRICTION_FILE_BYTES + 1)
     except OSError as error:
-        raise FrictionFileError(f'friction file {path} cannot be read: {error.strerror or error}') from None
+        raise FrictionFileError(
+            f'friction file {path} cannot be read: {error.strerror or error}'
+        ) from None
     if len(raw) > MAX_FRICTION_FILE_BYTES:
-        raise FrictionFileError(f'friction file {path} is larger than {MAX_FRICTION_FILE_BYTES} bytes')
+        raise FrictionFileError(
+            f'friction file {path} is larger than {MAX_FRICTION_FILE_BYTES} bytes'
+        )
     try:
         text = raw.decode('utf-8')
     except UnicodeDecodeError:
