@@ -46,8 +46,6 @@ def judge_inertials(text: str, keep_geometry: bool = False) -> PyBulletVerdict:
     elements removed unless ``keep_geometry``: primitives only, no mesh is resolved)."""
     import pybullet
 
-    from robot_dynamics.instruments.validation_corpus import geometry_free_urdf
-
     try:
         text = text if keep_geometry else geometry_free_urdf(text)
     except ElementTree.ParseError:
@@ -62,6 +60,16 @@ def judge_inertials(text: str, keep_geometry: bool = False) -> PyBulletVerdict:
         os.unlink(path)
     zeroed = {match.group(1): match.group(0) for match in _BAD_INERTIA.finditer(printed)}
     return PyBulletVerdict(refusal, zeroed, default, from_file)
+
+
+def geometry_free_urdf(text: str) -> str:
+    """The URDF with every <visual> and <collision> element removed (ParseError if not XML)."""
+    root = ElementTree.fromstring(text)
+    for link in root.findall('link'):
+        for tag in ('visual', 'collision'):
+            for element in link.findall(tag):
+                link.remove(element)
+    return ElementTree.tostring(root, encoding='unicode')
 
 
 def _load(path: str, flags: int) -> tuple:

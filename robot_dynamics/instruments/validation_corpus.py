@@ -160,20 +160,10 @@ def evaluate(path: Path, robots_directory: Path) -> CorpusRow:
     return row
 
 
-def geometry_free_urdf(text: str) -> str:
-    """The URDF with every <visual> and <collision> element removed (ParseError if not XML)."""
-    root = ElementTree.fromstring(text)
-    for link in root.findall('link'):
-        for tag in ('visual', 'collision'):
-            for element in link.findall(tag):
-                link.remove(element)
-    return ElementTree.tostring(root, encoding='unicode')
-
-
 def inertial_only_urdf(text: str) -> str:
     """The URDF with every <visual>, <collision> and <mujoco> element removed and a MuJoCo
     compiler element that keeps the inertias as written (``balanceinertia="false"``)."""
-    root = ElementTree.fromstring(geometry_free_urdf(text))
+    root = ElementTree.fromstring(pybullet_judge.geometry_free_urdf(text))
     for element in root.findall('mujoco'):
         root.remove(element)
     compiler = ElementTree.SubElement(ElementTree.SubElement(root, 'mujoco'), 'compiler')
