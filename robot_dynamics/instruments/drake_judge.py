@@ -139,36 +139,35 @@ def judge_inertials(text: str) -> DrakeVerdict:
     joints = {element.name: element for element in elements if element.kind == 'joint'}
     moved_by = {element.child: element for element in joints.values()}
     refused: dict = {}
-    welded: set = set()
+    welded: set = set()  # joints made fixed here: a follower's refusal to mimic them is ours
     eigenvalues = None
     while True:
         with captured_drake_log() as records:
             try:
                 plant = _welded_plant(text)
             except RuntimeError as error:
-                joint = joints.get(next(iter(_NAMED_JOINT.findall(str(error))), ''))
+                message = str(error)
+                joint = joints.get(next(iter(_NAMED_JOINT.findall(message)), ''))
                 edited = (
                     _without_mimic(text, joint) if joint and joint.link not in refused else None
                 )
-                if edited is None or not welded.intersection(_MIMICKED_JOINT.findall(str(error))):
-                    refused[joint.link if edited else ''] = _short(
-                        str(error)
-                    )  # not one of our welds
                 if edited is None:
+                    refused[''] = _short(message)
                     return DrakeVerdict(refused, *_warnings(records, elements))
+                if not welded.intersection(_MIMICKED_JOINT.findall(message)):
+                    refused[joint.link] = _short(message)
                 text = edited
                 continue
+            context = plant.CreateDefaultContext()
+            if eigenvalues is None and plant.num_velocities() > 0:
+                moments = np.linalg.eigvalsh(plant.CalcMassMatrix(context))
+                eigenvalues = (float(moments[0]), float(moments[-1]))
+            refusal = _simulation_refusal(plant, context)
         warned, others = _warnings(records, elements)
-        context = plant.CreateDefaultContext()
-        if eigenvalues is None and plant.num_velocities() > 0:
-            moments = np.linalg.eigvalsh(plant.CalcMassMatrix(context))
-            eigenvalues = (float(moments[0]), float(moments[-1]))
-        refusal = _simulation_refusal(plant, context)
-        if not refusal:
-            return DrakeVerdict(refused, warned, others, mass_matrix_eigenvalues=eigenvalues)
         body = next(iter(_REFUSED_BODY.findall(refusal)), '')
         edited = _welded(text, moved_by[body]) if body in moved_by and body not in refused else None
-        refused[body if edited else ''] = _short(refusal)
+        if refusal:
+            refused[body if edited else ''] = _short(refusal)
         if edited is None:
             return DrakeVerdict(refused, warned, others, mass_matrix_eigenvalues=eigenvalues)
         welded.add(moved_by[body].name)

@@ -262,8 +262,7 @@ def run(args: argparse.Namespace) -> int:
     rows = []
     print(
         f'validating {len(files)} files under {directory} (wall-clock targets: read them on an '
-        f'idle machine; '
-        f'load average now {os.getloadavg()[0]:.1f})',
+        f'idle machine; load average now {os.getloadavg()[0]:.1f})',
         flush=True,
     )
     for path in files:
@@ -280,8 +279,8 @@ def _row_text(row: CorpusRow) -> str:
         agreement += f'; {row.summary}'
     text = (
         f'{row.robot:<58} exit {row.exit_code}  {row.errors:3d} E {row.warnings:3d} W  '
-        f'{row.seconds:5.2f} s ({row.cpu_seconds:4.2f} s CPU)  '
-        f'MuJoCo {row.mujoco_verdict}: {agreement}'
+        f'{row.seconds:5.2f} s ({row.cpu_seconds:4.2f} s CPU)  MuJoCo {row.mujoco_verdict}: '
+        f'{agreement}'
     )
     if row.drake is not None:
         text += f' | Drake {row.drake.summary()}: {row.drake_agreement.text()}'
@@ -308,15 +307,15 @@ def _print_totals(rows: list, seconds: float) -> int:
     )
     print(
         f'MuJoCo refuses {refused_links} links in {len(refusing)} files; every one an error on '
-        f'that '
-        f'link in {len(agreeing)} of {len(refusing)} files ({missed_links} links missed; target 0)'
+        f'that link in {len(agreeing)} of {len(refusing)} files ({missed_links} links missed; '
+        'target 0)'
     )
     print(
-        f'errors on links MuJoCo accepts: {sum(len(row.beyond_mujoco) for row in rows)} '
-        '(defects MuJoCo does not check, such as an inertia no body inside the geometry can have; '
-        'per file above)'
+        f'errors on links MuJoCo accepts: {sum(len(row.beyond_mujoco) for row in rows)} (defects '
+        'MuJoCo does not check, such as an inertia no body inside the geometry can have; per file '
+        'above)'
     )
-    judges_agree = _print_judge_totals(rows)
+    drake_agrees, pybullet_agrees = _print_drake_totals(rows), _print_pybullet_totals(rows)
     cpu_total, cpu_slowest = (
         sum(row.cpu_seconds for row in rows),
         max(row.cpu_seconds for row in rows),
@@ -324,78 +323,75 @@ def _print_totals(rows: list, seconds: float) -> int:
     print(
         f'time {seconds:.1f} s for the corpus (target <= {CORPUS_SECONDS_TARGET:.0f} s; of which '
         f'{sum(row.judge_seconds for row in rows):.1f} s in the Drake and PyBullet judges), '
-        f'slowest '
-        f'file {slowest.seconds:.2f} s: {slowest.robot} (target <= {FILE_SECONDS_TARGET:.0f} s); '
-        f'validation CPU time {cpu_total:.1f} s, slowest file {cpu_slowest:.2f} s'
+        f'slowest file {slowest.seconds:.2f} s: {slowest.robot} '
+        f'(target <= {FILE_SECONDS_TARGET:.0f} s); validation CPU time {cpu_total:.1f} s, '
+        f'slowest file {cpu_slowest:.2f} s'
     )
     wall_met = seconds <= CORPUS_SECONDS_TARGET and slowest.seconds <= FILE_SECONDS_TARGET
     cpu_met = cpu_total <= CORPUS_SECONDS_TARGET and cpu_slowest <= FILE_SECONDS_TARGET
     if not wall_met and cpu_met:
         print(
-            f'wall-clock times over target with CPU times within it: the machine is shared (load '
-            f'average '
-            f'{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)'
+            'wall-clock times over target with CPU times within it: the machine is shared (load '
+            f'average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)'
         )
-    met = missed_links == 0 and cpu_met and judges_agree
+    met = missed_links == 0 and cpu_met and drake_agrees and pybullet_agrees
     print('targets met' if met else 'targets NOT met')
     return 0 if met else 1
 
 
-def _print_judge_totals(rows: list) -> bool:
-    """Print the Drake and PyBullet totals; True if both agree with the validator everywhere."""
+def _print_drake_totals(rows: list) -> bool:
+    """Print Drake's totals; True if Drake agrees with the validator on every file."""
     judged = [row for row in rows if row.drake is not None]
     if not judged:
         print('Drake: not installed (pip install drake), not judged')
-    else:
-        refused = [(row, link) for row in judged for link in row.drake.refused]
-        warned = [(row, link) for row in judged for link in row.drake.warned]
-        gaps = {
-            key: sum(len(getattr(row.drake_agreement, key)) for row in judged)
-            for key in ('missed_refusals', 'wrong_refusals', 'missed_warnings', 'wrong_warnings')
-        }
-        print(
-            f'Drake refuses {sum(1 for _, link in refused if link)} links in '
-            f'{len({row.robot for row, link in refused if link})} files and '
-            f'{sum(1 for _, link in refused if not link)} whole files; missed '
-            f'{gaps["missed_refusals"]}, predicted but not made {gaps["wrong_refusals"]} (target '
-            f'0, 0)'
-        )
-        print(
-            f'Drake warns about the inertia of {len(warned)} links in '
-            f'{len({row.robot for row, _ in warned})} '
-            f'files; missed {gaps["missed_warnings"]}, predicted but not given '
-            f'{gaps["wrong_warnings"]} '
-            '(target 0, 0)'
-        )
-        singular = [row.robot for row in judged if row.drake.mass_matrix_singular]
-        print(
-            f'Drake\'s M(q) at the default positions is singular in {len(singular)} files'
-            + (f': {", ".join(singular)}' if singular else '')
-        )
-        reasons = Counter(
-            _refusal_kind(row.drake.geometry_refusal)
-            for row in judged
-            if row.drake.geometry_refusal
-        )
-        print(
-            f'with their meshes, Drake loads {len(judged) - sum(reasons.values())} of '
-            f'{len(judged)} files; '
-            + '; '.join(f'{count} refused: {reason}' for reason, count in reasons.most_common())
-        )
-    bullet = [row for row in rows if row.pybullet_zeroed is not None]
-    if not bullet:
-        print('PyBullet: not installed (pip install pybullet), not judged')
-    else:
-        print(
-            f'PyBullet (URDF_USE_INERTIA_FROM_FILE) zeroes the inertia of '
-            f'{sum(len(row.pybullet_zeroed) for row in bullet)} links in '
-            f'{sum(1 for row in bullet if row.pybullet_zeroed)} files; without an error on the '
-            f'link: '
-            f'{sum(len(row.pybullet_unflagged) for row in bullet)} (target 0)'
-        )
-    return all(row.drake_agreement.agrees for row in judged) and not any(
-        row.pybullet_unflagged for row in bullet
+        return True
+    refused = [(row.robot, link) for row in judged for link in row.drake.refused]
+    warned = [(row.robot, link) for row in judged for link in row.drake.warned]
+    gaps = {
+        key: sum(len(getattr(row.drake_agreement, key)) for row in judged)
+        for key in ('missed_refusals', 'wrong_refusals', 'missed_warnings', 'wrong_warnings')
+    }
+    links = [(robot, link) for robot, link in refused if link]
+    print(
+        f'Drake refuses {len(links)} links in {len({robot for robot, _ in links})} files and '
+        f'{len(refused) - len(links)} whole files; missed {gaps["missed_refusals"]}, predicted '
+        f'but not made {gaps["wrong_refusals"]} (target 0, 0)'
     )
+    print(
+        f'Drake warns about the inertia of {len(warned)} links in '
+        f'{len({robot for robot, _ in warned})} files; missed {gaps["missed_warnings"]}, '
+        f'predicted but not given {gaps["wrong_warnings"]} (target 0, 0)'
+    )
+    singular = [row.robot for row in judged if row.drake.mass_matrix_singular]
+    print(
+        f"Drake's M(q) at the default positions is singular in {len(singular)} files"
+        + (f': {", ".join(singular)}' if singular else '')
+    )
+    reasons = Counter(
+        _refusal_kind(row.drake.geometry_refusal) for row in judged if row.drake.geometry_refusal
+    )
+    print(
+        f'with their meshes, Drake loads {len(judged) - sum(reasons.values())} of {len(judged)} '
+        'files; '
+        + '; '.join(f'{count} refused: {reason}' for reason, count in reasons.most_common())
+    )
+    return all(row.drake_agreement.agrees for row in judged)
+
+
+def _print_pybullet_totals(rows: list) -> bool:
+    """Print PyBullet's totals; True if every link whose inertia it zeroes carries an error."""
+    judged = [row for row in rows if row.pybullet_zeroed is not None]
+    if not judged:
+        print('PyBullet: not installed (pip install pybullet), not judged')
+        return True
+    unflagged = sum(len(row.pybullet_unflagged) for row in judged)
+    print(
+        'PyBullet (URDF_USE_INERTIA_FROM_FILE) zeroes the inertia of '
+        f'{sum(len(row.pybullet_zeroed) for row in judged)} links in '
+        f'{sum(1 for row in judged if row.pybullet_zeroed)} files; without an error on the link: '
+        f'{unflagged} (target 0)'
+    )
+    return unflagged == 0
 
 
 def _refusal_kind(reason: str) -> str:

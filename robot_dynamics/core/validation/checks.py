@@ -177,21 +177,7 @@ def validate_description(
         tuple(str(root) for root in allowed_roots),
         floating_base,
     )
-    findings = (
-        []
-        if description.name
-        else [
-            Finding(
-                '',
-                'robot_name',
-                'error',
-                '<robot> has no name attribute (the URDF format requires one)',
-                {},
-                'add name="..." to <robot>',
-                CONSUMERS['robot_name'],
-            )
-        ]
-    )
+    findings = _robot_name_findings(description)
     for link in description.links.values():
         findings.extend(_link_findings(context, link))
     findings.extend(mirror_twin_findings(context))
@@ -208,6 +194,23 @@ def validate_description(
     return ValidationReport(
         description.name, description.total_mass(), findings, len(description.links), properties
     )
+
+
+def _robot_name_findings(description: UrdfDescription) -> list:
+    if description.name:
+        return []
+    message = '<robot> has no name attribute (the URDF format requires one)'
+    return [
+        Finding(
+            '',
+            'robot_name',
+            'error',
+            message,
+            {},
+            'add name="..." to <robot>',
+            CONSUMERS['robot_name'],
+        )
+    ]
 
 
 def _robot_element(text: str) -> Optional[ElementTree.Element]:

@@ -23,8 +23,8 @@ from robot_dynamics.core.validation.report import Finding
 DRAKE_VERDICTS = ('refuses', 'warns', 'accepts')
 
 _MUJOCO_TRIANGLE = (
-    "refuses to compile the model: \"inertia must satisfy A + B >= C; use 'balanceinertia' "
-    "to fix\" (no tolerance: even a rounding-level violation is refused)"
+    "refuses to compile the model: \"inertia must satisfy A + B >= C; use 'balanceinertia' to "
+    "fix\" (no tolerance: even a rounding-level violation is refused)"
 )
 _MUJOCO_MOVING_MASS = (
     'refuses to compile: "mass and inertia of moving bodies must be larger than mjMINVAL"'
@@ -32,29 +32,27 @@ _MUJOCO_MOVING_MASS = (
 
 _DRAKE_INVALID = (
     'warns ("The rotational inertia … did not pass the test CouldBePhysicallyValid()") and '
-    'replaces '
-    'the tensor by that of a solid sphere of the URDF mass at the URDF CoM with the density of '
-    'water '
-    '(1000 kg/m³): it simulates a different body'
+    'replaces the tensor by that of a solid sphere of the URDF mass at the URDF CoM with the '
+    'density of water (1000 kg/m³): it simulates a different body'
 )
 _DRAKE_VALID_MOMENTS = (
     'accepts it without a warning: the principal moments pass Drake\'s CouldBePhysicallyValid() '
     '(tolerance about 2e-15 of the largest moment)'
 )
 _DRAKE_MASSLESS_SUBTREE = (
-    'refuses to simulate (loading and M(q) succeed): "An internal mass matrix associated '
-    'with the joint that connects body … to body … is not positive-definite"'
+    'refuses to simulate (loading and M(q) succeed): "An internal mass matrix associated with the '
+    'joint that connects body … to body … is not positive-definite"'
 )
 DRAKE_AXIS_REFUSAL = (
     'refuses to simulate (loading and M(q) succeed): its inertia about the axis of its joint is '
-    'zero and nothing with mass moves below it: "An internal mass matrix associated with the '
-    'joint that connects body … to body … is not positive-definite"'
+    'zero and nothing with mass moves below it: "An internal mass matrix associated with the joint '
+    'that connects body … to body … is not positive-definite"'
 )
 """Drake's sentence for a zero inertia or moment on a link its articulated-body algorithm
 refuses."""
 _DRAKE_WRONG_BODY = (
-    'accepts it without a warning (unless a consistency finding on this link says otherwise) '
-    'and simulates the wrong body'
+    'accepts it without a warning (unless a consistency finding on this link says otherwise) and '
+    'simulates the wrong body'
 )
 
 _PYBULLET_INVALID = (
@@ -64,16 +62,16 @@ _PYBULLET_INVALID = (
     'is not checked)'
 )
 _PYBULLET_TENSOR_IGNORED = (
-    'ignores the tensor by default (it computes an inertia from the collision shapes and '
-    'the URDF mass); with URDF_USE_INERTIA_FROM_FILE it uses the principal moments as '
-    'written, without a warning'
+    'ignores the tensor by default (it computes an inertia from the collision shapes and the URDF '
+    'mass); with URDF_USE_INERTIA_FROM_FILE it uses the principal moments as written, without a '
+    'warning'
 )
 _PYBULLET_MASSLESS = 'loads it without a warning, with zero mass and inertia'
 
 _PINOCCHIO_MASS_MATRIX = (
-    'no check: gravity compensation uses only mass and CoM and stays right, but the mass '
-    'matrix M(q) can be indefinite, so inverse dynamics, feed-forward and operational-space '
-    'controllers get wrong torques and forward dynamics / M⁻¹ may fail or diverge'
+    'no check: gravity compensation uses only mass and CoM and stays right, but the mass matrix '
+    'M(q) can be indefinite, so inverse dynamics, feed-forward and operational-space controllers '
+    'get wrong torques and forward dynamics / M⁻¹ may fail or diverge'
 )
 
 _ACCEPTED_WRONG = {
@@ -81,8 +79,7 @@ _ACCEPTED_WRONG = {
     'drake': _DRAKE_WRONG_BODY,
     'pybullet': _PYBULLET_TENSOR_IGNORED,
     'pinocchio': 'no check: inverse dynamics, mass matrix and feed-forward torques carry the '
-    'error; '
-    'gravity torques are unaffected (they use mass and CoM only)',
+    'error; gravity torques are unaffected (they use mass and CoM only)',
 }
 
 _INVALID_TENSOR = {
@@ -106,12 +103,10 @@ CONSUMERS = {
     'parse': {
         'mujoco': 'cannot load the file',
         'drake': 'depends on the defect: refuses a file that is not well-formed XML ("Failed to '
-        'parse XML") '
-        'or whose <robot> has no name; loads a file without <link> as an empty model and a DOCTYPE '
-        'without expanding its entities',
-        'pybullet': 'cannot load a file that is not well-formed XML or has no <link> ("Cannot '
-        'load URDF '
-        'file")',
+        'parse XML") or whose <robot> has no name; loads a file without <link> as an '
+        'empty model and a DOCTYPE without expanding its entities',
+        'pybullet': 'cannot load a file that is not well-formed XML or has no <link> ("Cannot load '
+        'URDF file")',
         'pinocchio': 'cannot build a model',
     },
     'robot_name': {
@@ -120,24 +115,22 @@ CONSUMERS = {
         'specified")',
         'pybullet': 'cannot load it ("Cannot load URDF file")',
         'pinocchio': 'pinocchio\'s URDF parser (urdfdom) refuses it ("The XML stream does not '
-        'contain a '
-        'valid URDF model"); robot_dynamics builds the model',
+        'contain a valid URDF model"); robot_dynamics builds the model',
     },
     'mass': {
         'mujoco': _MUJOCO_MOVING_MASS,
         'drake': _DRAKE_MASSLESS_SUBTREE,
         'pybullet': _PYBULLET_MASSLESS,
-        'pinocchio': 'the mass matrix is singular when nothing below the joint has mass: ABA / '
-        'M⁻¹ divide '
-        'by zero; RNEA returns zero torque for this joint',
+        'pinocchio': 'the mass matrix is singular when nothing below the joint has mass: ABA / M⁻¹ '
+        'divide by zero; RNEA returns zero torque for this joint',
     },
     'mass_above_joints': {
         'mujoco': _MUJOCO_MOVING_MASS,
         'drake': 'accepts it without a warning and simulates it (the mass hanging on the joints '
-        'below keeps its '
-        'articulated inertia positive)',
+        'below keeps its articulated inertia positive)',
         'pybullet': _PYBULLET_MASSLESS,
-        'pinocchio': 'copes: the mass below keeps M(q) positive definite',
+        'pinocchio': 'copes: with mass below the next joints M(q) stays positive definite '
+        '(human.urdf, 19 such links: λmin(M) = 1.1e-3 at q = 0)',
     },
     'mass_with_tensor': {
         'mujoco': _MUJOCO_MOVING_MASS,
@@ -147,36 +140,32 @@ CONSUMERS = {
         'pinocchio': 'the mass matrix is singular when nothing below the joint has mass or inertia',
     },
     'massless_inertia': {
-        'mujoco': 'compiles it on a link welded by a fixed joint (a moving one is refused: see '
-        'the mass finding)',
+        'mujoco': 'compiles it on a link welded by a fixed joint (a moving one is refused: see the '
+        'mass finding)',
         'drake': 'warns ("While re-expressing as central inertia: … condition \'mass > 0\' '
-        'failed") and replaces '
-        'the link by a 1 kg solid sphere of water density (1000 kg/m³, radius 6.2 cm) at the URDF '
-        'CoM: '
-        'weight and inertia the file does not have',
+        'failed") and replaces the link by a 1 kg solid sphere of water density (1000 '
+        'kg/m³, radius 6.2 cm) at the URDF CoM: weight and inertia the file does not have',
         'pybullet': _PYBULLET_MASSLESS,
         'pinocchio': 'keeps the rotational inertia of a massless body: M(q) carries it, gravity '
         'does not',
     },
     'zero_mass_geometry': {
         'mujoco': 'fuses it into its parent when the joint is fixed; if it moves, refuses to '
-        'compile '
-        '(mass and inertia of moving bodies must be larger than mjMINVAL)',
+        'compile (mass and inertia of moving bodies must be larger than mjMINVAL)',
         'drake': 'accepts it without a warning (a massless body with collision geometry)',
         'pybullet': 'loads it without a warning, with zero mass',
-        'pinocchio': 'the link contributes no gravity or inertia: gravity compensation is short '
-        'by its weight',
+        'pinocchio': 'the link contributes no gravity or inertia: gravity compensation is short by '
+        'its weight',
     },
     'zero_inertia': {
         'mujoco': 'refuses to compile a moving body: "mass and inertia of moving bodies must be '
         'larger than mjMINVAL"',
         'drake': 'accepts it without a warning and simulates a point mass (M(q) can be singular: '
-        'iCub\'s point '
-        'masses give λmin(M) = 2e-17 at q = 0)',
+        'iCub\'s point masses give λmin(M) = 2e-17 at q = 0)',
         'pybullet': 'ignores the tensor by default (it computes an inertia from the collision '
-        'shapes and the URDF '
-        'mass); with URDF_USE_INERTIA_FROM_FILE it simulates a point mass (rounding noise can also '
-        'get the "Bad inertia tensor properties, setting inertia to zero" warning)',
+        'shapes and the URDF mass); with URDF_USE_INERTIA_FROM_FILE it simulates a '
+        'point mass (rounding noise can also get the "Bad inertia tensor properties, '
+        'setting inertia to zero" warning)',
         'pinocchio': 'point mass: M(q) is singular if a joint axis passes through the CoM',
     },
     'positive_definite': _INVALID_TENSOR,
@@ -234,13 +223,10 @@ CONSUMERS = {
     'mesh_inertia': _ACCEPTED_WRONG,
     'mesh_orientation': {
         'mujoco': 'with <mesh inertia="exact"> refuses to compile: "mesh volume is negative '
-        '(misoriented '
-        'triangles)"; the default convex-hull inertia hides it',
+        '(misoriented triangles)"; the default convex-hull inertia hides it',
         'drake': 'reads only .obj, .vtk and .gltf collision meshes (an .stl or .dae one makes it '
-        'refuse the file: '
-        '"MakeConvexHull only applies to .obj, .vtk, and .gltf meshes"); the winding of those was '
-        'not '
-        'measured',
+        'refuse the file: "MakeConvexHull only applies to .obj, .vtk, and .gltf meshes"); '
+        'the winding of those was not measured',
         'pybullet': 'not measured (by default PyBullet computes the inertia from the collision '
         'shapes)',
         'pinocchio': 'unaffected (meshes are only used for collision/visuals)',
@@ -255,8 +241,8 @@ CONSUMERS = {
     'mesh': {
         'mujoco': 'needs the mesh file to compile the model',
         'drake': 'reads the collision meshes (with a SceneGraph): refuses the file if one is '
-        'missing, in an '
-        'unknown package ("refers to unknown package") or not .obj, .vtk or .gltf',
+        'missing, in an unknown package ("refers to unknown package") or not .obj, .vtk '
+        'or .gltf',
         'pybullet': 'needs the mesh file for the collision shape',
         'pinocchio': 'unaffected (rigid-body dynamics do not use meshes)',
     },

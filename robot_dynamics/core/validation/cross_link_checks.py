@@ -129,12 +129,11 @@ def _twin_pair_findings(
                 'mirror_twin',
                 'warning',
                 f'mirror twin "{good.name}" has the same mass ({bad.inertial.mass:.6g} kg) and a '
-                f'consistent inertia, this link does not (principal moments differ by '
+                'consistent inertia, this link does not (principal moments differ by '
                 f'{100 * relative:.3g} %)',
                 values,
                 'the twin\'s inertia mirrored through the x-z plane (y lateral, REP 103; ixy and '
-                'iyz '
-                'change sign), link axes:\n'
+                'iyz change sign), link axes:\n'
                 + inertial_snippet(
                     bad.inertial.mass, bad.inertial.origin.xyz, (0.0, 0.0, 0.0), mirrored
                 ),
@@ -152,8 +151,8 @@ def _twin_pair_findings(
                 this,
                 'mirror_twin',
                 'warning',
-                f'mirror twin "{other.name}" has the same mass but principal moments that '
-                f'differ by {100 * relative:.3g} %',
+                f'mirror twin "{other.name}" has the same mass but principal moments that differ '
+                f'by {100 * relative:.3g} %',
                 own,
                 'the file does not say which side is right: compare both with CAD',
             )
@@ -279,8 +278,8 @@ def _mirror_sign_pair(first: UrdfLink, second: UrdfLink, axis: int) -> list:
                 'warning',
                 f'its CoM mirrors the CoM of "{other.name}" through the plane {names[axis]} = 0 '
                 f'(same mass and moments), but {" and ".join(involved)} '
-                f'{"has" if len(involved) == 1 else "have"} the same sign on both: '
-                f'a mirror image flips them, so one of the two tensors is wrong',
+                f'{"has" if len(involved) == 1 else "have"} the same sign on both: a mirror image '
+                'flips them, so one of the two tensors is wrong',
                 {
                     'twin': other.name,
                     'mirror_axis': names[axis],
@@ -288,7 +287,7 @@ def _mirror_sign_pair(first: UrdfLink, second: UrdfLink, axis: int) -> list:
                     'twin_com': list(other.inertial.origin.xyz),
                     'mirrored_tensor_of_twin': floats(flipped),
                 },
-                f'check which side CAD agrees with; the mirror image of the other link\'s tensor '
+                'check which side CAD agrees with; the mirror image of the other link\'s tensor '
                 f'(signs of {", ".join(involved)} flipped) is:\n'
                 + inertial_snippet(
                     this.inertial.mass, this.inertial.origin.xyz, (0.0, 0.0, 0.0), flipped
@@ -321,7 +320,10 @@ def mimic_findings(description: UrdfDescription, root: Optional[ElementTree.Elem
     findings = []
     for joint_name, reason in problems:
         joint = description.joints[joint_name]
-        chain = 'itself a mimic joint' in reason
+        leader = description.joints.get(joint.mimic.joint) if joint.mimic else None
+        chain = (
+            leader is not None and leader.type in MOVING_JOINT_TYPES and leader.mimic is not None
+        )
         findings.append(
             Finding(
                 joint.child,

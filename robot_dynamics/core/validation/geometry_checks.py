@@ -54,17 +54,16 @@ def geometry_findings(link: UrdfLink, geometry: LinkGeometry) -> list:
                 'com_in_geometry',
                 'warning',
                 f'CoM {vector_text(com)} m lies {outside.max() + margin:.4g} m outside the '
-                f'bounding box {vector_text(geometry.lower)} … {vector_text(geometry.upper)} m '
-                f'of its {geometry.source} geometry',
+                f'bounding box {vector_text(geometry.lower)} … {vector_text(geometry.upper)} m of '
+                f'its {geometry.source} geometry',
                 {
                     'com': floats(com),
                     'box_lower': floats(geometry.lower),
                     'box_upper': floats(geometry.upper),
                     'margin': margin,
                 },
-                'check <inertial><origin xyz>: it is the CoM in the link frame '
-                '(not in the parent joint or CAD frame)'
-                + geometry_alternative(inertial.mass, geometry),
+                'check <inertial><origin xyz>: it is the CoM in the link frame (not in the parent '
+                'joint or CAD frame)' + geometry_alternative(inertial.mass, geometry),
             )
         )
         return findings
@@ -119,13 +118,11 @@ def _bound_findings(
             'geometry_bound',
             severity,
             f'principal moment λ{worst + 1} = {moments[worst]:.6g} kg·m² is {ratios[worst]:.3g}× '
-            f'the '
-            f'largest value ({bounds[worst]:.4g} kg·m²) a {inertial.mass:.4g} kg body inside its '
-            f'{geometry.source} bounding box can have'
+            f'the largest value ({bounds[worst]:.4g} kg·m²) a {inertial.mass:.4g} kg body inside '
+            f'its {geometry.source} bounding box can have'
             + (
-                f' (the geometry is only a marker: it cannot hold the mass; the inertia needs a '
-                f'radius of '
-                f'gyration of {gyration:.3g} m)'
+                ' (the geometry is only a marker: it cannot hold the mass; the inertia needs a '
+                f'radius of gyration of {gyration:.3g} m)'
                 if marker
                 else ''
             ),
@@ -137,8 +134,7 @@ def _bound_findings(
                 'box_upper': floats(geometry.upper),
             },
             'check the units (g·mm² or kg·mm² instead of kg·m²?) and the reference point (about '
-            'the CoM, '
-            'not the joint)' + geometry_alternative(inertial.mass, geometry),
+            'the CoM, not the joint)' + geometry_alternative(inertial.mass, geometry),
         )
     ]
 
@@ -181,8 +177,8 @@ def _pattern_findings(link: UrdfLink, geometry: LinkGeometry) -> list:
                 'mesh_inertia',
                 'info',
                 f'the URDF inertia differs by {100 * distance:.3g} % (Frobenius) from the '
-                f'uniform-density '
-                f'inertia of its mesh for the same mass; fine if the density is not uniform',
+                'uniform-density inertia of its mesh for the same mass; fine if the density is '
+                'not uniform',
                 {
                     'urdf_inertia_link_axes': floats(link_tensor),
                     'mesh_inertia_link_axes': floats(reference),
@@ -203,11 +199,10 @@ def _sign_hypothesis(
     the geometry's: with the axes in place, a sign that differs from the uniform-density
     solid's belongs to a small product a non-uniform density explains."""
     products = np.array([file_tensor[0, 1], file_tensor[0, 2], file_tensor[1, 2]])
+    file_axes = principal_inertia(rotation @ file_tensor @ rotation.T)
     if (
         np.abs(products).max() < 0.05 * np.trace(reference)
-        or _largest_determined_misalignment(
-            *principal_inertia(rotation @ file_tensor @ rotation.T), *principal_inertia(reference)
-        )
+        or _largest_determined_misalignment(*file_axes, *principal_inertia(reference))
         < ROTATION_MIN_ANGLE
     ):
         return None
@@ -237,7 +232,7 @@ def _sign_hypothesis(
         'product_sign',
         'warning',
         f'products of inertia {", ".join(names)} have the wrong sign: flipping them matches the '
-        f'geometry (URDF uses tensor entries, ixy = −∫ρxy dV; CAD tools often print +∫ρxy dV)',
+        'geometry (URDF uses tensor entries, ixy = −∫ρxy dV; CAD tools often print +∫ρxy dV)',
         {'flipped': names, 'recovered_tensor': floats(corrected)},
         'recovered tensor (signs of '
         + ', '.join(names)
@@ -258,7 +253,7 @@ def _origin_hypothesis(link: UrdfLink, link_tensor: np.ndarray, reference: np.nd
         link,
         'inertia_about_origin',
         'warning',
-        f'the inertia looks taken about the link origin, not the CoM: removing the parallel-axis '
+        'the inertia looks taken about the link origin, not the CoM: removing the parallel-axis '
         f'term m(|c|²·1 − c cᵀ) (trace {np.trace(shift):.4g} kg·m²) matches the geometry',
         {'parallel_axis_term': floats(shift), 'recovered_tensor_link_axes': floats(corrected)},
         'recovered inertia about the CoM (link axes):\n'

@@ -57,9 +57,8 @@ def zero_inertia_finding(
         'all inertia entries are 0 (a point mass)'
         if largest_entry == 0.0
         else f'its inertia entries are at most {largest_entry:.3g} kg·m², zero for a body of this '
-        f'mass '
-        f'(radius of gyration {math.sqrt(largest_entry / mass):.2g} m): a point mass written with '
-        f'rounding noise'
+        f'mass (radius of gyration {math.sqrt(largest_entry / mass):.2g} m): a point mass written '
+        'with rounding noise'
     )
     where = (
         ' on a moving link'
@@ -74,9 +73,8 @@ def zero_inertia_finding(
         severity,
         f'mass {mass:.6g} kg but {what}{where}',
         {'mass': mass, 'largest_inertia_entry': largest_entry},
-        'give the inertia about the CoM (from CAD, from a mirror twin, or from the '
-        'geometry: see the other findings on this link)'
-        + geometry_alternative(mass, context.geometry(link)),
+        'give the inertia about the CoM (from CAD, from a mirror twin, or from the geometry: see '
+        'the other findings on this link)' + geometry_alternative(mass, context.geometry(link)),
         drake=_drake_axis_refusal(context, link),
     )
 
@@ -92,13 +90,12 @@ def _drake_axis_refusal(context: DescriptionContext, link: UrdfLink) -> str:
         or context.mass_below(link.name, fixed_only=False) > link.inertial.mass
     ):
         return ''
-    axis = np.array(joint.axis) / np.linalg.norm(
-        joint.axis
-    )  # in the joint frame = the child link frame
+    axis = np.array(joint.axis) / np.linalg.norm(joint.axis)  # joint frame = child link frame
     com = np.array(link.inertial.origin.xyz)
-    about_axis = float(
-        axis @ link.inertial.tensor_in_link_frame() @ axis
-    ) + link.inertial.mass * float(np.cross(axis, com) @ np.cross(axis, com))
+    lever = np.cross(axis, com)
+    about_axis = (
+        axis @ link.inertial.tensor_in_link_frame() @ axis + link.inertial.mass * lever @ lever
+    )
     return DRAKE_AXIS_REFUSAL if about_axis <= 0.0 else ''
 
 
@@ -116,8 +113,8 @@ def mass_findings(context: DescriptionContext, link: UrdfLink) -> list:
                 link,
                 'zero_mass_geometry',
                 'info' if carrier else 'warning',
-                f'{"mass=0" if link.inertial else "no <inertial>"} on a link with '
-                f'{count} collision geometr{"y" if count == 1 else "ies"}'
+                f'{"mass=0" if link.inertial else "no <inertial>"} on a link with {count} '
+                f'collision geometr{"y" if count == 1 else "ies"}'
                 + (
                     f', welded by fixed joints to "{carrier}" that has mass (fine if its inertial '
                     'includes this part)'
@@ -152,26 +149,23 @@ def mass_findings(context: DescriptionContext, link: UrdfLink) -> list:
                     'mass',
                     'error',
                     f'{moved_by} moves this massless link (the {below:.4g} kg below it hang on '
-                    f'further joints): MuJoCo refuses it',
+                    'further joints): MuJoCo refuses it',
                     {'mass': mass, 'mass_below': below},
                     'pinocchio copes; for MuJoCo (and a well-conditioned mass matrix) give it a '
-                    'small mass and inertia (e.g. 1e-3 kg, a few 1e-6 kg·m²), or merge the '
-                    'joints',
+                    'small mass and inertia (e.g. 1e-3 kg, a few 1e-6 kg·m²), or merge the joints',
                     'mass_above_joints',
                 )
             )
     if link.inertial and mass == 0.0 and np.any(link.inertial.tensor()):
+        largest = float(np.abs(link.inertial.tensor()).max())
         findings.append(
             link_finding(
                 link,
                 'massless_inertia',
                 'warning',
-                f'mass 0 but inertia entries up to {np.abs(link.inertial.tensor()).max():.3g} '
-                'kg·m²: a body without mass has no rotational inertia',
-                {
-                    'mass': mass,
-                    'largest_inertia_entry': float(np.abs(link.inertial.tensor()).max()),
-                },
+                f'mass 0 but inertia entries up to {largest:.3g} kg·m²: a body without mass has no '
+                'rotational inertia',
+                {'mass': mass, 'largest_inertia_entry': largest},
                 'give the link its mass, or set its inertia entries to 0 if it is only a frame',
             )
         )
@@ -244,8 +238,8 @@ def consistency_findings(
                 'positive_definite',
                 'error',
                 f'all six inertia entries are {inertial.ixx:.6g}: a placeholder, not a tensor '
-                f'(principal '
-                f'moments {vector_text(moments)} kg·m², two of them zero); no rigid body has it',
+                f'(principal moments {vector_text(moments)} kg·m², two of them zero); no rigid '
+                'body has it',
                 values,
                 _consistent_fix(link, geometry, []),
             )
@@ -257,8 +251,8 @@ def consistency_findings(
             if getattr(inertial, key) < 0
         ]
         message = (
-            f'not positive semi-definite: principal moments {vector_text(moments)} kg·m² '
-            f'(smallest {moments[0]:.4g} < 0)'
+            f'not positive semi-definite: principal moments {vector_text(moments)} kg·m² (smallest '
+            f'{moments[0]:.4g} < 0)'
             + (f'; negative diagonal {", ".join(negative)}' if negative else '')
             + f'; pseudo-inertia smallest eigenvalue {pseudo_min:.4g}'
         )
@@ -272,21 +266,18 @@ def consistency_findings(
                 _consistent_fix(link, geometry, recovering),
             )
         ]
-    if moments[0] <= MUJOCO_MIN_VALUE:
+    if moments[0] <= MUJOCO_MIN_VALUE:  # Drake keeps a zero moment, warns about a negative one
+        negative = moments[0] < -DRAKE_INERTIA_TOLERANCE * largest
         return [
             link_finding(
                 link,
                 'positive_definite',
                 'error',
                 f'a principal moment is zero: principal moments {vector_text(moments)} kg·m² (a '
-                f'body '
-                f'with no extent across one axis: an ideal rod or a point, not a part)',
+                'body with no extent across one axis: an ideal rod or a point, not a part)',
                 values,
                 _consistent_fix(link, geometry, recovering),
-                '' if moments[0] < -DRAKE_INERTIA_TOLERANCE * largest else 'zero_moment',
-                drake=''
-                if moments[0] < -DRAKE_INERTIA_TOLERANCE * largest
-                else _drake_axis_refusal(context, link),
+                *(('', '') if negative else ('zero_moment', _drake_axis_refusal(context, link))),
             )
         ]
     violation = float(-margins.min()) / largest
@@ -319,7 +310,7 @@ def consistency_findings(
                 link,
                 'pseudo_inertia',
                 'error',
-                f'pseudo-inertia J is not positive semi-definite (smallest eigenvalue '
+                'pseudo-inertia J is not positive semi-definite (smallest eigenvalue '
                 f'{pseudo_min:.4g})',
                 values,
                 _consistent_fix(link, geometry, recovering),
@@ -344,7 +335,7 @@ def _consistent_fix(link: UrdfLink, geometry: Optional[LinkGeometry], recovering
     if geometry is not None and geometry.solid is not None:
         lines.append(
             f'or the uniform-density inertia of the {geometry.solid_source} geometry for this '
-            f'mass:\n' + geometry_snippet(inertial.mass, geometry.solid)
+            'mass:\n' + geometry_snippet(inertial.mass, geometry.solid)
         )
     return '\n'.join(lines)
 
@@ -384,23 +375,20 @@ def row_major_slip_findings(link: UrdfLink, geometry: Optional[LinkGeometry]) ->
     }
     message = (
         f'iyy = ixy = {inertial.iyy:.6g}: the six values look like the first six entries of the '
-        f'full 3×3 '
-        f'matrix read row by row (ixx ixy ixz | iyx iyy iyz), so iyy={inertial.iyz:.6g} and '
-        f'iyz={inertial.izz:.6g}; izz was cut off'
+        f'full 3×3 matrix read row by row (ixx ixy ixz | iyx iyy iyz), so iyy={inertial.iyz:.6g} '
+        f'and iyz={inertial.izz:.6g}; izz was cut off'
     )
     if estimate is None:
         suggestion = (
             'no izz makes the recovered entries physically consistent: re-export the inertia '
-            'tensor '
-            '(upper triangle: ixx ixy ixz iyy iyz izz)'
+            'tensor (upper triangle: ixx ixy ixz iyy iyz izz)'
         )
     else:
         recovered[2, 2] = estimate
         values.update(recovered_tensor=floats(recovered), izz_admissible_interval=floats(interval))
         suggestion = (
-            f'recovered tensor; izz is not in the file: {estimate:.6g} is an estimate '
-            f'(admissible {interval[0]:.6g} … {interval[1]:.6g} kg·m²), take the real one from '
-            f'CAD:\n'
+            f'recovered tensor; izz is not in the file: {estimate:.6g} is an estimate (admissible '
+            f'{interval[0]:.6g} … {interval[1]:.6g} kg·m²), take the real one from CAD:\n'
             + inertial_snippet(inertial.mass, inertial.origin.xyz, inertial.origin.rpy, recovered)
         )
     return [link_finding(link, 'row_major_slip', 'error', message, values, suggestion)]
