@@ -22,7 +22,11 @@ from conftest import SHARED_DATA
 
 from robot_dynamics.core.dynamics import regressor
 from robot_dynamics.core.identification import recording_files as recordings
-from robot_dynamics.core.identification.payload import PayloadOptions, identify_payload
+from robot_dynamics.core.identification.payload import (
+    PayloadOptions,
+    PayloadSettingsError,
+    identify_payload,
+)
 from robot_dynamics.core.identification.payload_regressor import (
     nominal_body_parameters,
     payload_parameter_map,
@@ -334,7 +338,7 @@ def test_clean_excitation_recovers_mass_com_and_inertia_within_benchmark():
     assert report.mode == 'full' and report.feasible
     assert_payload_close(report, 1e-3, 0.5e-3)
     assert np.abs(report.inertial_parameters().inertia_com - PAYLOAD.inertia_com).max() < 1e-3
-    assert report.warnings == []
+    assert report.warnings == ()
     # solve_time is wall clock (perf_counter): ~3× headroom over the former 1 s so a loaded 2-core
     # CI machine does not fail it; still far below a solver that iterates to its limit.
     assert report.solve_time < 3.0
@@ -701,10 +705,32 @@ def test_identified_payload_attached_to_the_model_reproduces_the_measured_torque
 
 def test_bad_mode_and_unknown_link_raise_clear_errors():
     recording = measured(static_motion(arm(), 2), true_robot())
-    with pytest.raises(ValueError, match='mode'):
+    with pytest.raises(PayloadSettingsError, match='mode must be one of auto, full, mass_com'):
         identify_payload(arm(), recording, LINK, 'everything')
     with pytest.raises(Exception, match='gripper_link'):
         identify_payload(arm(), recording, 'gripper_link', 'auto')
+
+
+@pytest.mark.parametrize(
+    'option, value',
+    [
+        ('cutoff_hz', 0.0),
+        ('min_samples', -1),
+        ('body_com_uncertainty', math.nan),
+        ('effort_noise', 0),
+    ],
+)
+def test_an_option_out_of_range_is_refused_naming_it_and_the_accepted_values(option, value):
+    with pytest.raises(PayloadSettingsError, match=rf'payload option {option} must be a') as error:
+        PayloadOptions(**{option: value})
+    assert 'leave the default' in str(error.value)
+
+
+def test_the_report_is_immutable():
+    report = identify_payload(arm(), measured(static_motion(arm(), 5), true_robot()), LINK, 'auto')
+    with pytest.raises(AttributeError):
+        report.mass = 1.0
+    assert isinstance(report.warnings, tuple) and isinstance(report.com, tuple)
 
 
 def test_constrained_fit_reuses_its_compiled_problem_with_each_call_s_data():

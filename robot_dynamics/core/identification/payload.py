@@ -21,10 +21,10 @@ The body's own torque is removed in one of two ways:
   may repeat the motion more often; the report gives ``baseline_coverage`` and
   ``used_duration``). That stretch must pass the same sample-count and conditioning checks as
   any recording; a refusal says how much longer the baseline must cover it. Everything that
-  depends on the motion only — URDF mass/CoM errors, friction of any shape (Stribeck included),
-  sensor
-  offsets, cable forces — cancels without being modelled; subtracting the URDF torque of
-  each recording also removes the first-order effect of small tracking differences. This
+  depends on the motion only — URDF mass/CoM errors, friction of any shape (Stribeck
+  included), sensor offsets, cable forces — cancels without being modelled; subtracting the
+  URDF torque of each recording also removes the first-order effect of small tracking
+  differences. This
   was chosen over re-identifying the body's base parameters, friction and offsets on the
   baseline because that needs a trajectory exciting all ~70 base parameters, leaves
   whatever the friction model cannot express (Stribeck, load-dependent effects are not
@@ -43,20 +43,25 @@ column-normalised 10-column regressor is well conditioned, else ``mass_com``).
 Uncertainty (1σ): σ̂²(YᵀY)⁻¹ from the residual (Khalil & Dombre 2002), each standard deviation
 raised to a block sandwich estimate when the residual is correlated in time (model mismatch;
 :func:`robot_dynamics.core.identification.covariance.correlated_covariance`, shared with
-whole-robot identification);
-without a baseline, plus the assumed URDF error of the carrying body (which the data cannot
-tell apart from payload); propagated to the CoM and the inertia about it by the delta method.
+whole-robot identification); without a baseline, plus the assumed URDF error of the carrying
+body (which the data cannot tell apart from payload); propagated to the CoM and the inertia
+about it by the delta method.
 
-Signals go through :func:`robot_dynamics.core.identification.recording.prepare_for_identification`
-(uniform
-grid, zero-phase Butterworth on velocities and efforts alike, q̈ by central differences);
-the fit then uses one sample every 1/(4·cutoff) s, since the filtered signals carry nothing
-faster. Units: SI (kg, m, kg·m², N·m, s).
+Signals go through
+:func:`robot_dynamics.core.identification.recording.prepare_for_identification` (uniform grid,
+zero-phase Butterworth on velocities and efforts alike, q̈ by central differences); the fit
+then uses one sample every 1/(4·cutoff) s, since the filtered signals carry nothing faster.
+Units: SI (kg, m, kg·m², N·m, s).
 
-Where each step lives: ``payload_regressor`` (Y_L and the frame map), ``payload_samples``
-(filtering, fit samples, removal of the body's torque), ``payload_alignment`` (the baseline
-in time), ``payload_fit`` (mode choice, fits, covariance), ``payload_advice`` (what to record
-after a refusal), ``payload_report`` (options, report, propagation to CoM and inertia).
+The stages, each a function returning a typed, frozen result, in the order they run:
+``payload_samples`` (filtering, the baseline aligned in time by ``payload_alignment``, the
+shared stretch; then the fit samples with the body's torque removed), the sample count,
+``payload_fit`` (the mode choice, the fit with its covariance, the model match),
+``payload_estimate`` (mass, CoM and inertia with 1σ). A stage that cannot give a trustworthy
+result raises :class:`~robot_dynamics.core.errors.PayloadIdentificationRefused`; the report
+(``payload_report``) is built once from the results reached and that refusal. The settings
+are in ``payload_options``, the regressor in ``payload_regressor``, what to record after a
+refusal in ``payload_advice``, and every sentence the operator reads in ``payload_words``.
 """
 
 from __future__ import annotations
@@ -65,27 +70,34 @@ import time as clock
 from typing import Optional
 
 from robot_dynamics.core.dynamics import regressor
-from robot_dynamics.core.errors import NoPayloadDetected, PayloadIdentificationRefused
-from robot_dynamics.core.identification.payload_advice import too_few_samples
-from robot_dynamics.core.identification.payload_fit import (
-    body_model_covariance,
-    check_model_match,
-    full_fit,
-    mass_com_fit,
-    resolved_mode,
-)
-from robot_dynamics.core.identification.payload_report import (
+from robot_dynamics.core.errors import PayloadIdentificationRefused
+from robot_dynamics.core.identification import payload_words as words
+from robot_dynamics.core.identification.payload_advice import sample_shortfall
+from robot_dynamics.core.identification.payload_estimate import payload_estimate
+from robot_dynamics.core.identification.payload_fit import choose_mode, fit_payload, model_match
+from robot_dynamics.core.identification.payload_options import (
+    MODES,
     PayloadOptions,
-    PayloadReport,
-    fill_estimate,
+    PayloadSettingsError,
+    checked_mode,
 )
-from robot_dynamics.core.identification.payload_samples import fit_data, rms
+from robot_dynamics.core.identification.payload_report import PayloadReport, PayloadStages
+from robot_dynamics.core.identification.payload_samples import (
+    FitData,
+    fit_samples,
+    shared_stretch,
+)
 from robot_dynamics.core.identification.recording import Recording
 from robot_dynamics.core.model.model import RobotModel
 
-__all__ = ['MODES', 'PayloadOptions', 'PayloadReport', 'default_payload_link', 'identify_payload']
-
-MODES = ('auto', 'full', 'mass_com')
+__all__ = [
+    'MODES',
+    'PayloadOptions',
+    'PayloadReport',
+    'PayloadSettingsError',
+    'default_payload_link',
+    'identify_payload',
+]
 
 
 def default_payload_link(robot: RobotModel) -> str:
@@ -119,56 +131,44 @@ def identify_payload(
     ``recording`` (and ``baseline``, the same motion without the payload) must hold every
     joint of ``robot``; ``mode`` is ``'auto'``, ``'full'`` or ``'mass_com'``. Returns a
     :class:`PayloadReport`; when the data cannot give a trustworthy answer the report has
-    ``success=False`` and an operator-language ``reason``. Raises ``ValueError`` for a bad
-    ``mode``, :class:`~robot_dynamics.core.errors.DescriptionError` for an unknown link and
+    ``success=False`` and an operator-language ``reason``. Raises
+    :class:`~robot_dynamics.core.identification.payload_options.PayloadSettingsError` for a
+    bad ``mode``, :class:`~robot_dynamics.core.errors.DescriptionError` for an unknown link and
     :class:`~robot_dynamics.core.identification.recording.RecordingError` for a recording without
     the model's joints.
     """
-    if mode not in MODES:
-        raise ValueError(f'payload mode must be one of {MODES}, got {mode!r}')
+    checked_mode(mode)
     options = options or PayloadOptions()
     regressor.body_index(robot, payload_link)
     recording = recording.select_joints(robot.joint_names)
     baseline = baseline.select_joints(robot.joint_names) if baseline is not None else None
     started = clock.perf_counter()
-    report = PayloadReport(
-        success=False,
-        reason='',
-        mode=mode,
-        payload_link=payload_link,
-        used_baseline=baseline is not None,
+    stages, refusal = _run_stages(robot, recording, payload_link, mode, baseline, options)
+    return PayloadReport.from_stages(
+        mode, payload_link, baseline is not None, stages, refusal, clock.perf_counter() - started
     )
+
+
+def _run_stages(robot, recording, payload_link, mode, baseline, options) -> tuple:
+    """(:class:`PayloadStages`, the refusal that stopped them or ``None``): each stage runs on
+    the results of the ones before it, until one refuses."""
+    stretch = data = choice = fit = match = estimate = None
     try:
-        _identify(robot, recording, payload_link, mode, baseline, options, report)
-        report.success = True
-    except PayloadIdentificationRefused as refusal:
-        report.reason = str(refusal)
-        for key in ('mass', 'mass_std', 'com', 'com_std', 'inertia', 'inertia_std', 'feasible'):
-            setattr(report, key, None)
-        if isinstance(
-            refusal, NoPayloadDetected
-        ):  # the mass bound is the answer to "is anything there?"
-            report.mass, report.mass_std = refusal.mass, refusal.mass_std
-    report.solve_time = clock.perf_counter() - started
-    return report
+        stretch = shared_stretch(recording, baseline, options)
+        data = fit_samples(robot, payload_link, stretch, options)
+        _check_sample_count(robot, data, mode, options)
+        choice = choose_mode(robot, data, mode, options)
+        fit = fit_payload(robot, data, choice.accepted_mode(), options)
+        match = model_match(data, fit, options)
+        estimate = payload_estimate(fit.parameters, fit.covariance, choice.mode)
+        refusal = None
+    except PayloadIdentificationRefused as stopped:
+        refusal = stopped
+    return PayloadStages(stretch, data, choice, fit, match, estimate), refusal
 
 
-def _identify(robot, recording, payload_link, mode, baseline, options, report) -> None:
-    data = fit_data(robot, recording, payload_link, baseline, options, report)
-    report.samples = len(data.sample.time)
-    if report.samples < options.min_samples:
-        raise PayloadIdentificationRefused(too_few_samples(robot, data, mode, options))
-    report.residual_rms_before = rms(data.residual)
-    resolved = resolved_mode(robot, data, mode, options, report)
-    report.mode = resolved
-    if resolved == 'full':
-        parameters, covariance = full_fit(data, report)
-    else:
-        parameters, covariance = mass_com_fit(data, report)
-    prediction = data.payload_rows @ parameters
-    report.payload_torque_rms = rms(prediction)
-    report.residual_rms_after = rms(data.residual - prediction)
-    check_model_match(data, report, options)
-    if baseline is None:
-        covariance[:4, :4] += body_model_covariance(robot, payload_link, options)
-    fill_estimate(report, parameters, covariance)
+def _check_sample_count(robot, data: FitData, mode: str, options: PayloadOptions) -> None:
+    """Refuses fewer fit samples than ``options.min_samples``, saying what would make them up."""
+    if len(data.sample.time) < options.min_samples:
+        shortfall = sample_shortfall(robot, data, mode, options)
+        raise PayloadIdentificationRefused(words.too_few_samples(data.stretch, shortfall))

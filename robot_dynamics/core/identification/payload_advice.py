@@ -1,93 +1,113 @@
-"""What a refused payload identification tells the operator to record instead.
+"""What a refused payload identification should have recorded instead, as numbers and names.
 
-For too few samples or a badly conditioned regressor: how many seconds more the baseline must
-cover (searched on the payload recording beyond the shared stretch), which payload parameters
-are least excited (the right singular vector of the smallest singular value of the
-column-normalised regressor) and which joints to move more (tried on hypothetical samples
-around the recorded ones). Durations in seconds.
+For too few samples or a badly conditioned regressor: how many seconds more of the payload
+recording the baseline must cover (searched on the payload recording beyond the shared
+stretch), which payload parameters are least excited (the right singular vector of the
+smallest singular value of the column-normalised regressor) and which joints to move more
+(tried on hypothetical samples around the recorded ones). The sentences are in
+:mod:`~robot_dynamics.core.identification.payload_words`. Durations in seconds.
 """
 
 from __future__ import annotations
 
-import math
+from dataclasses import dataclass
 from typing import Optional
 
 import numpy as np
 
-from robot_dynamics.core.identification.payload_regressor import payload_regressor
-from robot_dynamics.core.identification.payload_report import (
-    PayloadOptions,
-    coverage_words,
-    seconds_text,
+from robot_dynamics.core.identification.payload_options import PayloadOptions
+from robot_dynamics.core.identification.payload_regressor import (
+    conditioning,
+    normalised_singular_values,
+    payload_regressor,
 )
 from robot_dynamics.core.identification.payload_samples import FitData, fit_step
 from robot_dynamics.core.model.model import RobotModel
 
-_PARAMETER_NAMES = ('m', 'm·cx', 'm·cy', 'm·cz', 'Ixx', 'Ixy', 'Iyy', 'Ixz', 'Iyz', 'Izz')
+
+@dataclass(frozen=True)
+class BaselineExtension:
+    """``seconds`` [s] more of the payload recording the baseline must cover, and ``where``:
+    ``'start'`` (it started late in the motion), ``'end'`` (it ended early) or ``'both'``."""
+
+    seconds: float
+    where: str
 
 
-def stretch_words(data: FitData) -> str:
-    """The data the fit looked at, in operator words (with its duration)."""
-    stretch = data.stretch
-    if stretch.with_baseline:
-        return (
-            f'the {seconds_text(stretch.duration)} s of motion the baseline and the payload '
-            f'recording share ({coverage_words(stretch.coverage)})'
-        )
-    return f'the {seconds_text(stretch.duration)} s of motion recorded'
+@dataclass(frozen=True)
+class MotionAdvice:
+    """The ``joints`` whose extra motion would most help (model order), and the baseline
+    ``extension`` that alone would do (``None`` without a baseline or when it would not)."""
+
+    joints: tuple
+    extension: Optional[BaselineExtension]
 
 
-def too_few_samples(robot, data: FitData, mode: str, options: PayloadOptions) -> str:
-    """The sample-count refusal, with how much more motion (or baseline coverage) would do."""
+@dataclass(frozen=True)
+class SampleShortfall:
+    """Too few fit samples: ``samples`` counted, ``needed``, whether the data are ``static``
+    poses, the motion ``missing_seconds`` [s] at the fit-sample spacing, and the baseline
+    ``extension`` that would do (``None`` for static data or when it would not)."""
+
+    samples: int
+    needed: int
+    static: bool
+    missing_seconds: float
+    extension: Optional[BaselineExtension]
+
+
+def sample_shortfall(
+    robot: RobotModel, data: FitData, mode: str, options: PayloadOptions
+) -> SampleShortfall:
+    """How far ``data`` fall short of ``options.min_samples`` and what would make up for it."""
+    prepared = data.stretch.prepared
     samples, needed = len(data.sample.time), options.min_samples
-    text = f'only {samples} usable samples in {stretch_words(data)} (need {needed})'
+    missing = (needed - samples) * fit_step(prepared, options) * prepared.period
     if data.static:
-        return text + ': hold each static pose longer, or record more poses'
-    missing = (
-        (needed - samples) * fit_step(data.stretch.prepared, options) * data.stretch.prepared.period
+        return SampleShortfall(samples, needed, True, missing, None)
+    columns = 10 if mode == 'full' else 4
+    return SampleShortfall(
+        samples, needed, False, missing, baseline_extension(robot, data, columns, options)
     )
-    extension = _extension_needed(robot, data, 10 if mode == 'full' else 4, options)
-    if extension is not None:
-        return f'{text}: {_baseline_extension_words(data, extension)}'
-    if data.stretch.with_baseline:
-        return text + (
-            f': record a longer motion, with the baseline covering at least {missing:.1f} s more '
-            'of the payload recording'
-        )
-    return text + f': record a longer motion, at least {missing:.1f} s more'
 
 
-def more_motion(robot, data: FitData, columns: int, options: PayloadOptions) -> str:
-    """'start the baseline about 3.2 s earlier in the motion, or move fr3_joint2 more' (the first
-    part only when the payload recording beyond the shared stretch would do)."""
-    advice = _motion_advice(robot, data, columns)
-    extension = _extension_needed(robot, data, columns, options)
-    if extension is None:
-        return advice
-    return f'{_baseline_extension_words(data, extension)}, or {advice}'
+def motion_advice(
+    robot: RobotModel, data: FitData, columns: int, options: PayloadOptions
+) -> MotionAdvice:
+    """What would separate the first ``columns`` payload parameters (4: mass and CoM, 10: all)."""
+    return MotionAdvice(
+        joints_to_move(robot, data, columns), baseline_extension(robot, data, columns, options)
+    )
 
 
-def _baseline_extension_words(data: FitData, extension: float) -> str:
-    """'start the baseline about 3.2 s earlier in the motion' (or later end, or both)."""
+def baseline_extension(
+    robot: RobotModel, data: FitData, columns: int, options: PayloadOptions
+) -> Optional[BaselineExtension]:
+    """The seconds [s] of the payload recording the baseline would have to cover beyond the
+    shared stretch for the fit samples there to pass the sample-count and conditioning checks on
+    the first ``columns`` payload parameters, and at which end; ``None`` without a baseline,
+    when the baseline already covers everything, or when even the whole payload recording
+    would not pass."""
+    seconds = _extension_seconds(robot, data, columns, options)
+    if seconds is None:
+        return None
     covered, prepared = data.stretch.covered, data.stretch.prepared
     index = np.flatnonzero(covered)
     # a few edge samples outside the baseline are alignment jitter, not a late start or early end
     jitter = int(round(1.0 / (prepared.cutoff_hz * prepared.period)))
     started_late, ended_early = index[0] > jitter, index[-1] < len(covered) - 1 - jitter
     if started_late and not ended_early:
-        return f'start the baseline about {extension:.1f} s earlier in the motion'
+        return BaselineExtension(seconds, 'start')
     if ended_early and not started_late:
-        return f'record the baseline about {extension:.1f} s longer into the motion'
-    return f'record the baseline over about {extension:.1f} s more of the payload motion'
+        return BaselineExtension(seconds, 'end')
+    return BaselineExtension(seconds, 'both')
 
 
-def _extension_needed(
-    robot, data: FitData, columns: int, options: PayloadOptions
+def _extension_seconds(
+    robot: RobotModel, data: FitData, columns: int, options: PayloadOptions
 ) -> Optional[float]:
-    """Seconds [s] of the payload recording the baseline would have to cover beyond the shared
-    stretch for the fit samples there to pass the sample-count and conditioning checks on the
-    first ``columns`` payload parameters; ``None`` without a baseline, when the baseline already
-    covers everything, or when even the whole payload recording would not pass."""
+    """The seconds of :func:`baseline_extension`, found by widening the shared stretch step by
+    step into the rest of the payload recording."""
     stretch = data.stretch
     if not stretch.with_baseline or stretch.covered.all() or len(stretch.candidates) == 0:
         return None
@@ -120,22 +140,20 @@ def _distance_to(times: np.ndarray, reference: np.ndarray) -> np.ndarray:
     return np.minimum(np.abs(times - left), np.abs(right - times))
 
 
-def least_excited(rows: np.ndarray) -> str:
-    """The payload parameters that dominate the least excited direction (the right singular
-    vector of the smallest singular value of the column-normalised ``rows``), e.g. 'Ixz and Iyz'."""
+def least_excited(rows: np.ndarray) -> tuple:
+    """Indices (pinocchio order) of the payload parameters that dominate the least excited
+    direction of the column-normalised ``rows``: the right singular vector of the smallest
+    singular value."""
     norms = np.linalg.norm(rows, axis=0)
     scale = np.where(norms > 1e-10 * norms.max(), norms, np.inf)
     direction = np.abs(np.linalg.svd(rows / scale, full_matrices=False)[2][-1])
-    names = [
-        _PARAMETER_NAMES[k] for k in range(len(direction)) if direction[k] >= 0.5 * direction.max()
-    ]
-    return names[0] if len(names) == 1 else ', '.join(names[:-1]) + ' and ' + names[-1]
+    return tuple(k for k in range(len(direction)) if direction[k] >= 0.5 * direction.max())
 
 
-def _motion_advice(robot: RobotModel, data: FitData, columns: int) -> str:
-    """'move <joints> more': the joints whose extra motion most raises the smallest normalised
-    singular value of the payload regressor, tried on hypothetical samples around the recorded
-    ones."""
+def joints_to_move(robot: RobotModel, data: FitData, columns: int) -> tuple:
+    """The joints (at most 3, model order) whose extra motion most raises the smallest normalised
+    singular value of the first ``columns`` payload regressor columns, tried on hypothetical
+    samples around the recorded ones (±0.5 rad, and for 10 columns ±1 rad/s and ±3 rad/s²)."""
     sample = data.sample
     picks = np.linspace(0, len(sample.time) - 1, min(30, len(sample.time))).astype(int)
     positions, velocities = sample.positions[picks], sample.velocities[picks]
@@ -158,18 +176,4 @@ def _motion_advice(robot: RobotModel, data: FitData, columns: int) -> str:
     chosen = [
         robot.joint_names[j] for j in np.argsort(-scores)[:3] if scores[j] >= 0.8 * scores.max()
     ]
-    chosen.sort(key=robot.joint_names.index)
-    names = chosen[0] if len(chosen) == 1 else ', '.join(chosen[:-1]) + ' and ' + chosen[-1]
-    return f'move {names} more'
-
-
-def normalised_singular_values(rows: np.ndarray) -> np.ndarray:
-    norms = np.linalg.norm(rows, axis=0)
-    scale = np.where(norms > 1e-10 * norms.max(), norms, np.inf)
-    return np.linalg.svd(rows / scale, compute_uv=False)
-
-
-def conditioning(rows: np.ndarray) -> tuple:
-    values = normalised_singular_values(rows)
-    smallest = float(values[-1])
-    return (float(values[0] / smallest) if smallest > 0 else math.inf), smallest
+    return tuple(sorted(chosen, key=robot.joint_names.index))

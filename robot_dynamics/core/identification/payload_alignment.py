@@ -15,6 +15,8 @@ import numpy as np
 from scipy import optimize
 
 from robot_dynamics.core.errors import PayloadIdentificationRefused
+from robot_dynamics.core.identification import payload_words as words
+from robot_dynamics.core.identification.payload_options import PayloadOptions
 from robot_dynamics.core.identification.recording import PreparedData
 
 # [rad²] worse than any real mismatch, but finite: the bounded minimiser's parabola steps cannot
@@ -22,13 +24,13 @@ from robot_dynamics.core.identification.recording import PreparedData
 _NO_OVERLAP_MISMATCH = 1e12
 
 
-@dataclass
+@dataclass(frozen=True)
 class AlignedBaseline:
-    """The baseline at the payload fit times (shifted into the baseline's clock), with the
-    notes its comparison with the payload motion leaves for the report."""
+    """The baseline at the payload fit times (shifted into the baseline's clock), and the warning
+    its comparison with the payload motion gives (empty when the two agree well)."""
 
     data: PreparedData
-    notes: list
+    warnings: tuple
 
 
 def covered_by(times: np.ndarray, base: PreparedData) -> np.ndarray:
@@ -39,9 +41,16 @@ def covered_by(times: np.ndarray, base: PreparedData) -> np.ndarray:
     return inside
 
 
-def aligned_baseline(prepared, base, keep, shift, options) -> AlignedBaseline:
+def aligned_baseline(
+    prepared: PreparedData,
+    base: PreparedData,
+    keep: np.ndarray,
+    shift: float,
+    options: PayloadOptions,
+) -> AlignedBaseline:
     """The baseline interpolated at the payload fit times ``keep`` (all inside the baseline)
-    shifted by ``shift`` [s]; refused when it is not the same motion there."""
+    shifted by ``shift`` [s]; refused when it is not the same motion there (RMS joint-position
+    difference above ``options.baseline_position_tolerance`` [rad])."""
     times = prepared.time[keep] + shift
     columns = [
         interpolated(times, base.time, values)
@@ -50,27 +59,20 @@ def aligned_baseline(prepared, base, keep, shift, options) -> AlignedBaseline:
     difference = prepared.positions[keep] - columns[0]
     mismatch = np.sqrt(np.mean(difference**2, axis=0))
     worst = int(np.argmax(mismatch))
-    if mismatch[worst] > options.baseline_position_tolerance:
+    joint, tolerance = prepared.joint_names[worst], options.baseline_position_tolerance
+    if mismatch[worst] > tolerance:
         raise PayloadIdentificationRefused(
-            'the baseline is not the same motion as the payload recording: '
-            f'{prepared.joint_names[worst]} differs by {mismatch[worst]:.3f} rad RMS after '
-            f'aligning them in time (accepted: {options.baseline_position_tolerance:.3f} rad); '
-            'record the baseline with exactly the same trajectory'
+            words.not_the_same_motion(joint, mismatch[worst], tolerance)
         )
-    notes = (
-        [
-            f'the baseline motion differs from the payload recording by {mismatch[worst]:.4f} rad '
-            f'RMS at {prepared.joint_names[worst]} (accepted up to '
-            f'{options.baseline_position_tolerance:.3f} rad); a closer repetition cancels the '
-            'robot\'s own torques better'
-        ]
-        if mismatch[worst] > 0.5 * options.baseline_position_tolerance
-        else []
+    warnings = (
+        (words.baseline_motion_differs(joint, mismatch[worst], tolerance),)
+        if mismatch[worst] > 0.5 * tolerance
+        else ()
     )
     aligned = PreparedData(
         times, *columns, base.joint_names, base.period, base.cutoff_hz, [(0, len(times))]
     )
-    return AlignedBaseline(aligned, notes)
+    return AlignedBaseline(aligned, warnings)
 
 
 def time_shift(prepared, base) -> float:

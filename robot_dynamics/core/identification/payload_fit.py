@@ -13,74 +13,121 @@ link origin [kg, kg·m, kg·m²], torques in N·m.
 
 from __future__ import annotations
 
-import math
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Optional
 
 import cvxpy as cp  # imported up front: the first service call must not pay its ~1 s import
 import numpy as np
 
 from robot_dynamics.core.dynamics import regressor
 from robot_dynamics.core.errors import PayloadIdentificationRefused
+from robot_dynamics.core.identification import payload_words as words
 from robot_dynamics.core.identification.covariance import correlated_covariance
-from robot_dynamics.core.identification.payload_advice import (
-    conditioning,
-    least_excited,
-    more_motion,
-    stretch_words,
-)
+from robot_dynamics.core.identification.payload_advice import least_excited, motion_advice
+from robot_dynamics.core.identification.payload_options import PayloadOptions
 from robot_dynamics.core.identification.payload_regressor import (
+    conditioning,
     matrix_from_vector,
     nominal_body_parameters,
     payload_parameter_map,
     vector_from_matrix,
 )
-from robot_dynamics.core.identification.payload_report import PayloadOptions
-from robot_dynamics.core.identification.payload_samples import FitData
+from robot_dynamics.core.identification.payload_samples import FitData, rms
 from robot_dynamics.core.model.model import RobotModel
 
 _POINT_MASS_ITERATIONS = 50
 
 
-def resolved_mode(robot, data: FitData, mode: str, options: PayloadOptions, report) -> str:
-    """'full' or 'mass_com' after the static-data and conditioning checks (refuses when neither
-    fits)."""
+@dataclass(frozen=True)
+class ModeChoice:
+    """The mode the data allow: ``mode`` (``'full'`` or ``'mass_com'``; ``None`` when refused),
+    the ``condition_number`` and ``min_normalized_singular_value`` [-] of the column-normalised
+    payload regressor it was judged on (``None`` when static data refuse mode full before any),
+    the ``warnings`` the choice gives and the ``refusal`` reason (``None`` when a mode fits)."""
+
+    mode: Optional[str]
+    condition_number: Optional[float]
+    min_normalized_singular_value: Optional[float]
+    warnings: tuple = ()
+    refusal: Optional[str] = None
+
+    def accepted_mode(self) -> str:
+        """The chosen mode; raises :class:`PayloadIdentificationRefused` with the reason when
+        neither mode fits the data."""
+        if self.refusal is not None:
+            raise PayloadIdentificationRefused(self.refusal)
+        return self.mode
+
+
+def choose_mode(robot: RobotModel, data: FitData, mode: str, options: PayloadOptions) -> ModeChoice:
+    """'full' or 'mass_com' for the requested ``mode`` after the static-data and conditioning
+    checks (``options.max_condition_number``), or the refusal when neither fits."""
+    limit, stretch = options.max_condition_number, data.stretch
     if data.static and mode == 'full':
-        raise PayloadIdentificationRefused(
-            'the robot stood still in static poses: that gives mass and centre of mass only, not '
-            'inertia; use mode mass_com, or run an excitation motion for the full inertia'
-        )
+        return ModeChoice(None, None, None, refusal=words.static_data_in_full_mode())
+    warnings = ()
     if mode != 'mass_com' and not data.static:
         condition, smallest = conditioning(data.payload_rows)
-        report.condition_number, report.min_normalized_singular_value = condition, smallest
-        if condition <= options.max_condition_number:
-            return 'full'
-        more, weakest = more_motion(robot, data, 10, options), least_excited(data.payload_rows)
+        if condition <= limit:
+            return ModeChoice('full', condition, smallest)
+        advice = motion_advice(robot, data, 10, options)
+        weakest = least_excited(data.payload_rows)
         if mode == 'full':
-            raise PayloadIdentificationRefused(
-                f'{stretch_words(data)} does not excite the payload inertia enough (condition '
-                f'number {condition:.0f}, accepted up to {options.max_condition_number:.0f}; least '
-                f'excited: {weakest}): {more}, or use mode mass_com'
-            )
-        report.warnings.append(
-            f'inertia not identifiable from {stretch_words(data)} (condition number '
-            f'{condition:.0f} > {options.max_condition_number:.0f}; least excited: {weakest}); '
-            f'reporting mass and centre of mass only ({more} to get the inertia)'
-        )
+            refusal = words.inertia_not_excited(stretch, condition, limit, weakest, advice)
+            return ModeChoice(None, condition, smallest, refusal=refusal)
+        warnings = (words.inertia_not_identifiable(stretch, condition, limit, weakest, advice),)
     elif data.static and mode == 'auto':
-        report.warnings.append(
-            'static poses: reporting mass and centre of mass only (static data cannot show inertia)'
+        warnings = (words.static_poses_give_mass_and_com(),)
+    rows = data.payload_rows[:, :4]
+    condition, smallest = conditioning(rows)
+    if condition > limit:
+        advice = motion_advice(robot, data, 4, options)
+        refusal = words.mass_and_com_not_separable(
+            stretch, condition, limit, least_excited(rows), advice
         )
-    condition, smallest = conditioning(data.payload_rows[:, :4])
-    report.condition_number, report.min_normalized_singular_value = condition, smallest
-    if condition > options.max_condition_number:
-        raise PayloadIdentificationRefused(
-            f'{stretch_words(data)} cannot separate mass and centre of mass (condition number '
-            f'{"infinite" if math.isinf(condition) else f"{condition:.0f}"}, accepted up to '
-            f'{options.max_condition_number:.0f}; least excited: '
-            f'{least_excited(data.payload_rows[:, :4])}): {more_motion(robot, data, 4, options)}'
-        )
-    return 'mass_com'
+        return ModeChoice(None, condition, smallest, warnings, refusal)
+    return ModeChoice('mass_com', condition, smallest, warnings)
+
+
+@dataclass(frozen=True)
+class PayloadFit:
+    """The fitted payload: ``parameters`` (10, pinocchio order, payload link frame, about its
+    origin [kg, kg·m, kg·m²]; in mass_com the inertia is the point mass's at the CoM), their
+    ``covariance`` (10×10, squared units; NaN outside the mass and CoM block in mass_com),
+    whether they are physically realisable (``feasible``), the RMS [N·m] of the fitted payload
+    torque and of the residual it leaves, and the ``warnings`` of the fit."""
+
+    parameters: np.ndarray
+    covariance: np.ndarray
+    feasible: bool
+    payload_torque_rms: float
+    residual_rms_after: float
+    warnings: tuple = ()
+
+
+def fit_payload(robot: RobotModel, data: FitData, mode: str, options: PayloadOptions) -> PayloadFit:
+    """The fit of ``mode`` ('full' or 'mass_com') to the body-removed torque of ``data``.
+    Without a baseline the covariance includes the assumed URDF error of the carrying body
+    (:func:`body_model_covariance`), which the data cannot tell apart from payload."""
+    fit = _full_fit(data) if mode == 'full' else _mass_com_fit(data)
+    if data.stretch.with_baseline:
+        return fit
+    covariance = fit.covariance.copy()
+    covariance[:4, :4] += body_model_covariance(robot, data.link, options)
+    return replace(fit, covariance=covariance)
+
+
+def _fit_result(data: FitData, parameters, covariance, feasible, warnings=()) -> PayloadFit:
+    prediction = data.payload_rows @ parameters
+    return PayloadFit(
+        parameters,
+        covariance,
+        feasible,
+        rms(prediction),
+        rms(data.residual - prediction),
+        tuple(warnings),
+    )
 
 
 def _least_squares(rows: np.ndarray, target: np.ndarray) -> np.ndarray:
@@ -90,7 +137,9 @@ def _least_squares(rows: np.ndarray, target: np.ndarray) -> np.ndarray:
     return solution / norms
 
 
-def full_fit(data: FitData, report) -> tuple:
+def _full_fit(data: FitData) -> PayloadFit:
+    """All 10 parameters by least squares; constrained to J ⪰ 0, m ≥ 0 when that is not
+    physical (the covariance stays the unconstrained fit's)."""
     rows, target = data.payload_rows, data.residual
     parameters = _least_squares(rows, target)
     covariance = correlated_covariance(
@@ -98,18 +147,13 @@ def full_fit(data: FitData, report) -> tuple:
     )
     smallest = np.linalg.eigvalsh(_pseudo_inertia(parameters)).min()
     if smallest >= 0.0 and parameters[0] >= 0.0:
-        report.feasible = True
-        return parameters, covariance
-    report.warnings.append(
-        'the unconstrained fit is not physically realisable (smallest eigenvalue of the '
-        f'pseudo-inertia {smallest:.2e} kg·m²); the estimate is the closest physical one (J ⪰ 0, m '
-        '≥ 0), often on the boundary: treat its inertia with care'
-    )
+        return _fit_result(data, parameters, covariance, True)
     parameters = _constrained_fit(rows, target)
-    report.feasible = bool(
+    feasible = bool(
         np.linalg.eigvalsh(_pseudo_inertia(parameters)).min() >= -1e-9 * max(1.0, parameters[0])
     )
-    return parameters, covariance
+    warning = words.not_physically_realisable(smallest)
+    return _fit_result(data, parameters, covariance, feasible, (warning,))
 
 
 def _constrained_fit(rows: np.ndarray, target: np.ndarray) -> np.ndarray:
@@ -129,14 +173,9 @@ def _constrained_fit(rows: np.ndarray, target: np.ndarray) -> np.ndarray:
     try:
         fit.problem.solve(solver=cp.CLARABEL)
     except cp.error.SolverError as error:
-        raise PayloadIdentificationRefused(
-            f'the constrained solver failed ({error}); try mode mass_com'
-        ) from None
+        raise PayloadIdentificationRefused(words.constrained_solver_failed(error)) from None
     if fit.problem.status not in ('optimal', 'optimal_inaccurate') or fit.scaled.value is None:
-        raise PayloadIdentificationRefused(
-            f'the constrained solver did not converge (status {fit.problem.status}); try mode '
-            'mass_com or a longer motion'
-        )
+        raise PayloadIdentificationRefused(words.constrained_solver_stopped(fit.problem.status))
     return np.asarray(fit.scaled.value) / norms
 
 
@@ -194,13 +233,13 @@ def _pseudo_inertia(parameters: np.ndarray) -> np.ndarray:
     return pseudo
 
 
-def mass_com_fit(data: FitData, report) -> tuple:
+def _mass_com_fit(data: FitData) -> PayloadFit:
     """(m, m·c) by least squares; on moving data the inertia torque of a point mass at the CoM
     is subtracted and the fit repeated until it settles (a fixed-point iteration)."""
     rows, inertia_rows = data.payload_rows[:, :4], data.payload_rows[:, 4:]
     target = data.residual
     first = _least_squares(rows, target)
-    parameters = first
+    parameters, warnings = first, ()
     if not data.static:
         for _ in range(_POINT_MASS_ITERATIONS):
             corrected = target - inertia_rows @ _point_mass_inertia(parameters)
@@ -210,17 +249,12 @@ def mass_com_fit(data: FitData, report) -> tuple:
             if settled:
                 break
         else:
-            report.warnings.append(
-                'the point-mass inertia correction did not settle; mass and CoM are from the '
-                'plain 4-parameter fit'
-            )
-            parameters = first
+            parameters, warnings = first, (words.point_mass_correction_unsettled(),)
     full = np.concatenate([parameters, _point_mass_inertia(parameters)])
     covariance = correlated_covariance(
         rows, target - data.payload_rows @ full, data.sample.time, len(data.sample.joint_names)
     )
-    report.feasible = bool(parameters[0] > 0)
-    return full, _padded(covariance)
+    return _fit_result(data, full, _padded(covariance), bool(parameters[0] > 0), warnings)
 
 
 def body_model_covariance(
@@ -260,26 +294,22 @@ def _padded(covariance: np.ndarray) -> np.ndarray:
     return full
 
 
-def check_model_match(data: FitData, report, options: PayloadOptions) -> None:
-    ratio = report.residual_rms_after / max(data.noise, 1e-12)
+@dataclass(frozen=True)
+class ModelMatch:
+    """``ratio`` [-] of the residual RMS left after the fit to the in-band torque noise, and
+    the warning it gives (empty up to ``PayloadOptions.residual_ratio_warning``)."""
+
+    ratio: float
+    warnings: tuple = ()
+
+
+def model_match(data: FitData, fit: PayloadFit, options: PayloadOptions) -> ModelMatch:
+    """How well the fitted payload explains the data; refused above
+    ``options.residual_ratio_limit`` (model mismatch)."""
+    ratio = fit.residual_rms_after / max(data.noise, 1e-12)
     if ratio <= options.residual_ratio_warning:
-        return
-    what = (
-        f'the torques left after the fit ({report.residual_rms_after:.3f} N·m RMS) are '
-        f'{ratio:.0f}× the torque noise ({data.noise:.4f} N·m)'
-    )
-    if report.used_baseline:
-        cause = (
-            'the baseline does not cancel the robot\'s own torques: check that it is the same '
-            'motion at the same speed, without the payload'
-        )
-    else:
-        cause = (
-            'friction, sensor offsets or URDF errors are in the data and bias the payload: record '
-            'a baseline (the same motion without the payload) and identify again with it'
-        )
+        return ModelMatch(ratio)
+    facts = (fit.residual_rms_after, data.noise, ratio, data.stretch.with_baseline)
     if ratio > options.residual_ratio_limit:
-        raise PayloadIdentificationRefused(f'model mismatch: {what}; {cause}')
-    report.warnings.append(
-        f'model mismatch: {what}; the standard deviations include it, but {cause}'
-    )
+        raise PayloadIdentificationRefused(words.model_mismatch(*facts))
+    return ModelMatch(ratio, (words.model_mismatch_warning(*facts),))

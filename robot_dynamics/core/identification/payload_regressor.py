@@ -10,6 +10,8 @@ identification of Khalil & Dombre 2002).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pinocchio as pin
 
@@ -96,3 +98,19 @@ def vector_from_matrix(matrix: np.ndarray) -> np.ndarray:
     return np.array(
         [matrix[0, 0], matrix[0, 1], matrix[1, 1], matrix[0, 2], matrix[1, 2], matrix[2, 2]]
     )
+
+
+def normalised_singular_values(rows: np.ndarray) -> np.ndarray:
+    """Singular values [-] of ``rows`` with every column scaled to unit norm (columns of
+    negligible norm, below 1e-10 of the largest, count as zero), largest first."""
+    norms = np.linalg.norm(rows, axis=0)
+    scale = np.where(norms > 1e-10 * norms.max(), norms, np.inf)
+    return np.linalg.svd(rows / scale, compute_uv=False)
+
+
+def conditioning(rows: np.ndarray) -> tuple:
+    """(condition number, smallest singular value) [-] of the column-normalised ``rows``; the
+    condition number is inf when a direction is not excited at all."""
+    values = normalised_singular_values(rows)
+    smallest = float(values[-1])
+    return (float(values[0] / smallest) if smallest > 0 else math.inf), smallest

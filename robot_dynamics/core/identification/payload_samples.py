@@ -14,51 +14,64 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Optional
 
 import numpy as np
 
 from robot_dynamics.core.errors import PayloadIdentificationRefused
+from robot_dynamics.core.identification import payload_words as words
 from robot_dynamics.core.identification.payload_alignment import (
     aligned_baseline,
     covered_by,
     interpolated,
     time_shift,
 )
+from robot_dynamics.core.identification.payload_options import PayloadOptions
 from robot_dynamics.core.identification.payload_regressor import (
     nominal_body_parameters,
     rows_and_body_residual,
 )
-from robot_dynamics.core.identification.payload_report import PayloadOptions
 from robot_dynamics.core.identification.recording import (
     PreparedData,
+    Recording,
     RecordingError,
     clean_recording,
     prepare_for_identification,
 )
+from robot_dynamics.core.model.model import RobotModel
 
 STATIC_FRACTION = 0.5
 """A recording is *static* when at least this fraction of its samples is stationary."""
 
-_FIT_SAMPLES_PER_CUTOFF = (
-    4.0  # fit samples per 1/cutoff s: the filtered signals carry nothing faster
-)
+_FIT_SAMPLES_PER_CUTOFF = 4.0  # per 1/cutoff s: the filtered signals carry nothing faster
 _STATIC_EDGE = 0.1  # [s] left out at each end of a stationary stretch
 _EDGE_PERIODS = 2.0  # filter transients last about two cutoff periods when a segment starts moving
 
 
-@dataclass
+@dataclass(frozen=True)
 class SharedStretch:
-    """The part of the filtered payload recording ``prepared`` the fit may use: ``covered``
-    marks its samples inside the time-aligned baseline (all of them without a baseline),
-    ``candidates`` are the fit-sample indices over the whole recording (stationary ones for
-    static data) and ``used`` those of them inside the covered part."""
+    """The part of the filtered payload recording ``prepared`` the fit may use.
+
+    ``baseline``: the filtered baseline (``None`` without one), whose clock is ``shift`` [s]
+    ahead of the payload recording's; ``noise``: the in-band torque noise σ [N·m] of what the
+    fit sees (both recordings' with a baseline); ``covered`` marks the samples of ``prepared``
+    inside the time-aligned baseline (all of them without a baseline); ``candidates`` are the
+    fit-sample indices over the whole recording (stationary ones for ``static`` data) and
+    ``used`` those of them inside the covered part.
+    """
 
     prepared: PreparedData
+    baseline: Optional[PreparedData]
+    shift: float
+    noise: float
     covered: np.ndarray
     candidates: np.ndarray
     used: np.ndarray
     static: bool
-    with_baseline: bool
+
+    @property
+    def with_baseline(self) -> bool:
+        return self.baseline is not None
 
     @property
     def duration(self) -> float:
@@ -71,64 +84,77 @@ class SharedStretch:
         return float(self.covered.mean())
 
 
-@dataclass
+@dataclass(frozen=True)
 class FitData:
     """Fit samples: payload regressor rows (N·n, 10) in the payload link frame, body-removed
-    torque ``residual`` (N·n,) [N·m], the filtered samples themselves (``sample``),
-    whether the data are static poses, the in-band torque noise σ [N·m] and the stretch of
-    the payload recording they come from."""
+    torque ``residual`` (N·n,) [N·m], the filtered samples themselves (``sample``), the
+    stretch of the payload recording they come from, the payload link, and the warnings the
+    comparison with the baseline gave."""
 
     payload_rows: np.ndarray
     residual: np.ndarray
     sample: PreparedData
-    static: bool
-    noise: float
-    link: str
     stretch: SharedStretch
+    link: str
+    warnings: tuple = ()
+
+    @property
+    def static(self) -> bool:
+        """The data are static poses."""
+        return self.stretch.static
+
+    @property
+    def noise(self) -> float:
+        """In-band torque noise σ [N·m] of the residual."""
+        return self.stretch.noise
+
+    @property
+    def residual_rms(self) -> float:
+        """RMS [N·m] of the body-removed torque, before any payload is fitted."""
+        return rms(self.residual)
 
 
-def fit_data(robot, recording, payload_link, baseline, options, report) -> FitData:
-    """Filtered fit samples of the payload recording with the body's torque removed (by the
-    URDF, then by the aligned baseline's own URDF residual when there is a baseline), taken
-    from the stretch of the payload recording that the baseline covers."""
-    prepared, noise = _prepared(recording, options, 'the recording')
+def shared_stretch(
+    recording: Recording, baseline: Optional[Recording], options: PayloadOptions
+) -> SharedStretch:
+    """Filter the payload recording (and the baseline), align the baseline in time and find the
+    stretch of the payload recording it covers, with its fit-sample candidates. Refused when a
+    recording cannot be filtered."""
+    prepared, noise = _prepared(recording, options, words.PAYLOAD_RECORDING)
     covered, shift, base_prepared = np.ones(len(prepared.time), bool), 0.0, None
     if baseline is not None:
-        base_prepared, base_noise = _prepared(baseline, options, 'the baseline')
+        base_prepared, base_noise = _prepared(baseline, options, words.BASELINE)
         shift = time_shift(prepared, base_prepared)
         covered = covered_by(prepared.time + shift, base_prepared)
         noise = math.hypot(noise, base_noise)
-        report.baseline_coverage = float(covered.mean())
-    report.used_duration = float(covered.sum() * prepared.period)
-    if not covered.any():
-        raise PayloadIdentificationRefused(
-            'the baseline and the payload recording share no stretch of motion after aligning '
-            'them in time: record the baseline with the same motion, overlapping the payload '
-            'recording'
-        )
-    stretch = _shared_stretch(prepared, covered, options, baseline is not None)
-    body = nominal_body_parameters(robot)
-    sample = prepared.rows(stretch.used)
-    rows, residual = rows_and_body_residual(robot, payload_link, sample, body)
-    if base_prepared is not None:
-        aligned = aligned_baseline(prepared, base_prepared, stretch.used, shift, options)
-        report.warnings.extend(aligned.notes)
-        _, base_residual = rows_and_body_residual(robot, payload_link, aligned.data, body)
-        residual = residual - base_residual
-    return FitData(rows, residual, sample, stretch.static, noise, payload_link, stretch)
-
-
-def _shared_stretch(prepared, covered, options, with_baseline) -> SharedStretch:
-    """Fit-sample candidates over the whole recording (stationary ones when the covered part is
-    static) and those inside the covered part."""
     stationary = _stationary_mask(prepared, options)
-    static = bool(stationary[covered].mean() >= STATIC_FRACTION)
+    static = bool(covered.any() and stationary[covered].mean() >= STATIC_FRACTION)
     candidates = _fit_rows(
         prepared, stationary if static else np.ones(len(prepared.time), bool), options
     )
-    return SharedStretch(
-        prepared, covered, candidates, candidates[covered[candidates]], static, with_baseline
+    used = candidates[covered[candidates]]
+    return SharedStretch(prepared, base_prepared, shift, noise, covered, candidates, used, static)
+
+
+def fit_samples(
+    robot: RobotModel, payload_link: str, stretch: SharedStretch, options: PayloadOptions
+) -> FitData:
+    """The fit samples of ``stretch`` with the body's torque removed: by the URDF, then by the
+    aligned baseline's own URDF residual when there is a baseline (aligned differencing).
+    Refused when the baseline shares no stretch with the payload recording or is not the same
+    motion."""
+    if not stretch.covered.any():
+        raise PayloadIdentificationRefused(words.no_shared_stretch())
+    body = nominal_body_parameters(robot)
+    sample = stretch.prepared.rows(stretch.used)
+    rows, residual = rows_and_body_residual(robot, payload_link, sample, body)
+    if stretch.baseline is None:
+        return FitData(rows, residual, sample, stretch, payload_link)
+    aligned = aligned_baseline(
+        stretch.prepared, stretch.baseline, stretch.used, stretch.shift, options
     )
+    _, base_residual = rows_and_body_residual(robot, payload_link, aligned.data, body)
+    return FitData(rows, residual - base_residual, sample, stretch, payload_link, aligned.warnings)
 
 
 def _prepared(recording, options, label):
@@ -143,12 +169,11 @@ def _prepared(recording, options, label):
             edge_trim=_EDGE_PERIODS / options.cutoff_hz,
         )
     except RecordingError as error:
-        raise PayloadIdentificationRefused(f'{label} has too few usable samples: {error}') from None
+        raise PayloadIdentificationRefused(words.unusable_recording(label, error)) from None
     nyquist = 0.5 / cleaning.median_period
     if nyquist < 2.0 * options.cutoff_hz:
         raise PayloadIdentificationRefused(
-            f'{label} is sampled at {2 * nyquist:.0f} Hz, too slowly for the {options.cutoff_hz:g} '
-            f'Hz filter: record at {4 * options.cutoff_hz:.0f} Hz or more, or lower the cutoff'
+            words.sampled_too_slowly(label, 2 * nyquist, options.cutoff_hz)
         )
     if options.effort_noise is not None:
         sample_noise = options.effort_noise
@@ -192,4 +217,5 @@ def _fit_rows(prepared: PreparedData, usable: np.ndarray, options: PayloadOption
 
 
 def rms(values: np.ndarray) -> float:
+    """Root mean square of all ``values`` (0 for none), in their unit."""
     return float(np.sqrt(np.mean(np.square(values)))) if np.size(values) else 0.0

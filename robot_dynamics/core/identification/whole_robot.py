@@ -55,10 +55,12 @@ NOISE_COLUMN_TOLERANCE = 1e-10
 PIVOT_TOLERANCE = 1e-9
 """Pivoted-QR rank threshold relative to the first pivot."""
 DEFAULT_PRIOR_WEIGHT = 100.0
-"""κ in ‖W(τ − Yπ)‖² + κ (π − π0)ᵀ Λ (π − π0), the data rows whitened by 1/σ_j. There is no
-data-driven rule for κ; on the real Panda recording (Gaz et al. 2019) this value keeps every
-link mass near the URDF's without raising the held-out torque error, while a much weaker
-prior lets masses drift to the LMI boundary (figures in docs/identification.md)."""
+"""κ in ‖W(τ − Yπ)‖² + κ (π − π0)ᵀ Λ (π − π0), the data rows whitened by 1/σ_j: a prior of
+1σ = scale/√κ per parameter whatever the noise (a prior scaled by κ'/σ² on unwhitened rows is
+this with κ' = κ σ²; docs/identification.md). There is no data-driven rule for κ; on the real
+Panda recording (Gaz et al. 2019) this value keeps every link mass near the URDF's without
+raising the held-out torque error, while a much weaker prior lets masses drift to the LMI
+boundary (figures in docs/identification.md)."""
 FEASIBILITY_MARGIN = 1e-7
 """The constrained fit enforces J(π_i) ⪰ this·1 [kg·m²]; a link counts as infeasible when
 min eig J(π_i) < −this."""
