@@ -3,27 +3,42 @@
 # versions in constraints.txt) and this package, and run with the loopback-only ROS environment
 # (scripts/ros_env.sh). Where ../shared/ros2-tools exists, `make test` also installs the real
 # ROS 2 launch tools and colcon into .venv, so the launch tests run (test/test_ros2_launch.py).
+# These use ROS 2 Kilted on Python 3.11; `make test-jazzy` (and install-, constraints-,
+# upgrade-constraints-jazzy) does the same with ROS 2 Jazzy on Python 3.12 in .venv-jazzy.
 PYTHON ?= python3
 VENV ?= .venv
 RUN := VENV=$(abspath $(VENV)) scripts/ros_env.sh
 STAMP := $(VENV)/.installed
+REQUIREMENTS := requirements-test.txt
 CONSTRAINTS := constraints.txt
+DISTRO_SUFFIX :=
 ROS2_TOOLS ?= ../shared/ros2-tools
 TOOLS_STAMP := $(VENV)/.ros2-tools-installed
 TEST_NEEDS := $(STAMP) $(if $(wildcard $(ROS2_TOOLS)/install.sh),$(TOOLS_STAMP))
 SCRATCH := build/constraints-venv
 
-.PHONY: install demo test lint bench clean constraints upgrade-constraints
+# ROS 2 Jazzy (the LTS): Python 3.12 (a pyenv 3.12 where pyenv has one, found without pyenv on
+# PATH; else python3.12 on PATH), the ros-jazzy-* wheels of requirements-jazzy.txt, pinned by
+# constraints-jazzy.txt, in their own venv.
+PYENV_PYTHON_3_12 = $(lastword $(sort $(wildcard \
+	$(or $(PYENV_ROOT),$(HOME)/.pyenv)/versions/3.12.*/bin/python3.12)))
+JAZZY_PYTHON ?= $(or $(PYENV_PYTHON_3_12),python3.12)
+JAZZY_VENV := .venv-jazzy
+JAZZY = PYTHON=$(JAZZY_PYTHON) VENV=$(JAZZY_VENV) REQUIREMENTS=requirements-jazzy.txt \
+	CONSTRAINTS=constraints-jazzy.txt DISTRO_SUFFIX=-jazzy
+JAZZY_TARGETS := install-jazzy test-jazzy constraints-jazzy upgrade-constraints-jazzy
 
-$(STAMP): requirements.txt requirements-test.txt setup.py $(CONSTRAINTS)
+.PHONY: install demo test lint bench clean constraints upgrade-constraints $(JAZZY_TARGETS)
+
+$(STAMP): requirements.txt requirements-test.txt $(REQUIREMENTS) setup.py $(CONSTRAINTS)
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet --upgrade pip
-	$(VENV)/bin/pip install --quiet -r requirements-test.txt -c $(CONSTRAINTS)
+	$(VENV)/bin/pip install --quiet -r $(REQUIREMENTS) -c $(CONSTRAINTS)
 	$(VENV)/bin/pip install --quiet --no-deps -e .
 	touch $(STAMP)
 
 # launch, launch_ros, ros2cli (sources in ../shared) and colcon; their PyPI dependencies are
-# held to constraints.txt too where it lists them.
+# held to $(CONSTRAINTS) too where it lists them.
 $(TOOLS_STAMP): $(STAMP) $(ROS2_TOOLS)/install.sh
 	PIP_CONSTRAINT=$(abspath $(CONSTRAINTS)) $(ROS2_TOOLS)/install.sh $(VENV)
 	touch $(TOOLS_STAMP)
@@ -44,24 +59,30 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(RUN) $(VENV)/bin/python -m robot_dynamics bench $(ARGS)
 
-# constraints.txt = the versions installed in .venv now (what the tests ran with): pip freeze
+# The same targets with Jazzy's variables (`make test-jazzy`: the same lint and pytest command).
+$(JAZZY_TARGETS):
+	$(MAKE) $(@:-jazzy=) $(JAZZY)
+
+# $(CONSTRAINTS) = the versions installed in $(VENV) now (what the tests ran with): pip freeze
 # without this package and without the ros2-tools packages installed from ../shared.
 constraints:
-	( echo '# Versions the tests ran with (`make constraints` writes it from .venv;'; \
-	  echo '# `make upgrade-constraints` tries the newest ones). Used as pip install -c.'; \
+	( echo '# Versions the tests ran with (`make constraints$(DISTRO_SUFFIX)` writes it from' \
+	    '.venv$(DISTRO_SUFFIX);'; \
+	  echo '# `make upgrade-constraints$(DISTRO_SUFFIX)` tries the newest ones).' \
+	    'Used as pip install -c.'; \
 	  $(VENV)/bin/pip freeze --exclude-editable | grep '==' ) > $(CONSTRAINTS).new
 	mv $(CONSTRAINTS).new $(CONSTRAINTS)
 
 # The newest versions of everything in requirements*.txt (and of the ros2-tools' PyPI
-# dependencies) in a scratch venv, written to constraints.txt; then run `make test`.
+# dependencies) in a scratch venv, written to $(CONSTRAINTS); then run `make test`.
 upgrade-constraints:
 	rm -rf $(SCRATCH)
 	$(PYTHON) -m venv $(SCRATCH)
 	$(SCRATCH)/bin/pip install --quiet --upgrade pip
-	$(SCRATCH)/bin/pip install --quiet -r requirements-test.txt
+	$(SCRATCH)/bin/pip install --quiet -r $(REQUIREMENTS)
 	if [ -x $(ROS2_TOOLS)/install.sh ]; then $(ROS2_TOOLS)/install.sh $(SCRATCH); fi
 	$(MAKE) constraints VENV=$(SCRATCH)
 	rm -rf $(SCRATCH)
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) $(JAZZY_VENV) build *.egg-info

@@ -16,6 +16,7 @@ setup(
         ('share/' + PACKAGE, ['package.xml']),
         ('share/' + PACKAGE + '/launch', glob('launch/*.launch.py')),
         ('share/' + PACKAGE + '/config', glob('config/*.yaml') + glob('config/*.rviz')),
+        ('share/' + PACKAGE + '/config/robot_profiles', glob('config/robot_profiles/*.yaml')),
         ('share/' + PACKAGE + '/models', glob('robot_dynamics/models/*.urdf')),
     ],
     install_requires=['setuptools'],

@@ -268,6 +268,7 @@ def test_sim_push_is_detected_and_its_wrench_recovered_at_the_tool(ros):
         'sim_robot',
         namespace='/contact_f',
         parameter_overrides=[
+            Parameter('engine', value='pinocchio'),  # the exact reference: its noise and truth
             Parameter('publish_rate', value=250.0),
             Parameter('velocity_noise', value=0.001),
             Parameter('effort_noise', value=0.02),

@@ -27,6 +27,8 @@ from pathlib import Path
 import pytest
 from ros_harness import wait_for
 
+from robot_dynamics.instruments import processes
+
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = 'robot_dynamics'
 MISSING = [
@@ -181,7 +183,8 @@ def launched(environment: dict, log: Path, launch_file: str, *arguments: str):
 def mapped_shared_memory(pid: int) -> set:
     """/dev/shm files process ``pid`` has mapped, without LTTng's per-user wait files (they
     live as long as the machine, by design) and Fast DDS's port files (shared by every
-    participant of the domain on this machine; the last one to leave a port removes it)."""
+    participant of the domain on this machine; the last one to leave a port removes it;
+    ``fastdds_port<N>``, ``fastrtps_port<N>`` before Fast DDS 3, e.g. on Jazzy)."""
     try:
         maps = Path(f'/proc/{pid}/maps').read_text()
     except OSError:
@@ -189,8 +192,12 @@ def mapped_shared_memory(pid: int) -> set:
     return {
         path
         for path in re.findall(r'(/dev/shm/\S+)', maps)
-        if not path.startswith(('/dev/shm/lttng-ust-', '/dev/shm/fastdds_port'))
+        if not path.startswith('/dev/shm/lttng-ust-') and not is_dds_port_file(Path(path).name)
     }
+
+
+def is_dds_port_file(name: str) -> bool:
+    return processes.is_dds_file(name) and not processes.is_segment(name)
 
 
 def alive(pid: int) -> bool:

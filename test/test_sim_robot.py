@@ -228,6 +228,9 @@ def test_stance_motion_names_unknown_frames_and_wrong_stances():
 
 # ---------------------------------------------------------------------- the node
 def sim_node(namespace: str, **parameters) -> SimRobot:
+    """sim_robot on the pinocchio engine (this file tests that exact reference; the MuJoCo
+    engine's node tests are in test_sim_robot_mujoco.py)."""
+    parameters.setdefault('engine', 'pinocchio')
     overrides = [Parameter(name, value=value) for name, value in parameters.items()]
     return SimRobot('sim_robot', namespace=namespace, parameter_overrides=overrides)
 

@@ -304,6 +304,7 @@ def test_known_wrench_equal_to_the_applied_push_leaves_no_external_torque(ros):
         'sim_robot',
         namespace=namespace,
         parameter_overrides=[
+            Parameter('engine', value='pinocchio'),  # the exact reference: its noise and truth
             Parameter('publish_rate', value=250.0),
             Parameter('velocity_noise', value=0.0),
             Parameter('effort_noise', value=0.0),

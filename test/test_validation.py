@@ -343,7 +343,7 @@ def test_every_warning_and_error_says_what_each_consumer_does():
     for path in CORPUS_FILES:
         for finding in validate_file(path, PACKAGES).findings:
             if finding.severity != 'info':
-                assert set(finding.consumers) == {'mujoco', 'drake_gazebo', 'pybullet', 'pinocchio'}
+                assert set(finding.consumers) == {'mujoco', 'drake', 'pybullet', 'pinocchio'}
 
 
 def test_validate_description_equals_validate_urdf_text():
@@ -669,7 +669,7 @@ def test_broken_mimic_is_a_finding_and_the_inertias_are_still_checked():
         <limit effort="1" velocity="1"/><mimic joint="index_q1"/></joint></robot>'''
     report = validate_urdf_text(text)
     found = {(f.link, f.check, f.severity) for f in report.findings}
-    assert found == {('a', 'triangle_inequality', 'error'), ('b', 'mimic', 'warning')}, (
+    assert found == {('a', 'triangle_inequality', 'error'), ('b', 'mimic', 'error')}, (
         report.to_text()
     )
     with pytest.raises(Exception, match='mimics unknown joint "index_q1"'):

@@ -82,6 +82,7 @@ BENCH_TARGETS = {
     'contact': 'robot_dynamics.instruments.bench_contact:run',
     'validation-corpus': 'robot_dynamics.instruments.validation_corpus:run',
     'demo': 'robot_dynamics.instruments.bench_demo:run',
+    'realtime': 'robot_dynamics.instruments.bench_realtime:run',
 }
 """``bench TARGET`` → ``'module:function'`` called with the parsed arguments (returns the exit
 code). To add a target, add one entry here; a module that needs options of its own defines

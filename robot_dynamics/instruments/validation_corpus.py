@@ -20,14 +20,19 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib.util
 import os
 import re
 import sys
 import time
 import xml.etree.ElementTree as ElementTree
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
+
+from robot_dynamics.instruments import drake_judge, pybullet_judge
+from robot_dynamics.instruments.drake_judge import DrakeAgreement, DrakeVerdict
 
 CORPUS_SECONDS_TARGET = 60.0
 FILE_SECONDS_TARGET = 2.0
@@ -66,6 +71,19 @@ class CorpusRow:
     judge_failure: str = ''
     """Why MuJoCo refused the file without naming a link ('' if it named links or compiled)."""
     summary: str = ''
+    drake: Optional[DrakeVerdict] = None
+    """Drake's verdict (None when pydrake is not installed)."""
+    drake_agreement: Optional[DrakeAgreement] = None
+    pybullet_zeroed: Optional[dict] = None
+    """Link → PyBullet's warning, for every link whose inertia PyBullet sets to zero with
+    URDF_USE_INERTIA_FROM_FILE (None when pybullet is not installed)."""
+    judge_seconds: float = 0.0
+    """Wall-clock time [s] of the Drake and PyBullet judges."""
+
+    @property
+    def pybullet_unflagged(self) -> list:
+        """Links PyBullet zeroes that carry no error."""
+        return sorted(set(self.pybullet_zeroed or {}) - self.error_links)
 
     @property
     def missed(self) -> list:
@@ -109,17 +127,18 @@ def package_paths_for(directory: Path) -> dict:
 
 
 def evaluate(path: Path, robots_directory: Path) -> CorpusRow:
-    """Validate one file (timed) and judge it with MuJoCo."""
+    """Validate one file (timed) and judge it with MuJoCo, and with Drake and PyBullet when
+    they are installed."""
     from robot_dynamics.core.validation.checks import validate_file
 
+    packages = package_paths_for(robots_directory)
     start, cpu_start = time.perf_counter(), time.process_time()
-    report = validate_file(
-        path, package_paths_for(robots_directory), [str(Path(path).parent), str(robots_directory)]
-    )
+    report = validate_file(path, packages, [str(Path(path).parent), str(robots_directory)])
     seconds, cpu_seconds = time.perf_counter() - start, time.process_time() - cpu_start
     error_links = {finding.link for finding in report.findings if finding.severity == 'error'}
-    refused, failure = mujoco_refusals(Path(path).read_text(encoding='utf-8'))
-    return CorpusRow(
+    text = Path(path).read_text(encoding='utf-8')
+    refused, failure = mujoco_refusals(text)
+    row = CorpusRow(
         str(Path(path).relative_to(robots_directory)),
         report.exit_code(),
         report.count('error'),
@@ -131,16 +150,20 @@ def evaluate(path: Path, robots_directory: Path) -> CorpusRow:
         failure,
         report.summary(),
     )
+    start = time.perf_counter()
+    if importlib.util.find_spec('pydrake') is not None:
+        row.drake = drake_judge.judge_file(path, packages)
+        row.drake_agreement = drake_judge.agreement(report, row.drake)
+    if importlib.util.find_spec('pybullet') is not None:
+        row.pybullet_zeroed = pybullet_judge.judge_inertials(text).zeroed
+    row.judge_seconds = time.perf_counter() - start
+    return row
 
 
 def inertial_only_urdf(text: str) -> str:
     """The URDF with every <visual>, <collision> and <mujoco> element removed and a MuJoCo
     compiler element that keeps the inertias as written (``balanceinertia="false"``)."""
-    root = ElementTree.fromstring(text)
-    for link in root.findall('link'):
-        for tag in ('visual', 'collision'):
-            for element in link.findall(tag):
-                link.remove(element)
+    root = ElementTree.fromstring(pybullet_judge.geometry_free_urdf(text))
     for element in root.findall('mujoco'):
         root.remove(element)
     compiler = ElementTree.SubElement(ElementTree.SubElement(root, 'mujoco'), 'compiler')
@@ -254,11 +277,21 @@ def _row_text(row: CorpusRow) -> str:
         agreement += '; errors beyond MuJoCo on ' + ', '.join(row.beyond_mujoco)
     if '' in row.error_links:
         agreement += f'; {row.summary}'
-    return (
+    text = (
         f'{row.robot:<58} exit {row.exit_code}  {row.errors:3d} E {row.warnings:3d} W  '
         f'{row.seconds:5.2f} s ({row.cpu_seconds:4.2f} s CPU)  MuJoCo {row.mujoco_verdict}: '
         f'{agreement}'
     )
+    if row.drake is not None:
+        text += f' | Drake {row.drake.summary()}: {row.drake_agreement.text()}'
+        if row.drake.geometry_refusal:
+            text += f'; with its meshes Drake refuses the file: {row.drake.geometry_refusal}'
+    if row.pybullet_zeroed:
+        unflagged = row.pybullet_unflagged
+        text += f' | PyBullet zeroes the inertia of {len(row.pybullet_zeroed)} links: ' + (
+            'UNFLAGGED ' + ', '.join(unflagged) if unflagged else 'all errors'
+        )
+    return text
 
 
 def _print_totals(rows: list, seconds: float) -> int:
@@ -282,14 +315,17 @@ def _print_totals(rows: list, seconds: float) -> int:
         'MuJoCo does not check, such as an inertia no body inside the geometry can have; per file '
         'above)'
     )
+    drake_agrees, pybullet_agrees = _print_drake_totals(rows), _print_pybullet_totals(rows)
     cpu_total, cpu_slowest = (
         sum(row.cpu_seconds for row in rows),
         max(row.cpu_seconds for row in rows),
     )
     print(
-        f'time {seconds:.1f} s for the corpus (target <= {CORPUS_SECONDS_TARGET:.0f} s), slowest '
-        f'file {slowest.seconds:.2f} s: {slowest.robot} (target <= {FILE_SECONDS_TARGET:.0f} s); '
-        f'validation CPU time {cpu_total:.1f} s, slowest file {cpu_slowest:.2f} s'
+        f'time {seconds:.1f} s for the corpus (target <= {CORPUS_SECONDS_TARGET:.0f} s; of which '
+        f'{sum(row.judge_seconds for row in rows):.1f} s in the Drake and PyBullet judges), '
+        f'slowest file {slowest.seconds:.2f} s: {slowest.robot} '
+        f'(target <= {FILE_SECONDS_TARGET:.0f} s); validation CPU time {cpu_total:.1f} s, '
+        f'slowest file {cpu_slowest:.2f} s'
     )
     wall_met = seconds <= CORPUS_SECONDS_TARGET and slowest.seconds <= FILE_SECONDS_TARGET
     cpu_met = cpu_total <= CORPUS_SECONDS_TARGET and cpu_slowest <= FILE_SECONDS_TARGET
@@ -298,9 +334,74 @@ def _print_totals(rows: list, seconds: float) -> int:
             'wall-clock times over target with CPU times within it: the machine is shared (load '
             f'average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)'
         )
-    met = missed_links == 0 and cpu_met
+    met = missed_links == 0 and cpu_met and drake_agrees and pybullet_agrees
     print('targets met' if met else 'targets NOT met')
     return 0 if met else 1
+
+
+def _print_drake_totals(rows: list) -> bool:
+    """Print Drake's totals; True if Drake agrees with the validator on every file."""
+    judged = [row for row in rows if row.drake is not None]
+    if not judged:
+        print('Drake: not installed (pip install drake), not judged')
+        return True
+    refused = [(row.robot, link) for row in judged for link in row.drake.refused]
+    warned = [(row.robot, link) for row in judged for link in row.drake.warned]
+    gaps = {
+        key: sum(len(getattr(row.drake_agreement, key)) for row in judged)
+        for key in ('missed_refusals', 'wrong_refusals', 'missed_warnings', 'wrong_warnings')
+    }
+    links = [(robot, link) for robot, link in refused if link]
+    print(
+        f'Drake refuses {len(links)} links in {len({robot for robot, _ in links})} files and '
+        f'{len(refused) - len(links)} whole files; missed {gaps["missed_refusals"]}, predicted '
+        f'but not made {gaps["wrong_refusals"]} (target 0, 0)'
+    )
+    print(
+        f'Drake warns about the inertia of {len(warned)} links in '
+        f'{len({robot for robot, _ in warned})} files; missed {gaps["missed_warnings"]}, '
+        f'predicted but not given {gaps["wrong_warnings"]} (target 0, 0)'
+    )
+    singular = [row.robot for row in judged if row.drake.mass_matrix_singular]
+    print(
+        f"Drake's M(q) at the default positions is singular in {len(singular)} files"
+        + (f': {", ".join(singular)}' if singular else '')
+    )
+    reasons = Counter(
+        _refusal_kind(row.drake.geometry_refusal) for row in judged if row.drake.geometry_refusal
+    )
+    print(
+        f'with their meshes, Drake loads {len(judged) - sum(reasons.values())} of {len(judged)} '
+        'files; '
+        + '; '.join(f'{count} refused: {reason}' for reason, count in reasons.most_common())
+    )
+    return all(row.drake_agreement.agrees for row in judged)
+
+
+def _print_pybullet_totals(rows: list) -> bool:
+    """Print PyBullet's totals; True if every link whose inertia it zeroes carries an error."""
+    judged = [row for row in rows if row.pybullet_zeroed is not None]
+    if not judged:
+        print('PyBullet: not installed (pip install pybullet), not judged')
+        return True
+    unflagged = sum(len(row.pybullet_unflagged) for row in judged)
+    print(
+        'PyBullet (URDF_USE_INERTIA_FROM_FILE) zeroes the inertia of '
+        f'{sum(len(row.pybullet_zeroed) for row in judged)} links in '
+        f'{sum(1 for row in judged if row.pybullet_zeroed)} files; without an error on the link: '
+        f'{unflagged} (target 0)'
+    )
+    return unflagged == 0
+
+
+def _refusal_kind(reason: str) -> str:
+    """Drake's refusal without the names in it (a mesh extension is kept, in lower case)."""
+    reason = re.sub(r' for geometry data: .*', '', reason)
+    return re.sub(
+        r"'([^']*)'",
+        lambda match: match.group(0).lower() if match.group(1).startswith('.') else "'…'",
+        reason,
+    )
 
 
 def main(argv=None) -> int:

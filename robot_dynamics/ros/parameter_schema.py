@@ -34,6 +34,7 @@ from rclpy.node import Node
 from rclpy.parameter import Parameter
 
 from robot_dynamics.ros.node_log import shorten
+from robot_dynamics.ros.rclpy_compat import parameter_type
 
 _WRONG_TYPE = object()
 _LARGEST_INTEGER = 2**63 - 1
@@ -119,7 +120,7 @@ class ParameterSpec:
             dynamic_typing=not static,
         )
         if static:
-            descriptor.type = Parameter.Type.from_parameter_value(value).value
+            descriptor.type = parameter_type(value)
         if isinstance(self.default, bool) or (self.low is None and self.high is None):
             return descriptor
         if isinstance(self.default, float):

@@ -1,4 +1,16 @@
-"""sim_robot: a simulated robot with exact, known truth, for demos and tests.
+"""sim_robot: the proving ground, a simulated robot whose truth is known (docs/proving_ground.md).
+
+``engine: mujoco`` (default): a scene of :mod:`robot_dynamics.simulation.scenes` (``scene``:
+arm, legged, tilted_base, moving_base) with the robot profile ``robot_profile`` drawn with
+``profile_seed`` (every drawn value logged at start); joint states as the profile's sensors
+report them; ``odom`` (nav_msgs/Odometry, pose in ``world_frame``, twist in the URDF's root
+link), ``~/imu`` (sensor_msgs/Imu at the root link), ``ft_sensor`` (WrenchStamped at
+``payload_link``, arm scenes) and the truth topics ``~/true_contact_wrenches/<link>``,
+``~/true_cop``, ``~/true_com``, ``~/true_payload``, ``~/true_friction_torques``,
+``~/true_rotor_torques``, ``~/true_base_state`` beside the two below, all stamped like the
+joint state of their sample (:mod:`robot_dynamics.ros.sim_messages`). Pushes, payload and
+motion start as below; the node's noise and ``controller_feedback`` parameters apply to the
+pinocchio engine only. ``engine: pinocchio``: the exact reference described below.
 
 Topics (relative names; the node's default name is ``sim_robot``):
 
@@ -35,15 +47,17 @@ The simulation follows the wall clock: each timer tick integrates up to the curr
 never more than ``max_catch_up`` seconds at once (a stalled process slows the simulated
 time down instead of bursting). A simulation failure (e.g. feet out of the legs' reach)
 is logged with its reason and stops the motion; the node keeps running. All math is in
-:mod:`robot_dynamics.simulation.reference`.
+:mod:`robot_dynamics.simulation` (``reference`` for the pinocchio engine).
 """
 
 from __future__ import annotations
 
+import json
 import math
 import time
 from typing import Optional
 
+import numpy as np
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import WrenchStamped
 from nav_msgs.msg import Odometry
@@ -64,21 +78,34 @@ from robot_dynamics.ros.parameters import (
     non_negative_parameter,
     positive_parameter,
 )
+from robot_dynamics.ros.sim_messages import SceneOutputs
 from robot_dynamics.ros.spinning import run_nodes
 from robot_dynamics.ros.topics import DESCRIPTION_QOS, SENSOR_QOS
+from robot_dynamics.simulation.errors import SimulationError
+from robot_dynamics.simulation.mujoco_model import boxes_from_text
+from robot_dynamics.simulation.profiles import load_profile
 from robot_dynamics.simulation.reference import (
     FEEDBACK_MODES,
     ArmSimulation,
     FloatingSample,
     JointSample,
     SensorNoise,
-    SimulationError,
     StanceMotion,
     scripted_excitation,
 )
+from robot_dynamics.simulation.scenes import (
+    BASE_MOTIONS,
+    SCENES,
+    ArmScene,
+    SceneSample,
+    make_scene,
+)
 
 MIN_SIMULATION_RATE = 1000.0
-"""Lowest integration rate [Hz] of the fixed-base simulation (semi-implicit Euler)."""
+"""Lowest integration rate [Hz] of an arm simulation (semi-implicit Euler)."""
+MIN_LEGGED_RATE = 500.0
+"""Lowest integration rate [Hz] of the MuJoCo legged scene."""
+ENGINES = ('mujoco', 'pinocchio')
 
 
 class SimRobot(Node):
@@ -87,6 +114,82 @@ class SimRobot(Node):
     def __init__(self, node_name: str = 'sim_robot', **kwargs):
         super().__init__(node_name, **kwargs)
         self._declare_parameters()
+        self.scene = None
+        self.simulation: Optional[ArmSimulation] = None
+        self.motion: Optional[StanceMotion] = None
+        self.carrying = False
+        self.payload_link = self.value('payload_link')
+        self.payload = self._payload()
+        if self.engine == 'mujoco':
+            text = self._start_scene()
+        else:
+            text = self._start_reference()
+        self.published = 0
+        self._description_pub = self.create_publisher(String, 'robot_description', DESCRIPTION_QOS)
+        self._joint_pub = self.create_publisher(JointState, 'joint_states', SENSOR_QOS)
+        self._odom_pub = (
+            self.create_publisher(Odometry, 'odom', SENSOR_QOS) if self.motion else None
+        )
+        self._scene_outputs = (
+            SceneOutputs(self, self.scene, self.world_frame) if self.scene else None
+        )
+        self._motion_start_pub = self.create_publisher(Header, '~/motion_start', DESCRIPTION_QOS)
+        self._description_pub.publish(String(data=text))
+        self.create_service(SetBool, '~/attach_payload', self._attach_payload)
+        self._create_external_wrench_interface()
+        self._restart()
+        self._timer = self.create_timer(1.0 / self.publish_rate, self._tick)
+
+    def _start_scene(self) -> str:
+        """The MuJoCo scene of the parameters; returns the published description."""
+        profile = load_profile(self.value('robot_profile'))
+        scene_name = self.value('scene')
+        options = {'step': 1.0 / self.value('simulation_rate'), 'gravity': self.gravity}
+        if scene_name == 'legged':
+            self.scene = make_scene(
+                'legged',
+                profile,
+                self.value('profile_seed'),
+                legged_robot_name=self.value('legged_robot'),
+                **options,
+            )
+            text = read_description_file(self.scene.robot.urdf)
+        else:
+            text = self._description_text()
+            nominal = RobotModel.from_urdf_string(text, gravity=self.gravity)
+            trajectory = scripted_excitation(
+                nominal,
+                self.value('excitation_frequency'),
+                self.value('excitation_harmonics'),
+                self.value('trajectory_seed'),
+                self.value('max_acceleration'),
+                self.value('velocity_fraction'),
+            )
+            self.scene = make_scene(
+                scene_name,
+                profile,
+                self.value('profile_seed'),
+                description_text=text,
+                trajectory=trajectory,
+                bandwidth_hz=self.value('tracking_bandwidth'),
+                payload_link=self.payload_link,
+                payload=self.payload,
+                carrying=self.value('start_with_payload'),
+                obstacles=boxes_from_text(self.value('obstacles')),
+                base_tilt=self.value('base_tilt'),
+                base_motion=self.value('base_motion'),
+                **options,
+            )
+            self.carrying = self.scene.carrying
+        self.robot = self.scene.nominal
+        self.get_logger().info(
+            f'robot profile drawn (engine mujoco, scene {scene_name}): '
+            f'{json.dumps(self.scene.true_robot.drawn_values())}'
+        )
+        return text
+
+    def _start_reference(self) -> str:
+        """The pinocchio engine (today's exact reference); returns the published description."""
         text = self._description_text()
         self.robot = RobotModel.from_urdf_string(
             text, root_joint=self.root_joint, gravity=self.gravity
@@ -98,11 +201,6 @@ class SimRobot(Node):
             self.value('seed'),
         )
         self._rng = self.noise.generator()
-        self.payload_link = self.value('payload_link')
-        self.payload = self._payload()
-        self.simulation: Optional[ArmSimulation] = None
-        self.carrying = False
-        self.motion: Optional[StanceMotion] = None
         if self.robot.floating_base:
             self.motion = StanceMotion(
                 self.robot,
@@ -132,18 +230,7 @@ class SimRobot(Node):
             )
             if self.value('start_with_payload'):
                 self._set_payload(True)
-        self.published = 0
-        self._description_pub = self.create_publisher(String, 'robot_description', DESCRIPTION_QOS)
-        self._joint_pub = self.create_publisher(JointState, 'joint_states', SENSOR_QOS)
-        self._odom_pub = (
-            self.create_publisher(Odometry, 'odom', SENSOR_QOS) if self.motion else None
-        )
-        self._motion_start_pub = self.create_publisher(Header, '~/motion_start', DESCRIPTION_QOS)
-        self._description_pub.publish(String(data=text))
-        self.create_service(SetBool, '~/attach_payload', self._attach_payload)
-        self._create_external_wrench_interface()
-        self._restart()
-        self._timer = self.create_timer(1.0 / self.publish_rate, self._tick)
+        return text
 
     # ------------------------------------------------------------------ parameters
     def _declare_parameters(self) -> None:
@@ -168,6 +255,54 @@ class SimRobot(Node):
         def non_negative(name, default, description):
             self._values[name] = non_negative_parameter(self, name, default, description)
 
+        declare(
+            'engine',
+            'mujoco',
+            "'mujoco': the proving ground (profiles, scenes, contacts, truth); 'pinocchio': "
+            "the exact reference (the URDF integrated with pinocchio)",
+            lambda engine: engine in ENGINES,
+            f'is not one of {list(ENGINES)}',
+        )
+        declare(
+            'robot_profile',
+            'ideal',
+            "mujoco: 'ideal', 'realistic' or a profile YAML path (the true robot's "
+            "deviations from its URDF and its sensors)",
+        )
+        declare('profile_seed', 0, 'mujoco: seed of every draw of the robot profile')
+        declare(
+            'scene',
+            'arm',
+            f'mujoco: one of {list(SCENES)}',
+            lambda scene: scene in SCENES,
+            f'is not one of {list(SCENES)}',
+        )
+        declare(
+            'base_tilt',
+            [0.0, 0.0, 0.0],
+            'mujoco, scene tilted_base: roll, pitch, yaw of the arm base [rad]',
+            lambda rpy: len(rpy) == 3 and all(math.isfinite(x) for x in rpy),
+            'is not 3 finite angles [rad]',
+        )
+        declare(
+            'base_motion',
+            'mobile',
+            f'mujoco, scene moving_base: one of {list(BASE_MOTIONS)}',
+            lambda motion: motion in BASE_MOTIONS,
+            f'is not one of {list(BASE_MOTIONS)}',
+        )
+        declare(
+            'obstacles',
+            [],
+            "mujoco, arm scenes: boxes 'x y z sx sy sz' (centre in the world, edge lengths, m)",
+        )
+        declare(
+            'legged_robot',
+            'quadruped',
+            "mujoco, scene legged: 'quadruped' (bundled) or 'solo12' (example-robot-data)",
+            lambda name: name in ('quadruped', 'solo12'),
+            "is not 'quadruped' or 'solo12'",
+        )
         declare('robot_description', '', 'URDF text of the simulated robot; overrides urdf_file')
         declare(
             'urdf_file', '', 'URDF file; empty: the bundled arm (fixed) or quadruped (floating)'
@@ -180,17 +315,16 @@ class SimRobot(Node):
         self._values['gravity'] = gravity_parameter(self)
         positive('publish_rate', 250.0, 'joint_states (and odom) rate [Hz]', 'rate [Hz]')
         publish_rate = self._values['publish_rate']
+        legged = self._values['engine'] == 'mujoco' and self._values['scene'] == 'legged'
+        minimum = MIN_LEGGED_RATE if legged else MIN_SIMULATION_RATE
         declare(
             'simulation_rate',
-            _whole_multiple(publish_rate),
-            f'integration rate [Hz], at least {MIN_SIMULATION_RATE:g} and a whole multiple of '
-            'publish_rate',
-            lambda rate: (
-                rate >= MIN_SIMULATION_RATE * (1.0 - 1e-9)
-                and _is_whole_multiple(rate, publish_rate)
-            ),
+            _whole_multiple(publish_rate, minimum),
+            f'integration rate [Hz], at least {MIN_SIMULATION_RATE:g} ({MIN_LEGGED_RATE:g} for the '
+            'legged scene) and a whole multiple of publish_rate',
+            lambda rate: rate >= minimum * (1.0 - 1e-9) and _is_whole_multiple(rate, publish_rate),
             f'is not a whole multiple of publish_rate ({publish_rate:g} Hz) of at least '
-            f'{MIN_SIMULATION_RATE:g} Hz',
+            f'{minimum:g} Hz',
         )
         positive(
             'max_catch_up', 0.05, 'most simulated time integrated per timer tick [s]', 'time [s]'
@@ -246,9 +380,9 @@ class SimRobot(Node):
         declare(
             'controller_feedback',
             'exact',
-            "what the computed-torque controller feeds back: 'exact' (the true state) or "
-            "'measured' (the published noisy positions and velocities, as a real robot's "
-            "controller)",
+            "pinocchio engine: what the computed-torque controller feeds back: 'exact' (the true "
+            "state) or 'measured' (the published noisy positions and velocities, as a real "
+            "robot's controller)",
             lambda mode: mode in FEEDBACK_MODES,
             f'is not one of {list(FEEDBACK_MODES)}',
         )
@@ -275,6 +409,7 @@ class SimRobot(Node):
             math.isfinite,
             'is not a finite height [m]',
         )
+        self.engine = self.value('engine')
         self.root_joint = self.value('root_joint')
         if self.root_joint not in ('fixed', 'floating'):
             raise SimulationError(
@@ -311,6 +446,12 @@ class SimRobot(Node):
 
     # ------------------------------------------------------------------ payload service
     def _set_payload(self, attached: bool) -> None:
+        if self.scene is not None:
+            if not isinstance(self.scene, ArmScene):
+                raise SimulationError('the legged scene has no payload')
+            self.scene.set_carrying(attached)
+            self.carrying = self.scene.carrying
+            return
         if self.simulation is None:
             raise SimulationError('the floating-base motion is kinematic: it has no payload')
         self.simulation.set_payload(self.payload_link, self.payload if attached else None)
@@ -354,21 +495,27 @@ class SimRobot(Node):
             self._log.error('external_wrench', f'external wrench command failed: {error!r}')
 
     def _apply_external_wrench(self, message: WrenchStamped) -> None:
+        force, moment = message.wrench.force, message.wrench.torque
+        link = message.header.frame_id or self._true_wrench_frame
+        if self.scene is not None:
+            self.scene.set_push(link, [force.x, force.y, force.z], [moment.x, moment.y, moment.z])
+            if self.scene.engine.push is not None:
+                self._true_wrench_frame = link
+            return
         if self.simulation is None:
             raise SimulationError(
                 'the floating-base motion is kinematic: it takes no external wrench'
             )
-        force, moment = message.wrench.force, message.wrench.torque
-        link = message.header.frame_id or self._true_wrench_frame
         self.simulation.set_external_wrench(
             link, [force.x, force.y, force.z], [moment.x, moment.y, moment.z]
         )
         if self.simulation.external_wrench is not None:
             self._true_wrench_frame = link
 
-    def _publish_external_truth(self, sample: JointSample, stamp: Time) -> None:
+    def _publish_external_truth(self, torques: Optional[np.ndarray], wrench, stamp: Time) -> None:
+        """``torques`` J(q)ᵀ F [N·m] (None: no push) of the applied ``wrench`` (a link, force and
+        moment in its frame), stamped like the joint state."""
         if self._true_torques_pub.get_subscription_count():
-            torques = sample.external_torques
             message = JointState(
                 name=list(self.robot.joint_names),
                 effort=[0.0] * self.robot.num_joints if torques is None else torques.tolist(),
@@ -378,10 +525,7 @@ class SimRobot(Node):
         if self._true_wrench_pub.get_subscription_count():
             message = WrenchStamped()
             message.header.stamp, message.header.frame_id = stamp, self._true_wrench_frame
-            wrench = (
-                self.simulation.external_wrench if sample.external_torques is not None else None
-            )
-            if wrench is not None:
+            if torques is not None and wrench is not None:
                 message.header.frame_id = wrench.link
                 force, moment = message.wrench.force, message.wrench.torque
                 force.x, force.y, force.z = (float(x) for x in wrench.force)
@@ -393,6 +537,8 @@ class SimRobot(Node):
         """Motion back to its first sample; the stamps continue from the wall clock."""
         if self.simulation is not None:
             self.simulation.reset()
+        if self.scene is not None:
+            self.scene.reset()
         self._start_wall = time.monotonic()
         self._start_nanoseconds = self.get_clock().now().nanoseconds
         self._next_publish = 0.0
@@ -416,7 +562,9 @@ class SimRobot(Node):
         if elapsed > horizon:  # stalled: slow simulated time down instead of bursting
             self._start_wall += elapsed - horizon
             elapsed = horizon
-        if self.simulation is not None:
+        if self.scene is not None:
+            self._advance_scene(elapsed)
+        elif self.simulation is not None:
             self._advance_dynamics(elapsed)
         else:
             while self._next_publish <= elapsed:
@@ -430,6 +578,50 @@ class SimRobot(Node):
             if sample.time >= self._next_publish - 0.5 * simulation.step_size:
                 self._publish_joints(sample)
                 self._next_publish += 1.0 / self.publish_rate
+
+    def _advance_scene(self, until: float) -> None:
+        scene = self.scene
+        while scene.time <= until:
+            sample = scene.step()
+            if sample.time >= self._next_publish - 0.5 * scene.step_size:
+                self._publish_scene(sample)
+                self._next_publish += 1.0 / self.publish_rate
+
+    def _publish_scene(self, sample: SceneSample) -> None:
+        stamp = self._stamp(sample.time)
+        joints = sample.joints
+        message = JointState(
+            name=list(self.robot.joint_names),
+            position=joints.positions.tolist(),
+            velocity=joints.velocities.tolist(),
+            effort=joints.efforts.tolist(),
+        )
+        message.header.stamp = stamp
+        self._joint_pub.publish(message)
+        self.published += 1
+        push = sample.truth.push
+        self._publish_external_truth(sample.truth.external_torques if push else None, push, stamp)
+        self._scene_outputs.publish(sample, stamp)
+
+    def run_for(self, seconds: float) -> float:
+        """Advance ``seconds`` [s] of simulated time as fast as it computes, publishing as usual,
+        with the timer stopped (benches); returns the wall time it took [s]."""
+        self._timer.cancel()
+        start = time.monotonic()
+        if self.scene is not None:
+            self._advance_scene(self.scene.time + seconds)
+        elif self.simulation is not None:
+            self._advance_dynamics(self.simulation.time + seconds)
+        else:
+            raise SimulationError(
+                'the kinematic floating-base motion is paced by the wall clock only'
+            )
+        return time.monotonic() - start
+
+    @property
+    def start_stamp(self) -> float:
+        """The stamp [s] of the motion's time zero (see ``~/motion_start``)."""
+        return self._start_nanoseconds * 1e-9
 
     def _stamp(self, sample_time: float) -> Time:
         seconds, nanoseconds = divmod(
@@ -449,7 +641,9 @@ class SimRobot(Node):
         self._joint_pub.publish(message)
         self.published += 1
         if self.simulation is not None:
-            self._publish_external_truth(sample, message.header.stamp)
+            self._publish_external_truth(
+                sample.external_torques, self.simulation.external_wrench, message.header.stamp
+            )
 
     def _publish_floating(self, sample: FloatingSample) -> None:
         stamp = self._stamp(sample.time)
@@ -476,11 +670,11 @@ def _is_whole_multiple(rate: float, publish_rate: float) -> bool:
     return ratio >= 1.0 - 1e-9 and abs(ratio - round(ratio)) <= 1e-9 * ratio
 
 
-def _whole_multiple(publish_rate: float) -> float:
-    """The smallest whole multiple of ``publish_rate`` [Hz] that is ≥ :data:`MIN_SIMULATION_RATE`:
-    the default simulation_rate (1000 Hz for the default 250 Hz publishing), used when the one
-    given is not a whole multiple of ``publish_rate`` or is below that."""
-    return max(1, math.ceil(MIN_SIMULATION_RATE / publish_rate * (1.0 - 1e-12))) * publish_rate
+def _whole_multiple(publish_rate: float, minimum: float = MIN_SIMULATION_RATE) -> float:
+    """The smallest whole multiple of ``publish_rate`` [Hz] that is ≥ ``minimum``: the default
+    simulation_rate (1000 Hz for the default 250 Hz publishing; 500 Hz on the legged scene),
+    used when the one given is not a whole multiple of ``publish_rate`` or is below that."""
+    return max(1, math.ceil(minimum / publish_rate * (1.0 - 1e-12))) * publish_rate
 
 
 def main(args=None) -> None:

@@ -33,11 +33,7 @@ from rclpy.node import Node
 from rclpy.signals import SignalHandlerOptions
 
 from robot_dynamics.core.errors import RobotDynamicsError
-
-try:  # rclpy ≥ 9 (Kilted); absent on Humble
-    from rclpy.experimental import EventsExecutor
-except ImportError:
-    EventsExecutor = None
+from robot_dynamics.ros.rclpy_compat import EventsExecutor
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
@@ -45,9 +41,9 @@ STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 class NodeSpinner:
     """An executor spinning ``nodes`` in the calling thread until :meth:`stop`.
 
-    ``low_latency``: rclpy's EventsExecutor (C++, rclpy ≥ 9; the single-threaded executor
-    where it does not exist, e.g. Humble), which does not rebuild a wait set in Python for
-    every callback; otherwise rclpy's single-threaded executor.
+    ``low_latency``: rclpy's EventsExecutor (C++; the single-threaded executor where rclpy
+    has none, see :mod:`~robot_dynamics.ros.rclpy_compat`), which does not rebuild a wait set
+    in Python for every callback; otherwise rclpy's single-threaded executor.
 
     :meth:`stop` may be called from any thread (or a signal watcher) and ends the spin at once
     even when no message arrives and every timer waits on a clock that stands still

@@ -8,12 +8,7 @@ from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
 from robot_dynamics.core.streams.joint_states import JointSample
-
-try:  # Iron and later
-    from rclpy.event_handler import PublisherEventCallbacks, SubscriptionEventCallbacks
-except ImportError:  # Humble
-    from rclpy.qos_event import PublisherEventCallbacks, SubscriptionEventCallbacks
-
+from robot_dynamics.ros.rclpy_compat import PublisherEventCallbacks, SubscriptionEventCallbacks
 
 DESCRIPTION_QOS = QoSProfile(
     depth=1,

@@ -3,14 +3,14 @@
 :func:`validate_description` runs every check on every link of a parsed description and
 returns a :class:`ValidationReport` of :class:`Finding` objects. Each finding names the
 link and the check, proves the defect with numbers (``values``), proposes a fix (often a
-ready URDF ``<inertial>`` snippet) and says what each consumer (MuJoCo, Drake/Gazebo,
-PyBullet, pinocchio-based controllers) does with such a link.
+ready URDF ``<inertial>`` snippet) and says what each consumer (MuJoCo, Drake, PyBullet,
+pinocchio-based controllers) does with such a link.
 
 Checks (the physical-consistency conditions, triangle inequality and pseudo-inertia LMI, of
 Wensing, Kim & Slotine 2017):
 
 * per link: implausible magnitudes (unit slips); mass of moving links; ``mass="0"`` with
-  collision geometry; I_C positive
+  collision geometry or with inertia; I_C positive
   semi-definite (principal moments and axes); triangle inequality of the principal
   moments; pseudo-inertia J ⪰ 0; a row-major transcription slip (``iyy`` repeating ``ixy``);
 * against the link's geometry (the union of its collision and visual shapes: boxes,
@@ -21,11 +21,12 @@ Wensing, Kim & Slotine 2017):
 * across links: mirror twins (left/right name pairs of equal mass) with different principal
   moments; mirror images (CoM mirrored through a coordinate plane) with unflipped products;
   identical placeholder inertias on links that differ in mass; ``<mimic>`` couplings that
-  cannot be modelled (a finding, not a refusal of the file).
+  cannot be modelled (a finding, not a refusal of the file); transmissions of unknown joints;
+  a ``<robot>`` without a name.
 
-Severities follow the consumers: an error wherever MuJoCo refuses the link (checked link by
-link on the example-robot-data corpus) or no body of that mass fits the geometry; warnings
-only where the file is wrong but loads.
+Severities follow the consumers: an error wherever MuJoCo or Drake refuses the link or the
+file (checked link by link on the example-robot-data corpus) or no body of that mass fits the
+geometry; warnings only where the file is wrong but loads.
 
 Conventions: URDF ``<inertial>`` (origin = CoM frame in the link frame, tensor entries about
 the CoM in the CoM frame, ixy = −∫ρxy dV). All values in SI units: kg, m, kg·m². "Link
@@ -39,6 +40,7 @@ in ``report``.
 
 from __future__ import annotations
 
+import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 from typing import Mapping, Optional, Sequence
 
@@ -61,6 +63,7 @@ from robot_dynamics.core.validation.cross_link_checks import (
     mirror_sign_findings,
     mirror_twin_findings,
     placeholder_findings,
+    transmission_findings,
 )
 from robot_dynamics.core.validation.formatting import plain
 from robot_dynamics.core.validation.geometry_checks import geometry_findings
@@ -174,13 +177,15 @@ def validate_description(
         tuple(str(root) for root in allowed_roots),
         floating_base,
     )
-    findings = []
+    findings = _robot_name_findings(description)
     for link in description.links.values():
         findings.extend(_link_findings(context, link))
     findings.extend(mirror_twin_findings(context))
     findings.extend(placeholder_findings(context))
     findings.extend(mirror_sign_findings(context))
-    findings.extend(mimic_findings(description))
+    root = _robot_element(description.text)
+    findings.extend(mimic_findings(description, root))
+    findings.extend(transmission_findings(description, root))
     order = {name: index for index, name in enumerate(description.links)}
     findings.sort(
         key=lambda finding: (order.get(finding.link, -1), -SEVERITIES.index(finding.severity))
@@ -189,6 +194,31 @@ def validate_description(
     return ValidationReport(
         description.name, description.total_mass(), findings, len(description.links), properties
     )
+
+
+def _robot_name_findings(description: UrdfDescription) -> list:
+    if description.name:
+        return []
+    message = '<robot> has no name attribute (the URDF format requires one)'
+    return [
+        Finding(
+            '',
+            'robot_name',
+            'error',
+            message,
+            {},
+            'add name="..." to <robot>',
+            CONSUMERS['robot_name'],
+        )
+    ]
+
+
+def _robot_element(text: str) -> Optional[ElementTree.Element]:
+    """The ``<robot>`` element of a description the safe parser accepted (None if absent)."""
+    try:
+        return ElementTree.fromstring(text) if text else None
+    except ElementTree.ParseError:
+        return None
 
 
 def _link_findings(context: DescriptionContext, link: UrdfLink) -> list:
@@ -223,7 +253,7 @@ def _link_findings(context: DescriptionContext, link: UrdfLink) -> list:
     if geometry is not None and geometry.lower is not None:
         recovered.extend(geometry_findings(link, geometry))
     recovering = [finding.check for finding in recovered if finding.check in _RECOVERING_CHECKS]
-    return findings + consistency_findings(link, geometry, recovering) + recovered
+    return findings + consistency_findings(context, link, geometry, recovering) + recovered
 
 
 def _link_properties(context: DescriptionContext, link: UrdfLink) -> dict:

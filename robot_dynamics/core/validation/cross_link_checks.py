@@ -3,18 +3,26 @@
 Mirror twins (left/right name pairs of equal mass) with different principal moments; mirror
 images (CoM mirrored through a coordinate plane of the link frame) whose products of inertia
 were not flipped; identical placeholder inertias on links that differ in mass or geometry;
-``<mimic>`` couplings that cannot be modelled. Mirroring follows REP 103 (y points left, so a
-left/right mirror flips y). SI units (kg, m, kg·m²).
+``<mimic>`` couplings that cannot be modelled; transmissions naming joints the file lacks.
+Mirroring follows REP 103 (y points left, so a left/right mirror flips y). SI units (kg, m,
+kg·m²).
 """
 
 from __future__ import annotations
 
+import itertools
 import math
+import xml.etree.ElementTree as ElementTree
 from typing import Optional
 
 import numpy as np
 
-from robot_dynamics.core.model.urdf import UrdfDescription, UrdfLink, mimic_problems
+from robot_dynamics.core.model.urdf import (
+    MOVING_JOINT_TYPES,
+    UrdfDescription,
+    UrdfLink,
+    mimic_problems,
+)
 from robot_dynamics.core.validation.consumers import CONSUMERS, link_finding
 from robot_dynamics.core.validation.context import DescriptionContext
 from robot_dynamics.core.validation.formatting import floats, geometry_alternative, inertial_snippet
@@ -22,6 +30,7 @@ from robot_dynamics.core.validation.inertial_checks import is_consistent
 from robot_dynamics.core.validation.report import Finding
 from robot_dynamics.core.validation.thresholds import (
     MIRROR_MIN_OFFSET,
+    MIRROR_RELATIVE_OFFSET,
     MIRROR_SIGN_MIN_PRODUCT,
     MIRROR_TOLERANCE,
     NEGLIGIBLE_GYRATION_RADIUS,
@@ -184,8 +193,38 @@ def mirror_sign_findings(context: DescriptionContext) -> list:
                     ):
                         continue
                     seen.add(pair)
-                    findings.extend(_mirror_sign_pair(first, second, axis))
+                    if not _products_kept_by_a_consistent_copy(first.inertial, axis):
+                        findings.extend(_mirror_sign_pair(first, second, axis))
     return findings
+
+
+def _products_kept_by_a_consistent_copy(inertial, axis: int) -> bool:
+    """Some sign change D (D_axis = −1: a mirror through that plane, or with another sign free,
+    a half-turn or a point inversion) maps one CoM onto the other and keeps every significant
+    product of inertia: then identical products are right. A CoM coordinate under
+    :data:`MIRROR_MIN_OFFSET` and under :data:`MIRROR_RELATIVE_OFFSET` of |c| is CAD-to-URDF
+    noise, so its sign is free; a larger one keeps its sign."""
+    com = np.array(inertial.origin.xyz)
+    tensor = inertial.tensor()
+    free = [
+        k
+        for k in range(3)
+        if k != axis
+        and abs(com[k])
+        <= max(MIRROR_MIN_OFFSET, MIRROR_RELATIVE_OFFSET * float(np.linalg.norm(com)))
+    ]
+    significant = [
+        (i, j)
+        for i, j in ((0, 1), (0, 2), (1, 2))
+        if abs(tensor[i, j]) > MIRROR_SIGN_MIN_PRODUCT * np.trace(tensor)
+    ]
+    for signs in itertools.product((1.0, -1.0), repeat=len(free)):
+        change = np.ones(3)
+        change[axis] = -1.0
+        change[free] = signs
+        if all(change[i] * change[j] > 0.0 for i, j in significant):
+            return True
+    return False
 
 
 def _mirror_key(inertial, com: np.ndarray) -> tuple:
@@ -258,24 +297,75 @@ def _mirror_sign_pair(first: UrdfLink, second: UrdfLink, axis: int) -> list:
     return findings
 
 
-def mimic_findings(description: UrdfDescription) -> list:
-    """A ``<mimic>`` that cannot be modelled, reported on the follower's child link."""
+def mimic_findings(description: UrdfDescription, root: Optional[ElementTree.Element]) -> list:
+    """A ``<mimic>`` that cannot be modelled, reported on the follower's child link: an
+    unknown or non-moving leader or a non-moving follower (errors: Drake refuses the file), a
+    chain of mimics (a warning: Drake loads it). ``root``: the parsed ``<robot>`` element (the
+    parsed description drops the ``<mimic>`` of a fixed joint), or None."""
+    problems = list(mimic_problems(description.joints))
+    for element in root.findall('joint') if root is not None else ():
+        name, joint = element.get('name'), description.joints.get(element.get('name'))
+        if (
+            joint is not None
+            and joint.type not in MOVING_JOINT_TYPES
+            and element.find('mimic') is not None
+        ):
+            problems.append(
+                (
+                    name,
+                    f'{joint.type} joint "{name}" has a <mimic> (only a moving joint can follow '
+                    'another)',
+                )
+            )
     findings = []
-    for joint_name, reason in mimic_problems(description.joints):
+    for joint_name, reason in problems:
         joint = description.joints[joint_name]
+        leader = description.joints.get(joint.mimic.joint) if joint.mimic else None
+        chain = (
+            leader is not None and leader.type in MOVING_JOINT_TYPES and leader.mimic is not None
+        )
         findings.append(
             Finding(
                 joint.child,
                 'mimic',
-                'warning',
-                f'{reason}: the coupling is ignored by MuJoCo and pinocchio\'s parser, and '
-                'robot_dynamics refuses to build a dynamics model from this file',
-                {'joint': joint_name, 'leader': joint.mimic.joint},
+                'warning' if chain else 'error',
+                f'{reason}: the coupling is ignored by MuJoCo and pinocchio\'s parser, '
+                + ('' if chain else 'Drake refuses the file, ')
+                + 'and robot_dynamics refuses to build a dynamics model from this file',
+                {'joint': joint_name, 'leader': joint.mimic.joint if joint.mimic else None},
                 'name an existing, moving, non-mimic joint in <mimic joint=...>, or remove the '
                 '<mimic>',
-                CONSUMERS['mimic'],
+                CONSUMERS['mimic_chain' if chain else 'mimic'],
             )
         )
+    return findings
+
+
+def transmission_findings(
+    description: UrdfDescription, root: Optional[ElementTree.Element]
+) -> list:
+    """A ``<transmission>`` naming a joint the file does not have (Drake refuses the file);
+    ``root``: the parsed ``<robot>`` element, or None."""
+    findings = []
+    for element in root.findall('transmission') if root is not None else ():
+        unknown = [
+            joint.get('name')
+            for joint in element.findall('joint')
+            if joint.get('name') not in description.joints
+        ]
+        if unknown:
+            findings.append(
+                Finding(
+                    '',
+                    'transmission',
+                    'error',
+                    f'transmission "{element.get("name")}" names joint "{unknown[0]}", which the '
+                    'file does not define: Drake refuses the file',
+                    {'transmission': element.get('name'), 'unknown_joints': unknown},
+                    'remove the transmission or name a joint of this file',
+                    CONSUMERS['transmission'],
+                )
+            )
     return findings
 
 

@@ -194,8 +194,17 @@ def _pattern_findings(link: UrdfLink, geometry: LinkGeometry) -> list:
 def _sign_hypothesis(
     link: UrdfLink, file_tensor: np.ndarray, rotation: np.ndarray, reference: np.ndarray
 ):
+    """Flipped product signs, considered only when the products matter (the largest over 5 % of
+    the trace) and turn a determined principal axis :data:`ROTATION_MIN_ANGLE` or more away from
+    the geometry's: with the axes in place, a sign that differs from the uniform-density
+    solid's belongs to a small product a non-uniform density explains."""
     products = np.array([file_tensor[0, 1], file_tensor[0, 2], file_tensor[1, 2]])
-    if np.abs(products).max() < 0.05 * np.trace(reference):
+    file_axes = principal_inertia(rotation @ file_tensor @ rotation.T)
+    if (
+        np.abs(products).max() < 0.05 * np.trace(reference)
+        or _largest_determined_misalignment(*file_axes, *principal_inertia(reference))
+        < ROTATION_MIN_ANGLE
+    ):
         return None
     best = None
     for flips in (

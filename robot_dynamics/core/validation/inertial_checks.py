@@ -1,5 +1,5 @@
-"""Checks of one link's inertial parameters on their own: mass, a zero inertia,
-physical consistency and a row-major transcription slip.
+"""Checks of one link's inertial parameters on their own: mass, an inertia without mass, a zero
+inertia, physical consistency and a row-major transcription slip.
 
 Physical consistency follows Wensing, Kim & Slotine 2017: the inertia about the CoM is
 positive semi-definite, its principal moments satisfy the triangle inequality, and the 4×4
@@ -23,7 +23,7 @@ from robot_dynamics.core.model.inertia import (
     triangle_margins,
 )
 from robot_dynamics.core.model.urdf import UrdfLink
-from robot_dynamics.core.validation.consumers import link_finding
+from robot_dynamics.core.validation.consumers import DRAKE_AXIS_REFUSAL, link_finding
 from robot_dynamics.core.validation.context import DescriptionContext, LinkGeometry
 from robot_dynamics.core.validation.formatting import (
     floats,
@@ -34,6 +34,7 @@ from robot_dynamics.core.validation.formatting import (
 )
 from robot_dynamics.core.validation.report import Finding
 from robot_dynamics.core.validation.thresholds import (
+    DRAKE_INERTIA_TOLERANCE,
     MUJOCO_MIN_VALUE,
     NEGATIVE_MOMENT_TOLERANCE,
     TRIANGLE_TOLERANCE,
@@ -74,7 +75,28 @@ def zero_inertia_finding(
         {'mass': mass, 'largest_inertia_entry': largest_entry},
         'give the inertia about the CoM (from CAD, from a mirror twin, or from the geometry: see '
         'the other findings on this link)' + geometry_alternative(mass, context.geometry(link)),
+        drake=_drake_axis_refusal(context, link),
     )
+
+
+def _drake_axis_refusal(context: DescriptionContext, link: UrdfLink) -> str:
+    """Drake's sentence when its articulated-body algorithm refuses a link whose tensor it keeps
+    (a valid one: Drake replaces an invalid one): a revolute joint turns it, nothing else with
+    mass is below, and its inertia about the joint axis, nᵀ I_C n + m |n × c|², is zero."""
+    joint = context.parent_joint.get(link.name)
+    if (
+        joint is None
+        or joint.type not in ('revolute', 'continuous')
+        or context.mass_below(link.name, fixed_only=False) > link.inertial.mass
+    ):
+        return ''
+    axis = np.array(joint.axis) / np.linalg.norm(joint.axis)  # joint frame = child link frame
+    com = np.array(link.inertial.origin.xyz)
+    lever = np.cross(axis, com)
+    about_axis = (
+        axis @ link.inertial.tensor_in_link_frame() @ axis + link.inertial.mass * lever @ lever
+    )
+    return DRAKE_AXIS_REFUSAL if about_axis <= 0.0 else ''
 
 
 def mass_findings(context: DescriptionContext, link: UrdfLink) -> list:
@@ -117,6 +139,7 @@ def mass_findings(context: DescriptionContext, link: UrdfLink) -> list:
                     f'{moved_by} moves this link, but it and everything below it are massless',
                     {'mass': mass, 'mass_below': below},
                     'give the link its mass and inertia, or make the joint fixed',
+                    'mass_with_tensor' if _tensor_below(context, link.name) else '',
                 )
             )
         else:
@@ -130,9 +153,34 @@ def mass_findings(context: DescriptionContext, link: UrdfLink) -> list:
                     {'mass': mass, 'mass_below': below},
                     'pinocchio copes; for MuJoCo (and a well-conditioned mass matrix) give it a '
                     'small mass and inertia (e.g. 1e-3 kg, a few 1e-6 kg·m²), or merge the joints',
+                    'mass_above_joints',
                 )
             )
+    if link.inertial and mass == 0.0 and np.any(link.inertial.tensor()):
+        largest = float(np.abs(link.inertial.tensor()).max())
+        findings.append(
+            link_finding(
+                link,
+                'massless_inertia',
+                'warning',
+                f'mass 0 but inertia entries up to {largest:.3g} kg·m²: a body without mass has no '
+                'rotational inertia',
+                {'mass': mass, 'largest_inertia_entry': largest},
+                'give the link its mass, or set its inertia entries to 0 if it is only a frame',
+            )
+        )
     return findings
+
+
+def _tensor_below(context: DescriptionContext, link_name: str) -> bool:
+    """A link at or below ``link_name`` has a non-zero inertia tensor."""
+    stack = [link_name]
+    while stack:
+        link = context.description.links[stack.pop()]
+        if link.inertial and np.any(link.inertial.tensor()):
+            return True
+        stack.extend(joint.child for joint in context.children[link.name])
+    return False
 
 
 def mesh_notes(link: UrdfLink, geometry: LinkGeometry, massive: bool) -> list:
@@ -166,7 +214,7 @@ def mesh_notes(link: UrdfLink, geometry: LinkGeometry, massive: bool) -> list:
 
 
 def consistency_findings(
-    link: UrdfLink, geometry: Optional[LinkGeometry], recovering: list
+    context: DescriptionContext, link: UrdfLink, geometry: Optional[LinkGeometry], recovering: list
 ) -> list:
     """PSD, triangle inequality and pseudo-inertia. The fix refers to ``recovering`` findings
     (checks that recovered the intended tensor from the file) when there are any."""
@@ -218,7 +266,8 @@ def consistency_findings(
                 _consistent_fix(link, geometry, recovering),
             )
         ]
-    if moments[0] <= MUJOCO_MIN_VALUE:
+    if moments[0] <= MUJOCO_MIN_VALUE:  # Drake keeps a zero moment, warns about a negative one
+        negative = moments[0] < -DRAKE_INERTIA_TOLERANCE * largest
         return [
             link_finding(
                 link,
@@ -228,6 +277,7 @@ def consistency_findings(
                 'body with no extent across one axis: an ideal rod or a point, not a part)',
                 values,
                 _consistent_fix(link, geometry, recovering),
+                *(('', '') if negative else ('zero_moment', _drake_axis_refusal(context, link))),
             )
         ]
     violation = float(-margins.min()) / largest
@@ -251,6 +301,7 @@ def consistency_findings(
                 message,
                 values,
                 _consistent_fix(link, geometry, recovering),
+                '' if violation > DRAKE_INERTIA_TOLERANCE else 'triangle_rounding',
             )
         ]
     if pseudo_min < -NEGATIVE_MOMENT_TOLERANCE * float(np.abs(pseudo_eigenvalues).max()):

@@ -19,7 +19,7 @@ class Finding:
     """One defect (or note) about one link. ``link`` is '' for whole-description findings.
 
     ``values``: the numbers that prove it (JSON-ready, SI units); ``suggestion``: the fix,
-    possibly with a URDF ``<inertial>`` snippet; ``consumers``: what MuJoCo, Drake/Gazebo,
+    possibly with a URDF ``<inertial>`` snippet; ``consumers``: what MuJoCo, Drake,
     PyBullet and pinocchio-based controllers do with it.
     """
 
@@ -165,7 +165,7 @@ class LinkStatus:
 
 _CONSUMER_NAMES = {
     'mujoco': 'MuJoCo',
-    'drake_gazebo': 'Drake/Gazebo',
+    'drake': 'Drake',
     'pybullet': 'PyBullet',
     'pinocchio': 'pinocchio-based controllers',
 }

@@ -43,6 +43,11 @@ bounding box would need more to hold the link's mass is a marker, not the body."
 MIRROR_MIN_OFFSET = 1e-3
 """A CoM coordinate [m] under 1 mm does not tell a mirror image from the same placement."""
 
+MIRROR_RELATIVE_OFFSET = 0.05
+"""A CoM coordinate under 5 % of the CoM's distance from the link origin (and under
+:data:`MIRROR_MIN_OFFSET`) does not tell which way a mirrored or rotated copy faces: it is
+within what a CAD export and a URDF differ by."""
+
 MIRROR_SIGN_MIN_PRODUCT = 0.01
 """Products under 1 % of the tensor's trace are too small for their sign to matter."""
 
@@ -59,6 +64,11 @@ same part for the placeholder check (a mirror image keeps them)."""
 MUJOCO_MIN_VALUE = 1e-15
 """MuJoCo's mjMINVAL [kg, kg·m²]: it refuses a principal moment at or below it (any body)
 and a moving body whose mass or inertia is below it."""
+
+DRAKE_INERTIA_TOLERANCE = 2e-15
+"""Negative principal moments and triangle-inequality violations up to this fraction of the
+largest moment pass Drake's ``CouldBePhysicallyValid()`` (measured with Drake 1.51: 1e-15
+passes, 4e-15 is warned about)."""
 
 NEGLIGIBLE_GYRATION_RADIUS = 1e-6
 """An inertia whose entries are all below m·(1 µm)² is a point mass written with rounding
