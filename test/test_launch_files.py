@@ -229,7 +229,7 @@ def test_every_executable_is_a_console_script_or_an_exec_dependency():
 
 
 def test_every_imported_ros_package_is_an_exec_dependency():
-    """rcl_interfaces (ros/parameters.py) and builtin_interfaces (ros/sim_robot.py,
+    """rcl_interfaces (ros/parameter_schema.py) and builtin_interfaces (ros/sim_robot.py,
     commands/excitation.py) were imported but not declared, so rosdep would not install them."""
     exec_depends = {
         element.text

@@ -1,6 +1,7 @@
 """Each node's parameters come from one table (ros/dynamics_parameters.py,
-ros/centroidal_parameters.py): the nodes declare exactly the table with its ranges, rclpy itself
-refuses an out-of-range value, and README's tables and config/robot_dynamics.yaml agree with it."""
+ros/centroidal_parameters.py, ros/sim_robot_parameters.py): the nodes declare exactly the table
+with its ranges, rclpy itself refuses an out-of-range value, and README's tables and
+config/robot_dynamics.yaml agree with it."""
 
 import math
 import re
@@ -14,9 +15,16 @@ from robot_dynamics.models import ARM_URDF
 from robot_dynamics.ros.centroidal_parameters import CENTROIDAL_PARAMETERS
 from robot_dynamics.ros.dynamics_parameters import DYNAMICS_PARAMETERS
 from robot_dynamics.ros.parameter_schema import ParameterSpec
+from robot_dynamics.ros.sim_robot_parameters import SIM_ROBOT_PARAMETERS
 
 ROOT = Path(__file__).resolve().parents[1]
-TABLES = {'dynamics': DYNAMICS_PARAMETERS, 'centroidal': CENTROIDAL_PARAMETERS}
+TABLES = {
+    'dynamics': DYNAMICS_PARAMETERS,
+    'centroidal': CENTROIDAL_PARAMETERS,
+    'sim_robot': SIM_ROBOT_PARAMETERS,
+}
+CONFIG_FILES = {'dynamics': 'robot_dynamics.yaml', 'centroidal': 'robot_dynamics.yaml'}
+
 README_ROW = re.compile(r'^\| (?P<names>`[a-z_]+`(?:, `[a-z_]+`)*) \| (?P<default>[^|]+) \|')
 
 
@@ -26,8 +34,10 @@ def node_of(name: str):
 
     from robot_dynamics.ros.centroidal_node import CentroidalNode
     from robot_dynamics.ros.dynamics_node import DynamicsNode
+    from robot_dynamics.ros.sim_robot import SimRobot
 
-    node_type = {'dynamics': DynamicsNode, 'centroidal': CentroidalNode}[name]
+    node_type = {'dynamics': DynamicsNode, 'centroidal': CentroidalNode, 'sim_robot': SimRobot}
+    node_type = node_type[name]
     return node_type(
         name,
         namespace='/schema_check',
@@ -125,9 +135,10 @@ def test_describe_shows_the_range_and_rclpy_refuses_a_value_outside_it(ros):
         assert not read_only.successful and 'read-only' in read_only.reason
 
 
-@pytest.mark.parametrize('node_name', sorted(TABLES))
+@pytest.mark.parametrize('node_name', sorted(CONFIG_FILES))
 def test_config_file_holds_every_parameter_of_the_table_with_its_default(node_name):
-    documented = parameter_lines('robot_dynamics.yaml')[node_name]
+    """sim_robot's demo file differs from its defaults: test_launch_files checks it."""
+    documented = parameter_lines(CONFIG_FILES[node_name])[node_name]
     table = {spec.name: spec for spec in TABLES[node_name]}
     assert set(documented) == set(table)
     for name, (commented, text, comment) in documented.items():

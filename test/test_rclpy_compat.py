@@ -16,7 +16,7 @@ import rclpy  # noqa: E402
 from rcl_interfaces.msg import ParameterType  # noqa: E402
 from std_msgs.msg import String  # noqa: E402
 
-from robot_dynamics.ros.parameters import checked_parameter  # noqa: E402
+from robot_dynamics.ros.parameter_schema import ParameterSpec, declare_parameter  # noqa: E402
 from robot_dynamics.ros.rclpy_compat import parameter_type  # noqa: E402
 from robot_dynamics.ros.topics import (  # noqa: E402
     SENSOR_QOS,
@@ -79,12 +79,12 @@ def test_parameter_type_is_the_rcl_interfaces_number(value, number):
     assert isinstance(parameter_type(value), int)
 
 
-def test_a_checked_parameter_is_described_with_its_type_on_a_real_node(ros):
+def test_a_declared_parameter_is_described_with_its_type_on_a_real_node(ros):
     node = rclpy.create_node(f'compat_parameters_{next(_names)}')
     try:
-        checked_parameter(node, 'period', 0.5, 'a period [s]')
-        checked_parameter(node, 'frame', 'base_link', 'a frame name')
-        checked_parameter(node, 'joints', ['a', 'b'], 'joint names')
+        declare_parameter(node, ParameterSpec('period', 0.5, 'a period', 's'))
+        declare_parameter(node, ParameterSpec('frame', 'base_link', 'a frame name'))
+        declare_parameter(node, ParameterSpec('joints', ['a', 'b'], 'joint names'))
         described = {
             name: node.describe_parameter(name).type for name in ('period', 'frame', 'joints')
         }

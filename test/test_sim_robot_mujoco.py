@@ -127,7 +127,7 @@ def test_realistic_profile_publishes_friction_rotor_torques_and_a_biased_ft_sens
 
 def test_legged_scene_feet_carry_the_weight_on_odom_imu_and_contact_truth(ros):
     node = sim_node('/mj_l', scene='legged', publish_rate=100.0)
-    assert node.value('simulation_rate') == 500.0
+    assert node.simulation_rate == 500.0
     feet = ('lf_foot', 'rf_foot', 'lh_foot', 'rh_foot')
     with ros(node) as harness:
         wrenches = {

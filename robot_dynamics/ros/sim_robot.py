@@ -53,7 +53,6 @@ is logged with its reason and stops the motion; the node keeps running. All math
 from __future__ import annotations
 
 import json
-import math
 import time
 from typing import Optional
 
@@ -72,20 +71,19 @@ from robot_dynamics.core.model.model import RobotModel
 from robot_dynamics.core.model.urdf import read_description_file
 from robot_dynamics.models import ARM_URDF, QUADRUPED_URDF
 from robot_dynamics.ros.node_log import RateLimitedLogger, never_raises, shorten
-from robot_dynamics.ros.parameters import (
-    checked_parameter,
-    gravity_parameter,
-    non_negative_parameter,
-    positive_parameter,
-)
+from robot_dynamics.ros.parameter_schema import NodeParameters
 from robot_dynamics.ros.sim_messages import SceneOutputs
+from robot_dynamics.ros.sim_robot_parameters import (
+    SIM_ROBOT_PARAMETERS,
+    minimum_simulation_rate,
+    smallest_whole_multiple,
+)
 from robot_dynamics.ros.spinning import run_nodes
 from robot_dynamics.ros.topics import DESCRIPTION_QOS, SENSOR_QOS
 from robot_dynamics.simulation.errors import SimulationError
 from robot_dynamics.simulation.mujoco_model import boxes_from_text
 from robot_dynamics.simulation.profiles import load_profile
 from robot_dynamics.simulation.reference import (
-    FEEDBACK_MODES,
     ArmSimulation,
     FloatingSample,
     JointSample,
@@ -94,18 +92,10 @@ from robot_dynamics.simulation.reference import (
     scripted_excitation,
 )
 from robot_dynamics.simulation.scenes import (
-    BASE_MOTIONS,
-    SCENES,
     ArmScene,
     SceneSample,
     make_scene,
 )
-
-MIN_SIMULATION_RATE = 1000.0
-"""Lowest integration rate [Hz] of an arm simulation (semi-implicit Euler)."""
-MIN_LEGGED_RATE = 500.0
-"""Lowest integration rate [Hz] of the MuJoCo legged scene."""
-ENGINES = ('mujoco', 'pinocchio')
 
 
 class SimRobot(Node):
@@ -144,7 +134,7 @@ class SimRobot(Node):
         """The MuJoCo scene of the parameters; returns the published description."""
         profile = load_profile(self.value('robot_profile'))
         scene_name = self.value('scene')
-        options = {'step': 1.0 / self.value('simulation_rate'), 'gravity': self.gravity}
+        options = {'step': 1.0 / self.simulation_rate, 'gravity': self.gravity}
         if scene_name == 'legged':
             self.scene = make_scene(
                 'legged',
@@ -223,7 +213,7 @@ class SimRobot(Node):
             self.simulation = ArmSimulation(
                 self.robot,
                 trajectory,
-                1.0 / self.value('simulation_rate'),
+                1.0 / self.simulation_rate,
                 self.value('tracking_bandwidth'),
                 self.value('controller_feedback'),
                 self.noise,
@@ -234,180 +224,17 @@ class SimRobot(Node):
 
     # ------------------------------------------------------------------ parameters
     def _declare_parameters(self) -> None:
-        """Every parameter is read once at start-up, then read-only (a change is refused with a
-        reason). A whole number is taken for a float; a value of the wrong type, or a
-        non-positive time or rate, is logged and its default used; an unknown ``root_joint``
-        (below) stops the node with the reason. ``simulation_rate`` must be a whole multiple
-        of ``publish_rate`` (so that the published steps are exactly 1/``publish_rate``
-        apart) and at least :data:`MIN_SIMULATION_RATE`: another value is logged and replaced
-        by the smallest whole multiple that is ≥ 1000 Hz (the default: 1000 Hz for the default
-        250 Hz publishing)."""
-        self._values = {}
-
-        def declare(name, default, description, is_valid=None, requirement=''):
-            self._values[name] = checked_parameter(
-                self, name, default, description, is_valid, requirement
-            )
-
-        def positive(name, default, description, quantity):
-            self._values[name] = positive_parameter(self, name, default, description, quantity)
-
-        def non_negative(name, default, description):
-            self._values[name] = non_negative_parameter(self, name, default, description)
-
-        declare(
-            'engine',
-            'mujoco',
-            "'mujoco': the proving ground (profiles, scenes, contacts, truth); 'pinocchio': "
-            "the exact reference (the URDF integrated with pinocchio)",
-            lambda engine: engine in ENGINES,
-            f'is not one of {list(ENGINES)}',
-        )
-        declare(
-            'robot_profile',
-            'ideal',
-            "mujoco: 'ideal', 'realistic' or a profile YAML path (the true robot's "
-            "deviations from its URDF and its sensors)",
-        )
-        declare('profile_seed', 0, 'mujoco: seed of every draw of the robot profile')
-        declare(
-            'scene',
-            'arm',
-            f'mujoco: one of {list(SCENES)}',
-            lambda scene: scene in SCENES,
-            f'is not one of {list(SCENES)}',
-        )
-        declare(
-            'base_tilt',
-            [0.0, 0.0, 0.0],
-            'mujoco, scene tilted_base: roll, pitch, yaw of the arm base [rad]',
-            lambda rpy: len(rpy) == 3 and all(math.isfinite(x) for x in rpy),
-            'is not 3 finite angles [rad]',
-        )
-        declare(
-            'base_motion',
-            'mobile',
-            f'mujoco, scene moving_base: one of {list(BASE_MOTIONS)}',
-            lambda motion: motion in BASE_MOTIONS,
-            f'is not one of {list(BASE_MOTIONS)}',
-        )
-        declare(
-            'obstacles',
-            [],
-            "mujoco, arm scenes: boxes 'x y z sx sy sz' (centre in the world, edge lengths, m)",
-        )
-        declare(
-            'legged_robot',
-            'quadruped',
-            "mujoco, scene legged: 'quadruped' (bundled) or 'solo12' (example-robot-data)",
-            lambda name: name in ('quadruped', 'solo12'),
-            "is not 'quadruped' or 'solo12'",
-        )
-        declare('robot_description', '', 'URDF text of the simulated robot; overrides urdf_file')
-        declare(
-            'urdf_file', '', 'URDF file; empty: the bundled arm (fixed) or quadruped (floating)'
-        )
-        declare(
-            'root_joint',
-            'fixed',
-            "'fixed': dynamic arm simulation; 'floating': kinematic base sway",
-        )
-        self._values['gravity'] = gravity_parameter(self)
-        positive('publish_rate', 250.0, 'joint_states (and odom) rate [Hz]', 'rate [Hz]')
-        publish_rate = self._values['publish_rate']
-        legged = self._values['engine'] == 'mujoco' and self._values['scene'] == 'legged'
-        minimum = MIN_LEGGED_RATE if legged else MIN_SIMULATION_RATE
-        declare(
-            'simulation_rate',
-            _whole_multiple(publish_rate, minimum),
-            f'integration rate [Hz], at least {MIN_SIMULATION_RATE:g} ({MIN_LEGGED_RATE:g} for the '
-            'legged scene) and a whole multiple of publish_rate',
-            lambda rate: rate >= minimum * (1.0 - 1e-9) and _is_whole_multiple(rate, publish_rate),
-            f'is not a whole multiple of publish_rate ({publish_rate:g} Hz) of at least '
-            f'{minimum:g} Hz',
-        )
-        positive(
-            'max_catch_up', 0.05, 'most simulated time integrated per timer tick [s]', 'time [s]'
-        )
-        declare('payload_link', 'tool0', 'link the hidden payload is fixed to')
-        non_negative('payload_mass', 0.0, 'hidden payload mass [kg]; 0: no payload')
-        declare('payload_com', [0.0, 0.0, 0.0], 'hidden payload CoM in payload_link [m]')
-        declare(
-            'payload_inertia',
-            [0.0, 0.0, 0.0, 0.0, 0.0, 0.0],
-            'hidden payload inertia about its CoM, payload_link axes: ixx, ixy, ixz, iyy, iyz, '
-            'izz [kg m^2]',
-        )
-        declare(
-            'start_with_payload',
-            True,
-            'attach the hidden payload at start (else on ~/attach_payload)',
-        )
-        non_negative('position_noise', 0.0, '1-sigma noise on published positions [rad]')
-        non_negative('velocity_noise', 0.001, '1-sigma noise on published velocities [rad/s]')
-        non_negative('effort_noise', 0.02, '1-sigma noise on published efforts [N m]')
-        declare('seed', 0, 'seed of the noise generator')
-        positive(
-            'excitation_frequency',
-            0.2,
-            'base frequency of the Fourier excitation [Hz] (its period)',
-            'frequency [Hz]',
-        )
-        declare(
-            'excitation_harmonics',
-            4,
-            'harmonics of the Fourier excitation',
-            lambda count: count >= 1,
-            'is not at least 1',
-        )
-        declare('trajectory_seed', 1, 'seed of the excitation coefficients')
-        positive(
-            'max_acceleration',
-            3.0,
-            'largest joint acceleration of the excitation [rad/s^2]',
-            'acceleration [rad/s^2]',
-        )
-        declare(
-            'velocity_fraction',
-            0.5,
-            'largest joint speed as a fraction of the URDF limit',
-            lambda fraction: 0.0 < fraction <= 1.0,
-            'is not in (0, 1]',
-        )
-        positive(
-            'tracking_bandwidth', 10.0, 'computed-torque tracking bandwidth [Hz]', 'bandwidth [Hz]'
-        )
-        declare(
-            'controller_feedback',
-            'exact',
-            "pinocchio engine: what the computed-torque controller feeds back: 'exact' (the true "
-            "state) or 'measured' (the published noisy positions and velocities, as a real "
-            "robot's controller)",
-            lambda mode: mode in FEEDBACK_MODES,
-            f'is not one of {list(FEEDBACK_MODES)}',
-        )
-        declare('world_frame', 'odom', 'floating base: frame_id of odom (the world)')
-        declare('base_frame', 'base', 'floating base: child_frame_id of odom (the base link)')
-        declare(
-            'contact_frames',
-            ['lf_foot', 'rf_foot', 'lh_foot', 'rh_foot'],
-            'floating base: frames that stay fixed on the ground (3 joints per frame)',
-        )
-        declare(
-            'stance_positions',
-            [0.0, 0.8, -1.6] * 4,
-            'floating base: stance joint positions [rad] in model joint order (default: the '
-            'bundled quadruped, every leg haa 0, hfe 0.8, kfe -1.6)',
-        )
-        non_negative('sway_amplitude', 0.04, 'floating base: base sway amplitude [m]')
-        non_negative('sway_tilt', 0.05, 'floating base: roll/pitch amplitude [rad]')
-        positive('sway_frequency', 0.5, 'floating base: sway frequency [Hz]', 'frequency [Hz]')
-        declare(
-            'ground_height',
-            0.0,
-            'floating base: height of the ground plane in world_frame [m]',
-            math.isfinite,
-            'is not a finite height [m]',
+        """Every parameter (:data:`SIM_ROBOT_PARAMETERS`) is read once at start-up, then
+        read-only (a change is refused with a reason). A whole number is taken for a float; a
+        value of the wrong type, out of its range or failing its check is logged and its
+        default used; an unknown ``root_joint`` (below) stops the node with the reason.
+        ``simulation_rate`` 0 (the default) is the smallest whole multiple of ``publish_rate``
+        of at least 1000 Hz (500 Hz on the legged scene): so the published steps are exactly
+        1/``publish_rate`` apart."""
+        self.parameters = NodeParameters(self, SIM_ROBOT_PARAMETERS)
+        self.simulation_rate = self.value('simulation_rate') or smallest_whole_multiple(
+            self.value('publish_rate'),
+            minimum_simulation_rate(self.value('engine'), self.value('scene')),
         )
         self.engine = self.value('engine')
         self.root_joint = self.value('root_joint')
@@ -422,7 +249,7 @@ class SimRobot(Node):
 
     def value(self, name: str):
         """The value in use of parameter ``name`` (converted, or its default when unusable)."""
-        return self._values[name]
+        return self.parameters[name]
 
     def _description_text(self) -> str:
         text = self.value('robot_description')
@@ -660,21 +487,6 @@ class SimRobot(Node):
         )
         self._odom_pub.publish(odometry)
         self._publish_joints(sample.joints)
-
-
-def _is_whole_multiple(rate: float, publish_rate: float) -> bool:
-    """True when ``rate`` [Hz] is ``publish_rate`` times a whole number ≥ 1 (to 1e-9 relative)."""
-    if not 0.0 < rate < math.inf:  # false for NaN
-        return False
-    ratio = rate / publish_rate
-    return ratio >= 1.0 - 1e-9 and abs(ratio - round(ratio)) <= 1e-9 * ratio
-
-
-def _whole_multiple(publish_rate: float, minimum: float = MIN_SIMULATION_RATE) -> float:
-    """The smallest whole multiple of ``publish_rate`` [Hz] that is ≥ ``minimum``: the default
-    simulation_rate (1000 Hz for the default 250 Hz publishing; 500 Hz on the legged scene),
-    used when the one given is not a whole multiple of ``publish_rate`` or is below that."""
-    return max(1, math.ceil(minimum / publish_rate * (1.0 - 1e-12))) * publish_rate
 
 
 def main(args=None) -> None:
