@@ -230,6 +230,7 @@ NODE_PARAMETERS = {
     'contact_thresholds': [2.0] * 7,
     'wrench_frame': 'tool0',
     'acceleration_window': 9,
+    'rotor_inertia': [0.3, 0.3, 0.2, 0.2, 0.1, 0.05, 0.05],
 }
 
 
@@ -266,7 +267,8 @@ def arm_joint_states(robot: RobotModel, count: int) -> list:
 def test_live_dynamics_without_ros_gives_the_numbers_the_node_publishes(ros):
     """dynamics_node as its own process, fed 600 joint states over a real topic; every published
     gravity, inverse-dynamics, external-torque, contact-ratio and wrench message equals what a
-    LiveDynamics with the same settings computes from the same samples here."""
+    LiveDynamics with the same settings (rotor inertia included) computes from the same samples
+    here."""
     from geometry_msgs.msg import WrenchStamped
     from ros_harness import wait_for
     from sensor_msgs.msg import JointState
@@ -324,6 +326,7 @@ def test_live_dynamics_without_ros_gives_the_numbers_the_node_publishes(ros):
             contact_thresholds=(2.0,) * 7,
             wrench_frame='tool0',
             acceleration_window=9,
+            rotor_inertia=tuple(NODE_PARAMETERS['rotor_inertia']),
         ),
     )
     expected = {}

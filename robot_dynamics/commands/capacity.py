@@ -61,6 +61,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help='payload CoM in the payload link frame [m] (default 0 0 0)',
     )
     parser.add_argument(
+        '--rotor-inertia',
+        metavar='YAML',
+        help='friction YAML of `robot_dynamics identify`: its per-joint rotor_inertia [kg·m²] is '
+        'added to M(q) (the torques along --trajectory include I_a q̈)',
+    )
+    parser.add_argument(
         '--per-sample', action='store_true', help='text output: also list every sample'
     )
     parser.add_argument('--format', choices=('text', 'json'), default='text', help='output format')
@@ -83,6 +89,12 @@ def _run(args: argparse.Namespace) -> int:
     from robot_dynamics.models import ARM_URDF
 
     robot = RobotModel.from_urdf_file(args.urdf or ARM_URDF)
+    if args.rotor_inertia:
+        from robot_dynamics.core.dynamics.friction import load_friction_file
+
+        robot.set_rotor_inertia(
+            load_friction_file(args.rotor_inertia, robot.joint_names).rotor_inertia
+        )
     motion = motion_from_arguments(args, robot)
     link = args.payload_link or default_payload_link(robot)
     report = payload_capacity(robot, motion, link, args.com_offset)

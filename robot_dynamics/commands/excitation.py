@@ -11,11 +11,11 @@ periods (T·f_f = 1, 2, ...) so that the motion ends at rest where it started. T
 limits (--position-margin, --velocity-fraction, --max-acceleration) are never wider than the
 URDF's own position and velocity limits, and every sample keeps them. The predicted joint
 torques (inverse dynamics of the URDF, plus --payload-mass at --payload-link/--payload-com and
-the friction of --friction, a YAML written by `robot_dynamics identify`) are also kept within
---torque-fraction of the URDF effort limits at every sample (unless --ignore-torque-limits, or
-the URDF gives no effort limit); the worst torque margin is reported. When even the start pose
-at rest exceeds them, the design is refused with the joint and time named. See
-docs/identification.md.
+the friction and rotor inertia of --friction, a YAML written by `robot_dynamics identify`) are
+also kept within --torque-fraction of the URDF effort limits at every sample (unless
+--ignore-torque-limits, or the URDF gives no effort limit); the worst torque margin is
+reported. When even the start pose at rest exceeds them, the design is refused with the joint
+and time named. See docs/identification.md.
 
 Exit status: 0 when the files are written (and, with --publish, the JointTrajectory
 published to a matched subscriber); 2 with a one-line reason on stderr: a bad option,
@@ -108,7 +108,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         '--friction',
         metavar='YAML',
-        help='friction file (as `robot_dynamics identify` writes) added to the predicted torques',
+        help='friction file (as `robot_dynamics identify` writes): its friction and rotor inertia '
+        'are added to the predicted torques',
     )
     parser.add_argument(
         '--iterations', type=int, default=200, help='(1+1)-ES iterations (default %(default)s)'
@@ -321,6 +322,8 @@ def _torque_limits(args: argparse.Namespace, robot):
         )
         link = args.payload_link or default_payload_link(robot)
     friction = load_friction_file(args.friction, robot.joint_names) if args.friction else None
+    if friction is not None:
+        robot.set_rotor_inertia(friction.rotor_inertia)
     return TorqueLimits(robot, args.torque_fraction, payload, link, friction)
 
 

@@ -205,6 +205,15 @@ DYNAMICS_PARAMETERS = MODEL_SOURCE_PARAMETERS + (
         'no friction model',
     ),
     P(
+        'rotor_inertia',
+        [0.0],
+        'reflected rotor inertia per joint (rotor inertia x gear ratio squared), model joint '
+        'order, added to M(q); [0.0]: the rotor_inertia of friction_file, else none',
+        'kg·m²',
+        check=_is_list_of_numbers,
+        requirement='is not a list of numbers',
+    ),
+    P(
         'contact_thresholds',
         [0.0],
         'contact threshold per joint, model joint order; [0.0]: none given (call '

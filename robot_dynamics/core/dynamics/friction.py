@@ -3,14 +3,16 @@
 τ_friction = viscous·q̇ + coulomb·sgn(q̇) + offset, per joint [N·m for revolute, N for
 prismatic joints], q̇ in rad/s (m/s): the model
 :func:`robot_dynamics.core.identification.identified_model.friction_yaml`
-writes (its ``rotor_inertia`` entries are not friction and are ignored here).
+writes. The same file's ``rotor_inertia`` [kg·m²] per joint is read into
+:attr:`FrictionModel.rotor_inertia`: it is not friction, the live pipeline puts it into the
+model's mass matrix (:meth:`~robot_dynamics.core.model.model.RobotModel.set_rotor_inertia`).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Optional, Sequence
 
 import numpy as np
 import yaml
@@ -18,6 +20,8 @@ import yaml
 from robot_dynamics.core.errors import RobotDynamicsError
 
 FRICTION_KEYS = ('viscous', 'coulomb', 'offset')
+FILE_KEYS = FRICTION_KEYS + ('rotor_inertia',)
+"""Per-joint fields of the file; ``rotor_inertia`` must be >= 0."""
 MAX_FRICTION_FILE_BYTES = 1_000_000
 
 
@@ -28,13 +32,19 @@ class FrictionFileError(RobotDynamicsError):
 
 @dataclass(frozen=True)
 class FrictionModel:
-    """Per-joint viscous [N·m·s/rad], Coulomb [N·m] and constant offset [N·m] coefficients, in
-    ``joint_names`` order; joints absent from the file have zero friction."""
+    """Per-joint viscous [N·m·s/rad], Coulomb [N·m] and constant offset [N·m] coefficients, and
+    the reflected rotor inertia [kg·m²] of the same file, in ``joint_names`` order; joints absent
+    from the file have zero friction and rotor inertia."""
 
     joint_names: tuple
     viscous: np.ndarray
     coulomb: np.ndarray
     offset: np.ndarray
+    rotor_inertia: Optional[np.ndarray] = None
+
+    def __post_init__(self):
+        if self.rotor_inertia is None:
+            object.__setattr__(self, 'rotor_inertia', np.zeros(len(self.joint_names)))
 
     @classmethod
     def none(cls, joint_names: Sequence[str]) -> 'FrictionModel':
@@ -65,25 +75,28 @@ def friction_from_yaml(text: str, joint_names: Sequence[str]) -> FrictionModel:
     unknown = sorted(str(name) for name in joints if name not in joint_names)
     if unknown:
         raise FrictionFileError(f'friction file names joints that are not in the model: {unknown}')
-    coefficients = {key: np.zeros(len(joint_names)) for key in FRICTION_KEYS}
+    coefficients = {key: np.zeros(len(joint_names)) for key in FILE_KEYS}
     for index, name in enumerate(joint_names):
         entry = joints.get(name) or {}
         if not isinstance(entry, dict):
             raise FrictionFileError(f'friction entry of joint {name} is not a mapping')
-        for key in FRICTION_KEYS:
-            value = entry.get(key, 0.0)
-            if (
-                isinstance(value, bool)
-                or not isinstance(value, (int, float))
-                or not math.isfinite(value)
-            ):
-                raise FrictionFileError(
-                    f'friction {key} of joint {name} is not a finite number: {value!r}'
-                )
-            coefficients[key][index] = float(value)
+        for key in FILE_KEYS:
+            coefficients[key][index] = _coefficient(entry.get(key, 0.0), name, key)
     return FrictionModel(
-        tuple(joint_names), coefficients['viscous'], coefficients['coulomb'], coefficients['offset']
+        tuple(joint_names),
+        coefficients['viscous'],
+        coefficients['coulomb'],
+        coefficients['offset'],
+        coefficients['rotor_inertia'],
     )
+
+
+def _coefficient(value, joint: str, key: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise FrictionFileError(f'{key} of joint {joint} is not a finite number: {value!r}')
+    if key == 'rotor_inertia' and value < 0.0:
+        raise FrictionFileError(f'rotor_inertia of joint {joint} is negative: {value!r} kg·m²')
+    return float(value)
 
 
 def load_friction_file(path: str, joint_names: Sequence[str]) -> FrictionModel:
@@ -103,4 +116,7 @@ def load_friction_file(path: str, joint_names: Sequence[str]) -> FrictionModel:
         text = raw.decode('utf-8')
     except UnicodeDecodeError:
         raise FrictionFileError(f'friction file {path} is not UTF-8 text') from None
-    return friction_from_yaml(text, joint_names)
+    try:
+        return friction_from_yaml(text, joint_names)
+    except FrictionFileError as error:
+        raise FrictionFileError(f'friction file {path}: {error}') from None

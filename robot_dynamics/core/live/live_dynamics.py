@@ -192,6 +192,8 @@ class LiveDynamics:
         self._payload_link, self._clock = payload_link, clock
         self._carried = _carried if _carried is not None else _Carried(settings)
         problems: list = []
+        friction = self._friction(problems)
+        self._use_rotor_inertia(friction, problems)
         self.estimator = LiveTorqueEstimator(
             robot,
             settings.stale_timeout,
@@ -200,7 +202,7 @@ class LiveDynamics:
             _merger,
             self._effort_model(problems),
         )
-        self._observer, self._alternative = self._observers(self._friction(problems))
+        self._observer, self._alternative = self._observers(friction)
         capacity = int(settings.contact_calibration_duration * HISTORY_MAX_RATE)
         self._history = ResidualHistory(capacity, robot.num_joints)
         self._alternative_history = (
@@ -240,6 +242,21 @@ class LiveDynamics:
         except RobotDynamicsError as error:
             problems.append(f'friction not subtracted: {error}')
             return None
+
+    def _use_rotor_inertia(self, friction: Optional[FrictionModel], problems: list) -> None:
+        """Put the rotor inertia in use into the robot's M(q): the ``rotor_inertia`` setting
+        when it has a non-zero value, else the friction file's, else none."""
+        robot, given = self.robot, np.asarray(self.settings.rotor_inertia, dtype=float)
+        values = np.zeros(robot.num_joints)
+        if np.any(given):
+            values = given
+        elif friction is not None:
+            values = friction.rotor_inertia
+        try:
+            robot.set_rotor_inertia(values)
+        except RobotDynamicsError as error:
+            problems.append(f'rotor inertia not applied: {error}')
+            robot.set_rotor_inertia(np.zeros(robot.num_joints))
 
     def _observers(self, friction: Optional[FrictionModel]) -> tuple:
         """(observer, alternative): the observer in use and, with observer_momentum auto before a
@@ -551,6 +568,7 @@ class LiveDynamics:
             'observer_gain_per_s': settings.observer_gain,
             'observer_momentum': self._carried.momentum
             or 'auto: positions until a calibration compares both',
+            'rotor_inertia_kg_m2': _listed_values(self.robot.rotor_inertia),
         }
         if self._latest is None:
             return LiveStatus(OK, 'no complete joint state yet', values)
@@ -611,3 +629,10 @@ class LiveDynamics:
             'towards 0'
         )
         return WARN
+
+
+def _listed_values(values: np.ndarray) -> str:
+    """'none' for all zeros, else the values to 4 significant digits."""
+    if not np.any(values):
+        return 'none'
+    return ', '.join(f'{value:.4g}' for value in values)

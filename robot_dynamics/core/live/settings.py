@@ -59,18 +59,20 @@ class LiveSettings:
 
     Torques: ``stale_timeout`` [s] (a joint value older than this than the newest is stale),
     ``acceleration_mode`` (``'estimated'``: q̈ from the causal slope of the velocities over
-    ``acceleration_window`` samples; ``'zero'``), ``effort_model`` (what the measured efforts
-    are; None: joint torques). External torques: ``external_torque_method`` (:data:`ROUTES`),
-    ``observer_gain`` K_O [1/s], ``observer_momentum`` (:data:`MOMENTUM_CHOICES`),
-    ``friction_file`` (friction YAML of ``robot_dynamics identify``, subtracted from the efforts
-    by the observer; '' none). Contact: ``contact_thresholds`` [N·m per joint, model order;
-    empty or all zero: none given], calibrated as |mean| + ``contact_threshold_sigma`` σ over
-    the last ``contact_calibration_duration`` [s]; a contact starts once a ratio |τ_ext| /
-    threshold exceeded 1 for ``contact_min_duration`` [s] and ends once every ratio stayed
-    below ``contact_release_ratio`` for ``contact_release_duration`` [s]. Wrench:
-    ``wrench_frame`` ('' the payload link), ``wrench_damping`` [m], ``wrench_singular_threshold``.
-    Tool: ``known_wrench_timeout`` [s], ``effective_mass_frame`` ('' the payload link).
-    Diagnostics: ``torque_warn_ratio`` (|τ| / effort limit that warns, in (0, 1]).
+    ``acceleration_window`` samples; ``'zero'``), ``effort_model`` (what the measured efforts are;
+    None: joint torques). External torques: ``external_torque_method`` (:data:`ROUTES`),
+    ``observer_gain`` K_O [1/s], ``observer_momentum`` (:data:`MOMENTUM_CHOICES`), ``friction_file``
+    (friction YAML of ``robot_dynamics identify``, subtracted from the efforts by the observer; ''
+    none), ``rotor_inertia`` [kg·m² per joint, model order, put into M(q):
+    :meth:`~robot_dynamics.core.model.model.RobotModel.set_rotor_inertia`; empty or all zero: the
+    friction file's ``rotor_inertia``, else none). Contact: ``contact_thresholds`` [N·m per joint,
+    model order; empty or all zero: none given], calibrated as |mean| + ``contact_threshold_sigma``
+    σ over the last ``contact_calibration_duration`` [s]; a contact starts once a ratio |τ_ext| /
+    threshold exceeded 1 for ``contact_min_duration`` [s] and ends once every ratio stayed below
+    ``contact_release_ratio`` for ``contact_release_duration`` [s]. Wrench: ``wrench_frame`` ('' the
+    payload link), ``wrench_damping`` [m], ``wrench_singular_threshold``. Tool:
+    ``known_wrench_timeout`` [s], ``effective_mass_frame`` ('' the payload link). Diagnostics:
+    ``torque_warn_ratio`` (|τ| / effort limit that warns, in (0, 1]).
     """
 
     stale_timeout: float = STALE_TIMEOUT
@@ -81,6 +83,7 @@ class LiveSettings:
     observer_gain: float = DEFAULT_GAIN
     observer_momentum: str = 'auto'
     friction_file: str = ''
+    rotor_inertia: tuple = ()
     contact_thresholds: tuple = ()
     contact_threshold_sigma: float = DEFAULT_SIGMA
     contact_calibration_duration: float = CALIBRATION_DURATION
@@ -96,6 +99,7 @@ class LiveSettings:
 
     def __post_init__(self):
         object.__setattr__(self, 'contact_thresholds', tuple(self.contact_thresholds))
+        object.__setattr__(self, 'rotor_inertia', tuple(self.rotor_inertia))
         choices = (
             ('acceleration_mode', ACCELERATION_MODES),
             ('external_torque_method', ROUTES),

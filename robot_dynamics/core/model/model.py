@@ -364,6 +364,38 @@ class RobotModel:
         """G = ∂v/∂v_reduced (nv × nv_reduced); identity without mimic joints."""
         return self._coupling.copy()
 
+    # ------------------------------------------------------------------ rotor inertia
+    def set_rotor_inertia(self, rotor_inertia: Sequence[float]) -> None:
+        """Reflected rotor inertia I_a per joint, ``joint_names`` order [kg·m² for revolute,
+        kg for prismatic joints; the motor's rotor inertia times the gear ratio squared].
+
+        It becomes pinocchio's ``model.armature`` at the joint's velocity index, so M(q) gains
+        diag(I_a) and inverse dynamics I_a q̈, in every computation on this model. All zeros
+        removes it. Raises :class:`SettingError` naming the joint for a negative or non-finite
+        value, and for a wrong count."""
+        values = np.asarray(rotor_inertia, dtype=float).reshape(-1)
+        if values.size != self.num_joints:
+            raise SettingError(
+                f'rotor_inertia needs {self.num_joints} values (model joint order '
+                f'{_listed(self.joint_names)}), got {values.size}'
+            )
+        for name, value in zip(self.joint_names, values):
+            if not (math.isfinite(value) and value >= 0.0):
+                raise SettingError(
+                    f'rotor_inertia of joint {name} must be a finite number >= 0 kg·m², '
+                    f'got {value!r}'
+                )
+        leaders = [joint for joint in self.joints if not joint.is_mimic]
+        self.model.armature[:] = 0.0
+        for joint, value in zip(leaders, values):
+            self.model.armature[joint.v_index] = value
+
+    @property
+    def rotor_inertia(self) -> np.ndarray:
+        """The reflected rotor inertia in use per joint, ``joint_names`` order (a copy)."""
+        leaders = [joint for joint in self.joints if not joint.is_mimic]
+        return np.array([self.model.armature[joint.v_index] for joint in leaders])
+
     # ------------------------------------------------------------------ payload
     def attach_payload(self, link_name: str, payload: InertialParameters) -> None:
         """Rigidly attach ``payload`` (inertial parameters in ``link_name``'s frame) so every
