@@ -9,9 +9,9 @@ Topics (relative names; the node's default name is ``dynamics``):
   at its origin, applied by the environment; zero, or none for ``known_wrench_timeout`` s,
   removes it; a non-finite one or one on a frame the model lacks is refused);
 * publishes ``~/inverse_dynamics_torques``, ``~/gravity_torques``, ``~/external_torques``,
-  ``~/contact``, ``~/contact_ratio``, ``~/external_wrench`` and ``~/effective_mass``
-  (:mod:`~robot_dynamics.ros.dynamics_outputs`), ``~/payload`` (geometry_msgs/InertiaStamped,
-  transient local) and ``/diagnostics``;
+  ``~/gravity_command``, ``~/contact``, ``~/contact_ratio``, ``~/external_wrench`` and
+  ``~/effective_mass`` (:mod:`~robot_dynamics.ros.dynamics_outputs`), ``~/payload``
+  (geometry_msgs/InertiaStamped, transient local) and ``/diagnostics``;
 * services (std_srvs/Trigger): ``~/identify_payload``, ``~/validate_inertia``,
   ``~/clear_payload_buffer``, ``~/record_baseline``, ``~/calibrate_contact_thresholds``.
 
@@ -66,7 +66,12 @@ from robot_dynamics.ros.diagnostics import (
     diagnostic_status,
     model_status,
 )
-from robot_dynamics.ros.dynamics_outputs import ContactTopics, TorqueTopic, effective_mass_message
+from robot_dynamics.ros.dynamics_outputs import (
+    CommandTopic,
+    ContactTopics,
+    TorqueTopic,
+    effective_mass_message,
+)
 from robot_dynamics.ros.dynamics_parameters import (
     BUFFER_DURATION,
     BUFFER_MAX_RATE,
@@ -125,6 +130,7 @@ class DynamicsNode(Node):
         self._gravity_topic = TorqueTopic(self, '~/gravity_torques')
         self._inverse_topic = TorqueTopic(self, '~/inverse_dynamics_torques')
         self._external_topic = TorqueTopic(self, '~/external_torques')
+        self._command_topic = CommandTopic(self)
         self._contact_topics = ContactTopics(self, self.parameters['contact_rate'])
         self._mass_pub = create_output_publisher(self, Vector3Stamped, '~/effective_mass', 10)
         self._payload_pub = create_output_publisher(self, InertiaStamped, '~/payload', LATCHED_QOS)
@@ -237,6 +243,8 @@ class DynamicsNode(Node):
         names, header = live.robot.joint_names, message.header
         self._inverse_topic.publish(header, names, torques.inverse_dynamics)
         self._gravity_topic.publish(header, names, torques.gravity)
+        if self._command_topic.wanted():
+            self._command_topic.publish(live.gravity_command(torques))
         result = live.result(torques, wrench=self._contact_topics.wants_wrench())
         self._contact_topics.publish(header, result, live.wrench_frame)
         self._external_topic.publish(header, names, result.external_torques)

@@ -9,6 +9,8 @@ effective-mass reading turned into messages and published.
   (sensor_msgs/JointState, ``effort`` = |τ_ext| / threshold per joint, stamp copied from the
   input), ``~/external_wrench`` (geometry_msgs/WrenchStamped in ``wrench_frame``: force [N] and
   torque [N·m] on that link at its origin, in its axes; computed only while subscribed);
+* ``~/gravity_command`` (std_msgs/Float64MultiArray): g(q) in ``command_joints`` order (see
+  :meth:`~robot_dynamics.core.live.live_dynamics.LiveDynamics.gravity_command`);
 * ``~/effective_mass`` (geometry_msgs/Vector3Stamped): ``header.stamp`` = the joint state's
   stamp, ``header.frame_id`` = the frame whose origin the figures are for, ``vector.x`` = m_u
   [kg] along the direction u of the origin's velocity (the vertical at rest), ``vector.y`` = the
@@ -31,7 +33,7 @@ from geometry_msgs.msg import Vector3Stamped, WrenchStamped
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Bool
+from std_msgs.msg import Bool, Float64MultiArray
 
 from robot_dynamics.core.live.effective_mass_reading import EffectiveMassReading
 from robot_dynamics.core.live.live_dynamics import LiveResult
@@ -60,6 +62,27 @@ class TorqueTopic:
         # half tolist()'s cost
         message.effort = typed_array('d', np.asarray(torques, dtype=np.float64).tobytes())
         self.publisher.publish(message)
+
+
+class CommandTopic:
+    """``~/gravity_command`` (std_msgs/Float64MultiArray, ``data`` in ``command_joints`` order,
+    no layout: what forward_command_controller and JointGroupEffortController take), published
+    only while a subscription is matched; it reuses one message."""
+
+    def __init__(self, node: Node):
+        self.publisher = create_output_publisher(
+            node, Float64MultiArray, '~/gravity_command', SENSOR_QOS
+        )
+        self._message = Float64MultiArray()
+
+    def wanted(self) -> bool:
+        return self.publisher.get_subscription_count() > 0
+
+    def publish(self, command: Optional[np.ndarray]) -> None:
+        if command is None:
+            return
+        self._message.data = typed_array('d', np.asarray(command, dtype=np.float64).tobytes())
+        self.publisher.publish(self._message)
 
 
 class ContactTopics:

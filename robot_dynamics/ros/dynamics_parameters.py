@@ -308,6 +308,17 @@ DYNAMICS_PARAMETERS = MODEL_SOURCE_PARAMETERS + (
         's',
         **POSITIVE,
     ),
+    # ros2_control command
+    P(
+        'command_joints',
+        [],
+        'joint order of ~/gravity_command (a controller\'s joint list); empty: model joint order',
+    ),
+    P(
+        'command_friction',
+        False,
+        'add the friction of friction_file at the measured velocities to ~/gravity_command',
+    ),
     # inertia validation
     P(
         'mesh_package_paths',

@@ -194,6 +194,8 @@ class LiveDynamics:
         problems: list = []
         friction = self._friction(problems)
         self._use_rotor_inertia(friction, problems)
+        self._command_friction = friction if settings.command_friction else None
+        self._command_order = self._command_indices(problems)
         self.estimator = LiveTorqueEstimator(
             robot,
             settings.stale_timeout,
@@ -257,6 +259,21 @@ class LiveDynamics:
         except RobotDynamicsError as error:
             problems.append(f'rotor inertia not applied: {error}')
             robot.set_rotor_inertia(np.zeros(robot.num_joints))
+
+    def _command_indices(self, problems: list) -> Optional[np.ndarray]:
+        """Model indices of ``command_joints`` in their order (model order when empty); None,
+        with the joints named in ``problems``, when the model lacks some."""
+        names, wanted = self.robot.joint_names, self.settings.command_joints
+        if not wanted:
+            return np.arange(len(names))
+        missing = [name for name in wanted if name not in names]
+        if missing:
+            problems.append(
+                f'no ~/gravity_command: command_joints names joints model "{self.robot.name}" '
+                f'does not have: {missing}'
+            )
+            return None
+        return np.array([names.index(name) for name in wanted], dtype=int)
 
     def _observers(self, friction: Optional[FrictionModel]) -> tuple:
         """(observer, alternative): the observer in use and, with observer_momentum auto before a
@@ -357,6 +374,20 @@ class LiveDynamics:
             torques = self._with_known_wrench(torques)
         self._latest = torques
         return torques
+
+    def gravity_command(self, torques: TorqueSample) -> Optional[np.ndarray]:
+        """The gravity torques g(q) [N·m, N] of ``torques`` (payload included) in the order of
+        ``command_joints``, plus with ``command_friction`` the friction file's friction at the
+        measured velocities (when the sample has them): the effort a ros2_control effort
+        controller adds to hold the robot. None when ``command_joints`` does not fit the model."""
+        order = self._command_order
+        if order is None:
+            return None
+        command = torques.gravity
+        friction = self._command_friction
+        if friction is not None and torques.velocities is not None:
+            command = command + friction.torques(torques.velocities)
+        return command[order]
 
     def _with_known_wrench(self, sample: TorqueSample) -> TorqueSample:
         """``sample`` with Jᵀ F of the known wrench taken off its inverse dynamics and added to

@@ -72,7 +72,9 @@ class LiveSettings:
     ``contact_release_ratio`` for ``contact_release_duration`` [s]. Wrench: ``wrench_frame`` ('' the
     payload link), ``wrench_damping`` [m], ``wrench_singular_threshold``. Tool:
     ``known_wrench_timeout`` [s], ``effective_mass_frame`` ('' the payload link). Diagnostics:
-    ``torque_warn_ratio`` (|τ| / effort limit that warns, in (0, 1]).
+    ``torque_warn_ratio`` (|τ| / effort limit that warns, in (0, 1]). ros2_control command:
+    ``command_joints`` (the joint order of the gravity command; empty: model order),
+    ``command_friction`` (add the friction file's friction at the measured velocities).
     """
 
     stale_timeout: float = STALE_TIMEOUT
@@ -96,10 +98,13 @@ class LiveSettings:
     known_wrench_timeout: float = KNOWN_WRENCH_TIMEOUT
     effective_mass_frame: str = ''
     torque_warn_ratio: float = TORQUE_WARN_RATIO
+    command_joints: tuple = ()
+    command_friction: bool = False
 
     def __post_init__(self):
         object.__setattr__(self, 'contact_thresholds', tuple(self.contact_thresholds))
         object.__setattr__(self, 'rotor_inertia', tuple(self.rotor_inertia))
+        object.__setattr__(self, 'command_joints', tuple(self.command_joints))
         choices = (
             ('acceleration_mode', ACCELERATION_MODES),
             ('external_torque_method', ROUTES),
