@@ -3,7 +3,9 @@
 Topics (relative names; the node's default name is ``dynamics``):
 
 * subscribes ``joint_states`` (sensor_msgs/JointState, any number of publishers, any order
-  and subset: merged by name), ``robot_description`` (std_msgs/String, transient local) and
+  and subset: merged by name), ``imu`` and ``odom`` with a ``base_state`` that uses them
+  (:mod:`~robot_dynamics.ros.base_state_input`), ``robot_description`` (std_msgs/String,
+  transient local) and
   ``~/known_external_wrench`` (geometry_msgs/WrenchStamped, reliable, depth 10: a wrench on link
   ``header.frame_id`` (empty: the payload link), force [N] and moment [N·m] in that link's frame
   at its origin, applied by the environment; zero, or none for ``known_wrench_timeout`` s,
@@ -60,6 +62,7 @@ from robot_dynamics.core.live.effective_mass_reading import EffectiveMassReading
 from robot_dynamics.core.live.live_dynamics import LiveDynamics
 from robot_dynamics.core.model.model import RobotModel
 from robot_dynamics.core.streams.ring_buffer import RingBufferError, SampleRingBuffer
+from robot_dynamics.ros.base_state_input import BaseStateInput
 from robot_dynamics.ros.diagnostics import (
     RateMeter,
     core_status,
@@ -138,6 +141,9 @@ class DynamicsNode(Node):
         self.service_host = ServiceHost(self)
         self.model_source = ModelSource(self, self._on_model, self.parameters)
         self.create_subscription(JointState, 'joint_states', self._on_joint_state, JOINT_STATE_QOS)
+        self.base_state_input = BaseStateInput(
+            self, self.settings.base_state, lambda: self._live, self.rejections
+        )
         self.create_subscription(
             WrenchStamped, '~/known_external_wrench', self._on_known_wrench, 10
         )

@@ -31,12 +31,13 @@ from robot_dynamics.core.live.settings import (
     TORQUE_WARN_RATIO,
     LiveSettings,
 )
+from robot_dynamics.core.streams.base_state import BASE_STATES, MAX_BASE_STATE_AGE
 from robot_dynamics.core.streams.effort_model import effort_model_problem, load_effort_model
 from robot_dynamics.core.streams.joint_states import STALE_TIMEOUT
 from robot_dynamics.core.streams.live_torques import ACCELERATION_MODES
 from robot_dynamics.ros.diagnostics import DIAGNOSTICS_PERIOD
 from robot_dynamics.ros.model_source import MODEL_SOURCE_PARAMETERS
-from robot_dynamics.ros.parameter_schema import POSITIVE
+from robot_dynamics.ros.parameter_schema import POSITIVE, three_finite_numbers
 from robot_dynamics.ros.parameter_schema import ParameterSpec as P
 from robot_dynamics.ros.service_worker import DEFAULT_CPU_SHARE
 
@@ -305,6 +306,35 @@ DYNAMICS_PARAMETERS = MODEL_SOURCE_PARAMETERS + (
         'known_wrench_timeout',
         KNOWN_WRENCH_TIMEOUT,
         'a known external wrench not received again within this time is removed',
+        's',
+        **POSITIVE,
+    ),
+    # base state
+    P(
+        'base_state',
+        'none',
+        "where the base's tilt and motion come from: 'none' (upright, at rest), 'mounting' "
+        "(base_orientation), 'imu' (topic imu), 'odom' (topic odom) or 'odom+imu'",
+        choices=BASE_STATES,
+    ),
+    P(
+        'base_orientation',
+        [0.0, 0.0, 0.0],
+        'roll, pitch, yaw of the base in the world for base_state mounting',
+        'rad',
+        check=three_finite_numbers,
+        requirement='is not 3 finite numbers [rad]',
+    ),
+    P(
+        'imu_frame',
+        '',
+        "the IMU's frame (fixed to the base link); empty: the frame_id of its messages",
+    ),
+    P(
+        'max_base_state_age',
+        MAX_BASE_STATE_AGE,
+        'largest stamp difference between a joint state and the base state it uses; beyond: '
+        'no outputs',
         's',
         **POSITIVE,
     ),

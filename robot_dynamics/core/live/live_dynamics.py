@@ -65,6 +65,7 @@ from robot_dynamics.core.contact.momentum_observer import (
     quieter_momentum_source,
 )
 from robot_dynamics.core.dynamics import joint_space as dynamics
+from robot_dynamics.core.dynamics.base_motion import MovingBaseTorques
 from robot_dynamics.core.dynamics.friction import FrictionModel, load_friction_file
 from robot_dynamics.core.dynamics.joint_reactions import KnownWrench
 from robot_dynamics.core.errors import RobotDynamicsError
@@ -78,8 +79,9 @@ from robot_dynamics.core.live.settings import HISTORY_MAX_RATE, LiveSettings
 from robot_dynamics.core.live.status import ERROR, OK, WARN, LiveStatus, worst
 from robot_dynamics.core.model.inertia import InertialParameters
 from robot_dynamics.core.model.model import RobotModel
+from robot_dynamics.core.streams.base_state import BaseState, BaseStateUnavailable
 from robot_dynamics.core.streams.effort_model import EffortModel, EffortModelError
-from robot_dynamics.core.streams.joint_states import JointSample, JointStateMerger
+from robot_dynamics.core.streams.joint_states import JointSample, JointStateError, JointStateMerger
 from robot_dynamics.core.streams.live_torques import (
     LiveTorqueEstimator,
     TorqueSample,
@@ -196,6 +198,16 @@ class LiveDynamics:
         self._use_rotor_inertia(friction, problems)
         self._command_friction = friction if settings.command_friction else None
         self._command_order = self._command_indices(problems)
+        self.base_state = BaseState(
+            settings.base_state,
+            robot,
+            robot.model.gravity.linear,
+            settings.base_orientation,
+            settings.imu_frame,
+            settings.max_base_state_age,
+        )
+        self._moving_base = MovingBaseTorques(robot) if settings.base_state != 'none' else None
+        self._base_problem: Optional[str] = None
         self.estimator = LiveTorqueEstimator(
             robot,
             settings.stale_timeout,
@@ -370,6 +382,8 @@ class LiveDynamics:
         torques = self.estimator.update(*sample)
         if torques is None:
             return None
+        if self._moving_base is not None:
+            torques = self._on_moving_base(torques)
         if self._carried.known_wrench.current is not None:
             torques = self._with_known_wrench(torques)
         self._latest = torques
@@ -388,6 +402,40 @@ class LiveDynamics:
         if friction is not None and torques.velocities is not None:
             command = command + friction.torques(torques.velocities)
         return command[order]
+
+    def _on_moving_base(self, torques: TorqueSample) -> TorqueSample:
+        """``torques`` with the base's tilt and motion at its stamp
+        (:mod:`~robot_dynamics.core.dynamics.base_motion`); raises
+        :class:`~robot_dynamics.core.errors.JointStateError` ('base_state_unavailable') while
+        the base state is missing or stale: no outputs rather than wrong ones."""
+        try:
+            motion = self.base_state.motion_at(torques.stamp)
+        except BaseStateUnavailable as error:
+            self._base_problem = str(error)
+            raise JointStateError('base_state_unavailable', str(error)) from None
+        self._base_problem = None
+        robot, q = self.robot, torques.positions
+        v = torques.velocities if torques.velocities is not None else np.zeros(robot.num_joints)
+        upright = robot.joint_part(
+            dynamics.nonlinear_effects(robot, robot.configuration(q), robot.tangent(v))
+        )
+        base_torques = self._moving_base.torques(q, v, None, motion) - upright
+        residual = None if torques.residual is None else torques.residual - base_torques
+        return replace(
+            torques,
+            gravity=self._moving_base.gravity(q, motion),
+            inverse_dynamics=torques.inverse_dynamics + base_torques,
+            residual=residual,
+            base_torques=base_torques,
+        )
+
+    def take_base_imu(self, stamp: float, frame: str, angular_velocity, linear_acceleration):
+        """One IMU sample for the base state (:meth:`BaseState.take_imu`)."""
+        self.base_state.take_imu(stamp, frame, angular_velocity, linear_acceleration)
+
+    def take_base_odom(self, stamp: float, child_frame: str, orientation, linear, angular):
+        """One odometry sample for the base state (:meth:`BaseState.take_odom`)."""
+        self.base_state.take_odom(stamp, child_frame, orientation, linear, angular)
 
     def _with_known_wrench(self, sample: TorqueSample) -> TorqueSample:
         """``sample`` with Jᵀ F of the known wrench taken off its inverse dynamics and added to
@@ -453,11 +501,11 @@ class LiveDynamics:
             return None
         self._efforts_missing = False
         q, v = sample.positions, sample.velocities
-        efforts = (
-            sample.efforts
-            if sample.known_torques is None
-            else sample.efforts + sample.known_torques
-        )
+        efforts = sample.efforts
+        if sample.known_torques is not None:
+            efforts = efforts + sample.known_torques
+        if sample.base_torques is not None:  # the base's share is not the environment's
+            efforts = efforts - sample.base_torques
         if alternative is None:
             return observer.update(sample.stamp, q, v, efforts)
         terms = observer.terms(q, v, efforts)
@@ -600,7 +648,12 @@ class LiveDynamics:
             'observer_momentum': self._carried.momentum
             or 'auto: positions until a calibration compares both',
             'rotor_inertia_kg_m2': _listed_values(self.robot.rotor_inertia),
+            'base_state': self.settings.base_state,
         }
+        if self.robot.floating_base and self.settings.base_state == 'none':
+            values['base_state'] = 'none: the floating base is taken at rest, upright'
+        if self._base_problem is not None:
+            return LiveStatus(WARN, f'no outputs: {self._base_problem}', values)
         if self._latest is None:
             return LiveStatus(OK, 'no complete joint state yet', values)
         level, messages = OK, []

@@ -22,6 +22,7 @@ from robot_dynamics.core.contact.external_wrench import DEFAULT_DAMPING, DEFAULT
 from robot_dynamics.core.contact.momentum_observer import DEFAULT_GAIN, MOMENTUM_SOURCES
 from robot_dynamics.core.errors import SettingError
 from robot_dynamics.core.live.known_wrench import KNOWN_WRENCH_TIMEOUT
+from robot_dynamics.core.streams.base_state import BASE_STATES, MAX_BASE_STATE_AGE
 from robot_dynamics.core.streams.effort_model import EffortModel
 from robot_dynamics.core.streams.joint_states import STALE_TIMEOUT
 from robot_dynamics.core.streams.live_torques import ACCELERATION_MODES
@@ -74,7 +75,10 @@ class LiveSettings:
     ``known_wrench_timeout`` [s], ``effective_mass_frame`` ('' the payload link). Diagnostics:
     ``torque_warn_ratio`` (|τ| / effort limit that warns, in (0, 1]). ros2_control command:
     ``command_joints`` (the joint order of the gravity command; empty: model order),
-    ``command_friction`` (add the friction file's friction at the measured velocities).
+    ``command_friction`` (add the friction file's friction at the measured velocities). Base:
+    ``base_state`` (:data:`~robot_dynamics.core.streams.base_state.BASE_STATES`),
+    ``base_orientation`` (roll, pitch, yaw [rad] of a ``mounting``), ``imu_frame`` ('' the IMU
+    message's frame), ``max_base_state_age`` [s].
     """
 
     stale_timeout: float = STALE_TIMEOUT
@@ -100,15 +104,21 @@ class LiveSettings:
     torque_warn_ratio: float = TORQUE_WARN_RATIO
     command_joints: tuple = ()
     command_friction: bool = False
+    base_state: str = 'none'
+    base_orientation: tuple = (0.0, 0.0, 0.0)
+    imu_frame: str = ''
+    max_base_state_age: float = MAX_BASE_STATE_AGE
 
     def __post_init__(self):
         object.__setattr__(self, 'contact_thresholds', tuple(self.contact_thresholds))
         object.__setattr__(self, 'rotor_inertia', tuple(self.rotor_inertia))
         object.__setattr__(self, 'command_joints', tuple(self.command_joints))
+        object.__setattr__(self, 'base_orientation', tuple(self.base_orientation))
         choices = (
             ('acceleration_mode', ACCELERATION_MODES),
             ('external_torque_method', ROUTES),
             ('observer_momentum', MOMENTUM_CHOICES),
+            ('base_state', BASE_STATES),
         )
         for name, allowed in choices:
             if getattr(self, name) not in allowed:
@@ -123,6 +133,7 @@ class LiveSettings:
             'wrench_damping',
             'wrench_singular_threshold',
             'known_wrench_timeout',
+            'max_base_state_age',
         )
         for name in positive:
             if not 0.0 < getattr(self, name) < np.inf:
@@ -133,6 +144,12 @@ class LiveSettings:
             raise LiveSettingsError(
                 f'acceleration_window must be 2 to {MAX_ACCELERATION_WINDOW} samples, got '
                 f'{self.acceleration_window!r}'
+            )
+        orientation = np.asarray(self.base_orientation, dtype=float)
+        if orientation.shape != (3,) or not np.all(np.isfinite(orientation)):
+            raise LiveSettingsError(
+                f'base_orientation must be 3 finite angles [rad] (roll, pitch, yaw), got '
+                f'{self.base_orientation!r}'
             )
         if not 0.0 < self.torque_warn_ratio <= 1.0:
             raise LiveSettingsError(

@@ -47,7 +47,9 @@ class TorqueSample:
     ``gravity`` g(q); ``inverse_dynamics`` M(q) q̈ + C(q, q̇) q̇ + g(q); ``residual`` ``efforts`` −
     ``inverse_dynamics`` (None without efforts). ``known_torques``: Jᵀ F of a known external
     wrench already taken off ``inverse_dynamics`` (and so added to ``residual``); None without
-    one."""
+    one. ``base_torques``: what the base's motion or tilt adds to ``inverse_dynamics`` beyond the
+    upright base at rest (already in ``gravity``, ``inverse_dynamics`` and ``residual``; see
+    :mod:`~robot_dynamics.core.dynamics.base_motion`); None without base state."""
 
     stamp: float
     positions: np.ndarray
@@ -57,6 +59,7 @@ class TorqueSample:
     inverse_dynamics: np.ndarray
     residual: Optional[np.ndarray]
     known_torques: Optional[np.ndarray] = None
+    base_torques: Optional[np.ndarray] = None
 
 
 class LiveTorqueEstimator:

@@ -1,0 +1,249 @@
+"""The base's motion from a mounting, an IMU or odometry, at the stamp of a joint state.
+
+Sources (``base_state``; the :class:`~robot_dynamics.core.dynamics.base_motion.BaseMotion` they
+give is in the base frame, the URDF's root link):
+
+* ``none``: the base at rest and upright (gravity as the model's ``gravity`` says);
+* ``mounting``: at rest with a constant attitude ``base_orientation`` (roll, pitch, yaw [rad]
+  of the base in the world): a wall, ceiling or tilted-table mounting;
+* ``imu``: sensor_msgs/Imu in a frame rigidly fixed to the base. Its gyro gives ω (rotated
+  into base axes), ω's causal derivative α, and its accelerometer the specific force at the
+  IMU, carried to the base origin: f_O = f_IMU − α × r − ω × (ω × r), r the IMU's position
+  from the base origin. The orientation is not needed (the accelerometer already measures
+  gravity) and may be absent (covariance[0] = −1);
+* ``odom``: nav_msgs/Odometry, pose of ``child_frame_id`` (a frame rigidly fixed to the base)
+  in the world, twist in ``child_frame_id``. Carried to the base origin, the body twist (v, ω)
+  is differentiated causally (a polynomial fit that follows a quadratic motion without delay):
+  a = v̇ + ω × v, α = ω̇, and f = a − Rᵀ g_world with R the base's attitude;
+* ``odom+imu``: the IMU's ω, α and specific force, as with ``imu``; odometry must be fresh as
+  well (it is what the outputs are checked against when the IMU's own attitude is unknown).
+
+Stale or missing base state gives no motion and a reason (:class:`BaseStateUnavailable`): a
+source's newest sample must be within ``max_age`` [s] of the joint state's stamp. A message that
+cannot be used raises :class:`BaseStateError` with a counting ``reason`` and changes nothing.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Optional, Sequence
+
+import numpy as np
+import pinocchio as pin
+
+from robot_dynamics.core.dynamics.base_motion import BaseMotion
+from robot_dynamics.core.errors import RobotDynamicsError, SettingError
+from robot_dynamics.core.model.model import RobotModel
+from robot_dynamics.core.streams.differentiation import PolynomialDifferentiator
+
+BASE_STATES = ('none', 'mounting', 'odom', 'imu', 'odom+imu')
+MAX_BASE_STATE_AGE = 0.05
+"""Default largest |stamp difference| [s] between a joint state and the base state used."""
+DERIVATIVE_WINDOW = 9
+"""Samples of the causal polynomial fit that differentiates ω (and the odometry twist)."""
+
+
+class BaseStateError(RobotDynamicsError):
+    """A base-state message cannot be used; ``reason`` counts it (``unknown_frame``,
+    ``non_finite``, ``bad_orientation``, ``bad_stamp``, ``out_of_order``)."""
+
+    def __init__(self, reason: str, message: str):
+        super().__init__(message)
+        self.reason = reason
+
+
+class BaseStateUnavailable(RobotDynamicsError):
+    """No base motion for this stamp (none yet, or too old): the outputs stop; says why."""
+
+
+@dataclass(frozen=True)
+class RigidMount:
+    """A frame fixed to the base: ``rotation`` (base ← frame) and ``position`` [m] of its origin
+    in the base frame."""
+
+    rotation: np.ndarray
+    position: np.ndarray
+
+
+def rigid_mount(robot: RobotModel, frame: str) -> RigidMount:
+    """Where ``frame`` (a link or frame of ``robot``) sits on the base; raises
+    :class:`BaseStateError` ('unknown_frame') when the model has no such frame or a joint
+    moves it relative to the base."""
+    model = robot.model
+    if not frame or not model.existFrame(frame):
+        raise BaseStateError(
+            'unknown_frame', f'frame "{frame}" is not a frame of model "{robot.name}"'
+        )
+    base_joint = 1 if robot.floating_base else 0
+    frame_id = robot.frame_id(frame)
+    root_id = robot.frame_id(robot.description.root)
+    if model.frames[frame_id].parentJoint != base_joint:
+        raise BaseStateError(
+            'unknown_frame',
+            f'frame "{frame}" is moved by a joint: it must be fixed to the base link '
+            f'"{robot.description.root}"',
+        )
+    placement = model.frames[root_id].placement.actInv(model.frames[frame_id].placement)
+    return RigidMount(placement.rotation.copy(), placement.translation.copy())
+
+
+def quaternion_matrix(xyzw: Sequence[float]) -> np.ndarray:
+    """Rotation matrix of a quaternion (x, y, z, w); raises :class:`BaseStateError`
+    ('bad_orientation') for a zero, non-finite or far-from-unit one."""
+    values = np.asarray(xyzw, dtype=float)
+    norm = float(np.linalg.norm(values)) if np.all(np.isfinite(values)) else math.nan
+    if not abs(norm - 1.0) < 0.1:
+        raise BaseStateError(
+            'bad_orientation', f'orientation quaternion {values.tolist()} is not a rotation'
+        )
+    x, y, z, w = values / norm
+    return pin.Quaternion(w, x, y, z).toRotationMatrix()
+
+
+def _finite(values, name: str) -> np.ndarray:
+    array = np.asarray(values, dtype=float)
+    if not np.all(np.isfinite(array)):
+        raise BaseStateError('non_finite', f'{name} is not finite: {array.tolist()}')
+    return array
+
+
+@dataclass(frozen=True)
+class _Reading:
+    stamp: float
+    angular_velocity: np.ndarray
+    angular_acceleration: np.ndarray
+    specific_force: np.ndarray
+
+
+class BaseState:
+    """The base-state source ``mode`` (:data:`BASE_STATES`) of ``robot`` (module docstring).
+
+    ``gravity_world`` [m/s²]; ``base_orientation`` rpy [rad] (``mounting``); ``imu_frame``: the
+    IMU's frame when its messages name none (or another); ``max_age`` [s]. One stream: the
+    ``take_*`` methods and :meth:`motion_at` are called on the same thread."""
+
+    def __init__(
+        self,
+        mode: str,
+        robot: RobotModel,
+        gravity_world: Sequence[float],
+        base_orientation: Sequence[float] = (0.0, 0.0, 0.0),
+        imu_frame: str = '',
+        max_age: float = MAX_BASE_STATE_AGE,
+    ):
+        if mode not in BASE_STATES:
+            raise SettingError(f'base_state must be one of {BASE_STATES}, got {mode!r}')
+        if not 0.0 < max_age < math.inf:
+            raise SettingError(f'max_base_state_age must be a positive time [s], got {max_age!r}')
+        self.mode, self.robot, self.max_age = mode, robot, float(max_age)
+        self.gravity_world = np.asarray(gravity_world, dtype=float)
+        self.imu_frame = imu_frame
+        self._mounted = BaseMotion.mounted(base_orientation, self.gravity_world)
+        self._mounts: dict = {}
+        self._imu: Optional[_Reading] = None
+        self._odom: Optional[_Reading] = None
+        self._gyro_rate = PolynomialDifferentiator(DERIVATIVE_WINDOW, 2)
+        self._twist_rate = PolynomialDifferentiator(DERIVATIVE_WINDOW, 2)
+
+    @property
+    def uses_imu(self) -> bool:
+        return self.mode in ('imu', 'odom+imu')
+
+    @property
+    def uses_odom(self) -> bool:
+        return self.mode in ('odom', 'odom+imu')
+
+    def _mount(self, frame: str) -> RigidMount:
+        mount = self._mounts.get(frame)
+        if mount is None:
+            mount = self._mounts[frame] = rigid_mount(self.robot, frame)
+        return mount
+
+    # ------------------------------------------------------------------ inputs
+    def take_imu(
+        self,
+        stamp: float,
+        frame: str,
+        angular_velocity: Sequence[float],
+        linear_acceleration: Sequence[float],
+    ) -> None:
+        """One IMU sample: ``stamp`` [s], ``frame`` (its header.frame_id; ``imu_frame`` wins when
+        set), gyro [rad/s] and accelerometer specific force [m/s²] in that frame."""
+        mount = self._mount(self.imu_frame or frame)
+        gyro = mount.rotation @ _finite(angular_velocity, 'IMU angular_velocity')
+        force = mount.rotation @ _finite(linear_acceleration, 'IMU linear_acceleration')
+        self._check_order(self._imu, stamp, 'IMU')
+        self._gyro_rate.add(stamp, gyro)
+        rate = self._gyro_rate.rate()
+        alpha = np.zeros(3) if rate is None else rate
+        r = mount.position
+        force_at_origin = force - np.cross(alpha, r) - np.cross(gyro, np.cross(gyro, r))
+        self._imu = _Reading(stamp, gyro, alpha, force_at_origin)
+
+    def take_odom(
+        self,
+        stamp: float,
+        child_frame: str,
+        orientation_xyzw: Sequence[float],
+        linear_velocity: Sequence[float],
+        angular_velocity: Sequence[float],
+    ) -> None:
+        """One odometry sample: ``stamp`` [s], ``child_frame`` (the twist's frame, fixed to the
+        base; empty: the base link), its attitude in the world (quaternion x, y, z, w) and its
+        body twist (linear [m/s], angular [rad/s]) in ``child_frame`` axes."""
+        mount = self._mount(child_frame or self.robot.description.root)
+        world_child = quaternion_matrix(_finite(orientation_xyzw, 'odometry orientation'))
+        omega = mount.rotation @ _finite(angular_velocity, 'odometry angular velocity')
+        velocity = mount.rotation @ _finite(linear_velocity, 'odometry linear velocity')
+        velocity = velocity - np.cross(omega, mount.position)  # at the base origin
+        self._check_order(self._odom, stamp, 'odometry')
+        self._twist_rate.add(stamp, np.concatenate([velocity, omega]))
+        rate = self._twist_rate.rate()
+        rate = np.zeros(6) if rate is None else rate
+        world_base = world_child @ mount.rotation.T
+        acceleration = rate[:3] + np.cross(omega, velocity)
+        force = acceleration - world_base.T @ self.gravity_world
+        self._odom = _Reading(stamp, omega, rate[3:], force)
+
+    @staticmethod
+    def _check_order(previous: Optional[_Reading], stamp: float, source: str) -> None:
+        if not 0.0 <= stamp < math.inf:
+            raise BaseStateError('bad_stamp', f'{source} stamp {stamp} is not a finite time')
+        if previous is not None and stamp <= previous.stamp:
+            raise BaseStateError(
+                'out_of_order',
+                f'{source} stamp {stamp:.6f} s is not newer than the last ({previous.stamp:.6f} s)',
+            )
+
+    # ------------------------------------------------------------------ output
+    def motion_at(self, stamp: float) -> Optional[BaseMotion]:
+        """The base motion for a joint state stamped ``stamp`` [s]; None for ``none`` (the
+        model's own upright base at rest). Raises :class:`BaseStateUnavailable` when a source
+        has no sample yet or its newest is more than ``max_age`` from ``stamp``."""
+        if self.mode == 'none':
+            return None
+        if self.mode == 'mounting':
+            return self._mounted
+        if self.uses_odom:
+            self._fresh(self._odom, stamp, 'odom')
+        if self.uses_imu:
+            reading = self._fresh(self._imu, stamp, 'imu')
+        else:
+            reading = self._odom
+        return BaseMotion(
+            reading.specific_force, reading.angular_velocity, reading.angular_acceleration
+        )
+
+    def _fresh(self, reading: Optional[_Reading], stamp: float, topic: str) -> _Reading:
+        if reading is None:
+            raise BaseStateUnavailable(
+                f'no {topic} message yet (base_state {self.mode}): no outputs until one arrives'
+            )
+        age = stamp - reading.stamp
+        if abs(age) > self.max_age:
+            raise BaseStateUnavailable(
+                f'the newest {topic} message is {age:+.3f} s from the joint state '
+                f'(max_base_state_age {self.max_age:g} s): no outputs until it is fresh'
+            )
+        return reading

@@ -1,0 +1,93 @@
+"""dynamics_node's base-state inputs: ``imu`` (sensor_msgs/Imu) and ``odom`` (nav_msgs/Odometry),
+subscribed only when ``base_state`` uses them and handed to the live pipeline
+(:class:`~robot_dynamics.core.streams.base_state.BaseState`).
+
+A message that cannot be used (a frame the model lacks or one a joint moves, NaN, a zero
+quaternion, a field marked unknown by covariance[0] = −1, an old stamp) is skipped and counted
+by reason (``imu_<reason>``, ``odom_<reason>``); the stream keeps running on the last good base
+state until it is older than ``max_base_state_age``.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Optional
+
+from nav_msgs.msg import Odometry
+from rclpy.node import Node
+from sensor_msgs.msg import Imu
+
+from robot_dynamics.core.live.live_dynamics import LiveDynamics
+from robot_dynamics.core.streams.base_state import BaseStateError
+from robot_dynamics.ros.node_log import RejectionCounter
+from robot_dynamics.ros.topics import JOINT_STATE_QOS, stamp_seconds
+
+UNKNOWN = -1.0
+"""covariance[0] of a sensor_msgs/Imu field the sensor does not provide (REP 145)."""
+
+
+def _vector(value) -> tuple:
+    return (value.x, value.y, value.z)
+
+
+class BaseStateInput:
+    """Subscribes ``imu`` and/or ``odom`` on ``node`` for ``base_state`` and forwards each
+    message to the pipeline ``live()`` returns (nothing before a model is loaded)."""
+
+    def __init__(
+        self,
+        node: Node,
+        base_state: str,
+        live: Callable[[], Optional[LiveDynamics]],
+        rejections: RejectionCounter,
+    ):
+        self._live, self._rejections = live, rejections
+        if base_state in ('imu', 'odom+imu'):
+            node.create_subscription(Imu, 'imu', self._on_imu, JOINT_STATE_QOS)
+        if base_state in ('odom', 'odom+imu'):
+            node.create_subscription(Odometry, 'odom', self._on_odom, JOINT_STATE_QOS)
+
+    def _on_imu(self, message: Imu) -> None:
+        live = self._live()
+        if live is None:
+            return
+        if UNKNOWN in (
+            message.angular_velocity_covariance[0],
+            message.linear_acceleration_covariance[0],
+        ):
+            self._rejections.reject(
+                'imu_missing_field',
+                'IMU message without angular velocity or linear acceleration (covariance[0] = -1)',
+            )
+            return
+        self._forward(
+            'imu',
+            live.take_base_imu,
+            stamp_seconds(message.header.stamp),
+            message.header.frame_id,
+            _vector(message.angular_velocity),
+            _vector(message.linear_acceleration),
+        )
+
+    def _on_odom(self, message: Odometry) -> None:
+        live = self._live()
+        if live is None:
+            return
+        pose, twist = message.pose.pose, message.twist.twist
+        orientation = pose.orientation
+        self._forward(
+            'odom',
+            live.take_base_odom,
+            stamp_seconds(message.header.stamp),
+            message.child_frame_id,
+            (orientation.x, orientation.y, orientation.z, orientation.w),
+            _vector(twist.linear),
+            _vector(twist.angular),
+        )
+
+    def _forward(self, topic: str, take: Callable, *fields) -> None:
+        try:
+            take(*fields)
+        except BaseStateError as error:
+            self._rejections.reject(f'{topic}_{error.reason}', str(error))
+        except Exception as error:  # a node never dies from a message
+            self._rejections.reject(f'{topic}_internal_error', repr(error))

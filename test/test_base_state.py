@@ -1,0 +1,285 @@
+"""A tilted or moving base in every live estimate: closed forms (a 2 kg link 0.3 m from a
+horizontal joint: 5.886 N·m upright, 5.531 N·m on a base pitched 20°, 8.886 N·m on a base
+accelerating upward at 5 m/s²) through the core and the real node with a mounting, an IMU and
+odometry; MuJoCo's inverse dynamics of the arm on a free-floating, spinning, accelerating base as
+the independent reference; the IMU's lever-arm transport against its closed form; stale and bad
+base state."""
+
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+import pytest
+from ros_harness import wait_for
+
+from robot_dynamics.core.dynamics.base_motion import BaseMotion, MovingBaseTorques, rpy_matrix
+from robot_dynamics.core.errors import JointStateError
+from robot_dynamics.core.live.live_dynamics import LiveDynamics
+from robot_dynamics.core.live.settings import LiveSettings
+from robot_dynamics.core.model.model import RobotModel
+from robot_dynamics.core.streams.base_state import BaseState, BaseStateError
+from robot_dynamics.core.streams.joint_states import JointSample
+from robot_dynamics.models import ARM_URDF
+
+G = 9.81
+PITCH = math.radians(20.0)
+UPRIGHT, PITCHED, ACCELERATING = 2 * G * 0.3, 2 * G * 0.3 * math.cos(PITCH), 2 * (G + 5.0) * 0.3
+# The 2 kg link 0.3 m from a horizontal joint (axis y), with an IMU 0.1 m above the base origin.
+LEVER_URDF = """<robot name="lever">
+  <link name="base"/>
+  <link name="imu_link"/>
+  <joint name="imu_mount" type="fixed"><origin xyz="0 0 0.1"/><parent link="base"/>
+    <child link="imu_link"/></joint>
+  <link name="arm"><inertial><origin xyz="0.3 0 0"/><mass value="2"/>
+    <inertia ixx="1e-4" ixy="0" ixz="0" iyy="1e-4" iyz="0" izz="1e-4"/></inertial></link>
+  <joint name="hinge" type="revolute"><parent link="base"/><child link="arm"/>
+    <axis xyz="0 1 0"/><limit lower="-3" upper="3" effort="50" velocity="2"/></joint>
+</robot>"""
+
+
+def lever() -> RobotModel:
+    return RobotModel.from_urdf_string(LEVER_URDF, gravity=(0.0, 0.0, -G))
+
+
+def _gravity(live: LiveDynamics, stamp: float = 1.0) -> float:
+    torques = live.torques(JointSample(('hinge',), (0.0,), (0.0,), (), stamp))
+    return abs(float(torques.gravity[0]))
+
+
+def test_the_three_closed_forms_through_the_core():
+    assert _gravity(LiveDynamics(lever())) == pytest.approx(UPRIGHT, abs=1e-12)
+    mounted = LiveDynamics(
+        lever(), LiveSettings(base_state='mounting', base_orientation=(0.0, PITCH, 0.0))
+    )
+    assert _gravity(mounted) == pytest.approx(PITCHED, abs=1e-12)
+    assert PITCHED == pytest.approx(5.531, abs=5e-4)
+    imu = LiveDynamics(lever(), LiveSettings(base_state='imu'))
+    imu.take_base_imu(1.0, 'imu_link', (0.0, 0.0, 0.0), (0.0, 0.0, G + 5.0))
+    assert _gravity(imu) == pytest.approx(ACCELERATING, abs=1e-12)
+    odom = LiveDynamics(lever(), LiveSettings(base_state='odom'))
+    for k in range(20):  # rising, 5 m/s² upward
+        t = 0.01 * k
+        odom.take_base_odom(t, 'base', (0, 0, 0, 1), (0.0, 0.0, 5.0 * t), (0.0, 0.0, 0.0))
+    assert _gravity(odom, 0.19) == pytest.approx(ACCELERATING, abs=1e-9)
+
+
+def _mujoco_free_arm():
+    mujoco = pytest.importorskip('mujoco')
+    text = re.sub(r'<dynamics\b[^>]*/>', '', ARM_URDF.read_text())
+    compiler = (
+        '<mujoco><compiler discardvisual="false" fusestatic="false" '
+        'balanceinertia="false"/></mujoco>'
+    )
+    text = re.sub(r'(<robot\b[^>]*>)', r'\1' + compiler, text, count=1)
+    spec = mujoco.MjSpec.from_string(text)
+    spec.worldbody.first_body().add_freejoint()
+    model = spec.compile()
+    model.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_CONSTRAINT
+    return mujoco, model
+
+
+def test_joint_torques_on_a_moving_base_equal_mujoco_free_floating_inverse_dynamics():
+    """MuJoCo free joint: qpos = [p, (w, x, y, z)], qvel = [ṗ world, ω body], qacc = [p̈ world,
+    ω̇ body]; the base's classical acceleration a (world) and gravity give f = Rᵀ(a − g)."""
+    mujoco, model = _mujoco_free_arm()
+    data = mujoco.MjData(model)
+    robot = RobotModel.from_urdf_file(ARM_URDF)
+    moving = MovingBaseTorques(robot)
+    addresses = [model.joint(name).qposadr[0] for name in robot.joint_names]
+    velocity_addresses = [model.joint(name).dofadr[0] for name in robot.joint_names]
+    rng = np.random.default_rng(4)
+    gravity = np.array([0.0, 0.0, -G])
+    for _ in range(5):
+        quaternion = rng.normal(size=4)
+        quaternion /= np.linalg.norm(quaternion)
+        rotation = np.zeros(9)
+        mujoco.mju_quat2Mat(rotation, quaternion)
+        rotation = rotation.reshape(3, 3)
+        omega, alpha, acceleration = (rng.uniform(-2, 2, 3) for _ in range(3))
+        q, qd, qdd = (rng.uniform(-1.5, 1.5, robot.num_joints) for _ in range(3))
+        data.qpos[:] = 0.0
+        data.qpos[3:7] = quaternion
+        data.qpos[addresses] = q
+        data.qvel[:] = 0.0
+        data.qvel[3:6] = omega
+        data.qvel[velocity_addresses] = qd
+        data.qacc[:] = 0.0
+        data.qacc[:3], data.qacc[3:6] = acceleration, alpha
+        data.qacc[velocity_addresses] = qdd
+        mujoco.mj_inverse(model, data)
+        motion = BaseMotion(rotation.T @ (acceleration - gravity), omega, alpha)
+        np.testing.assert_allclose(
+            moving.torques(q, qd, qdd, motion),
+            data.qfrc_inverse[velocity_addresses],
+            rtol=0,
+            atol=1e-9,
+        )
+
+
+def test_imu_lever_arm_transport_matches_its_closed_form_on_a_spinning_base():
+    """Base origin at rest, spinning up about z (ω = α t): an IMU at r reads
+    a_r − g = α × r + ω × (ω × r) − g in its own axes (here turned 90° about x); the base origin's
+    specific force must come out as −g, ω and α exactly (α after the fit's window fills)."""
+    robot = RobotModel.from_urdf_string(
+        LEVER_URDF.replace(
+            '<origin xyz="0 0 0.1"/>', '<origin xyz="0.2 0.1 0.1" rpy="1.5708 0 0"/>'
+        ),
+        gravity=(0.0, 0.0, -G),
+    )
+    state = BaseState('imu', robot, (0.0, 0.0, -G))
+    mount_rotation = rpy_matrix((1.5708, 0.0, 0.0))
+    r = np.array([0.2, 0.1, 0.1])
+    alpha = np.array([0.0, 0.0, 3.0])
+    g_base = np.array([0.0, 0.0, -G])
+    for k in range(15):
+        t = 0.002 * k
+        omega = alpha * t
+        accelerometer = np.cross(alpha, r) + np.cross(omega, np.cross(omega, r)) - g_base
+        state.take_imu(t, 'imu_link', mount_rotation.T @ omega, mount_rotation.T @ accelerometer)
+    motion = state.motion_at(t)
+    np.testing.assert_allclose(motion.angular_velocity, omega, atol=1e-12)
+    np.testing.assert_allclose(motion.angular_acceleration, alpha, atol=1e-9)
+    np.testing.assert_allclose(motion.specific_force, -g_base, atol=1e-9)
+
+
+def test_missing_or_stale_base_state_stops_the_outputs_and_says_why():
+    live = LiveDynamics(lever(), LiveSettings(base_state='imu', max_base_state_age=0.05))
+    sample = JointSample(('hinge',), (0.0,), (0.0,), (), 2.0)
+    with pytest.raises(JointStateError, match='no imu message yet') as raised:
+        live.torques(sample)
+    assert raised.value.reason == 'base_state_unavailable'
+    assert 'no imu message yet' in live.contact_status().message
+    live.take_base_imu(1.0, 'imu_link', (0, 0, 0), (0, 0, G))
+    with pytest.raises(JointStateError, match='max_base_state_age'):
+        live.torques(sample)
+    live.take_base_imu(1.99, 'imu_link', (0, 0, 0), (0, 0, G))
+    assert live.torques(sample) is not None
+
+
+@pytest.mark.parametrize(
+    'frame, gyro, reason',
+    [
+        ('camera_9', (0, 0, 0), 'unknown_frame'),
+        ('arm', (0, 0, 0), 'unknown_frame'),  # moved by the hinge
+        ('imu_link', (0, float('nan'), 0), 'non_finite'),
+    ],
+)
+def test_a_bad_imu_message_is_refused_by_reason_and_changes_nothing(frame, gyro, reason):
+    state = BaseState('imu', lever(), (0.0, 0.0, -G))
+    state.take_imu(1.0, 'imu_link', (0, 0, 0), (0, 0, G))
+    with pytest.raises(BaseStateError) as raised:
+        state.take_imu(1.001, frame, gyro, (0, 0, G))
+    assert raised.value.reason == reason
+    np.testing.assert_allclose(state.motion_at(1.0).specific_force, (0, 0, G))
+
+
+@pytest.mark.parametrize('quaternion', [(0, 0, 0, 0), (0, float('nan'), 0, 1), (0, 0, 0, 3)])
+def test_an_odometry_with_a_bad_quaternion_is_refused(quaternion):
+    state = BaseState('odom', lever(), (0.0, 0.0, -G))
+    with pytest.raises(BaseStateError) as raised:
+        state.take_odom(1.0, 'base', quaternion, (0, 0, 0), (0, 0, 0))
+    assert raised.value.reason in ('bad_orientation', 'non_finite')
+
+
+# ---------------------------------------------------------------------- the real node
+def _node_gravity(ros, parameters: dict, publish_base) -> float:
+    """|~/gravity_torques| of a dynamics_node on the lever at q = 0 with ``parameters``, while
+    ``publish_base(probe, stamp)`` publishes its base state before each joint state."""
+    from rclpy.parameter import Parameter
+    from sensor_msgs.msg import JointState
+    from test_dynamics_node import joint_state
+
+    from robot_dynamics.ros.dynamics_node import DynamicsNode
+    from robot_dynamics.ros.topics import SENSOR_QOS
+
+    overrides = [Parameter('robot_description', value=LEVER_URDF)] + [
+        Parameter(name, value=value) for name, value in parameters.items()
+    ]
+    node = DynamicsNode(node_name=f'base_{id(overrides)}', parameter_overrides=overrides)
+    with ros(node) as harness:
+        gravity = harness.collect(JointState, f'/{node.get_name()}/gravity_torques', SENSOR_QOS)
+        feed = harness.probe.create_publisher(JointState, 'joint_states', SENSOR_QOS)
+        base = publish_base(harness.probe) if publish_base else None
+        assert wait_for(lambda: node.robot is not None and feed.get_subscription_count(), 30)
+        for k in range(40):
+            stamp = 5.0 + 0.01 * k
+            if base is not None:
+                base(stamp)
+            feed.publish(joint_state(('hinge',), (0.0,), (0.0,), stamp=stamp))
+            if wait_for(lambda: len(gravity) >= 25, 0.05):
+                break
+        assert wait_for(lambda: len(gravity) >= 25, 30), dict(node.rejections.counts)
+        return abs(gravity[-1].effort[0])
+
+
+def test_the_node_gives_the_three_closed_forms_with_mounting_imu_and_odom(ros):
+    from nav_msgs.msg import Odometry
+    from sensor_msgs.msg import Imu
+
+    from robot_dynamics.ros.topics import JOINT_STATE_QOS
+
+    def stamped(message, stamp: float):
+        message.header.stamp.sec = int(stamp)
+        message.header.stamp.nanosec = int(round((stamp - int(stamp)) * 1e9))
+        return message
+
+    def imu_source(probe):
+        publisher = probe.create_publisher(Imu, 'imu', JOINT_STATE_QOS)
+
+        def publish(stamp):
+            message = stamped(Imu(), stamp)
+            message.header.frame_id = 'imu_link'
+            message.orientation_covariance[0] = -1.0
+            message.linear_acceleration.z = G + 5.0
+            publisher.publish(message)
+
+        return publish
+
+    def odom_source(probe):
+        publisher = probe.create_publisher(Odometry, 'odom', JOINT_STATE_QOS)
+
+        def publish(stamp):
+            message = stamped(Odometry(), stamp)
+            message.header.frame_id, message.child_frame_id = 'odom', 'base'
+            message.pose.pose.orientation.w = 1.0
+            message.twist.twist.linear.z = 5.0 * stamp
+            publisher.publish(message)
+
+        return publish
+
+    assert _node_gravity(ros, {}, None) == pytest.approx(UPRIGHT, abs=1e-9)
+    mounting = {'base_state': 'mounting', 'base_orientation': [0.0, PITCH, 0.0]}
+    assert _node_gravity(ros, mounting, None) == pytest.approx(PITCHED, abs=1e-9)
+    assert _node_gravity(ros, {'base_state': 'imu'}, imu_source) == pytest.approx(
+        ACCELERATING, abs=1e-9
+    )
+    assert _node_gravity(ros, {'base_state': 'odom'}, odom_source) == pytest.approx(
+        ACCELERATING, abs=1e-6
+    )
+
+
+@pytest.mark.parametrize('route', ['observer', 'inverse_dynamics'])
+def test_no_phantom_external_torque_on_an_accelerating_base_once_the_imu_is_used(route):
+    """The lever held at q = 0 on a base accelerating upward at 5 m/s²: its motor supplies the
+    closed form 8.886 N·m; with the IMU the external torque is zero, without it is the 3 N·m the
+    acceleration adds."""
+    sign = math.copysign(
+        1.0,
+        LiveDynamics(lever()).torques(JointSample(('hinge',), (0.0,), (0.0,), (), 1.0)).gravity[0],
+    )
+    external = {}
+    for base_state in ('none', 'imu'):
+        live = LiveDynamics(
+            lever(), LiveSettings(base_state=base_state, external_torque_method=route)
+        )
+        for k in range(300):
+            stamp = 1.0 + 0.001 * k
+            live.take_base_imu(stamp, 'imu_link', (0, 0, 0), (0, 0, G + 5.0))
+            result = live.update(
+                JointSample(('hinge',), (0.0,), (0.0,), (sign * ACCELERATING,), stamp)
+            )
+        external[base_state] = abs(float(result.external_torques[0]))
+    assert external['imu'] < 1e-9
+    assert external['none'] == pytest.approx(2 * 5.0 * 0.3, rel=0.02)
