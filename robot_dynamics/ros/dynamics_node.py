@@ -49,6 +49,7 @@ from typing import Optional
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from geometry_msgs.msg import InertiaStamped, Vector3Stamped, WrenchStamped
+from rcl_interfaces.msg import SetParametersResult
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from std_srvs.srv import Trigger
@@ -60,6 +61,12 @@ from robot_dynamics.core.identification.payload import default_payload_link
 from robot_dynamics.core.live import status as live_status
 from robot_dynamics.core.live.effective_mass_reading import EffectiveMassReading
 from robot_dynamics.core.live.live_dynamics import LiveDynamics
+from robot_dynamics.core.live.payload_in_use import (
+    PayloadInUse,
+    ToolsFileError,
+    load_tools,
+    save_tool,
+)
 from robot_dynamics.core.model.model import RobotModel
 from robot_dynamics.core.streams.ring_buffer import RingBufferError, SampleRingBuffer
 from robot_dynamics.ros.base_state_input import BaseStateInput
@@ -84,6 +91,7 @@ from robot_dynamics.ros.dynamics_parameters import (
 from robot_dynamics.ros.model_source import ModelSource
 from robot_dynamics.ros.node_log import RateLimitedLogger, RejectionCounter, never_raises, shorten
 from robot_dynamics.ros.parameter_schema import NodeParameters
+from robot_dynamics.ros.payload_input import PayloadInput
 from robot_dynamics.ros.service_host import ServiceHost
 from robot_dynamics.ros.service_worker import (
     ServiceWorker,
@@ -139,6 +147,16 @@ class DynamicsNode(Node):
         self._payload_pub = create_output_publisher(self, InertiaStamped, '~/payload', LATCHED_QOS)
         self._diagnostics_pub = create_output_publisher(self, DiagnosticArray, '/diagnostics', 10)
         self.service_host = ServiceHost(self)
+        self._payload_in_use: Optional[PayloadInUse] = None
+        self.payload_input = PayloadInput(
+            self,
+            self.service_host.node,
+            self.parameters['tools_file'],
+            self._payload_pub,
+            self._use_payload,
+        )
+        self._select_initial_tool()
+        self.add_on_set_parameters_callback(self._on_active_tool)
         self.model_source = ModelSource(self, self._on_model, self.parameters)
         self.create_subscription(JointState, 'joint_states', self._on_joint_state, JOINT_STATE_QOS)
         self.base_state_input = BaseStateInput(
@@ -175,10 +193,73 @@ class DynamicsNode(Node):
             live = previous.with_model(robot, self._new_recording(robot.num_joints))
         for problem in live.problems:
             self.get_logger().error(problem)
+        live = self._with_payload_in_use(live)
         self._install(live)
         if previous is not None and previous.recording is not live.recording:
             # recorded with other joints; frees its shared memory (safe mid-append)
             previous.recording.close()
+
+    # ------------------------------------------------------------------ payload in use
+    def _select_initial_tool(self) -> None:
+        name = self.parameters['active_tool']
+        if not name:
+            return
+        tool = self.payload_input.tools.get(name)
+        if tool is None:
+            self.get_logger().error(
+                f'active_tool {name!r} is not a tool of tools_file '
+                f'({sorted(self.payload_input.tools)}): no payload'
+            )
+            return
+        self._payload_in_use = PayloadInUse(tool.link, tool.parameters, 'tool', name)
+
+    def _with_payload_in_use(self, live: LiveDynamics) -> LiveDynamics:
+        """``live`` with the payload in use attached (a new model keeps it when it has the
+        link); publishes it the first time."""
+        payload = self._payload_in_use
+        if payload is None:
+            return live
+        try:
+            loaded = live.with_payload(payload.link, payload.parameters)
+        except PayloadError as error:
+            self.get_logger().error(f'payload {payload.describe()} dropped: {error}')
+            self._payload_in_use = None
+            self.payload_input.publish(None)
+            return live
+        self.payload_input.publish(payload)
+        return loaded
+
+    def _use_payload(self, payload: Optional[PayloadInUse]) -> Optional[str]:
+        """Install the pipeline with ``payload`` (None: no payload); None, or why not (the
+        previous pipeline stays)."""
+        live = self._live
+        if live is None:
+            return 'no robot model loaded yet'
+        try:
+            if payload is None:
+                loaded = live.without_payload()
+            else:
+                loaded = live.with_payload(payload.link, payload.parameters)
+        except PayloadError as error:
+            return str(error)
+        if not self._install(loaded, replacing=live):
+            return 'the model changed meanwhile; send it again'
+        self._payload_in_use = payload
+        return None
+
+    def _on_active_tool(self, parameters: list) -> SetParametersResult:
+        for parameter in parameters:
+            if parameter.name != 'active_tool':
+                continue
+            name = parameter.value
+            if not isinstance(name, str) or not self.payload_input.is_tool(name):
+                return SetParametersResult(
+                    successful=False,
+                    reason=f'active_tool {name!r} is not a tool of tools_file; tools: '
+                    f'{sorted(self.payload_input.tools)}',
+                )
+            self.payload_input.select_tool(name)
+        return SetParametersResult(successful=True)
 
     def _new_recording(self, num_joints: int) -> SampleRingBuffer:
         """The ring buffer identify_payload reads, sized by buffer_duration × buffer_max_rate; the
@@ -384,8 +465,13 @@ class DynamicsNode(Node):
             self._log.warn('report', write_error)
         if report.success:
             self._publish_payload(link, report)
-            if self.parameters['apply_identified_payload']:
-                self._apply_payload(live, link, report)
+            applied = self.parameters['apply_identified_payload'] and self._apply_payload(
+                live, link, report
+            )
+            self.payload_input.publish(
+                None, 'identified' if applied else 'identified (not applied)'
+            )
+            self._save_identified(link, report)
         return _answer(response, report.success, report.summary())
 
     @never_raises
@@ -455,21 +541,40 @@ class DynamicsNode(Node):
             setattr(message.inertia, key, float(inertia.get(key, 0.0)))
         self._payload_pub.publish(message)
 
-    def _apply_payload(self, live: LiveDynamics, link: str, report) -> None:
+    def _apply_payload(self, live: LiveDynamics, link: str, report) -> bool:
         parameters = report.inertial_parameters()
         if parameters is None:
-            return
+            return False
         try:
             loaded = live.with_payload(link, parameters)
         except PayloadError as error:
             self.get_logger().error(f'identified payload not applied: {error}')
-            return
+            return False
         if not self._install(loaded, replacing=live):
             self.get_logger().warn(
                 'identified payload not applied: the model changed during the call'
             )
-            return
+            return False
+        self._payload_in_use = PayloadInUse(link, parameters, 'identified')
         self.get_logger().info(f'payload applied to the live model: {parameters!r}')
+        return True
+
+    def _save_identified(self, link: str, report) -> None:
+        """Save the identified payload as tool ``save_identified_payload_as`` in tools_file."""
+        name, path = self.parameters['save_identified_payload_as'], self.parameters['tools_file']
+        parameters = report.inertial_parameters()
+        if not name or parameters is None:
+            return
+        if not path:
+            self.get_logger().error('save_identified_payload_as needs tools_file: not saved')
+            return
+        try:
+            save_tool(path, name, link, parameters)
+            self.payload_input.tools = load_tools(path)
+        except (OSError, ToolsFileError) as error:
+            self.get_logger().error(f'identified payload not saved as tool {name!r}: {error}')
+            return
+        self.get_logger().info(f'identified payload saved as tool {name!r} in {path}')
 
     def _report_directory(self) -> str:
         return self.parameters['report_directory'] or os.path.join(

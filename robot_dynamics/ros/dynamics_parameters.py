@@ -134,6 +134,23 @@ DYNAMICS_PARAMETERS = MODEL_SOURCE_PARAMETERS + (
         runtime=True,
     ),
     P(
+        'tools_file',
+        '',
+        'YAML of named tool presets (link, mass, com, inertia, optional ft_bias) for active_tool',
+    ),
+    P(
+        'active_tool',
+        '',
+        'the tool of tools_file in use as the payload; empty: none (or what ~/set_payload set)',
+        runtime=True,
+    ),
+    P(
+        'save_identified_payload_as',
+        '',
+        'when set, a successful identify_payload is saved to tools_file under this name',
+        runtime=True,
+    ),
+    P(
         'apply_identified_payload',
         False,
         'attach an identified payload to the live model',

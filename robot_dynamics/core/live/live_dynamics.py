@@ -368,6 +368,13 @@ class LiveDynamics:
         loaded.attach_payload(link, parameters)
         return self.with_model(loaded)
 
+    def without_payload(self) -> LiveDynamics:
+        """The pipeline for this robot's description with no payload attached."""
+        robot = self.robot
+        return self.with_model(
+            RobotModel(robot.description, robot.floating_base, robot.model.gravity.linear)
+        )
+
     # ------------------------------------------------------------------ per sample
     def update(self, sample: JointSample, wrench: bool = False) -> Optional[LiveResult]:
         """Take one joint-state sample; its :class:`LiveResult` (``wrench``: estimate the

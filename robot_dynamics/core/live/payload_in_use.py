@@ -1,0 +1,172 @@
+"""The payload in use: set directly, chosen from named tool presets, or identified.
+
+A payload is rigid on a link of the model: mass [kg], CoM [m] and inertia about the CoM
+[kg·m²], both in that link's frame. :func:`checked_payload` refuses what no rigid body can be
+(negative or non-finite mass, non-finite CoM, an inertia that is not symmetric positive
+semi-definite or breaks the triangle inequality λ_i ≤ λ_j + λ_k). Tool presets live in a YAML
+file (``tools_file``)::
+
+    tools:
+      gripper:
+        link: tool0                     # a link of the model
+        mass: 1.2                       # kg
+        com: [0.0, 0.0, 0.06]           # m, link frame
+        inertia: {ixx: 0.002, ixy: 0, ixz: 0, iyy: 0.002, iyz: 0, izz: 0.001}  # kg·m², CoM
+        ft_bias: [0, 0, 0, 0, 0, 0]     # optional: an F/T sensor's bias with this tool [N, N·m]
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional, Sequence
+
+import numpy as np
+import yaml
+
+from robot_dynamics.core.errors import PayloadError, RobotDynamicsError
+from robot_dynamics.core.model.inertia import (
+    InertialParameters,
+    principal_inertia,
+    triangle_margins,
+)
+
+PAYLOAD_SOURCES = ('none', 'set', 'tool', 'identified')
+INERTIA_KEYS = ('ixx', 'ixy', 'ixz', 'iyy', 'iyz', 'izz')
+MAX_TOOLS_FILE_BYTES = 1_000_000
+
+
+class ToolsFileError(RobotDynamicsError):
+    """A tools file cannot be read or a preset in it is not a payload (file, tool and field
+    named)."""
+
+
+@dataclass(frozen=True)
+class PayloadInUse:
+    """The payload every output uses: on ``link``, ``parameters`` in that link's frame, and
+    where it came from (``source``: one of :data:`PAYLOAD_SOURCES`; ``tool``: the preset's
+    name)."""
+
+    link: str
+    parameters: InertialParameters
+    source: str
+    tool: str = ''
+
+    def describe(self) -> str:
+        """One line for an operator: source, mass and link."""
+        origin = f'tool {self.tool}' if self.source == 'tool' else self.source
+        return f'{origin}: {self.parameters.mass:.4g} kg on {self.link}'
+
+
+def inertia_matrix(ixx, ixy, ixz, iyy, iyz, izz) -> np.ndarray:
+    """The symmetric 3×3 inertia tensor of its six entries [kg·m²]."""
+    return np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]], dtype=float)
+
+
+def checked_payload(mass: float, com: Sequence[float], inertia: np.ndarray) -> InertialParameters:
+    """The payload's :class:`InertialParameters`; raises :class:`PayloadError` saying why no
+    rigid body has them. ``mass`` [kg], ``com`` [m], ``inertia`` about the CoM [kg·m²]."""
+    com, inertia = np.asarray(com, dtype=float), np.asarray(inertia, dtype=float)
+    if not (math.isfinite(mass) and mass >= 0.0):
+        raise PayloadError(f'payload mass must be a finite number >= 0 kg, got {mass!r}')
+    if com.shape != (3,) or not np.all(np.isfinite(com)):
+        raise PayloadError(f'payload CoM must be 3 finite numbers [m], got {com.tolist()}')
+    if inertia.shape != (3, 3) or not np.all(np.isfinite(inertia)):
+        raise PayloadError('payload inertia must be 6 finite numbers [kg·m²]')
+    moments, _ = principal_inertia(inertia)
+    scale = max(float(np.max(np.abs(moments))), 1e-12)
+    if moments[0] < -1e-9 * scale:
+        raise PayloadError(
+            f'payload inertia is not positive semi-definite (principal moments '
+            f'{np.round(moments, 9).tolist()} kg·m²)'
+        )
+    if np.min(triangle_margins(moments)) < -1e-9 * scale:
+        raise PayloadError(
+            f'payload inertia violates the triangle inequality (principal moments '
+            f'{np.round(moments, 9).tolist()} kg·m²: one exceeds the sum of the other two), '
+            'which no rigid body can'
+        )
+    return InertialParameters(mass, com, inertia)
+
+
+@dataclass(frozen=True)
+class ToolPreset:
+    """A named tool: its payload on ``link`` and, optionally, the F/T bias with it
+    (force [N], torque [N·m])."""
+
+    name: str
+    link: str
+    parameters: InertialParameters
+    ft_bias: Optional[np.ndarray] = None
+
+
+def load_tools(path: str) -> dict:
+    """name → :class:`ToolPreset` of tools file ``path`` ('' : no tools); raises
+    :class:`ToolsFileError` naming the file, the tool and the field."""
+    if not path:
+        return {}
+    try:
+        with open(path, 'rb') as stream:
+            raw = stream.read(MAX_TOOLS_FILE_BYTES + 1)
+    except OSError as error:
+        raise ToolsFileError(
+            f'tools file {path} cannot be read: {error.strerror or error}'
+        ) from None
+    if len(raw) > MAX_TOOLS_FILE_BYTES:
+        raise ToolsFileError(f'tools file {path} is larger than {MAX_TOOLS_FILE_BYTES} bytes')
+    try:
+        document = yaml.safe_load(raw.decode('utf-8'))
+    except (UnicodeDecodeError, yaml.YAMLError) as error:
+        raise ToolsFileError(f'tools file {path} is not YAML text: {error}') from None
+    tools = document.get('tools') if isinstance(document, dict) else None
+    if not isinstance(tools, dict):
+        raise ToolsFileError(f"tools file {path} has no 'tools' mapping")
+    return {str(name): _preset(path, str(name), entry) for name, entry in tools.items()}
+
+
+def _preset(path: str, name: str, entry) -> ToolPreset:
+    where = f'tools file {path}, tool {name}'
+    if not isinstance(entry, dict) or not isinstance(entry.get('link'), str):
+        raise ToolsFileError(f'{where}: needs a mapping with a link name')
+    try:
+        mass = float(entry.get('mass'))
+        com = [float(x) for x in entry.get('com', (0.0, 0.0, 0.0))]
+        inertia = entry.get('inertia') or {}
+        inertia = inertia_matrix(*(float(inertia.get(key, 0.0)) for key in INERTIA_KEYS))
+        bias = entry.get('ft_bias')
+        bias = None if bias is None else np.array([float(x) for x in bias])
+    except (TypeError, ValueError, AttributeError) as error:
+        raise ToolsFileError(
+            f'{where}: mass, com, inertia or ft_bias is not numbers: {error}'
+        ) from None
+    if bias is not None and (bias.shape != (6,) or not np.all(np.isfinite(bias))):
+        raise ToolsFileError(f'{where}: ft_bias must be 6 finite numbers [N, N·m]')
+    try:
+        parameters = checked_payload(mass, com, inertia)
+    except PayloadError as error:
+        raise ToolsFileError(f'{where}: {error}') from None
+    return ToolPreset(name, entry['link'], parameters, bias)
+
+
+def save_tool(path: str, name: str, link: str, parameters: InertialParameters) -> None:
+    """Write (or replace) tool ``name`` in tools file ``path``, keeping its other tools."""
+    file = Path(path)
+    document = {'tools': {}}
+    if file.exists():
+        load_tools(path)  # refuses to overwrite a file it cannot read back
+        document = yaml.safe_load(file.read_text(encoding='utf-8'))
+    inertia = parameters.inertia_com
+    document['tools'][name] = {
+        'link': link,
+        'mass': float(parameters.mass),
+        'com': [float(x) for x in parameters.com],
+        'inertia': dict(
+            zip(
+                INERTIA_KEYS,
+                (float(inertia[i, j]) for i, j in ((0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2))),
+            )
+        ),
+    }
+    file.parent.mkdir(parents=True, exist_ok=True)
+    file.write_text(yaml.safe_dump(document, sort_keys=False), encoding='utf-8')

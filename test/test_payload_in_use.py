@@ -1,0 +1,172 @@
+"""The payload in use: set on ~/set_payload, chosen among tool presets with `ros2 param set
+active_tool`, refused when no rigid body has it; through the core and the real node, against the
+gravity of the payload as a second model with the payload in its URDF-built inertias."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from ros_harness import wait_for
+from test_dynamics_node import ARM_TEXT, joint_state, make_node, set_parameters
+
+from robot_dynamics.core.dynamics import joint_space
+from robot_dynamics.core.errors import PayloadError
+from robot_dynamics.core.live.payload_in_use import (
+    ToolsFileError,
+    checked_payload,
+    inertia_matrix,
+    load_tools,
+    save_tool,
+)
+from robot_dynamics.core.model.inertia import InertialParameters, box_inertia
+from robot_dynamics.core.model.model import RobotModel
+from robot_dynamics.models import ARM_URDF
+
+pytest.importorskip('rclpy')
+from geometry_msgs.msg import InertiaStamped  # noqa: E402
+from sensor_msgs.msg import JointState  # noqa: E402
+from std_msgs.msg import String  # noqa: E402
+
+from robot_dynamics.ros.topics import LATCHED_QOS, SENSOR_QOS  # noqa: E402
+
+LINK = 'fr3_link7'
+POSE = np.array([0.2, -0.6, 0.3, -2.0, 0.4, 1.6, 0.5])
+GRIPPER = InertialParameters(1.5, (0.01, -0.02, 0.08), box_inertia(1.5, (0.08, 0.06, 0.12)))
+TOOLS = f"""tools:
+  gripper:
+    link: {LINK}
+    mass: 1.5
+    com: [0.01, -0.02, 0.08]
+    inertia: {{ixx: {GRIPPER.inertia_com[0, 0]}, ixy: 0, ixz: 0, iyy: {GRIPPER.inertia_com[1, 1]},
+               iyz: 0, izz: {GRIPPER.inertia_com[2, 2]}}}
+  camera:
+    link: {LINK}
+    mass: 0.4
+    com: [0, 0.05, 0.02]
+"""
+
+
+def gravity_with(payload=None) -> np.ndarray:
+    robot = RobotModel.from_urdf_file(ARM_URDF)
+    if payload is not None:
+        robot.attach_payload(LINK, payload)
+    return joint_space.gravity_torques(robot, robot.configuration(POSE))
+
+
+# ---------------------------------------------------------------------- core
+@pytest.mark.parametrize(
+    'mass, inertia, words',
+    [
+        (-0.1, np.eye(3) * 1e-3, 'mass'),
+        (1.0, np.diag([1e-3, 1e-4, 1e-4]), 'triangle'),
+        (1.0, np.diag([1e-3, -1e-3, 1e-3]), 'positive semi-definite'),
+        (float('nan'), np.eye(3), 'mass'),
+    ],
+)
+def test_a_payload_no_rigid_body_can_have_is_refused_with_the_reason(mass, inertia, words):
+    with pytest.raises(PayloadError, match=words):
+        checked_payload(mass, (0, 0, 0), inertia)
+
+
+def test_tools_file_round_trip_and_bad_presets_name_file_tool_and_field(tmp_path):
+    path = tmp_path / 'tools.yaml'
+    path.write_text(TOOLS)
+    tools = load_tools(str(path))
+    assert sorted(tools) == ['camera', 'gripper']
+    np.testing.assert_allclose(tools['gripper'].parameters.inertia_com, GRIPPER.inertia_com)
+    identified = InertialParameters(0.8, (0, 0, 0.03), inertia_matrix(1e-3, 0, 0, 1e-3, 0, 5e-4))
+    save_tool(str(path), 'identified_box', LINK, identified)
+    again = load_tools(str(path))
+    assert sorted(again) == ['camera', 'gripper', 'identified_box']
+    np.testing.assert_allclose(again['identified_box'].parameters.com, identified.com)
+    bad = tmp_path / 'bad.yaml'
+    bad.write_text(f'tools:\n  heavy:\n    link: {LINK}\n    mass: -2\n')
+    with pytest.raises(ToolsFileError, match=r'bad\.yaml.*heavy.*mass'):
+        load_tools(str(bad))
+
+
+# ---------------------------------------------------------------------- the real node
+def _feed(harness, node, count: int, efforts=()) -> None:
+    feed = harness.probe.create_publisher(JointState, 'joint_states', SENSOR_QOS)
+    assert wait_for(lambda: node.robot is not None and feed.get_subscription_count(), 30)
+    names = node.robot.joint_names
+    for k in range(count):
+        feed.publish(joint_state(names, POSE, np.zeros(7), efforts, stamp=10.0 + 0.001 * k))
+        wait_for(lambda: False, 0.002)
+
+
+def _settled(outputs: list, expected: np.ndarray, timeout: float = 20.0) -> bool:
+    return wait_for(
+        lambda: bool(outputs) and np.allclose(outputs[-1].effort, expected, atol=1e-9), timeout
+    )
+
+
+def test_tool_switch_and_set_payload_reach_every_output_from_the_next_sample(ros, tmp_path):
+    tools = tmp_path / 'tools.yaml'
+    tools.write_text(TOOLS)
+    node = make_node(
+        robot_description=ARM_TEXT,
+        tools_file=str(tools),
+        acceleration_mode='zero',
+        external_torque_method='inverse_dynamics',
+    )
+    name = node.get_name()
+    loaded = gravity_with(GRIPPER)
+    with ros(node) as harness:
+        gravity = harness.collect(JointState, f'/{name}/gravity_torques', SENSOR_QOS)
+        external = harness.collect(JointState, f'/{name}/external_torques', SENSOR_QOS)
+        sources = harness.collect(String, f'/{name}/payload_source', LATCHED_QOS)
+        payloads = harness.collect(InertiaStamped, f'/{name}/payload', LATCHED_QOS)
+        _feed(harness, node, 20, loaded)  # the robot carries the gripper
+        assert _settled(gravity, gravity_with())
+        assert np.max(np.abs(external[-1].effort)) > 1.0  # the gripper's weight, unexplained
+
+        (refused,) = set_parameters(harness, node, active_tool='vacuum_cup')
+        assert not refused.successful and 'camera' in refused.reason and 'gripper' in refused.reason
+        (result,) = set_parameters(harness, node, active_tool='gripper')
+        assert result.successful, result.reason
+        assert wait_for(lambda: bool(sources) and sources[-1].data.startswith('tool gripper'), 20)
+        _feed(harness, node, 20, loaded)
+        assert _settled(gravity, loaded)
+        assert np.max(np.abs(external[-1].effort)) < 1e-9  # at rest, the right tool: nothing left
+        assert payloads[-1].header.frame_id == LINK and payloads[-1].inertia.m == 1.5
+
+        setter = harness.probe.create_publisher(InertiaStamped, f'/{name}/set_payload', 10)
+        assert wait_for(lambda: setter.get_subscription_count() >= 1, 20)
+        bad = InertiaStamped()
+        bad.header.frame_id, bad.inertia.m = LINK, -3.0
+        setter.publish(bad)
+        camera = InertiaStamped()
+        camera.header.frame_id = LINK
+        camera.inertia.m, camera.inertia.com.y, camera.inertia.com.z = 0.4, 0.05, 0.02
+        setter.publish(camera)
+        assert wait_for(lambda: sources[-1].data.startswith('set: 0.4 kg'), 20), sources[-1]
+        _feed(harness, node, 20)
+        assert _settled(gravity, gravity_with(InertialParameters.point_mass(0.4, (0, 0.05, 0.02))))
+        removed = InertiaStamped()
+        removed.header.frame_id = LINK
+        setter.publish(removed)
+        assert wait_for(lambda: sources[-1].data == 'none', 20)
+        _feed(harness, node, 20)
+        assert _settled(gravity, gravity_with())
+
+
+def test_a_set_payload_on_a_frame_that_is_not_a_link_keeps_the_previous_payload(ros, tmp_path):
+    tools = tmp_path / 'tools.yaml'
+    tools.write_text(TOOLS)
+    node = make_node(robot_description=ARM_TEXT, tools_file=str(tools), active_tool='gripper')
+    name = node.get_name()
+    with ros(node) as harness:
+        gravity = harness.collect(JointState, f'/{name}/gravity_torques', SENSOR_QOS)
+        sources = harness.collect(String, f'/{name}/payload_source', LATCHED_QOS)
+        _feed(harness, node, 10)
+        assert _settled(gravity, gravity_with(GRIPPER))
+        setter = harness.probe.create_publisher(InertiaStamped, f'/{name}/set_payload', 10)
+        assert wait_for(lambda: setter.get_subscription_count() >= 1, 20)
+        elsewhere = InertiaStamped()
+        elsewhere.header.frame_id, elsewhere.inertia.m = 'camera_mount_9', 1.0
+        setter.publish(elsewhere)
+        wait_for(lambda: False, 1.0)
+        _feed(harness, node, 10)
+        assert _settled(gravity, gravity_with(GRIPPER))
+        assert sources[-1].data.startswith('tool gripper')
