@@ -55,6 +55,7 @@ from sensor_msgs.msg import JointState
 from std_srvs.srv import Trigger
 
 from robot_dynamics.core.contact.contact_detection import ContactCalibrationError
+from robot_dynamics.core.contact.contact_profiles import ContactProfileError
 from robot_dynamics.core.dynamics.joint_reactions import KnownWrenchError
 from robot_dynamics.core.errors import JointStateError, PayloadError
 from robot_dynamics.core.identification.payload import default_payload_link
@@ -90,7 +91,7 @@ from robot_dynamics.ros.dynamics_parameters import (
 )
 from robot_dynamics.ros.model_source import ModelSource
 from robot_dynamics.ros.node_log import RateLimitedLogger, RejectionCounter, never_raises, shorten
-from robot_dynamics.ros.parameter_schema import NodeParameters
+from robot_dynamics.ros.parameter_schema import NodeParameters, converted_value
 from robot_dynamics.ros.payload_input import PayloadInput
 from robot_dynamics.ros.service_host import ServiceHost
 from robot_dynamics.ros.service_worker import (
@@ -157,6 +158,7 @@ class DynamicsNode(Node):
         )
         self._select_initial_tool()
         self.add_on_set_parameters_callback(self._on_active_tool)
+        self.add_on_set_parameters_callback(self._on_contact_profile)
         self.model_source = ModelSource(self, self._on_model, self.parameters)
         self.create_subscription(JointState, 'joint_states', self._on_joint_state, JOINT_STATE_QOS)
         self.base_state_input = BaseStateInput(
@@ -259,6 +261,19 @@ class DynamicsNode(Node):
                     f'{sorted(self.payload_input.tools)}',
                 )
             self.payload_input.select_tool(name)
+        return SetParametersResult(successful=True)
+
+    def _on_contact_profile(self, parameters: list) -> SetParametersResult:
+        for parameter in parameters:
+            if parameter.name != 'contact_profile':
+                continue
+            live = self._live
+            try:
+                if live is None:
+                    raise ContactProfileError('no robot model loaded yet')
+                live.use_contact_profile(converted_value(parameter.value, ''))
+            except ContactProfileError as error:
+                return SetParametersResult(successful=False, reason=str(error))
         return SetParametersResult(successful=True)
 
     def _new_recording(self, num_joints: int) -> SampleRingBuffer:

@@ -287,6 +287,19 @@ DYNAMICS_PARAMETERS = MODEL_SOURCE_PARAMETERS + (
         **POSITIVE,
     ),
     P(
+        'contact_profiles_file',
+        '',
+        'YAML of contact sensitivity profiles added to the shipped default, sensitive, '
+        'hand_guiding and off',
+    ),
+    P(
+        'contact_profile',
+        'default',
+        'the contact sensitivity profile in use (threshold scale, durations, whether ~/contact '
+        'is raised); runtime',
+        runtime=True,
+    ),
+    P(
         'wrench_frame',
         '',
         'frame of ~/external_wrench (force and torque at its origin, in its axes); empty: the '

@@ -224,7 +224,9 @@ def table_defaults(table: Sequence[ParameterSpec]) -> Mapping[str, Any]:
 def converted_value(value, default):
     """``value`` as the type of ``default``, or ``_WRONG_TYPE``. A whole number is taken for a
     float (``stale_timeout: 1``), a whole float for an integer (``31.0``), a list of numbers
-    for a list of floats, and a single string for a list of strings (one element)."""
+    for a list of floats, a single string for a list of strings (one element), and a YAML
+    boolean for a string as 'on' / 'off' (YAML 1.1, which `ros2 param set` uses, reads ``off`` as
+    false)."""
     if isinstance(default, bool):
         return value if isinstance(value, bool) else _WRONG_TYPE
     if isinstance(default, float):
@@ -238,6 +240,8 @@ def converted_value(value, default):
             return value
         return int(value) if isinstance(value, float) and value.is_integer() else _WRONG_TYPE
     if isinstance(default, str):
+        if isinstance(value, bool):  # `ros2 param set ... off` arrives as YAML false
+            return 'on' if value else 'off'
         return value if isinstance(value, str) else _WRONG_TYPE
     if isinstance(default, (list, tuple)):
         element = default[0] if len(default) else ''  # an empty default is a list of names

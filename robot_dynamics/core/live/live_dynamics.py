@@ -54,6 +54,12 @@ from robot_dynamics.core.contact.contact_detection import (
     calibrated_thresholds,
     checked_thresholds,
 )
+from robot_dynamics.core.contact.contact_profiles import (
+    SHIPPED_PROFILES,
+    ContactProfile,
+    ContactProfileError,
+    load_profiles,
+)
 from robot_dynamics.core.contact.external_wrench import (
     WrenchEstimate,
     WrenchEstimator,
@@ -162,7 +168,8 @@ class LiveResult:
 
 class _Carried:
     """What a LiveDynamics hands to its successors: the thresholds in use, the observer's
-    momentum source once chosen, and the known wrench (each replaced by one assignment)."""
+    momentum source once chosen, the known wrench and the contact profile in use (each replaced
+    by one assignment)."""
 
     def __init__(self, settings: LiveSettings):
         self.thresholds: Optional[Thresholds] = None
@@ -170,6 +177,17 @@ class _Carried:
             None if settings.observer_momentum == 'auto' else settings.observer_momentum
         )
         self.known_wrench = KnownWrenchInput(settings.known_wrench_timeout)
+        self.profile_problem = ''
+        try:
+            self.profiles = load_profiles(settings.contact_profiles_file)
+        except ContactProfileError as error:
+            self.profiles, self.profile_problem = dict(SHIPPED_PROFILES), str(error)
+        self.profile = self.profiles.get(settings.contact_profile, SHIPPED_PROFILES['default'])
+        if settings.contact_profile not in self.profiles:
+            self.profile_problem = (
+                f'contact_profile {settings.contact_profile!r} unknown (profiles: '
+                f'{sorted(self.profiles)}): using default'
+            )
 
 
 class LiveDynamics:
@@ -314,29 +332,62 @@ class LiveDynamics:
             return None
 
     def _first_detector(self, problems: list) -> Optional[ContactDetector]:
-        """The carried thresholds for the same joints, else the given ones, else none."""
+        """The carried thresholds for the same joints, else the given ones, else none; through
+        the contact profile in use."""
         carried, robot = self._carried.thresholds, self.robot
+        if self._carried.profile_problem:
+            problems.append(self._carried.profile_problem)
+        base = None
         if carried is not None and carried.joint_names == robot.joint_names:
-            return self._new_detector(carried.values)
-        given = np.asarray(self.settings.contact_thresholds, dtype=float)
-        if not np.any(given):
-            return None
+            base = carried.values
+        elif np.any(self.settings.contact_thresholds):
+            try:
+                base = checked_thresholds(self.settings.contact_thresholds, robot.num_joints)
+            except ThresholdError as error:
+                problems.append(f'contact detection off: {error}')
+                return None
+            self._carried.thresholds = Thresholds(robot.joint_names, base, 'given')
         try:
-            values = checked_thresholds(given, robot.num_joints)
-        except ThresholdError as error:
+            return self._new_detector(base)
+        except ContactProfileError as error:
             problems.append(f'contact detection off: {error}')
             return None
-        self._carried.thresholds = Thresholds(robot.joint_names, values, 'given')
-        return self._new_detector(values)
 
-    def _new_detector(self, thresholds: np.ndarray) -> ContactDetector:
-        settings = self.settings
+    def _new_detector(
+        self, thresholds: Optional[np.ndarray], profile: Optional[ContactProfile] = None
+    ) -> Optional[ContactDetector]:
+        """A detector for the given or calibrated ``thresholds`` [N·m] through ``profile``
+        (None: the one in use); None when the profile turns detection off or gives none."""
+        settings, profile = self.settings, profile or self._carried.profile
+        used = profile.thresholds_for(thresholds, self.robot.num_joints)
+        if used is None:
+            return None
         return ContactDetector(
-            thresholds,
-            settings.contact_min_duration,
-            settings.contact_release_ratio,
-            settings.contact_release_duration,
+            used,
+            _first_given(profile.min_duration, settings.contact_min_duration),
+            _first_given(profile.release_ratio, settings.contact_release_ratio),
+            _first_given(profile.release_duration, settings.contact_release_duration),
         )
+
+    def use_contact_profile(self, name: str) -> None:
+        """Switch to contact profile ``name`` from the next sample on; raises
+        :class:`~robot_dynamics.core.contact.contact_profiles.ContactProfileError` (with the
+        names there are) for an unknown one or one that does not fit the model."""
+        profile = self._carried.profiles.get(name)
+        if profile is None:
+            raise ContactProfileError(
+                f'no contact profile {name!r}; profiles: {sorted(self._carried.profiles)}'
+            )
+        carried = self._carried.thresholds
+        same = carried is not None and carried.joint_names == self.robot.joint_names
+        detector = self._new_detector(carried.values if same else None, profile)
+        self._carried.profile = profile
+        self._detector = detector
+
+    @property
+    def contact_profile(self) -> ContactProfile:
+        """The contact profile in use."""
+        return self._carried.profile
 
     # ------------------------------------------------------------------ successors
     def with_model(
@@ -471,6 +522,8 @@ class LiveDynamics:
             detector = self._detector
             if detector is not None:
                 contact = detector.update(stamp, external)
+                if not self._carried.profile.raise_contact:
+                    contact = ContactUpdate(False, False, contact.ratios)
             if wrench and self._wrench is not None:
                 estimate = self._last_wrench = self._wrench.estimate(torques.positions, external)
         if (
@@ -686,7 +739,11 @@ class LiveDynamics:
         return LiveStatus(level, '; '.join(messages), values)
 
     def _detector_values(self, values: dict, messages: list) -> str:
-        detector, thresholds = self._detector, self.thresholds
+        detector, thresholds, profile = self._detector, self.thresholds, self._carried.profile
+        values['contact_profile'] = profile.name
+        if not profile.detection:
+            messages.append(f'contact detection off (contact_profile {profile.name})')
+            return OK
         if detector is None:
             messages.append(
                 'contact detection not armed: set contact_thresholds or call '
@@ -696,9 +753,12 @@ class LiveDynamics:
         values.update(
             in_contact=detector.in_contact,
             contacts=detector.contacts,
-            thresholds_source=thresholds.source,
+            thresholds_source=thresholds.source if thresholds else f'profile {profile.name}',
             thresholds_nm=' '.join(f'{t:.4g}' for t in detector.thresholds),
         )
+        if not profile.raise_contact:
+            messages.append(f'~/contact never raised (contact_profile {profile.name})')
+            return OK
         messages.append('CONTACT' if detector.in_contact else 'no contact')
         return OK
 
@@ -727,3 +787,7 @@ def _listed_values(values: np.ndarray) -> str:
     if not np.any(values):
         return 'none'
     return ', '.join(f'{value:.4g}' for value in values)
+
+
+def _first_given(value: Optional[float], default: float) -> float:
+    return default if value is None else value

@@ -70,7 +70,9 @@ class LiveSettings:
     model order; empty or all zero: none given], calibrated as |mean| + ``contact_threshold_sigma``
     σ over the last ``contact_calibration_duration`` [s]; a contact starts once a ratio |τ_ext| /
     threshold exceeded 1 for ``contact_min_duration`` [s] and ends once every ratio stayed below
-    ``contact_release_ratio`` for ``contact_release_duration`` [s]. Wrench: ``wrench_frame`` ('' the
+    ``contact_release_ratio`` for ``contact_release_duration`` [s]; ``contact_profile`` of the
+    shipped profiles and ``contact_profiles_file``
+    (:mod:`~robot_dynamics.core.contact.contact_profiles`). Wrench: ``wrench_frame`` ('' the
     payload link), ``wrench_damping`` [m], ``wrench_singular_threshold``. Tool:
     ``known_wrench_timeout`` [s], ``effective_mass_frame`` ('' the payload link). Diagnostics:
     ``torque_warn_ratio`` (|τ| / effort limit that warns, in (0, 1]). ros2_control command:
@@ -96,6 +98,8 @@ class LiveSettings:
     contact_min_duration: float = DEFAULT_MIN_DURATION
     contact_release_ratio: float = DEFAULT_RELEASE_RATIO
     contact_release_duration: float = DEFAULT_RELEASE_DURATION
+    contact_profiles_file: str = ''
+    contact_profile: str = 'default'
     wrench_frame: str = ''
     wrench_damping: float = DEFAULT_DAMPING
     wrench_singular_threshold: float = DEFAULT_SINGULAR_THRESHOLD
