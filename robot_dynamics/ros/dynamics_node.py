@@ -15,7 +15,8 @@ Topics (relative names; the node's default name is ``dynamics``):
   ``~/effective_mass`` (:mod:`~robot_dynamics.ros.dynamics_outputs`), ``~/payload``
   (geometry_msgs/InertiaStamped, transient local) and ``/diagnostics``;
 * services (std_srvs/Trigger): ``~/identify_payload``, ``~/validate_inertia``,
-  ``~/clear_payload_buffer``, ``~/record_baseline``, ``~/calibrate_contact_thresholds``.
+  ``~/clear_payload_buffer``, ``~/record_baseline``, ``~/calibrate_contact_thresholds``,
+  ``~/zero_effort_offsets``.
 
 Everything published for one joint state is the result of one core object,
 :class:`~robot_dynamics.core.live.live_dynamics.LiveDynamics` (torques, external torques by the
@@ -61,6 +62,7 @@ from robot_dynamics.core.errors import JointStateError, PayloadError
 from robot_dynamics.core.identification.payload import default_payload_link
 from robot_dynamics.core.live import status as live_status
 from robot_dynamics.core.live.effective_mass_reading import EffectiveMassReading
+from robot_dynamics.core.live.effort_offsets import OffsetsRefused, save_effort_offsets
 from robot_dynamics.core.live.live_dynamics import LiveDynamics
 from robot_dynamics.core.live.payload_in_use import (
     PayloadInUse,
@@ -174,6 +176,7 @@ class DynamicsNode(Node):
             ('~/clear_payload_buffer', self._clear_payload_buffer),
             ('~/record_baseline', self._record_baseline),
             ('~/calibrate_contact_thresholds', self._calibrate_contact_thresholds),
+            ('~/zero_effort_offsets', self._zero_effort_offsets),
         ):
             self.service_host.create_service(Trigger, name, handler)
         if self.effective_mass_rate > 0.0:
@@ -615,6 +618,26 @@ class DynamicsNode(Node):
             self.get_logger().info(f'baseline loaded from {path}')
         except Exception as error:
             self.get_logger().error(f'baseline file {path} not loaded: {error}')
+
+    @never_raises
+    def _zero_effort_offsets(self, request, response):
+        live = self._live
+        if live is None:
+            return _answer(response, False, 'no robot model loaded yet')
+        try:
+            estimate = live.zero_effort_offsets(self.payload_link(live.robot))
+        except OffsetsRefused as error:
+            return _answer(response, False, f'offsets not measured: {error}')
+        path = self.parameters['effort_offsets_file']
+        saved = '; not saved (effort_offsets_file is empty)'
+        if path:
+            try:
+                save_effort_offsets(path, live.robot.joint_names, estimate.offsets)
+                saved = f'; saved to {path}'
+            except OSError as error:
+                saved = f'; NOT saved to {path}: {error}'
+        values = ', '.join(f'{value:+.4f}' for value in estimate.offsets)
+        return _answer(response, True, f'{estimate.message}; offsets [N·m]: {values}{saved}')
 
     @never_raises
     def _calibrate_contact_thresholds(self, request, response):

@@ -223,6 +223,12 @@ DYNAMICS_PARAMETERS = MODEL_SOURCE_PARAMETERS + (
         'no friction model',
     ),
     P(
+        'effort_offsets_file',
+        '',
+        'effort offsets subtracted from the measured efforts: loaded at start, written by '
+        '~/zero_effort_offsets; empty: offsets only in memory',
+    ),
+    P(
         'rotor_inertia',
         [0.0],
         'reflected rotor inertia per joint (rotor inertia x gear ratio squared), model joint '

@@ -41,6 +41,7 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Callable, Optional, Sequence
 
 import numpy as np
@@ -79,6 +80,13 @@ from robot_dynamics.core.identification.payload import default_payload_link
 from robot_dynamics.core.live.effective_mass_reading import (
     EffectiveMassReading,
     effective_mass_reading,
+)
+from robot_dynamics.core.live.effort_offsets import (
+    EffortOffsetsError,
+    OffsetEstimate,
+    RestWindow,
+    estimate_offsets,
+    load_effort_offsets,
 )
 from robot_dynamics.core.live.known_wrench import KnownWrenchInput
 from robot_dynamics.core.live.settings import HISTORY_MAX_RATE, LiveSettings
@@ -182,6 +190,8 @@ class _Carried:
             self.profiles = load_profiles(settings.contact_profiles_file)
         except ContactProfileError as error:
             self.profiles, self.profile_problem = dict(SHIPPED_PROFILES), str(error)
+        self.offsets: Optional[np.ndarray] = None
+        self.rest_poses: list = []
         self.profile = self.profiles.get(settings.contact_profile, SHIPPED_PROFILES['default'])
         if settings.contact_profile not in self.profiles:
             self.profile_problem = (
@@ -225,6 +235,8 @@ class LiveDynamics:
             settings.max_base_state_age,
         )
         self._moving_base = MovingBaseTorques(robot) if settings.base_state != 'none' else None
+        self._use_effort_offsets(problems)
+        self._rest = RestWindow(robot.num_joints)
         self._base_problem: Optional[str] = None
         self.estimator = LiveTorqueEstimator(
             robot,
@@ -289,6 +301,20 @@ class LiveDynamics:
         except RobotDynamicsError as error:
             problems.append(f'rotor inertia not applied: {error}')
             robot.set_rotor_inertia(np.zeros(robot.num_joints))
+
+    def _use_effort_offsets(self, problems: list) -> None:
+        """The carried offsets for the same joints, else those of ``effort_offsets_file``."""
+        carried, n = self._carried, self.robot.num_joints
+        if carried.offsets is not None and len(carried.offsets) == n:
+            return
+        carried.rest_poses = []
+        carried.offsets = np.zeros(n)
+        path = self.settings.effort_offsets_file
+        if path and Path(path).exists():
+            try:
+                carried.offsets = load_effort_offsets(path, self.robot.joint_names)
+            except EffortOffsetsError as error:
+                problems.append(f'effort offsets not applied: {error}')
 
     def _command_indices(self, problems: list) -> Optional[np.ndarray]:
         """Model indices of ``command_joints`` in their order (model order when empty); None,
@@ -442,6 +468,8 @@ class LiveDynamics:
             return None
         if self._moving_base is not None:
             torques = self._on_moving_base(torques)
+        if torques.residual is not None:
+            torques = self._without_offsets(torques)
         if self._carried.known_wrench.current is not None:
             torques = self._with_known_wrench(torques)
         self._latest = torques
@@ -486,6 +514,34 @@ class LiveDynamics:
             residual=residual,
             base_torques=base_torques,
         )
+
+    def _without_offsets(self, torques: TorqueSample) -> TorqueSample:
+        """``torques`` with the effort offsets taken off the efforts and the residual; the raw
+        residual goes to the rest window the offsets are measured from."""
+        self._rest.append(torques.stamp, torques.positions, torques.velocities, torques.residual)
+        offsets = self._carried.offsets
+        if not np.any(offsets):
+            return torques
+        return replace(
+            torques, efforts=torques.efforts - offsets, residual=torques.residual - offsets
+        )
+
+    def zero_effort_offsets(self, payload_link: str) -> OffsetEstimate:
+        """Measure the effort offsets at the current rest pose (with the earlier rest poses of
+        this model: separated from a payload error when they allow it) and use them from the next
+        sample on. Raises :class:`~robot_dynamics.core.live.effort_offsets.OffsetsRefused` while
+        the robot moves."""
+        pose = self._rest.rest_pose()
+        carried = self._carried
+        estimate = estimate_offsets(self.robot, payload_link, carried.rest_poses + [pose])
+        carried.rest_poses = carried.rest_poses + [pose]
+        carried.offsets = estimate.offsets
+        return estimate
+
+    @property
+    def effort_offsets(self) -> np.ndarray:
+        """The effort offsets in use [N·m, model order]."""
+        return self._carried.offsets.copy()
 
     def take_base_imu(self, stamp: float, frame: str, angular_velocity, linear_acceleration):
         """One IMU sample for the base state (:meth:`BaseState.take_imu`)."""
@@ -709,6 +765,7 @@ class LiveDynamics:
             or 'auto: positions until a calibration compares both',
             'rotor_inertia_kg_m2': _listed_values(self.robot.rotor_inertia),
             'base_state': self.settings.base_state,
+            'effort_offsets_nm': _listed_values(self._carried.offsets),
         }
         if self.robot.floating_base and self.settings.base_state == 'none':
             values['base_state'] = 'none: the floating base is taken at rest, upright'

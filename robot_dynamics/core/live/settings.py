@@ -64,7 +64,9 @@ class LiveSettings:
     None: joint torques). External torques: ``external_torque_method`` (:data:`ROUTES`),
     ``observer_gain`` K_O [1/s], ``observer_momentum`` (:data:`MOMENTUM_CHOICES`), ``friction_file``
     (friction YAML of ``robot_dynamics identify``, subtracted from the efforts by the observer; ''
-    none), ``rotor_inertia`` [kg·m² per joint, model order, put into M(q):
+    none), ``effort_offsets_file`` (offsets [N·m] taken off the measured efforts, written by
+    :meth:`~robot_dynamics.core.live.live_dynamics.LiveDynamics.zero_effort_offsets`' caller),
+    ``rotor_inertia`` [kg·m² per joint, model order, put into M(q):
     :meth:`~robot_dynamics.core.model.model.RobotModel.set_rotor_inertia`; empty or all zero: the
     friction file's ``rotor_inertia``, else none). Contact: ``contact_thresholds`` [N·m per joint,
     model order; empty or all zero: none given], calibrated as |mean| + ``contact_threshold_sigma``
@@ -91,6 +93,7 @@ class LiveSettings:
     observer_gain: float = DEFAULT_GAIN
     observer_momentum: str = 'auto'
     friction_file: str = ''
+    effort_offsets_file: str = ''
     rotor_inertia: tuple = ()
     contact_thresholds: tuple = ()
     contact_threshold_sigma: float = DEFAULT_SIGMA

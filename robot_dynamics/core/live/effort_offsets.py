@@ -1,0 +1,205 @@
+"""Joint-torque sensor offsets: measured at rest, told apart from a payload or gravity error,
+persisted, and taken off every measured effort.
+
+At rest the measured torque is τ_m = g(q) + Y(q) δ + o: the model's gravity (payload in use
+included), a payload error δ at the payload link (mass and first moment, 4 numbers, Y its gravity
+regressor) and the sensors' constant offsets o [N·m per joint]. One rest pose gives n equations
+for n + 4 unknowns, so its mean residual r = τ_m − g(q) is taken as the offsets (δ = 0 assumed,
+and said). Several rest poses stack to [1 Y(q_p)] [o; δ] = r_p; when that stack is well
+conditioned, its least-squares solution separates o from δ, else the answer says the poses are too
+few or too alike (:func:`estimate_offsets`).
+
+File (``effort_offsets_file``)::
+
+    joints:
+      fr3_joint1: 0.12   # N·m, subtracted from the measured effort
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional, Sequence
+
+import numpy as np
+import yaml
+
+from robot_dynamics.core.errors import RobotDynamicsError
+from robot_dynamics.core.identification.payload_regressor import payload_regressor
+from robot_dynamics.core.model.model import RobotModel
+
+REST_SPEED = 0.01
+"""Largest |q̇| [rad/s, m/s] of any joint over the window for the robot to count as at rest."""
+REST_WINDOW = 0.5
+"""Seconds of rest averaged for one pose."""
+MAX_CONDITION = 1e3
+"""Largest condition number of the stacked rest poses (columns normalised) that separates
+offsets from a payload error."""
+MAX_FILE_BYTES = 1_000_000
+
+
+class EffortOffsetsError(RobotDynamicsError):
+    """An offsets file cannot be read or written, or names other joints (file, joint, field)."""
+
+
+class OffsetsRefused(RobotDynamicsError):
+    """The offsets cannot be measured now (the robot moves, too few samples); says why."""
+
+
+@dataclass(frozen=True)
+class RestPose:
+    """One rest window: mean joint positions [rad, m] and mean residual τ_m − model [N·m]."""
+
+    positions: np.ndarray
+    residual: np.ndarray
+    samples: int
+
+
+@dataclass(frozen=True)
+class OffsetEstimate:
+    """Offsets [N·m, model order], the payload error δ (mass [kg], first moment [kg·m]; None when
+    not separable), the RMS residual left [N·m], and the words for the operator."""
+
+    offsets: np.ndarray
+    payload_error: Optional[np.ndarray]
+    residual_rms: float
+    poses: int
+    message: str
+
+
+class RestWindow:
+    """The last samples' (stamp, q, max |q̇|, τ_m − model) for zeroing; one stream appends,
+    a service thread reads a copy (:meth:`rest_pose`)."""
+
+    def __init__(self, num_joints: int, capacity: int = 2000):
+        self._stamps = np.full(capacity, -np.inf)
+        self._positions = np.zeros((capacity, num_joints))
+        self._speeds = np.zeros(capacity)
+        self._residuals = np.zeros((capacity, num_joints))
+        self._next = 0
+
+    def append(self, stamp, positions, velocities, residual) -> None:
+        index = self._next % len(self._stamps)
+        self._positions[index], self._residuals[index] = positions, residual
+        self._speeds[index] = 0.0 if velocities is None else float(np.max(np.abs(velocities)))
+        self._stamps[index] = stamp  # last: a reader never takes a half-written row as new
+        self._next += 1
+
+    def rest_pose(self, duration: float = REST_WINDOW, rest_speed: float = REST_SPEED) -> RestPose:
+        """The mean of the last ``duration`` seconds; raises :class:`OffsetsRefused` while the
+        robot moves or with fewer than 10 samples."""
+        stamps = self._stamps.copy()
+        newest = float(np.max(stamps))
+        recent = stamps >= newest - duration
+        if not math.isfinite(newest) or np.count_nonzero(recent) < 10:
+            raise OffsetsRefused(
+                'too few joint states with efforts: stream the robot at rest for '
+                f'{duration:g} s, then call again'
+            )
+        speed = float(np.max(self._speeds[recent]))
+        spread = float(np.max(np.ptp(self._positions[recent], axis=0)))
+        if speed > rest_speed or spread > rest_speed * duration:
+            raise OffsetsRefused(
+                f'the robot moves (|q̇| up to {speed:.3g}, positions spread {spread:.3g} over the '
+                f'last {duration:g} s; at rest means |q̇| ≤ {rest_speed:g}): stop it, then call '
+                'again'
+            )
+        return RestPose(
+            self._positions[recent].mean(axis=0),
+            self._residuals[recent].mean(axis=0),
+            int(np.count_nonzero(recent)),
+        )
+
+
+def estimate_offsets(
+    robot: RobotModel, payload_link: str, poses: Sequence[RestPose]
+) -> OffsetEstimate:
+    """Offsets from ``poses`` (module docstring): separated from a payload error at
+    ``payload_link`` when the stacked poses are well conditioned."""
+    n = robot.num_joints
+    residuals = np.concatenate([pose.residual for pose in poses])
+    if len(poses) > 1:
+        rows = np.vstack([_pose_rows(robot, payload_link, pose.positions) for pose in poses])
+        norms = np.linalg.norm(rows, axis=0)
+        singular = np.linalg.svd(rows / np.where(norms > 0, norms, 1.0), compute_uv=False)
+        condition = singular[0] / singular[-1] if singular[-1] > 0 else math.inf
+        if condition <= MAX_CONDITION:
+            solution = np.linalg.lstsq(rows, residuals, rcond=None)[0]
+            left = residuals - rows @ solution
+            offsets, error = solution[:n], solution[n:]
+            return OffsetEstimate(
+                offsets,
+                error,
+                _rms(left),
+                len(poses),
+                f'offsets from {len(poses)} rest poses, separated from a payload error of '
+                f'{error[0]:+.3f} kg at {payload_link} (residual left {_rms(left):.3g} N·m RMS)',
+            )
+        reason = f'the {len(poses)} poses are too alike (condition {condition:.3g})'
+    else:
+        reason = 'one pose cannot tell offsets from a payload or gravity error'
+    offsets = np.mean([pose.residual for pose in poses], axis=0)
+    left = residuals - np.tile(offsets, len(poses))
+    return OffsetEstimate(
+        offsets,
+        None,
+        _rms(left),
+        len(poses),
+        f'offsets from {len(poses)} rest pose(s), assuming the payload is right: {reason}; zero '
+        'again at 3 or more rest poses that turn the wrist and the shoulder differently to '
+        'separate them',
+    )
+
+
+def _pose_rows(robot: RobotModel, payload_link: str, positions: np.ndarray) -> np.ndarray:
+    zeros = np.zeros((1, robot.num_joints))
+    gravity = payload_regressor(robot, payload_link, positions[None, :], zeros, zeros)[:, :4]
+    return np.hstack([np.eye(robot.num_joints), gravity])
+
+
+def _rms(values: np.ndarray) -> float:
+    return float(np.sqrt(np.mean(np.square(values)))) if len(values) else 0.0
+
+
+def load_effort_offsets(path: str, joint_names: Sequence[str]) -> np.ndarray:
+    """Offsets [N·m] in ``joint_names`` order from file ``path`` (joints it lacks: 0)."""
+    try:
+        raw = Path(path).read_bytes()[: MAX_FILE_BYTES + 1]
+        document = yaml.safe_load(raw.decode('utf-8'))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as error:
+        raise EffortOffsetsError(f'effort offsets file {path} cannot be read: {error}') from None
+    joints = document.get('joints') if isinstance(document, dict) else None
+    if not isinstance(joints, dict):
+        raise EffortOffsetsError(f"effort offsets file {path} has no 'joints' mapping")
+    unknown = sorted(str(name) for name in joints if name not in joint_names)
+    if unknown:
+        raise EffortOffsetsError(
+            f'effort offsets file {path} names joints the model does not have: {unknown}'
+        )
+    offsets = np.zeros(len(joint_names))
+    for index, name in enumerate(joint_names):
+        value = joints.get(name, 0.0)
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float))
+            or not math.isfinite(value)
+        ):
+            raise EffortOffsetsError(
+                f'effort offsets file {path}: offset of joint {name} is not a finite number: '
+                f'{value!r}'
+            )
+        offsets[index] = float(value)
+    return offsets
+
+
+def save_effort_offsets(path: str, joint_names: Sequence[str], offsets: np.ndarray) -> None:
+    """Write ``offsets`` [N·m] to ``path`` (module docstring's format)."""
+    lines = [
+        '# Effort offsets [N·m] subtracted from the measured efforts (robot_dynamics).',
+        'joints:',
+    ]
+    lines += [f'  {name}: {float(value)!r}' for name, value in zip(joint_names, offsets)]
+    file = Path(path)
+    file.parent.mkdir(parents=True, exist_ok=True)
+    file.write_text('\n'.join(lines) + '\n', encoding='utf-8')

@@ -1,0 +1,196 @@
+"""Effort offsets zeroed at rest: on the proving ground (MuJoCo, torque sensors with drawn
+offsets and noise, a 0.5 kg payload the model does not know), recovered within 0.02 N·m from
+several rest poses and told apart from the payload error; one pose: offsets only, and it says
+so; refused while the robot moves; the file's bad input; the real node's service."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from robot_dynamics.core.live.effort_offsets import (
+    EffortOffsetsError,
+    OffsetsRefused,
+    load_effort_offsets,
+    save_effort_offsets,
+)
+from robot_dynamics.core.live.live_dynamics import LiveDynamics
+from robot_dynamics.core.live.settings import LiveSettings
+from robot_dynamics.core.model.inertia import InertialParameters
+from robot_dynamics.core.model.model import RobotModel
+from robot_dynamics.core.streams.joint_states import JointSample
+from robot_dynamics.models import ARM_URDF
+
+pytest.importorskip('mujoco')
+from robot_dynamics.simulation.profiles import profile_from_dict  # noqa: E402
+from robot_dynamics.simulation.scenes import ArmScene  # noqa: E402
+
+PAYLOAD = InertialParameters.point_mass(0.5, (0.0, 0.02, 0.04))
+POSES = (
+    (0.0, -0.6, 0.0, -2.0, 0.0, 1.6, 0.0),
+    (0.8, 0.3, -0.5, -1.4, 1.2, 0.9, 0.6),
+    (-0.6, -1.1, 0.9, -2.4, -1.3, 2.2, -0.8),
+    (0.3, 0.6, 0.4, -1.0, 0.5, 2.8, 1.2),
+)
+OFFSET_PROFILE = {
+    'name': 'offsets',
+    'description': 'torque sensors with offsets and noise; nothing else differs',
+    'effort_source': 'joint_torque_sensor',
+    'links': {'spread': {'mass': 0.0, 'com': 0.0, 'inertia': 0.0}},
+    'joints': {'default': {'offset_spread': 0.4}},
+    'sensors': {'effort_noise': 0.02, 'velocity_noise': 0.0005},
+}
+
+
+def _scene() -> ArmScene:
+    return ArmScene(
+        ARM_URDF.read_text(),
+        profile_from_dict(OFFSET_PROFILE),
+        profile_seed=9,
+        table=False,
+        payload_link='tool0',
+        payload=PAYLOAD,
+        carrying=True,
+    )
+
+
+def _rest_at(scene: ArmScene, live: LiveDynamics, pose, settle: float = 1.5, rest: float = 0.6):
+    """Hold ``pose`` (the scene's reference) until settled, then feed ``rest`` s to ``live``."""
+    target = np.array(pose)
+    scene.reference = lambda time: (target, np.zeros(7), np.zeros(7))
+    names = live.robot.joint_names
+    for k in range(int((settle + rest) * 1000)):
+        sample = scene.step()
+        if k >= settle * 1000:
+            joints = sample.joints
+            live.update(
+                JointSample(names, joints.positions, joints.velocities, joints.efforts, sample.time)
+            )
+
+
+def _true_offsets(scene: ArmScene, names) -> np.ndarray:
+    return np.array([scene.true_robot.drives[name].offset for name in names])
+
+
+def test_offsets_from_several_rest_poses_are_separated_from_a_payload_error():
+    scene = _scene()
+    live = LiveDynamics(RobotModel.from_urdf_file(ARM_URDF))
+    truth = _true_offsets(scene, live.robot.joint_names)
+    assert np.max(np.abs(truth)) > 0.1  # offsets worth zeroing
+    _rest_at(scene, live, POSES[0])
+    single = live.zero_effort_offsets('tool0')
+    assert single.payload_error is None and 'one pose' in single.message
+    assert np.max(np.abs(single.offsets - truth)) > 0.05  # the payload's weight is in them
+    for pose in POSES[1:]:
+        _rest_at(scene, live, pose)
+        estimate = live.zero_effort_offsets('tool0')
+    assert estimate.payload_error is not None, estimate.message
+    np.testing.assert_allclose(estimate.offsets, truth, atol=0.02)
+    assert estimate.payload_error[0] == pytest.approx(PAYLOAD.mass, abs=0.02)
+    np.testing.assert_array_equal(live.effort_offsets, estimate.offsets)
+
+
+def test_zeroing_is_refused_while_the_robot_moves():
+    scene = _scene()
+    live = LiveDynamics(RobotModel.from_urdf_file(ARM_URDF))
+    names = live.robot.joint_names
+    for _ in range(800):  # the scene's own excitation
+        sample = scene.step()
+        joints = sample.joints
+        live.update(
+            JointSample(names, joints.positions, joints.velocities, joints.efforts, sample.time)
+        )
+    with pytest.raises(OffsetsRefused, match='the robot moves'):
+        live.zero_effort_offsets('tool0')
+    assert not np.any(live.effort_offsets)
+
+
+def test_offsets_are_taken_off_every_output_and_persist(tmp_path):
+    robot = RobotModel.from_urdf_file(ARM_URDF)
+    path = tmp_path / 'offsets.yaml'
+    offsets = np.linspace(-0.3, 0.3, 7)
+    save_effort_offsets(str(path), robot.joint_names, offsets)
+    np.testing.assert_allclose(load_effort_offsets(str(path), robot.joint_names), offsets)
+    settings = LiveSettings(
+        effort_offsets_file=str(path),
+        external_torque_method='inverse_dynamics',
+        acceleration_mode='zero',
+    )
+    live = LiveDynamics(robot, settings)
+    pose = np.array(POSES[1])
+    plain = LiveDynamics(RobotModel.from_urdf_file(ARM_URDF))
+    gravity = plain.torques(JointSample(robot.joint_names, pose, np.zeros(7), (), 1.0)).gravity
+    result = live.update(JointSample(robot.joint_names, pose, np.zeros(7), gravity + offsets, 1.0))
+    np.testing.assert_allclose(result.external_torques, 0.0, atol=1e-12)
+
+
+@pytest.mark.parametrize(
+    'text, words',
+    [
+        ('joints:\n  gripper_9: 0.1\n', 'gripper_9'),
+        ('joints:\n  fr3_joint2: .nan\n', 'fr3_joint2'),
+        ('offsets: 3\n', "no 'joints'"),
+    ],
+)
+def test_a_bad_offsets_file_is_refused_naming_file_and_joint(tmp_path, text, words):
+    robot = RobotModel.from_urdf_file(ARM_URDF)
+    path = tmp_path / 'offsets.yaml'
+    path.write_text(text)
+    with pytest.raises(EffortOffsetsError, match=words) as raised:
+        load_effort_offsets(str(path), robot.joint_names)
+    assert str(path) in str(raised.value)
+    live = LiveDynamics(robot, LiveSettings(effort_offsets_file=str(path)))
+    assert any('effort offsets not applied' in problem for problem in live.problems)
+    assert not np.any(live.effort_offsets)
+
+
+def test_the_node_service_zeroes_writes_the_file_and_refuses_a_moving_robot(ros, tmp_path):
+    from ros_harness import wait_for
+    from sensor_msgs.msg import JointState
+    from std_srvs.srv import Trigger
+    from test_dynamics_node import ARM_TEXT, joint_state, make_node
+
+    from robot_dynamics.ros.topics import SENSOR_QOS
+
+    robot = RobotModel.from_urdf_file(ARM_URDF)
+    pose = np.array(POSES[2])
+    plain = LiveDynamics(RobotModel.from_urdf_file(ARM_URDF))
+    gravity = plain.torques(JointSample(robot.joint_names, pose, np.zeros(7), (), 1.0)).gravity
+    offsets = np.linspace(0.25, -0.2, 7)
+    path = tmp_path / 'offsets.yaml'
+    node = make_node(
+        robot_description=ARM_TEXT,
+        effort_offsets_file=str(path),
+        external_torque_method='inverse_dynamics',
+        acceleration_mode='zero',
+    )
+    name = node.get_name()
+    with ros(node) as harness:
+        external = harness.collect(JointState, f'/{name}/external_torques', SENSOR_QOS)
+        feed = harness.probe.create_publisher(JointState, 'joint_states', SENSOR_QOS)
+        assert wait_for(lambda: node.robot is not None and feed.get_subscription_count(), 30)
+
+        def stream(start: float, count: int, speed: float = 0.0) -> None:
+            for k in range(count):
+                t = start + 0.002 * k
+                q = pose + speed * t
+                message = joint_state(robot.joint_names, q, np.full(7, speed), gravity + offsets)
+                message.header.stamp.sec = int(t)
+                message.header.stamp.nanosec = int(round((t - int(t)) * 1e9))
+                feed.publish(message)
+                wait_for(lambda: False, 0.001)
+
+        stream(20.0, 300, speed=0.2)
+        moving = harness.call(Trigger, f'/{name}/zero_effort_offsets')
+        assert not moving.success and 'the robot moves' in moving.message
+        stream(22.0, 300)
+        answer = harness.call(Trigger, f'/{name}/zero_effort_offsets')
+        assert answer.success, answer.message
+        assert 'one pose' in answer.message and str(path) in answer.message
+        np.testing.assert_allclose(
+            load_effort_offsets(str(path), robot.joint_names), offsets, atol=1e-9
+        )
+        count = len(external)
+        stream(24.0, 20)
+        assert wait_for(lambda: len(external) >= count + 10, 20)
+        np.testing.assert_allclose(external[-1].effort, 0.0, atol=1e-9)
