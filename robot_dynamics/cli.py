@@ -17,6 +17,7 @@ SUBCOMMANDS = {
     'validate': 'robot_dynamics.commands.validate',
     'identify-payload': 'robot_dynamics.commands.identify_payload',
     'identify': 'robot_dynamics.commands.identify',
+    'identify-friction': 'robot_dynamics.commands.identify_friction',
     'excitation': 'robot_dynamics.commands.excitation',
     'bench': 'robot_dynamics.instruments.bench',
     'capacity': 'robot_dynamics.commands.capacity',

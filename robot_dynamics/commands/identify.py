@@ -49,8 +49,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         '--friction',
         default='viscous,coulomb,offset',
-        help='comma-separated per-joint terms from viscous,coulomb,offset, or "none" (default '
-        '%(default)s)',
+        help='comma-separated per-joint terms from viscous,coulomb,offset,stribeck, or "none" '
+        '(default %(default)s)',
+    )
+    parser.add_argument(
+        '--stribeck-velocity',
+        type=float,
+        default=0.05,
+        help='characteristic velocity of the stribeck term [rad/s] (default %(default)s)',
     )
     parser.add_argument(
         '--rotor-inertia', action='store_true', help='add a rotor inertia I_a per joint'
@@ -158,7 +164,7 @@ def _run(args: argparse.Namespace) -> int:
 
     robot = RobotModel.from_urdf_file(args.urdf)
     friction = '' if args.friction.strip().lower() == 'none' else args.friction
-    terms = ident.ModelTerms.parse(friction, args.rotor_inertia)
+    terms = ident.ModelTerms.parse(friction, args.rotor_inertia, args.stribeck_velocity)
     effort_model = load_effort_model(args.effort_model)
     if effort_model is not None:
         effort_model = effort_model.for_joints(

@@ -1,9 +1,16 @@
-"""Per-joint friction torques from the friction YAML written by ``robot_dynamics identify``.
+"""Per-joint friction torques from the friction YAML written by ``robot_dynamics identify`` or
+``robot_dynamics identify-friction``.
 
-τ_friction = viscous·q̇ + coulomb·sgn(q̇) + offset, per joint [N·m for revolute, N for
-prismatic joints], q̇ in rad/s (m/s): the model
-:func:`robot_dynamics.core.identification.identified_model.friction_yaml`
-writes. The same file's ``rotor_inertia`` [kg·m²] per joint is read into
+Per joint, with q̇ in rad/s (m/s) and torques in N·m (N for prismatic joints):
+
+    τ_f(q̇) = viscous·q̇ + (coulomb + (stribeck_static − coulomb)·exp(−(q̇/stribeck_velocity)²))
+             ·sgn_σ(q̇) + offset
+
+where sgn_σ(q̇) = tanh(q̇/sign_velocity), the exact sign when ``sign_velocity`` is 0 (the
+default). Without ``stribeck_static`` (or with it equal to ``coulomb``) this is viscous + Coulomb
++ offset; with it, the breakaway level ``stribeck_static`` decays to ``coulomb`` over
+``stribeck_velocity`` (the Stribeck effect; Armstrong-Hélouvry, Dupont & Canudas de Wit, 1994).
+The same file's ``rotor_inertia`` [kg·m²] per joint is read into
 :attr:`FrictionModel.rotor_inertia`: it is not friction, the live pipeline puts it into the
 model's mass matrix (:meth:`~robot_dynamics.core.model.model.RobotModel.set_rotor_inertia`).
 """
@@ -11,7 +18,7 @@ model's mass matrix (:meth:`~robot_dynamics.core.model.model.RobotModel.set_roto
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Optional, Sequence
 
 import numpy as np
@@ -20,8 +27,15 @@ import yaml
 from robot_dynamics.core.errors import RobotDynamicsError
 
 FRICTION_KEYS = ('viscous', 'coulomb', 'offset')
-FILE_KEYS = FRICTION_KEYS + ('rotor_inertia',)
-"""Per-joint fields of the file; ``rotor_inertia`` must be >= 0."""
+STRIBECK_VELOCITY = 0.05
+"""Default characteristic velocity of the Stribeck decay [rad/s]."""
+FILE_KEYS = FRICTION_KEYS + (
+    'stribeck_static',
+    'stribeck_velocity',
+    'sign_velocity',
+    'rotor_inertia',
+)
+"""Per-joint fields of the file; all but ``offset`` must be >= 0 and ``stribeck_velocity`` > 0."""
 MAX_FRICTION_FILE_BYTES = 1_000_000
 
 
@@ -30,21 +44,53 @@ class FrictionFileError(RobotDynamicsError):
     joints)."""
 
 
+def smooth_sign(velocities: np.ndarray, sign_velocity) -> np.ndarray:
+    """tanh(q̇/σ) per joint, the exact sign where σ is 0."""
+    velocities = np.asarray(velocities, dtype=float)
+    scale = np.broadcast_to(np.asarray(sign_velocity, dtype=float), velocities.shape)
+    exact = scale <= 0.0
+    return np.where(exact, np.sign(velocities), np.tanh(velocities / np.where(exact, 1.0, scale)))
+
+
+def stribeck_shape(velocities: np.ndarray, stribeck_velocity, sign_velocity) -> np.ndarray:
+    """exp(−(q̇/v_s)²)·sgn_σ(q̇): the torque shape of a unit excess breakaway level."""
+    velocities = np.asarray(velocities, dtype=float)
+    return np.exp(-np.square(velocities / stribeck_velocity)) * smooth_sign(
+        velocities, sign_velocity
+    )
+
+
+def _zeros(model) -> np.ndarray:
+    return np.zeros(len(model.joint_names))
+
+
 @dataclass(frozen=True)
 class FrictionModel:
-    """Per-joint viscous [N·m·s/rad], Coulomb [N·m] and constant offset [N·m] coefficients, and
-    the reflected rotor inertia [kg·m²] of the same file, in ``joint_names`` order; joints absent
-    from the file have zero friction and rotor inertia."""
+    """Per-joint coefficients in ``joint_names`` order (module docstring): ``viscous``
+    [N·m·s/rad], ``coulomb`` [N·m], ``offset`` [N·m], ``stribeck_static`` [N·m; None: equal to
+    ``coulomb``], ``stribeck_velocity`` [rad/s], ``sign_velocity`` [rad/s, 0: exact sign], and
+    the reflected ``rotor_inertia`` [kg·m²] of the same file; joints absent from the file have
+    none of them."""
 
     joint_names: tuple
     viscous: np.ndarray
     coulomb: np.ndarray
     offset: np.ndarray
     rotor_inertia: Optional[np.ndarray] = None
+    stribeck_static: Optional[np.ndarray] = None
+    stribeck_velocity: Optional[np.ndarray] = None
+    sign_velocity: Optional[np.ndarray] = field(default=None)
 
     def __post_init__(self):
-        if self.rotor_inertia is None:
-            object.__setattr__(self, 'rotor_inertia', np.zeros(len(self.joint_names)))
+        defaults = {
+            'rotor_inertia': _zeros(self),
+            'stribeck_static': np.array(self.coulomb, dtype=float),
+            'stribeck_velocity': np.full(len(self.joint_names), STRIBECK_VELOCITY),
+            'sign_velocity': _zeros(self),
+        }
+        for name, value in defaults.items():
+            if getattr(self, name) is None:
+                object.__setattr__(self, name, value)
 
     @classmethod
     def none(cls, joint_names: Sequence[str]) -> 'FrictionModel':
@@ -53,15 +99,22 @@ class FrictionModel:
 
     def torques(self, velocities: np.ndarray) -> np.ndarray:
         """Friction torques [N·m] at joint velocities ``velocities`` [rad/s]."""
-        return self.viscous * velocities + self.coulomb * np.sign(velocities) + self.offset
+        sign = smooth_sign(velocities, self.sign_velocity)
+        excess = self.stribeck_static - self.coulomb
+        decay = np.exp(-np.square(np.asarray(velocities) / self.stribeck_velocity))
+        return self.viscous * velocities + (self.coulomb + excess * decay) * sign + self.offset
 
     def __repr__(self) -> str:
         largest = float(np.max(np.abs(self.coulomb), initial=0.0))
-        return f'FrictionModel({len(self.joint_names)} joints, max |coulomb| {largest:.3g} N·m)'
+        stribeck = bool(np.any(self.stribeck_static != self.coulomb))
+        return (
+            f'FrictionModel({len(self.joint_names)} joints, max |coulomb| {largest:.3g} N·m'
+            f'{", Stribeck" if stribeck else ""})'
+        )
 
 
 def friction_from_yaml(text: str, joint_names: Sequence[str]) -> FrictionModel:
-    """Parse friction YAML text (``joints: {name: {viscous, coulomb, offset}}``) for
+    """Parse friction YAML text (``joints: {name: {viscous, coulomb, offset, ...}}``) for
     ``joint_names``."""
     try:
         document = yaml.safe_load(text)
@@ -75,27 +128,32 @@ def friction_from_yaml(text: str, joint_names: Sequence[str]) -> FrictionModel:
     unknown = sorted(str(name) for name in joints if name not in joint_names)
     if unknown:
         raise FrictionFileError(f'friction file names joints that are not in the model: {unknown}')
-    coefficients = {key: np.zeros(len(joint_names)) for key in FILE_KEYS}
-    for index, name in enumerate(joint_names):
+    values = {key: [] for key in FILE_KEYS}
+    for name in joint_names:
         entry = joints.get(name) or {}
         if not isinstance(entry, dict):
             raise FrictionFileError(f'friction entry of joint {name} is not a mapping')
+        unknown_fields = sorted(set(entry) - set(FILE_KEYS))
+        if unknown_fields:
+            raise FrictionFileError(f'joint {name} has unknown fields {unknown_fields}')
+        coulomb = _coefficient(entry.get('coulomb', 0.0), name, 'coulomb')
+        fallback = {
+            'stribeck_static': coulomb,
+            'stribeck_velocity': STRIBECK_VELOCITY,
+        }
         for key in FILE_KEYS:
-            coefficients[key][index] = _coefficient(entry.get(key, 0.0), name, key)
-    return FrictionModel(
-        tuple(joint_names),
-        coefficients['viscous'],
-        coefficients['coulomb'],
-        coefficients['offset'],
-        coefficients['rotor_inertia'],
-    )
+            values[key].append(_coefficient(entry.get(key, fallback.get(key, 0.0)), name, key))
+    arrays = {key: np.array(items) for key, items in values.items()}
+    return FrictionModel(tuple(joint_names), **arrays)
 
 
 def _coefficient(value, joint: str, key: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         raise FrictionFileError(f'{key} of joint {joint} is not a finite number: {value!r}')
-    if key == 'rotor_inertia' and value < 0.0:
-        raise FrictionFileError(f'rotor_inertia of joint {joint} is negative: {value!r} kg·m²')
+    if key != 'offset' and value < 0.0:
+        raise FrictionFileError(f'{key} of joint {joint} is negative: {value!r}')
+    if key == 'stribeck_velocity' and value <= 0.0:
+        raise FrictionFileError(f'stribeck_velocity of joint {joint} must be > 0 rad/s')
     return float(value)
 
 

@@ -21,15 +21,21 @@ from robot_dynamics.core.model.model import RobotModel
 
 def friction_yaml(robot: RobotModel, terms: ModelTerms, standard: np.ndarray) -> str:
     """YAML text of the per-joint terms: rotor_inertia [kg·m²], viscous [N·m·s/rad],
-    coulomb [N·m], offset [N·m]; τ_friction = viscous·q̇ + coulomb·sgn(q̇) + offset."""
+    coulomb [N·m], offset [N·m], and with the ``stribeck`` term stribeck_static [N·m] and
+    stribeck_velocity [rad/s] (the model of :mod:`robot_dynamics.core.dynamics.friction`)."""
     lines = [
         '# Identified per-joint terms (robot_dynamics identify). Units: rotor_inertia kg·m²,',
-        '# viscous N·m·s/rad, coulomb N·m, offset N·m; tau = ... + viscous*dq + coulomb*sign(dq) '
-        '+ offset.',
+        '# viscous N·m·s/rad, coulomb N·m, offset N·m, stribeck_static N·m,',
+        '# stribeck_velocity rad/s; tau = ... + viscous*dq + offset',
+        '#   + (coulomb + (stribeck_static - coulomb)*exp(-(dq/stribeck_velocity)^2))*sign(dq)',
         f'model: {robot.name}',
         'joints:',
     ]
     for joint, values in friction_values(robot, terms, standard).items():
+        if 'stribeck' in values:
+            excess = values.pop('stribeck')
+            values['stribeck_static'] = values.get('coulomb', 0.0) + excess
+            values['stribeck_velocity'] = terms.stribeck_velocity
         lines.append(f'  {joint}:')
         lines.extend(f'    {term}: {value!r}' for term, value in values.items())
     return '\n'.join(lines) + '\n'

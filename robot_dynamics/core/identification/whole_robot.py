@@ -30,6 +30,7 @@ from typing import Optional, Sequence
 import numpy as np
 import scipy.linalg
 
+from robot_dynamics.core.dynamics.friction import STRIBECK_VELOCITY, stribeck_shape
 from robot_dynamics.core.dynamics.regressor import (
     PARAMETERS_PER_BODY,
     body_link_names,
@@ -44,9 +45,23 @@ from robot_dynamics.core.model.inertia import pseudo_inertia_from_vector
 from robot_dynamics.core.model.model import RobotModel
 
 BODY_PARAMETER_NAMES = ('m', 'hx', 'hy', 'hz', 'Ixx', 'Ixy', 'Iyy', 'Ixz', 'Iyz', 'Izz')
-FRICTION_TERMS = ('viscous', 'coulomb', 'offset')
-_TERM_PREFIX = {'rotor_inertia': 'Ia', 'viscous': 'Fv', 'coulomb': 'Fc', 'offset': 'Fo'}
-_TERM_PRIOR_SCALE = {'rotor_inertia': 0.05, 'viscous': 1.0, 'coulomb': 1.0, 'offset': 1.0}
+FRICTION_TERMS = ('viscous', 'coulomb', 'offset', 'stribeck')
+"""``stribeck``: the excess breakaway level (static − Coulomb) [N·m], with its shape
+exp(−(q̇/v_s)²)·sgn(q̇) at the fixed characteristic velocity ``ModelTerms.stribeck_velocity``."""
+_TERM_PREFIX = {
+    'rotor_inertia': 'Ia',
+    'viscous': 'Fv',
+    'coulomb': 'Fc',
+    'offset': 'Fo',
+    'stribeck': 'Fs',
+}
+_TERM_PRIOR_SCALE = {
+    'rotor_inertia': 0.05,
+    'viscous': 1.0,
+    'coulomb': 1.0,
+    'offset': 1.0,
+    'stribeck': 1.0,
+}
 _BODY_PRIOR_SCALE = np.array([1.0, 0.1, 0.1, 0.1, 0.05, 0.05, 0.05, 0.05, 0.05, 0.05])
 """Prior scales of the consistent fit: 1 kg, 0.1 kg·m, 0.05 kg·m² (Λ = diag(1/scale²))."""
 
@@ -86,6 +101,7 @@ class ModelTerms:
 
     friction: tuple = ()
     rotor_inertia: bool = False
+    stribeck_velocity: float = STRIBECK_VELOCITY
 
     def __post_init__(self):
         unknown = [term for term in self.friction if term not in FRICTION_TERMS]
@@ -96,9 +112,15 @@ class ModelTerms:
         object.__setattr__(self, 'friction', tuple(t for t in FRICTION_TERMS if t in self.friction))
 
     @classmethod
-    def parse(cls, friction: str = '', rotor_inertia: bool = False) -> 'ModelTerms':
+    def parse(
+        cls,
+        friction: str = '',
+        rotor_inertia: bool = False,
+        stribeck_velocity: float = STRIBECK_VELOCITY,
+    ) -> 'ModelTerms':
         """From a comma-separated list such as ``'viscous,coulomb,offset'`` (empty: none)."""
-        return cls(tuple(t.strip() for t in friction.split(',') if t.strip()), rotor_inertia)
+        terms = tuple(t.strip() for t in friction.split(',') if t.strip())
+        return cls(terms, rotor_inertia, stribeck_velocity)
 
     @property
     def joint_terms(self) -> tuple:
@@ -137,6 +159,7 @@ def extended_regressor(
         'viscous': velocities,
         'coulomb': np.sign(velocities),
         'offset': np.ones_like(velocities),
+        'stribeck': stribeck_shape(velocities, terms.stribeck_velocity, 0.0),
     }
     for j in range(n):
         for k, term in enumerate(terms.joint_terms):

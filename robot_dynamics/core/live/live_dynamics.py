@@ -282,10 +282,40 @@ class LiveDynamics:
         if not path:
             return None
         try:
-            return load_friction_file(path, self.robot.joint_names)
+            friction = load_friction_file(path, self.robot.joint_names)
         except RobotDynamicsError as error:
             problems.append(f'friction not subtracted: {error}')
             return None
+        return self._without_sensor_joints(friction, problems)
+
+    def _without_sensor_joints(self, friction: FrictionModel, problems: list) -> FrictionModel:
+        """``friction`` with no friction on the joints whose efforts the effort model calls
+        link-side torque-sensor readings (kind ``torque``): the motors' friction is not in them.
+        Without an effort model the efforts are taken as motor-side and friction applies."""
+        effort_model = self.settings.effort_model
+        if effort_model is None:
+            return friction
+        try:
+            kinds = effort_model.for_joints(self.robot.joint_names).joints
+        except RobotDynamicsError:
+            return friction
+        sensor = np.array([joint.kind == 'torque' for joint in kinds])
+        if not np.any(sensor):
+            return friction
+        problems.append(
+            'friction not subtracted on '
+            f'{[n for n, s in zip(self.robot.joint_names, sensor) if s]}: effort_model_file '
+            'says their efforts are link-side torque-sensor readings, which the motors\' '
+            'friction does not reach'
+        )
+        keep = np.where(sensor, 0.0, 1.0)
+        return replace(
+            friction,
+            viscous=friction.viscous * keep,
+            coulomb=friction.coulomb * keep,
+            offset=friction.offset * keep,
+            stribeck_static=friction.stribeck_static * keep,
+        )
 
     def _use_rotor_inertia(self, friction: Optional[FrictionModel], problems: list) -> None:
         """Put the rotor inertia in use into the robot's M(q): the ``rotor_inertia`` setting
