@@ -83,6 +83,7 @@ BENCH_TARGETS = {
     'validation-corpus': 'robot_dynamics.instruments.validation_corpus:run',
     'demo': 'robot_dynamics.instruments.bench_demo:run',
     'realtime': 'robot_dynamics.instruments.bench_realtime:run',
+    'moving-base': 'robot_dynamics.instruments.bench_moving_base:run',
 }
 """``bench TARGET`` → ``'module:function'`` called with the parsed arguments (returns the exit
 code). To add a target, add one entry here; a module that needs options of its own defines

@@ -31,7 +31,11 @@ from robot_dynamics.core.live.settings import (
     TORQUE_WARN_RATIO,
     LiveSettings,
 )
-from robot_dynamics.core.streams.base_state import BASE_STATES, MAX_BASE_STATE_AGE
+from robot_dynamics.core.streams.base_state import (
+    BASE_STATES,
+    MAX_BASE_STATE_AGE,
+    SMOOTHING_TIME,
+)
 from robot_dynamics.core.streams.effort_model import effort_model_problem, load_effort_model
 from robot_dynamics.core.streams.joint_states import STALE_TIMEOUT
 from robot_dynamics.core.streams.live_torques import ACCELERATION_MODES
@@ -373,6 +377,14 @@ DYNAMICS_PARAMETERS = MODEL_SOURCE_PARAMETERS + (
         'no outputs',
         's',
         **POSITIVE,
+    ),
+    P(
+        'base_state_smoothing',
+        SMOOTHING_TIME,
+        'time constant of the low-pass on the IMU and odometry before they are differentiated; '
+        '0: none',
+        's',
+        low=0.0,
     ),
     # ros2_control command
     P(

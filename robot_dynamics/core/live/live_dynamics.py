@@ -233,6 +233,7 @@ class LiveDynamics:
             settings.base_orientation,
             settings.imu_frame,
             settings.max_base_state_age,
+            settings.base_state_smoothing,
         )
         self._moving_base = MovingBaseTorques(robot) if settings.base_state != 'none' else None
         self._use_effort_offsets(problems)

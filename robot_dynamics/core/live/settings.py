@@ -22,7 +22,11 @@ from robot_dynamics.core.contact.external_wrench import DEFAULT_DAMPING, DEFAULT
 from robot_dynamics.core.contact.momentum_observer import DEFAULT_GAIN, MOMENTUM_SOURCES
 from robot_dynamics.core.errors import SettingError
 from robot_dynamics.core.live.known_wrench import KNOWN_WRENCH_TIMEOUT
-from robot_dynamics.core.streams.base_state import BASE_STATES, MAX_BASE_STATE_AGE
+from robot_dynamics.core.streams.base_state import (
+    BASE_STATES,
+    MAX_BASE_STATE_AGE,
+    SMOOTHING_TIME,
+)
 from robot_dynamics.core.streams.effort_model import EffortModel
 from robot_dynamics.core.streams.joint_states import STALE_TIMEOUT
 from robot_dynamics.core.streams.live_torques import ACCELERATION_MODES
@@ -82,7 +86,8 @@ class LiveSettings:
     ``command_friction`` (add the friction file's friction at the measured velocities). Base:
     ``base_state`` (:data:`~robot_dynamics.core.streams.base_state.BASE_STATES`),
     ``base_orientation`` (roll, pitch, yaw [rad] of a ``mounting``), ``imu_frame`` ('' the IMU
-    message's frame), ``max_base_state_age`` [s].
+    message's frame), ``max_base_state_age`` [s], ``base_state_smoothing`` [s] (low-pass time
+    constant of the IMU and odometry before differentiation; 0: none).
     """
 
     stale_timeout: float = STALE_TIMEOUT
@@ -115,6 +120,7 @@ class LiveSettings:
     base_orientation: tuple = (0.0, 0.0, 0.0)
     imu_frame: str = ''
     max_base_state_age: float = MAX_BASE_STATE_AGE
+    base_state_smoothing: float = SMOOTHING_TIME
 
     def __post_init__(self):
         object.__setattr__(self, 'contact_thresholds', tuple(self.contact_thresholds))

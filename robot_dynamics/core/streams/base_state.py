@@ -6,17 +6,17 @@ give is in the base frame, the URDF's root link):
 * ``none``: the base at rest and upright (gravity as the model's ``gravity`` says);
 * ``mounting``: at rest with a constant attitude ``base_orientation`` (roll, pitch, yaw [rad]
   of the base in the world): a wall, ceiling or tilted-table mounting;
-* ``imu``: sensor_msgs/Imu in a frame rigidly fixed to the base. Its gyro gives ω (rotated
-  into base axes), ω's causal derivative α, and its accelerometer the specific force at the
-  IMU, carried to the base origin: f_O = f_IMU − α × r − ω × (ω × r), r the IMU's position
-  from the base origin. The orientation is not needed (the accelerometer already measures
-  gravity) and may be absent (covariance[0] = −1);
-* ``odom``: nav_msgs/Odometry, pose of ``child_frame_id`` (a frame rigidly fixed to the base)
-  in the world, twist in ``child_frame_id``. Carried to the base origin, the body twist (v, ω)
-  is differentiated causally (a polynomial fit that follows a quadratic motion without delay):
+* ``imu``: sensor_msgs/Imu in a frame rigidly fixed to the base. Its gyro gives ω (rotated into base
+  axes, low-passed: :data:`SMOOTHING_TIME`), ω's causal derivative α, and its accelerometer
+  (low-passed alike) the specific force at the IMU, carried to the base origin: f_O = f_IMU − α × r
+  − ω × (ω × r), r the IMU's position from the base origin. The orientation is not needed (the
+  accelerometer already measures gravity) and may be absent (covariance[0] = −1);
+* ``odom``: nav_msgs/Odometry, pose of ``child_frame_id`` (a frame rigidly fixed to the base) in the
+  world, twist in ``child_frame_id``. Carried to the base origin and low-passed, the body twist (v,
+  ω) is differentiated causally (a polynomial fit that follows a quadratic motion without delay):
   a = v̇ + ω × v, α = ω̇, and f = a − Rᵀ g_world with R the base's attitude;
-* ``odom+imu``: the IMU's ω, α and specific force, as with ``imu``; odometry must be fresh as
-  well (it is what the outputs are checked against when the IMU's own attitude is unknown).
+* ``odom+imu``: the IMU's ω, α and specific force, as with ``imu`` (the joint torques need
+  nothing else); odometry must be fresh as well.
 
 Stale or missing base state gives no motion and a reason (:class:`BaseStateUnavailable`): a
 source's newest sample must be within ``max_age`` [s] of the joint state's stamp. A message that
@@ -40,8 +40,33 @@ from robot_dynamics.core.streams.differentiation import PolynomialDifferentiator
 BASE_STATES = ('none', 'mounting', 'odom', 'imu', 'odom+imu')
 MAX_BASE_STATE_AGE = 0.05
 """Default largest |stamp difference| [s] between a joint state and the base state used."""
-DERIVATIVE_WINDOW = 9
+DERIVATIVE_WINDOW = 25
 """Samples of the causal polynomial fit that differentiates ω (and the odometry twist)."""
+SMOOTHING_TIME = 0.02
+"""Time constant [s] of the first-order low-pass on the IMU's ω and specific force and on the
+odometry twist, before anything is differentiated: sensor noise is white up to the sensor's
+rate, base motion (a vehicle, a deck, a walking body) is slow; 20 ms passes motion up to ~8 Hz
+and leaves ~1/6 of a 1 kHz sensor's white noise."""
+
+
+class _LowPass:
+    """First-order low-pass of a vector over uneven stamps: y += (1 − e^(−Δt/T))(x − y)."""
+
+    def __init__(self, time_constant: float):
+        self.time_constant = time_constant
+        self.value: Optional[np.ndarray] = None
+        self._stamp = -math.inf
+
+    def update(self, stamp: float, value: np.ndarray) -> np.ndarray:
+        if self.time_constant <= 0.0:
+            return np.asarray(value, dtype=float)
+        if self.value is None or stamp - self._stamp > 10 * self.time_constant:
+            self.value = np.array(value, dtype=float)
+        else:
+            weight = 1.0 - math.exp(-(stamp - self._stamp) / self.time_constant)
+            self.value = self.value + weight * (value - self.value)
+        self._stamp = stamp
+        return self.value
 
 
 class BaseStateError(RobotDynamicsError):
@@ -120,7 +145,8 @@ class BaseState:
     """The base-state source ``mode`` (:data:`BASE_STATES`) of ``robot`` (module docstring).
 
     ``gravity_world`` [m/s²]; ``base_orientation`` rpy [rad] (``mounting``); ``imu_frame``: the
-    IMU's frame when its messages name none (or another); ``max_age`` [s]. One stream: the
+    IMU's frame when its messages name none (or another); ``max_age`` [s]; ``smoothing_time``
+    [s]: the low-pass before differentiation (0: none). One stream: the
     ``take_*`` methods and :meth:`motion_at` are called on the same thread."""
 
     def __init__(
@@ -131,6 +157,7 @@ class BaseState:
         base_orientation: Sequence[float] = (0.0, 0.0, 0.0),
         imu_frame: str = '',
         max_age: float = MAX_BASE_STATE_AGE,
+        smoothing_time: float = SMOOTHING_TIME,
     ):
         if mode not in BASE_STATES:
             raise SettingError(f'base_state must be one of {BASE_STATES}, got {mode!r}')
@@ -145,6 +172,12 @@ class BaseState:
         self._odom: Optional[_Reading] = None
         self._gyro_rate = PolynomialDifferentiator(DERIVATIVE_WINDOW, 2)
         self._twist_rate = PolynomialDifferentiator(DERIVATIVE_WINDOW, 2)
+        if not 0.0 <= smoothing_time < math.inf:
+            raise SettingError(
+                f'base_state_smoothing must be a time >= 0 s, got {smoothing_time!r}'
+            )
+        self._imu_smooth = _LowPass(smoothing_time)
+        self._odom_smooth = _LowPass(smoothing_time)
 
     @property
     def uses_imu(self) -> bool:
@@ -174,6 +207,8 @@ class BaseState:
         gyro = mount.rotation @ _finite(angular_velocity, 'IMU angular_velocity')
         force = mount.rotation @ _finite(linear_acceleration, 'IMU linear_acceleration')
         self._check_order(self._imu, stamp, 'IMU')
+        smooth = self._imu_smooth.update(stamp, np.concatenate([gyro, force]))
+        gyro, force = smooth[:3], smooth[3:]
         self._gyro_rate.add(stamp, gyro)
         rate = self._gyro_rate.rate()
         alpha = np.zeros(3) if rate is None else rate
@@ -198,7 +233,9 @@ class BaseState:
         velocity = mount.rotation @ _finite(linear_velocity, 'odometry linear velocity')
         velocity = velocity - np.cross(omega, mount.position)  # at the base origin
         self._check_order(self._odom, stamp, 'odometry')
-        self._twist_rate.add(stamp, np.concatenate([velocity, omega]))
+        twist = self._odom_smooth.update(stamp, np.concatenate([velocity, omega]))
+        velocity, omega = twist[:3], twist[3:]
+        self._twist_rate.add(stamp, twist)
         rate = self._twist_rate.rate()
         rate = np.zeros(6) if rate is None else rate
         world_base = world_child @ mount.rotation.T
