@@ -66,6 +66,9 @@ class BaseStateInput:
             message.header.frame_id,
             _vector(message.angular_velocity),
             _vector(message.linear_acceleration),
+            None
+            if message.orientation_covariance[0] == UNKNOWN
+            else (*_vector(message.orientation), message.orientation.w),
         )
 
     def _on_odom(self, message: Odometry) -> None:

@@ -82,6 +82,7 @@ from robot_dynamics.ros.diagnostics import (
 from robot_dynamics.ros.dynamics_outputs import (
     CommandTopic,
     ContactTopics,
+    FeetTopics,
     TorqueTopic,
     effective_mass_message,
 )
@@ -146,6 +147,9 @@ class DynamicsNode(Node):
         self._external_topic = TorqueTopic(self, '~/external_torques')
         self._command_topic = CommandTopic(self)
         self._contact_topics = ContactTopics(self, self.parameters['contact_rate'])
+        self._feet_topics = FeetTopics(
+            self, tuple(self.parameters['contact_frames']), self.parameters['world_frame']
+        )
         self._mass_pub = create_output_publisher(self, Vector3Stamped, '~/effective_mass', 10)
         self._payload_pub = create_output_publisher(self, InertiaStamped, '~/payload', LATCHED_QOS)
         self._diagnostics_pub = create_output_publisher(self, DiagnosticArray, '/diagnostics', 10)
@@ -353,6 +357,7 @@ class DynamicsNode(Node):
         result = live.result(torques, wrench=self._contact_topics.wants_wrench())
         self._contact_topics.publish(header, result, live.wrench_frame)
         self._external_topic.publish(header, names, result.external_torques)
+        self._feet_topics.publish(header, result, live.robot.description.root)
         self._last_input_wall = time.monotonic()
 
     # ------------------------------------------------------------------ known wrench, tool

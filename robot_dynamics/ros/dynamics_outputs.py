@@ -11,6 +11,11 @@ effective-mass reading turned into messages and published.
   torque [N·m] on that link at its origin, in its axes; computed only while subscribed);
 * ``~/gravity_command`` (std_msgs/Float64MultiArray): g(q) in ``command_joints`` order (see
   :meth:`~robot_dynamics.core.live.live_dynamics.LiveDynamics.gravity_command`);
+* per foot of ``contact_frames``: ``~/feet/<frame>/force`` (geometry_msgs/Vector3Stamped, the
+  ground's force on the foot [N] in world-aligned axes: ``frame_id`` = ``world_frame``; a free
+  vector, it acts at the foot's contact point) and ``~/feet/<frame>/contact`` (std_msgs/Bool);
+  ``~/cop`` (geometry_msgs/PointStamped, the centre of pressure of the feet in contact [m] in the
+  root link's frame, published while a foot is in contact); stamps copied from the input;
 * ``~/effective_mass`` (geometry_msgs/Vector3Stamped): ``header.stamp`` = the joint state's
   stamp, ``header.frame_id`` = the frame whose origin the figures are for, ``vector.x`` = m_u
   [kg] along the direction u of the origin's velocity (the vertical at rest), ``vector.y`` = the
@@ -29,7 +34,7 @@ from typing import Optional
 
 import numpy as np
 from builtin_interfaces.msg import Time
-from geometry_msgs.msg import Vector3Stamped, WrenchStamped
+from geometry_msgs.msg import PointStamped, Vector3Stamped, WrenchStamped
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
@@ -124,6 +129,47 @@ class ContactTopics:
             force.x, force.y, force.z = (float(x) for x in estimate.force)
             torque.x, torque.y, torque.z = (float(x) for x in estimate.moment)
             self._wrench_pub.publish(message)
+
+
+class FeetTopics:
+    """``~/feet/<frame>/force``, ``~/feet/<frame>/contact`` and ``~/cop`` (module docstring)
+    for the feet ``frames``; none without feet."""
+
+    def __init__(self, node: Node, frames: tuple, world_frame: str):
+        self._world_frame = world_frame
+        self._force_pubs = [
+            create_output_publisher(node, Vector3Stamped, f'~/feet/{frame}/force', SENSOR_QOS)
+            for frame in frames
+        ]
+        self._contact_pubs = [
+            create_output_publisher(node, Bool, f'~/feet/{frame}/contact', SENSOR_QOS)
+            for frame in frames
+        ]
+        self._cop_pub = (
+            create_output_publisher(node, PointStamped, '~/cop', SENSOR_QOS) if frames else None
+        )
+        self._force_message, self._cop_message = Vector3Stamped(), PointStamped()
+
+    def publish(self, header, result: LiveResult, root_link: str) -> None:
+        """The feet of ``result``, with the input's ``header`` stamp."""
+        feet = result.feet
+        if feet is None:
+            return
+        message = self._force_message
+        message.header.stamp, message.header.frame_id = header.stamp, self._world_frame
+        for publisher, force in zip(self._force_pubs, feet.forces):
+            if publisher.get_subscription_count():
+                vector = message.vector
+                vector.x, vector.y, vector.z = (float(x) for x in force)
+                publisher.publish(message)
+        for publisher, contact in zip(self._contact_pubs, feet.contact):
+            if publisher.get_subscription_count():
+                publisher.publish(Bool(data=contact))
+        if feet.cop is not None and self._cop_pub.get_subscription_count():
+            cop = self._cop_message
+            cop.header.stamp, cop.header.frame_id = header.stamp, root_link
+            cop.point.x, cop.point.y, cop.point.z = (float(x) for x in feet.cop)
+            self._cop_pub.publish(cop)
 
 
 def effective_mass_message(reading: EffectiveMassReading) -> Vector3Stamped:

@@ -386,6 +386,26 @@ DYNAMICS_PARAMETERS = MODEL_SOURCE_PARAMETERS + (
         's',
         low=0.0,
     ),
+    # feet (floating base)
+    P(
+        'world_frame',
+        'world',
+        'frame_id of ~/feet/<frame>/force: world-aligned axes (gravity along -z)',
+    ),
+    P(
+        'contact_frames',
+        [],
+        'contact points (frames of the URDF, e.g. the feet) whose ground forces are estimated '
+        'from the joint torques (floating-base models)',
+    ),
+    P(
+        'foot_contact_force',
+        0.0,
+        'a foot is in contact above this vertical force, until it falls below half of it; 0: '
+        '3 % and 1.5 % of the robot\'s weight',
+        'N',
+        low=0.0,
+    ),
     # ros2_control command
     P(
         'command_joints',

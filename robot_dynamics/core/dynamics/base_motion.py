@@ -89,6 +89,18 @@ class MovingBaseTorques:
     ) -> np.ndarray:
         """Joint torques [N·m, N] (``joint_names`` order) at joint positions [rad, m],
         velocities and accelerations (None: zero) with the base moving as ``motion``."""
+        return self.twin.joint_part(self.full_torques(positions, velocities, accelerations, motion))
+
+    def full_torques(
+        self,
+        positions: np.ndarray,
+        velocities: Optional[np.ndarray],
+        accelerations: Optional[np.ndarray],
+        motion: BaseMotion,
+    ) -> np.ndarray:
+        """:meth:`torques` with the base's rows first: the wrench [N, N·m] at the base origin,
+        base axes, that the base must receive for this motion (m (c̈ − g) and the rate of the
+        angular momentum), then the joint torques."""
         twin, zeros = self.twin, self._zeros
         q = twin.configuration(positions)
         v = twin.tangent(
@@ -99,7 +111,7 @@ class MovingBaseTorques:
             zeros if accelerations is None else accelerations,
             np.concatenate([motion.specific_force, motion.angular_acceleration]),
         )
-        return twin.joint_part(twin.reduce(pin.rnea(twin.model, twin.data, q, v, a)))
+        return twin.reduce(pin.rnea(twin.model, twin.data, q, v, a))
 
     def gravity(self, positions: np.ndarray, motion: BaseMotion) -> np.ndarray:
         """The torques that hold the joints still relative to the moving base [N·m, N]: the

@@ -19,12 +19,15 @@ does not include the observer):
    ``inverse_dynamics``, −residual = ID − τ_measured. Then contact detection on τ_ext (thresholds
    given or calibrated: :class:`~robot_dynamics.core.contact.contact_detection.ContactDetector`),
    the external wrench at ``wrench_frame`` when the caller asks for it
-   (:class:`~robot_dynamics.core.contact.external_wrench.WrenchEstimator`), and the sample
+   (:class:`~robot_dynamics.core.contact.external_wrench.WrenchEstimator`), the feet's ground
+   forces of a legged robot from the inverse-dynamics route's τ_ext (``contact_frames``;
+   :class:`~robot_dynamics.core.floating_base.foot_forces.FootForceEstimator`), and the sample
    appended to the payload recording.
 
 Units and frames: joint torques in N·m (N for prismatic joints), joint space, in
 ``robot.joint_names`` order; stamps in seconds; the wrench in ``wrench_frame`` at its origin. A
-floating-base model is evaluated with the base at rest at the identity pose (joint part only).
+floating-base model is evaluated with the base at rest at the identity pose (joint part only)
+unless ``base_state`` gives its tilt and motion.
 
 Threads: :meth:`update` (or its two stages), :meth:`take_known_wrench` and :meth:`effective_mass`
 run on the stream's thread; :meth:`calibrate_thresholds` on a service thread (it copies the
@@ -72,10 +75,11 @@ from robot_dynamics.core.contact.momentum_observer import (
     quieter_momentum_source,
 )
 from robot_dynamics.core.dynamics import joint_space as dynamics
-from robot_dynamics.core.dynamics.base_motion import MovingBaseTorques
+from robot_dynamics.core.dynamics.base_motion import BaseMotion, MovingBaseTorques
 from robot_dynamics.core.dynamics.friction import FrictionModel, load_friction_file
 from robot_dynamics.core.dynamics.joint_reactions import KnownWrench
 from robot_dynamics.core.errors import RobotDynamicsError
+from robot_dynamics.core.floating_base.foot_forces import FootForceEstimator, FootForces
 from robot_dynamics.core.identification.payload import default_payload_link
 from robot_dynamics.core.live.effective_mass_reading import (
     EffectiveMassReading,
@@ -159,7 +163,9 @@ class LiveResult:
     * ``wrench``: the external wrench at ``wrench_frame`` (force [N], moment [N·m] at its origin,
       in its axes), only when asked for;
     * ``known_torques`` Jᵀ F_known of the known wrench in use (None without one);
-    * ``problems``: the set-up problems of this model, in words.
+    * ``problems``: the set-up problems of this model, in words;
+    * ``feet``: the ground forces, contacts and centre of pressure of ``contact_frames`` (None
+      without them or without efforts).
     """
 
     stamp: float
@@ -172,6 +178,7 @@ class LiveResult:
     wrench: Optional[WrenchEstimate]
     known_torques: Optional[np.ndarray]
     problems: tuple
+    feet: Optional[FootForces] = None
 
 
 class _Carried:
@@ -236,6 +243,9 @@ class LiveDynamics:
             settings.base_state_smoothing,
         )
         self._moving_base = MovingBaseTorques(robot) if settings.base_state != 'none' else None
+        self._motion = BaseMotion.at_rest(robot.model.gravity.linear)
+        self._feet = self._foot_estimator(problems)
+        self._last_feet: Optional[FootForces] = None
         self._use_effort_offsets(problems)
         self._rest = RestWindow(robot.num_joints)
         self._base_problem: Optional[str] = None
@@ -346,6 +356,24 @@ class LiveDynamics:
                 carried.offsets = load_effort_offsets(path, self.robot.joint_names)
             except EffortOffsetsError as error:
                 problems.append(f'effort offsets not applied: {error}')
+
+    def _foot_estimator(self, problems: list) -> Optional[FootForceEstimator]:
+        """The feet of ``contact_frames``, or None (without them, or a problem in words)."""
+        frames, robot = self.settings.contact_frames, self.robot
+        if not frames:
+            return None
+        force = self.settings.foot_contact_force
+        try:
+            feet = FootForceEstimator(robot, frames, force or None, 0.5 * force if force else None)
+        except RobotDynamicsError as error:
+            problems.append(f'no foot forces: {error}')
+            return None
+        for group in feet.unobservable:
+            problems.append(
+                f'foot forces of {group}: fewer joints than force components, the minimum-norm '
+                'split among them is reported (their sum is observable, not each)'
+            )
+        return feet
 
     def _command_indices(self, problems: list) -> Optional[np.ndarray]:
         """Model indices of ``command_joints`` in their order (model order when empty); None,
@@ -531,6 +559,7 @@ class LiveDynamics:
             self._base_problem = str(error)
             raise JointStateError('base_state_unavailable', str(error)) from None
         self._base_problem = None
+        self._motion = motion
         robot, q = self.robot, torques.positions
         v = torques.velocities if torques.velocities is not None else np.zeros(robot.num_joints)
         upright = robot.joint_part(
@@ -574,9 +603,11 @@ class LiveDynamics:
         """The effort offsets in use [N·m, model order]."""
         return self._carried.offsets.copy()
 
-    def take_base_imu(self, stamp: float, frame: str, angular_velocity, linear_acceleration):
+    def take_base_imu(
+        self, stamp: float, frame: str, angular_velocity, linear_acceleration, orientation=None
+    ):
         """One IMU sample for the base state (:meth:`BaseState.take_imu`)."""
-        self.base_state.take_imu(stamp, frame, angular_velocity, linear_acceleration)
+        self.base_state.take_imu(stamp, frame, angular_velocity, linear_acceleration, orientation)
 
     def take_base_odom(self, stamp: float, child_frame: str, orientation, linear, angular):
         """One odometry sample for the base state (:meth:`BaseState.take_odom`)."""
@@ -619,6 +650,7 @@ class LiveDynamics:
             and torques.velocities is not None
         ):
             self.recording.append(stamp, torques.positions, torques.velocities, torques.efforts)
+        feet = self._foot_forces(torques)
         return LiveResult(
             stamp,
             self.robot.joint_names,
@@ -630,7 +662,23 @@ class LiveDynamics:
             estimate,
             torques.known_torques,
             self.problems,
+            feet,
         )
+
+    def _foot_forces(self, torques: TorqueSample) -> Optional[FootForces]:
+        """The feet of ``torques`` from the inverse-dynamics route's τ_ext (None without feet or
+        efforts)."""
+        if self._feet is None or torques.residual is None:
+            return None
+        feet = self._last_feet = self._feet.estimate(
+            torques.positions,
+            torques.velocities,
+            torques.accelerations,
+            external_torques_from_inverse_dynamics(torques.residual),
+            self._motion,
+            self.base_state.attitude(),
+        )
+        return feet
 
     def _external_torques(self, sample: TorqueSample) -> Optional[np.ndarray]:
         """τ_ext [N·m] by the route in use, or None without efforts (or while the observer
@@ -821,6 +869,16 @@ class LiveDynamics:
             )
         level = worst(level, self._detector_values(values, messages))
         level = worst(level, self._wrench_values(values, messages))
+        feet = self._last_feet
+        if feet is not None:
+            values.update(
+                feet_in_contact=' '.join(f for f, c in zip(feet.frames, feet.contact) if c),
+                foot_force_mismatch_n=round(self._feet.mean_mismatch, 3),
+            )
+            warning = self._feet.mismatch_warning()
+            if warning:
+                level = worst(level, WARN)
+                messages.append(warning)
         if self.problems:
             level = worst(level, WARN)
             messages.extend(self.problems)

@@ -87,7 +87,9 @@ class LiveSettings:
     ``base_state`` (:data:`~robot_dynamics.core.streams.base_state.BASE_STATES`),
     ``base_orientation`` (roll, pitch, yaw [rad] of a ``mounting``), ``imu_frame`` ('' the IMU
     message's frame), ``max_base_state_age`` [s], ``base_state_smoothing`` [s] (low-pass time
-    constant of the IMU and odometry before differentiation; 0: none).
+    constant of the IMU and odometry before differentiation; 0: none). Feet (floating base):
+    ``contact_frames`` (the contact points whose forces are estimated), ``foot_contact_force``
+    [N] (a foot is in contact above it, until below half of it; 0: 3 % and 1.5 % of the weight).
     """
 
     stale_timeout: float = STALE_TIMEOUT
@@ -121,12 +123,15 @@ class LiveSettings:
     imu_frame: str = ''
     max_base_state_age: float = MAX_BASE_STATE_AGE
     base_state_smoothing: float = SMOOTHING_TIME
+    contact_frames: tuple = ()
+    foot_contact_force: float = 0.0
 
     def __post_init__(self):
         object.__setattr__(self, 'contact_thresholds', tuple(self.contact_thresholds))
         object.__setattr__(self, 'rotor_inertia', tuple(self.rotor_inertia))
         object.__setattr__(self, 'command_joints', tuple(self.command_joints))
         object.__setattr__(self, 'base_orientation', tuple(self.base_orientation))
+        object.__setattr__(self, 'contact_frames', tuple(self.contact_frames))
         choices = (
             ('acceleration_mode', ACCELERATION_MODES),
             ('external_torque_method', ROUTES),

@@ -32,7 +32,7 @@ from typing import Optional, Sequence
 import numpy as np
 import pinocchio as pin
 
-from robot_dynamics.core.dynamics.base_motion import BaseMotion
+from robot_dynamics.core.dynamics.base_motion import BaseMotion, rpy_matrix
 from robot_dynamics.core.errors import RobotDynamicsError, SettingError
 from robot_dynamics.core.model.model import RobotModel
 from robot_dynamics.core.streams.differentiation import PolynomialDifferentiator
@@ -167,6 +167,7 @@ class BaseState:
         self.gravity_world = np.asarray(gravity_world, dtype=float)
         self.imu_frame = imu_frame
         self._mounted = BaseMotion.mounted(base_orientation, self.gravity_world)
+        self._mounted_attitude = rpy_matrix(base_orientation)
         self._mounts: dict = {}
         self._imu: Optional[_Reading] = None
         self._odom: Optional[_Reading] = None
@@ -178,6 +179,8 @@ class BaseState:
             )
         self._imu_smooth = _LowPass(smoothing_time)
         self._odom_smooth = _LowPass(smoothing_time)
+        self._imu_attitude: Optional[np.ndarray] = None
+        self._odom_attitude: Optional[np.ndarray] = None
 
     @property
     def uses_imu(self) -> bool:
@@ -200,10 +203,15 @@ class BaseState:
         frame: str,
         angular_velocity: Sequence[float],
         linear_acceleration: Sequence[float],
+        orientation_xyzw: Optional[Sequence[float]] = None,
     ) -> None:
         """One IMU sample: ``stamp`` [s], ``frame`` (its header.frame_id; ``imu_frame`` wins when
-        set), gyro [rad/s] and accelerometer specific force [m/s²] in that frame."""
+        set), gyro [rad/s] and accelerometer specific force [m/s²] in that frame, and the frame's
+        attitude in the world (quaternion x, y, z, w; None: not given)."""
         mount = self._mount(self.imu_frame or frame)
+        if orientation_xyzw is not None:
+            world_imu = quaternion_matrix(_finite(orientation_xyzw, 'IMU orientation'))
+            self._imu_attitude = world_imu @ mount.rotation.T
         gyro = mount.rotation @ _finite(angular_velocity, 'IMU angular_velocity')
         force = mount.rotation @ _finite(linear_acceleration, 'IMU linear_acceleration')
         self._check_order(self._imu, stamp, 'IMU')
@@ -238,7 +246,7 @@ class BaseState:
         self._twist_rate.add(stamp, twist)
         rate = self._twist_rate.rate()
         rate = np.zeros(6) if rate is None else rate
-        world_base = world_child @ mount.rotation.T
+        world_base = self._odom_attitude = world_child @ mount.rotation.T
         acceleration = rate[:3] + np.cross(omega, velocity)
         force = acceleration - world_base.T @ self.gravity_world
         self._odom = _Reading(stamp, omega, rate[3:], force)
@@ -271,6 +279,18 @@ class BaseState:
         return BaseMotion(
             reading.specific_force, reading.angular_velocity, reading.angular_acceleration
         )
+
+    def attitude(self) -> Optional[np.ndarray]:
+        """The base's newest attitude (world ← base rotation): the IMU's orientation when its
+        messages give one, else the odometry's, else the mounting's; None when no source tells
+        it (``none``, or an IMU without orientation alone)."""
+        if self.uses_imu and self._imu_attitude is not None:
+            return self._imu_attitude
+        if self.uses_odom and self._odom_attitude is not None:
+            return self._odom_attitude
+        if self.mode == 'mounting':
+            return self._mounted_attitude
+        return None
 
     def _fresh(self, reading: Optional[_Reading], stamp: float, topic: str) -> _Reading:
         if reading is None:

@@ -49,7 +49,8 @@ class TorqueSample:
     wrench already taken off ``inverse_dynamics`` (and so added to ``residual``); None without
     one. ``base_torques``: what the base's motion or tilt adds to ``inverse_dynamics`` beyond the
     upright base at rest (already in ``gravity``, ``inverse_dynamics`` and ``residual``; see
-    :mod:`~robot_dynamics.core.dynamics.base_motion`); None without base state."""
+    :mod:`~robot_dynamics.core.dynamics.base_motion`); None without base state.
+    ``accelerations``: the q̈ [rad/s², m/s²] ``inverse_dynamics`` used."""
 
     stamp: float
     positions: np.ndarray
@@ -60,6 +61,7 @@ class TorqueSample:
     residual: Optional[np.ndarray]
     known_torques: Optional[np.ndarray] = None
     base_torques: Optional[np.ndarray] = None
+    accelerations: Optional[np.ndarray] = None
 
 
 class LiveTorqueEstimator:
@@ -144,7 +146,9 @@ class LiveTorqueEstimator:
         else:
             gravity, inverse = self._mapped_torques(q, self._zeros if v is None else v, a)
         residual = None if efforts_now is None else efforts_now - inverse
-        return TorqueSample(stamp, q, v, efforts_now, gravity, inverse, residual)
+        return TorqueSample(
+            stamp, q, v, efforts_now, gravity, inverse, residual, accelerations=a.copy()
+        )
 
     def _used_effort_model(self, effort_model: Optional[EffortModel]) -> Optional[EffortModel]:
         """``effort_model`` in the robot's joint order, or None when efforts already are torques."""

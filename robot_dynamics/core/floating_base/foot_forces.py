@@ -1,0 +1,203 @@
+"""Foot contact forces of a legged robot from its measured joint torques.
+
+With the feet the only contacts, the joint rows of the floating-base dynamics read
+
+    M(q) v̇ + h(q, v) − τ = Σ_c J_cᵀ f_c,
+
+f_c [N] the force the ground applies at contact point c (the origin of a ``contact_frames``
+frame: a point foot) and J_c its linear Jacobian (Featherstone, *Rigid Body Dynamics
+Algorithms*, 2008; Fahmi et al., "On state estimation for legged locomotion over soft terrain",
+2019). The left side is the inverse-dynamics residual the live pipeline already computes (the
+external torques by the inverse-dynamics route, with the base's tilt and motion in it). A foot's
+force reaches only the joints between it and the base, so the rows split into legs: each leg's
+rows are solved for its feet's forces alone, by least squares when the leg has more joints than
+its feet have force components. A leg with fewer rows than unknowns (several contact points on
+one short leg) gets the minimum-norm forces, and is named as not observable.
+
+The base rows are not used to solve: they are the consistency check. Their linear part is the
+total force the feet must apply, m (c̈ − g) in base axes, against Σ f_c: a wrong total mass, a
+missed contact or a contact the frames do not name shows up as their difference.
+
+Forces come out in base axes and are turned into world-aligned axes with the base's attitude
+(identity when it is unknown). A foot is in contact while its force's vertical (world z)
+component is above ``on_force`` [N], until it falls below ``off_force`` (hysteresis). The centre
+of pressure is Σ p_c f_z,c / Σ f_z,c over the feet in contact, p_c the contact point in the base
+frame.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional, Sequence
+
+import numpy as np
+import pinocchio as pin
+
+from robot_dynamics.core.dynamics.base_motion import BaseMotion, MovingBaseTorques
+from robot_dynamics.core.errors import SettingError
+from robot_dynamics.core.model.model import RobotModel
+
+CONTACT_ON_SHARE = 0.03
+"""Default: a foot is in contact above this share of the robot's weight (world-vertical force)."""
+CONTACT_OFF_SHARE = 0.015
+"""Default: and stays in contact until its force falls below this share of the weight."""
+MISMATCH_WARN_SHARE = 0.1
+"""The consistency check warns when the base rows' disagreement, averaged over
+:data:`MISMATCH_SAMPLES` samples, exceeds this share of the weight."""
+MISMATCH_SAMPLES = 100
+
+
+@dataclass(frozen=True)
+class FootForces:
+    """The feet at one joint state: ``frames`` (``contact_frames`` order); ``forces`` (k × 3)
+    [N], the ground's force on each foot, world-aligned axes; ``contact`` (k,) bool; ``cop`` the
+    centre of pressure [m] in the base frame (None with no foot in contact); ``force_mismatch``
+    [N]: |Σ f_c − m (c̈ − g)|, the base rows' disagreement (consistency check)."""
+
+    frames: tuple
+    forces: np.ndarray
+    contact: tuple
+    cop: Optional[np.ndarray]
+    force_mismatch: float
+
+
+@dataclass(frozen=True)
+class _Leg:
+    """Feet (indices into the frames) that share joints, and those joints (model order)."""
+
+    feet: tuple
+    joints: np.ndarray
+
+
+class FootForceEstimator:
+    """Foot forces of floating-base ``robot`` at the points ``frames`` (module docstring);
+    ``on_force`` / ``off_force`` [N]: the contact hysteresis (None: the shares of the weight
+    :data:`CONTACT_ON_SHARE` / :data:`CONTACT_OFF_SHARE`). One stream (holds contact states)."""
+
+    def __init__(
+        self,
+        robot: RobotModel,
+        frames: Sequence[str],
+        on_force: Optional[float] = None,
+        off_force: Optional[float] = None,
+    ):
+        if not robot.floating_base:
+            raise SettingError(
+                'foot forces need a floating-base model (root_joint floating): a fixed base '
+                'takes the ground force itself'
+            )
+        if not frames:
+            raise SettingError('foot forces need at least one contact frame')
+        self.weight = weight = robot.total_mass() * float(
+            np.linalg.norm(robot.model.gravity.linear)
+        )
+        self.on_force = CONTACT_ON_SHARE * weight if on_force is None else float(on_force)
+        self.off_force = CONTACT_OFF_SHARE * weight if off_force is None else float(off_force)
+        if not 0.0 <= self.off_force <= self.on_force:
+            raise SettingError(
+                f'foot contact needs 0 <= off force <= on force, got {self.off_force:g} N and '
+                f'{self.on_force:g} N'
+            )
+        self.robot = robot
+        self.frames = tuple(frames)
+        self._dynamics = MovingBaseTorques(robot)
+        twin = self._dynamics.twin
+        self._coupling = twin.coupling
+        self._frame_ids = [
+            twin.frame_id(name, SettingError, 'contact frame', moving=True) for name in self.frames
+        ]
+        self.legs = self._legs()
+        self.unobservable = tuple(
+            ' '.join(self.frames[k] for k in leg.feet)
+            for leg in self.legs
+            if len(leg.joints) < 3 * len(leg.feet)
+        )
+        self._contact = np.zeros(len(self.frames), dtype=bool)
+        self.mean_mismatch = 0.0
+        """The base rows' disagreement [N], a moving average over :data:`MISMATCH_SAMPLES`."""
+
+    def mismatch_warning(self) -> str:
+        """Words when the consistency check fails (:data:`MISMATCH_WARN_SHARE`), else ''."""
+        share = self.mean_mismatch / self.weight
+        if share <= MISMATCH_WARN_SHARE:
+            return ''
+        return (
+            f'the foot forces sum to {self.mean_mismatch:.1f} N ({100 * share:.0f} % of the '
+            'weight) away from what the base needs, m (c̈ − g): a wrong total mass in the URDF, '
+            'a contact away from contact_frames, or a missing contact frame'
+        )
+
+    def _legs(self) -> tuple:
+        """Feet grouped by shared joints, each group with the joints that move its feet."""
+        model, twin = self._dynamics.twin.model, self._dynamics.twin
+        leaders = {joint.name: joint.leader_index for joint in twin.joints}
+        chains = []
+        for frame_id in self._frame_ids:
+            support = model.supports[model.frames[frame_id].parentJoint]
+            chains.append({leaders[model.names[j]] for j in support if model.names[j] in leaders})
+        groups: list = []
+        for foot, chain in enumerate(chains):
+            joined = [group for group in groups if group[1] & chain]
+            feet, joints = [foot], set(chain)
+            for group in joined:
+                groups.remove(group)
+                feet += group[0]
+                joints |= group[1]
+            groups.append((feet, joints))
+        return tuple(_Leg(tuple(sorted(f)), np.array(sorted(j), dtype=int)) for f, j in groups)
+
+    def estimate(
+        self,
+        positions: np.ndarray,
+        velocities: Optional[np.ndarray],
+        accelerations: Optional[np.ndarray],
+        external_torques: np.ndarray,
+        motion: BaseMotion,
+        attitude: Optional[np.ndarray] = None,
+    ) -> FootForces:
+        """The feet at joint positions [rad], velocities and accelerations (None: zero) with the
+        inverse-dynamics ``external_torques`` τ_ext = M v̇ + h − τ [N·m] (``joint_names`` order),
+        the base moving as ``motion`` and at ``attitude`` (world ← base rotation; None:
+        identity)."""
+        twin = self._dynamics.twin
+        q = twin.configuration(positions)
+        pin.computeJointJacobians(twin.model, twin.data, q)
+        pin.updateFramePlacements(twin.model, twin.data)
+        jacobians = [
+            pin.getFrameJacobian(twin.model, twin.data, f, pin.LOCAL_WORLD_ALIGNED)[:3]
+            @ self._coupling
+            for f in self._frame_ids
+        ]
+        forces = np.zeros((len(self.frames), 3))
+        tau = np.asarray(external_torques, dtype=float)
+        for leg in self.legs:
+            columns = leg.joints + twin.base_dofs
+            stacked = np.vstack([jacobians[k][:, columns] for k in leg.feet])
+            solution = np.linalg.lstsq(stacked.T, tau[leg.joints], rcond=None)[0]
+            forces[list(leg.feet)] = solution.reshape(-1, 3)
+        full = self._dynamics.full_torques(positions, velocities, accelerations, motion)
+        mismatch = float(np.linalg.norm(full[:3] - forces.sum(axis=0)))
+        self.mean_mismatch += (mismatch - self.mean_mismatch) / MISMATCH_SAMPLES
+        rotation = np.eye(3) if attitude is None else np.asarray(attitude, dtype=float)
+        world_forces = forces @ rotation.T
+        vertical = world_forces[:, 2]
+        self._contact = np.where(self._contact, vertical > self.off_force, vertical > self.on_force)
+        points = np.array([twin.data.oMf[f].translation for f in self._frame_ids])
+        return FootForces(
+            self.frames,
+            world_forces,
+            tuple(bool(c) for c in self._contact),
+            _centre_of_pressure(points, vertical, self._contact),
+            mismatch,
+        )
+
+
+def _centre_of_pressure(
+    points: np.ndarray, vertical: np.ndarray, contact: np.ndarray
+) -> Optional[np.ndarray]:
+    """Σ p f_z / Σ f_z over the feet in contact pushing up; None when none does."""
+    pushing = contact & (vertical > 0.0)
+    total = float(vertical[pushing].sum())
+    if total <= 0.0:
+        return None
+    return (points[pushing] * vertical[pushing, None]).sum(axis=0) / total

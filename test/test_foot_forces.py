@@ -1,0 +1,207 @@
+"""Feet of a legged robot from its joint torques: chosen ground forces recovered exactly from the
+torques they cause (core and real node); the live pipeline against MuJoCo's contact forces on
+the proving ground's legged scene (standing, weight shifted, one foot lifted); the consistency
+check catching a wrong total mass; feet that cannot be told apart and bad set-ups named."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pinocchio as pin
+import pytest
+from ros_harness import wait_for
+
+from robot_dynamics.core.errors import SettingError
+from robot_dynamics.core.floating_base.foot_forces import FootForceEstimator
+from robot_dynamics.core.live.live_dynamics import LiveDynamics
+from robot_dynamics.core.live.settings import LiveSettings
+from robot_dynamics.core.live.status import OK, WARN
+from robot_dynamics.core.model.model import RobotModel
+from robot_dynamics.core.streams.joint_states import JointSample
+from robot_dynamics.models import QUADRUPED_URDF
+
+FEET = ('lf_foot', 'rf_foot', 'lh_foot', 'rh_foot')
+STANCE = np.tile([0.0, 0.8, -1.6], 4)
+
+
+def quadruped(text: str = '') -> RobotModel:
+    return RobotModel.from_urdf_string(text or QUADRUPED_URDF.read_text(), root_joint='floating')
+
+
+def torques_for_forces(robot: RobotModel, positions: np.ndarray, forces: np.ndarray) -> tuple:
+    """Joint torques τ = g(q) − Σ J_cᵀ f_c that hold the robot still (base at rest, upright) with
+    the ground pushing each foot with ``forces`` (world axes): built from pinocchio's
+    computeFrameJacobian, frame by frame."""
+    q = robot.configuration(positions)
+    model, data = robot.model, robot.data
+    gravity = pin.computeGeneralizedGravity(model, data, q)
+    tau = gravity.copy()
+    for name, force in zip(FEET, forces):
+        jacobian = pin.computeFrameJacobian(
+            model, data, q, model.getFrameId(name), pin.LOCAL_WORLD_ALIGNED
+        )[:3]
+        tau -= jacobian.T @ force
+    return tau[6:], tau[:3]
+
+
+def test_chosen_ground_forces_come_back_from_the_torques_they_cause():
+    robot = quadruped()
+    rng = np.random.default_rng(3)
+    positions = STANCE + rng.uniform(-0.2, 0.2, 12)
+    forces = rng.uniform([-20, -20, 10], [20, 20, 90], (4, 3))
+    efforts, _ = torques_for_forces(robot, positions, forces)
+    live = LiveDynamics(
+        robot, LiveSettings(contact_frames=FEET, external_torque_method='inverse_dynamics')
+    )
+    zeros = np.zeros(12)
+    for k in range(3):
+        result = live.update(JointSample(robot.joint_names, positions, zeros, efforts, 0.01 * k))
+    np.testing.assert_allclose(result.feet.forces, forces, atol=1e-9)
+    assert result.feet.contact == (True, True, True, True)
+    # the centre of pressure: the feet's points weighted by their vertical forces, base frame
+    pin.framesForwardKinematics(robot.model, robot.data, robot.configuration(positions))
+    points = np.array([robot.data.oMf[robot.model.getFrameId(f)].translation for f in FEET])
+    expected = (points * forces[:, 2:]).sum(axis=0) / forces[:, 2].sum()
+    np.testing.assert_allclose(result.feet.cop, expected, atol=1e-12)
+
+
+def test_the_consistency_check_flags_a_wrong_total_mass():
+    """Forces that do carry the robot pass; the same torques read with a model whose trunk is
+    30 % heavier leave the base rows unbalanced, and diagnostics say why."""
+    robot = quadruped()
+    weight = robot.total_mass() * 9.81
+    positions, zeros = STANCE, np.zeros(12)
+    # carry the weight: solve the base rows for vertical forces, equal pairs left and right
+    pin.framesForwardKinematics(robot.model, robot.data, robot.configuration(positions))
+    x = [robot.data.oMf[robot.model.getFrameId(f)].translation[0] for f in FEET]
+    com_x = pin.centerOfMass(robot.model, robot.data, robot.configuration(positions))[0]
+    front = weight * (com_x - x[2]) / (x[0] - x[2]) / 2
+    forces = np.array([[0, 0, front]] * 2 + [[0, 0, weight / 2 - front]] * 2)
+    efforts, base_rows = torques_for_forces(robot, positions, forces)
+    assert np.linalg.norm(base_rows) < 1e-9 * weight  # they do carry it
+
+    def mismatch(model: RobotModel) -> tuple:
+        settings = LiveSettings(
+            contact_frames=FEET, external_torque_method='inverse_dynamics', contact_profile='off'
+        )
+        live = LiveDynamics(model, settings)
+        for k in range(200):
+            live.update(JointSample(model.joint_names, positions, zeros, efforts, 0.01 * k))
+        return live.contact_status()
+
+    right = mismatch(robot)
+    assert right.values['foot_force_mismatch_n'] < 1e-6
+    assert right.level == OK, right.message
+    text = QUADRUPED_URDF.read_text()
+    trunk = re.search(r'<link name="base">.*?<mass value="([0-9.]+)"', text, re.S)
+    heavier = text.replace(
+        trunk.group(0), trunk.group(0).replace(trunk.group(1), str(1.3 * float(trunk.group(1))))
+    )
+    wrong = mismatch(quadruped(heavier))
+    assert wrong.values['foot_force_mismatch_n'] > 0.1 * weight
+    assert 'wrong total mass' in wrong.message and wrong.level == WARN
+
+
+def test_feet_that_share_a_short_leg_are_named_and_a_fixed_base_refused():
+    robot = quadruped()
+    estimator = FootForceEstimator(robot, ('lf_foot', 'lf_shank', 'rf_foot'))
+    assert [leg.feet for leg in estimator.legs] == [(0, 1), (2,)]
+    assert estimator.unobservable == ('lf_foot lf_shank',)
+    live = LiveDynamics(robot, LiveSettings(contact_frames=('lf_foot', 'lf_shank')))
+    assert any('lf_foot lf_shank' in problem for problem in live.problems)
+    with pytest.raises(SettingError, match='floating-base'):
+        FootForceEstimator(RobotModel.from_urdf_string(QUADRUPED_URDF.read_text()), FEET)
+    unknown = LiveDynamics(robot, LiveSettings(contact_frames=('lf_toe',)))
+    assert any('no foot forces' in p and 'lf_toe' in p for p in unknown.problems)
+
+
+def test_the_live_pipeline_matches_mujocos_contact_forces_on_the_legged_scene():
+    """The proving ground's quadruped (ideal profile) standing, shifting its weight and lifting
+    its left front foot; the pipeline sees what a robot gives (joint states with efforts, the
+    IMU) and estimates q̈ itself."""
+    from robot_dynamics.simulation.profiles import load_profile
+    from robot_dynamics.simulation.scenes import LeggedScene
+
+    scene = LeggedScene('quadruped', load_profile('ideal'), 5)
+    robot, root = scene.nominal, scene.description.root
+    live = LiveDynamics(
+        robot,
+        LiveSettings(
+            base_state='imu', contact_frames=FEET, external_torque_method='inverse_dynamics'
+        ),
+    )
+    errors, lifted = [], []
+    for _ in range(int(9.0 / scene.step_size)):
+        sample = scene.step()
+        imu, joints, truth = sample.imu, sample.joints, sample.truth
+        live.take_base_imu(
+            sample.time, root, imu.angular_velocity, imu.specific_force, imu.orientation
+        )
+        result = live.update(
+            JointSample(
+                robot.joint_names, joints.positions, joints.velocities, joints.efforts, sample.time
+            )
+        )
+        if sample.time < 1.0:
+            continue
+        true = np.array(
+            [
+                truth.contact_wrenches[f].force if f in truth.contact_wrenches else np.zeros(3)
+                for f in FEET
+            ]
+        )
+        errors.append(np.linalg.norm(result.feet.forces - true, axis=1))
+        if 8.0 <= sample.time < 9.0:  # the left front foot is 6 cm up
+            assert 'lf_foot' not in truth.contact_wrenches
+            lifted.append(result.feet.contact)
+    rms = np.sqrt(np.mean(np.square(errors)))
+    assert rms < 0.02 * scene.weight
+    assert all(contact == (False, True, True, True) for contact in lifted)
+
+
+def test_the_node_publishes_each_foot_and_the_centre_of_pressure(ros):
+    from geometry_msgs.msg import PointStamped, Vector3Stamped
+    from rclpy.parameter import Parameter
+    from sensor_msgs.msg import JointState
+    from std_msgs.msg import Bool
+    from test_dynamics_node import joint_state
+
+    from robot_dynamics.ros.dynamics_node import DynamicsNode
+    from robot_dynamics.ros.topics import SENSOR_QOS
+
+    robot = quadruped()
+    forces = np.array([[5.0, 0, 60], [0, -5.0, 60], [0, 0, 0.5], [0, 0, 55]])
+    efforts, _ = torques_for_forces(robot, STANCE, forces)
+    overrides = [
+        Parameter('urdf_file', value=str(QUADRUPED_URDF)),
+        Parameter('root_joint', value='floating'),
+        Parameter('contact_frames', value=list(FEET)),
+        Parameter('external_torque_method', value='inverse_dynamics'),
+        Parameter('world_frame', value='map'),
+    ]
+    node = DynamicsNode(node_name='feet_node', parameter_overrides=overrides)
+    with ros(node) as harness:
+        prefix = '/feet_node'
+        lf = harness.collect(Vector3Stamped, f'{prefix}/feet/lf_foot/force', SENSOR_QOS)
+        lh = harness.collect(Bool, f'{prefix}/feet/lh_foot/contact', SENSOR_QOS)
+        rf = harness.collect(Bool, f'{prefix}/feet/rf_foot/contact', SENSOR_QOS)
+        cop = harness.collect(PointStamped, f'{prefix}/cop', SENSOR_QOS)
+        feed = harness.probe.create_publisher(JointState, 'joint_states', SENSOR_QOS)
+        assert wait_for(lambda: node.robot is not None and feed.get_subscription_count(), 30)
+        outputs = (lf, lh, rf, cop)
+        for k in range(200):
+            message = joint_state(
+                robot.joint_names, STANCE, np.zeros(12), efforts, stamp=1 + k / 100
+            )
+            feed.publish(message)
+            if wait_for(lambda: min(map(len, outputs)) >= 3, 0.05):
+                break
+        assert wait_for(lambda: min(map(len, outputs)) >= 3, 30), dict(node.rejections.counts)
+        force = lf[-1]
+        assert force.header.frame_id == 'map'
+        np.testing.assert_allclose(
+            [force.vector.x, force.vector.y, force.vector.z], forces[0], atol=1e-6
+        )
+        assert rf[-1].data is True and lh[-1].data is False  # 0.5 N: below 3 % of the weight
+        assert cop[-1].header.frame_id == 'base'
