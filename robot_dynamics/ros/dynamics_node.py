@@ -92,6 +92,7 @@ from robot_dynamics.ros.dynamics_parameters import (
     DYNAMICS_PARAMETERS,
     live_settings,
 )
+from robot_dynamics.ros.ft_sensor_input import FtSensorInput
 from robot_dynamics.ros.model_source import ModelSource
 from robot_dynamics.ros.node_log import RateLimitedLogger, RejectionCounter, never_raises, shorten
 from robot_dynamics.ros.parameter_schema import NodeParameters, converted_value
@@ -173,6 +174,17 @@ class DynamicsNode(Node):
         self.create_subscription(
             WrenchStamped, '~/known_external_wrench', self._on_known_wrench, 10
         )
+        self.ft_sensor_input = None
+        if self.parameters['ft_sensor_topic']:
+            self.ft_sensor_input = FtSensorInput(
+                self,
+                self.service_host,
+                self.parameters['ft_sensor_topic'],
+                self.parameters['wrench_frame'],
+                lambda: self._live,
+                self._tool_bias,
+                self.rejections,
+            )
         self._worker = ServiceWorker(self.parameters['service_cpu_share'])
         for name, handler in (
             ('~/identify_payload', self._identify_payload),
@@ -221,6 +233,14 @@ class DynamicsNode(Node):
             )
             return
         self._payload_in_use = PayloadInUse(tool.link, tool.parameters, 'tool', name)
+
+    def _tool_bias(self) -> tuple:
+        """(name, F/T bias or None) of the tool preset in use; ('', None) without one."""
+        payload = self._payload_in_use
+        if payload is None or payload.source != 'tool':
+            return '', None
+        tool = self.payload_input.tools.get(payload.tool)
+        return payload.tool, None if tool is None else tool.ft_bias
 
     def _with_payload_in_use(self, live: LiveDynamics) -> LiveDynamics:
         """``live`` with the payload in use attached (a new model keeps it when it has the

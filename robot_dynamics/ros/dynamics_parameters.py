@@ -386,6 +386,13 @@ DYNAMICS_PARAMETERS = MODEL_SOURCE_PARAMETERS + (
         's',
         low=0.0,
     ),
+    # wrist force/torque sensor
+    P(
+        'ft_sensor_topic',
+        '',
+        'geometry_msgs/WrenchStamped of a wrist F/T sensor (frame_id: a frame of the URDF), '
+        'compensated for its bias and the payload in use on ~/compensated_wrench; empty: none',
+    ),
     # feet (floating base)
     P(
         'world_frame',

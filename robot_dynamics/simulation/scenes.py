@@ -211,6 +211,7 @@ class ArmScene(_Scene):
         self.controller = TrackingController(nominal, bandwidth_hz)
         self.payload_link, self.payload = payload_link, payload
         self.carrying = False
+        self._held: Optional[np.ndarray] = None
         self.reset()
         self._check_start_clear()
         self.set_carrying(carrying)
@@ -220,8 +221,24 @@ class ArmScene(_Scene):
         self.carrying = bool(carrying) and self.payload is not None
         self.engine.set_payload(self.payload if self.carrying else None)
 
+    def hold(self, positions: Optional[Sequence[float]]) -> None:
+        """Track the still pose ``positions`` [rad] (model joint order) instead of the
+        excitation from the next step; None: back to the excitation."""
+        if positions is None:
+            self._held = None
+            return
+        held = np.asarray(positions, dtype=float)
+        if held.shape != (self.nominal.num_joints,) or not np.all(np.isfinite(held)):
+            raise SceneError(
+                f'a held pose needs {self.nominal.num_joints} finite joint positions [rad]'
+            )
+        self._held = held
+
     def reference(self, time: float) -> tuple:
-        """(q, q̇, q̈) of the excitation at ``time`` [s] (periodic)."""
+        """(q, q̇, q̈) tracked at ``time`` [s]: the held pose, or the excitation (periodic)."""
+        if self._held is not None:
+            zeros = np.zeros(len(self._held))
+            return self._held.copy(), zeros, zeros.copy()
         positions, velocities, accelerations = self.trajectory.evaluate(
             np.array([time % self.trajectory.duration])
         )

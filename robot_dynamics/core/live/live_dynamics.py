@@ -599,6 +599,11 @@ class LiveDynamics:
         return estimate
 
     @property
+    def latest_torques(self) -> Optional[TorqueSample]:
+        """The newest sample's first-stage torques (None before the first complete one)."""
+        return self._latest
+
+    @property
     def effort_offsets(self) -> np.ndarray:
         """The effort offsets in use [N·m, model order]."""
         return self._carried.offsets.copy()
