@@ -18,6 +18,7 @@ SUBCOMMANDS = {
     'identify-payload': 'robot_dynamics.commands.identify_payload',
     'identify': 'robot_dynamics.commands.identify',
     'identify-friction': 'robot_dynamics.commands.identify_friction',
+    'explain-residual': 'robot_dynamics.commands.explain_residual',
     'excitation': 'robot_dynamics.commands.excitation',
     'bench': 'robot_dynamics.instruments.bench',
     'capacity': 'robot_dynamics.commands.capacity',

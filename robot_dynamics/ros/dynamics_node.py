@@ -101,6 +101,7 @@ from robot_dynamics.ros.service_host import ServiceHost
 from robot_dynamics.ros.service_worker import (
     ServiceWorker,
     SharedRecording,
+    explain_residual_job,
     identify_payload_job,
     validate_inertia_job,
 )
@@ -193,6 +194,7 @@ class DynamicsNode(Node):
             ('~/record_baseline', self._record_baseline),
             ('~/calibrate_contact_thresholds', self._calibrate_contact_thresholds),
             ('~/zero_effort_offsets', self._zero_effort_offsets),
+            ('~/explain_residual', self._explain_residual),
         ):
             self.service_host.create_service(Trigger, name, handler)
         if self.effective_mass_rate > 0.0:
@@ -663,6 +665,32 @@ class DynamicsNode(Node):
                 saved = f'; NOT saved to {path}: {error}'
         values = ', '.join(f'{value:+.4f}' for value in estimate.offsets)
         return _answer(response, True, f'{estimate.message}; offsets [N·m]: {values}{saved}')
+
+    def _explain_residual(self, request, response):
+        live = self._live
+        if live is None or _recorded(live.recording) < 2:
+            return _answer(
+                response, False, 'nothing recorded yet: move the robot (efforts published)'
+            )
+        robot = live.robot
+        try:
+            explanation = self._worker.run(
+                explain_residual_job,
+                robot.description.text,
+                robot.floating_base,
+                robot.model.gravity.linear.tolist(),
+                robot.rotor_inertia.tolist(),
+                robot.payload,
+                SharedRecording(
+                    live.recording.handle, robot.joint_names, until=live.recording.written
+                ),
+                self.payload_link(robot),
+            )
+        except Exception as error:
+            return _answer(response, False, f'residual not explained: {error}')
+        if explanation is None:
+            return _answer(response, False, 'nothing recorded yet')
+        return _answer(response, True, explanation.report())
 
     @never_raises
     def _calibrate_contact_thresholds(self, request, response):

@@ -107,6 +107,30 @@ def identify_payload_job(
     return report, write_report(report_directory, 'payload', report.to_dict())
 
 
+def explain_residual_job(
+    description_text: str,
+    floating_base: bool,
+    gravity: Sequence[float],
+    rotor_inertia: Sequence[float],
+    payload: Optional[tuple],
+    recording: SharedRecording,
+    payload_link: str,
+):
+    """core.identification.residual_terms.explain_residual of the recording under the live
+    model (its rotor inertia and ``payload`` (link, InertialParameters) or None); None when
+    fewer than 2 samples are recorded."""
+    from robot_dynamics.core.identification.residual_terms import explain_residual
+
+    samples = recording.load()
+    if samples.num_samples < 2:
+        return None
+    robot = RobotModel(parse_urdf(description_text), floating_base=floating_base, gravity=gravity)
+    robot.set_rotor_inertia(rotor_inertia)
+    if payload is not None:
+        robot.attach_payload(*payload)
+    return explain_residual(robot, samples, payload_link)
+
+
 def validate_inertia_job(
     description_text: str,
     package_paths: dict,

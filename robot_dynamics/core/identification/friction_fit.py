@@ -48,10 +48,11 @@ class FrictionFit:
 
 
 def model_residuals(robot: RobotModel, recording: Recording, cutoff_hz: float) -> tuple:
-    """(residuals, period): τ_measured − inverse dynamics of ``robot`` per sample (N, n) [N·m],
-    with q̈ from the zero-phase low-passed (``cutoff_hz``) velocities, and the median sample
-    period [s]. Positions, velocities and efforts stay as measured: a filter would mix the
-    friction of different speeds (stick-slip at low speed, Coulomb's step at a reversal)."""
+    """(residuals, period, accelerations): τ_measured − inverse dynamics of ``robot`` per sample
+    (N, n) [N·m], with q̈ (N, n) [rad/s²] from the zero-phase low-passed (``cutoff_hz``)
+    velocities, and the median sample period [s]. Positions, velocities and efforts stay as
+    measured: a filter would mix the friction of different speeds (stick-slip at low speed,
+    Coulomb's step at a reversal)."""
     period = float(np.median(np.diff(recording.time)))
     numerator, denominator = signal.butter(4, min(cutoff_hz * 2.0 * period, 0.99))
     smooth = signal.filtfilt(numerator, denominator, recording.velocities, axis=0)
@@ -66,7 +67,7 @@ def model_residuals(robot: RobotModel, recording: Recording, cutoff_hz: float) -
             for q, v, a in zip(recording.positions, recording.velocities, accelerations)
         ]
     )
-    return recording.efforts - inverse, period
+    return recording.efforts - inverse, period, accelerations
 
 
 def fit_friction(
@@ -79,7 +80,7 @@ def fit_friction(
     """Identify every joint's friction from ``recording`` (module docstring; joints in
     ``robot.joint_names`` order); raises :class:`FrictionFitRefused` naming a joint the
     recording does not move both ways."""
-    residuals, period = model_residuals(robot, recording, cutoff_hz)
+    residuals, period, _ = model_residuals(robot, recording, cutoff_hz)
     window = max(1, int(round(1.0 / (cutoff_hz * period))))
     n = robot.num_joints
     values = {key: np.zeros(n) for key in ('viscous', 'coulomb', 'offset', 'static', 'velocity')}

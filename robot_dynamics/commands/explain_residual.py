@@ -1,0 +1,69 @@
+"""Split a recording's model residual into what a real robot adds to its URDF.
+
+`robot_dynamics explain-residual --urdf M --bag DIR|--csv F`: the residual τ_measured − inverse
+dynamics of the URDF (plus --rotor-inertia, a friction YAML) is fitted at once as effort offsets,
+viscous, Coulomb and Stribeck friction, rotor inertia, per-joint effort scale errors and a payload
+on --payload-link; printed per joint: the residual RMS, what each term explains (N·m and %), what
+stays unexplained (link inertias that differ from the URDF: `robot_dynamics identify`), and what
+to do about the largest term. See docs/motors.md.
+
+Exit status: 0 with the table printed; 2 with a one-line reason on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument('--urdf', required=True, help='robot description (URDF file)')
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument('--bag', help='rosbag2 directory with sensor_msgs/JointState')
+    source.add_argument('--csv', help='CSV recording (time, <joint>/position, /velocity, /effort)')
+    parser.add_argument('--topic', default='/joint_states', help='JointState topic in the bag')
+    parser.add_argument(
+        '--effort-model', metavar='FILE.yaml', help='what the recorded efforts are (currents...)'
+    )
+    parser.add_argument(
+        '--rotor-inertia', metavar='YAML', help='friction YAML whose rotor_inertia the model has'
+    )
+    parser.add_argument(
+        '--payload-link', help='where a payload would sit (default: the end of the chain)'
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from robot_dynamics.core.errors import RobotDynamicsError
+
+    try:
+        return _run(args)
+    except (RobotDynamicsError, OSError, ValueError) as error:
+        print(f'explain-residual: {error}', file=sys.stderr)
+        return 2
+
+
+def _run(args: argparse.Namespace) -> int:
+    from robot_dynamics.commands.recording_input import read_joint_recording
+    from robot_dynamics.core.dynamics.friction import load_friction_file
+    from robot_dynamics.core.identification.payload import default_payload_link
+    from robot_dynamics.core.identification.recording import clean_recording
+    from robot_dynamics.core.identification.residual_terms import explain_residual
+    from robot_dynamics.core.model.model import RobotModel
+    from robot_dynamics.core.streams.effort_model import load_effort_model
+
+    robot = RobotModel.from_urdf_file(args.urdf)
+    if args.rotor_inertia:
+        robot.set_rotor_inertia(
+            load_friction_file(args.rotor_inertia, robot.joint_names).rotor_inertia
+        )
+    effort_model = load_effort_model(args.effort_model)
+    if effort_model is not None:
+        effort_model = effort_model.for_joints(robot.joint_names)
+    recording = read_joint_recording(
+        args.bag or args.csv, robot, args.topic, 'explain-residual', effort_model
+    )
+    recording, _ = clean_recording(recording)
+    link = args.payload_link or default_payload_link(robot)
+    print(explain_residual(robot, recording, link).report())
+    return 0

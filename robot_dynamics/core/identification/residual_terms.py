@@ -1,0 +1,180 @@
+"""What the residual of a robot's model is made of: a recording's τ_measured − τ_model split into
+the terms a real robot adds to its URDF, with the share each explains and what to do about it.
+
+The residual of every joint j and sample, r = τ_measured − (M(q) q̈ + C(q, q̇) q̇ + g(q)) with q̈
+from the zero-phase low-passed velocities, is fitted at once by linear least squares to
+
+    r_j ≈ o_j                                              offset
+          + f_v,j q̇_j + f_c,j sgn(q̇_j)
+          + f_s,j exp(−(q̇_j/v_s)²) sgn(q̇_j)                  friction
+          + I_a,j q̈_j                                        rotor inertia
+          + s_j τ_model,j                                    effort scale error
+          + Y_payload(q, q̇, q̈)_j φ                          a payload (10 parameters)
+
+(sgn smoothed over :data:`SIGN_VELOCITY`; v_s chosen from a grid). What no term explains is
+noise, Coulomb switching the smoothed sign misses, and link inertial parameters that differ
+from the URDF: ``robot_dynamics identify`` finds those. A term's contribution on a joint is the
+RMS over the samples of its fitted torque on that joint [N·m]; with correlated terms the split
+is the least-squares one, not unique, so a term is only named as the cause when its
+contribution stands out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from robot_dynamics.core.dynamics.friction import smooth_sign, stribeck_shape
+from robot_dynamics.core.errors import IdentificationRefused
+from robot_dynamics.core.identification.friction_fit import (
+    STRIBECK_VELOCITIES,
+    model_residuals,
+)
+from robot_dynamics.core.identification.payload_regressor import payload_regressor
+from robot_dynamics.core.identification.recording import Recording
+from robot_dynamics.core.model.model import RobotModel
+
+TERMS = ('offset', 'friction', 'rotor_inertia', 'effort_scale', 'payload')
+SIGN_VELOCITY = 0.005
+"""Velocity scale [rad/s] of the smoothed sign of the friction terms."""
+MAX_SAMPLES = 20000
+"""Samples fitted at most (evenly spaced over the recording)."""
+MIN_SAMPLES = 200
+ACTIONS = {
+    'offset': 'zero the effort offsets at rest (~/zero_effort_offsets) or set effort_offsets_file',
+    'friction': 'identify the friction (robot_dynamics identify-friction) and set friction_file',
+    'rotor_inertia': 'set the reflected rotor inertia (rotor_inertia, or the rotor_inertia of a '
+    'friction file from robot_dynamics identify-friction --rotor-inertia / identify)',
+    'effort_scale': 'calibrate the effort scale: the torque constants and gear ratios of '
+    'effort_model_file, or the torque sensors',
+    'payload': 'identify the payload (~/identify_payload) or set it (~/set_payload, active_tool)',
+    'unexplained': 'the link inertias differ from the URDF: identify the robot '
+    '(robot_dynamics identify) and use the identified URDF',
+}
+"""What an operator does about each term when it dominates."""
+
+
+@dataclass(frozen=True)
+class ResidualExplanation:
+    """Per joint (``joint_names`` order): ``residual_rms`` before the fit [N·m], each term's
+    ``contributions[term]`` [N·m] (RMS of its fitted torque), ``unexplained_rms`` after the fit;
+    the fitted ``offsets`` [N·m], ``scale_errors`` (relative), ``payload`` 10 parameters about
+    the payload link (pinocchio order) and the ``samples`` used."""
+
+    joint_names: tuple
+    residual_rms: np.ndarray
+    contributions: dict
+    unexplained_rms: np.ndarray
+    offsets: np.ndarray
+    scale_errors: np.ndarray
+    payload: np.ndarray
+    samples: int
+
+    def dominant(self) -> str:
+        """The term with the largest contribution summed over the joints, or 'unexplained'."""
+        totals = {term: float(np.sum(values)) for term, values in self.contributions.items()}
+        totals['unexplained'] = float(np.sum(self.unexplained_rms))
+        return max(totals, key=totals.get)
+
+    def report(self) -> str:
+        """A table per joint and the recommended action, in words."""
+        header = f'{"joint":<16}{"residual":>10}' + ''.join(f'{t:>15}' for t in TERMS)
+        lines = [
+            'residual RMS [N·m] and what each term explains (N·m, % of the residual RMS):',
+            header + f'{"unexplained":>13}',
+        ]
+        for j, name in enumerate(self.joint_names):
+            total = self.residual_rms[j]
+            cells = ''.join(
+                f'{self.contributions[t][j]:>8.3f} ({_share(self.contributions[t][j], total)})'
+                for t in TERMS
+            )
+            unexplained = (
+                f'{self.unexplained_rms[j]:>6.3f} ({_share(self.unexplained_rms[j], total)})'
+            )
+            lines.append(f'{name:<16}{total:>10.3f}{cells}{unexplained}')
+        dominant = self.dominant()
+        lines.append(f'largest: {dominant}: {ACTIONS[dominant]}')
+        return '\n'.join(lines)
+
+
+def _share(part: float, total: float) -> str:
+    return f'{100.0 * part / total:3.0f}%' if total > 0.0 else '  -%'
+
+
+def explain_residual(
+    robot: RobotModel, recording: Recording, payload_link: str, cutoff_hz: float = 10.0
+) -> ResidualExplanation:
+    """Split the residual of ``recording`` under ``robot`` (module docstring); ``payload_link``:
+    where a payload would sit. Raises
+    :class:`~robot_dynamics.core.errors.IdentificationRefused` for a recording too short."""
+    if len(recording.time) < MIN_SAMPLES:
+        raise IdentificationRefused(
+            f'{len(recording.time)} samples: explaining the residual needs at least {MIN_SAMPLES}'
+        )
+    residuals, _, accelerations = model_residuals(robot, recording, cutoff_hz)
+    keep = np.unique(np.linspace(0, len(recording.time) - 1, MAX_SAMPLES).astype(int))
+    q, v = recording.positions[keep], recording.velocities[keep]
+    a, r = accelerations[keep], residuals[keep]
+    model_torques = recording.efforts[keep] - r
+    payload_rows = payload_regressor(robot, payload_link, q, v, a)
+    fits = [_fit(q, v, a, r, model_torques, payload_rows, speed) for speed in STRIBECK_VELOCITIES]
+    design, solution, blocks = min(fits, key=lambda fit: fit[3])[:3]
+    n = robot.num_joints
+    fitted = {
+        term: (design[:, cols] @ solution[cols]).reshape(-1, n) for term, cols in blocks.items()
+    }
+    unexplained = r - sum(fitted.values())
+    return ResidualExplanation(
+        robot.joint_names,
+        _rms(r),
+        {term: _rms(values) for term, values in fitted.items()},
+        _rms(unexplained),
+        solution[blocks['offset']][:n],
+        solution[blocks['effort_scale']],
+        solution[blocks['payload']],
+        len(keep),
+    )
+
+
+def _fit(q, v, a, r, model_torques, payload_rows, stribeck_velocity) -> tuple:
+    """(design, solution, {term: columns}, residual sum of squares) for one Stribeck velocity."""
+    samples, n = v.shape
+
+    def per_joint(values: np.ndarray) -> np.ndarray:
+        """(samples·n, n): each joint's column holds its own values, sample-major rows."""
+        block = np.zeros((samples, n, n))
+        block[:, np.arange(n), np.arange(n)] = values
+        return block.reshape(samples * n, n)
+
+    sign = smooth_sign(v, SIGN_VELOCITY)
+    columns = {
+        'offset': per_joint(np.ones_like(v)),
+        'friction': np.hstack(
+            [
+                per_joint(v),
+                per_joint(sign),
+                per_joint(stribeck_shape(v, stribeck_velocity, SIGN_VELOCITY)),
+            ]
+        ),
+        'rotor_inertia': per_joint(a),
+        'effort_scale': per_joint(model_torques),
+        'payload': payload_rows,
+    }
+    blocks, start = {}, 0
+    for term in TERMS:
+        width = columns[term].shape[1]
+        blocks[term] = np.arange(start, start + width)
+        start += width
+    design = np.hstack([columns[term] for term in TERMS])
+    scale = np.linalg.norm(design, axis=0)
+    scale[scale == 0.0] = 1.0
+    target = r.reshape(-1)
+    solution = np.linalg.lstsq(design / scale, target, rcond=1e-10)[0] / scale
+    rss = float(np.sum((target - design @ solution) ** 2))
+    return design, solution, blocks, rss
+
+
+def _rms(values: np.ndarray) -> np.ndarray:
+    return np.sqrt(np.mean(np.square(values), axis=0))

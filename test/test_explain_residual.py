@@ -1,0 +1,166 @@
+"""The explained residual: recordings with one known term injected each (the term is named and
+its size found), the proving ground's realistic arm driven by motor currents with a payload the
+model lacks (every term's truth known), the command line and the real node's service."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import yaml
+from ros_harness import wait_for
+
+from robot_dynamics.core.dynamics import joint_space
+from robot_dynamics.core.identification.recording import Recording
+from robot_dynamics.core.identification.recording_files import write_csv
+from robot_dynamics.core.identification.residual_terms import explain_residual
+from robot_dynamics.core.model.inertia import InertialParameters, box_inertia
+from robot_dynamics.core.model.model import RobotModel
+from robot_dynamics.models import ARM_URDF
+
+PAYLOAD = InertialParameters(1.0, [0.0, 0.02, 0.05], box_inertia(1.0, [0.06, 0.06, 0.1]))
+
+
+def _rms(values) -> np.ndarray:
+    return np.sqrt(np.mean(np.square(values), axis=0))
+
+
+def _excitation(robot: RobotModel, seconds: float = 20.0, rate: float = 200.0) -> tuple:
+    from robot_dynamics.simulation.reference import scripted_excitation
+
+    trajectory = scripted_excitation(robot)
+    time = np.arange(0.0, seconds, 1.0 / rate)
+    q, v, a = trajectory.evaluate(time % trajectory.duration)
+    torques = np.array([joint_space.inverse_dynamics(robot, *sample) for sample in zip(q, v, a)])
+    return time, q, v, a, torques
+
+
+def _injected(robot: RobotModel, term: str) -> tuple:
+    """(recording, the injected torques): the URDF's torques plus one term."""
+    time, q, v, a, torques = _excitation(robot)
+    added = np.zeros_like(torques)
+    if term == 'offset':
+        added[:, 1] = 0.4
+    elif term == 'friction':
+        added[:, 0] = 0.5 * v[:, 0] + 0.6 * np.tanh(v[:, 0] / 0.005)
+    elif term == 'rotor_inertia':
+        added[:, 3] = 0.3 * a[:, 3]
+    elif term == 'effort_scale':
+        added[:, 1] = 0.05 * torques[:, 1]
+    else:
+        loaded = RobotModel.from_urdf_string(ARM_URDF.read_text())
+        loaded.attach_payload('tool0', PAYLOAD)
+        added = np.array([joint_space.inverse_dynamics(loaded, *s) for s in zip(q, v, a)]) - torques
+    return Recording(time, q, v, torques + added, robot.joint_names), added
+
+
+@pytest.mark.parametrize('term', ['offset', 'friction', 'rotor_inertia', 'effort_scale', 'payload'])
+def test_one_injected_term_is_named_and_sized(term):
+    robot = RobotModel.from_urdf_string(ARM_URDF.read_text())
+    recording, added = _injected(robot, term)
+    explanation = explain_residual(robot, recording, 'tool0')
+    assert explanation.dominant() == term
+    truth = _rms(added)
+    np.testing.assert_allclose(explanation.contributions[term], truth, rtol=0.1, atol=0.01)
+    assert np.all(explanation.unexplained_rms < 0.1 * truth.max() + 0.01)
+
+
+def test_each_term_of_the_realistic_arm_is_found_against_its_truth():
+    """The proving ground's realistic arm, efforts from motor currents (so friction and rotor
+    inertia are in them), carrying a 1 kg payload the model lacks; 30 s of its excitation.
+    Link inertials drawn ±8 % mass, ±8 mm CoM, ±15 % inertia are not a term: they bleed into
+    the small offset and scale terms, so those are checked only where they stand out."""
+    from robot_dynamics.simulation.profiles import profile_from_dict
+    from robot_dynamics.simulation.scenes import ArmScene
+
+    with open('config/robot_profiles/realistic.yaml', encoding='utf-8') as stream:
+        profile = yaml.safe_load(stream)
+    profile.update(name='realistic, motor currents', effort_source='motor_current')
+    text = ARM_URDF.read_text()
+    scene = ArmScene(
+        text, profile_from_dict(profile), 5, payload=PAYLOAD, carrying=True, table=False
+    )
+    robot = RobotModel.from_urdf_string(text)
+    newton_metres_per_ampere = 100 * 0.1  # the profile's gear ratio × torque constant
+    samples = [scene.step() for _ in range(30000)]
+    recording = Recording(
+        np.array([s.time for s in samples]),
+        np.array([s.joints.positions for s in samples]),
+        np.array([s.joints.velocities for s in samples]),
+        np.array([s.joints.efforts for s in samples]) * newton_metres_per_ampere,
+        robot.joint_names,
+    )
+    explanation = explain_residual(robot, recording, 'tool0')
+    assert explanation.dominant() == 'payload'
+    loaded = RobotModel.from_urdf_string(text)
+    loaded.attach_payload('tool0', PAYLOAD)
+    payload_torques = [
+        joint_space.inverse_dynamics(loaded, s.joints.positions, s.joints.velocities, a)
+        - joint_space.inverse_dynamics(robot, s.joints.positions, s.joints.velocities, a)
+        for s in samples[::10]
+        for a in [s.truth.joint_accelerations]
+    ]
+    truth = {
+        'friction': _rms([s.truth.friction_torques for s in samples]),
+        'rotor_inertia': _rms([s.truth.rotor_torques for s in samples]),
+        'payload': _rms(payload_torques),
+    }
+    found = explanation.contributions
+    np.testing.assert_allclose(found['friction'], truth['friction'], rtol=0.2)
+    carrying = truth['payload'] > 1.0  # the joints the payload loads most
+    np.testing.assert_allclose(found['payload'][carrying], truth['payload'][carrying], rtol=0.2)
+    assert found['payload'].sum() == pytest.approx(truth['payload'].sum(), rel=0.2)
+    assert found['rotor_inertia'].sum() == pytest.approx(truth['rotor_inertia'].sum(), rel=0.2)
+    offsets = scene.joint_sensors.offset
+    large = np.abs(offsets) > 0.15
+    np.testing.assert_allclose(explanation.offsets[large], offsets[large], rtol=0.5)
+
+
+def test_the_command_line_explains_a_csv(tmp_path):
+    robot = RobotModel.from_urdf_string(ARM_URDF.read_text())
+    recording, _ = _injected(robot, 'offset')
+    csv = tmp_path / 'recording.csv'
+    write_csv(csv, recording)
+    command = [sys.executable, '-m', 'robot_dynamics', 'explain-residual', '--urdf', str(ARM_URDF)]
+    run = subprocess.run(command + ['--csv', str(csv)], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert 'largest: offset: zero the effort offsets' in run.stdout
+    assert 'fr3_joint2' in run.stdout
+    missing = subprocess.run(
+        command + ['--csv', str(tmp_path / 'none.csv')], capture_output=True, text=True, timeout=120
+    )
+    assert missing.returncode == 2 and 'explain-residual:' in missing.stderr
+
+
+def test_the_node_explains_what_it_recorded(ros):
+    from rclpy.parameter import Parameter
+    from sensor_msgs.msg import JointState
+    from std_srvs.srv import Trigger
+    from test_dynamics_node import joint_state
+
+    from robot_dynamics.ros.dynamics_node import DynamicsNode
+    from robot_dynamics.ros.topics import JOINT_STATE_QOS, SENSOR_QOS
+
+    robot = RobotModel.from_urdf_string(ARM_URDF.read_text())
+    recording, _ = _injected(robot, 'offset')
+    node = DynamicsNode(
+        node_name='explain_node', parameter_overrides=[Parameter('urdf_file', value=str(ARM_URDF))]
+    )
+    with ros(node) as harness:
+        gravity = harness.collect(JointState, '/explain_node/gravity_torques', SENSOR_QOS)
+        feed = harness.probe.create_publisher(JointState, 'joint_states', JOINT_STATE_QOS)
+        assert wait_for(lambda: node.robot is not None and feed.get_subscription_count(), 30)
+        refused = harness.call(Trigger, '/explain_node/explain_residual', Trigger.Request())
+        assert not refused.success and 'nothing recorded' in refused.message
+        samples = zip(recording.time, recording.positions, recording.velocities, recording.efforts)
+        for k, (t, q, v, e) in enumerate(samples):
+            feed.publish(joint_state(robot.joint_names, q, v, e, stamp=1.0 + t))
+            if k % 100 == 99:  # paced: the input queue holds 1000
+                wait_for(lambda: len(gravity) > k - 200, 5)
+        assert wait_for(lambda: len(gravity) >= 0.9 * len(recording.time), 60)
+        wait_for(lambda: len(gravity) >= len(recording.time), 2)
+        answer = harness.call(Trigger, '/explain_node/explain_residual', Trigger.Request())
+    assert answer.success, answer.message
+    assert 'largest: offset' in answer.message
