@@ -252,3 +252,76 @@ def test_trajectory_without_derivative_columns_is_differentiated(rod, tmp_path):
     motion = read_trajectory_csv(path, rod)
     np.testing.assert_allclose(motion.velocities[1:-1, 0], 2 * times[1:-1], atol=1e-12)
     np.testing.assert_allclose(motion.accelerations[2:-2, 0], 2.0, atol=1e-9)
+
+
+def test_a_payload_with_inertia_matches_mujoco_along_a_trajectory(tmp_path):
+    """A 0.1 × 0.1 × 0.4 m box on tool0: its torques per kilogram against MuJoCo's inverse
+    dynamics of the arm with and without that body (a second library), and the capacity it
+    leaves below the point mass's on a fast trajectory; the CLI reports both."""
+    import re
+
+    mujoco = pytest.importorskip('mujoco')
+    from robot_dynamics.core.model.inertia import box_inertia
+    from robot_dynamics.models import ARM_URDF
+
+    robot = RobotModel.from_urdf_file(ARM_URDF)
+    offset, edges = np.array([0.0, 0.02, 0.2]), (0.1, 0.1, 0.4)
+    shape = box_inertia(1.0, edges)
+    times = np.linspace(0.0, 1.0, 21)
+    rng = np.random.default_rng(5)
+    phases, speeds = rng.uniform(0, 6, 7), rng.uniform(2.0, 4.0, 7)
+    middle = 0.5 * (robot.limits.lower + robot.limits.upper)
+    amplitude = 0.25 * (robot.limits.upper - robot.limits.lower)
+    angle = np.outer(times, speeds) + phases
+    positions = middle + amplitude * np.sin(angle)
+    velocities = amplitude * speeds * np.cos(angle)
+    accelerations = -amplitude * speeds**2 * np.sin(angle)
+    motion = SampledMotion(times, positions, velocities, accelerations, 'fast sines')
+    per_kilogram = capacity.payload_torques_per_kilogram(robot, 'tool0', offset, motion, shape)
+
+    text = re.sub(r'<dynamics\b[^>]*/>', '', ARM_URDF.read_text())
+    compiler = '<mujoco><compiler fusestatic="false" balanceinertia="false"/></mujoco>'
+    text = re.sub(r'(<robot\b[^>]*>)', r'\1' + compiler, text, count=1)
+
+    def mujoco_torques(with_payload: bool) -> np.ndarray:
+        spec = mujoco.MjSpec.from_string(text)
+        if with_payload:
+            body = spec.body('tool0').add_body(name='box', pos=offset)
+            body.explicitinertial, body.mass, body.ipos = True, 1.0, [0, 0, 0]
+            body.fullinertia = [shape[0, 0], shape[1, 1], shape[2, 2], 0, 0, 0]
+        model = spec.compile()
+        model.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_CONSTRAINT
+        data = mujoco.MjData(model)
+        addresses = [model.joint(name).qposadr[0] for name in robot.joint_names]
+        torques = []
+        for q, qd, qdd in zip(positions, velocities, accelerations):
+            data.qpos[addresses], data.qvel[addresses], data.qacc[addresses] = q, qd, qdd
+            mujoco.mj_inverse(model, data)
+            torques.append(data.qfrc_inverse[addresses].copy())
+        return np.array(torques)
+
+    np.testing.assert_allclose(
+        per_kilogram, mujoco_torques(True) - mujoco_torques(False), rtol=0, atol=1e-8
+    )
+    body = capacity.payload_capacity(robot, motion, 'tool0', offset, shape)
+    point = capacity.payload_capacity(robot, motion, 'tool0', offset)
+    assert body.max_payload < point.max_payload
+
+    trajectory = tmp_path / 'fast.csv'
+    header = ['time'] + [
+        f'{n}/{k}' for k in ('position', 'velocity', 'acceleration') for n in robot.joint_names
+    ]
+    rows = np.column_stack([times, positions, velocities, accelerations])
+    np.savetxt(trajectory, rows, delimiter=',', header=','.join(header), comments='')
+    code = cli_main(
+        [
+            'capacity',
+            '--trajectory',
+            str(trajectory),
+            '--com-offset',
+            *map(str, offset),
+            '--box',
+            *map(str, edges),
+        ]
+    )
+    assert code == 0

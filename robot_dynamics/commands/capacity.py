@@ -4,8 +4,10 @@ Per joint: the worst gravity torque over seeded random poses within the joint li
 (--poses N), or the worst inverse-dynamics torque along a trajectory (--trajectory F: the
 CSV `robot_dynamics excitation` writes), against its URDF effort limit; and the largest
 point mass at the payload link (plus --com-offset, in that link's frame) that keeps every
-joint within its limit at every sample, with the joint and sample that set it. Torques are
-linear in the payload mass, so the largest mass is a closed form. See docs/capacity.md.
+joint within its limit at every sample, with the joint and sample that set it. With a shape
+(--box, --cylinder, or --tool from a tools file) the payload has that shape's rotational inertia
+(scaled with its mass) and the point-mass figure is printed beside it. Torques are linear in the
+payload mass, so the largest mass is a closed form. See docs/capacity.md.
 
 Exit status: 0 with a report; 2 with a one-line reason on stderr (bad option, unreadable
 model or trajectory, floating base).
@@ -60,6 +62,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar=('X', 'Y', 'Z'),
         help='payload CoM in the payload link frame [m] (default 0 0 0)',
     )
+    shape = parser.add_mutually_exclusive_group()
+    shape.add_argument(
+        '--box',
+        type=float,
+        nargs=3,
+        metavar=('X', 'Y', 'Z'),
+        help='the payload is a solid box with these edges [m] along the payload link axes',
+    )
+    shape.add_argument(
+        '--cylinder',
+        type=float,
+        nargs=2,
+        metavar=('RADIUS', 'LENGTH'),
+        help='the payload is a solid cylinder [m] along the payload link z axis',
+    )
+    shape.add_argument(
+        '--tool', help='the payload is this tool of --tools-file (its link, CoM and inertia)'
+    )
+    parser.add_argument('--tools-file', help='tools YAML (as dynamics_node tools_file) for --tool')
     parser.add_argument(
         '--rotor-inertia',
         metavar='YAML',
@@ -84,7 +105,6 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     from robot_dynamics.core.dynamics.capacity import payload_capacity
-    from robot_dynamics.core.identification.payload import default_payload_link
     from robot_dynamics.core.model.model import RobotModel
     from robot_dynamics.models import ARM_URDF
 
@@ -96,13 +116,54 @@ def _run(args: argparse.Namespace) -> int:
             load_friction_file(args.rotor_inertia, robot.joint_names).rotor_inertia
         )
     motion = motion_from_arguments(args, robot)
-    link = args.payload_link or default_payload_link(robot)
-    report = payload_capacity(robot, motion, link, args.com_offset)
+    link, offset, shape, label = _payload_shape(args, robot)
+    report = payload_capacity(robot, motion, link, offset, shape)
+    point = payload_capacity(robot, motion, link, offset) if shape is not None else None
     if args.format == 'json':
-        print(json.dumps(report.to_dict(), indent=2))
-    else:
-        print(_text(report, args.per_sample))
+        result = report.to_dict()
+        if point is not None:
+            result.update(shape=label, point_mass_max_payload=point.to_dict()['max_payload'])
+        print(json.dumps(result, indent=2))
+        return 0
+    print(_text(report, args.per_sample))
+    if point is not None:
+        print(
+            f'with its inertia ({label}): {report.max_payload:.4g} kg; as a point mass: '
+            f'{point.max_payload:.4g} kg ({_change(report.max_payload, point.max_payload)})'
+        )
     return 0
+
+
+def _payload_shape(args: argparse.Namespace, robot) -> tuple:
+    """(link, CoM offset [m], inertia per kilogram Î [m²] or None, words) of the options."""
+    import numpy as np
+
+    from robot_dynamics.core.identification.payload import default_payload_link
+    from robot_dynamics.core.live.payload_in_use import load_tools
+    from robot_dynamics.core.model.inertia import box_inertia, cylinder_inertia
+
+    link = args.payload_link or default_payload_link(robot)
+    if args.box:
+        return link, args.com_offset, box_inertia(1.0, args.box), f'box {args.box} m'
+    if args.cylinder:
+        radius, length = args.cylinder
+        label = f'cylinder r {radius:g} m, length {length:g} m'
+        return link, args.com_offset, cylinder_inertia(1.0, radius, length), label
+    if args.tool:
+        tools = load_tools(args.tools_file or '')
+        if args.tool not in tools:
+            raise ValueError(f'--tool {args.tool!r} is not in --tools-file ({sorted(tools)})')
+        tool = tools[args.tool]
+        parameters = tool.parameters
+        shape = np.asarray(parameters.inertia_com) / parameters.mass
+        return tool.link, parameters.com, shape, f'tool {args.tool}'
+    return link, args.com_offset, None, 'point mass'
+
+
+def _change(value: float, reference: float) -> str:
+    if not (0.0 < reference < float('inf')):
+        return '-'
+    return f'{100.0 * (value - reference) / reference:+.1f} %'
 
 
 def _text(report, per_sample: bool) -> str:

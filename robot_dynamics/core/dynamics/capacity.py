@@ -16,6 +16,15 @@ and the payload that keeps every joint within its limit at every sample is the s
 m_max,j over joints and samples (MoveIt's ``getMaxPayload`` does the single-pose, gravity-only
 case). τ_max is the URDF ``<limit effort>`` [N·m, N]; joints without one are not limiting.
 Fixed-base models only.
+
+A payload with rotational inertia of a given shape (a box, a cylinder, a tool) has the inertia
+about its CoM I_C = m Î, Î the shape's inertia per kilogram [m²], so its torques stay linear in m:
+
+    a = J_pᵀ (p̈ − g) + J_ωᵀ (Î_w α + ω × Î_w ω),     Î_w = R Î Rᵀ,
+
+ω, α the payload link's angular velocity and acceleration and J_ω its angular Jacobian (world
+axes): the Newton–Euler wrench of the payload about its CoM. Along a trajectory that turns the
+link fast, a long tool carries less than a point mass of the same weight.
 """
 
 from __future__ import annotations
@@ -145,19 +154,25 @@ def robot_torques(robot: RobotModel, motion: SampledMotion) -> np.ndarray:
 
 
 def payload_torques_per_kilogram(
-    robot: RobotModel, payload_link: str, com_offset: Sequence[float], motion: SampledMotion
+    robot: RobotModel,
+    payload_link: str,
+    com_offset: Sequence[float],
+    motion: SampledMotion,
+    inertia_per_kilogram: Optional[np.ndarray] = None,
 ) -> np.ndarray:
-    """a = J_pᵀ (p̈ − g) [N·m/kg] (N, n): the joint torques one kilogram at the payload point
-    adds, p = origin of ``payload_link`` + ``com_offset`` [m] (in that link's frame)."""
+    """a [N·m/kg] (N, n): the joint torques one kilogram of payload adds, its CoM p = origin of
+    ``payload_link`` + ``com_offset`` [m] (in that link's frame); with ``inertia_per_kilogram``
+    Î [m²] (3×3 about the CoM, link axes) its rotational inertia too (module docstring)."""
     _check_fixed_base(robot)
     frame_id = robot.frame_id(payload_link, CapacityError, 'payload link', moving=True)
     offset = _offset(com_offset)
+    shape = _shape(inertia_per_kilogram)
     gravity = robot.model.gravity.linear
     per_kilogram = np.empty_like(motion.positions)
     for k, (position, velocity, acceleration) in enumerate(
         zip(motion.positions, motion.velocities, motion.accelerations)
     ):
-        jacobian, point_acceleration = _point_jacobian_and_acceleration(
+        kinematics = _point_kinematics(
             robot,
             frame_id,
             offset,
@@ -165,8 +180,28 @@ def payload_torques_per_kilogram(
             robot.tangent(velocity),
             robot.tangent(acceleration),
         )
-        per_kilogram[k] = robot.reduce(jacobian.T @ (point_acceleration - gravity))
+        torques = kinematics.jacobian.T @ (kinematics.acceleration - gravity)
+        if shape is not None:
+            rotation = robot.data.oMf[frame_id].rotation
+            inertia = rotation @ shape @ rotation.T
+            omega, alpha = kinematics.angular_velocity, kinematics.angular_acceleration
+            torques += kinematics.angular_jacobian.T @ (
+                inertia @ alpha + np.cross(omega, inertia @ omega)
+            )
+        per_kilogram[k] = robot.reduce(torques)
     return per_kilogram
+
+
+def _shape(inertia_per_kilogram: Optional[np.ndarray]) -> Optional[np.ndarray]:
+    """Î as a 3×3 array, None for none (or all zero); CapacityError unless finite, symmetric."""
+    if inertia_per_kilogram is None:
+        return None
+    shape = np.asarray(inertia_per_kilogram, dtype=float)
+    if shape.shape != (3, 3) or not np.all(np.isfinite(shape)) or not np.allclose(shape, shape.T):
+        raise CapacityError(
+            'the payload inertia per kilogram must be a finite symmetric 3×3 matrix [m²]'
+        )
+    return shape if np.any(shape) else None
 
 
 def max_payload_per_joint(
@@ -190,16 +225,20 @@ def payload_capacity(
     motion: SampledMotion,
     payload_link: str,
     com_offset: Sequence[float] = (0.0, 0.0, 0.0),
+    inertia_per_kilogram: Optional[np.ndarray] = None,
 ) -> CapacityReport:
-    """Worst torques and the largest point-mass payload at ``payload_link`` (+ ``com_offset`` [m],
-    link frame) over the samples of ``motion`` (module docstring)."""
+    """Worst torques and the largest payload at ``payload_link`` (+ ``com_offset`` [m], link
+    frame) over the samples of ``motion``: a point mass, or with ``inertia_per_kilogram`` Î [m²]
+    a body of that shape (module docstring)."""
     if len(motion) == 0 or motion.positions.shape[1:] != (robot.num_joints,):
         raise CapacityError(
             f'the motion must have samples of {robot.num_joints} joints, got shape '
             f'{motion.positions.shape}'
         )
     own = robot_torques(robot, motion)
-    per_kilogram = payload_torques_per_kilogram(robot, payload_link, com_offset, motion)
+    per_kilogram = payload_torques_per_kilogram(
+        robot, payload_link, com_offset, motion, inertia_per_kilogram
+    )
     limits = _usable_limits(robot.limits.effort)
     masses = max_payload_per_joint(own, per_kilogram, limits)
     joints = tuple(
@@ -255,15 +294,28 @@ def _joint_capacity(
     )
 
 
-def _point_jacobian_and_acceleration(
+@dataclass(frozen=True)
+class _PointKinematics:
+    """A point fixed in a frame, world axes: ``jacobian`` J_p (3 × nv), ``acceleration`` p̈;
+    the frame's ``angular_jacobian`` J_ω (3 × nv), ``angular_velocity`` ω and
+    ``angular_acceleration`` α."""
+
+    jacobian: np.ndarray
+    acceleration: np.ndarray
+    angular_jacobian: np.ndarray
+    angular_velocity: np.ndarray
+    angular_acceleration: np.ndarray
+
+
+def _point_kinematics(
     robot: RobotModel,
     frame_id: int,
     offset: np.ndarray,
     q: np.ndarray,
     v: np.ndarray,
     a: np.ndarray,
-) -> tuple:
-    """(J_p (3 × nv), p̈ (3,)) of the point ``offset`` [m] in frame ``frame_id``, world axes."""
+) -> _PointKinematics:
+    """The kinematics of the point ``offset`` [m] in frame ``frame_id`` (world axes)."""
     model, data = robot.model, robot.data
     pin.computeJointJacobians(model, data, q)
     pin.forwardKinematics(model, data, q, v, a)
@@ -279,7 +331,7 @@ def _point_jacobian_and_acceleration(
     point_acceleration = (
         acceleration.linear + np.cross(alpha, lever) + np.cross(omega, np.cross(omega, lever))
     )
-    return jacobian, point_acceleration
+    return _PointKinematics(jacobian, point_acceleration, frame_jacobian[3:], omega, alpha)
 
 
 def _offset(com_offset: Sequence[float]) -> np.ndarray:
