@@ -64,7 +64,8 @@ def test_short_demo_identifies_the_hidden_payload_and_writes_summary_and_plots(t
     assert not [line for line in output.splitlines() if FAILURE_LINES.search(line)], output
     report = yaml.safe_load((tmp_path / 'payload_latest.yaml').read_text())
     assert report['success'] and report['used_baseline']
-    assert abs(report['mass'] - 1.5) < 0.02  # the hidden mass of config/sim_robot.yaml
+    # the hidden mass of config/sim_robot.yaml, on the realistic robot (effort scale errors)
+    assert abs(report['mass'] - 1.5) <= 3 * report['mass_std'] + 0.010
     result = yaml.safe_load((tmp_path / 'demo_result.yaml').read_text())
     assert result['passed'] and result['payload_errors']['mass'] == pytest.approx(
         report['mass'] - 1.5

@@ -398,7 +398,9 @@ def test_noise_free_static_poses_are_kept_as_holds_and_identify_the_payload():
 def test_reported_standard_deviation_matches_monte_carlo_spread():
     robot, motion = arm(), fourier_motion(arm(), duration=10.0, rate=500.0, seed=11)
     clean = measured(motion, true_robot(), effort_noise=0.0, velocity_noise=0.0)
-    options = PayloadOptions(body_mass_uncertainty=0.0, body_com_uncertainty=0.0)
+    options = PayloadOptions(
+        body_mass_uncertainty=0.0, body_com_uncertainty=0.0, effort_scale_uncertainty=0.0
+    )
     generator = np.random.default_rng(12)
     masses, stds = [], []
     for _ in range(12):
@@ -414,6 +416,34 @@ def test_reported_standard_deviation_matches_monte_carlo_spread():
         stds.append(report.mass_std)
     spread, predicted = np.std(masses, ddof=1), np.mean(stds)
     assert 0.4 * predicted < spread < 2.0 * predicted, (spread, predicted)
+
+
+def test_reported_standard_deviation_carries_the_effort_scale_errors():
+    """Each recording pair (with and without the payload, one baseline) has its own per-joint
+    effort scale errors drawn with σ = 2 %, 0.05 N·m of noise: the spread of the identified mass and
+    CoM is the systematic term, and the reported 1σ must carry it (it did not before: 1σ of the
+    noise alone)."""
+    robot, motion = arm(), fourier_motion(arm(), duration=10.0, rate=500.0, seed=11)
+    loaded = measured(motion, true_robot(), effort_noise=0.05, velocity_noise=0.0)
+    empty = measured(motion, true_robot(payload=None), effort_noise=0.05, velocity_noise=0.0)
+    generator = np.random.default_rng(13)
+    masses, stds, coms, com_stds = [], [], [], []
+    for _ in range(16):
+        scale = 1.0 + generator.normal(0.0, 0.02, robot.num_joints)
+        scaled = [
+            Recording(r.time, r.positions, r.velocities, r.efforts * scale, r.joint_names)
+            for r in (loaded, empty)
+        ]
+        report = identify_payload(robot, scaled[0], LINK, 'mass_com', baseline=scaled[1])
+        masses.append(report.mass)
+        stds.append(report.mass_std)
+        coms.append(report.com)
+        com_stds.append(report.com_std)
+    spread, predicted = np.std(masses, ddof=1), np.mean(stds)
+    assert 0.4 * predicted < spread < 2.0 * predicted, (spread, predicted)
+    com_spread, com_predicted = np.std(coms, axis=0, ddof=1), np.mean(com_stds, axis=0)
+    assert np.all(com_spread < 2.0 * com_predicted), (com_spread, com_predicted)
+    assert np.linalg.norm(com_spread) > 0.4 * np.linalg.norm(com_predicted)
 
 
 def test_full_mode_estimate_is_physically_consistent():

@@ -1,6 +1,7 @@
 """Run the main job on a simulated robot: live torques, payload identification, CoM/ZMP.
 
-Starts sim_robot (the bundled 7-DoF arm carrying a hidden payload), dynamics_node and
+Starts sim_robot (the proving ground: the bundled 7-DoF arm in MuJoCo with the `realistic` robot
+profile, carrying a hidden payload), dynamics_node and
 centroidal_node in this process with config/robot_dynamics.yaml and config/sim_robot.yaml,
 then, through the nodes' real topics and services:
 
@@ -8,7 +9,8 @@ then, through the nodes' real topics and services:
 2. attaches the hidden payload, repeats the same motion, calls ~/identify_payload and
    ~/validate_inertia; the identified payload is applied to the live model;
 3. keeps moving to measure the external torques with the identified payload;
-4. runs the bundled quadruped (kinematic base sway, floating base) through centroidal_node.
+4. runs the bundled quadruped standing and shifting its weight on the MuJoCo floor (the
+   proving ground's legged scene) through centroidal_node.
 
 Prints a summary (true vs identified payload with 1σ, external-torque RMS per joint, CoM/ZMP
 ranges, validation) and writes torques.png and centroidal.png. Exit code 0 only when the
@@ -157,7 +159,7 @@ class _Demo:
                 self._wait_for_torques()
                 self._arm_phases()
             floating = build_nodes(
-                sim_overrides={'root_joint': 'floating'},
+                sim_overrides={'root_joint': 'floating', 'scene': 'legged'},
                 with_dynamics=False,
                 centroidal_overrides={'root_joint': 'floating', 'contact_frames': FEET},
             )
@@ -486,7 +488,7 @@ def _centroidal_lines(recorder) -> list:
     _, zmp = recorder.values(recorder.zmp, 'quadruped')
     lines = [
         '',
-        'centroidal_node, quadruped with kinematic base sway (world frame odom) [m]:',
+        'centroidal_node, quadruped on the MuJoCo floor (world frame odom) [m]:',
         f'  CoM {_ranges(com)}',
         f'  ZMP {_ranges(zmp[:, :2]) if len(zmp) else "none"}',
     ]
@@ -606,7 +608,7 @@ def _centroidal_plot(recorder, path: Path, pyplot) -> Optional[Path]:
     traces.set_xlabel('time [s]')
     traces.set_ylabel('[m]')
     traces.legend(fontsize=7)
-    figure.suptitle('quadruped (kinematic base sway): CoM and ZMP from centroidal_node', fontsize=9)
+    figure.suptitle('quadruped on the MuJoCo floor: CoM and ZMP from centroidal_node', fontsize=9)
     figure.tight_layout()
     figure.savefig(path, dpi=90)
     pyplot.close(figure)

@@ -73,6 +73,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=60.0,
         help='refuse above this condition number of the normalised regressor (default %(default)s)',
     )
+    parser.add_argument(
+        '--effort-scale-uncertainty',
+        type=float,
+        default=0.02,
+        help='assumed 1σ relative scale error of each joint\'s efforts, carried into the 1σ of '
+        'the answer; 0 for calibrated efforts (default %(default)s)',
+    )
     parser.add_argument('--output', help='write the report to this YAML file')
     parser.add_argument(
         '--format', choices=('text', 'json'), default='text', help='stdout format (default text)'
@@ -120,7 +127,9 @@ def run(args: argparse.Namespace) -> int:
             else None
         )
         options = PayloadOptions(
-            cutoff_hz=args.cutoff_hz, max_condition_number=args.max_condition_number
+            cutoff_hz=args.cutoff_hz,
+            max_condition_number=args.max_condition_number,
+            effort_scale_uncertainty=args.effort_scale_uncertainty,
         )
         report = identify_payload(robot, recording, link, args.mode, baseline, options)
     except (RobotDynamicsError, OSError, ValueError, ArithmeticError) as error:

@@ -500,6 +500,7 @@ class DynamicsNode(Node):
                 if baseline is not None
                 else None,
                 self._report_directory(),
+                self.parameters['effort_scale_uncertainty'],
             )
         except Exception as error:
             self.get_logger().error(f'identify_payload failed: {error!r}')

@@ -138,6 +138,13 @@ DYNAMICS_PARAMETERS = MODEL_SOURCE_PARAMETERS + (
         runtime=True,
     ),
     P(
+        'effort_scale_uncertainty',
+        0.02,
+        'assumed 1σ relative scale error of each joint\'s efforts (torque constants, gear ratios, '
+        'sensor gains), carried into the 1σ of identify_payload; 0 for calibrated efforts',
+        low=0.0,
+    ),
+    P(
         'tools_file',
         '',
         'YAML of named tool presets (link, mass, com, inertia, optional ft_bias) for active_tool',

@@ -47,6 +47,7 @@ from typing import Optional, Sequence
 import yaml
 
 from robot_dynamics.core.identification.payload import identify_payload
+from robot_dynamics.core.identification.payload_options import PayloadOptions
 from robot_dynamics.core.identification.recording import Recording
 
 # Imported here, not in the jobs: unpickling a job's report in the node needs these modules, and
@@ -88,6 +89,7 @@ def identify_payload_job(
     mode: str,
     baseline: Optional[SharedRecording],
     report_directory: str,
+    effort_scale_uncertainty: float = 0.02,
 ) -> tuple:
     """core.identification.payload.identify_payload on a fresh model built from the live
     description, on a copy
@@ -103,6 +105,7 @@ def identify_payload_job(
         payload_link,
         mode=mode,
         baseline=baseline.load() if baseline is not None else None,
+        options=PayloadOptions(effort_scale_uncertainty=effort_scale_uncertainty),
     )
     return report, write_report(report_directory, 'payload', report.to_dict())
 

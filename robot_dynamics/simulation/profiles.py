@@ -289,12 +289,15 @@ def load_profile(name_or_path: str) -> RobotProfile:
 
 
 def profile_path(name: str) -> Path:
-    """Path of a shipped profile: the source tree's ``config/robot_profiles`` or the installed
-    share."""
-    candidates = [
-        Path(__file__).resolve().parents[2] / 'config' / 'robot_profiles' / f'{name}.yaml',
-        Path(sys.prefix) / 'share' / _PACKAGE / 'config' / 'robot_profiles' / f'{name}.yaml',
-    ]
+    """Path of a shipped profile: the source tree's ``config/robot_profiles``, else the installed
+    share of the prefix this module is installed in (a colcon install:
+    ``<prefix>/lib/pythonX.Y/site-packages/robot_dynamics/simulation``), else sys.prefix's."""
+    here = Path(__file__).resolve()
+    shipped = Path('share') / _PACKAGE / 'config' / 'robot_profiles' / f'{name}.yaml'
+    candidates = [here.parents[2] / 'config' / 'robot_profiles' / f'{name}.yaml']
+    if len(here.parents) > 5:
+        candidates.append(here.parents[5] / shipped)
+    candidates.append(Path(sys.prefix) / shipped)
     return next((path for path in candidates if path.is_file()), candidates[0])
 
 

@@ -111,11 +111,36 @@ def fit_payload(robot: RobotModel, data: FitData, mode: str, options: PayloadOpt
     Without a baseline the covariance includes the assumed URDF error of the carrying body
     (:func:`body_model_covariance`), which the data cannot tell apart from payload."""
     fit = _full_fit(data) if mode == 'full' else _mass_com_fit(data)
-    if data.stretch.with_baseline:
-        return fit
+    fitted = 10 if mode == 'full' else 4
     covariance = fit.covariance.copy()
-    covariance[:4, :4] += body_model_covariance(robot, data.link, options)
+    covariance[:fitted, :fitted] += effort_scale_covariance(
+        data.payload_rows[:, :fitted],
+        data.payload_rows @ fit.parameters,
+        len(data.sample.joint_names),
+        options.effort_scale_uncertainty,
+    )
+    if not data.stretch.with_baseline:
+        covariance[:4, :4] += body_model_covariance(robot, data.link, options)
     return replace(fit, covariance=covariance)
+
+
+def effort_scale_covariance(
+    rows: np.ndarray, payload_torques: np.ndarray, joints: int, uncertainty: float
+) -> np.ndarray:
+    """Covariance of the fitted parameters from independent effort scale errors s_j ~ N(0, u²)
+    per joint: the measured payload torques are (1 + s_j) τ_j, so the least-squares parameters
+    move by δπ = Σ_j s_j a_j with a_j = (YᵀY)⁻¹ Yᵀ D_j τ (D_j keeps joint j's rows; rows are
+    sample-major), and Cov = u² Σ_j a_j a_jᵀ."""
+    size = rows.shape[1]
+    if uncertainty <= 0.0:
+        return np.zeros((size, size))
+    norms = np.linalg.norm(rows, axis=0)
+    norms = np.where(norms > 0, norms, 1.0)
+    pseudo_inverse = np.linalg.pinv(rows / norms) / norms[:, None]
+    shifts = np.array(
+        [pseudo_inverse[:, j::joints] @ payload_torques[j::joints] for j in range(joints)]
+    )
+    return uncertainty**2 * shifts.T @ shifts
 
 
 def _fit_result(data: FitData, parameters, covariance, feasible, warnings=()) -> PayloadFit:

@@ -28,7 +28,7 @@ _POSITIVE = (
     'min_static_duration',
     'baseline_position_tolerance',
 )
-_NON_NEGATIVE = ('body_mass_uncertainty', 'body_com_uncertainty')
+_NON_NEGATIVE = ('body_mass_uncertainty', 'body_com_uncertainty', 'effort_scale_uncertainty')
 
 
 class PayloadSettingsError(RobotDynamicsError):
@@ -72,6 +72,10 @@ class PayloadOptions:
       error and CoM error of the URDF inertial of the body that carries the payload link. Without
       a baseline such an error is indistinguishable from payload (same regressor columns), so it
       is added to the mass and CoM covariance; with a baseline it cancels and is not added.
+    * ``effort_scale_uncertainty`` [-]: assumed 1σ relative scale error of each joint's effort
+      (a torque constant, gear ratio or torque-sensor gain off by a few %, independently per
+      joint). It scales the payload's own torques, which no baseline removes: its effect on the
+      fitted parameters is added to their covariance. 0 for a robot whose efforts are calibrated.
 
     Raises :class:`PayloadSettingsError` for a value out of range.
     """
@@ -87,6 +91,7 @@ class PayloadOptions:
     effort_noise: Optional[float] = None
     body_mass_uncertainty: float = 0.05
     body_com_uncertainty: float = 0.005
+    effort_scale_uncertainty: float = 0.02
 
     def __post_init__(self):
         for name in _POSITIVE:

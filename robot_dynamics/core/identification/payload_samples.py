@@ -48,6 +48,10 @@ _STATIC_EDGE = 0.1  # [s] left out at each end of a stationary stretch
 _EDGE_PERIODS = 2.0  # filter transients last about two cutoff periods when a segment starts moving
 
 
+MIN_EFFORT_NOISE = 1e-3
+"""Smallest white effort noise σ [N·m] assumed per sample: a torque reading's resolution."""
+
+
 @dataclass(frozen=True)
 class SharedStretch:
     """The part of the filtered payload recording ``prepared`` the fit may use.
@@ -180,6 +184,8 @@ def _prepared(recording, options, label):
     else:
         high = interpolated(prepared.time, cleaned.time, cleaned.efforts) - prepared.efforts
         sample_noise = rms(high) * math.sqrt(nyquist / (nyquist - options.cutoff_hz))
+    # a noise-free (simulated) recording would make any model error look infinitely large
+    sample_noise = max(sample_noise, MIN_EFFORT_NOISE)
     in_band = sample_noise * math.sqrt(options.cutoff_hz / nyquist)
     return prepared, in_band
 
