@@ -278,6 +278,7 @@ def _meets(figures: dict) -> bool:
 TRACKING_BANDWIDTH = 10.0
 """The arm's tracking bandwidth [Hz]: sim_robot's default (the demo's MuJoCo run uses 30 Hz)."""
 
+
 # ---------------------------------------------------------------------------- the simulated arm
 def _sim_settings() -> dict:
     from robot_dynamics.ros.runner import shipped_parameters
