@@ -205,3 +205,60 @@ def test_the_node_publishes_each_foot_and_the_centre_of_pressure(ros):
         )
         assert rf[-1].data is True and lh[-1].data is False  # 0.5 N: below 3 % of the weight
         assert cop[-1].header.frame_id == 'base'
+
+
+def test_centroidal_node_takes_its_contacts_and_zmp_from_the_foot_forces(ros):
+    """The quadruped standing still with its feet on the ground, its left hind foot carrying
+    0.5 N: by height all four feet touch, by force three; the ZMP is the forces' centre of
+    pressure."""
+    from geometry_msgs.msg import PointStamped, PolygonStamped
+    from nav_msgs.msg import Odometry
+    from rclpy.parameter import Parameter
+    from sensor_msgs.msg import JointState
+    from test_dynamics_node import joint_state
+
+    from robot_dynamics.ros.centroidal_node import CentroidalNode
+    from robot_dynamics.ros.topics import JOINT_STATE_QOS, SENSOR_QOS
+
+    robot = quadruped()
+    weight = robot.total_mass() * 9.81
+    pin.framesForwardKinematics(robot.model, robot.data, robot.configuration(STANCE))
+    points = np.array([robot.data.oMf[robot.model.getFrameId(f)].translation for f in FEET])
+    height = -points[:, 2].min()  # the base this high puts the feet on the ground (z = 0)
+    forces = np.array(
+        [[0, 0, 0.3 * weight], [0, 0, 0.3 * weight], [0, 0, 0.5], [0, 0, 0.4 * weight]]
+    )
+    efforts, _ = torques_for_forces(robot, STANCE, forces)
+    node = CentroidalNode(
+        node_name='feet_centroidal',
+        parameter_overrides=[
+            Parameter('urdf_file', value=str(QUADRUPED_URDF)),
+            Parameter('root_joint', value='floating'),
+            Parameter('contact_frames', value=list(FEET)),
+            Parameter('contact_source', value='force'),
+            Parameter('world_frame', value='odom'),
+        ],
+    )
+    with ros(node) as harness:
+        zmp = harness.collect(PointStamped, '/feet_centroidal/zmp', SENSOR_QOS)
+        polygons = harness.collect(PolygonStamped, '/feet_centroidal/support_polygon', SENSOR_QOS)
+        feed = harness.probe.create_publisher(JointState, 'joint_states', JOINT_STATE_QOS)
+        odom = harness.probe.create_publisher(Odometry, 'odom', JOINT_STATE_QOS)
+        assert wait_for(lambda: node.robot is not None and feed.get_subscription_count(), 30)
+        for k in range(300):
+            stamp = 1.0 + k / 100
+            message = Odometry()
+            message.header.frame_id, message.child_frame_id = 'odom', 'base'
+            message.header.stamp = joint_state((), (), stamp=stamp).header.stamp
+            message.pose.pose.position.z = height
+            message.pose.pose.orientation.w = 1.0
+            odom.publish(message)
+            feed.publish(joint_state(robot.joint_names, STANCE, np.zeros(12), efforts, stamp=stamp))
+            if wait_for(lambda: len(zmp) >= 20 and len(polygons) >= 20, 0.02):
+                break
+        assert wait_for(lambda: len(zmp) >= 20 and len(polygons) >= 20, 30), dict(
+            node.rejections.counts
+        )
+    assert len(polygons[-1].polygon.points) == 3  # the unloaded foot is not a support
+    pressure = (points[:, :2] * forces[:, 2:]).sum(axis=0) / forces[:, 2].sum()
+    np.testing.assert_allclose([zmp[-1].point.x, zmp[-1].point.y], pressure, atol=1e-6)

@@ -22,6 +22,11 @@ Topics (relative names; the node's default name is ``centroidal``):
   positive inside, NaN when undefined), ``~/markers`` (MarkerArray, at most ``marker_rate`` Hz) and
   ``/diagnostics``.
 
+With ``contact_source: force`` the feet's ground forces are estimated from the joint torques
+(:class:`~robot_dynamics.core.floating_base.foot_forces.FootForceEstimator`, base motion from
+``odom``) and give the contacts (above ``contact_force_threshold``), the support polygon and the
+ZMP (the wrench route); a joint state without efforts or fresh odom falls back to heights.
+
 A fixed-base robot (``root_joint: fixed``) is computed as the same robot on a free-flyer
 whose pose is the ``base_pose`` parameter (twist zero), or the odometry once ``odom``
 messages arrive (an arm on a mobile base). All math is in
@@ -57,8 +62,11 @@ from robot_dynamics.core.floating_base.centroidal import (
     base_pose_from_odometry,
     floating_base_model,
 )
+from robot_dynamics.core.live.live_dynamics import LiveDynamics
+from robot_dynamics.core.live.settings import LiveSettings
 from robot_dynamics.core.model.model import RobotModel
-from robot_dynamics.core.streams.joint_states import JointStateMerger
+from robot_dynamics.core.streams.base_state import BaseStateError
+from robot_dynamics.core.streams.joint_states import JointSample, JointStateMerger
 from robot_dynamics.ros.centroidal_diagnostics import CentroidalChecks
 from robot_dynamics.ros.centroidal_messages import (
     balance_markers,
@@ -102,6 +110,7 @@ class _JointSample:
     stamp: float
     positions: np.ndarray
     velocities: np.ndarray
+    foot_forces: Optional[np.ndarray] = None
 
 
 @dataclass(frozen=True)
@@ -113,6 +122,7 @@ class _LiveModel:
     merger: JointStateMerger
     monitor: CentroidalMonitor
     zeros: np.ndarray
+    feet: Optional[LiveDynamics] = None
     pending: deque = field(default_factory=lambda: deque(maxlen=PENDING_LIMIT))
     """Complete joint samples of this model waiting for their odometry
     (:meth:`CentroidalNode._drain`)."""
@@ -201,6 +211,7 @@ class CentroidalNode(Node):
         base_pose = parameters['base_pose']
         self.fixed_base_pose = base_pose_from_odometry(base_pose[:3], base_pose[3:])
         self.wrench_topics = tuple(parameters['contact_wrench_topics'])
+        self.contact_source = parameters['contact_source']
         if self.wrench_topics and len(self.wrench_topics) != len(self.contact_frame_names):
             self.get_logger().error(
                 f'contact_wrench_topics has {len(self.wrench_topics)} entries but contact_frames '
@@ -248,8 +259,27 @@ class CentroidalNode(Node):
             if previous and previous.robot.joint_names == floating.joint_names
             else JointStateMerger(floating.joint_names)
         )
-        self._live = _LiveModel(floating, merger, monitor, np.zeros(floating.num_joints))
+        feet = self._foot_forces(floating) if self.contact_source == 'force' else None
+        self._live = _LiveModel(floating, merger, monitor, np.zeros(floating.num_joints), feet)
         self.last_report = None
+
+    def _foot_forces(self, floating: RobotModel) -> Optional[LiveDynamics]:
+        """The live pipeline that estimates the feet's ground forces from the joint torques
+        (its own copy of the model; the base's motion from odom), or None with the reason
+        logged."""
+        twin = RobotModel(floating.description, True, floating.model.gravity.linear)
+        settings = LiveSettings(
+            base_state='odom',
+            contact_frames=self.contact_frame_names,
+            external_torque_method='inverse_dynamics',
+            contact_profile='off',
+        )
+        feet = LiveDynamics(twin, settings)
+        problems = [p for p in feet.problems if 'foot' in p]
+        if problems:
+            self.get_logger().error(f'contact_source force: {"; ".join(problems)}')
+            return None
+        return feet
 
     def destroy_node(self):
         self.model_source.close()
@@ -279,7 +309,12 @@ class CentroidalNode(Node):
                 odometry.angular,
             )
             self._odometry_seen = True
-        except (OdometryError, OdometryWireError) as error:
+            live = self._live
+            if live is not None and live.feet is not None:
+                live.feet.take_base_odom(
+                    odometry.stamp, '', odometry.orientation, odometry.linear, odometry.angular
+                )
+        except (OdometryError, OdometryWireError, BaseStateError) as error:
             self.rejections.reject('bad_odometry', str(error))
             return
         except Exception as error:  # a node never dies from a message
@@ -333,7 +368,8 @@ class CentroidalNode(Node):
 
     def _take_joint_state(self, live: _LiveModel, message: JointState) -> None:
         """Merge, then queue the complete sample for :meth:`_drain`."""
-        names, positions, velocities, efforts, stamp = joint_state_fields(message)
+        fields = joint_state_fields(message)
+        names, positions, velocities, efforts, stamp = fields
         merger = live.merger
         merger.update(names, positions, velocities, efforts, stamp)
         positions_fresh, velocities_fresh, _ = merger.freshness(stamp, self.stale_timeout)
@@ -341,9 +377,28 @@ class CentroidalNode(Node):
             self._incomplete += 1
             return
         velocities = merger.velocities if velocities_fresh else live.zeros
-        sample = _JointSample(message.header.stamp, stamp, merger.positions, velocities)
+        forces = None
+        if live.feet is not None:
+            forces = self._estimated_forces(live.feet, JointSample(*fields))
+        sample = _JointSample(message.header.stamp, stamp, merger.positions, velocities, forces)
         live.pending.append(sample)
         self._drain(live)
+
+    def _estimated_forces(self, feet: LiveDynamics, sample: JointSample) -> Optional[np.ndarray]:
+        """The feet's ground forces [N] (world axes) of ``sample``; None (counted, the ZMP and
+        contacts then come from heights) without efforts or fresh odom."""
+        try:
+            result = feet.update(sample)
+        except JointStateError as error:
+            self.rejections.reject('no_foot_forces', f'no foot forces: {error}')
+            return None
+        if result is None or result.feet is None:
+            self.rejections.reject(
+                'no_foot_forces',
+                'no foot forces: joint states without efforts (contact_source force needs them)',
+            )
+            return None
+        return result.feet.forces
 
     def _drain(self, live: _LiveModel) -> None:
         """Compute the queued joint samples, oldest first, once the odometry has caught up with
@@ -367,7 +422,10 @@ class CentroidalNode(Node):
         robot = live.robot
         q = robot.configuration(sample.positions, pose)
         v = robot.tangent(sample.velocities, twist)
-        report = live.monitor.update(sample.stamp, q, v, self._fresh_wrenches(sample.stamp))
+        if sample.foot_forces is not None:
+            report = live.monitor.update(sample.stamp, q, v, foot_forces=sample.foot_forces)
+        else:
+            report = live.monitor.update(sample.stamp, q, v, self._fresh_wrenches(sample.stamp))
         if report.stamp_not_newer:
             self.rejections.reject(
                 'repeated_stamp',
@@ -487,6 +545,7 @@ class CentroidalNode(Node):
             {
                 'root_joint': self.model_source.root_joint,
                 'contact_frames': ' '.join(self.contact_frame_names),
+                'contact_source': self.contact_source,
             },
             self.model_error,
         )

@@ -108,9 +108,17 @@ CENTROIDAL_PARAMETERS = _model_source_parameters() + (
         **NON_NEGATIVE,
     ),
     P(
+        'contact_source',
+        'height',
+        "which feet touch the ground: 'height' (contact points within contact_height_threshold "
+        "of the ground) or 'force' (the feet's ground forces estimated from the joint torques; "
+        'needs efforts and odom)',
+        choices=('height', 'force'),
+    ),
+    P(
         'contact_force_threshold',
         10.0,
-        'a foot pushing harder than this is in contact (wrench route)',
+        'a foot pushing harder than this is in contact (wrench route, contact_source force)',
         'N',
         **NON_NEGATIVE,
     ),

@@ -486,10 +486,17 @@ class CentroidalMonitor:
         )
 
     def update(
-        self, stamp: float, q: np.ndarray, v: np.ndarray, foot_wrenches: Optional[tuple] = None
+        self,
+        stamp: float,
+        q: np.ndarray,
+        v: np.ndarray,
+        foot_wrenches: Optional[tuple] = None,
+        foot_forces: Optional[np.ndarray] = None,
     ) -> BalanceReport:
         """One state: ``stamp`` [s], pinocchio ``q``/``v``; ``foot_wrenches`` = (forces, torques),
-        each (len(contact_frames) × 3) in their contact frames [N, N·m], or None.
+        each (len(contact_frames) × 3) in their contact frames [N, N·m], or None; or
+        ``foot_forces`` (len(contact_frames) × 3) [N] in world axes at the contact points (point
+        feet, estimated from the joint torques), or None. Either takes the wrench route.
 
         Raises CentroidalInputError (bad state, or a stamp that is not a finite number). A stamp
         not newer than the previous one still gives CoM, momentum and contacts, without a rate
@@ -507,7 +514,14 @@ class CentroidalMonitor:
             raise CentroidalInputError(f'centroidal momentum not finite: {error}') from None
         contacts = contact_frames_after_kinematics(self.robot, self._frame_names, self._frame_ids)
         com, mass, ground = state.com.tolist(), state.mass, settings.ground_height
-        if foot_wrenches is None:
+        if foot_forces is not None:
+            forces = np.asarray(foot_forces, dtype=float)
+            foot_wrenches_world: Optional[tuple] = (forces, np.zeros_like(forces))
+        elif foot_wrenches is not None:
+            foot_wrenches_world = contacts.wrenches_in_world(*foot_wrenches)
+        else:
+            foot_wrenches_world = None
+        if foot_wrenches_world is None:
             in_contact = contacts_by_height(
                 contacts.positions.tolist(), ground, settings.contact_height_threshold
             )
@@ -515,7 +529,7 @@ class CentroidalMonitor:
             airborne = rate is not None and zmp is None
             source = 'kinematic'
         else:
-            forces, torques = contacts.wrenches_in_world(*foot_wrenches)
+            forces, torques = foot_wrenches_world
             in_contact = contacts_by_force(forces, settings.contact_force_threshold)
             zmp = zero_moment_point_from_wrenches(
                 contacts.positions, forces, torques, ground, settings.min_normal_force
