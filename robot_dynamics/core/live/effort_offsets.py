@@ -31,6 +31,8 @@ from robot_dynamics.core.model.model import RobotModel
 
 REST_SPEED = 0.01
 """Largest |q̇| [rad/s, m/s] of any joint over the window for the robot to count as at rest."""
+REST_ACCELERATION = 0.05
+"""Largest estimated |q̈| [rad/s²] of a sample counted at rest by :class:`ResidualLevels`."""
 REST_WINDOW = 0.5
 """Seconds of rest averaged for one pose."""
 MAX_CONDITION = 1e3
@@ -110,6 +112,38 @@ class RestWindow:
             self._residuals[recent].mean(axis=0),
             int(np.count_nonzero(recent)),
         )
+
+
+class ResidualLevels:
+    """RMS per joint [N·m] of the inverse-dynamics residual (τ_measured − model, offsets taken
+    off) at rest (every |q̇| ≤ :data:`REST_SPEED` and every estimated |q̈| ≤
+    :data:`REST_ACCELERATION`: not a start from rest) and in motion, each a moving average over its
+    last ``samples`` samples: what the model leaves unexplained, for diagnostics. One stream."""
+
+    def __init__(self, num_joints: int, samples: int = 1000):
+        self._samples = samples
+        self._squares = {'rest': np.zeros(num_joints), 'moving': np.zeros(num_joints)}
+        self._counts = {'rest': 0, 'moving': 0}
+
+    def add(
+        self,
+        velocities: Optional[np.ndarray],
+        accelerations: Optional[np.ndarray],
+        residual: np.ndarray,
+    ) -> None:
+        if velocities is None:
+            return
+        still = float(np.max(np.abs(velocities), initial=0.0)) <= REST_SPEED
+        if accelerations is not None:
+            still = still and float(np.max(np.abs(accelerations), initial=0.0)) <= REST_ACCELERATION
+        kind = 'rest' if still else 'moving'
+        self._counts[kind] += 1
+        weight = 1.0 / min(self._counts[kind], self._samples)
+        self._squares[kind] += weight * (np.square(residual) - self._squares[kind])
+
+    def rms(self, kind: str) -> Optional[np.ndarray]:
+        """The RMS per joint of ``kind`` ('rest' or 'moving'), None before its first sample."""
+        return np.sqrt(self._squares[kind]) if self._counts[kind] else None
 
 
 def estimate_offsets(

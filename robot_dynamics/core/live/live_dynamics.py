@@ -88,6 +88,7 @@ from robot_dynamics.core.live.effective_mass_reading import (
 from robot_dynamics.core.live.effort_offsets import (
     EffortOffsetsError,
     OffsetEstimate,
+    ResidualLevels,
     RestWindow,
     estimate_offsets,
     load_effort_offsets,
@@ -248,6 +249,7 @@ class LiveDynamics:
         self._last_feet: Optional[FootForces] = None
         self._use_effort_offsets(problems)
         self._rest = RestWindow(robot.num_joints)
+        self._residual_levels = ResidualLevels(robot.num_joints)
         self._base_problem: Optional[str] = None
         self.estimator = LiveTorqueEstimator(
             robot,
@@ -580,11 +582,12 @@ class LiveDynamics:
         residual goes to the rest window the offsets are measured from."""
         self._rest.append(torques.stamp, torques.positions, torques.velocities, torques.residual)
         offsets = self._carried.offsets
-        if not np.any(offsets):
-            return torques
-        return replace(
-            torques, efforts=torques.efforts - offsets, residual=torques.residual - offsets
-        )
+        if np.any(offsets):
+            torques = replace(
+                torques, efforts=torques.efforts - offsets, residual=torques.residual - offsets
+            )
+        self._residual_levels.add(torques.velocities, torques.accelerations, torques.residual)
+        return torques
 
     def zero_effort_offsets(self, payload_link: str) -> OffsetEstimate:
         """Measure the effort offsets at the current rest pose (with the earlier rest poses of
@@ -874,6 +877,10 @@ class LiveDynamics:
             )
         level = worst(level, self._detector_values(values, messages))
         level = worst(level, self._wrench_values(values, messages))
+        for kind in ('rest', 'moving'):
+            rms = self._residual_levels.rms(kind)
+            if rms is not None:
+                values[f'residual_rms_{kind}_nm'] = _listed_values(rms)
         feet = self._last_feet
         if feet is not None:
             values.update(
