@@ -31,8 +31,12 @@ import json
 import os
 import statistics
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
 
 from robot_dynamics.instruments import processes
 from robot_dynamics.instruments.compute_figures import (
@@ -126,6 +130,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         '--tuned-relay',
         action='store_true',
         help='also measure the relay built like the nodes (second baseline figure)',
+    )
+    parser.add_argument(
+        '--motors',
+        action='store_true',
+        help='dynamics: also measure the node with a friction file (viscous, Coulomb, Stribeck, '
+        'rotor inertia) and effort offsets, against the plain node (target: p50 within 5 %%)',
     )
     parser.add_argument(
         '--warmup',
@@ -275,11 +285,34 @@ def run_stream(args: argparse.Namespace) -> int:
         )
     )
     compute = compute_figures(args.target, urdf, root_joint)
-    phases = alternate_phases(subjects, urdf, root_joint, rate, duration, args.warmup, args.pairs)
+    with tempfile.TemporaryDirectory(prefix='bench_motors_') as folder:
+        if args.motors and args.target == 'dynamics':
+            motors = node_args + _motor_files(urdf, root_joint, Path(folder))
+            subjects.append(StreamSubject('node + motors', motors, output, '/bench/motors', True))
+        phases = alternate_phases(
+            subjects, urdf, root_joint, rate, duration, args.warmup, args.pairs
+        )
     result = _stream_result(args.target, urdf, root_joint, rate, duration, phases, compute)
     result['targets'] = stream_targets(result)
     print(json.dumps(result, indent=2) if args.format == 'json' else _stream_text(result))
     return 0 if all(target['met'] for target in result['targets']) else 1
+
+
+def _motor_files(urdf: str, root_joint: str, folder: Path) -> list:
+    """dynamics_node arguments for a friction file (every friction term and rotor inertia) and
+    an effort offsets file for the model's joints, written in ``folder``."""
+    from robot_dynamics.core.live.effort_offsets import save_effort_offsets
+    from robot_dynamics.core.model.model import RobotModel
+
+    names = RobotModel.from_urdf_file(urdf, root_joint=root_joint).joint_names
+    friction, offsets = folder / 'friction.yaml', folder / 'offsets.yaml'
+    entry = (
+        '    viscous: 0.21\n    coulomb: 0.5\n    offset: 0.0\n    stribeck_static: 0.65\n'
+        '    stribeck_velocity: 0.05\n    sign_velocity: 0.005\n    rotor_inertia: 0.074\n'
+    )
+    friction.write_text('joints:\n' + ''.join(f'  {name}:\n{entry}' for name in names))
+    save_effort_offsets(str(offsets), names, np.full(len(names), 0.1))
+    return ['-p', f'friction_file:={friction}', '-p', f'effort_offsets_file:={offsets}']
 
 
 def _model_of(args: argparse.Namespace, bundled: str, bundled_root: str) -> tuple:
@@ -406,6 +439,13 @@ def _stream_result(
         'compute_us': compute,
         'load_average_1_5_15': list(os.getloadavg()),
     }
+    if 'node + motors' in phases:
+        motors = phases['node + motors']
+        result['motors_ratios'] = {
+            'p50': _pair_ratio(motors, node, lambda f: f.p50_ms),
+            'p99': _pair_ratio(motors, node, lambda f: f.p99_ms),
+            'cpu': _pair_ratio(motors, node, lambda f: f.cpu_per_second),
+        }
     for label, key in (('bare relay', 'bare'), ('tuned relay', 'tuned')):
         if label in phases:
             baseline = phases[label]
@@ -439,6 +479,10 @@ def stream_targets(result: dict) -> list:
                 '<=',
                 CORE_RATIO_TARGET,
             )
+        )
+    if 'motors_ratios' in result:
+        targets.append(
+            _target('p50 with motors / without', result['motors_ratios']['p50'], '<=', 1.05)
         )
     humanoid = result['root_joint'] == 'floating' and result['joints'] >= HUMANOID_JOINTS
     if humanoid:
@@ -475,6 +519,12 @@ def _stream_text(result: dict) -> str:
                 f"node / {label} (median of pair ratios): p50 {ratios['p50']:.2f}, p99 "
                 f"{ratios['p99']:.2f}, CPU {ratios['cpu']:.2f}"
             )
+    if 'motors_ratios' in result:
+        ratios = result['motors_ratios']
+        lines.append(
+            f"node + motors / node (friction, rotor inertia, offsets): p50 {ratios['p50']:.3f}, "
+            f"p99 {ratios['p99']:.3f}, CPU {ratios['cpu']:.3f}"
+        )
     compute = result['compute_us']
     lines.append(
         f"compute per message: node core {compute['node_core']:.1f} us vs raw pinocchio "

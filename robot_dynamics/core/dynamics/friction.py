@@ -91,6 +91,13 @@ class FrictionModel:
         for name, value in defaults.items():
             if getattr(self, name) is None:
                 object.__setattr__(self, name, value)
+        # per-sample constants of :meth:`torques` (called at the stream's rate)
+        smooth = bool(np.all(np.asarray(self.sign_velocity) > 0.0))
+        object.__setattr__(
+            self, '_inverse_sign_velocity', 1.0 / np.asarray(self.sign_velocity) if smooth else None
+        )
+        object.__setattr__(self, '_excess', self.stribeck_static - self.coulomb)
+        object.__setattr__(self, '_inverse_stribeck', 1.0 / np.asarray(self.stribeck_velocity))
 
     @classmethod
     def none(cls, joint_names: Sequence[str]) -> 'FrictionModel':
@@ -99,10 +106,16 @@ class FrictionModel:
 
     def torques(self, velocities: np.ndarray) -> np.ndarray:
         """Friction torques [N·m] at joint velocities ``velocities`` [rad/s]."""
-        sign = smooth_sign(velocities, self.sign_velocity)
-        excess = self.stribeck_static - self.coulomb
-        decay = np.exp(-np.square(np.asarray(velocities) / self.stribeck_velocity))
-        return self.viscous * velocities + (self.coulomb + excess * decay) * sign + self.offset
+        inverse = self._inverse_sign_velocity
+        if inverse is None:
+            sign = smooth_sign(velocities, self.sign_velocity)
+        else:
+            sign = np.tanh(velocities * inverse)
+        scaled = velocities * self._inverse_stribeck
+        decay = np.exp(-scaled * scaled)
+        return (
+            self.viscous * velocities + (self.coulomb + self._excess * decay) * sign + self.offset
+        )
 
     def __repr__(self) -> str:
         largest = float(np.max(np.abs(self.coulomb), initial=0.0))

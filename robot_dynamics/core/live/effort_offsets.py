@@ -131,15 +131,20 @@ class ResidualLevels:
         accelerations: Optional[np.ndarray],
         residual: np.ndarray,
     ) -> None:
-        if velocities is None:
+        if velocities is None or not len(velocities):
             return
-        still = float(np.max(np.abs(velocities), initial=0.0)) <= REST_SPEED
-        if accelerations is not None:
-            still = still and float(np.max(np.abs(accelerations), initial=0.0)) <= REST_ACCELERATION
+        still = -REST_SPEED <= velocities.min() and velocities.max() <= REST_SPEED
+        if still and accelerations is not None:
+            still = (
+                -REST_ACCELERATION
+                <= accelerations.min()
+                <= accelerations.max()
+                <= (REST_ACCELERATION)
+            )
         kind = 'rest' if still else 'moving'
-        self._counts[kind] += 1
-        weight = 1.0 / min(self._counts[kind], self._samples)
-        self._squares[kind] += weight * (np.square(residual) - self._squares[kind])
+        count = self._counts[kind] = self._counts[kind] + 1
+        squares = self._squares[kind]
+        squares += (residual * residual - squares) / min(count, self._samples)
 
     def rms(self, kind: str) -> Optional[np.ndarray]:
         """The RMS per joint of ``kind`` ('rest' or 'moving'), None before its first sample."""
