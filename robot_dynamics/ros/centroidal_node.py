@@ -81,7 +81,7 @@ from robot_dynamics.ros.diagnostics import (
     diagnostic_status,
     model_status,
 )
-from robot_dynamics.ros.model_source import ModelSource
+from robot_dynamics.ros.lifecycle import ManagedModelNode
 from robot_dynamics.ros.node_log import RejectionCounter
 from robot_dynamics.ros.odometry_wire import OdometryWireError, read_odometry
 from robot_dynamics.ros.parameter_schema import NodeParameters
@@ -128,11 +128,12 @@ class _LiveModel:
     (:meth:`CentroidalNode._drain`)."""
 
 
-class CentroidalNode(Node):
-    """Publishes CoM, h_G, ZMP and the support polygon for every complete joint state."""
+class CentroidalNode(ManagedModelNode, Node):
+    """Publishes CoM, h_G, ZMP and the support polygon for every complete joint state; with
+    ``managed: true`` a lifecycle node (:mod:`robot_dynamics.ros.lifecycle`)."""
 
     def __init__(self, node_name: str = 'centroidal', **kwargs):
-        super().__init__(node_name, **kwargs)
+        Node.__init__(self, node_name, **kwargs)
         self._declare_parameters()
         self.rejections = RejectionCounter(self.get_logger())
         self._joint_rate, self._odom_rate = RateMeter(), RateMeter()
@@ -171,7 +172,7 @@ class CentroidalNode(Node):
         self._diagnostics_pub = create_output_publisher(self, DiagnosticArray, '/diagnostics', 10)
         # robot_description is received and checked in a listener process
         # (ros.description_listener).
-        self.model_source = ModelSource(self, self._on_model, self.parameters)
+        self.start_lifecycle(self.parameters['managed'])
         self.create_subscription(
             JointState,
             'joint_states',
@@ -281,8 +282,14 @@ class CentroidalNode(Node):
             return None
         return feet
 
+    def _drop_model(self) -> None:
+        """Forget the model (lifecycle cleanup)."""
+        self._live = None
+        self.last_report = None
+
     def destroy_node(self):
-        self.model_source.close()
+        if self.model_source is not None:
+            self.model_source.close()
         return super().destroy_node()
 
     @property
@@ -351,6 +358,8 @@ class CentroidalNode(Node):
     def _on_joint_state(self, message: JointState) -> None:
         self._joint_rate.tick()
         live = self._live
+        if not self.accepts_joint_states():
+            return
         if live is None:
             self.rejections.reject('no_model', 'no robot model loaded yet')
             return
@@ -404,7 +413,7 @@ class CentroidalNode(Node):
         """Compute the queued joint samples, oldest first, once the odometry has caught up with
         them (joint_states and odom of one tick race on two topics) or once they are
         ``stale_timeout`` older than the newest joint sample (odometry late or missing)."""
-        needs_odometry = self._odometry_seen or self.model_source.root_joint == 'floating'
+        needs_odometry = self._odometry_seen or self.parameters['root_joint'] == 'floating'
         odometry_until = self._odometry.newest_stamp if needs_odometry else math.inf
         pending = live.pending
         while pending and (
@@ -443,7 +452,7 @@ class CentroidalNode(Node):
 
     def _base_state(self, stamp: float) -> Optional[tuple]:
         if not self._odometry_seen:
-            if self.model_source.root_joint == 'floating':
+            if self.parameters['root_joint'] == 'floating':
                 self.rejections.reject('no_odometry', 'floating base: waiting for odom')
                 return None
             return self.fixed_base_pose, np.zeros(6)
@@ -538,6 +547,8 @@ class CentroidalNode(Node):
             self.rejections.reject('internal_error', f'diagnostics: {error!r}')
 
     def _model_status(self) -> DiagnosticStatus:
+        if self.model_source is None:
+            return self.unconfigured_status()
         return model_status(
             self.get_name(),
             self.robot,

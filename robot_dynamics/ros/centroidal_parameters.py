@@ -17,6 +17,7 @@ from robot_dynamics.core.floating_base.centroidal import (
 from robot_dynamics.core.streams.joint_states import STALE_TIMEOUT
 from robot_dynamics.ros.centroidal_diagnostics import FRICTION_COEFFICIENT
 from robot_dynamics.ros.diagnostics import DIAGNOSTICS_PERIOD
+from robot_dynamics.ros.lifecycle import MANAGED
 from robot_dynamics.ros.model_source import MODEL_SOURCE_PARAMETERS
 from robot_dynamics.ros.parameter_schema import NON_NEGATIVE, POSITIVE, three_finite_numbers
 from robot_dynamics.ros.parameter_schema import ParameterSpec as P
@@ -65,6 +66,7 @@ def _model_source_parameters() -> tuple:
 
 
 CENTROIDAL_PARAMETERS = _model_source_parameters() + (
+    MANAGED,
     # frames and ground
     P(
         'world_frame',

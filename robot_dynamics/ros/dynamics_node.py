@@ -93,7 +93,7 @@ from robot_dynamics.ros.dynamics_parameters import (
     live_settings,
 )
 from robot_dynamics.ros.ft_sensor_input import FtSensorInput
-from robot_dynamics.ros.model_source import ModelSource
+from robot_dynamics.ros.lifecycle import ManagedModelNode
 from robot_dynamics.ros.node_log import RateLimitedLogger, RejectionCounter, never_raises, shorten
 from robot_dynamics.ros.parameter_schema import NodeParameters, converted_value
 from robot_dynamics.ros.payload_input import PayloadInput
@@ -116,12 +116,16 @@ from robot_dynamics.ros.topics import (
 OK, WARN, ERROR = DiagnosticStatus.OK, DiagnosticStatus.WARN, DiagnosticStatus.ERROR
 
 
-class DynamicsNode(Node):
+class DynamicsNode(ManagedModelNode, Node):
     """Publishes g(q), M q̈ + C q̇ + g, the external torques, contact and wrench for every
-    complete joint state (one :class:`LiveDynamics` call per message)."""
+    complete joint state (one :class:`LiveDynamics` call per message).
+
+    With ``managed: true`` it is a lifecycle node (``ros2 lifecycle set``): configure loads the
+    model, activate starts the outputs, deactivate stops them, cleanup forgets the model.
+    Unmanaged (the default) it loads and publishes from the start, with no lifecycle interface."""
 
     def __init__(self, node_name: str = 'dynamics', **kwargs):
-        super().__init__(node_name, **kwargs)
+        Node.__init__(self, node_name, **kwargs)
         self._live: Optional[LiveDynamics] = None  # before the parameters: payload_link's check
         # model installs come from the builder and the service threads
         self._swap_lock = threading.Lock()
@@ -167,7 +171,7 @@ class DynamicsNode(Node):
         self._select_initial_tool()
         self.add_on_set_parameters_callback(self._on_active_tool)
         self.add_on_set_parameters_callback(self._on_contact_profile)
-        self.model_source = ModelSource(self, self._on_model, self.parameters)
+        self.start_lifecycle(self.parameters['managed'])
         self.create_subscription(JointState, 'joint_states', self._on_joint_state, JOINT_STATE_QOS)
         self.base_state_input = BaseStateInput(
             self, self.settings.base_state, lambda: self._live, self.rejections
@@ -319,7 +323,9 @@ class DynamicsNode(Node):
             self._buffer_capacity, self.buffer_duration = fallback, BUFFER_DURATION
             return SampleRingBuffer(fallback, num_joints)
 
-    def _install(self, live: LiveDynamics, replacing: Optional[LiveDynamics] = None) -> bool:
+    def _install(
+        self, live: Optional[LiveDynamics], replacing: Optional[LiveDynamics] = None
+    ) -> bool:
         """Make ``live`` the stream's pipeline (only if ``replacing`` is still in use, when
         given). One reference assignment: the stream reads self._live once per message, so it
         never sees half a swap; ``live`` was built before and is not swapped again after."""
@@ -329,8 +335,16 @@ class DynamicsNode(Node):
             self._live = live
             return True
 
+    def _drop_model(self) -> None:
+        """Forget the model (lifecycle cleanup): no pipeline, its recording released."""
+        live = self._live
+        self._install(None)
+        if live is not None and live.recording is not None:
+            live.recording.close()
+
     def destroy_node(self):
-        self.model_source.close()
+        if self.model_source is not None:
+            self.model_source.close()
         self._worker.shutdown()
         for buffer in (self._live.recording if self._live else None, self._shared_baseline):
             if buffer is not None:
@@ -351,6 +365,8 @@ class DynamicsNode(Node):
         started = time.perf_counter()
         self._rate.tick()
         live = self._live
+        if not self.accepts_joint_states():
+            return
         if live is None:
             self.rejections.reject('no_model', 'no robot model loaded yet')
             return
@@ -717,6 +733,8 @@ class DynamicsNode(Node):
 
     def _model_status(self) -> DiagnosticStatus:
         robot = self.robot
+        if self.model_source is None:
+            return self.unconfigured_status()
         if robot is None:
             return model_status(self.get_name(), None, self.model_source, {})
         payload = robot.payload

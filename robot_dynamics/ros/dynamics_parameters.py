@@ -40,6 +40,7 @@ from robot_dynamics.core.streams.effort_model import effort_model_problem, load_
 from robot_dynamics.core.streams.joint_states import STALE_TIMEOUT
 from robot_dynamics.core.streams.live_torques import ACCELERATION_MODES
 from robot_dynamics.ros.diagnostics import DIAGNOSTICS_PERIOD
+from robot_dynamics.ros.lifecycle import MANAGED
 from robot_dynamics.ros.model_source import MODEL_SOURCE_PARAMETERS
 from robot_dynamics.ros.parameter_schema import POSITIVE, three_finite_numbers
 from robot_dynamics.ros.parameter_schema import ParameterSpec as P
@@ -393,6 +394,7 @@ DYNAMICS_PARAMETERS = MODEL_SOURCE_PARAMETERS + (
         's',
         low=0.0,
     ),
+    MANAGED,
     # wrist force/torque sensor
     P(
         'ft_sensor_topic',

@@ -1,0 +1,82 @@
+"""The lifecycle (managed node) behaviour dynamics_node and centroidal_node share.
+
+With ``managed: true`` a node is a ROS 2 lifecycle node (its ``~/change_state`` and
+``~/get_state`` services, ``ros2 lifecycle`` or ``ros2 service call``): configure loads the model
+(a :class:`~robot_dynamics.ros.model_source.ModelSource`), activate starts the outputs of the
+joint-state stream, deactivate stops them (joint states are dropped and counted), cleanup and
+shutdown forget the model. Unmanaged (the default) a node loads its model and publishes from the
+start and has no lifecycle interface.
+"""
+
+from __future__ import annotations
+
+from diagnostic_msgs.msg import DiagnosticStatus
+from rclpy.lifecycle import LifecycleNodeMixin, TransitionCallbackReturn
+
+from robot_dynamics.ros.diagnostics import diagnostic_status
+from robot_dynamics.ros.model_source import ModelSource
+from robot_dynamics.ros.parameter_schema import ParameterSpec
+
+MANAGED = ParameterSpec(
+    'managed',
+    False,
+    'run as a lifecycle node: configure loads the model, activate starts the outputs (ros2 '
+    'lifecycle set); false: load and publish from the start',
+)
+"""The ``managed`` row of both nodes' parameter tables."""
+
+
+class ManagedModelNode(LifecycleNodeMixin):
+    """Mixed into a node (before rclpy's ``Node``) that has ``parameters``, ``robot``,
+    ``_on_model`` and ``_drop_model``; call :meth:`start_lifecycle` once its parameters are read."""
+
+    def start_lifecycle(self, managed: bool) -> None:
+        LifecycleNodeMixin.__init__(self, enable_communication_interface=managed)
+        self.managed, self.active, self.dropped_inactive = managed, not managed, 0
+        self.model_source = None if managed else ModelSource(self, self._on_model, self.parameters)
+
+    def unconfigured_status(self) -> DiagnosticStatus:
+        """The model's diagnostic status before configure (or after cleanup)."""
+        return diagnostic_status(
+            f'{self.get_name()}: model',
+            DiagnosticStatus.WARN,
+            'unconfigured (managed: configure loads the model)',
+            {'managed': 'true'},
+        )
+
+    def accepts_joint_states(self) -> bool:
+        """Whether the stream runs (counts a dropped joint state when it does not)."""
+        if not self.active:
+            self.dropped_inactive += 1
+        return self.active
+
+    def on_configure(self, state) -> TransitionCallbackReturn:
+        self.model_source = ModelSource(self, self._on_model, self.parameters)
+        if self.model_source.source != 'topic' and self.robot is None:
+            self.get_logger().error(f'configure failed: {self.model_source.last_error}')
+            self._forget_model()
+            return TransitionCallbackReturn.FAILURE
+        return TransitionCallbackReturn.SUCCESS
+
+    def on_activate(self, state) -> TransitionCallbackReturn:
+        self.active = True
+        return TransitionCallbackReturn.SUCCESS
+
+    def on_deactivate(self, state) -> TransitionCallbackReturn:
+        self.active = False
+        return TransitionCallbackReturn.SUCCESS
+
+    def on_cleanup(self, state) -> TransitionCallbackReturn:
+        self._forget_model()
+        return TransitionCallbackReturn.SUCCESS
+
+    def on_shutdown(self, state) -> TransitionCallbackReturn:
+        self.active = False
+        self._forget_model()
+        return TransitionCallbackReturn.SUCCESS
+
+    def _forget_model(self) -> None:
+        source, self.model_source = self.model_source, None
+        if source is not None:
+            source.close()
+        self._drop_model()

@@ -1,0 +1,184 @@
+"""dynamics_node as a managed (lifecycle) node: through its real lifecycle services (and `ros2
+service call` where the ROS 2 command line is installed), configure loads the model, activate
+starts the outputs, deactivate stops them, cleanup forgets the model; unmanaged it has no
+lifecycle interface and publishes from the start."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+from ros_harness import wait_for
+
+from robot_dynamics.core.model.model import RobotModel
+from robot_dynamics.models import ARM_URDF
+
+
+def _change(harness, node: str, transition: int) -> bool:
+    from lifecycle_msgs.msg import Transition
+    from lifecycle_msgs.srv import ChangeState
+
+    request = ChangeState.Request(transition=Transition(id=transition))
+    return harness.call(ChangeState, f'/{node}/change_state', request).success
+
+
+def _state(harness, node: str) -> str:
+    from lifecycle_msgs.srv import GetState
+
+    return harness.call(GetState, f'/{node}/get_state', GetState.Request()).current_state.label
+
+
+def test_the_lifecycle_transitions_load_start_stop_and_forget(ros):
+    from lifecycle_msgs.msg import Transition
+    from rclpy.parameter import Parameter
+    from sensor_msgs.msg import JointState
+    from test_dynamics_node import joint_state
+
+    from robot_dynamics.ros.dynamics_node import DynamicsNode
+    from robot_dynamics.ros.topics import JOINT_STATE_QOS, SENSOR_QOS
+
+    robot = RobotModel.from_urdf_file(ARM_URDF)
+    node = DynamicsNode(
+        node_name='managed_dynamics',
+        parameter_overrides=[
+            Parameter('urdf_file', value=str(ARM_URDF)),
+            Parameter('managed', value=True),
+        ],
+    )
+    with ros(node) as harness:
+        gravity = harness.collect(JointState, '/managed_dynamics/gravity_torques', SENSOR_QOS)
+        feed = harness.probe.create_publisher(JointState, 'joint_states', JOINT_STATE_QOS)
+        stamp = [1.0]
+
+        def stream(count: int) -> None:
+            for _ in range(count):
+                feed.publish(
+                    joint_state(robot.joint_names, np.zeros(7), np.zeros(7), stamp=stamp[0])
+                )
+                stamp[0] += 0.01
+                wait_for(lambda: False, 0.005)
+
+        assert wait_for(lambda: feed.get_subscription_count() > 0, 30)
+        assert _state(harness, 'managed_dynamics') == 'unconfigured'
+        stream(20)
+        assert node.robot is None and not gravity
+        assert _change(harness, 'managed_dynamics', Transition.TRANSITION_CONFIGURE)
+        assert node.robot is not None and _state(harness, 'managed_dynamics') == 'inactive'
+        stream(20)
+        assert not gravity and node.dropped_inactive >= 40
+        assert _change(harness, 'managed_dynamics', Transition.TRANSITION_ACTIVATE)
+        stream(20)
+        assert wait_for(lambda: len(gravity) >= 10, 30)
+        assert _change(harness, 'managed_dynamics', Transition.TRANSITION_DEACTIVATE)
+        wait_for(lambda: False, 0.3)
+        before = len(gravity)
+        stream(20)
+        wait_for(lambda: False, 0.3)
+        assert len(gravity) == before
+        assert _change(harness, 'managed_dynamics', Transition.TRANSITION_CLEANUP)
+        assert node.robot is None and _state(harness, 'managed_dynamics') == 'unconfigured'
+        if shutil.which('ros2'):  # the same transition from the ROS 2 command line
+            call = subprocess.run(
+                [
+                    'ros2',
+                    'service',
+                    'call',
+                    '/managed_dynamics/change_state',
+                    'lifecycle_msgs/srv/ChangeState',
+                    '{transition: {id: 1}}',
+                ],
+                capture_output=True,
+                text=True,
+                timeout=60,
+                env=dict(os.environ),
+            )
+            assert call.returncode == 0 and 'success=True' in call.stdout, call.stdout + call.stderr
+            assert wait_for(lambda: node.robot is not None, 30)
+
+
+def test_an_unmanaged_node_has_no_lifecycle_interface_and_publishes(ros):
+    from rclpy.parameter import Parameter
+    from sensor_msgs.msg import JointState
+    from test_dynamics_node import joint_state
+
+    from robot_dynamics.ros.dynamics_node import DynamicsNode
+    from robot_dynamics.ros.topics import JOINT_STATE_QOS, SENSOR_QOS
+
+    robot = RobotModel.from_urdf_file(ARM_URDF)
+    node = DynamicsNode(
+        node_name='plain_dynamics',
+        parameter_overrides=[Parameter('urdf_file', value=str(ARM_URDF))],
+    )
+    with ros(node) as harness:
+        gravity = harness.collect(JointState, '/plain_dynamics/gravity_torques', SENSOR_QOS)
+        feed = harness.probe.create_publisher(JointState, 'joint_states', JOINT_STATE_QOS)
+        assert wait_for(lambda: node.robot is not None and feed.get_subscription_count(), 30)
+        for k in range(20):
+            feed.publish(
+                joint_state(robot.joint_names, np.zeros(7), np.zeros(7), stamp=1 + k / 100)
+            )
+        assert wait_for(lambda: len(gravity) >= 10, 30)
+        services = [name for name, _ in harness.probe.get_service_names_and_types()]
+        assert not [name for name in services if name.startswith('/plain_dynamics/change_state')]
+
+
+@pytest.mark.parametrize('source', ['file'])
+def test_configure_fails_with_the_reason_when_the_model_cannot_load(ros, tmp_path, source):
+    from lifecycle_msgs.msg import Transition
+    from rclpy.parameter import Parameter
+
+    from robot_dynamics.ros.dynamics_node import DynamicsNode
+
+    node = DynamicsNode(
+        node_name='broken_dynamics',
+        parameter_overrides=[
+            Parameter('urdf_file', value=str(tmp_path / 'missing.urdf')),
+            Parameter('managed', value=True),
+        ],
+    )
+    with ros(node) as harness:
+        assert wait_for(lambda: harness.probe.count_subscribers('joint_states') >= 0, 5)
+        assert not _change(harness, 'broken_dynamics', Transition.TRANSITION_CONFIGURE)
+        assert _state(harness, 'broken_dynamics') == 'unconfigured'
+        assert node.robot is None
+
+
+def test_centroidal_node_is_managed_the_same_way(ros):
+    from geometry_msgs.msg import PointStamped
+    from lifecycle_msgs.msg import Transition
+    from rclpy.parameter import Parameter
+    from sensor_msgs.msg import JointState
+    from test_dynamics_node import joint_state
+
+    from robot_dynamics.ros.centroidal_node import CentroidalNode
+    from robot_dynamics.ros.topics import JOINT_STATE_QOS, SENSOR_QOS
+
+    robot = RobotModel.from_urdf_file(ARM_URDF)
+    node = CentroidalNode(
+        node_name='managed_centroidal',
+        parameter_overrides=[
+            Parameter('urdf_file', value=str(ARM_URDF)),
+            Parameter('managed', value=True),
+        ],
+    )
+    with ros(node) as harness:
+        com = harness.collect(PointStamped, '/managed_centroidal/com', SENSOR_QOS)
+        feed = harness.probe.create_publisher(JointState, 'joint_states', JOINT_STATE_QOS)
+        assert wait_for(lambda: feed.get_subscription_count() > 0, 30)
+        names = robot.joint_names
+
+        def stream(start: float) -> None:
+            for k in range(20):
+                feed.publish(joint_state(names, np.zeros(7), np.zeros(7), stamp=start + k / 100))
+                wait_for(lambda: False, 0.005)
+
+        stream(1.0)
+        assert node.robot is None and not com
+        assert _change(harness, 'managed_centroidal', Transition.TRANSITION_CONFIGURE)
+        assert _change(harness, 'managed_centroidal', Transition.TRANSITION_ACTIVATE)
+        assert node.robot is not None
+        stream(2.0)
+        assert wait_for(lambda: len(com) >= 10, 30)
