@@ -19,6 +19,7 @@ SUBCOMMANDS = {
     'identify': 'robot_dynamics.commands.identify',
     'identify-friction': 'robot_dynamics.commands.identify_friction',
     'explain-residual': 'robot_dynamics.commands.explain_residual',
+    'identify-tool-ft': 'robot_dynamics.commands.identify_tool_ft',
     'excitation': 'robot_dynamics.commands.excitation',
     'bench': 'robot_dynamics.instruments.bench',
     'capacity': 'robot_dynamics.commands.capacity',

@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 import pytest
+import yaml
 from ros_harness import wait_for
 
 from robot_dynamics.core.identification.ft_tool import (
@@ -228,3 +229,64 @@ def test_the_node_compensates_tares_and_refuses_bad_readings(ros, tmp_path):
             ),
             30,
         )
+
+
+def test_identify_tool_ft_from_a_recorded_bag(tmp_path):
+    """The proving ground's realistic arm holding 6 still poses, recorded to a rosbag2 with
+    joint_states and the F/T sensor's WrenchStamped; the command finds the tool and the bias."""
+    import subprocess
+    import sys
+
+    from rosbags.rosbag2 import Writer
+    from rosbags.typesys import Stores, get_typestore
+
+    scene, robot = _arm_scene('realistic')
+    samples = []
+    for pose in _random_poses(robot, 6, 2):
+        scene.hold(pose)
+        samples += [scene.step() for _ in range(2000)]
+    store = get_typestore(Stores.LATEST)
+    types = store.types
+    header, time_type = types['std_msgs/msg/Header'], types['builtin_interfaces/msg/Time']
+    vector, wrench_type = types['geometry_msgs/msg/Vector3'], types['geometry_msgs/msg/Wrench']
+    bag = tmp_path / 'ft_bag'
+    with Writer(bag, version=9) as writer:
+        joints = writer.add_connection(
+            '/joint_states', 'sensor_msgs/msg/JointState', typestore=store
+        )
+        ft = writer.add_connection('/ft_sensor', 'geometry_msgs/msg/WrenchStamped', typestore=store)
+        for sample in samples[::4]:  # 250 Hz
+            nanoseconds = int(round(sample.time * 1e9)) + 10**9
+            stamp = header(
+                stamp=time_type(sec=nanoseconds // 10**9, nanosec=nanoseconds % 10**9),
+                frame_id='',
+            )
+            state = types['sensor_msgs/msg/JointState'](
+                header=stamp,
+                name=list(robot.joint_names),
+                position=sample.joints.positions.astype(float),
+                velocity=sample.joints.velocities.astype(float),
+                effort=sample.joints.efforts.astype(float),
+            )
+            writer.write(
+                joints, nanoseconds, store.serialize_cdr(state, 'sensor_msgs/msg/JointState')
+            )
+            w = sample.ft_wrench
+            message = types['geometry_msgs/msg/WrenchStamped'](
+                header=header(stamp=stamp.stamp, frame_id='tool0'),
+                wrench=wrench_type(force=vector(*w[:3]), torque=vector(*w[3:])),
+            )
+            writer.write(
+                ft, nanoseconds, store.serialize_cdr(message, 'geometry_msgs/msg/WrenchStamped')
+            )
+    command = [sys.executable, '-m', 'robot_dynamics', 'identify-tool-ft', '--urdf', str(ARM_URDF)]
+    run = subprocess.run(command + ['--bag', str(bag)], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    entry = yaml.safe_load(run.stdout[run.stdout.index('tools:') :])['tools']['tool']
+    assert entry['link'] == 'tool0' and abs(entry['mass'] - TOOL.mass) < 0.005
+    assert np.linalg.norm(np.array(entry['com']) - TOOL.com) < 0.002
+    np.testing.assert_allclose(entry['ft_bias'][:3], scene.body_sensors.ft_bias[:3], atol=0.1)
+    missing = subprocess.run(
+        command + ['--bag', str(bag), '--ft-topic', '/nothing'], capture_output=True, text=True
+    )
+    assert missing.returncode == 2 and 'no topic "/nothing"' in missing.stderr

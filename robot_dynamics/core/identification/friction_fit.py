@@ -54,9 +54,7 @@ def model_residuals(robot: RobotModel, recording: Recording, cutoff_hz: float) -
     measured: a filter would mix the friction of different speeds (stick-slip at low speed,
     Coulomb's step at a reversal)."""
     period = float(np.median(np.diff(recording.time)))
-    numerator, denominator = signal.butter(4, min(cutoff_hz * 2.0 * period, 0.99))
-    smooth = signal.filtfilt(numerator, denominator, recording.velocities, axis=0)
-    accelerations = np.gradient(smooth, recording.time, axis=0)
+    accelerations = filtered_accelerations(recording, cutoff_hz)
     inverse = np.array(
         [
             robot.joint_part(
@@ -68,6 +66,15 @@ def model_residuals(robot: RobotModel, recording: Recording, cutoff_hz: float) -
         ]
     )
     return recording.efforts - inverse, period, accelerations
+
+
+def filtered_accelerations(recording: Recording, cutoff_hz: float) -> np.ndarray:
+    """q̈ (N, n) [rad/s²]: the derivative of the zero-phase low-passed (``cutoff_hz``)
+    velocities of ``recording``."""
+    period = float(np.median(np.diff(recording.time)))
+    numerator, denominator = signal.butter(4, min(cutoff_hz * 2.0 * period, 0.99))
+    smooth = signal.filtfilt(numerator, denominator, recording.velocities, axis=0)
+    return np.gradient(smooth, recording.time, axis=0)
 
 
 def fit_friction(

@@ -206,6 +206,44 @@ def _joint_state_messages(path: Path, topic: str) -> list:
     return messages
 
 
+def read_wrenches(path, topic: str) -> tuple:
+    """(stamps (N,) [s], frame_id, wrenches (N, 6) [N, N·m]) of the ``geometry_msgs/
+    WrenchStamped`` messages of ``topic`` in a rosbag2 (header stamps; the bag's receive time when
+    a stamp is zero). Raises :class:`RecordingError` for a missing topic, another type, several
+    frames or no message."""
+    from rosbags.rosbag2 import Reader
+
+    path = Path(path)
+    if not path.exists():
+        raise RecordingError(f'bag {path} does not exist')
+    typestore = _typestore()
+    stamps, frames, wrenches = [], set(), []
+    try:
+        with Reader(path) as reader:
+            connections = [c for c in reader.connections if c.topic == topic]
+            if not connections:
+                topics = sorted({c.topic for c in reader.connections})
+                raise RecordingError(f'bag {path} has no topic "{topic}" (topics: {topics})')
+            if any(c.msgtype != 'geometry_msgs/msg/WrenchStamped' for c in connections):
+                raise RecordingError(f'topic "{topic}" in bag {path} is not WrenchStamped')
+            for connection, receive_time, raw in reader.messages(connections=connections):
+                message = typestore.deserialize_cdr(raw, connection.msgtype)
+                stamp = message.header.stamp.sec + 1e-9 * message.header.stamp.nanosec
+                stamps.append(stamp if stamp > 0.0 else 1e-9 * receive_time)
+                frames.add(message.header.frame_id)
+                force, torque = message.wrench.force, message.wrench.torque
+                wrenches.append([force.x, force.y, force.z, torque.x, torque.y, torque.z])
+    except RecordingError:
+        raise
+    except Exception as error:  # rosbags raises several unrelated types for corrupt bags
+        raise RecordingError(f'cannot read bag {path}: {error}') from None
+    if not stamps:
+        raise RecordingError(f'bag {path} has no messages on topic "{topic}"')
+    if len(frames) != 1:
+        raise RecordingError(f'topic "{topic}" in bag {path} has several frames: {sorted(frames)}')
+    return np.array(stamps), frames.pop(), np.array(wrenches)
+
+
 def _merged_recording(messages: list, joint_names: tuple, source: str) -> BagRecording:
     merger = JointStateMerger(joint_names)
     rows, rejected = [], Counter()
