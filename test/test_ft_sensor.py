@@ -153,6 +153,7 @@ def test_orientations_that_cannot_tell_the_tool_from_the_bias_are_refused():
 def test_the_node_compensates_tares_and_refuses_bad_readings(ros, tmp_path):
     """dynamics_node with the tool preset in use: a reading of the tool's weight plus a bias
     plus a 5 N push is compensated after a tare to the push alone."""
+    from diagnostic_msgs.msg import DiagnosticStatus
     from geometry_msgs.msg import WrenchStamped
     from rclpy.parameter import Parameter
     from sensor_msgs.msg import JointState
@@ -229,6 +230,15 @@ def test_the_node_compensates_tares_and_refuses_bad_readings(ros, tmp_path):
             ),
             30,
         )
+        # diagnostics set the F/T tool against the joint torques' payload
+        gravities = [[0, 0, -G], [0, -G, 0], [-G, 0, 0]]
+        motions = [_static(g) for g in gravities]
+        fit = identify_tool([tool_wrench(TOOL, m) + bias for m in motions], motions, static=True)
+        node.ft_sensor_input.last_fit = fit
+        agreeing = node.ft_sensor_input.status('ft', (1.503, 0.004))
+        disagreeing = node.ft_sensor_input.status('ft', (1.60, 0.004))
+    assert agreeing.level == DiagnosticStatus.OK
+    assert disagreeing.level == DiagnosticStatus.WARN and 'differ by' in disagreeing.message
 
 
 def test_identify_tool_ft_from_a_recorded_bag(tmp_path):

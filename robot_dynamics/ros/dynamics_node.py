@@ -180,6 +180,7 @@ class DynamicsNode(ManagedModelNode, Node):
             WrenchStamped, '~/known_external_wrench', self._on_known_wrench, 10
         )
         self.ft_sensor_input = None
+        self._joint_payload: Optional[tuple] = None  # (mass, 1σ) [kg] identified from torques
         if self.parameters['ft_sensor_topic']:
             self.ft_sensor_input = FtSensorInput(
                 self,
@@ -526,6 +527,7 @@ class DynamicsNode(ManagedModelNode, Node):
         if write_error:
             self._log.warn('report', write_error)
         if report.success:
+            self._joint_payload = (report.mass, report.mass_std)
             self._publish_payload(link, report)
             applied = self.parameters['apply_identified_payload'] and self._apply_payload(
                 live, link, report
@@ -808,6 +810,8 @@ class DynamicsNode(ManagedModelNode, Node):
                 core_status(f'{node}: contact', live.contact_status()),
             ]
         statuses.append(self._effective_mass_status())
+        if self.ft_sensor_input is not None:
+            statuses.append(self.ft_sensor_input.status(f'{node}: F/T sensor', self._joint_payload))
         name = f'{node}: known external wrench'
         if live is None:
             statuses.append(diagnostic_status(name, OK, 'none in use (no model yet)', {}))

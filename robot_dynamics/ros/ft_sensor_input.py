@@ -16,13 +16,16 @@ from __future__ import annotations
 from typing import Callable, Optional
 
 import numpy as np
+from diagnostic_msgs.msg import DiagnosticStatus
 from geometry_msgs.msg import WrenchStamped
 from rclpy.node import Node
 from std_srvs.srv import Trigger
 
 from robot_dynamics.core.errors import RobotDynamicsError
+from robot_dynamics.core.identification.ft_tool import FtToolFit, mass_disagreement
 from robot_dynamics.core.live.ft_sensor import FtSensor, FtSensorError, JointMotion
 from robot_dynamics.core.live.live_dynamics import LiveDynamics
+from robot_dynamics.ros.diagnostics import diagnostic_status
 from robot_dynamics.ros.node_log import RejectionCounter
 from robot_dynamics.ros.topics import SENSOR_QOS, create_output_publisher, stamp_seconds
 
@@ -46,6 +49,7 @@ class FtSensorInput:
         self._live, self._rejections, self._wrench_frame = live, rejections, wrench_frame
         self._tool_bias, self._tool = tool_bias, ''
         self.sensor: Optional[FtSensor] = None
+        self.last_fit: Optional[FtToolFit] = None
         self._publisher = create_output_publisher(
             node, WrenchStamped, '~/compensated_wrench', SENSOR_QOS
         )
@@ -99,6 +103,22 @@ class FtSensorInput:
         )
         self._publisher.publish(out)
 
+    def status(self, name: str, joint_payload: Optional[tuple]) -> DiagnosticStatus:
+        """The sensor's diagnostics: its bias, the last tool identified from it and, with the
+        joint torques' identified ``joint_payload`` (mass, 1σ) [kg], whether they agree."""
+        sensor, fit = self.sensor, self.last_fit
+        if sensor is None:
+            return diagnostic_status(name, DiagnosticStatus.WARN, 'no F/T reading yet', {})
+        values = {'bias': ' '.join(f'{x:.4g}' for x in sensor.bias)}
+        if fit is None:
+            return diagnostic_status(name, DiagnosticStatus.OK, 'compensating', values)
+        values['tool_from_ft'] = fit.summary()
+        warning = ''
+        if joint_payload is not None:
+            warning = mass_disagreement(fit.tool.mass, fit.mass_sigma, *joint_payload)
+        level = DiagnosticStatus.WARN if warning else DiagnosticStatus.OK
+        return diagnostic_status(name, level, warning or 'compensating', values)
+
     def _tare(self, _request, response):
         sensor = self.sensor
         try:
@@ -124,7 +144,7 @@ class FtSensorInput:
         except RobotDynamicsError as error:
             response.success, response.message = False, f'no tool identified: {error}'
             return response
-        sensor.bias = fit.bias
+        sensor.bias, self.last_fit = fit.bias, fit
         response.success = True
         response.message = f'{fit.summary()}; the bias is now in use'
         return response

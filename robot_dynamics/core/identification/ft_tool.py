@@ -205,3 +205,20 @@ def _check_orientations(gravities: Sequence[np.ndarray]) -> None:
             f'the static poses turn the tool about one axis only (spread {weakest:.2f} < '
             f'{MIN_SPREAD}): tilt it about a second axis too'
         )
+
+
+def mass_disagreement(
+    ft_mass: float, ft_sigma: float, joint_mass: float, joint_sigma: float, sigmas: float = 3.0
+) -> str:
+    """Words when the tool's mass from the F/T sensor and the payload's from the joint torques
+    [kg] differ by more than ``sigmas`` of their combined 1σ, else ''."""
+    combined = float(np.hypot(ft_sigma, joint_sigma))
+    difference = ft_mass - joint_mass
+    if abs(difference) <= sigmas * combined:
+        return ''
+    return (
+        f'the F/T sensor\'s tool ({ft_mass:.4f} ± {ft_sigma:.4f} kg) and the joint torques\' '
+        f'payload ({joint_mass:.4f} ± {joint_sigma:.4f} kg) differ by {1000 * difference:+.1f} g, '
+        f'more than {sigmas:g}σ: check the sensor frame and bias, the effort scale, or whether '
+        'both saw the same tool'
+    )
