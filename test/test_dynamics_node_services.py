@@ -79,7 +79,14 @@ def publish_recording(harness, node, recording, stride: int = 2) -> None:
 def test_identify_payload_service_recovers_a_known_payload_and_applies_it(ros, tmp_path):
     truth = true_robot(PAYLOAD)
     recording = measured(fourier_motion(truth, duration=8.0), truth, effort_noise=0.05)
-    node = make_node(tmp_path, apply_identified_payload=True, buffer_duration=20.0)
+    tools = tmp_path / 'tools.yaml'
+    node = make_node(
+        tmp_path,
+        apply_identified_payload=True,
+        buffer_duration=20.0,
+        tools_file=str(tools),
+        save_identified_payload_as='identified_gripper',
+    )
     with ros(node) as harness:
         payloads = harness.collect(InertiaStamped, f'/{node.get_name()}/payload', LATCHED_QOS)
         publish_recording(harness, node, recording)
@@ -127,6 +134,11 @@ def test_identify_payload_service_recovers_a_known_payload_and_applies_it(ros, t
             dynamics.gravity_torques(truth, truth.configuration(recording.positions[-1]))
         )
         np.testing.assert_allclose(applied, expected, atol=0.05)
+        # Saved as a tool preset: in the tools file, and selectable by name.
+        saved = yaml.safe_load(tools.read_text())['tools']['identified_gripper']
+        assert saved['link'] == LINK and saved['mass'] == pytest.approx(report['mass'])
+        result = node.set_parameters([Parameter('active_tool', value='identified_gripper')])
+        assert result[0].successful, result[0].reason
 
 
 def test_service_refusals_are_answered_in_operator_words(ros, tmp_path):
