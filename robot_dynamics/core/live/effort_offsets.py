@@ -33,6 +33,9 @@ REST_SPEED = 0.01
 """Largest |q̇| [rad/s, m/s] of any joint over the window for the robot to count as at rest."""
 REST_ACCELERATION = 0.05
 """Largest estimated |q̈| [rad/s²] of a sample counted at rest by :class:`ResidualLevels`."""
+SAMPLE_PERIOD = 0.004
+"""Least time [s] between two samples kept by :class:`RestWindow` and :class:`ResidualLevels`
+(250 Hz: enough for half-second means, a quarter of the work at 1 kHz)."""
 REST_WINDOW = 0.5
 """Seconds of rest averaged for one pose."""
 MAX_CONDITION = 1e3
@@ -84,7 +87,9 @@ class RestWindow:
     def append(self, stamp, positions, velocities, residual) -> None:
         index = self._next % len(self._stamps)
         self._positions[index], self._residuals[index] = positions, residual
-        self._speeds[index] = 0.0 if velocities is None else float(np.max(np.abs(velocities)))
+        self._speeds[index] = (
+            0.0 if velocities is None else max(float(velocities.max()), -float(velocities.min()))
+        )
         self._stamps[index] = stamp  # last: a reader never takes a half-written row as new
         self._next += 1
 

@@ -41,6 +41,7 @@ history and wrench estimator are new (an observer restarts on a model swap).
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from dataclasses import dataclass, replace
@@ -86,6 +87,7 @@ from robot_dynamics.core.live.effective_mass_reading import (
     effective_mass_reading,
 )
 from robot_dynamics.core.live.effort_offsets import (
+    SAMPLE_PERIOD,
     EffortOffsetsError,
     OffsetEstimate,
     ResidualLevels,
@@ -250,6 +252,9 @@ class LiveDynamics:
         self._use_effort_offsets(problems)
         self._rest = RestWindow(robot.num_joints)
         self._residual_levels = ResidualLevels(robot.num_joints)
+        self._kept_stamp = -math.inf
+        self._offsets_checked: Optional[np.ndarray] = None
+        self._offsets_nonzero = False
         self._base_problem: Optional[str] = None
         self.estimator = LiveTorqueEstimator(
             robot,
@@ -579,14 +584,22 @@ class LiveDynamics:
 
     def _without_offsets(self, torques: TorqueSample) -> TorqueSample:
         """``torques`` with the effort offsets taken off the efforts and the residual; the raw
-        residual goes to the rest window the offsets are measured from."""
-        self._rest.append(torques.stamp, torques.positions, torques.velocities, torques.residual)
+        residual goes to the rest window the offsets are measured from, the corrected one to the
+        residual levels (both every :data:`SAMPLE_PERIOD` at most)."""
+        stamp = torques.stamp
+        kept = not stamp - SAMPLE_PERIOD < self._kept_stamp <= stamp
+        if kept:
+            self._kept_stamp = stamp
+            self._rest.append(stamp, torques.positions, torques.velocities, torques.residual)
         offsets = self._carried.offsets
-        if np.any(offsets):
+        if offsets is not self._offsets_checked:  # replaced by one assignment: check it once
+            self._offsets_checked, self._offsets_nonzero = offsets, bool(np.any(offsets))
+        if self._offsets_nonzero:
             torques = replace(
                 torques, efforts=torques.efforts - offsets, residual=torques.residual - offsets
             )
-        self._residual_levels.add(torques.velocities, torques.accelerations, torques.residual)
+        if kept:
+            self._residual_levels.add(torques.velocities, torques.accelerations, torques.residual)
         return torques
 
     def zero_effort_offsets(self, payload_link: str) -> OffsetEstimate:
