@@ -49,12 +49,6 @@ class BaseMotion:
         rotation = rpy_matrix(rpy)
         return cls.at_rest(rotation.T @ np.asarray(gravity_world, dtype=float))
 
-    @property
-    def gravity_direction(self) -> np.ndarray:
-        """Unit vector of −f in base axes (the apparent gravity's direction); zero in free fall."""
-        norm = float(np.linalg.norm(self.specific_force))
-        return -self.specific_force / norm if norm > 0.0 else np.zeros(3)
-
 
 def rpy_matrix(rpy: Sequence[float]) -> np.ndarray:
     """Rotation matrix of roll-pitch-yaw ``rpy`` [rad], R = Rz(yaw) Ry(pitch) Rx(roll)."""
