@@ -405,8 +405,9 @@ DYNAMICS_PARAMETERS = MODEL_SOURCE_PARAMETERS + (
     # feet (floating base)
     P(
         'world_frame',
-        'world',
-        'frame_id of ~/feet/<frame>/force: world-aligned axes (gravity along -z)',
+        'odom',
+        'frame_id of ~/feet/<frame>/force: world-aligned axes (gravity along -z); as '
+        'centroidal_node\'s world_frame',
     ),
     P(
         'contact_frames',
