@@ -75,6 +75,14 @@ class ManagedModelNode(LifecycleNodeMixin):
         self._forget_model()
         return TransitionCallbackReturn.SUCCESS
 
+    def destroy_node(self):
+        """Destroy the node, then rcl's lifecycle state machine: it holds the node handle, and
+        left to the garbage collector it keeps the DDS participant (and its /dev/shm segment)
+        alive past the process's orderly end."""
+        result = super().destroy_node()
+        self._state_machine.destroy_when_not_in_use()
+        return result
+
     def _forget_model(self) -> None:
         source, self.model_source = self.model_source, None
         if source is not None:
