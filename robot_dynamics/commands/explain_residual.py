@@ -44,26 +44,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from robot_dynamics.commands.recording_input import read_joint_recording
-    from robot_dynamics.core.dynamics.friction import load_friction_file
+    from robot_dynamics.commands.recording_input import model_and_recording
     from robot_dynamics.core.identification.payload import default_payload_link
-    from robot_dynamics.core.identification.recording import clean_recording
     from robot_dynamics.core.identification.residual_terms import explain_residual
-    from robot_dynamics.core.model.model import RobotModel
-    from robot_dynamics.core.streams.effort_model import load_effort_model
 
-    robot = RobotModel.from_urdf_file(args.urdf)
-    if args.rotor_inertia:
-        robot.set_rotor_inertia(
-            load_friction_file(args.rotor_inertia, robot.joint_names).rotor_inertia
-        )
-    effort_model = load_effort_model(args.effort_model)
-    if effort_model is not None:
-        effort_model = effort_model.for_joints(robot.joint_names)
-    recording = read_joint_recording(
-        args.bag or args.csv, robot, args.topic, 'explain-residual', effort_model
-    )
-    recording, _ = clean_recording(recording)
+    robot, recording = model_and_recording(args, 'explain-residual')
     link = args.payload_link or default_payload_link(robot)
     print(explain_residual(robot, recording, link).report())
     return 0

@@ -48,25 +48,10 @@ def run(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from robot_dynamics.commands.recording_input import read_joint_recording
-    from robot_dynamics.core.dynamics.friction import load_friction_file
+    from robot_dynamics.commands.recording_input import model_and_recording
     from robot_dynamics.core.identification.friction_fit import fit_friction, friction_file_text
-    from robot_dynamics.core.identification.recording import clean_recording
-    from robot_dynamics.core.model.model import RobotModel
-    from robot_dynamics.core.streams.effort_model import load_effort_model
 
-    robot = RobotModel.from_urdf_file(args.urdf)
-    if args.rotor_inertia:
-        robot.set_rotor_inertia(
-            load_friction_file(args.rotor_inertia, robot.joint_names).rotor_inertia
-        )
-    effort_model = load_effort_model(args.effort_model)
-    if effort_model is not None:
-        effort_model = effort_model.for_joints(robot.joint_names)
-    recording = read_joint_recording(
-        args.bag or args.csv, robot, args.topic, 'identify-friction', effort_model
-    )
-    recording, _ = clean_recording(recording)
+    robot, recording = model_and_recording(args, 'identify-friction')
     fit = fit_friction(robot, recording, stribeck=not args.no_stribeck)
     for note in fit.notes:
         print(f'identify-friction: note: {note}', file=sys.stderr)

@@ -28,3 +28,23 @@ def read_joint_recording(path, robot, topic: str, command: str, effort_model=Non
     if rejected:
         print(f'{command}: {path}: {rejected}', file=sys.stderr)
     return recording
+
+
+def model_and_recording(args, command: str) -> tuple:
+    """(robot, cleaned recording) of a command's --urdf, --rotor-inertia (a friction YAML whose
+    rotor inertia the model gets), --effort-model and --bag / --csv with --topic."""
+    from robot_dynamics.core.dynamics.friction import load_friction_file
+    from robot_dynamics.core.identification.recording import clean_recording
+    from robot_dynamics.core.model.model import RobotModel
+    from robot_dynamics.core.streams.effort_model import load_effort_model
+
+    robot = RobotModel.from_urdf_file(args.urdf)
+    if args.rotor_inertia:
+        robot.set_rotor_inertia(
+            load_friction_file(args.rotor_inertia, robot.joint_names).rotor_inertia
+        )
+    effort_model = load_effort_model(args.effort_model)
+    if effort_model is not None:
+        effort_model = effort_model.for_joints(robot.joint_names)
+    recording = read_joint_recording(args.bag or args.csv, robot, args.topic, command, effort_model)
+    return robot, clean_recording(recording)[0]

@@ -170,39 +170,18 @@ def read_rosbag(
 
 
 def _joint_state_messages(path: Path, topic: str) -> list:
-    from rosbags.rosbag2 import Reader
-
-    if not path.exists():
-        raise RecordingError(f'bag {path} does not exist')
-    typestore = _typestore()
     messages = []
-    try:
-        with Reader(path) as reader:
-            connections = [c for c in reader.connections if c.topic == topic]
-            if not connections:
-                topics = sorted({c.topic for c in reader.connections})
-                raise RecordingError(f'bag {path} has no topic "{topic}" (topics: {topics})')
-            wrong = [c.msgtype for c in connections if c.msgtype != 'sensor_msgs/msg/JointState']
-            if wrong:
-                raise RecordingError(
-                    f'topic "{topic}" in bag {path} carries {wrong[0]}, not sensor_msgs/JointState'
-                )
-            for connection, receive_time, raw in reader.messages(connections=connections):
-                message = typestore.deserialize_cdr(raw, connection.msgtype)
-                stamp = message.header.stamp.sec + 1e-9 * message.header.stamp.nanosec
-                messages.append(
-                    (
-                        tuple(message.name),
-                        np.asarray(message.position),
-                        np.asarray(message.velocity),
-                        np.asarray(message.effort),
-                        stamp if stamp > 0.0 else 1e-9 * receive_time,
-                    )
-                )
-    except RecordingError:
-        raise
-    except Exception as error:  # rosbags raises several unrelated types for corrupt bags
-        raise RecordingError(f'cannot read bag {path}: {error}') from None
+    for message, receive_time in _bag_messages(path, topic, 'sensor_msgs/msg/JointState'):
+        stamp = message.header.stamp.sec + 1e-9 * message.header.stamp.nanosec
+        messages.append(
+            (
+                tuple(message.name),
+                np.asarray(message.position),
+                np.asarray(message.velocity),
+                np.asarray(message.effort),
+                stamp if stamp > 0.0 else 1e-9 * receive_time,
+            )
+        )
     return messages
 
 
@@ -211,37 +190,50 @@ def read_wrenches(path, topic: str) -> tuple:
     WrenchStamped`` messages of ``topic`` in a rosbag2 (header stamps; the bag's receive time when
     a stamp is zero). Raises :class:`RecordingError` for a missing topic, another type, several
     frames or no message."""
+    stamps, frames, wrenches = [], set(), []
+    for message, receive_time in _bag_messages(
+        Path(path), topic, 'geometry_msgs/msg/WrenchStamped'
+    ):
+        stamp = message.header.stamp.sec + 1e-9 * message.header.stamp.nanosec
+        stamps.append(stamp if stamp > 0.0 else 1e-9 * receive_time)
+        frames.add(message.header.frame_id)
+        force, torque = message.wrench.force, message.wrench.torque
+        wrenches.append([force.x, force.y, force.z, torque.x, torque.y, torque.z])
+    if not stamps:
+        raise RecordingError(f'bag {path} has no messages on topic "{topic}"')
+    if len(frames) != 1:
+        raise RecordingError(f'topic "{topic}" in bag {path} has several frames: {sorted(frames)}')
+    return np.array(stamps), frames.pop(), np.array(wrenches)
+
+
+def _bag_messages(path: Path, topic: str, message_type: str) -> list:
+    """[(message, receive time [ns])] of ``topic`` in the bag at ``path``; RecordingError for a
+    missing bag or topic, another message type or a bag rosbags cannot read."""
     from rosbags.rosbag2 import Reader
 
-    path = Path(path)
     if not path.exists():
         raise RecordingError(f'bag {path} does not exist')
     typestore = _typestore()
-    stamps, frames, wrenches = [], set(), []
+    short_type = message_type.replace('/msg/', '/')
     try:
         with Reader(path) as reader:
             connections = [c for c in reader.connections if c.topic == topic]
             if not connections:
                 topics = sorted({c.topic for c in reader.connections})
                 raise RecordingError(f'bag {path} has no topic "{topic}" (topics: {topics})')
-            if any(c.msgtype != 'geometry_msgs/msg/WrenchStamped' for c in connections):
-                raise RecordingError(f'topic "{topic}" in bag {path} is not WrenchStamped')
-            for connection, receive_time, raw in reader.messages(connections=connections):
-                message = typestore.deserialize_cdr(raw, connection.msgtype)
-                stamp = message.header.stamp.sec + 1e-9 * message.header.stamp.nanosec
-                stamps.append(stamp if stamp > 0.0 else 1e-9 * receive_time)
-                frames.add(message.header.frame_id)
-                force, torque = message.wrench.force, message.wrench.torque
-                wrenches.append([force.x, force.y, force.z, torque.x, torque.y, torque.z])
+            wrong = [c.msgtype for c in connections if c.msgtype != message_type]
+            if wrong:
+                raise RecordingError(
+                    f'topic "{topic}" in bag {path} carries {wrong[0]}, not {short_type}'
+                )
+            return [
+                (typestore.deserialize_cdr(raw, connection.msgtype), receive_time)
+                for connection, receive_time, raw in reader.messages(connections=connections)
+            ]
     except RecordingError:
         raise
     except Exception as error:  # rosbags raises several unrelated types for corrupt bags
         raise RecordingError(f'cannot read bag {path}: {error}') from None
-    if not stamps:
-        raise RecordingError(f'bag {path} has no messages on topic "{topic}"')
-    if len(frames) != 1:
-        raise RecordingError(f'topic "{topic}" in bag {path} has several frames: {sorted(frames)}')
-    return np.array(stamps), frames.pop(), np.array(wrenches)
 
 
 def _merged_recording(messages: list, joint_names: tuple, source: str) -> BagRecording:
