@@ -147,7 +147,14 @@ class LiveTorqueEstimator:
             gravity, inverse = self._mapped_torques(q, self._zeros if v is None else v, a)
         residual = None if efforts_now is None else efforts_now - inverse
         return TorqueSample(
-            stamp, q, v, efforts_now, gravity, inverse, residual, accelerations=a.copy()
+            stamp,
+            q,
+            v,
+            efforts_now,
+            gravity,
+            inverse,
+            residual,
+            accelerations=a.copy() if a is self._zeros else a,  # the estimate is a new array
         )
 
     def _used_effort_model(self, effort_model: Optional[EffortModel]) -> Optional[EffortModel]:
