@@ -130,6 +130,7 @@ class _Demo:
         from rclpy.parameter import Parameter
 
         from robot_dynamics.ros.runner import InProcessRunner, build_nodes
+        from robot_dynamics.simulation.scenes import legged_robot
 
         print(
             f'robot_dynamics demo: output in {self.output}; '
@@ -161,7 +162,12 @@ class _Demo:
             floating = build_nodes(
                 sim_overrides={'root_joint': 'floating', 'scene': 'legged'},
                 with_dynamics=False,
-                centroidal_overrides={'root_joint': 'floating', 'contact_frames': FEET},
+                # the feet frames are the centres of the foot spheres standing on the floor
+                centroidal_overrides={
+                    'root_joint': 'floating',
+                    'contact_frames': FEET,
+                    'contact_height_threshold': 2 * legged_robot('quadruped').foot_radius,
+                },
             )
             self.recorder.watch_centroidal()
             starts = self.recorder.motion_starts
