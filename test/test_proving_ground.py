@@ -509,3 +509,30 @@ def test_solo12_from_example_robot_data_stands_on_its_feet():
         totals.append(sum(wrench.force for wrench in wrenches.values())[2])
     assert np.mean(totals) == pytest.approx(true_weight, rel=0.01)
     assert abs(samples[-1].truth.base_pose[2] - scene.start_position[2]) < 0.01
+
+
+# ---------------------------------------------------------------------- controller
+def test_tracking_controller_saturates_at_the_urdf_effort_limits():
+    from robot_dynamics.simulation.controllers import TrackingController
+
+    robot = arm()
+    controller = TrackingController(robot, bandwidth_hz=30.0)
+    q = np.zeros(robot.num_joints)
+    zeros = np.zeros(robot.num_joints)
+    near = (q + 1e-4, zeros, zeros)  # a small error: the RNEA torques, unclipped
+    expected = dynamics.inverse_dynamics(
+        robot,
+        robot.configuration(q),
+        zeros,
+        robot.tangent(controller.stiffness * 1e-4 * np.ones(robot.num_joints)),
+    )
+    np.testing.assert_allclose(controller.torques(q, zeros, near), expected, atol=1e-12)
+    far = (q + np.array([2.0, -2.0, 2.0, -2.0, 2.0, -2.0, 2.0]), zeros, zeros)
+    unclipped = pin.rnea(
+        robot.model, robot.data, q, zeros, controller.stiffness * (far[0] - q)
+    )  # every joint asks for more than its drive gives
+    limits = robot.limits.effort
+    assert np.all(np.abs(unclipped) > limits)
+    np.testing.assert_allclose(
+        controller.torques(q, zeros, far), limits * np.sign(unclipped), rtol=0, atol=1e-12
+    )

@@ -88,6 +88,8 @@ BENCH_TARGETS = {
     'demo': 'robot_dynamics.instruments.bench_demo:run',
     'realtime': 'robot_dynamics.instruments.bench_realtime:run',
     'moving-base': 'robot_dynamics.instruments.bench_moving_base:run',
+    'balance': 'robot_dynamics.instruments.bench_balance:run',
+    'payload': 'robot_dynamics.instruments.bench_payload:run',
 }
 """``bench TARGET`` → ``'module:function'`` called with the parsed arguments (returns the exit
 code). To add a target, add one entry here; a module that needs options of its own defines

@@ -3,7 +3,8 @@ the MEASURED state, as a real robot's controller is. The true robot (profile) di
 
 * :class:`TrackingController` (arms): PD + feed-forward, τ = RNEA_nominal(q_m, q̇_m, q̈_ref +
   K_p (q_ref − q_m) + K_d (q̇_ref − q̇_m)) with K_p = ω², K_d = 2ω (critically damped at the
-  bandwidth ω = 2π f), gravity as the controller believes it (in the base frame).
+  bandwidth ω = 2π f), gravity as the controller believes it (in the base frame), saturated at
+  the URDF effort limits as the drives are (a collision cannot push harder than the motors).
 * :class:`StanceController` (legged robots): τ = K_p (q_des − q_m) − K_d q̇_m + τ_g, where τ_g
   is the nominal model's gravity compensation with the weight shared among the support feet:
   g(q) = Sᵀ τ_g + J_cᵀ f, its six base rows solved for the feet forces f by least squares
@@ -34,6 +35,8 @@ class TrackingController:
         omega = 2.0 * math.pi * bandwidth_hz
         self.robot = robot
         self.stiffness, self.damping = omega * omega, 2.0 * omega
+        effort = np.asarray(robot.limits.effort, dtype=float)
+        self.effort_limits = np.where(np.isfinite(effort) & (effort > 0.0), effort, np.inf)
 
     def torques(
         self, positions: np.ndarray, velocities: np.ndarray, reference: tuple
@@ -43,9 +46,10 @@ class TrackingController:
         q_ref, v_ref, a_ref = reference
         command = a_ref + self.stiffness * (q_ref - positions) + self.damping * (v_ref - velocities)
         robot = self.robot
-        return dynamics.inverse_dynamics(
+        torques = dynamics.inverse_dynamics(
             robot, robot.configuration(positions), robot.tangent(velocities), robot.tangent(command)
         )
+        return np.clip(torques, -self.effort_limits, self.effort_limits)
 
 
 class StanceController:

@@ -1,0 +1,386 @@
+"""`bench contact` on the proving ground: contact detection and external wrench of dynamics_node's
+pipeline on the MuJoCo arm, with the `ideal` and the `realistic` robot profile in the same run.
+
+For each profile the bundled arm (no payload) tracks the scripted excitation on the MuJoCo
+engine under its controller (nominal URDF, measured state), published at ``--rate`` (default
+250 Hz, config/sim_robot.yaml). The estimation side is
+:class:`~robot_dynamics.core.live.live_dynamics.LiveDynamics` with the node's defaults (momentum
+observer, ``observer_momentum: auto``, thresholds |mean| + 5σ calibrated on ``--calibration`` s of
+contact-free motion), fed the published samples, as dynamics_node is:
+
+1. ``--free-seconds`` of contact-free excitation: false detections (a contact that starts);
+2. ``--steps`` pushes of 10–20 N (``--force-range``) at tool0 in random directions (0.3–1 s each,
+   1–2 s apart): detection delay (first sample flagged − first pushed sample), missed pushes,
+   false detections between pushes, and the wrench error RMS once settled (from 5/K_O after the
+   onset to the end of the push; force and moment in tool0 axes at its origin);
+3. real collisions: for each of ``--collisions`` places spread along the tool's planned path
+   over the excitation period, a scene with a 6 cm box centred there (a place whose box would
+   overlap the start pose is skipped), run from the start until 1 s after the robot first
+   touches the box; the pipeline restarts with the thresholds of step 1 (calibrated with the
+   workspace clear). The controller saturates at the URDF effort limits, as drives do; no
+   reaction stops the robot. A strike whose MuJoCo contact force reaches the force range's lower
+   bound within that second must be detected; delay = first flagged sample − first touching
+   sample; a contact flagged before the touch is false.
+
+Everything runs in-process on simulated time, so the figures do not depend on this machine's load.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+PROFILES = ('ideal', 'realistic')
+TARGETS = {
+    'delay_median_ms': 20.0,
+    'delay_p99_ms': 50.0,
+    'false': 0,
+    'missed': 0,
+    'force_rms_n': 1.5,
+}
+"""The proving ground's targets on real collisions and pushes of at least 10 N."""
+PUSH_LINK = 'tool0'
+BANDWIDTH = 10.0
+SETTLE_TIME_CONSTANTS = 5.0
+OBSTACLE_EDGE = 0.06  # [m]
+STRIKE_WINDOW = 1.0  # [s] after the first touch: the strike's peak force and its detection
+
+
+@dataclass
+class ProfileFigures:
+    """What one profile's run measured (module docstring)."""
+
+    profile: str
+    thresholds_nm: list = field(default_factory=list)
+    kept_momentum: str = ''
+    free_seconds: float = 0.0
+    false_free: int = 0
+    push_delays_ms: list = field(default_factory=list)
+    pushes_missed: int = 0
+    false_between_pushes: int = 0
+    force_errors: list = field(default_factory=list)
+    moment_errors: list = field(default_factory=list)
+    collision_peaks_n: list = field(default_factory=list)
+    collision_delays_ms: list = field(default_factory=list)
+    collisions_missed: int = 0
+    false_in_collision_runs: int = 0
+    free_residual_rms_nm: list = field(default_factory=list)
+
+    def summary(self) -> dict:
+        delays = np.asarray(self.push_delays_ms + self.collision_delays_ms)
+        force, moment = np.asarray(self.force_errors), np.asarray(self.moment_errors)
+
+        def percentile(values, q):
+            values = np.asarray(values)
+            return float(np.percentile(values, q)) if values.size else None
+
+        return {
+            'profile': self.profile,
+            'kept_momentum': self.kept_momentum,
+            'thresholds_nm': [round(x, 4) for x in self.thresholds_nm],
+            'free_residual_rms_nm': [round(x, 4) for x in self.free_residual_rms_nm],
+            'free_seconds': self.free_seconds,
+            'false_free': self.false_free,
+            'false_between_pushes': self.false_between_pushes,
+            'false_in_collision_runs': self.false_in_collision_runs,
+            'false': self.false_free + self.false_between_pushes + self.false_in_collision_runs,
+            'pushes': len(self.push_delays_ms) + self.pushes_missed,
+            'pushes_missed': self.pushes_missed,
+            'push_delay_median_ms': percentile(self.push_delays_ms, 50),
+            'push_delay_p99_ms': percentile(self.push_delays_ms, 99),
+            'collisions': len(self.collision_peaks_n),
+            'collision_peak_median_n': percentile(self.collision_peaks_n, 50),
+            'collisions_missed': self.collisions_missed,
+            'collision_delay_median_ms': percentile(self.collision_delays_ms, 50),
+            'collision_delay_p99_ms': percentile(self.collision_delays_ms, 99),
+            'missed': self.pushes_missed + self.collisions_missed,
+            'delay_median_ms': percentile(delays, 50),
+            'delay_p99_ms': percentile(delays, 99),
+            'force_rms_n': float(np.sqrt(np.mean(np.sum(force**2, axis=1))))
+            if force.size
+            else None,
+            'moment_rms_nm': float(np.sqrt(np.mean(np.sum(moment**2, axis=1))))
+            if moment.size
+            else None,
+        }
+
+
+def meets(summary: dict) -> bool:
+    """Every proving-ground target met by one profile's :meth:`ProfileFigures.summary`."""
+    return (
+        summary['delay_median_ms'] is not None
+        and summary['delay_median_ms'] <= TARGETS['delay_median_ms']
+        and summary['delay_p99_ms'] <= TARGETS['delay_p99_ms']
+        and summary['false'] <= TARGETS['false']
+        and summary['missed'] <= TARGETS['missed']
+        and summary['force_rms_n'] is not None
+        and summary['force_rms_n'] <= TARGETS['force_rms_n']
+    )
+
+
+class _Run:
+    """One scene and the live pipeline fed its published samples."""
+
+    def __init__(self, scene, live, publish_period: float):
+        from robot_dynamics.core.streams.joint_states import JointSample
+
+        self.scene, self.live = scene, live
+        self._sample_type = JointSample
+        self.substeps = max(1, round(publish_period / scene.step_size))
+        self.period = self.substeps * scene.step_size
+
+    def next(self, wrench: bool = False) -> tuple:
+        """(published scene sample, the pipeline's LiveResult or None)."""
+        sample = self.scene.step()
+        for _ in range(self.substeps - 1):
+            self.scene.step()
+        joints = sample.joints
+        result = self.live.update(
+            self._sample_type(
+                self.scene.nominal.joint_names,
+                joints.positions,
+                joints.velocities,
+                joints.efforts,
+                sample.time,
+            ),
+            wrench=wrench,
+        )
+        return sample, result
+
+
+def measure_profile(profile_name: str, args) -> ProfileFigures:
+    """The whole run (module docstring) for one shipped profile."""
+    from robot_dynamics.core.live.live_dynamics import LiveDynamics
+
+    figures = ProfileFigures(profile_name)
+    run = _Run(_scene(profile_name, args), LiveDynamics(_nominal()), 1.0 / args.rate)
+    _advance(run, args.calibration + 0.5)
+    calibration = run.live.calibrate_thresholds()
+    figures.thresholds_nm = calibration.thresholds.tolist()
+    figures.kept_momentum = calibration.kept_momentum or ''
+    _free_motion(run, figures, args.free_seconds)
+    _pushes(run, figures, args)
+    _collisions(figures, args, run.period)
+    return figures
+
+
+def _nominal():
+    from robot_dynamics.core.model.model import RobotModel
+    from robot_dynamics.models import ARM_URDF
+
+    return RobotModel.from_urdf_file(ARM_URDF)
+
+
+def _scene(profile_name: str, args, obstacle=None):
+    """The arm scene of ``profile_name`` (seed ``args.seed``), with a box centred at
+    ``obstacle`` [m, world] when given."""
+    from robot_dynamics.models import ARM_URDF
+    from robot_dynamics.simulation.mujoco_model import Box
+    from robot_dynamics.simulation.profiles import load_profile
+    from robot_dynamics.simulation.scenes import ArmScene
+
+    boxes = [] if obstacle is None else [Box('obstacle', tuple(obstacle), (OBSTACLE_EDGE,) * 3)]
+    return ArmScene(
+        ARM_URDF.read_text(),
+        load_profile(profile_name),
+        profile_seed=args.seed,
+        bandwidth_hz=BANDWIDTH,
+        obstacles=boxes,
+    )
+
+
+def _advance(run: _Run, seconds: float) -> None:
+    for _ in range(int(seconds / run.period)):
+        run.next()
+
+
+def _free_motion(run: _Run, figures: ProfileFigures, seconds: float) -> None:
+    residuals = []
+    for _ in range(int(seconds / run.period)):
+        _, result = run.next()
+        if result is None or result.contact is None:
+            continue
+        residuals.append(result.external_torques)
+        figures.false_free += result.contact.changed and result.contact.in_contact
+    figures.free_seconds = seconds
+    figures.free_residual_rms_nm = np.sqrt(np.mean(np.square(residuals), axis=0)).tolist()
+
+
+def _pushes(run: _Run, figures: ProfileFigures, args) -> None:
+    rng = np.random.default_rng(args.seed)
+    settle = SETTLE_TIME_CONSTANTS / float(run.live.observer.gain[0])
+    for _ in range(args.steps):
+        _between_pushes(run, figures, rng.uniform(1.0, 2.0))
+        direction = rng.normal(size=3)
+        force = rng.uniform(*args.force_range) * direction / np.linalg.norm(direction)
+        duration = rng.uniform(0.3, 1.0)
+        run.scene.set_push(PUSH_LINK, force, np.zeros(3))
+        onset = detected = None
+        while True:
+            sample, result = run.next(wrench=True)
+            if onset is None and sample.truth.push is not None:
+                onset = sample.time
+            if onset is None or result is None or result.contact is None:
+                continue
+            if sample.time - onset >= duration:
+                break
+            if detected is None and result.contact.in_contact:
+                detected = sample.time
+            if sample.time - onset >= settle and result.wrench is not None:
+                figures.force_errors.append(result.wrench.force - force)
+                figures.moment_errors.append(result.wrench.moment)
+        run.scene.set_push(PUSH_LINK, np.zeros(3), np.zeros(3))
+        if detected is None:
+            figures.pushes_missed += 1
+        else:
+            figures.push_delays_ms.append(1e3 * (detected - onset))
+    _between_pushes(run, figures, 1.0)
+
+
+def _between_pushes(run: _Run, figures: ProfileFigures, seconds: float) -> None:
+    """Motion without a push: the contact must end; one that starts again here is false."""
+    released = False
+    for _ in range(int(seconds / run.period)):
+        _, result = run.next()
+        if result is None or result.contact is None:
+            continue
+        update = result.contact
+        if not update.in_contact:
+            released = True
+        elif update.changed and released:
+            figures.false_between_pushes += 1
+
+
+def _collisions(figures: ProfileFigures, args, period: float) -> None:
+    """One scene per obstacle placement, each run until its first strike; scored against the
+    thresholds calibrated with the workspace clear (module docstring)."""
+    from robot_dynamics.core.live.live_dynamics import LiveDynamics
+    from robot_dynamics.core.live.settings import LiveSettings
+    from robot_dynamics.simulation.errors import SceneError
+
+    settings = LiveSettings(
+        contact_thresholds=tuple(figures.thresholds_nm), observer_momentum=figures.kept_momentum
+    )
+    for centre in _obstacle_centres(args.collisions):
+        try:
+            scene = _scene(figures.profile, args, obstacle=centre)
+        except SceneError:  # overlaps the start pose: no collision to time there
+            continue
+        _strike(_Run(scene, LiveDynamics(_nominal(), settings), period), figures, args)
+
+
+def _strike(run: _Run, figures: ProfileFigures, args) -> None:
+    """Run one obstacle scene for an excitation period or until :data:`STRIKE_WINDOW` after the
+    first touch: a contact flagged before it is false, the first flagged sample after it gives
+    the delay, the largest force within the window the strike's peak."""
+    touched = detected = None
+    peak = 0.0
+    flagged_before = False
+    while run.scene.time < run.scene.trajectory.duration:
+        sample, result = run.next()
+        force = sum(float(np.linalg.norm(w.force)) for w in sample.truth.contact_wrenches.values())
+        flagged = result is not None and result.contact is not None and result.contact.in_contact
+        if touched is None and force > 0.0:
+            touched = sample.time
+        if touched is None:
+            flagged_before |= flagged
+            continue
+        if sample.time - touched > STRIKE_WINDOW:
+            break
+        peak = max(peak, force)
+        if flagged and detected is None:
+            detected = sample.time
+    figures.false_in_collision_runs += int(flagged_before)
+    if touched is None or peak < args.force_range[0]:
+        return
+    figures.collision_peaks_n.append(peak)
+    if detected is None:
+        figures.collisions_missed += 1
+    else:
+        figures.collision_delays_ms.append(1e3 * (detected - touched))
+
+
+def _obstacle_centres(count: int) -> list:
+    """``count`` box centres [m, world] on the tool's planned path, spread over the excitation
+    period (its first and last 0.5 s, near the start pose, left out)."""
+    import pinocchio as pin
+
+    from robot_dynamics.simulation.reference import scripted_excitation
+
+    robot = _nominal()
+    trajectory = scripted_excitation(robot)
+    times = np.linspace(0.5, trajectory.duration - 0.5, count)
+    frame = robot.frame_id(PUSH_LINK)
+    centres = []
+    for q in trajectory.evaluate(times)[0]:
+        pin.framesForwardKinematics(robot.model, robot.data, robot.configuration(q))
+        centres.append(robot.data.oMf[frame].translation.copy())
+    return centres
+
+
+def measure(args) -> dict:
+    """Both profiles' summaries and the verdict (met when every target holds on each)."""
+    summaries = [measure_profile(name, args).summary() for name in PROFILES]
+    return {
+        'engine': 'mujoco',
+        'model': 'fr3_arm (bundled), no payload',
+        'publish_rate_hz': args.rate,
+        'seed': args.seed,
+        'steps': args.steps,
+        'force_range_n': list(args.force_range),
+        'obstacle_placements': args.collisions,
+        'profiles': summaries,
+        'met': {s['profile']: meets(s) for s in summaries},
+        'targets': TARGETS,
+        'meets_targets': all(meets(s) for s in summaries),
+    }
+
+
+def text(result: dict) -> str:
+    """The table a person reads: one column per profile."""
+    profiles = result['profiles']
+    lines = [
+        f"bench contact (proving ground, MuJoCo): {result['model']}, "
+        f"{result['publish_rate_hz']:.0f} Hz joint states, dynamics_node's default pipeline; "
+        f"{result['steps']} pushes of {result['force_range_n'][0]:g}-"
+        f"{result['force_range_n'][1]:g} N at {PUSH_LINK}, a box struck "
+        f"at {result['obstacle_placements']} places",
+        f"{'':44}" + ''.join(f"{s['profile']:>12}" for s in profiles) + f"{'target':>9}",
+    ]
+
+    def row(label, key, digits=1, target=None):
+        cells = ''.join(
+            f"{'n/a' if s[key] is None else f'{s[key]:.{digits}f}':>12}" for s in profiles
+        )
+        lines.append(f'{label:44}{cells}{"" if target is None else f"{target:g}":>9}')
+
+    row('free excitation [s]', 'free_seconds', 0)
+    row('false detections, free excitation', 'false_free', 0)
+    row('false detections, between pushes', 'false_between_pushes', 0)
+    row('false detections, before a strike', 'false_in_collision_runs', 0)
+    row('false detections, all', 'false', 0, TARGETS['false'])
+    row('pushes', 'pushes', 0)
+    row('  missed', 'pushes_missed', 0)
+    row('  delay median [ms]', 'push_delay_median_ms')
+    row('  delay p99 [ms]', 'push_delay_p99_ms')
+    row(f"strikes (peak >= {result['force_range_n'][0]:g} N)", 'collisions', 0)
+    row('  peak contact force median [N]', 'collision_peak_median_n')
+    row('  missed', 'collisions_missed', 0)
+    row('  delay median [ms]', 'collision_delay_median_ms')
+    row('  delay p99 [ms]', 'collision_delay_p99_ms')
+    row('missed, all', 'missed', 0, TARGETS['missed'])
+    row('delay median, all [ms]', 'delay_median_ms', 1, TARGETS['delay_median_ms'])
+    row('delay p99, all [ms]', 'delay_p99_ms', 1, TARGETS['delay_p99_ms'])
+    row('push force error RMS, settled [N]', 'force_rms_n', 3, TARGETS['force_rms_n'])
+    row('push moment error RMS, settled [N m]', 'moment_rms_nm', 3)
+    for s in profiles:
+        lines.append(
+            f"{s['profile']}: observer momentum {s['kept_momentum']}, thresholds "
+            f"{s['thresholds_nm']} N m; free-motion residual RMS {s['free_residual_rms_nm']} N m"
+        )
+    lines.append(
+        'targets met: '
+        + ', '.join(f"{name} {'yes' if ok else 'NO'}" for name, ok in result['met'].items())
+    )
+    return '\n'.join(lines)

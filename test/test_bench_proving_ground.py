@@ -1,0 +1,75 @@
+"""The proving-ground benches on short runs: `bench contact` (real collisions and pushes),
+`bench balance` (ZMP against MuJoCo's centre of pressure) and `bench payload`, each judged by the
+MuJoCo truth, `ideal` and `realistic` side by side."""
+
+import argparse
+
+import numpy as np
+import pytest
+
+from robot_dynamics.instruments import bench_balance, bench_payload
+from robot_dynamics.instruments import contact_proving_ground as contact
+
+
+@pytest.fixture(scope='module')
+def contact_result():
+    args = argparse.Namespace(
+        steps=3,
+        free_seconds=5.0,
+        calibration=5.0,
+        seed=0,
+        rate=250.0,
+        force_range=(10.0, 20.0),
+        collisions=4,
+    )
+    return contact.measure(args)
+
+
+def test_contact_bench_detects_pushes_and_strikes_on_both_profiles(contact_result):
+    ideal, realistic = contact_result['profiles']
+    assert (ideal['profile'], realistic['profile']) == contact.PROFILES
+    for figures in (ideal, realistic):
+        assert figures['pushes'] == 3 and figures['missed'] == 0 and figures['false'] == 0
+        assert figures['collisions'] >= 2  # the wrist really strikes the box
+        assert figures['collision_peak_median_n'] >= 10.0
+        assert 0.0 <= figures['delay_median_ms'] <= figures['delay_p99_ms'] < 100.0
+    assert ideal['force_rms_n'] < 1.0  # ideal: only the sensor noise is left
+    # the realistic robot's model errors are larger than the ideal one's noise
+    assert np.mean(realistic['free_residual_rms_nm']) > 10 * np.mean(ideal['free_residual_rms_nm'])
+    text = contact.text(contact_result)
+    assert 'ideal' in text and 'realistic' in text and 'strikes' in text
+
+
+def test_balance_bench_zmp_meets_the_centre_of_pressure_of_a_standing_quadruped():
+    errors = bench_balance.point_errors('quadruped', 'ideal', 2.5)
+    for point in ('zmp_height', 'zmp_force'):
+        assert errors[point].size > 500
+        assert np.median(errors[point]) < 0.002
+    # standing still: the capture point is above the centre of pressure too
+    assert np.median(errors['capture_point']) < 0.005
+
+
+def test_payload_bench_ideal_answer_is_exact_and_inside_its_uncertainty():
+    run = bench_payload.identify_once('ideal', 0)
+    assert run['success'], run
+    assert abs(run['mass_error_kg']) < 0.002
+    assert np.linalg.norm(run['com_error_m']) < 0.0005
+    summary = bench_payload.summarise([run])
+    assert summary['within_3_sigma'] and summary['within_accuracy']
+
+
+def test_payload_bench_summary_flags_an_overconfident_answer():
+    honest = {
+        'success': True,
+        'mass_error_kg': 0.004,
+        'mass_std_kg': 0.002,
+        'com_error_m': [0.001, 0.0, 0.0],
+        'com_std_m': [0.001, 0.001, 0.001],
+    }
+    overconfident = {**honest, 'mass_error_kg': 0.02}
+    assert bench_payload.summarise([honest])['within_3_sigma']
+    summary = bench_payload.summarise([honest, overconfident])
+    assert not summary['within_3_sigma'] and not summary['within_accuracy']
+    assert summary['mass_error_over_sigma_max'] == pytest.approx(10.0)
+    refused = bench_payload.summarise([{'success': False, 'reason': 'x'}])
+    assert refused['answered'] == 0 and not refused.get('within_3_sigma', False)
