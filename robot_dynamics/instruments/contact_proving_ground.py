@@ -41,7 +41,7 @@ TARGETS = {
 }
 """The proving ground's targets on real collisions and pushes of at least 10 N."""
 PUSH_LINK = 'tool0'
-BANDWIDTH = 10.0
+BANDWIDTH = 10.0  # [Hz] the arm's tracking bandwidth: sim_robot's default
 SETTLE_TIME_CONSTANTS = 5.0
 OBSTACLE_EDGE = 0.06  # [m]
 STRIKE_WINDOW = 1.0  # [s] after the first touch: the strike's peak force and its detection
