@@ -21,23 +21,34 @@ def contact_result():
         rate=250.0,
         force_range=(10.0, 20.0),
         collisions=4,
+        identified=True,
     )
     return contact.measure(args)
 
 
 def test_contact_bench_detects_pushes_and_strikes_on_both_profiles(contact_result):
-    ideal, realistic = contact_result['profiles']
+    ideal, realistic, identified = contact_result['profiles']
     assert (ideal['profile'], realistic['profile']) == contact.PROFILES
-    for figures in (ideal, realistic):
+    assert identified['profile'] == contact.IDENTIFIED
+    for figures in (ideal, realistic, identified):
         assert figures['pushes'] == 3 and figures['missed'] == 0 and figures['false'] == 0
+        assert figures['not_released'] == 0
         assert figures['collisions'] >= 2  # the wrist really strikes the box
         assert figures['collision_peak_median_n'] >= 10.0
         assert 0.0 <= figures['delay_median_ms'] <= figures['delay_p99_ms'] < 100.0
     assert ideal['force_rms_n'] < 1.0  # ideal: only the sensor noise is left
     # the realistic robot's model errors are larger than the ideal one's noise
     assert np.mean(realistic['free_residual_rms_nm']) > 10 * np.mean(ideal['free_residual_rms_nm'])
+    # `robot_dynamics identify` on another excitation of the same robot removes most of them
+    assert np.mean(identified['free_residual_rms_nm']) < 0.5 * np.mean(
+        realistic['free_residual_rms_nm']
+    )
+    assert identified['force_rms_n'] < realistic['force_rms_n']
+    assert contact_result['meets_targets'] == all(
+        contact_result['met'][name] for name in contact.PROFILES
+    )
     text = contact.text(contact_result)
-    assert 'ideal' in text and 'realistic' in text and 'strikes' in text
+    assert 'ideal' in text and contact.IDENTIFIED in text and 'strikes' in text
 
 
 def test_balance_bench_zmp_meets_the_centre_of_pressure_of_a_standing_quadruped():

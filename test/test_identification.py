@@ -447,6 +447,30 @@ def test_identify_cli_reports_json_and_writes_a_loadable_urdf_and_friction_yaml(
     assert friction['joints']['fr3_joint7']['viscous'] == pytest.approx(0.3 * 1.6, rel=0.2)
 
 
+def test_friction_on_its_bound_identifies_to_a_friction_file_the_node_loads(arm, tmp_path):
+    """Data whose best friction fit is negative put the constrained fit on its π ≥ 0 bound,
+    which the solver meets only to its tolerance; the file the node loads refuses a negative
+    coefficient, so what identify writes must be ≥ 0 exactly (a proving-ground recording gave
+    a Coulomb coefficient of -6.5e-13)."""
+    from robot_dynamics.core.dynamics.friction import load_friction_file
+
+    terms = ident.ModelTerms(('viscous', 'coulomb', 'offset'), rotor_inertia=True)
+    data = fourier_data(arm, 8.0, 50.0, seed=23)
+    truth = true_parameters(arm, terms)
+    truth[70:] = -0.2  # every per-joint term below its bound
+    torques = (
+        ident.extended_regressor(arm, data.positions, data.velocities, data.accelerations, terms)
+        @ truth
+    ).reshape(data.positions.shape)
+    data.efforts = torques + 0.05 * np.random.default_rng(24).standard_normal(torques.shape)
+    result = ident.identify(arm, data, terms=terms)
+    path = tmp_path / 'friction.yaml'
+    path.write_text(identified_model.friction_yaml(arm, terms, result.standard))
+    friction = load_friction_file(str(path), arm.joint_names)
+    for values in (friction.viscous, friction.coulomb, friction.rotor_inertia):
+        assert np.all(values >= 0.0) and np.all(values < 0.01)  # on the bound
+
+
 def test_identify_cli_names_a_missing_joint(tmp_path, capsys):
     from robot_dynamics.cli import main as cli_main
 

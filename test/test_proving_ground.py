@@ -516,7 +516,7 @@ def test_tracking_controller_saturates_at_the_urdf_effort_limits():
     from robot_dynamics.simulation.controllers import TrackingController
 
     robot = arm()
-    controller = TrackingController(robot, bandwidth_hz=30.0)
+    controller = TrackingController(robot, bandwidth_hz=30.0, saturate=True)
     q = np.zeros(robot.num_joints)
     zeros = np.zeros(robot.num_joints)
     near = (q + 1e-4, zeros, zeros)  # a small error: the RNEA torques, unclipped
@@ -536,3 +536,5 @@ def test_tracking_controller_saturates_at_the_urdf_effort_limits():
     np.testing.assert_allclose(
         controller.torques(q, zeros, far), limits * np.sign(unclipped), rtol=0, atol=1e-12
     )
+    unlimited = TrackingController(robot, bandwidth_hz=30.0)  # sim_robot's: never clipped
+    np.testing.assert_allclose(unlimited.torques(q, zeros, far), unclipped, rtol=1e-12)

@@ -3,8 +3,9 @@ the MEASURED state, as a real robot's controller is. The true robot (profile) di
 
 * :class:`TrackingController` (arms): PD + feed-forward, τ = RNEA_nominal(q_m, q̇_m, q̈_ref +
   K_p (q_ref − q_m) + K_d (q̇_ref − q̇_m)) with K_p = ω², K_d = 2ω (critically damped at the
-  bandwidth ω = 2π f), gravity as the controller believes it (in the base frame), saturated at
-  the URDF effort limits as the drives are (a collision cannot push harder than the motors).
+  bandwidth ω = 2π f), gravity as the controller believes it (in the base frame); optionally
+  saturated at the URDF effort limits as drives are (a collision cannot push harder than the
+  motors).
 * :class:`StanceController` (legged robots): τ = K_p (q_des − q_m) − K_d q̇_m + τ_g, where τ_g
   is the nominal model's gravity compensation with the weight shared among the support feet:
   g(q) = Sᵀ τ_g + J_cᵀ f, its six base rows solved for the feet forces f by least squares
@@ -27,16 +28,18 @@ from robot_dynamics.simulation.errors import SimulationError
 
 
 class TrackingController:
-    """PD + feed-forward on the nominal fixed-base ``robot`` (module docstring), bandwidth [Hz]."""
+    """PD + feed-forward on the nominal fixed-base ``robot`` (module docstring), bandwidth [Hz];
+    ``saturate``: clip the torques at the URDF effort limits."""
 
-    def __init__(self, robot: RobotModel, bandwidth_hz: float = 10.0):
+    def __init__(self, robot: RobotModel, bandwidth_hz: float = 10.0, saturate: bool = False):
         if not bandwidth_hz > 0.0:
             raise SimulationError(f'tracking bandwidth must be positive, got {bandwidth_hz} Hz')
         omega = 2.0 * math.pi * bandwidth_hz
         self.robot = robot
         self.stiffness, self.damping = omega * omega, 2.0 * omega
         effort = np.asarray(robot.limits.effort, dtype=float)
-        self.effort_limits = np.where(np.isfinite(effort) & (effort > 0.0), effort, np.inf)
+        usable = saturate & np.isfinite(effort) & (effort > 0.0)
+        self.effort_limits = np.where(usable, effort, np.inf)
 
     def torques(
         self, positions: np.ndarray, velocities: np.ndarray, reference: tuple

@@ -6,8 +6,9 @@
   driving a circle of 1.2 m radius with its heading along the path and a varying speed,
   |a| ≤ 1.8 m/s²; ``deck``, rolling ±10° at 0.2 Hz), tracking a periodic Fourier excitation
   with :class:`~.controllers.TrackingController` (nominal URDF, measured state, gravity as
-  mounted). A payload body welded to the payload link is attached and detached while running;
-  optional box obstacles make the excitation collide.
+  mounted; ``saturate``: torques clipped at the URDF effort limits). A payload body welded to
+  the payload link is attached and detached while running; optional box obstacles make the
+  excitation collide.
 * :class:`LeggedScene` — a floating-base robot (the bundled quadruped, or ``solo12`` from
   example-robot-data) standing on a floor (friction 0.8) under
   :class:`~.controllers.StanceController`, with a periodic script (:data:`LEGGED_PHASES`):
@@ -180,6 +181,7 @@ class ArmScene(_Scene):
         base_tilt: Sequence[float] = (0.0, 0.0, 0.0),
         base_motion: Optional[str] = None,
         gravity: Sequence[float] = (0.0, 0.0, -9.81),
+        saturate: bool = False,
     ):
         if base_motion is not None and base_motion not in BASE_MOTIONS:
             raise SceneError(
@@ -208,7 +210,7 @@ class ArmScene(_Scene):
                 f'trajectory joints {list(self.trajectory.joint_names)} are not the model joints '
                 f'{list(nominal.joint_names)}'
             )
-        self.controller = TrackingController(nominal, bandwidth_hz)
+        self.controller = TrackingController(nominal, bandwidth_hz, saturate)
         self.payload_link, self.payload = payload_link, payload
         self.carrying = False
         self._held: Optional[np.ndarray] = None

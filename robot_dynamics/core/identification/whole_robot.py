@@ -489,7 +489,11 @@ def consistent_fit(
         raise ConsistentFitError(
             f'the physically consistent fit ended with solver status "{problem.status}"'
         )
-    return np.asarray(unknown.value)
+    solution = np.asarray(unknown.value)
+    if len(nonnegative):  # the solver meets π_k ≥ 0 to its tolerance (-1e-12): make it exact
+        index = np.asarray(nonnegative, dtype=int)
+        solution[index] = np.maximum(solution[index], 0.0)
+    return solution
 
 
 # ---------------------------------------------------------------------------- the whole pipeline
