@@ -388,7 +388,9 @@ def test_fixed_base_arm_is_placed_at_the_base_pose_parameter(ros):
                 base_twist=twist,
                 frame='world',
             )
-            assert wait_for(lambda: rig.node._odometry.newest_stamp == stamp, timeout=WAIT)
+            assert wait_for(
+                lambda: rig.node.base_source.newest_odometry_stamp == stamp, timeout=WAIT
+            )
         assert wait_for(lambda: rig.linear[-1].header.stamp.nanosec == 4_000_000, timeout=WAIT)
         urdf_mass = sum(
             link.inertial.mass for link in arm.description.links.values() if link.inertial
@@ -997,3 +999,82 @@ def test_friction_coefficient_must_be_positive(ros, given, used):
         assert node.checks.friction_coefficient == pytest.approx(used)
     finally:
         node.destroy_node()
+
+
+def _imu(stamp, frame, orientation_xyzw, gyro):
+    from sensor_msgs.msg import Imu
+
+    message = Imu()
+    message.header.stamp = _stamp(stamp)
+    message.header.frame_id = frame
+    o = message.orientation
+    o.x, o.y, o.z, o.w = (float(x) for x in orientation_xyzw)
+    w = message.angular_velocity
+    w.x, w.y, w.z = (float(x) for x in gyro)
+    return message
+
+
+@pytest.mark.parametrize('base_state', ['mounting', 'imu', 'none'])
+def test_base_state_places_and_turns_a_fixed_base_arm(ros, base_state):
+    """mounting: base_orientation; imu: the IMU's attitude and angular velocity; none: at
+    base_pose, at rest, whatever odom says. CoM and momentum against pinocchio at that base
+    state."""
+    from sensor_msgs.msg import Imu
+
+    arm = RobotModel.from_urdf_file(ARM_URDF)
+    root = arm.description.root
+    rpy = (0.2, -0.35, 0.9)
+    attitude = Rotation.from_euler('xyz', rpy)
+    gyro = np.array([0.1, -0.3, 0.2]) if base_state == 'imu' else np.zeros(3)
+    position = [0.5, -0.2, 0.8]
+    rig = Rig(
+        ros,
+        ARM_URDF.read_text(),
+        world_frame='world',
+        base_pose=[*position, 0.0, 0.0, 0.0, 1.0],
+        base_state=base_state,
+        base_orientation=list(rpy) if base_state == 'mounting' else [0.0, 0.0, 0.0],
+    )
+    try:
+        imu_pub = rig.harness.probe.create_publisher(Imu, f'{rig.namespace}/imu', SENSOR_QOS)
+        if base_state == 'imu':
+            assert wait_for(lambda: imu_pub.get_subscription_count() > 0, timeout=WAIT)
+        positions = np.array([0.1, -0.5, 0.2, -2.0, 0.3, 1.5, 0.4])
+        for stamp in (3.0, 3.002):
+            imu_pub.publish(_imu(stamp, root, attitude.as_quat(), gyro))
+            rig.send(
+                stamp,
+                arm.joint_names,
+                positions,
+                base_pose=[9.0, 9.0, 9.0, 0.0, 0.0, 0.0, 1.0],  # ignored but by odom
+                base_twist=[1.0, 0.0, 0.0, 0.0, 0.0, 0.0],
+                frame='world',
+            )
+        assert wait_for(lambda: len(rig.com) >= 2 and len(rig.angular) >= 2, timeout=WAIT)
+        floating = floating_base_model(arm)
+        expected_attitude = attitude if base_state != 'none' else Rotation.identity()
+        q = floating.configuration(positions, [*position, *expected_attitude.as_quat()])
+        v = floating.tangent(np.zeros(arm.num_joints), [0.0, 0.0, 0.0, *gyro])
+        expected = centroidal_state(floating, q, v)
+        point, angular = rig.com[-1].point, rig.angular[-1].vector
+        np.testing.assert_allclose([point.x, point.y, point.z], expected.com, atol=1e-9)
+        np.testing.assert_allclose(
+            [angular.x, angular.y, angular.z], expected.angular_momentum, atol=1e-9
+        )
+        if base_state == 'imu':
+            assert np.linalg.norm(expected.angular_momentum) > 0.01  # the gyro is in it
+    finally:
+        rig.close()
+
+
+def test_base_state_imu_waits_for_the_imu_and_counts_why(ros):
+    arm = RobotModel.from_urdf_file(ARM_URDF)
+    rig = Rig(ros, ARM_URDF.read_text(), world_frame='world', base_state='imu')
+    try:
+        # a joint state waits for the IMU of its tick until stale_timeout (0.1 s) later ones
+        for stamp in (1.0, 1.05, 1.11, 1.2):
+            rig.send(stamp, arm.joint_names, np.zeros(arm.num_joints))
+        assert wait_for(lambda: rig.node.rejections.counts.get('no_imu', 0) >= 1, timeout=WAIT)
+        assert not rig.com
+    finally:
+        rig.close()

@@ -25,7 +25,8 @@ UNKNOWN = -1.0
 """covariance[0] of a sensor_msgs/Imu field the sensor does not provide (REP 145)."""
 
 
-def _vector(value) -> tuple:
+def vector_tuple(value) -> tuple:
+    """(x, y, z) of a geometry_msgs/Vector3 or the vector part of a Quaternion."""
     return (value.x, value.y, value.z)
 
 
@@ -64,11 +65,11 @@ class BaseStateInput:
             live.take_base_imu,
             stamp_seconds(message.header.stamp),
             message.header.frame_id,
-            _vector(message.angular_velocity),
-            _vector(message.linear_acceleration),
+            vector_tuple(message.angular_velocity),
+            vector_tuple(message.linear_acceleration),
             None
             if message.orientation_covariance[0] == UNKNOWN
-            else (*_vector(message.orientation), message.orientation.w),
+            else (*vector_tuple(message.orientation), message.orientation.w),
         )
 
     def _on_odom(self, message: Odometry) -> None:
@@ -83,8 +84,8 @@ class BaseStateInput:
             stamp_seconds(message.header.stamp),
             message.child_frame_id,
             (orientation.x, orientation.y, orientation.z, orientation.w),
-            _vector(twist.linear),
-            _vector(twist.angular),
+            vector_tuple(twist.linear),
+            vector_tuple(twist.angular),
         )
 
     def _forward(self, topic: str, take: Callable, *fields) -> None:

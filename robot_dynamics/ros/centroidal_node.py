@@ -47,15 +47,18 @@ from geometry_msgs.msg import PointStamped, PolygonStamped, Vector3Stamped, Wren
 from nav_msgs.msg import Odometry
 from rclpy.node import Node
 from rclpy.qos import ReliabilityPolicy
-from sensor_msgs.msg import JointState
+from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import Header
 from visualization_msgs.msg import MarkerArray
 
 from robot_dynamics.core.errors import DescriptionError, JointStateError
+from robot_dynamics.core.floating_base.base_source import (
+    BaseSourceUnavailable,
+    CentroidalBaseSource,
+)
 from robot_dynamics.core.floating_base.centroidal import (
     BalanceReport,
     BalanceSettings,
-    BaseStateBuffer,
     CentroidalInputError,
     CentroidalMonitor,
     OdometryError,
@@ -67,6 +70,7 @@ from robot_dynamics.core.live.settings import LiveSettings
 from robot_dynamics.core.model.model import RobotModel
 from robot_dynamics.core.streams.base_state import BaseStateError
 from robot_dynamics.core.streams.joint_states import JointSample, JointStateMerger
+from robot_dynamics.ros.base_state_input import UNKNOWN, vector_tuple
 from robot_dynamics.ros.centroidal_diagnostics import CentroidalChecks
 from robot_dynamics.ros.centroidal_messages import (
     balance_markers,
@@ -136,9 +140,15 @@ class CentroidalNode(ManagedModelNode, Node):
         Node.__init__(self, node_name, **kwargs)
         self._declare_parameters()
         self.rejections = RejectionCounter(self.get_logger())
-        self._joint_rate, self._odom_rate = RateMeter(), RateMeter()
-        self._odometry = BaseStateBuffer()
-        self._odometry_seen = False
+        self._joint_rate, self._odom_rate, self._imu_rate = RateMeter(), RateMeter(), RateMeter()
+        self.base_source = CentroidalBaseSource(
+            self.parameters['base_state'],
+            self.parameters['root_joint'] == 'floating',
+            self.fixed_base_pose,
+            self.parameters['base_orientation'],
+            self.parameters['imu_frame'],
+            self.stale_timeout,
+        )
         self._wrenches: list = [None] * len(self.wrench_topics)
         self._live: Optional[_LiveModel] = None
         self.model_error = ''
@@ -190,6 +200,10 @@ class CentroidalNode(ManagedModelNode, Node):
             raw=True,
             event_callbacks=no_event_handlers(),
         )
+        if self.base_source.uses_imu:
+            self.create_subscription(
+                Imu, 'imu', self._on_imu, JOINT_STATE_QOS, event_callbacks=no_event_handlers()
+            )
         for index, topic in enumerate(self.wrench_topics):
             self.create_subscription(
                 WrenchStamped,
@@ -261,16 +275,19 @@ class CentroidalNode(ManagedModelNode, Node):
             else JointStateMerger(floating.joint_names)
         )
         feet = self._foot_forces(floating) if self.contact_source == 'force' else None
+        self.base_source.use_model(floating)
         self._live = _LiveModel(floating, merger, monitor, np.zeros(floating.num_joints), feet)
         self.last_report = None
 
     def _foot_forces(self, floating: RobotModel) -> Optional[LiveDynamics]:
         """The live pipeline that estimates the feet's ground forces from the joint torques
-        (its own copy of the model; the base's motion from odom), or None with the reason
-        logged."""
+        (its own copy of the model; the base's motion from the same base_state), or None with
+        the reason logged."""
         twin = RobotModel(floating.description, True, floating.model.gravity.linear)
         settings = LiveSettings(
-            base_state='odom',
+            base_state=self.parameters['base_state'],
+            base_orientation=tuple(self.parameters['base_orientation']),
+            imu_frame=self.parameters['imu_frame'],
             contact_frames=self.contact_frame_names,
             external_torque_method='inverse_dynamics',
             contact_profile='off',
@@ -298,6 +315,34 @@ class CentroidalNode(ManagedModelNode, Node):
         return live.robot if live else None
 
     # ------------------------------------------------------------------ inputs
+    def _on_imu(self, message: Imu) -> None:
+        """One sensor_msgs/Imu (base_state imu or odom+imu): the base's attitude and angular
+        velocity (and, for the feet's forces, its acceleration)."""
+        self._imu_rate.tick()
+        try:
+            if message.angular_velocity_covariance[0] == UNKNOWN:
+                raise BaseStateError('missing_field', 'IMU message without angular velocity')
+            stamp, frame = stamp_seconds(message.header.stamp), message.header.frame_id
+            gyro = vector_tuple(message.angular_velocity)
+            orientation = None
+            if message.orientation_covariance[0] != UNKNOWN:
+                orientation = (*vector_tuple(message.orientation), message.orientation.w)
+            self.base_source.take_imu(stamp, frame, orientation, gyro)
+            live = self._live
+            if live is not None and live.feet is not None:
+                live.feet.take_base_imu(
+                    stamp, frame, gyro, vector_tuple(message.linear_acceleration), orientation
+                )
+        except BaseStateError as error:
+            self.rejections.reject(f'imu_{error.reason}', str(error))
+            return
+        except Exception as error:  # a node never dies from a message
+            self.rejections.reject('internal_error', repr(error))
+            return
+        live = self._live
+        if live is not None:
+            self._drain(live)
+
     def _on_odometry(self, serialized: bytes) -> None:
         """One serialized nav_msgs/Odometry (the subscription is raw)."""
         self._odom_rate.tick()
@@ -308,14 +353,13 @@ class CentroidalNode(ManagedModelNode, Node):
                 raise OdometryError(
                     f'odom pose is in "{frame}", not in world_frame "{self.world_frame}"'
                 )
-            self._odometry.add(
+            self.base_source.take_odom(
                 odometry.stamp,
                 odometry.position,
                 odometry.orientation,
                 odometry.linear,
                 odometry.angular,
             )
-            self._odometry_seen = True
             live = self._live
             if live is not None and live.feet is not None:
                 live.feet.take_base_odom(
@@ -410,14 +454,14 @@ class CentroidalNode(ManagedModelNode, Node):
         return result.feet.forces
 
     def _drain(self, live: _LiveModel) -> None:
-        """Compute the queued joint samples, oldest first, once the odometry has caught up with
-        them (joint_states and odom of one tick race on two topics) or once they are
-        ``stale_timeout`` older than the newest joint sample (odometry late or missing)."""
-        needs_odometry = self._odometry_seen or self.parameters['root_joint'] == 'floating'
-        odometry_until = self._odometry.newest_stamp if needs_odometry else math.inf
+        """Compute the queued joint samples, oldest first, once the base state (odometry, IMU)
+        has caught up with them (joint_states and odom or imu of one tick race on two topics) or
+        once they are ``stale_timeout`` older than the newest joint sample (base state late or
+        missing)."""
+        base_until = self.base_source.caught_up_until()
         pending = live.pending
         while pending and (
-            pending[0].stamp <= odometry_until
+            pending[0].stamp <= base_until
             or pending[-1].stamp - pending[0].stamp > self.stale_timeout
         ):
             self._guarded(self._compute, live, pending.popleft())
@@ -451,19 +495,12 @@ class CentroidalNode(ManagedModelNode, Node):
         self._processed += 1
 
     def _base_state(self, stamp: float) -> Optional[tuple]:
-        if not self._odometry_seen:
-            if self.parameters['root_joint'] == 'floating':
-                self.rejections.reject('no_odometry', 'floating base: waiting for odom')
-                return None
-            return self.fixed_base_pose, np.zeros(6)
-        state = self._odometry.nearest(stamp, self.stale_timeout)
-        if state is None:
-            self.rejections.reject(
-                'stale_odometry',
-                f'no odom within {self.stale_timeout} s of joint state stamp {stamp:.3f} s',
-            )
+        """(base pose, twist) for the joint state at ``stamp``; None (counted) without one."""
+        try:
+            return self.base_source.at(stamp)
+        except BaseSourceUnavailable as error:
+            self.rejections.reject(error.reason, str(error))
             return None
-        return state.pose, state.twist
 
     def _fresh_wrenches(self, stamp: float) -> Optional[tuple]:
         if not self.wrench_topics:
@@ -557,6 +594,7 @@ class CentroidalNode(ManagedModelNode, Node):
                 'root_joint': self.model_source.root_joint,
                 'contact_frames': ' '.join(self.contact_frame_names),
                 'contact_source': self.contact_source,
+                'base_state': self.base_source.mode,
             },
             self.model_error,
         )
@@ -568,6 +606,7 @@ class CentroidalNode(ManagedModelNode, Node):
         values = {
             'joint_states_hz': self._joint_rate.rate(),
             'odom_hz': self._odom_rate.rate(),
+            **({'imu_hz': self._imu_rate.rate()} if self.base_source.uses_imu else {}),
             'processed': self._processed,
             'incomplete': self._incomplete,
             'rejected_total': self.rejections.total(),
@@ -580,8 +619,8 @@ class CentroidalNode(ManagedModelNode, Node):
             return diagnostic_status(
                 name,
                 WARN,
-                'no complete state yet (joint_states and, for a floating base, '
-                f'odom){self._best_effort_note(values)}',
+                f'no complete state yet (joint_states and the base state: base_state '
+                f'{self.base_source.mode}){self._best_effort_note(values)}',
                 values,
             )
         age = time.monotonic() - self._last_report_wall

@@ -14,6 +14,7 @@ from robot_dynamics.core.floating_base.centroidal import (
     OdometryError,
     base_pose_from_odometry,
 )
+from robot_dynamics.core.streams.base_state import BASE_STATES
 from robot_dynamics.core.streams.joint_states import STALE_TIMEOUT
 from robot_dynamics.ros.centroidal_diagnostics import FRICTION_COEFFICIENT
 from robot_dynamics.ros.diagnostics import DIAGNOSTICS_PERIOD
@@ -78,9 +79,32 @@ CENTROIDAL_PARAMETERS = _model_source_parameters() + (
     P(
         'base_pose',
         [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0],
-        'fixed-base robot: base pose in world_frame [x, y, z, qx, qy, qz, qw] until odom arrives',
+        'fixed-base robot: base pose in world_frame [x, y, z, qx, qy, qz, qw] until odom arrives '
+        '(base_state odom), or always (none, mounting: its position; imu: its position)',
         check=_usable_pose,
         requirement='is not a pose [x, y, z, qx, qy, qz, qw] with a unit quaternion',
+    ),
+    P(
+        'base_state',
+        'odom',
+        "where the base's pose and twist come from: 'odom' (topic odom; a fixed base stands at "
+        "base_pose until odom arrives), 'none' (at rest at base_pose), 'mounting' (at rest at "
+        "base_pose's position, attitude base_orientation), 'imu' (attitude and angular velocity "
+        "from topic imu, position base_pose) or 'odom+imu'",
+        choices=BASE_STATES,
+    ),
+    P(
+        'base_orientation',
+        [0.0, 0.0, 0.0],
+        'roll, pitch, yaw of the base in the world for base_state mounting',
+        'rad',
+        check=three_finite_numbers,
+        requirement='is not 3 finite numbers [rad]',
+    ),
+    P(
+        'imu_frame',
+        '',
+        "the IMU's frame (fixed to the base link); empty: the frame_id of its messages",
     ),
     P(
         'ground_height',
