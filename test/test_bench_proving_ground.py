@@ -84,3 +84,27 @@ def test_payload_bench_summary_flags_an_overconfident_answer():
     assert summary['mass_error_over_sigma_max'] == pytest.approx(10.0)
     refused = bench_payload.summarise([{'success': False, 'reason': 'x'}])
     assert refused['answered'] == 0 and not refused.get('within_3_sigma', False)
+
+
+def test_residual_bench_each_column_takes_away_what_it_models():
+    from robot_dynamics.instruments import bench_residual
+
+    result = bench_residual.measure(argparse.Namespace(free_seconds=5.0, seed=0, rate=250.0))
+    urdf, zeroed, friction, identified = result['columns']
+    assert [c['column'] for c in result['columns']] == list(bench_residual.COLUMNS)
+    for column in result['columns']:
+        assert column['false_detections'] == 0
+        assert column['detected_of_6']['8'] == 6
+    # offsets zeroed at rest: the rest phantom of the joints with the largest offsets falls
+    assert zeroed['phantom_rest_rms_nm'][1] < 0.5 * urdf['phantom_rest_rms_nm'][1]
+    # link-side torque sensors: the drives' friction and rotor inertia are not in the efforts
+    np.testing.assert_allclose(
+        friction['phantom_motion_rms_nm'], zeroed['phantom_motion_rms_nm'], rtol=0.05, atol=0.01
+    )
+    # the identified model: several times below the URDF on the joints its errors load
+    for joint in (1, 3, 4, 5):
+        assert (
+            identified['phantom_motion_rms_nm'][joint] < 0.25 * urdf['phantom_motion_rms_nm'][joint]
+        )
+    assert identified['force_rms_n'] < 0.5 * urdf['force_rms_n']
+    assert 'identified model' in bench_residual._text(result)

@@ -90,6 +90,38 @@ def test_offsets_from_several_rest_poses_are_separated_from_a_payload_error():
     np.testing.assert_array_equal(live.effort_offsets, estimate.offsets)
 
 
+def test_offsets_a_friction_file_already_holds_are_not_zeroed_a_second_time(tmp_path):
+    """The observer subtracts the friction file's offsets: zeroing measures what is left
+    against that model, so the observer's external torques at rest stay near zero (they were
+    the offsets again, with both applied)."""
+    robot = RobotModel.from_urdf_file(ARM_URDF)
+    pose = np.array(POSES[1])
+    offsets = np.linspace(-0.3, 0.3, 7)
+    friction = tmp_path / 'friction.yaml'
+    friction.write_text(
+        'joints:\n'
+        + ''.join(
+            f'  {name}:\n    offset: {float(value)!r}\n'
+            for name, value in zip(robot.joint_names, offsets)
+        )
+    )
+    live = LiveDynamics(robot, LiveSettings(friction_file=str(friction)))
+    assert not live.problems, live.problems
+    gravity = (
+        LiveDynamics(RobotModel.from_urdf_file(ARM_URDF))
+        .torques(JointSample(robot.joint_names, pose, np.zeros(7), (), 0.0))
+        .gravity
+    )
+    efforts, zeros = gravity + offsets, np.zeros(7)
+    for k in range(400):  # 1.6 s at rest, 250 Hz
+        live.update(JointSample(robot.joint_names, pose, zeros, efforts, 0.004 * k))
+    estimate = live.zero_effort_offsets('tool0')
+    np.testing.assert_allclose(estimate.offsets, 0.0, atol=1e-9)
+    for k in range(400, 800):
+        result = live.update(JointSample(robot.joint_names, pose, zeros, efforts, 0.004 * k))
+    np.testing.assert_allclose(result.external_torques, 0.0, atol=1e-6)
+
+
 def test_zeroing_is_refused_while_the_robot_moves():
     scene = _scene()
     live = LiveDynamics(RobotModel.from_urdf_file(ARM_URDF))

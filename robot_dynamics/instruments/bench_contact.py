@@ -76,7 +76,8 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
         '--free-seconds',
         type=float,
         default=120.0,
-        help='contact: seconds of contact-free motion counted for false detections (default 120)',
+        help='contact, residual: seconds of contact-free motion counted for false detections '
+        '(default 120)',
     )
     group.add_argument(
         '--calibration',
@@ -95,7 +96,7 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
         '--seed',
         type=int,
         default=0,
-        help='contact: seed of the pushes and of the profile draw (default 0)',
+        help='contact, residual: seed of the pushes and of the profile draw (default 0)',
     )
     group.add_argument(
         '--controller-feedback',

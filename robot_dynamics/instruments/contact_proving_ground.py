@@ -201,7 +201,7 @@ def measure_profile(
 
     estimation = estimation or Estimation(str(ARM_URDF))
     figures = ProfileFigures(label or profile_name)
-    run = _Run(_scene(profile_name, args), estimation.live(), 1.0 / args.rate)
+    run = _Run(arm_scene(profile_name, args), estimation.live(), 1.0 / args.rate)
     _advance(run, args.calibration + 0.5)
     calibration = run.live.calibrate_thresholds()
     figures.thresholds_nm = calibration.thresholds.tolist()
@@ -219,9 +219,9 @@ def _nominal():
     return RobotModel.from_urdf_file(ARM_URDF)
 
 
-def _scene(profile_name: str, args, obstacle=None):
+def arm_scene(profile_name: str, args, obstacle=None, saturate: bool = True):
     """The arm scene of ``profile_name`` (seed ``args.seed``), with a box centred at
-    ``obstacle`` [m, world] when given."""
+    ``obstacle`` [m, world] when given; ``saturate``: the drives clip at the effort limits."""
     from robot_dynamics.models import ARM_URDF
     from robot_dynamics.simulation.mujoco_model import Box
     from robot_dynamics.simulation.profiles import load_profile
@@ -234,7 +234,7 @@ def _scene(profile_name: str, args, obstacle=None):
         profile_seed=args.seed,
         bandwidth_hz=BANDWIDTH,
         obstacles=boxes,
-        saturate=True,
+        saturate=saturate,
     )
 
 
@@ -314,7 +314,7 @@ def _collisions(
 
     for centre in _obstacle_centres(args.collisions):
         try:
-            scene = _scene(profile_name, args, obstacle=centre)
+            scene = arm_scene(profile_name, args, obstacle=centre)
         except SceneError:  # overlaps the start pose: no collision to time there
             continue
         live = estimation.live(
@@ -382,7 +382,7 @@ def identified_estimation(args, folder: Path) -> Estimation:
     from robot_dynamics.models import ARM_URDF
     from robot_dynamics.simulation.reference import scripted_excitation
 
-    scene = _scene('realistic', args)
+    scene = arm_scene('realistic', args)
     scene.trajectory = scripted_excitation(scene.nominal, seed=IDENTIFICATION_TRAJECTORY_SEED)
     scene.reset()
     recording = folder / 'recording.csv'

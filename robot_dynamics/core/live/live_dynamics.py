@@ -265,6 +265,9 @@ class LiveDynamics:
             self._effort_model(problems),
         )
         self._observer, self._alternative = self._observers(friction)
+        # the offsets are measured against the model the outputs use: with the friction file's
+        # terms (its own offsets included) when the observer subtracts them
+        self._rest_friction = friction if self._observer is not None else None
         capacity = int(settings.contact_calibration_duration * HISTORY_MAX_RATE)
         self._history = ResidualHistory(capacity, robot.num_joints)
         self._alternative_history = (
@@ -584,13 +587,17 @@ class LiveDynamics:
 
     def _without_offsets(self, torques: TorqueSample) -> TorqueSample:
         """``torques`` with the effort offsets taken off the efforts and the residual; the raw
-        residual goes to the rest window the offsets are measured from, the corrected one to the
-        residual levels (both every :data:`SAMPLE_PERIOD` at most)."""
+        residual less the friction file's torques (which the observer subtracts) goes to the rest
+        window the offsets are measured from, the corrected one to the residual levels (both
+        every :data:`SAMPLE_PERIOD` at most)."""
         stamp = torques.stamp
         kept = not stamp - SAMPLE_PERIOD < self._kept_stamp <= stamp
         if kept:
             self._kept_stamp = stamp
-            self._rest.append(stamp, torques.positions, torques.velocities, torques.residual)
+            residual = torques.residual
+            if self._rest_friction is not None and torques.velocities is not None:
+                residual = residual - self._rest_friction.torques(torques.velocities)
+            self._rest.append(stamp, torques.positions, torques.velocities, residual)
         offsets = self._carried.offsets
         if offsets is not self._offsets_checked:  # replaced by one assignment: check it once
             self._offsets_checked, self._offsets_nonzero = offsets, bool(np.any(offsets))
