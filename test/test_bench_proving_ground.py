@@ -108,3 +108,19 @@ def test_residual_bench_each_column_takes_away_what_it_models():
         )
     assert identified['force_rms_n'] < 0.5 * urdf['force_rms_n']
     assert 'identified model' in bench_residual._text(result)
+
+
+def test_residual_bench_on_the_real_panda_identified_on_training_data_only():
+    from robot_dynamics.instruments import bench_residual
+
+    result = bench_residual.panda_replay(bench_residual.panda_data_folder())
+    urdf, identified = result['URDF'], result['identified model']
+    for column in (urdf, identified):
+        assert column['detected']['20'] == column['pushes_each']
+    assert identified['detected']['8'] >= urdf['detected']['8']
+    assert identified['force_rms_n'] < 0.5 * urdf['force_rms_n']
+    # the observer on held-out motion is as good as identify's own offline held-out figure
+    offline = np.array(identified['offline_held_out_rms_nm'])
+    ratio = np.array(identified['phantom_rms_nm']) / offline
+    assert np.all(ratio[:4] > 0.6) and np.all(ratio < 1.3), ratio
+    assert np.all(np.array(identified['phantom_rms_nm']) < np.array(urdf['phantom_rms_nm']))

@@ -83,9 +83,9 @@ def identify_once(profile_name: str, seed: int) -> dict:
         payload=payload,
     )
     duration = PERIODS * scene.trajectory.duration
-    baseline = _record(scene, duration)
+    baseline = scene.record(duration, PUBLISH_RATE)
     scene.set_carrying(True)
-    loaded = _record(scene, duration)
+    loaded = scene.record(duration, PUBLISH_RATE)
     report = identify_payload(scene.nominal, loaded, link, baseline=baseline)
     if not report.success:
         return {'profile': profile_name, 'seed': seed, 'success': False, 'reason': report.reason}
@@ -98,23 +98,6 @@ def identify_once(profile_name: str, seed: int) -> dict:
         'com_error_m': (np.asarray(report.com) - payload.com).tolist(),
         'com_std_m': list(report.com_std),
     }
-
-
-def _record(scene, duration: float):
-    """``duration`` [s] of published samples (every 1/250 s) as a Recording."""
-    from robot_dynamics.core.identification.recording import Recording
-
-    substeps = max(1, round(1.0 / (PUBLISH_RATE * scene.step_size)))
-    times, positions, velocities, efforts = [], [], [], []
-    for index in range(int(round(duration / scene.step_size))):
-        sample = scene.step()
-        if index % substeps:
-            continue
-        times.append(sample.time)
-        positions.append(sample.joints.positions)
-        velocities.append(sample.joints.velocities)
-        efforts.append(sample.joints.efforts)
-    return Recording(np.array(times), positions, velocities, efforts, scene.nominal.joint_names)
 
 
 def summarise(runs: list) -> dict:

@@ -37,6 +37,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import json
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -373,11 +374,32 @@ def _obstacle_centres(count: int) -> list:
     return centres
 
 
+def identify_model(urdf: str, source: list, output: Path) -> tuple:
+    """Run `robot_dynamics identify --rotor-inertia` (link parameters with ``urdf`` as prior,
+    viscous, Coulomb, offset, rotor inertia) on ``source`` (its options, e.g. ``['--csv',
+    path]``), writing ``output`` and its friction file beside it; returns (the
+    :class:`Estimation`, identify's JSON report)."""
+    from robot_dynamics.commands import identify
+
+    parser = argparse.ArgumentParser()
+    identify.add_arguments(parser)
+    options = parser.parse_args(
+        ['--urdf', str(urdf), *source, '--rotor-inertia', '--output', str(output)]
+        + ['--format', 'json']
+    )
+    report = io.StringIO()
+    with contextlib.redirect_stdout(report):
+        status = identify.run(options)
+    if status != 0:
+        raise RuntimeError(f'robot_dynamics identify failed on {source} (exit {status})')
+    friction = output.with_name(output.stem + '_friction.yaml')
+    return Estimation(str(output), str(friction)), json.loads(report.getvalue())
+
+
 def identified_estimation(args, folder: Path) -> Estimation:
     """Record :data:`IDENTIFICATION_SECONDS` of another excitation of the realistic robot (same
-    seed) and identify it with `robot_dynamics identify` (link parameters, viscous, Coulomb,
-    offset, rotor inertia) into ``folder``, as a user would before relying on the wrench."""
-    from robot_dynamics.commands import identify
+    seed) and identify it (:func:`identify_model`) into ``folder``, as a user would before
+    relying on the wrench."""
     from robot_dynamics.core.identification.recording_files import write_csv
     from robot_dynamics.models import ARM_URDF
     from robot_dynamics.simulation.reference import scripted_excitation
@@ -386,34 +408,11 @@ def identified_estimation(args, folder: Path) -> Estimation:
     scene.trajectory = scripted_excitation(scene.nominal, seed=IDENTIFICATION_TRAJECTORY_SEED)
     scene.reset()
     recording = folder / 'recording.csv'
-    write_csv(recording, _recording(scene, IDENTIFICATION_SECONDS, args.rate))
-    output = folder / 'identified.urdf'
-    parser = argparse.ArgumentParser()
-    identify.add_arguments(parser)
-    options = parser.parse_args(
-        ['--urdf', str(ARM_URDF), '--csv', str(recording), '--rotor-inertia']
-        + ['--output', str(output), '--format', 'json']
+    write_csv(recording, scene.record(IDENTIFICATION_SECONDS, args.rate))
+    estimation, _ = identify_model(
+        str(ARM_URDF), ['--csv', str(recording)], folder / 'identified.urdf'
     )
-    with contextlib.redirect_stdout(io.StringIO()):
-        status = identify.run(options)
-    if status != 0:
-        raise RuntimeError(f'robot_dynamics identify failed on the proving ground (exit {status})')
-    return Estimation(str(output), str(folder / 'identified_friction.yaml'))
-
-
-def _recording(scene, seconds: float, rate: float):
-    """``seconds`` of the scene's published samples at ``rate`` [Hz] as a Recording."""
-    from robot_dynamics.core.identification.recording import Recording
-
-    substeps = max(1, round(1.0 / (rate * scene.step_size)))
-    samples = [scene.step() for _ in range(int(round(seconds / scene.step_size)))][::substeps]
-    return Recording(
-        np.array([sample.time for sample in samples]),
-        [sample.joints.positions for sample in samples],
-        [sample.joints.velocities for sample in samples],
-        [sample.joints.efforts for sample in samples],
-        scene.nominal.joint_names,
-    )
+    return estimation
 
 
 def measure(args) -> dict:

@@ -102,6 +102,22 @@ class _Scene:
     def step_size(self) -> float:
         return self.engine.step_size
 
+    def record(self, seconds: float, rate: float):
+        """Step ``seconds`` [s] and return the samples published at ``rate`` [Hz] (every
+        1/(rate · step) steps) as a :class:`~robot_dynamics.core.identification.recording.Recording`
+        of the measured joints."""
+        from robot_dynamics.core.identification.recording import Recording
+
+        every = max(1, round(1.0 / (rate * self.step_size)))
+        samples = [self.step() for _ in range(int(round(seconds / self.step_size)))][::every]
+        return Recording(
+            np.array([sample.time for sample in samples]),
+            [sample.joints.positions for sample in samples],
+            [sample.joints.velocities for sample in samples],
+            [sample.joints.efforts for sample in samples],
+            self.nominal.joint_names,
+        )
+
     def set_push(self, link: str, force: Sequence[float], moment: Sequence[float]) -> None:
         """Push ``link`` at its origin with ``force`` [N] and ``moment`` [N·m] in its frame from
         the next step; an all-zero wrench removes the push."""
