@@ -91,6 +91,7 @@ BENCH_TARGETS = {
     'balance': 'robot_dynamics.instruments.bench_balance:run',
     'payload': 'robot_dynamics.instruments.bench_payload:run',
     'residual': 'robot_dynamics.instruments.bench_residual:run',
+    'gravity-command': 'robot_dynamics.instruments.bench_gravity_command:run',
 }
 """``bench TARGET`` → ``'module:function'`` called with the parsed arguments (returns the exit
 code). To add a target, add one entry here; a module that needs options of its own defines

@@ -389,10 +389,10 @@ class DynamicsNode(ManagedModelNode, Node):
             self._incomplete += 1
             return
         names, header = live.robot.joint_names, message.header
+        if self._command_topic.wanted():  # first: a control loop waits on it
+            self._command_topic.publish(live.gravity_command(torques))
         self._inverse_topic.publish(header, names, torques.inverse_dynamics)
         self._gravity_topic.publish(header, names, torques.gravity)
-        if self._command_topic.wanted():
-            self._command_topic.publish(live.gravity_command(torques))
         result = live.result(torques, wrench=self._contact_topics.wants_wrench())
         self._contact_topics.publish(header, result, live.wrench_frame)
         self._external_topic.publish(header, names, result.external_torques)

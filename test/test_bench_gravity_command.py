@@ -1,0 +1,19 @@
+"""`bench gravity-command` on a short run through a real dynamics_node process: every
+~/gravity_command is a ~/gravity_torques message reordered into command_joints, bit for bit,
+and both latencies are measured from the joint-state stamps."""
+
+import pytest
+
+pytest.importorskip('rclpy')
+
+from robot_dynamics.instruments import bench_gravity_command  # noqa: E402
+
+
+def test_every_gravity_command_is_the_gravity_torques_reordered():
+    result = bench_gravity_command.measure(rate=200.0, duration=1.5, pairs=2, warmup=0.5)
+    for phase in result['phases']:
+        assert phase['unmatched_commands'] <= phase['sent'] - phase['torques']
+        assert phase['commands'] >= 0.5 * phase['sent'] and phase['torques'] >= 0.5 * phase['sent']
+        assert phase['command_p50_ms'] > 0.0 and phase['torques_p50_ms'] > 0.0
+    assert result['exact']
+    assert 'command p50 / torques p50' in bench_gravity_command._text(result)
