@@ -8,7 +8,7 @@ for it: :class:`~robot_dynamics.core.floating_base.centroidal.CentroidalMonitor`
 node's defaults, fed the measured joint states and the scene's odometry (base pose in the
 world, twist in the base frame), contacts by height (2 foot radii, the demo's setting), on
 both routes: ``height`` (ZMP from the rate of centroidal momentum, with the node's default
-``rate_window`` of 9 samples and with 51) and ``force`` (the feet's forces estimated from the
+``rate_window`` of 9 samples and with 35) and ``force`` (the feet's forces estimated from the
 joint torques by dynamics_node's pipeline, base state from the IMU).
 
 Scored: the horizontal distance of the ZMP and of the capture point to MuJoCo's centre of
@@ -33,8 +33,8 @@ ROBOTS = ('quadruped', 'solo12')
 TARGETS = {'ideal': 0.002, 'realistic': 0.01}
 """Median horizontal distance [m] to the true centre of pressure, per profile."""
 SETTLE = 1.0  # [s] left out at the start (the rate estimator's and the observer's start)
-LONG_WINDOW = 51
-"""A rate_window [samples] for noisy odometry: 100 ms at 500 Hz (the node's default is 9)."""
+LONG_WINDOW = 35
+"""A rate_window [samples] for noisy odometry: 70 ms at 500 Hz (the node's default is 9)."""
 POINTS = ('zmp_height', 'zmp_height_long_window', 'zmp_force', 'capture_point')
 LABELS = ('ZMP height, window 9', f'ZMP height, window {LONG_WINDOW}', 'ZMP force', 'capture point')
 
