@@ -44,7 +44,9 @@ def measure(rate: float, duration: float, pairs: int, warmup: float) -> dict:
     from std_msgs.msg import Float64MultiArray
 
     from robot_dynamics.core.model.model import RobotModel
+    from robot_dynamics.instruments.reliability_common import wait_for
     from robot_dynamics.instruments.stream_feeder import (
+        BenchError,
         StreamFeeder,
         bench_node_name,
         output_topic,
@@ -82,7 +84,8 @@ def measure(rate: float, duration: float, pairs: int, warmup: float) -> dict:
                 JOINT_STATE_QOS,
             )
             feeder.wait_connected(process=process)
-            _wait_for(lambda: feeder.node.count_publishers(command_topic) >= 1)
+            if not wait_for(lambda: feeder.node.count_publishers(command_topic) >= 1, 30.0):
+                raise BenchError('dynamics_node never published ~/gravity_command')
             feeder.feed(rate, max(warmup, 1.0))  # the node sees the command's subscriber
             phases = []
             for _ in range(max(1, pairs)):
@@ -107,16 +110,6 @@ def measure(rate: float, duration: float, pairs: int, warmup: float) -> dict:
         'exact': exact,
         'met': bool(exact and abs(ratio - 1.0) <= P50_TARGET),
     }
-
-
-def _wait_for(condition, timeout: float = 30.0) -> None:
-    from robot_dynamics.instruments.stream_feeder import BenchError
-
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise BenchError('dynamics_node never published ~/gravity_command')
-        time.sleep(0.05)
 
 
 def _phase(sent: list, received: list, messages: list, commands: list, order: list) -> dict:

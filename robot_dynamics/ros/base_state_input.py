@@ -19,7 +19,26 @@ from sensor_msgs.msg import Imu
 from robot_dynamics.core.live.live_dynamics import LiveDynamics
 from robot_dynamics.core.streams.base_state import BaseStateError
 from robot_dynamics.ros.node_log import RejectionCounter
+from robot_dynamics.ros.parameter_schema import ParameterSpec, three_finite_numbers
 from robot_dynamics.ros.topics import JOINT_STATE_QOS, stamp_seconds
+
+BASE_STATE_INPUT_PARAMETERS = (
+    ParameterSpec(
+        'base_orientation',
+        [0.0, 0.0, 0.0],
+        'roll, pitch, yaw of the base in the world for base_state mounting',
+        'rad',
+        check=three_finite_numbers,
+        requirement='is not 3 finite numbers [rad]',
+    ),
+    ParameterSpec(
+        'imu_frame',
+        '',
+        "the IMU's frame (fixed to the base link); empty: the frame_id of its messages",
+    ),
+)
+"""The parameters both nodes read their base state with, besides ``base_state`` itself (whose
+default and meaning differ between them)."""
 
 UNKNOWN = -1.0
 """covariance[0] of a sensor_msgs/Imu field the sensor does not provide (REP 145)."""

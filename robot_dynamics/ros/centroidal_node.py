@@ -339,9 +339,7 @@ class CentroidalNode(ManagedModelNode, Node):
         except Exception as error:  # a node never dies from a message
             self.rejections.reject('internal_error', repr(error))
             return
-        live = self._live
-        if live is not None:
-            self._drain(live)
+        self._drain_waiting()
 
     def _on_odometry(self, serialized: bytes) -> None:
         """One serialized nav_msgs/Odometry (the subscription is raw)."""
@@ -371,6 +369,10 @@ class CentroidalNode(ManagedModelNode, Node):
         except Exception as error:  # a node never dies from a message
             self.rejections.reject('internal_error', repr(error))
             return
+        self._drain_waiting()
+
+    def _drain_waiting(self) -> None:
+        """A base-state sample arrived: compute the joint states that waited for it."""
         live = self._live
         if live is not None:
             self._drain(live)

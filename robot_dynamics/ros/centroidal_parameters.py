@@ -16,6 +16,7 @@ from robot_dynamics.core.floating_base.centroidal import (
 )
 from robot_dynamics.core.streams.base_state import BASE_STATES
 from robot_dynamics.core.streams.joint_states import STALE_TIMEOUT
+from robot_dynamics.ros.base_state_input import BASE_STATE_INPUT_PARAMETERS
 from robot_dynamics.ros.centroidal_diagnostics import FRICTION_COEFFICIENT
 from robot_dynamics.ros.diagnostics import DIAGNOSTICS_PERIOD
 from robot_dynamics.ros.lifecycle import MANAGED
@@ -93,19 +94,7 @@ CENTROIDAL_PARAMETERS = _model_source_parameters() + (
         "from topic imu, position base_pose) or 'odom+imu'",
         choices=BASE_STATES,
     ),
-    P(
-        'base_orientation',
-        [0.0, 0.0, 0.0],
-        'roll, pitch, yaw of the base in the world for base_state mounting',
-        'rad',
-        check=three_finite_numbers,
-        requirement='is not 3 finite numbers [rad]',
-    ),
-    P(
-        'imu_frame',
-        '',
-        "the IMU's frame (fixed to the base link); empty: the frame_id of its messages",
-    ),
+    *BASE_STATE_INPUT_PARAMETERS,
     P(
         'ground_height',
         0.0,

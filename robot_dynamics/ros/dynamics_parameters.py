@@ -39,10 +39,11 @@ from robot_dynamics.core.streams.base_state import (
 from robot_dynamics.core.streams.effort_model import effort_model_problem, load_effort_model
 from robot_dynamics.core.streams.joint_states import STALE_TIMEOUT
 from robot_dynamics.core.streams.live_torques import ACCELERATION_MODES
+from robot_dynamics.ros.base_state_input import BASE_STATE_INPUT_PARAMETERS
 from robot_dynamics.ros.diagnostics import DIAGNOSTICS_PERIOD
 from robot_dynamics.ros.lifecycle import MANAGED
 from robot_dynamics.ros.model_source import MODEL_SOURCE_PARAMETERS
-from robot_dynamics.ros.parameter_schema import POSITIVE, three_finite_numbers
+from robot_dynamics.ros.parameter_schema import POSITIVE
 from robot_dynamics.ros.parameter_schema import ParameterSpec as P
 from robot_dynamics.ros.service_worker import DEFAULT_CPU_SHARE
 
@@ -365,19 +366,7 @@ DYNAMICS_PARAMETERS = MODEL_SOURCE_PARAMETERS + (
         "(base_orientation), 'imu' (topic imu), 'odom' (topic odom) or 'odom+imu'",
         choices=BASE_STATES,
     ),
-    P(
-        'base_orientation',
-        [0.0, 0.0, 0.0],
-        'roll, pitch, yaw of the base in the world for base_state mounting',
-        'rad',
-        check=three_finite_numbers,
-        requirement='is not 3 finite numbers [rad]',
-    ),
-    P(
-        'imu_frame',
-        '',
-        "the IMU's frame (fixed to the base link); empty: the frame_id of its messages",
-    ),
+    *BASE_STATE_INPUT_PARAMETERS,
     P(
         'max_base_state_age',
         MAX_BASE_STATE_AGE,
