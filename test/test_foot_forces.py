@@ -66,6 +66,60 @@ def test_chosen_ground_forces_come_back_from_the_torques_they_cause():
     np.testing.assert_allclose(result.feet.cop, expected, atol=1e-12)
 
 
+def test_inverse_dynamics_of_a_standing_robot_takes_the_ground_forces_off():
+    """Forces that carry the robot (their base rows balance its weight, built here from
+    pinocchio's frame Jacobians by least change from chosen forces) cause motor torques
+    τ = g_j − Σ J_jᵀ f; inverse dynamics with contact_frames equals them, without it equals
+    g_j. A push on the trunk the feet do not take leaves ID at what the motion needs."""
+    robot = quadruped()
+    rng = np.random.default_rng(7)
+    positions = STANCE + rng.uniform(-0.15, 0.15, 12)
+    q = robot.configuration(positions)
+    gravity = pin.computeGeneralizedGravity(robot.model, robot.data, q)
+    jacobians = [
+        pin.computeFrameJacobian(
+            robot.model, robot.data, q, robot.model.getFrameId(f), pin.LOCAL_WORLD_ALIGNED
+        )[:3]
+        for f in FEET
+    ]
+    base_columns = np.hstack([j[:, :6].T for j in jacobians])
+    chosen = rng.uniform([-10, -10, 30], [10, 10, 80], (4, 3)).ravel()
+    carrying = chosen + np.linalg.pinv(base_columns) @ (gravity[:6] - base_columns @ chosen)
+    forces = carrying.reshape(4, 3)
+    assert forces[:, 2].min() > 0.0  # every foot pushes: all four in contact
+    motors = gravity[6:] - sum(j[:, 6:].T @ f for j, f in zip(jacobians, forces))
+    zeros = np.zeros(12)
+
+    def inverse_dynamics(frames: tuple, efforts: np.ndarray) -> np.ndarray:
+        live = LiveDynamics(
+            robot, LiveSettings(contact_frames=frames, external_torque_method='inverse_dynamics')
+        )
+        for k in range(3):
+            result = live.update(
+                JointSample(robot.joint_names, positions, zeros, efforts, 0.01 * k)
+            )
+        return result.inverse_dynamics
+
+    np.testing.assert_allclose(inverse_dynamics(FEET, motors), motors, atol=1e-9)
+    np.testing.assert_allclose(inverse_dynamics((), motors), gravity[6:], atol=1e-9)
+    assert np.abs(motors - gravity[6:]).max() > 5.0  # the feet's share is not small
+    # a push on the trunk the feet hold: they push 30 N sideways more than the motion needs.
+    # ID's forces (from its torques, leg by leg) balance the base again, by the least change.
+    pushed_forces = forces + np.array([[0.0, 15.0, 0.0], [0.0, 15.0, 0.0], [0, 0, 0], [0, 0, 0]])
+    pushed = gravity[6:] - sum(j[:, 6:].T @ f for j, f in zip(jacobians, pushed_forces))
+    ground = gravity[6:] - inverse_dynamics(FEET, pushed)
+    legs = [np.flatnonzero(np.abs(j[:, 6:]).sum(axis=0)) for j in jacobians]  # its 3 joints
+    implied = np.concatenate(
+        [np.linalg.solve(j[:, 6 + leg].T, ground[leg]) for j, leg in zip(jacobians, legs)]
+    )
+    np.testing.assert_allclose(base_columns @ implied, gravity[:6], atol=1e-9)
+    change = implied - pushed_forces.ravel()
+    np.testing.assert_allclose(
+        np.linalg.pinv(base_columns) @ base_columns @ change, change, atol=1e-9
+    )
+    assert np.linalg.norm(change) > 10.0
+
+
 def test_the_consistency_check_flags_a_wrong_total_mass():
     """Forces that do carry the robot pass; the same torques read with a model whose trunk is
     30 % heavier leave the base rows unbalanced, and diagnostics say why."""
@@ -131,7 +185,7 @@ def test_the_live_pipeline_matches_mujocos_contact_forces_on_the_legged_scene():
             base_state='imu', contact_frames=FEET, external_torque_method='inverse_dynamics'
         ),
     )
-    errors, lifted = [], []
+    errors, lifted, applied, id_errors, rigid_errors = [], [], [], [], []
     for _ in range(int(9.0 / scene.step_size)):
         sample = scene.step()
         imu, joints, truth = sample.imu, sample.joints, sample.truth
@@ -152,12 +206,20 @@ def test_the_live_pipeline_matches_mujocos_contact_forces_on_the_legged_scene():
             ]
         )
         errors.append(np.linalg.norm(result.feet.forces - true, axis=1))
+        applied.append(truth.link_torques)
+        id_errors.append(result.inverse_dynamics - truth.link_torques)
+        rigid_errors.append(id_errors[-1] + result.feet.contact_torques)
         if 8.0 <= sample.time < 9.0:  # the left front foot is 6 cm up
             assert 'lf_foot' not in truth.contact_wrenches
             lifted.append(result.feet.contact)
     rms = np.sqrt(np.mean(np.square(errors)))
     assert rms < 0.02 * scene.weight
     assert all(contact == (False, True, True, True) for contact in lifted)
+    # inverse dynamics with the feet's share is what the joints apply; without it, it is not
+    applied_rms, id_rms, rigid_rms = (
+        np.sqrt(np.mean(np.square(v))) for v in (applied, id_errors, rigid_errors)
+    )
+    assert id_rms < 0.05 * applied_rms and rigid_rms > 0.5 * applied_rms
 
 
 def test_the_node_publishes_each_foot_and_the_centre_of_pressure(ros):
@@ -187,9 +249,10 @@ def test_the_node_publishes_each_foot_and_the_centre_of_pressure(ros):
         lh = harness.collect(Bool, f'{prefix}/feet/lh_foot/contact', SENSOR_QOS)
         rf = harness.collect(Bool, f'{prefix}/feet/rf_foot/contact', SENSOR_QOS)
         cop = harness.collect(PointStamped, f'{prefix}/cop', SENSOR_QOS)
+        inverse = harness.collect(JointState, f'{prefix}/inverse_dynamics_torques', SENSOR_QOS)
         feed = harness.probe.create_publisher(JointState, 'joint_states', SENSOR_QOS)
         assert wait_for(lambda: node.robot is not None and feed.get_subscription_count(), 30)
-        outputs = (lf, lh, rf, cop)
+        outputs = (lf, lh, rf, cop, inverse)
         for k in range(200):
             message = joint_state(
                 robot.joint_names, STANCE, np.zeros(12), efforts, stamp=1 + k / 100
@@ -205,6 +268,18 @@ def test_the_node_publishes_each_foot_and_the_centre_of_pressure(ros):
         )
         assert rf[-1].data is True and lh[-1].data is False  # 0.5 N: below 3 % of the weight
         assert cop[-1].header.frame_id == 'base'
+        # inverse dynamics less the feet's share (the core's figure; checked above)
+        live = LiveDynamics(
+            robot, LiveSettings(contact_frames=FEET, external_torque_method='inverse_dynamics')
+        )
+        for k in range(3):
+            sample = JointSample(robot.joint_names, STANCE, np.zeros(12), efforts, 0.01 * k)
+            expected = live.update(sample).inverse_dynamics
+        np.testing.assert_allclose(inverse[-1].effort, expected, atol=1e-9)
+        gravity = pin.computeGeneralizedGravity(
+            robot.model, robot.data, robot.configuration(STANCE)
+        )
+        assert np.abs(np.array(inverse[-1].effort) - gravity[6:]).max() > 5.0
 
 
 def test_centroidal_node_takes_its_contacts_and_zmp_from_the_foot_forces(ros):

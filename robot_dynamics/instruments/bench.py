@@ -167,6 +167,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="storm: the node's service_cpu_share (default: the node's default, 0.02)",
     )
     parser.add_argument(
+        '--runs',
+        type=_positive_int,
+        help='demo: runs in a row (default 20); descriptions: runs of the description storm '
+        '(default 5)',
+    )
+    parser.add_argument(
+        '--busy-cores',
+        type=_non_negative_int,
+        default=0,
+        help="demo, descriptions: CPU-bound competitors ('while True: pass') running meanwhile "
+        '(default 0)',
+    )
+    parser.add_argument(
         '--rss-bound-mib',
         type=float,
         default=16.0,
@@ -177,6 +190,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         extra = getattr(importlib.import_module(module), 'add_bench_arguments', None)
         if extra is not None:
             extra(parser)
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f'must be at least 1, got {value}')
+    return value
+
+
+def _non_negative_int(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f'must be at least 0, got {value}')
+    return value
 
 
 def run(args: argparse.Namespace) -> int:

@@ -23,7 +23,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-from robot_dynamics.instruments.processes import start_node_process, stop_node_process
+from robot_dynamics.instruments.processes import (
+    busy_cores,
+    start_node_process,
+    stop_node_process,
+)
 
 FAILURE_LINES = re.compile(
     r'Traceback|\[ERROR\]|\[FATAL\]|Segmentation fault|InvalidHandle|Exception in thread'
@@ -34,13 +38,6 @@ FAILURE_LINES = re.compile(
 def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
     """This target's options (:mod:`robot_dynamics.instruments.bench` calls it)."""
     group = parser.add_argument_group('bench demo')
-    group.add_argument('--runs', type=int, default=20, help='demo: runs in a row (default 20)')
-    group.add_argument(
-        '--busy-cores',
-        type=int,
-        default=0,
-        help="demo: CPU-bound competitors ('while True: pass') running meanwhile (default 0)",
-    )
     group.add_argument(
         '--demo-duration',
         type=float,
@@ -63,23 +60,12 @@ class DemoRun:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.runs < 1 or args.busy_cores < 0:
-        print('bench demo: --runs must be at least 1 and --busy-cores at least 0', file=sys.stderr)
-        return 2
-    competitors = [
-        start_node_process([sys.executable, '-c', 'while True: pass'])
-        for _ in range(args.busy_cores)
-    ]
-    try:
-        with tempfile.TemporaryDirectory(prefix='bench_demo_') as scratch:
-            folder = Path(args.keep_output or scratch)
-            runs = []
-            for index in range(args.runs):
-                runs.append(_run_demo(folder / f'run_{index + 1:02d}', args.demo_duration))
-                _print_run(index + 1, runs[-1])
-    finally:
-        for process in competitors:
-            stop_node_process(process)
+    with busy_cores(args.busy_cores), tempfile.TemporaryDirectory(prefix='bench_demo_') as scratch:
+        folder = Path(args.keep_output or scratch)
+        runs = []
+        for index in range(args.runs or 20):
+            runs.append(_run_demo(folder / f'run_{index + 1:02d}', args.demo_duration))
+            _print_run(index + 1, runs[-1])
     _print_totals(runs, args.busy_cores)
     return 0 if all(run.passed for run in runs) else 1
 

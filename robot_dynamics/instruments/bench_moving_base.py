@@ -166,6 +166,16 @@ def _print_feet(feet: dict) -> None:
         f'targets: force <= {100 * FOOT_FORCE_TARGET:g} % of weight, contact >= '
         f'{100 * CONTACT_TARGET:g} %, CoP <= {1000 * COP_TARGET:g} mm'
     )
+    print(
+        '\ninverse dynamics against the torques the joints apply (MuJoCo), RMS [N·m]: '
+        'rigid-body terms alone → less the feet\'s share Σ J_cᵀ f_c'
+    )
+    for (robot, profile), figures in feet.items():
+        print(
+            f'{robot:<11}{profile:<11}{figures.inverse_dynamics_error_without_feet:>9.3f} →'
+            f'{figures.inverse_dynamics_error:>7.3f}   (applied torques RMS '
+            f'{figures.motor_torque_rms:.3f})'
+        )
 
 
 # ---------------------------------------------------------------------- legged
@@ -186,11 +196,18 @@ class FeetFigures:
     """How the estimated feet compare with the truth over one legged run: ``force_error`` RMS of
     |f − f_true| per foot and sample, as a share of the weight; ``contact_agreement`` share of
     samples (transitions ± :data:`TRANSITION_MARGIN` left out) where every foot's contact state
-    agrees; ``cop_error`` median horizontal distance [m] from the true centre of pressure."""
+    agrees; ``cop_error`` median horizontal distance [m] from the true centre of pressure.
+    ``inverse_dynamics_error`` RMS over joints and samples [N·m] of ~/inverse_dynamics_torques
+    against the torques the joints truly apply (MuJoCo's, link side), and
+    ``inverse_dynamics_error_without_feet`` the same without the feet's share Σ J_cᵀ f_c
+    (the rigid-body terms alone); ``motor_torque_rms`` the true torques' RMS, for scale."""
 
     force_error: float
     contact_agreement: float
     cop_error: float
+    motor_torque_rms: float = math.nan
+    inverse_dynamics_error_without_feet: float = math.nan
+    inverse_dynamics_error: float = math.nan
 
     @property
     def met(self) -> bool:
@@ -217,6 +234,7 @@ def legged_feet(robot_name: str, profile: str, duration: float, seed: int = 5) -
     )
     root, names = scene.description.root, robot.joint_names
     errors, estimated, true_contact, cop_errors, times = [], [], [], [], []
+    applied, with_feet, without_feet = [], [], []
     for _ in range(int(duration / scene.step_size)):
         sample = scene.step()
         imu, stamp, truth = sample.imu, sample.time, sample.truth
@@ -234,6 +252,9 @@ def legged_feet(robot_name: str, profile: str, duration: float, seed: int = 5) -
             ]
         )
         errors.append(np.linalg.norm(result.feet.forces - true_forces, axis=1))
+        applied.append(truth.link_torques)
+        with_feet.append(result.inverse_dynamics - truth.link_torques)
+        without_feet.append(with_feet[-1] + result.feet.contact_torques)
         estimated.append(result.feet.contact)
         true_contact.append(true_forces[:, 2] > 0.0)
         times.append(stamp)
@@ -246,7 +267,14 @@ def legged_feet(robot_name: str, profile: str, duration: float, seed: int = 5) -
         float(np.sqrt(np.mean(np.square(errors)))) / scene.weight,
         _agreement(np.array(times), np.array(estimated), np.array(true_contact)),
         float(np.median(cop_errors)) if cop_errors else math.inf,
+        _rms(applied),
+        _rms(without_feet),
+        _rms(with_feet),
     )
+
+
+def _rms(values: list) -> float:
+    return float(np.sqrt(np.mean(np.square(values))))
 
 
 def _agreement(times: np.ndarray, estimated: np.ndarray, truth: np.ndarray) -> float:

@@ -20,9 +20,11 @@ Linux only (``prctl``, ``/proc``); elsewhere the processes start plainly and not
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
+import sys
 from pathlib import Path
 from typing import Iterable, Optional, Sequence
 
@@ -42,6 +44,20 @@ def start_node_process(command: Sequence[str], **popen_arguments) -> subprocess.
     return subprocess.Popen(
         list(command), preexec_fn=_die_with_parent(os.getpid()), **popen_arguments
     )
+
+
+@contextlib.contextmanager
+def busy_cores(count: int):
+    """``count`` plain ``while True: pass`` processes (normal priority) competing for the CPU
+    while the block runs; stopped on exit."""
+    competitors = [
+        start_node_process([sys.executable, '-c', 'while True: pass']) for _ in range(count)
+    ]
+    try:
+        yield competitors
+    finally:
+        for process in competitors:
+            stop_node_process(process)
 
 
 def is_dds_file(name: str) -> bool:

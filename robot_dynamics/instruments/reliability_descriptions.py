@@ -1,12 +1,14 @@
 """The hostile-descriptions run (`robot_dynamics bench descriptions`): 200-odd broken, hostile and
 huge robot_description texts, screened by the node's own intake and then published into a
-running node while a 1 kHz joint_states stream flows, plus a description every 0.5 s.
+running node while a 1 kHz joint_states stream flows, plus a description every 0.5 s (each such
+run against its own quiet p99, measured on the same stream before its first description).
 
 Each description is labelled with what the node must do with it (:data:`REJECTED`,
 :data:`ACCEPTED`, :data:`WARNED`); the run checks the node against that label, that the last
-good model is kept, that no output mixes two models, and the stream's answered fraction and
-longest gap between two outputs against :data:`STREAM_ANSWERED_TARGET` and
-:data:`STREAM_GAP_TARGET_MS`. Stamps are ROS times (s + ns); latencies and gaps in ms.
+good model is kept, that no output mixes two models, and the stream's answered fraction, the
+node's part of the longest gap between two outputs and (every 0.5 s) its p99 over the quiet p99
+against :data:`STREAM_ANSWERED_TARGET`, :data:`STREAM_GAP_TARGET_MS` and
+:data:`STORM_P99_RATIO_TARGET`. Stamps are ROS times (s + ns); latencies and gaps in ms.
 """
 
 from __future__ import annotations
@@ -500,7 +502,11 @@ STREAM_ANSWERED_TARGET = 0.999
 """Share of the joint states a node must answer while descriptions arrive (``bench
 descriptions``)."""
 STREAM_GAP_TARGET_MS = 50.0
-"""Longest time [ms] between two outputs of the stream while descriptions arrive."""
+"""Longest time [ms] between two outputs of the stream while descriptions arrive, less the
+time between their inputs (the node's part of a gap)."""
+STORM_P99_RATIO_TARGET = 2.0
+"""Largest accepted p99 latency of the stream while descriptions arrive, over its quiet p99
+in the same run."""
 
 
 @dataclass
@@ -521,12 +527,15 @@ class DescriptionStreamFigures:
     longest_input_gap_ms: float = 0.0
     """Longest time [ms] between two joint states this process sent: a gap the feeder made
     (this process stalled), not the node."""
+    longest_node_gap_ms: float = 0.0
+    """Longest gap between two outputs less the time between their inputs [ms]: the node's
+    part of a gap (the target's figure)."""
 
     @property
     def meets_targets(self) -> bool:
         return (
             self.answered_fraction >= STREAM_ANSWERED_TARGET
-            and self.longest_gap_ms <= STREAM_GAP_TARGET_MS
+            and self.longest_node_gap_ms <= STREAM_GAP_TARGET_MS
             and not self.mixed_outputs
             and not self.wrong_outputs
         )
@@ -538,6 +547,7 @@ class DescriptionStreamFigures:
             'answered_percent': round(100.0 * self.answered_fraction, 3),
             'longest_gap_ms': round(self.longest_gap_ms, 1),
             'longest_input_gap_ms': round(self.longest_input_gap_ms, 1),
+            'longest_node_gap_ms': round(self.longest_node_gap_ms, 1),
             'p99_ms': round(self.p99_ms, 2),
             'mixed_or_wrong_outputs': self.mixed_outputs + self.wrong_outputs,
             'meets_targets': self.meets_targets,
@@ -560,11 +570,16 @@ def _wait_for_answers(
 
 
 def _output_gaps(sent: list, feeder: StreamFeeder) -> list:
-    """(arrival [ns], gap since the previous output [ms]) of each answer ``feeder`` received to
-    the stamps ``sent``, in arrival order (the first answer has no gap)."""
+    """(arrival [ns], gap since the previous output [ms], the node's part of that gap [ms]) of
+    each answer ``feeder`` received to the stamps ``sent``, in arrival order (the first answer has
+    no gap). The node's part is the gap less the time between the two inputs' stamps: a gap in
+    what this process sent (it stalled) is not the node's."""
     sent_set = set(sent)
-    arrivals = sorted(arrival for stamp, arrival in feeder.received if stamp in sent_set)
-    return [(b, (b - a) * 1e-6) for a, b in zip(arrivals, arrivals[1:])]
+    answers = sorted((arrival, stamp) for stamp, arrival in feeder.received if stamp in sent_set)
+    return [
+        (b, (b - a) * 1e-6, ((b - a) - (stamp_b - stamp_a)) * 1e-6)
+        for (a, stamp_a), (b, stamp_b) in zip(answers, answers[1:])
+    ]
 
 
 def _description_stream_figures(
@@ -583,26 +598,27 @@ def _description_stream_figures(
     return DescriptionStreamFigures(
         len(sent),
         fraction_answered(sent, feeder.received),
-        max((gap for _, gap in output_gaps), default=math.inf),
+        max((gap for _, gap, _ in output_gaps), default=math.inf),
         figures.p50_ms,
         figures.p99_ms,
         figures.max_ms,
         mixed,
         wrong_gravity_outputs(feeder, references),
         max(input_gaps, default=0.0),
+        max((node_gap for _, _, node_gap in output_gaps), default=math.inf),
     )
 
 
 def _attribute_gaps(outcomes: list, published_ns: list, output_gaps: list) -> None:
     """Set each outcome's ``longest_gap_ms``: the longest of ``output_gaps`` (:func:`_output_gaps`)
     whose second output arrived between that description's publication and the next one's."""
-    arrivals = [arrival for arrival, _ in output_gaps]
+    arrivals = [arrival for arrival, _, _ in output_gaps]
     windows = published_ns[1 : len(outcomes)] + [math.inf]
     for outcome, start, end in zip(outcomes, published_ns, windows):
         inside = output_gaps[
             bisect.bisect_left(arrivals, start) : bisect.bisect_left(arrivals, end)
         ]
-        outcome.longest_gap_ms = max((gap for _, gap in inside), default=0.0)
+        outcome.longest_gap_ms = max((gap for _, gap, _ in inside), default=0.0)
 
 
 class _DescriptionPublisher:
@@ -783,9 +799,31 @@ class DescriptionScenarioReport:
     models_expected: int = 0
     """Models the node would load if it handled every description (the first one included)."""
     rejections_expected: int = 0
+    quiet_p99_ms: float = math.nan
+    """p99 latency [ms] of the same stream, same node, before the first description of the
+    run (the baseline of :attr:`p99_ratio`)."""
+
+    @property
+    def p99_ratio(self) -> float:
+        """The stream's p99 while descriptions arrive over its quiet p99."""
+        return self.stream.p99_ms / self.quiet_p99_ms
+
+    @property
+    def meets_targets(self) -> bool:
+        """≥ 99.9 % answered, longest gap, every output one model's g(q), and p99 at most
+        :data:`STORM_P99_RATIO_TARGET` × the quiet p99; the node alive."""
+        return (
+            self.node_alive
+            and self.stream.meets_targets
+            and self.p99_ratio <= STORM_P99_RATIO_TARGET
+        )
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        return {
+            **asdict(self),
+            'p99_ratio': round(self.p99_ratio, 3),
+            'meets_targets': self.meets_targets,
+        }
 
 
 def description_scenario_texts(good_text: str) -> list:
@@ -807,11 +845,16 @@ def description_scenario_texts(good_text: str) -> list:
 
 
 def description_scenario(
-    urdf: str, interval: float = 0.5, duration: float = 10.0, rate: float = 1000.0
+    urdf: str,
+    interval: float = 0.5,
+    duration: float = 10.0,
+    rate: float = 1000.0,
+    quiet: float = 5.0,
 ) -> DescriptionScenarioReport:
     """A description every ``interval`` seconds for ``duration`` seconds
     (:func:`description_scenario_texts`, cycled) to a dynamics_node streaming at ``rate`` [Hz],
-    fed the joints of both models; every output must be one model's g(q)."""
+    fed the joints of both models; every output must be one model's g(q). The same stream runs
+    ``quiet`` seconds before the first description: its p99 is the run's baseline."""
     good_text = open(urdf, encoding='utf-8').read()
     cycle = description_scenario_texts(good_text)
     variant = cycle[3][0]
@@ -834,6 +877,10 @@ def description_scenario(
                 text.encode('utf-8', 'surrogatepass') for text, _ in cycle
             ]  # before the stream, as above
             stream = _stream_on_a_loaded_model(run, diagnostics, descriptions, good_text, rate)
+            time.sleep(1.0)  # the stream's own start-up is not its quiet baseline
+            quiet_start = len(stream.sent)
+            time.sleep(quiet)
+            quiet_end = len(stream.sent)
             count = max(1, int(duration / interval))
             start = time.perf_counter()
             for k in range(count):
@@ -846,8 +893,9 @@ def description_scenario(
             descriptions.close()
         alive = run.process.poll() is None
         time.sleep(0.2)  # the last diagnostics
-        output_gaps = _output_gaps(stream.sent, run.feeder)
-        figures = _description_stream_figures(stream.sent, run.feeder, references, output_gaps)
+        quiet_sent, storm_sent = stream.sent[quiet_start:quiet_end], stream.sent[quiet_end:]
+        output_gaps = _output_gaps(storm_sent, run.feeder)
+        figures = _description_stream_figures(storm_sent, run.feeder, references, output_gaps)
         kinds = [cycle[k % len(cycle)][1] for k in range(count)]
         return DescriptionScenarioReport(
             interval,
@@ -858,4 +906,5 @@ def description_scenario(
             figures,
             1 + kinds.count(ACCEPTED),
             kinds.count(REJECTED),
+            stream_figures(quiet_sent, run.feeder.received).p99_ms,
         )

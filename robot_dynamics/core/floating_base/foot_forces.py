@@ -18,6 +18,15 @@ The base rows are not used to solve: they are the consistency check. Their linea
 total force the feet must apply, m (c̈ − g) in base axes, against Σ f_c: a wrong total mass, a
 missed contact or a contact the frames do not name shows up as their difference.
 
+For inverse dynamics the feet's forces must also balance the base. The forces of the feet in
+contact closest to the estimate (least squares) that give the base rows exactly what the motion
+needs, f* = f + A⁺ (w − A f) with A the base columns of the feet's Jacobians and w the base
+rows, are the ground's share of the joint rows: the motors apply M v̇ + h − Σ J_cᵀ f*_c
+(Featherstone 2008; the projection is the least-change correction of Mistry, Buchli and Schaal,
+"Inverse dynamics control of floating base systems using orthogonal decomposition", 2010). Where
+the measured torques agree with the base's motion, that equals them; a force on the body that no
+foot takes shows up as the difference.
+
 Forces come out in base axes and are turned into world-aligned axes with the base's attitude
 (identity when it is unknown). A foot is in contact while its force's vertical (world z)
 component is above ``on_force`` [N], until it falls below ``off_force`` (hysteresis). The centre
@@ -52,13 +61,18 @@ class FootForces:
     """The feet at one joint state: ``frames`` (``contact_frames`` order); ``forces`` (k × 3)
     [N], the ground's force on each foot, world-aligned axes; ``contact`` (k,) bool; ``cop`` the
     centre of pressure [m] in the base frame (None with no foot in contact); ``force_mismatch``
-    [N]: |Σ f_c − m (c̈ − g)|, the base rows' disagreement (consistency check)."""
+    [N]: |Σ f_c − m (c̈ − g)|, the base rows' disagreement (consistency check);
+    ``contact_torques``: the feet's share of inverse dynamics."""
 
     frames: tuple
     forces: np.ndarray
     contact: tuple
     cop: Optional[np.ndarray]
     force_mismatch: float
+    contact_torques: Optional[np.ndarray] = None
+    """Σ J_cᵀ f*_c [N·m, N] (``joint_names`` order): the joint torques the ground's forces take
+    off inverse dynamics, with the forces of the feet in contact balanced against the base rows
+    (module docstring); zero with no foot in contact."""
 
 
 @dataclass(frozen=True)
@@ -183,13 +197,33 @@ class FootForceEstimator:
         vertical = world_forces[:, 2]
         self._contact = np.where(self._contact, vertical > self.off_force, vertical > self.on_force)
         points = np.array([twin.data.oMf[f].translation for f in self._frame_ids])
+        base = twin.base_dofs
+        balanced = self._balanced(jacobians, forces, full[:base])
+        contact_torques = sum(
+            (jacobian[:, base:].T @ force for jacobian, force in zip(jacobians, balanced)),
+            np.zeros(len(full) - base),
+        )
         return FootForces(
             self.frames,
             world_forces,
             tuple(bool(c) for c in self._contact),
             _centre_of_pressure(points, vertical, self._contact),
             mismatch,
+            contact_torques,
         )
+
+    def _balanced(self, jacobians: list, forces: np.ndarray, base_wrench: np.ndarray) -> np.ndarray:
+        """The forces (k × 3, base axes) of the feet in contact closest to ``forces`` whose
+        base rows give ``base_wrench`` (least squares when they cannot); zero for the others."""
+        touching = np.flatnonzero(self._contact)
+        balanced = np.zeros_like(forces)
+        if touching.size:
+            base = self._dynamics.twin.base_dofs
+            columns = np.hstack([jacobians[k][:, :base].T for k in touching])
+            estimate = forces[touching].ravel()
+            correction = np.linalg.lstsq(columns, base_wrench - columns @ estimate, rcond=None)[0]
+            balanced[touching] = (estimate + correction).reshape(-1, 3)
+        return balanced
 
 
 def _centre_of_pressure(

@@ -11,7 +11,9 @@ does not include the observer):
    (:class:`~robot_dynamics.core.streams.live_torques.LiveTorqueEstimator`) gravity g(q), inverse
    dynamics ID = M(q) q̈ + C(q, q̇) q̇ + g(q) and the residual τ_measured − ID. A known external
    wrench F (:meth:`LiveDynamics.take_known_wrench`) is taken off: ID − Jᵀ(q) F and
-   residual + Jᵀ F.
+   residual + Jᵀ F. With ``contact_frames`` the feet's ground forces are estimated from the
+   residual (:class:`~robot_dynamics.core.floating_base.foot_forces.FootForceEstimator`) and
+   their share taken off ID: ID − Σ J_cᵀ f_c, what the motors of a standing robot apply.
 2. :meth:`LiveDynamics.result`: the external torques τ_ext = Jᵀ F_ext the environment applies,
    by one of two routes (``external_torque_method``): ``observer``, the generalized-momentum
    observer's r (De Luca & Mattone 2005; a first-order low-pass of τ_ext, no q̈ needed;
@@ -19,9 +21,7 @@ does not include the observer):
    ``inverse_dynamics``, −residual = ID − τ_measured. Then contact detection on τ_ext (thresholds
    given or calibrated: :class:`~robot_dynamics.core.contact.contact_detection.ContactDetector`),
    the external wrench at ``wrench_frame`` when the caller asks for it
-   (:class:`~robot_dynamics.core.contact.external_wrench.WrenchEstimator`), the feet's ground
-   forces of a legged robot from the inverse-dynamics route's τ_ext (``contact_frames``;
-   :class:`~robot_dynamics.core.floating_base.foot_forces.FootForceEstimator`), and the sample
+   (:class:`~robot_dynamics.core.contact.external_wrench.WrenchEstimator`) and the sample
    appended to the payload recording.
 
 Units and frames: joint torques in N·m (N for prismatic joints), joint space, in
@@ -156,7 +156,8 @@ class LiveResult:
     """Everything dynamics_node publishes for one joint state (joint space, ``joint_names``
     order, N·m or N; ``stamp`` [s] of the sample).
 
-    * ``gravity`` g(q) and ``inverse_dynamics`` M(q) q̈ + C(q, q̇) q̇ + g(q) − Jᵀ F_known;
+    * ``gravity`` g(q) and ``inverse_dynamics`` M(q) q̈ + C(q, q̇) q̇ + g(q) − Jᵀ F_known, and
+      with ``contact_frames`` − Σ J_cᵀ f_c of the feet's ground forces (what the motors apply);
     * ``external_torques`` τ_ext = J(q)ᵀ F_ext, the torques the environment applies beyond any
       known wrench, by ``route``: ``'observer'`` (the momentum observer's r) or
       ``'inverse_dynamics'`` (ID − τ_measured); None while efforts or velocities are missing
@@ -541,6 +542,8 @@ class LiveDynamics:
             torques = self._without_offsets(torques)
         if self._carried.known_wrench.current is not None:
             torques = self._with_known_wrench(torques)
+        if self._feet is not None and torques.residual is not None:
+            torques = self._with_foot_forces(torques)
         self._latest = torques
         return torques
 
@@ -678,7 +681,6 @@ class LiveDynamics:
             and torques.velocities is not None
         ):
             self.recording.append(stamp, torques.positions, torques.velocities, torques.efforts)
-        feet = self._foot_forces(torques)
         return LiveResult(
             stamp,
             self.robot.joint_names,
@@ -690,14 +692,13 @@ class LiveDynamics:
             estimate,
             torques.known_torques,
             self.problems,
-            feet,
+            torques.feet,
         )
 
-    def _foot_forces(self, torques: TorqueSample) -> Optional[FootForces]:
-        """The feet of ``torques`` from the inverse-dynamics route's τ_ext (None without feet or
-        efforts)."""
-        if self._feet is None or torques.residual is None:
-            return None
+    def _with_foot_forces(self, torques: TorqueSample) -> TorqueSample:
+        """``torques`` with the feet estimated from the inverse-dynamics route's τ_ext and
+        their ground forces' share Σ J_cᵀ f_c taken off its inverse dynamics (what the motors
+        apply; the residual keeps every external force, the ground's included)."""
         feet = self._last_feet = self._feet.estimate(
             torques.positions,
             torques.velocities,
@@ -706,7 +707,9 @@ class LiveDynamics:
             self._motion,
             self.base_state.attitude(),
         )
-        return feet
+        return replace(
+            torques, inverse_dynamics=torques.inverse_dynamics - feet.contact_torques, feet=feet
+        )
 
     def _external_torques(self, sample: TorqueSample) -> Optional[np.ndarray]:
         """τ_ext [N·m] by the route in use, or None without efforts (or while the observer

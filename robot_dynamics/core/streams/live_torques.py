@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Optional, Sequence
+from typing import TYPE_CHECKING, Optional, Sequence
 
 import numpy as np
 import pinocchio as pin
@@ -34,6 +34,9 @@ from robot_dynamics.core.model.model import RobotModel
 from robot_dynamics.core.streams.differentiation import CausalDifferentiator
 from robot_dynamics.core.streams.effort_model import EffortModel
 from robot_dynamics.core.streams.joint_states import EFFORT, POSITION, VELOCITY, JointStateMerger
+
+if TYPE_CHECKING:
+    from robot_dynamics.core.floating_base.foot_forces import FootForces
 
 ACCELERATION_MODES = ('estimated', 'zero')
 
@@ -50,7 +53,9 @@ class TorqueSample:
     one. ``base_torques``: what the base's motion or tilt adds to ``inverse_dynamics`` beyond the
     upright base at rest (already in ``gravity``, ``inverse_dynamics`` and ``residual``; see
     :mod:`~robot_dynamics.core.dynamics.base_motion`); None without base state.
-    ``accelerations``: the q̈ [rad/s², m/s²] ``inverse_dynamics`` used."""
+    ``accelerations``: the q̈ [rad/s², m/s²] ``inverse_dynamics`` used. ``feet``: a legged
+    robot's foot forces, whose share Σ J_cᵀ f_c is already taken off ``inverse_dynamics``
+    (``residual`` keeps them); None without ``contact_frames`` or efforts."""
 
     stamp: float
     positions: np.ndarray
@@ -62,6 +67,7 @@ class TorqueSample:
     known_torques: Optional[np.ndarray] = None
     base_torques: Optional[np.ndarray] = None
     accelerations: Optional[np.ndarray] = None
+    feet: Optional['FootForces'] = None
 
 
 class LiveTorqueEstimator:
