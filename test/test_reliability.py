@@ -12,6 +12,7 @@ with margins that hold with other CPU-bound work on the machine; the throughput 
 targets are `robot_dynamics bench`'s (docs/reliability.md, docs/performance.md).
 """
 
+import math
 import os
 import signal
 import subprocess
@@ -153,6 +154,35 @@ def test_node_keeps_the_good_model_and_bounded_memory_through_hostile_descriptio
     assert report.stream_answered_fraction >= 0.9
     # One 50 MB message is held by the DDS and allocator pools (~60 MiB); repeats do not add to it.
     assert report.rss_end_kib - report.rss_start_kib < 128 * MIB
+
+
+def test_description_storm_run_measures_its_own_quiet_baseline_and_loads_every_model():
+    report = reliability_descriptions.description_scenario(URDF, duration=3.5, quiet=2.0)
+    assert report.node_alive
+    assert report.descriptions == 7 and report.models_expected == 3
+    assert report.models_loaded == report.models_expected  # the other model, then the first again
+    assert report.stream.mixed_outputs == 0 and report.stream.wrong_outputs == 0
+    assert 0.0 < report.quiet_p99_ms < math.inf and report.stream.sent > 0
+    assert report.p99_ratio == report.stream.p99_ms / report.quiet_p99_ms
+    assert set(report.to_dict()) >= {'quiet_p99_ms', 'p99_ratio', 'meets_targets'}
+
+
+def test_a_gap_in_what_the_feeder_sent_is_not_the_nodes():
+    class Answers:  # what a StreamFeeder records: (input stamp, arrival) [ns]
+        received = [(0, 500_000), (1_000_000, 1_500_000), (60_000_000, 60_500_000)]
+        received += [(61_000_000, 101_500_000)]  # the node held this one 40 ms
+
+    gaps = reliability_descriptions._output_gaps([0, 1_000_000, 60_000_000, 61_000_000], Answers)
+    assert [round(gap, 3) for _, gap, _ in gaps] == [1.0, 59.0, 41.0]
+    assert [round(node, 3) for _, _, node in gaps] == [0.0, 0.0, 40.0]
+
+
+def test_a_node_started_into_a_running_stream_loads_its_model():
+    report = reliability_restarts.startup_with_stream(URDF, starts=1)
+    # How long is `bench descriptions`'s figure; here: it starts, with and without the stream.
+    assert len(report.quiet_s) == 1 and len(report.streaming_s) == 1
+    assert 0.0 < max(report.quiet_s + report.streaming_s) < 60.0, report
+    assert math.isfinite(report.stream_cost_s)
 
 
 def test_soak_answers_the_stream_with_memory_bounded_by_design():

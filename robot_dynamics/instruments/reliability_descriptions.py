@@ -623,9 +623,12 @@ def _attribute_gaps(outcomes: list, published_ns: list, output_gaps: list) -> No
 
 class _DescriptionPublisher:
     """Publishes robot_description strings from a process of its own (:func:`publish_descriptions`),
-    so that serialising a 50 MB string never stalls the bench's own joint-state feed."""
+    so that serialising a 50 MB string never stalls the bench's own joint-state feed. The texts
+    of a run are handed over at the start (``staged``, str or UTF-8 bytes) and published later by
+    index: handing over a 20 MB text through the pipe while the stream runs would hold this
+    process, whose feeder sends the stream and timestamps the answers."""
 
-    def __init__(self, topic: str):
+    def __init__(self, topic: str, staged: Sequence = ()):
         self.process = processes.start_node_process(
             [
                 sys.executable,
@@ -639,17 +642,29 @@ class _DescriptionPublisher:
         if self.process.stdout.readline().strip() != b'ready':
             self.close()
             raise ReliabilityRunError('the description publisher did not start')
+        for text in staged:
+            self._send(b'+', text, b'staged')
 
     def publish(self, text) -> None:
-        """Publish ``text`` (str, or its UTF-8 bytes); returns once it is handed to the
-        middleware."""
+        """Publish ``text`` (str, or its UTF-8 bytes), or with an int the text staged at that
+        index; returns once it is handed to the middleware."""
+        if isinstance(text, int):
+            self.process.stdin.write(f'#{text}\n'.encode())
+            self._answer(b'sent')
+        else:
+            self._send(b'', text, b'sent')
+
+    def _send(self, prefix: bytes, text, answer: bytes) -> None:
         data = text if isinstance(text, bytes) else text.encode('utf-8', 'surrogatepass')
-        self.process.stdin.write(f'{len(data)}\n'.encode())
+        self.process.stdin.write(prefix + f'{len(data)}\n'.encode())
         self.process.stdin.write(
             data
         )  # not joined to the header: copying 50 MB would hold this process's GIL
+        self._answer(answer)
+
+    def _answer(self, expected: bytes) -> None:
         self.process.stdin.flush()
-        if self.process.stdout.readline().strip() != b'sent':
+        if self.process.stdout.readline().strip() != expected:
             raise ReliabilityRunError('the description publisher stopped')
 
     def close(self) -> None:
@@ -663,9 +678,11 @@ class _DescriptionPublisher:
 
 
 def publish_descriptions(topic: str) -> None:
-    """The description publisher's process: per request on stdin (a line with the length in
-    bytes, then the UTF-8 text) one std_msgs/String on ``topic`` (transient local), answered
-    'sent' on stdout; ends when stdin closes."""
+    """The description publisher's process: per request on stdin one line, then its text: a
+    length in bytes then that many bytes of UTF-8 text, published as one std_msgs/String on
+    ``topic`` (transient local) and answered 'sent'; ``+`` and a length: the text kept for later,
+    answered 'staged'; ``#`` and an index: the text kept at that index published, answered
+    'sent'. Ends when stdin closes."""
     import signal
 
     import rclpy
@@ -677,16 +694,25 @@ def publish_descriptions(topic: str) -> None:
     rclpy.init()
     node = rclpy.create_node(f'bench_descriptions_{os.getpid()}')
     publisher = node.create_publisher(String, topic, DESCRIPTION_QOS)
+    staged: list = []
     out = sys.stdout.buffer
     out.write(b'ready\n')
     out.flush()
     while True:
-        line = sys.stdin.buffer.readline()
+        line = sys.stdin.buffer.readline().strip()
         if not line:
             break
-        text = sys.stdin.buffer.read(int(line)).decode('utf-8', 'surrogatepass')
-        publisher.publish(String(data=text))
-        out.write(b'sent\n')
+        if line.startswith(b'#'):
+            publisher.publish(String(data=staged[int(line[1:])]))
+            out.write(b'sent\n')
+        else:
+            text = sys.stdin.buffer.read(int(line.lstrip(b'+'))).decode('utf-8', 'surrogatepass')
+            if line.startswith(b'+'):
+                staged.append(text)
+                out.write(b'staged\n')
+            else:
+                publisher.publish(String(data=text))
+                out.write(b'sent\n')
         out.flush()
     time.sleep(0.5)  # the last message's reliable delivery
     node.destroy_node()
@@ -735,19 +761,17 @@ def descriptions_node(
         deep_history=True,
     ) as run:
         diagnostics = run.watch_diagnostics()
-        descriptions = _DescriptionPublisher('/bench/robot_description')
+        descriptions = _DescriptionPublisher(
+            '/bench/robot_description', [case.text for case in refused]
+        )
         try:
-            # Encoded before the stream starts: encoding 50 MB holds the GIL of this process, whose
-            # feeder
-            # sends the stream (a 60 ms gap in its input otherwise).
-            payloads = [case.text.encode('utf-8', 'surrogatepass') for case in refused]
             stream = _stream_on_a_loaded_model(run, diagnostics, descriptions, good_text, rate)
             rss_start = resident_kib(run.process.pid)
-            for case, payload in zip(refused, payloads):
+            for index, case in enumerate(refused):
                 before = model_value(diagnostics, 'descriptions_rejected')
                 started = time.perf_counter()
                 published_ns.append(time.time_ns())
-                descriptions.publish(payload)
+                descriptions.publish(index)
                 counted = wait_for(
                     lambda: model_value(diagnostics, 'descriptions_rejected') > before,
                     timeout_per_description,
@@ -849,7 +873,7 @@ def description_scenario(
     interval: float = 0.5,
     duration: float = 10.0,
     rate: float = 1000.0,
-    quiet: float = 5.0,
+    quiet: float = 10.0,
 ) -> DescriptionScenarioReport:
     """A description every ``interval`` seconds for ``duration`` seconds
     (:func:`description_scenario_texts`, cycled) to a dynamics_node streaming at ``rate`` [Hz],
@@ -871,11 +895,8 @@ def description_scenario(
         deep_history=True,
     ) as run:
         diagnostics = run.watch_diagnostics()
-        descriptions = _DescriptionPublisher('/bench/robot_description')
+        descriptions = _DescriptionPublisher('/bench/robot_description', [t for t, _ in cycle])
         try:
-            payloads = [
-                text.encode('utf-8', 'surrogatepass') for text, _ in cycle
-            ]  # before the stream, as above
             stream = _stream_on_a_loaded_model(run, diagnostics, descriptions, good_text, rate)
             time.sleep(1.0)  # the stream's own start-up is not its quiet baseline
             quiet_start = len(stream.sent)
@@ -885,18 +906,21 @@ def description_scenario(
             start = time.perf_counter()
             for k in range(count):
                 sleep_until(start + (k + 1) * interval)
-                descriptions.publish(payloads[k % len(payloads)])
+                descriptions.publish(k % len(cycle))
             time.sleep(interval)
             stream.stop()
             _wait_for_answers(run.feeder, stream.sent)
         finally:
             descriptions.close()
         alive = run.process.poll() is None
-        time.sleep(0.2)  # the last diagnostics
+        kinds = [cycle[k % len(cycle)][1] for k in range(count)]
+        expected = 1 + kinds.count(ACCEPTED)
+        # the last diagnostics: a busy machine may still be loading the last model
+        wait_for(lambda: model_value(diagnostics, 'models_loaded') >= expected, 10.0)
+        time.sleep(0.2)
         quiet_sent, storm_sent = stream.sent[quiet_start:quiet_end], stream.sent[quiet_end:]
         output_gaps = _output_gaps(storm_sent, run.feeder)
         figures = _description_stream_figures(storm_sent, run.feeder, references, output_gaps)
-        kinds = [cycle[k % len(cycle)][1] for k in range(count)]
         return DescriptionScenarioReport(
             interval,
             count,
@@ -904,7 +928,7 @@ def description_scenario(
             model_value(diagnostics, 'descriptions_rejected'),
             alive,
             figures,
-            1 + kinds.count(ACCEPTED),
+            expected,
             kinds.count(REJECTED),
             stream_figures(quiet_sent, run.feeder.received).p99_ms,
         )

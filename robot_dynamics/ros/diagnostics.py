@@ -96,6 +96,7 @@ def model_status(
             'source': source.source,
             'total_mass_kg': robot.total_mass(),
             'models_loaded': source.swaps,
+            'first_model_after_s': source.first_model_after_s,
             'descriptions_rejected': source.rejected,
             'last_error': source.last_error,
             **values,

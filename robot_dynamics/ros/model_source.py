@@ -24,6 +24,7 @@ calls that hold the interpreter lock).
 
 from __future__ import annotations
 
+import os
 import threading
 from typing import Any, Callable, Mapping, Optional
 
@@ -66,6 +67,14 @@ MODEL_SOURCE_PARAMETERS = (
 """The parameters of a node's model source (rows of its parameter table)."""
 
 
+def process_age_s() -> float:
+    """Seconds since this process started (Linux /proc; 10 ms resolution)."""
+    with open('/proc/self/stat', encoding='ascii') as stat:
+        start_ticks = int(stat.read().rsplit(')', 1)[1].split()[19])
+    with open('/proc/uptime', encoding='ascii') as uptime:
+        return float(uptime.read().split()[0]) - start_ticks / os.sysconf('SC_CLK_TCK')
+
+
 class ModelSource:
     """Owns the node's current :class:`RobotModel` and rebuilds it when a description arrives.
 
@@ -89,6 +98,8 @@ class ModelSource:
         self.gravity = parameters['gravity']
         self.robot: Optional[RobotModel] = None
         self.swaps = 0
+        self.first_model_after_s: Optional[float] = None
+        """Seconds from this process's start to its first model in use (start-up time)."""
         self.rejected = 0
         self.last_error = ''
         self._current_text: Optional[str] = None
@@ -147,6 +158,8 @@ class ModelSource:
         for warning in robot.warnings:
             self._node.get_logger().warning(f'robot description: {warning}')
         self._on_model(robot)
+        if self.first_model_after_s is None:
+            self.first_model_after_s = process_age_s()
         return True
 
     def _reject(self, reason: str) -> None:
