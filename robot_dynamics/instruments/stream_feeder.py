@@ -9,6 +9,7 @@ Used by :mod:`robot_dynamics.instruments.bench` and the reliability runs.
 
 from __future__ import annotations
 
+import gc
 import os
 import subprocess
 import sys
@@ -258,20 +259,30 @@ class StreamFeeder:
     ) -> list:
         """Publish at ``rate`` [Hz] for ``warmup + duration`` seconds (or until ``until()`` is true
         after the warm-up); returns the stamps [ns] sent after the warm-up, appended to ``sent``
-        as they go when it is given (a list another thread may read)."""
+        as they go when it is given (a list another thread may read). This process's garbage
+        collector is off meanwhile: a full collection of its heap would stall both what it sends
+        and the arrival times it records."""
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            return self._feed(rate, duration, warmup, until, [] if sent is None else sent)
+        finally:
+            if collecting:
+                gc.enable()
+
+    def _feed(self, rate: float, duration: float, warmup: float, until, sent: list) -> list:
         import numpy as np
         from nav_msgs.msg import Odometry
         from sensor_msgs.msg import JointState
 
-        count = len(self.names)
         message = JointState(name=self.names)
         odom = Odometry()
         odom.header.frame_id, odom.child_frame_id = 'odom', 'base'
         odom.pose.pose.position.z, odom.pose.pose.orientation.w = 0.45, 1.0
-        sent = [] if sent is None else sent
+        total = warmup + duration
+        count = len(self.names)
         period = 1.0 / rate
         start = time.monotonic()
-        total = warmup + duration
         tick = 0
         while True:
             target = start + tick * period
