@@ -176,13 +176,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         '--runs',
-        type=_positive_int,
+        type=_integer_at_least(1),
         help='demo: runs in a row (default 20); descriptions: runs of the description storm '
         '(default 5)',
     )
     parser.add_argument(
         '--busy-cores',
-        type=_non_negative_int,
+        type=_integer_at_least(0),
         default=0,
         help="demo, descriptions: CPU-bound competitors ('while True: pass') running meanwhile "
         '(default 0)',
@@ -200,18 +200,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             extra(parser)
 
 
-def _positive_int(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f'must be at least 1, got {value}')
-    return value
+def _integer_at_least(minimum: int):
+    """An argparse type: an integer not below ``minimum``."""
 
+    def parse(text: str) -> int:
+        value = int(text)
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f'must be at least {minimum}, got {value}')
+        return value
 
-def _non_negative_int(text: str) -> int:
-    value = int(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f'must be at least 0, got {value}')
-    return value
+    return parse
 
 
 def run(args: argparse.Namespace) -> int:

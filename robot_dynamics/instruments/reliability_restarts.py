@@ -9,6 +9,7 @@ with the wrong model). Times in s; efforts in N·m.
 from __future__ import annotations
 
 import re
+import statistics
 import time
 from dataclasses import asdict, dataclass
 
@@ -190,8 +191,6 @@ class StartupReport:
     @property
     def stream_cost_s(self) -> float:
         """Median start-up with the stream minus median start-up without it (node's clock)."""
-        import statistics
-
         return statistics.median(self.streaming_s) - statistics.median(self.quiet_s)
 
     def to_dict(self) -> dict:

@@ -69,7 +69,7 @@ class FootForces:
     contact: tuple
     cop: Optional[np.ndarray]
     force_mismatch: float
-    contact_torques: Optional[np.ndarray] = None
+    contact_torques: np.ndarray
     """Σ J_cᵀ f*_c [N·m, N] (``joint_names`` order): the joint torques the ground's forces take
     off inverse dynamics, with the forces of the feet in contact balanced against the base rows
     (module docstring); zero with no foot in contact."""
