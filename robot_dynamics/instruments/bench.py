@@ -139,6 +139,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         'published first; external_torques is published last)',
     )
     parser.add_argument(
+        '--feet',
+        action='store_true',
+        help="dynamics, floating base: the node with base_state odom and the model's feet as "
+        'contact_frames (foot forces, legged inverse dynamics) on',
+    )
+    parser.add_argument(
         '--tuned-relay',
         action='store_true',
         help='also measure the relay built like the nodes (second baseline figure)',
@@ -313,16 +319,17 @@ def run_stream(args: argparse.Namespace) -> int:
             )
         )
     node_args = [module, '-p', f'urdf_file:={urdf}', '-p', f'root_joint:={root_joint}']
-    if args.target == 'centroidal':
+    if args.feet and root_joint != 'floating':
+        raise BenchError('--feet needs a floating-base model (--root-joint floating)')
+    feet = args.target == 'centroidal' or args.feet
+    if feet:
         node_args += [
             '-p',
             f"contact_frames:=[{', '.join(bench_contact_frames(urdf, root_joint))}]",
         ]
-    subjects.append(
-        StreamSubject(
-            'node', node_args, output, '/bench/node', True, reads_odom=args.target == 'centroidal'
-        )
-    )
+    if args.target == 'dynamics' and feet:
+        node_args += ['-p', 'base_state:=odom']
+    subjects.append(StreamSubject('node', node_args, output, '/bench/node', True, reads_odom=feet))
     compute = compute_figures(args.target, urdf, root_joint)
     with tempfile.TemporaryDirectory(prefix='bench_motors_') as folder:
         if args.motors and args.target == 'dynamics':
@@ -333,6 +340,7 @@ def run_stream(args: argparse.Namespace) -> int:
         )
     result = _stream_result(args.target, urdf, root_joint, rate, duration, phases, compute)
     result['output'] = output
+    result['feet'] = feet
     result['targets'] = stream_targets(result)
     print(json.dumps(result, indent=2) if args.format == 'json' else _stream_text(result))
     return 0 if all(target['met'] for target in result['targets']) else 1
@@ -548,7 +556,7 @@ def _stream_text(result: dict) -> str:
         f"bench {result['target']}: {os.path.basename(result['urdf'])} ({result['joints']} joints, "
         f"{result['root_joint']} base) at {result['rate_hz']:.0f} Hz, {result['pairs']} "
         f"alternating pairs of {result['phase_s']:g} s phases; node latency on "
-        f"~/{result['output']}",
+        f"~/{result['output']}" + ('; feet and base state on' if result['feet'] else ''),
         f"{'':14}{'answered':>10}{'p50 ms':>9}{'p99 ms':>9}{'max ms':>9}{'CPU s/s':>9}   (medians "
         "over phases)",
     ]

@@ -692,13 +692,14 @@ class LiveDynamics:
             estimate,
             torques.known_torques,
             self.problems,
-            torques.feet,
+            None if torques.ground_torques is None else self._last_feet,
         )
 
     def _with_foot_forces(self, torques: TorqueSample) -> TorqueSample:
         """``torques`` with the feet estimated from the inverse-dynamics route's τ_ext and
         their ground forces' share Σ J_cᵀ f_c taken off its inverse dynamics (what the motors
-        apply; the residual keeps every external force, the ground's included)."""
+        apply; the residual keeps every external force, the ground's included). The feet are
+        kept for :meth:`result`, which reports them."""
         feet = self._last_feet = self._feet.estimate(
             torques.positions,
             torques.velocities,
@@ -708,7 +709,9 @@ class LiveDynamics:
             self.base_state.attitude(),
         )
         return replace(
-            torques, inverse_dynamics=torques.inverse_dynamics - feet.contact_torques, feet=feet
+            torques,
+            inverse_dynamics=torques.inverse_dynamics - feet.contact_torques,
+            ground_torques=feet.contact_torques,
         )
 
     def _external_torques(self, sample: TorqueSample) -> Optional[np.ndarray]:

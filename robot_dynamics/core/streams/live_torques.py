@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Optional, Sequence
+from typing import Optional, Sequence
 
 import numpy as np
 import pinocchio as pin
@@ -34,9 +34,6 @@ from robot_dynamics.core.model.model import RobotModel
 from robot_dynamics.core.streams.differentiation import CausalDifferentiator
 from robot_dynamics.core.streams.effort_model import EffortModel
 from robot_dynamics.core.streams.joint_states import EFFORT, POSITION, VELOCITY, JointStateMerger
-
-if TYPE_CHECKING:
-    from robot_dynamics.core.floating_base.foot_forces import FootForces
 
 ACCELERATION_MODES = ('estimated', 'zero')
 
@@ -53,8 +50,8 @@ class TorqueSample:
     one. ``base_torques``: what the base's motion or tilt adds to ``inverse_dynamics`` beyond the
     upright base at rest (already in ``gravity``, ``inverse_dynamics`` and ``residual``; see
     :mod:`~robot_dynamics.core.dynamics.base_motion`); None without base state.
-    ``accelerations``: the q̈ [rad/s², m/s²] ``inverse_dynamics`` used. ``feet``: a legged
-    robot's foot forces, whose share Σ J_cᵀ f_c is already taken off ``inverse_dynamics``
+    ``accelerations``: the q̈ [rad/s², m/s²] ``inverse_dynamics`` used. ``ground_torques``:
+    Σ J_cᵀ f_c of a legged robot's foot forces, already taken off ``inverse_dynamics``
     (``residual`` keeps them); None without ``contact_frames`` or efforts."""
 
     stamp: float
@@ -67,7 +64,7 @@ class TorqueSample:
     known_torques: Optional[np.ndarray] = None
     base_torques: Optional[np.ndarray] = None
     accelerations: Optional[np.ndarray] = None
-    feet: Optional['FootForces'] = None
+    ground_torques: Optional[np.ndarray] = None
 
 
 class LiveTorqueEstimator:
