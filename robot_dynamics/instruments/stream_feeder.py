@@ -277,7 +277,7 @@ class StreamFeeder:
 
         message = JointState(name=self.names)
         odom = Odometry()
-        odom.header.frame_id, odom.child_frame_id = 'odom', 'base'
+        odom.header.frame_id, odom.child_frame_id = 'odom', self.robot.description.root
         odom.pose.pose.position.z, odom.pose.pose.orientation.w = 0.45, 1.0
         total = warmup + duration
         count = len(self.names)

@@ -1,7 +1,7 @@
 """nav_msgs/Odometry read from its serialized form: stamp, frame ids, pose and twist.
 
-centroidal_node subscribes ``odom`` raw (``create_subscription(..., raw=True)``) and reads
-here only the fields it uses. Turning the bytes into an ``Odometry`` object costs rclpy
+Both nodes subscribe ``odom`` raw (``create_subscription(..., raw=True)``) and read
+here only the fields they use. Turning the bytes into an ``Odometry`` object costs rclpy
 several times what the node's whole computation costs for a sample: the message nests six
 sub-messages and two 36-entry covariance arrays, each built as a Python object. The
 covariances are not read at all here.
@@ -51,7 +51,7 @@ class OdometryWireError(RobotDynamicsError):
 
 @dataclass(frozen=True, slots=True)
 class OdometryFields:
-    """What centroidal_node reads from one nav_msgs/Odometry.
+    """What the nodes read from one nav_msgs/Odometry.
 
     ``stamp`` [s] (header stamp); ``frame_id`` (the pose's frame) and ``child_frame_id``
     (the twist's frame); ``position`` (x, y, z) [m] and ``orientation`` (x, y, z, w) in

@@ -113,6 +113,13 @@ def rigid_mount(robot: RobotModel, frame: str) -> RigidMount:
     return RigidMount(placement.rotation.copy(), placement.translation.copy())
 
 
+def cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """a × b of two 3-vectors (np.cross costs ~20 µs per call in axis handling)."""
+    return np.array(
+        [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
+    )
+
+
 def quaternion_matrix(xyzw: Sequence[float]) -> np.ndarray:
     """Rotation matrix of a quaternion (x, y, z, w); raises :class:`BaseStateError`
     ('bad_orientation') for a zero, non-finite or far-from-unit one."""
@@ -221,7 +228,7 @@ class BaseState:
         rate = self._gyro_rate.rate()
         alpha = np.zeros(3) if rate is None else rate
         r = mount.position
-        force_at_origin = force - np.cross(alpha, r) - np.cross(gyro, np.cross(gyro, r))
+        force_at_origin = force - cross(alpha, r) - cross(gyro, cross(gyro, r))
         self._imu = _Reading(stamp, gyro, alpha, force_at_origin)
 
     def take_odom(
@@ -239,7 +246,7 @@ class BaseState:
         world_child = quaternion_matrix(_finite(orientation_xyzw, 'odometry orientation'))
         omega = mount.rotation @ _finite(angular_velocity, 'odometry angular velocity')
         velocity = mount.rotation @ _finite(linear_velocity, 'odometry linear velocity')
-        velocity = velocity - np.cross(omega, mount.position)  # at the base origin
+        velocity = velocity - cross(omega, mount.position)  # at the base origin
         self._check_order(self._odom, stamp, 'odometry')
         twist = self._odom_smooth.update(stamp, np.concatenate([velocity, omega]))
         velocity, omega = twist[:3], twist[3:]
@@ -247,7 +254,7 @@ class BaseState:
         rate = self._twist_rate.rate()
         rate = np.zeros(6) if rate is None else rate
         world_base = self._odom_attitude = world_child @ mount.rotation.T
-        acceleration = rate[:3] + np.cross(omega, velocity)
+        acceleration = rate[:3] + cross(omega, velocity)
         force = acceleration - world_base.T @ self.gravity_world
         self._odom = _Reading(stamp, omega, rate[3:], force)
 
