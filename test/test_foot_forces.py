@@ -120,6 +120,34 @@ def test_inverse_dynamics_of_a_standing_robot_takes_the_ground_forces_off():
     assert np.linalg.norm(change) > 10.0
 
 
+def test_inverse_dynamics_on_two_diagonal_feet_stays_finite():
+    """Two point feet cannot take a moment about the line through them: the base columns of
+    their Jacobians are rank 5. The forces that fit the base rows best (least squares, built
+    here with numpy) give motor torques that inverse dynamics reproduces, finite."""
+    robot = quadruped()
+    q = robot.configuration(STANCE)
+    gravity = pin.computeGeneralizedGravity(robot.model, robot.data, q)
+    jacobians = [
+        pin.computeFrameJacobian(
+            robot.model, robot.data, q, robot.model.getFrameId(f), pin.LOCAL_WORLD_ALIGNED
+        )[:3]
+        for f in FEET
+    ]
+    pair = [0, 3]  # left front and right hind
+    base_columns = np.hstack([jacobians[k][:, :6].T for k in pair])
+    assert np.linalg.matrix_rank(base_columns) == 5
+    forces = np.zeros((4, 3))
+    forces[pair] = np.linalg.lstsq(base_columns, gravity[:6], rcond=None)[0].reshape(2, 3)
+    motors = gravity[6:] - sum(j[:, 6:].T @ f for j, f in zip(jacobians, forces))
+    live = LiveDynamics(
+        robot, LiveSettings(contact_frames=FEET, external_torque_method='inverse_dynamics')
+    )
+    for k in range(3):
+        result = live.update(JointSample(robot.joint_names, STANCE, np.zeros(12), motors, 0.01 * k))
+    assert result.feet.contact == (True, False, False, True)
+    np.testing.assert_allclose(result.inverse_dynamics, motors, atol=1e-9)
+
+
 def test_the_consistency_check_flags_a_wrong_total_mass():
     """Forces that do carry the robot pass; the same torques read with a model whose trunk is
     30 % heavier leave the base rows unbalanced, and diagnostics say why."""

@@ -184,14 +184,10 @@ class FootForceEstimator:
         ]
         forces = np.zeros((len(self.frames), 3))
         tau = np.asarray(external_torques, dtype=float)
-        systems = [
-            (
-                np.vstack([jacobians[k][:, leg.joints + twin.base_dofs] for k in leg.feet]).T,
-                tau[leg.joints],
-            )
-            for leg in self.legs
-        ]
-        for leg, solution in zip(self.legs, _solve_each(systems)):
+        for leg in self.legs:
+            columns = leg.joints + twin.base_dofs
+            stacked = np.vstack([jacobians[k][:, columns] for k in leg.feet])
+            solution = np.linalg.lstsq(stacked.T, tau[leg.joints], rcond=None)[0]
             forces[list(leg.feet)] = solution.reshape(-1, 3)
         full = self._dynamics.full_torques(positions, velocities, accelerations, motion)
         mismatch = float(np.linalg.norm(full[:3] - forces.sum(axis=0)))
@@ -225,36 +221,9 @@ class FootForceEstimator:
             base = self._dynamics.twin.base_dofs
             columns = np.hstack([jacobians[k][:, :base].T for k in touching])
             estimate = forces[touching].ravel()
-            correction = _least_squares(columns, base_wrench - columns @ estimate)
+            correction = np.linalg.lstsq(columns, base_wrench - columns @ estimate, rcond=None)[0]
             balanced[touching] = (estimate + correction).reshape(-1, 3)
         return balanced
-
-
-def _solve_each(systems: list) -> list:
-    """:func:`_least_squares` of each (A, b) of ``systems``; square systems of one size (a
-    robot's legs) in one batched np.linalg.solve call."""
-    shapes = {matrix.shape for matrix, _ in systems}
-    if len(shapes) == 1 and len(systems) > 1:
-        rows, columns = shapes.pop()
-        if rows == columns:
-            try:
-                matrices = np.stack([matrix for matrix, _ in systems])
-                rhs = np.stack([b for _, b in systems])[..., None]
-                return list(np.linalg.solve(matrices, rhs)[..., 0])
-            except np.linalg.LinAlgError:
-                pass
-    return [_least_squares(matrix, b) for matrix, b in systems]
-
-
-def _least_squares(matrix: np.ndarray, rhs: np.ndarray) -> np.ndarray:
-    """x minimising |A x − b| (minimum-norm when A has fewer rows): a square A by
-    np.linalg.solve (a fifth of lstsq's call cost), a singular or non-square one by lstsq."""
-    if matrix.shape[0] == matrix.shape[1]:
-        try:
-            return np.linalg.solve(matrix, rhs)
-        except np.linalg.LinAlgError:
-            pass
-    return np.linalg.lstsq(matrix, rhs, rcond=None)[0]
 
 
 def _centre_of_pressure(
