@@ -14,7 +14,7 @@ from ros_harness import wait_for
 
 from robot_dynamics.core.errors import SettingError
 from robot_dynamics.core.floating_base.foot_forces import FootForceEstimator
-from robot_dynamics.core.live.live_dynamics import LiveDynamics
+from robot_dynamics.core.live.live_dynamics import LiveDynamics, LiveResult
 from robot_dynamics.core.live.settings import LiveSettings
 from robot_dynamics.core.live.status import OK, WARN
 from robot_dynamics.core.model.model import RobotModel
@@ -45,18 +45,43 @@ def torques_for_forces(robot: RobotModel, positions: np.ndarray, forces: np.ndar
     return tau[6:], tau[:3]
 
 
+def gravity_and_foot_jacobians(robot: RobotModel, positions: np.ndarray) -> tuple:
+    """g(q) (base rows first) and each foot's linear Jacobian (LOCAL_WORLD_ALIGNED), both from
+    pinocchio directly, base at rest upright."""
+    q = robot.configuration(positions)
+    gravity = pin.computeGeneralizedGravity(robot.model, robot.data, q)
+    jacobians = [
+        pin.computeFrameJacobian(
+            robot.model, robot.data, q, robot.model.getFrameId(f), pin.LOCAL_WORLD_ALIGNED
+        )[:3]
+        for f in FEET
+    ]
+    return gravity, jacobians
+
+
+def motor_torques(gravity: np.ndarray, jacobians: list, forces: np.ndarray) -> np.ndarray:
+    """τ = g_j − Σ J_jᵀ f: the joints' torques holding the robot still on ground ``forces``."""
+    return gravity[6:] - sum(j[:, 6:].T @ f for j, f in zip(jacobians, forces))
+
+
+def live_inverse_dynamics(robot: RobotModel, frames: tuple, positions, efforts) -> LiveResult:
+    """The pipeline's result for the robot held still at ``positions`` with ``efforts``."""
+    live = LiveDynamics(
+        robot, LiveSettings(contact_frames=frames, external_torque_method='inverse_dynamics')
+    )
+    zeros = np.zeros(robot.num_joints)
+    for k in range(3):
+        result = live.update(JointSample(robot.joint_names, positions, zeros, efforts, 0.01 * k))
+    return result
+
+
 def test_chosen_ground_forces_come_back_from_the_torques_they_cause():
     robot = quadruped()
     rng = np.random.default_rng(3)
     positions = STANCE + rng.uniform(-0.2, 0.2, 12)
     forces = rng.uniform([-20, -20, 10], [20, 20, 90], (4, 3))
     efforts, _ = torques_for_forces(robot, positions, forces)
-    live = LiveDynamics(
-        robot, LiveSettings(contact_frames=FEET, external_torque_method='inverse_dynamics')
-    )
-    zeros = np.zeros(12)
-    for k in range(3):
-        result = live.update(JointSample(robot.joint_names, positions, zeros, efforts, 0.01 * k))
+    result = live_inverse_dynamics(robot, FEET, positions, efforts)
     np.testing.assert_allclose(result.feet.forces, forces, atol=1e-9)
     assert result.feet.contact == (True, True, True, True)
     # the centre of pressure: the feet's points weighted by their vertical forces, base frame
@@ -74,31 +99,16 @@ def test_inverse_dynamics_of_a_standing_robot_takes_the_ground_forces_off():
     robot = quadruped()
     rng = np.random.default_rng(7)
     positions = STANCE + rng.uniform(-0.15, 0.15, 12)
-    q = robot.configuration(positions)
-    gravity = pin.computeGeneralizedGravity(robot.model, robot.data, q)
-    jacobians = [
-        pin.computeFrameJacobian(
-            robot.model, robot.data, q, robot.model.getFrameId(f), pin.LOCAL_WORLD_ALIGNED
-        )[:3]
-        for f in FEET
-    ]
+    gravity, jacobians = gravity_and_foot_jacobians(robot, positions)
     base_columns = np.hstack([j[:, :6].T for j in jacobians])
     chosen = rng.uniform([-10, -10, 30], [10, 10, 80], (4, 3)).ravel()
     carrying = chosen + np.linalg.pinv(base_columns) @ (gravity[:6] - base_columns @ chosen)
     forces = carrying.reshape(4, 3)
     assert forces[:, 2].min() > 0.0  # every foot pushes: all four in contact
-    motors = gravity[6:] - sum(j[:, 6:].T @ f for j, f in zip(jacobians, forces))
-    zeros = np.zeros(12)
+    motors = motor_torques(gravity, jacobians, forces)
 
     def inverse_dynamics(frames: tuple, efforts: np.ndarray) -> np.ndarray:
-        live = LiveDynamics(
-            robot, LiveSettings(contact_frames=frames, external_torque_method='inverse_dynamics')
-        )
-        for k in range(3):
-            result = live.update(
-                JointSample(robot.joint_names, positions, zeros, efforts, 0.01 * k)
-            )
-        return result.inverse_dynamics
+        return live_inverse_dynamics(robot, frames, positions, efforts).inverse_dynamics
 
     np.testing.assert_allclose(inverse_dynamics(FEET, motors), motors, atol=1e-9)
     np.testing.assert_allclose(inverse_dynamics((), motors), gravity[6:], atol=1e-9)
@@ -106,7 +116,7 @@ def test_inverse_dynamics_of_a_standing_robot_takes_the_ground_forces_off():
     # a push on the trunk the feet hold: they push 30 N sideways more than the motion needs.
     # ID's forces (from its torques, leg by leg) balance the base again, by the least change.
     pushed_forces = forces + np.array([[0.0, 15.0, 0.0], [0.0, 15.0, 0.0], [0, 0, 0], [0, 0, 0]])
-    pushed = gravity[6:] - sum(j[:, 6:].T @ f for j, f in zip(jacobians, pushed_forces))
+    pushed = motor_torques(gravity, jacobians, pushed_forces)
     ground = gravity[6:] - inverse_dynamics(FEET, pushed)
     legs = [np.flatnonzero(np.abs(j[:, 6:]).sum(axis=0)) for j in jacobians]  # its 3 joints
     implied = np.concatenate(
@@ -125,27 +135,17 @@ def test_inverse_dynamics_on_two_diagonal_feet_stays_finite():
     their Jacobians are rank 5. The forces that fit the base rows best (least squares, built
     here with numpy) give motor torques that inverse dynamics reproduces, finite."""
     robot = quadruped()
-    q = robot.configuration(STANCE)
-    gravity = pin.computeGeneralizedGravity(robot.model, robot.data, q)
-    jacobians = [
-        pin.computeFrameJacobian(
-            robot.model, robot.data, q, robot.model.getFrameId(f), pin.LOCAL_WORLD_ALIGNED
-        )[:3]
-        for f in FEET
-    ]
+    gravity, jacobians = gravity_and_foot_jacobians(robot, STANCE)
     pair = [0, 3]  # left front and right hind
     base_columns = np.hstack([jacobians[k][:, :6].T for k in pair])
     assert np.linalg.matrix_rank(base_columns) == 5
     forces = np.zeros((4, 3))
     forces[pair] = np.linalg.lstsq(base_columns, gravity[:6], rcond=None)[0].reshape(2, 3)
-    motors = gravity[6:] - sum(j[:, 6:].T @ f for j, f in zip(jacobians, forces))
-    live = LiveDynamics(
-        robot, LiveSettings(contact_frames=FEET, external_torque_method='inverse_dynamics')
-    )
-    for k in range(3):
-        result = live.update(JointSample(robot.joint_names, STANCE, np.zeros(12), motors, 0.01 * k))
+    result = live_inverse_dynamics(robot, FEET, STANCE, motor_torques(gravity, jacobians, forces))
     assert result.feet.contact == (True, False, False, True)
-    np.testing.assert_allclose(result.inverse_dynamics, motors, atol=1e-9)
+    np.testing.assert_allclose(
+        result.inverse_dynamics, motor_torques(gravity, jacobians, forces), atol=1e-9
+    )
 
 
 def test_the_consistency_check_flags_a_wrong_total_mass():
@@ -297,12 +297,7 @@ def test_the_node_publishes_each_foot_and_the_centre_of_pressure(ros):
         assert rf[-1].data is True and lh[-1].data is False  # 0.5 N: below 3 % of the weight
         assert cop[-1].header.frame_id == 'base'
         # inverse dynamics less the feet's share (the core's figure; checked above)
-        live = LiveDynamics(
-            robot, LiveSettings(contact_frames=FEET, external_torque_method='inverse_dynamics')
-        )
-        for k in range(3):
-            sample = JointSample(robot.joint_names, STANCE, np.zeros(12), efforts, 0.01 * k)
-            expected = live.update(sample).inverse_dynamics
+        expected = live_inverse_dynamics(robot, FEET, STANCE, efforts).inverse_dynamics
         np.testing.assert_allclose(inverse[-1].effort, expected, atol=1e-9)
         gravity = pin.computeGeneralizedGravity(
             robot.model, robot.data, robot.configuration(STANCE)

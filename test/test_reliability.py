@@ -163,7 +163,6 @@ def test_description_storm_run_measures_its_own_quiet_baseline_and_loads_every_m
     assert report.models_loaded == report.models_expected  # the other model, then the first again
     assert report.stream.mixed_outputs == 0 and report.stream.wrong_outputs == 0
     assert 0.0 < report.quiet_p99_ms < math.inf and report.stream.sent > 0
-    assert report.p99_ratio == report.stream.p99_ms / report.quiet_p99_ms
     assert set(report.to_dict()) >= {'quiet_p99_ms', 'p99_ratio', 'meets_targets'}
 
 
