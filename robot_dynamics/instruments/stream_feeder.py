@@ -148,8 +148,11 @@ class StreamFeeder:
     """Publishes joint_states (and odom for a floating base) on /bench/joint_states from this
     process, and records every message arriving on ``topic``.
 
-    ``received`` holds (input stamp [ns], arrival wall time [ns]) per answer; with
-    ``keep_messages`` also ``messages``: (input stamp [ns], joint names, efforts [N·m]).
+    ``received`` holds (input stamp [ns], arrival wall time [ns]) per answer, the arrival taken
+    when this process's callback runs; ``received_by_middleware`` the same pairs with the time
+    the middleware received the message (rmw ``received_timestamp``, wall clock), before this
+    process's executor queue. With ``keep_messages`` also ``messages``: (input stamp [ns],
+    joint names, efforts [N·m]).
     ``names`` are the joint names sent (default: the model's joints); positions [rad] follow
     a slow sine about a fixed random pose inside the joint limits. joint_states are published
     with the outputs' QoS (50 deep), or as deep as the nodes' input queue with ``deep_history``,
@@ -189,6 +192,7 @@ class StreamFeeder:
         self._base_positions = np.resize(own, len(self.names))
         self._efforts = efforts
         self.received: list = []
+        self.received_by_middleware: list = []
         self.messages: list = []
         self.phase_of: dict = {}
         self._keep = keep_messages
@@ -220,9 +224,10 @@ class StreamFeeder:
         self._spin_thread = threading.Thread(target=self._spinner.spin, daemon=True)
         self._spin_thread.start()
 
-    def _on_output(self, message) -> None:
+    def _on_output(self, message, info) -> None:
         stamp = message.header.stamp.sec * 1_000_000_000 + message.header.stamp.nanosec
         self.received.append((stamp, time.time_ns()))
+        self.received_by_middleware.append((stamp, info['received_timestamp']))
         if self._keep:
             self.messages.append((stamp, tuple(message.name), tuple(message.effort)))
 
