@@ -417,12 +417,14 @@ def test_bad_inputs_are_counted_and_the_node_keeps_working(quadruped, ros):
         rig.send(1.002, names, STANCE, base_pose=[0, 0, 0.4, 0, 0, 0, 0], base_twist=np.zeros(6))
         rig.send(1.004, names, STANCE, base_pose=pose, base_twist=np.zeros(6), frame='map')
         rig.send(1.006, names[:5], STANCE, velocities=np.zeros(12))
+        rig.joint_pub.publish(b'\x00\x01\x00\x00\x01\x02')  # serialized bytes that end early
         counts = rig.node.rejections.counts
         assert wait_for(
             lambda: (
                 counts['non_finite'] >= 1
                 and counts['bad_odometry'] >= 2
                 and counts['length_mismatch'] >= 1
+                and counts['malformed_joint_state'] == 1
             ),
             timeout=WAIT,
         ), dict(counts)

@@ -155,6 +155,7 @@ def test_bad_messages_are_counted_and_survived_and_external_torque_is_zero_for_m
         assert wait_for(lambda: node.count_publishers('joint_states') >= 1, 5)
         for message in bad:
             publisher.publish(message)
+        publisher.publish(b'\x00\x01\x00\x00\x01\x02')  # serialized bytes that end early
         good = joint_state(names, positions, velocities, model_torque, stamp=6.0)
         publisher.publish(good)
         assert wait_for(lambda: bool(external_out), 5)
@@ -169,6 +170,7 @@ def test_bad_messages_are_counted_and_survived_and_external_torque_is_zero_for_m
             'no_known_joints': 1,
             'out_of_range': 1,
             'out_of_order': 1,
+            'malformed_joint_state': 1,
         }
         assert wait_for(lambda: dict(node.rejections.counts) == expected, 5), dict(
             node.rejections.counts

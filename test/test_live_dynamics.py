@@ -270,11 +270,13 @@ def test_live_dynamics_without_ros_gives_the_numbers_the_node_publishes(ros):
     LiveDynamics with the same settings (rotor inertia included) computes from the same samples
     here."""
     from geometry_msgs.msg import WrenchStamped
+    from rclpy.serialization import serialize_message
     from ros_harness import wait_for
     from sensor_msgs.msg import JointState
     from test_shutdown import START_TIMEOUT, killed_on_failure, start_node
 
-    from robot_dynamics.ros.topics import JOINT_STATE_QOS, joint_state_fields, stamp_seconds
+    from robot_dynamics.ros.joint_state_wire import JointStateReader
+    from robot_dynamics.ros.topics import JOINT_STATE_QOS, stamp_seconds
 
     namespace, name = f'/live_check_{os.getpid()}', 'dynamics'
     robot = RobotModel.from_urdf_file(ARM_URDF)
@@ -329,9 +331,9 @@ def test_live_dynamics_without_ros_gives_the_numbers_the_node_publishes(ros):
             rotor_inertia=tuple(NODE_PARAMETERS['rotor_inertia']),
         ),
     )
-    expected = {}
+    expected, reader = {}, JointStateReader()
     for message in messages:
-        result = live.update(joint_state_fields(message), wrench=True)
+        result = live.update(reader.read(serialize_message(message)).sample, wrench=True)
         expected[stamp_seconds(message.header.stamp)] = result
 
     def by_stamp(received: list) -> dict:

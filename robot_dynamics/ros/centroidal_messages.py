@@ -9,17 +9,12 @@ import math
 import numpy as np
 from geometry_msgs.msg import Point, Point32, PolygonStamped, Vector3Stamped
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Header
 from visualization_msgs.msg import Marker, MarkerArray
 
 from robot_dynamics.core.floating_base.centroidal import BalanceReport
 
 MARGIN_NAMES = ('zmp', 'capture_point', 'com_projection')
 """``name`` of every ~/stability_margins message, in the order of its ``position`` entries [m]."""
-
-
-def stamped_header(stamp, frame: str) -> Header:
-    return Header(stamp=stamp, frame_id=frame)
 
 
 def to_point(xyz) -> Point:

@@ -39,7 +39,7 @@ import math
 import time
 from collections import deque
 from dataclasses import dataclass, field, replace
-from typing import Optional
+from typing import NamedTuple, Optional
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
@@ -76,7 +76,6 @@ from robot_dynamics.ros.centroidal_messages import (
     balance_markers,
     margins_state,
     polygon_stamped,
-    stamped_header,
     vector_stamped,
 )
 from robot_dynamics.ros.centroidal_parameters import CENTROIDAL_PARAMETERS
@@ -85,6 +84,7 @@ from robot_dynamics.ros.diagnostics import (
     diagnostic_status,
     model_status,
 )
+from robot_dynamics.ros.joint_state_wire import JointStateReader, JointStateWireError
 from robot_dynamics.ros.lifecycle import ManagedModelNode
 from robot_dynamics.ros.node_log import RejectionCounter
 from robot_dynamics.ros.odometry_wire import OdometryWireError, read_odometry
@@ -95,7 +95,6 @@ from robot_dynamics.ros.topics import (
     SENSOR_QOS,
     SubscribedOutputs,
     create_output_publisher,
-    joint_state_fields,
     no_event_handlers,
     stamp_seconds,
 )
@@ -106,11 +105,11 @@ PENDING_LIMIT = 1000
 """Joint samples held at most while waiting for the odometry of their tick."""
 
 
-@dataclass(frozen=True)
-class _JointSample:
+class _JointSample(NamedTuple):
     """A complete joint state in model order, waiting for (or given to) the computation."""
 
-    header_stamp: object
+    sec: int
+    nanosec: int
     stamp: float
     positions: np.ndarray
     velocities: np.ndarray
@@ -158,8 +157,8 @@ class CentroidalNode(ManagedModelNode, Node):
         self._processed = 0
         self._incomplete = 0
         self._processing_times = np.zeros(1000)
-        self._outputs = SubscribedOutputs()
         self._point_messages: dict = {}
+        self._header = Header(frame_id=self.world_frame)  # the outputs' header, restamped per state
         self._com_pub = create_output_publisher(self, PointStamped, '~/com', SENSOR_QOS)
         self._linear_pub = create_output_publisher(
             self, Vector3Stamped, '~/centroidal_momentum/linear', SENSOR_QOS
@@ -180,18 +179,33 @@ class CentroidalNode(ManagedModelNode, Node):
         )
         self._markers_pub = create_output_publisher(self, MarkerArray, '~/markers', 10)
         self._diagnostics_pub = create_output_publisher(self, DiagnosticArray, '/diagnostics', 10)
+        self._outputs = SubscribedOutputs(
+            (
+                self._com_pub,
+                self._linear_pub,
+                self._angular_pub,
+                self._zmp_pub,
+                self._lipm_zmp_pub,
+                self._capture_point_pub,
+                self._margins_pub,
+                self._polygon_pub,
+                self._markers_pub,
+            )
+        )
         # robot_description is received and checked in a listener process
         # (ros.description_listener).
         self.start_lifecycle(self.parameters['managed'])
+        # Raw: joint_state_wire and odometry_wire read the fields used from the bytes (an
+        # Odometry object costs more to build than the whole computation of a sample).
+        self._joint_state_reader = JointStateReader()
         self.create_subscription(
             JointState,
             'joint_states',
             self._on_joint_state,
             JOINT_STATE_QOS,
+            raw=True,
             event_callbacks=no_event_handlers(),
         )
-        # Raw: odometry_wire reads the few fields used from the bytes (an Odometry object costs more
-        # to build than the whole computation of a sample).
         self.create_subscription(
             Odometry,
             'odom',
@@ -401,7 +415,8 @@ class CentroidalNode(ManagedModelNode, Node):
             return
         self._wrenches[index] = (stamp_seconds(message.header.stamp), values)
 
-    def _on_joint_state(self, message: JointState) -> None:
+    def _on_joint_state(self, serialized: bytes) -> None:
+        """One serialized sensor_msgs/JointState (the subscription is raw)."""
         self._joint_rate.tick()
         live = self._live
         if not self.accepts_joint_states():
@@ -409,7 +424,7 @@ class CentroidalNode(ManagedModelNode, Node):
         if live is None:
             self.rejections.reject('no_model', 'no robot model loaded yet')
             return
-        self._guarded(self._take_joint_state, live, message)
+        self._guarded(self._take_joint_state, live, serialized)
 
     def _guarded(self, step, *args) -> None:
         try:
@@ -418,12 +433,15 @@ class CentroidalNode(ManagedModelNode, Node):
             self.rejections.reject(error.reason, str(error))
         except CentroidalInputError as error:
             self.rejections.reject('bad_state', str(error))
+        except JointStateWireError as error:
+            self.rejections.reject('malformed_joint_state', str(error))
         except Exception as error:  # a node never dies from a message
             self.rejections.reject('internal_error', repr(error))
 
-    def _take_joint_state(self, live: _LiveModel, message: JointState) -> None:
+    def _take_joint_state(self, live: _LiveModel, serialized: bytes) -> None:
         """Merge, then queue the complete sample for :meth:`_drain`."""
-        fields = joint_state_fields(message)
+        message = self._joint_state_reader.read(serialized)
+        fields = message.sample
         names, positions, velocities, efforts, stamp = fields
         merger = live.merger
         merger.update(names, positions, velocities, efforts, stamp)
@@ -434,8 +452,10 @@ class CentroidalNode(ManagedModelNode, Node):
         velocities = merger.velocities if velocities_fresh else live.zeros
         forces = None
         if live.feet is not None:
-            forces = self._estimated_forces(live.feet, JointSample(*fields))
-        sample = _JointSample(message.header.stamp, stamp, merger.positions, velocities, forces)
+            forces = self._estimated_forces(live.feet, fields)
+        sample = _JointSample(
+            message.sec, message.nanosec, stamp, merger.positions, velocities, forces
+        )
         live.pending.append(sample)
         self._drain(live)
 
@@ -488,7 +508,7 @@ class CentroidalNode(ManagedModelNode, Node):
                 'rate of momentum, no ZMP for it',
             )
         self.checks.on_report(robot, q, report, self.settings)
-        self._publish(sample.header_stamp, report)
+        self._publish(sample.sec, sample.nanosec, report)
         self.last_report = report
         self._last_report_wall = time.monotonic()
         self._processing_times[self._processed % len(self._processing_times)] = (
@@ -518,41 +538,43 @@ class CentroidalNode(ManagedModelNode, Node):
         return values[:, :3], values[:, 3:]
 
     # ------------------------------------------------------------------ outputs
-    def _publish(self, stamp, report: BalanceReport) -> None:
-        """Publish ``report`` on the outputs that have subscribers (the support polygon and the
-        margins are computed only when one of their topics, the markers or diagnostics ask)."""
-        header = stamped_header(stamp, self.world_frame)
+    def _publish(self, sec: int, nanosec: int, report: BalanceReport) -> None:
+        """Publish ``report`` stamped ``sec``, ``nanosec`` on the outputs that have subscribers
+        (the support polygon and the margins are computed only when one of their topics, the
+        markers or diagnostics ask)."""
+        header = self._header
+        header.stamp.sec, header.stamp.nanosec = sec, nanosec
         state = report.state
         now = time.monotonic()
-        outputs, point = self._outputs, self._stamped_point
-        outputs.refresh(now)
-        outputs.publish(self._com_pub, lambda: point(self._com_pub, header, state.com))
-        outputs.publish(self._linear_pub, lambda: vector_stamped(header, state.linear_momentum))
-        outputs.publish(self._angular_pub, lambda: vector_stamped(header, state.angular_momentum))
-        if report.zmp is not None:
-            outputs.publish(self._zmp_pub, lambda: point(self._zmp_pub, header, report.zmp))
-        lipm = self.checks.lipm_zmp
-        if lipm is not None:
-            outputs.publish(self._lipm_zmp_pub, lambda: point(self._lipm_zmp_pub, header, lipm))
-        if report.capture_point is not None:
-            outputs.publish(
-                self._capture_point_pub,
-                lambda: point(self._capture_point_pub, header, report.capture_point),
-            )
-        outputs.publish(self._margins_pub, lambda: margins_state(header, report))
-        outputs.publish(self._polygon_pub, lambda: polygon_stamped(header, report.polygon))
+        wanted, point = self._outputs.at(now), self._stamped_point
+        for publisher, xyz in (
+            (self._com_pub, state.com),
+            (self._zmp_pub, report.zmp),
+            (self._lipm_zmp_pub, self.checks.lipm_zmp),
+            (self._capture_point_pub, report.capture_point),
+        ):
+            if xyz is not None and publisher in wanted:
+                publisher.publish(point(publisher, header, xyz))
+        if self._linear_pub in wanted:
+            self._linear_pub.publish(vector_stamped(header, state.linear_momentum))
+        if self._angular_pub in wanted:
+            self._angular_pub.publish(vector_stamped(header, state.angular_momentum))
+        if self._margins_pub in wanted:
+            self._margins_pub.publish(margins_state(header, report))
+        if self._polygon_pub in wanted:
+            self._polygon_pub.publish(polygon_stamped(header, report.polygon))
         if now - self._last_markers_wall >= self.marker_period:
             self._last_markers_wall = now
-            outputs.publish(
-                self._markers_pub,
-                lambda: balance_markers(
-                    header,
-                    report,
-                    self.settings.ground_height,
-                    self.arrow_scale,
-                    self.checks.lipm_marker(header),
-                ),
-            )
+            if self._markers_pub in wanted:
+                self._markers_pub.publish(
+                    balance_markers(
+                        header,
+                        report,
+                        self.settings.ground_height,
+                        self.arrow_scale,
+                        self.checks.lipm_marker(header),
+                    )
+                )
 
     def _stamped_point(self, publisher, header: Header, xyz) -> PointStamped:
         """The PointStamped of ``publisher`` (one object per output, reused: ``publish``

@@ -53,6 +53,7 @@ from geometry_msgs.msg import InertiaStamped, Vector3Stamped, WrenchStamped
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
+from std_msgs.msg import Header
 from std_srvs.srv import Trigger
 
 from robot_dynamics.core.contact.contact_detection import ContactCalibrationError
@@ -93,6 +94,7 @@ from robot_dynamics.ros.dynamics_parameters import (
     live_settings,
 )
 from robot_dynamics.ros.ft_sensor_input import FtSensorInput
+from robot_dynamics.ros.joint_state_wire import JointStateReader, JointStateWireError
 from robot_dynamics.ros.lifecycle import ManagedModelNode
 from robot_dynamics.ros.node_log import RateLimitedLogger, RejectionCounter, never_raises, shorten
 from robot_dynamics.ros.parameter_schema import NodeParameters, converted_value
@@ -110,7 +112,6 @@ from robot_dynamics.ros.topics import (
     JOINT_STATE_QOS,
     LATCHED_QOS,
     create_output_publisher,
-    joint_state_fields,
 )
 
 OK, WARN, ERROR = DiagnosticStatus.OK, DiagnosticStatus.WARN, DiagnosticStatus.ERROR
@@ -172,7 +173,12 @@ class DynamicsNode(ManagedModelNode, Node):
         self.add_on_set_parameters_callback(self._on_active_tool)
         self.add_on_set_parameters_callback(self._on_contact_profile)
         self.start_lifecycle(self.parameters['managed'])
-        self.create_subscription(JointState, 'joint_states', self._on_joint_state, JOINT_STATE_QOS)
+        # Raw: joint_state_wire reads the message from its bytes (names decoded once).
+        self._joint_state_reader = JointStateReader()
+        self._header = Header()  # the outputs' header, restamped per joint state
+        self.create_subscription(
+            JointState, 'joint_states', self._on_joint_state, JOINT_STATE_QOS, raw=True
+        )
         self.base_state_input = BaseStateInput(
             self, self.settings.base_state, lambda: self._live, self.rejections
         )
@@ -362,7 +368,8 @@ class DynamicsNode(ManagedModelNode, Node):
         return live.robot if live else None
 
     # ------------------------------------------------------------------ torque stream
-    def _on_joint_state(self, message: JointState) -> None:
+    def _on_joint_state(self, serialized: bytes) -> None:
+        """One serialized sensor_msgs/JointState (the subscription is raw)."""
         started = time.perf_counter()
         self._rate.tick()
         live = self._live
@@ -372,9 +379,12 @@ class DynamicsNode(ManagedModelNode, Node):
             self.rejections.reject('no_model', 'no robot model loaded yet')
             return
         try:
-            self._process(live, message)
+            self._process(live, serialized)
         except JointStateError as error:
             self.rejections.reject(error.reason, str(error))
+            return
+        except JointStateWireError as error:
+            self.rejections.reject('malformed_joint_state', str(error))
             return
         except Exception as error:  # a node never dies from a message
             self.rejections.reject('internal_error', repr(error))
@@ -383,12 +393,16 @@ class DynamicsNode(ManagedModelNode, Node):
         self._processing_times[self._processed % len(self._processing_times)] = elapsed
         self._processed += 1
 
-    def _process(self, live: LiveDynamics, message: JointState) -> None:
-        torques = live.torques(joint_state_fields(message))
+    def _process(self, live: LiveDynamics, serialized: bytes) -> None:
+        message = self._joint_state_reader.read(serialized)
+        torques = live.torques(message.sample)
         if torques is None:
             self._incomplete += 1
             return
-        names, header = live.robot.joint_names, message.header
+        names, header = live.robot.joint_names, self._header
+        header.stamp.sec, header.stamp.nanosec = message.sec, message.nanosec
+        if header.frame_id != message.frame_id:
+            header.frame_id = message.frame_id
         if self._command_topic.wanted():  # first: a control loop waits on it
             self._command_topic.publish(live.gravity_command(torques))
         self._inverse_topic.publish(header, names, torques.inverse_dynamics)

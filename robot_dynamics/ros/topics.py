@@ -7,7 +7,6 @@ import math
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
-from robot_dynamics.core.streams.joint_states import JointSample
 from robot_dynamics.ros.rclpy_compat import PublisherEventCallbacks, SubscriptionEventCallbacks
 
 DESCRIPTION_QOS = QoSProfile(
@@ -48,18 +47,6 @@ def stamp_seconds(stamp) -> float:
     return stamp.sec + stamp.nanosec * 1e-9
 
 
-def joint_state_fields(message) -> JointSample:
-    """The sample (names, positions, velocities, efforts, stamp [s]) of a sensor_msgs/JointState
-    (its arrays as they are, not copied)."""
-    return JointSample(
-        message.name,
-        message.position,
-        message.velocity,
-        message.effort,
-        stamp_seconds(message.header.stamp),
-    )
-
-
 def create_output_publisher(node: Node, message_type, topic: str, qos):
     """A publisher without rclpy's default event handlers (they log a subscription with
     incompatible QoS or type; the subscribing side logs the same mismatch). Every handler is
@@ -87,25 +74,24 @@ message at most this much later than its match."""
 
 
 class SubscribedOutputs:
-    """Publishes only on outputs with a matched subscription (a DDS write costs tens of µs even
-    without a reader; on a volatile topic skipping it changes nothing anyone can receive), with
-    the subscriber counts looked up once per :data:`SUBSCRIBERS_REFRESH_PERIOD`."""
+    """Which of a node's output publishers have a matched subscription (a DDS write costs tens of
+    µs even without a reader; on a volatile topic skipping it changes nothing anyone can
+    receive), looked up once per :data:`SUBSCRIBERS_REFRESH_PERIOD`."""
 
-    def __init__(self, period: float = SUBSCRIBERS_REFRESH_PERIOD):
+    def __init__(self, publishers, period: float = SUBSCRIBERS_REFRESH_PERIOD):
+        self._publishers = tuple(publishers)
         self._period = period
         self._checked = -math.inf
-        self._subscribed: dict = {}
+        self._subscribed: frozenset = frozenset()
 
-    def refresh(self, now: float) -> None:
-        """Forget the counts once they are ``period`` old (``now``: time.monotonic() [s])."""
+    def at(self, now: float) -> frozenset:
+        """The publishers with a subscriber, as looked up at most ``period`` before ``now``
+        (time.monotonic() [s])."""
         if now - self._checked >= self._period:
             self._checked = now
-            self._subscribed = {}
-
-    def publish(self, publisher, build_message) -> None:
-        """Publish ``build_message()`` on ``publisher`` if it has a subscriber."""
-        subscribed = self._subscribed.get(publisher)
-        if subscribed is None:
-            subscribed = self._subscribed[publisher] = publisher.get_subscription_count() > 0
-        if subscribed:
-            publisher.publish(build_message())
+            self._subscribed = frozenset(
+                publisher
+                for publisher in self._publishers
+                if publisher.get_subscription_count() > 0
+            )
+        return self._subscribed

@@ -292,8 +292,10 @@ class RobotModel:
                 f'expected {self.num_joints} joint positions (one per joint of joint_names, in '
                 f'that order), got shape {positions.shape}'
             )
-        if self._identity_layout and not self.floating_base:
-            return positions.copy()
+        if self._identity_layout:  # the joints fill q (after the base pose) as they are
+            if not self.floating_base:
+                return positions.copy()
+            return np.concatenate((_normalised_pose(base_pose), positions))
         q = np.empty(self.model.nq)
         if self.floating_base:
             q[:7] = _normalised_pose(base_pose)
@@ -335,8 +337,11 @@ class RobotModel:
                 f'expected {self.num_joints} joint values (one per joint of joint_names, in that '
                 f'order), got shape {values.shape}'
             )
-        if self._identity_layout and not self.floating_base:
-            return values.copy()
+        if self._identity_layout:  # the joints fill v (after the base twist) as they are
+            if not self.floating_base:
+                return values.copy()
+            base = _ZERO_TWIST if base_values is None else np.asarray(base_values, dtype=float)
+            return np.concatenate((base.reshape(6), values))
         v = np.zeros(self.model.nv)
         if self.floating_base and base_values is not None:
             v[:6] = np.asarray(base_values, dtype=float).reshape(6)
@@ -442,17 +447,23 @@ class RobotModel:
         )
 
 
+_ZERO_TWIST = np.zeros(6)
+_ZERO_TWIST.setflags(write=False)
+
+
 def _normalised_pose(base_pose: Optional[np.ndarray]) -> np.ndarray:
     if base_pose is None:
         return np.array([0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0])
-    pose = np.asarray(base_pose, dtype=float).reshape(7).copy()
-    norm = np.linalg.norm(pose[3:])
+    pose = np.array(base_pose, dtype=float).reshape(7)  # a copy
+    x, y, z, w = pose[3:].tolist()
+    norm = math.sqrt(x * x + y * y + z * z + w * w)
     if not math.isfinite(norm) or norm < 1e-9:
         raise ModelInputError(
             f'base orientation quaternion {pose[3:]} has no direction (zero or not finite): give '
             'a unit quaternion [qx, qy, qz, qw]'
         )
-    pose[3:] /= norm
+    if norm != 1.0:
+        pose[3:] /= norm
     return pose
 
 

@@ -1,0 +1,167 @@
+"""sensor_msgs/JointState read from its serialized form.
+
+Both nodes subscribe ``joint_states`` raw and read it here. rclpy's deserializer builds a
+Python string per joint name and a Python object per field on every message; a robot's
+driver sends the same names in every message, so :class:`JointStateReader` decodes the
+names once, keeps the bytes they came from, and on later messages compares those bytes
+instead. The values become numpy arrays viewing the message bytes.
+
+The bytes are the XCDR1 encapsulation rmw implementations use for ROS 2 messages (see
+:mod:`robot_dynamics.ros.odometry_wire` for the layout rules): header (stamp, frame_id),
+then ``name`` (uint32 count, then each string: uint32 length with the NUL, the bytes), then
+``position``, ``velocity`` and ``effort`` (uint32 count, then the float64 values aligned to
+8). Any other representation is handed to rclpy's own deserializer.
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import NamedTuple
+
+import numpy as np
+from rclpy.serialization import deserialize_message
+from sensor_msgs.msg import JointState
+
+from robot_dynamics.core.errors import RobotDynamicsError
+from robot_dynamics.core.streams.joint_states import JointSample
+
+_PLAIN_CDR = {b'\x00\x00': '>', b'\x00\x01': '<'}
+"""XCDR1 representation id → struct byte order."""
+
+_HEADER_BYTES = 4
+_STAMP = {order: struct.Struct(order + 'iI') for order in _PLAIN_CDR.values()}
+_COUNT = {order: struct.Struct(order + 'I') for order in _PLAIN_CDR.values()}
+_FLOAT64 = {order: np.dtype(order + 'f8') for order in _PLAIN_CDR.values()}
+
+
+class JointStateWireError(RobotDynamicsError):
+    """Serialized bytes that are not a complete sensor_msgs/JointState."""
+
+
+class WireJointState(NamedTuple):
+    """One joint state as read: the ``sample`` (names, values as read-only float64 arrays,
+    stamp [s]) and the header's ``sec``, ``nanosec`` and ``frame_id``."""
+
+    sample: JointSample
+    sec: int
+    nanosec: int
+    frame_id: str
+
+
+class JointStateReader:
+    """Reads serialized sensor_msgs/JointState messages; remembers the last names it decoded
+    (one reader per subscription)."""
+
+    def __init__(self):
+        self._names_bytes = b''  # the names' bytes, alignment padding zeroed
+        self._padding_mask = np.zeros(0, dtype=np.uint8)  # 0 on padding bytes, 0xFF elsewhere
+        self._names: tuple = ()
+
+    def read(self, serialized: bytes) -> WireJointState:
+        """The joint state in ``serialized``; raises :class:`JointStateWireError` when the bytes
+        end early or a string is malformed."""
+        order = _PLAIN_CDR.get(bytes(serialized[:2]))
+        if order is None:
+            return _from_message(_deserialized(serialized))
+        try:
+            sec, nanosec = _STAMP[order].unpack_from(serialized, _HEADER_BYTES)
+            frame_id, offset = _string(serialized, _HEADER_BYTES + 8, _COUNT[order])
+            names, offset = self._names_at(serialized, _aligned(offset, 4), order)
+            rows = []
+            for _ in range(3):
+                row, offset = _float64_sequence(serialized, offset, order)
+                rows.append(row)
+        except struct.error:
+            raise JointStateWireError(
+                f'{len(serialized)} bytes are not a complete sensor_msgs/JointState'
+            ) from None
+        return WireJointState(
+            JointSample(names, rows[0], rows[1], rows[2], sec + nanosec * 1e-9),
+            sec,
+            nanosec,
+            frame_id,
+        )
+
+    def _names_at(self, serialized: bytes, offset: int, order: str) -> tuple:
+        """(names, offset after them) of the string sequence at ``offset`` (4-aligned): the
+        remembered names when the bytes there are those they were decoded from. The alignment
+        padding between two names is left out of the comparison: writers need not clear it
+        (rmw's serializer leaves whatever its buffer held)."""
+        known = self._names_bytes
+        end = offset + len(known)
+        if known and end <= len(serialized):
+            block = np.frombuffer(serialized, np.uint8, len(known), offset) & self._padding_mask
+            if block.tobytes() == known:
+                return self._names, end
+        (count,) = _COUNT[order].unpack_from(serialized, offset)
+        if count > len(serialized):  # each name takes at least 4 bytes
+            raise JointStateWireError(f'name count {count} exceeds the {len(serialized)} bytes')
+        names, padding, end = [], [], offset + 4
+        for _ in range(count):
+            start = _aligned(end, 4)
+            padding.extend(range(end - offset, start - offset))
+            name, end = _string(serialized, start, _COUNT[order])
+            names.append(name)
+        mask = np.full(end - offset, 0xFF, dtype=np.uint8)
+        mask[padding] = 0
+        self._padding_mask = mask
+        self._names_bytes = (
+            np.frombuffer(serialized, np.uint8, end - offset, offset) & mask
+        ).tobytes()
+        self._names = tuple(names)
+        return self._names, end
+
+
+def _float64_sequence(serialized: bytes, offset: int, order: str) -> tuple:
+    """(values as a read-only float64 array, offset after them) of the sequence whose count is
+    at ``offset`` (moved up to 4-alignment first)."""
+    offset = _aligned(offset, 4)
+    (count,) = _COUNT[order].unpack_from(serialized, offset)
+    start = _aligned(offset + 4, 8) if count else offset + 4
+    end = start + 8 * count
+    if end > len(serialized):
+        raise struct.error('short buffer')
+    values = np.frombuffer(serialized, _FLOAT64[order], count, start)
+    if order == '>':
+        values = values.astype(np.float64)
+        values.setflags(write=False)
+    return values, end
+
+
+def _aligned(offset: int, size: int) -> int:
+    """``offset`` moved up to a multiple of ``size`` counted from the end of the encapsulation
+    header."""
+    return _HEADER_BYTES + -(-(offset - _HEADER_BYTES) // size) * size
+
+
+def _string(serialized: bytes, offset: int, length_struct: struct.Struct) -> tuple:
+    """(text, offset after it) of the CDR string at ``offset``."""
+    (length,) = length_struct.unpack_from(serialized, offset)
+    start, end = offset + 4, offset + 4 + length
+    if length == 0:  # an empty string without its NUL, as some writers send it
+        return '', start
+    if end > len(serialized) or serialized[end - 1] != 0:
+        raise JointStateWireError(
+            f'string of {length} bytes at offset {offset} is not a NUL-terminated string within '
+            f'the {len(serialized)} bytes'
+        )
+    return bytes(serialized[start : end - 1]).decode('utf-8', errors='replace'), end
+
+
+def _deserialized(serialized: bytes) -> JointState:
+    try:
+        return deserialize_message(serialized, JointState)
+    except Exception as error:  # rclpy raises its own error types for bad bytes
+        raise JointStateWireError(f'bytes are not a sensor_msgs/JointState: {error}') from None
+
+
+def _from_message(message: JointState) -> WireJointState:
+    stamp = message.header.stamp
+    sample = JointSample(
+        tuple(message.name),
+        np.asarray(message.position, dtype=np.float64),
+        np.asarray(message.velocity, dtype=np.float64),
+        np.asarray(message.effort, dtype=np.float64),
+        stamp.sec + stamp.nanosec * 1e-9,
+    )
+    return WireJointState(sample, stamp.sec, stamp.nanosec, message.header.frame_id)
