@@ -179,19 +179,7 @@ class CentroidalNode(ManagedModelNode, Node):
         )
         self._markers_pub = create_output_publisher(self, MarkerArray, '~/markers', 10)
         self._diagnostics_pub = create_output_publisher(self, DiagnosticArray, '/diagnostics', 10)
-        self._outputs = SubscribedOutputs(
-            (
-                self._com_pub,
-                self._linear_pub,
-                self._angular_pub,
-                self._zmp_pub,
-                self._lipm_zmp_pub,
-                self._capture_point_pub,
-                self._margins_pub,
-                self._polygon_pub,
-                self._markers_pub,
-            )
-        )
+        self._outputs = SubscribedOutputs()
         # robot_description is received and checked in a listener process
         # (ros.description_listener).
         self.start_lifecycle(self.parameters['managed'])
@@ -546,26 +534,27 @@ class CentroidalNode(ManagedModelNode, Node):
         header.stamp.sec, header.stamp.nanosec = sec, nanosec
         state = report.state
         now = time.monotonic()
-        wanted, point = self._outputs.at(now), self._stamped_point
+        self._outputs.refresh()
+        wanted, point = self._outputs.has_subscriber, self._stamped_point
         for publisher, xyz in (
             (self._com_pub, state.com),
             (self._zmp_pub, report.zmp),
             (self._lipm_zmp_pub, self.checks.lipm_zmp),
             (self._capture_point_pub, report.capture_point),
         ):
-            if xyz is not None and publisher in wanted:
+            if xyz is not None and wanted(publisher):
                 publisher.publish(point(publisher, header, xyz))
-        if self._linear_pub in wanted:
+        if wanted(self._linear_pub):
             self._linear_pub.publish(vector_stamped(header, state.linear_momentum))
-        if self._angular_pub in wanted:
+        if wanted(self._angular_pub):
             self._angular_pub.publish(vector_stamped(header, state.angular_momentum))
-        if self._margins_pub in wanted:
+        if wanted(self._margins_pub):
             self._margins_pub.publish(margins_state(header, report))
-        if self._polygon_pub in wanted:
+        if wanted(self._polygon_pub):
             self._polygon_pub.publish(polygon_stamped(header, report.polygon))
         if now - self._last_markers_wall >= self.marker_period:
             self._last_markers_wall = now
-            if self._markers_pub in wanted:
+            if wanted(self._markers_pub):
                 self._markers_pub.publish(
                     balance_markers(
                         header,

@@ -111,6 +111,7 @@ from robot_dynamics.ros.spinning import run_nodes
 from robot_dynamics.ros.topics import (
     JOINT_STATE_QOS,
     LATCHED_QOS,
+    SubscribedOutputs,
     create_output_publisher,
 )
 
@@ -149,13 +150,14 @@ class DynamicsNode(ManagedModelNode, Node):
         # the same, in shared memory for the worker
         self._shared_baseline: Optional[SampleRingBuffer] = None
         self._validation_statuses: list = []
-        self._gravity_topic = TorqueTopic(self, '~/gravity_torques')
-        self._inverse_topic = TorqueTopic(self, '~/inverse_dynamics_torques')
-        self._external_topic = TorqueTopic(self, '~/external_torques')
-        self._command_topic = CommandTopic(self)
-        self._contact_topics = ContactTopics(self, self.parameters['contact_rate'])
+        self._outputs = outputs = SubscribedOutputs()
+        self._gravity_topic = TorqueTopic(self, '~/gravity_torques', outputs)
+        self._inverse_topic = TorqueTopic(self, '~/inverse_dynamics_torques', outputs)
+        self._external_topic = TorqueTopic(self, '~/external_torques', outputs)
+        self._command_topic = CommandTopic(self, outputs)
+        self._contact_topics = ContactTopics(self, self.parameters['contact_rate'], outputs)
         self._feet_topics = FeetTopics(
-            self, tuple(self.parameters['contact_frames']), self.parameters['world_frame']
+            self, tuple(self.parameters['contact_frames']), self.parameters['world_frame'], outputs
         )
         self._mass_pub = create_output_publisher(self, Vector3Stamped, '~/effective_mass', 10)
         self._payload_pub = create_output_publisher(self, InertiaStamped, '~/payload', LATCHED_QOS)
@@ -399,6 +401,7 @@ class DynamicsNode(ManagedModelNode, Node):
         if torques is None:
             self._incomplete += 1
             return
+        self._outputs.refresh()
         names, header = live.robot.joint_names, self._header
         header.stamp.sec, header.stamp.nanosec = message.sec, message.nanosec
         if header.frame_id != message.frame_id:

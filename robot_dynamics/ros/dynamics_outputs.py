@@ -21,8 +21,9 @@ effective-mass reading turned into messages and published.
   [kg] along the direction u of the origin's velocity (the vertical at rest), ``vector.y`` = the
   speed |v| [m/s], ``vector.z`` = E = ½ m_u (uᵀ v)² [J].
 
-Every stream output is published only while a subscription is matched and reuses one message
-(rclpy serialises it within ``publish``).
+Every stream output is published only while a subscription is matched (looked up once per
+:data:`~robot_dynamics.ros.topics.SUBSCRIBERS_REFRESH_PERIOD`) and reuses one message (rclpy
+serialises it within ``publish``).
 """
 
 from __future__ import annotations
@@ -42,23 +43,24 @@ from std_msgs.msg import Bool, Float64MultiArray
 
 from robot_dynamics.core.live.effective_mass_reading import EffectiveMassReading
 from robot_dynamics.core.live.live_dynamics import LiveResult
-from robot_dynamics.ros.topics import SENSOR_QOS, create_output_publisher
+from robot_dynamics.ros.topics import SENSOR_QOS, SubscribedOutputs, create_output_publisher
 
 CONTACT_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
 
 
 class TorqueTopic:
     """One torque output (sensor_msgs/JointState, ``effort`` in model order), published only
-    while a subscription is matched; it reuses one message, setting the names again only when
-    the model's name tuple changes."""
+    while a subscription is matched (``outputs``); it reuses one message, setting the names
+    again only when the model's name tuple changes."""
 
-    def __init__(self, node: Node, topic: str):
+    def __init__(self, node: Node, topic: str, outputs: SubscribedOutputs):
         self.publisher = create_output_publisher(node, JointState, topic, SENSOR_QOS)
+        self._outputs = outputs
         self._message = JointState()
         self._names: Optional[tuple] = None
 
     def publish(self, header, names: tuple, torques: Optional[np.ndarray]) -> None:
-        if torques is None or not self.publisher.get_subscription_count():
+        if torques is None or not self._outputs.has_subscriber(self.publisher):
             return
         message = self._message
         if names is not self._names:
@@ -74,14 +76,15 @@ class CommandTopic:
     no layout: what forward_command_controller and JointGroupEffortController take), published
     only while a subscription is matched; it reuses one message."""
 
-    def __init__(self, node: Node):
+    def __init__(self, node: Node, outputs: SubscribedOutputs):
         self.publisher = create_output_publisher(
             node, Float64MultiArray, '~/gravity_command', SENSOR_QOS
         )
+        self._outputs = outputs
         self._message = Float64MultiArray()
 
     def wanted(self) -> bool:
-        return self.publisher.get_subscription_count() > 0
+        return self._outputs.has_subscriber(self.publisher)
 
     def publish(self, command: Optional[np.ndarray]) -> None:
         if command is None:
@@ -93,7 +96,8 @@ class CommandTopic:
 class ContactTopics:
     """``~/contact``, ``~/contact_ratio`` and ``~/external_wrench`` (module docstring)."""
 
-    def __init__(self, node: Node, contact_rate: float):
+    def __init__(self, node: Node, contact_rate: float, outputs: SubscribedOutputs):
+        self._outputs = outputs
         self._period = 1.0 / contact_rate
         self._contact_pub = create_output_publisher(node, Bool, '~/contact', CONTACT_QOS)
         self._ratio_pub = create_output_publisher(node, JointState, '~/contact_ratio', SENSOR_QOS)
@@ -105,13 +109,13 @@ class ContactTopics:
 
     def wants_wrench(self) -> bool:
         """Whether ~/external_wrench has a subscriber (the wrench is computed only then)."""
-        return self._wrench_pub.get_subscription_count() > 0
+        return self._outputs.has_subscriber(self._wrench_pub)
 
     def publish(self, header, result: LiveResult, wrench_frame: str) -> None:
         """The contact outputs of ``result``, with the input's ``header`` stamp."""
         contact = result.contact
         if contact is not None:
-            if self._ratio_pub.get_subscription_count():
+            if self._outputs.has_subscriber(self._ratio_pub):
                 message = self._ratio_message
                 message.header = header
                 message.name = list(result.joint_names)
@@ -135,8 +139,9 @@ class FeetTopics:
     """``~/feet/<frame>/force``, ``~/feet/<frame>/contact`` and ``~/cop`` (module docstring)
     for the feet ``frames``; none without feet."""
 
-    def __init__(self, node: Node, frames: tuple, world_frame: str):
+    def __init__(self, node: Node, frames: tuple, world_frame: str, outputs: SubscribedOutputs):
         self._world_frame = world_frame
+        self._outputs = outputs
         self._force_pubs = [
             create_output_publisher(node, Vector3Stamped, f'~/feet/{frame}/force', SENSOR_QOS)
             for frame in frames
@@ -157,15 +162,16 @@ class FeetTopics:
             return
         message = self._force_message
         message.header.stamp, message.header.frame_id = header.stamp, self._world_frame
+        subscribed = self._outputs.has_subscriber
         for publisher, force in zip(self._force_pubs, feet.forces):
-            if publisher.get_subscription_count():
+            if subscribed(publisher):
                 vector = message.vector
                 vector.x, vector.y, vector.z = (float(x) for x in force)
                 publisher.publish(message)
         for publisher, contact in zip(self._contact_pubs, feet.contact):
-            if publisher.get_subscription_count():
+            if subscribed(publisher):
                 publisher.publish(Bool(data=contact))
-        if feet.cop is not None and self._cop_pub.get_subscription_count():
+        if feet.cop is not None and subscribed(self._cop_pub):
             cop = self._cop_message
             cop.header.stamp, cop.header.frame_id = header.stamp, root_link
             cop.point.x, cop.point.y, cop.point.z = (float(x) for x in feet.cop)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import time
 
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
@@ -74,24 +75,24 @@ message at most this much later than its match."""
 
 
 class SubscribedOutputs:
-    """Which of a node's output publishers have a matched subscription (a DDS write costs tens of
-    µs even without a reader; on a volatile topic skipping it changes nothing anyone can
-    receive), looked up once per :data:`SUBSCRIBERS_REFRESH_PERIOD`."""
+    """Whether an output publisher has a matched subscription (a DDS write costs tens of µs even
+    without a reader; on a volatile topic skipping it changes nothing anyone can receive). A
+    look-up is a middleware call: each publisher's is kept until :meth:`refresh` finds it
+    :data:`SUBSCRIBERS_REFRESH_PERIOD` old."""
 
-    def __init__(self, publishers, period: float = SUBSCRIBERS_REFRESH_PERIOD):
-        self._publishers = tuple(publishers)
+    def __init__(self, period: float = SUBSCRIBERS_REFRESH_PERIOD):
         self._period = period
         self._checked = -math.inf
-        self._subscribed: frozenset = frozenset()
+        self._known: dict = {}
 
-    def at(self, now: float) -> frozenset:
-        """The publishers with a subscriber, as looked up at most ``period`` before ``now``
-        (time.monotonic() [s])."""
+    def refresh(self) -> None:
+        """Forget the look-ups once they are a period old (call once per message)."""
+        now = time.monotonic()
         if now - self._checked >= self._period:
-            self._checked = now
-            self._subscribed = frozenset(
-                publisher
-                for publisher in self._publishers
-                if publisher.get_subscription_count() > 0
-            )
-        return self._subscribed
+            self._checked, self._known = now, {}
+
+    def has_subscriber(self, publisher) -> bool:
+        known = self._known.get(publisher)
+        if known is None:
+            known = self._known[publisher] = publisher.get_subscription_count() > 0
+        return known
