@@ -183,6 +183,38 @@ def test_an_odometry_with_a_bad_quaternion_is_refused(quaternion):
     assert raised.value.reason in ('bad_orientation', 'non_finite')
 
 
+def test_quaternion_matrix_equals_pinocchio_and_normalises():
+    import pinocchio as pin
+
+    from robot_dynamics.core.streams.base_state import quaternion_matrix
+
+    rng = np.random.default_rng(11)
+    for _ in range(200):
+        unit = rng.normal(size=4)
+        unit /= np.linalg.norm(unit)
+        scaled = unit * rng.uniform(0.95, 1.05)  # within the accepted distance from unit norm
+        x, y, z, w = unit
+        expected = pin.Quaternion(w, x, y, z).toRotationMatrix()
+        np.testing.assert_allclose(quaternion_matrix(tuple(scaled)), expected, atol=2e-16)
+        np.testing.assert_allclose(quaternion_matrix(unit), expected, atol=2e-16)
+
+
+def test_odometry_of_a_frame_mounted_off_the_base_is_moved_to_the_base_origin():
+    """The twist of imu_link (0.1 m above the base, same axes) spinning about x at 2 rad/s is
+    v_base = v_link − ω × r; its attitude is the base's."""
+    state = BaseState('odom', lever(), (0.0, 0.0, -G))
+    quaternion = (math.sin(0.2), 0.0, 0.0, math.cos(0.2))  # 0.4 rad about x
+    for stamp in (1.0, 1.01):
+        state.take_odom(stamp, 'imu_link', quaternion, (0.5, -0.2, 0.0), (2.0, 0.0, 0.0))
+    np.testing.assert_allclose(state.motion_at(1.01).angular_velocity, (2.0, 0.0, 0.0))
+    np.testing.assert_allclose(state.attitude(), rpy_matrix((0.4, 0.0, 0.0)), atol=1e-15)
+    # at rest in the world frame apart from the spin: the specific force is −g in base axes plus
+    # ω × v at the base origin, v = (0.5, −0.2, 0) − (2, 0, 0) × (0, 0, 0.1) = (0.5, 0, 0)
+    force = state.motion_at(1.01).specific_force
+    gravity_in_base = rpy_matrix((0.4, 0.0, 0.0)).T @ np.array([0.0, 0.0, G])
+    np.testing.assert_allclose(force, np.cross((2.0, 0.0, 0.0), (0.5, 0.0, 0.0)) + gravity_in_base)
+
+
 # ---------------------------------------------------------------------- the real node
 def _node_gravity(ros, parameters: dict, publish_base, outputs: int = 25) -> float:
     """|~/gravity_torques| of a dynamics_node on the lever at q = 0 with ``parameters``, while

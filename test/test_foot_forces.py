@@ -91,6 +91,27 @@ def test_chosen_ground_forces_come_back_from_the_torques_they_cause():
     np.testing.assert_allclose(result.feet.cop, expected, atol=1e-12)
 
 
+def test_a_straight_leg_gives_the_least_squares_force():
+    """A straight leg (hip pitch and knee axes in line with the foot) cannot tell one direction of
+    force from none: its 3 × 3 system is singular. The estimator must still give that leg the
+    minimum-norm least-squares force (numpy's lstsq on pinocchio's Jacobian: the force's part
+    the torques show) and the bent legs beside it their exact forces."""
+    robot = quadruped()
+    positions = STANCE.copy()
+    positions[:3] = 0.0  # lf leg straight down
+    forces = np.array([[15.0, -7.0, 40.0], [10.0, 4.0, 60.0], [-5.0, 3.0, 55.0], [2.0, -1.0, 70.0]])
+    efforts, _ = torques_for_forces(robot, positions, forces)
+    _, jacobians = gravity_and_foot_jacobians(robot, positions)
+    leg = jacobians[0][:, 6:9]
+    assert np.linalg.matrix_rank(leg) == 2
+    expected = forces.copy()
+    expected[0] = np.linalg.lstsq(leg.T, leg.T @ forces[0], rcond=None)[0]
+    assert np.linalg.norm(expected[0] - forces[0]) > 1.0  # the leg really hides a part
+    result = live_inverse_dynamics(robot, FEET, positions, efforts)
+    np.testing.assert_allclose(result.feet.forces, expected, atol=1e-9)
+    assert np.all(np.isfinite(result.inverse_dynamics))
+
+
 def test_inverse_dynamics_of_a_standing_robot_takes_the_ground_forces_off():
     """Forces that carry the robot (their base rows balance its weight, built here from
     pinocchio's frame Jacobians by least change from chosen forces) cause motor torques

@@ -55,6 +55,10 @@ MISMATCH_WARN_SHARE = 0.1
 :data:`MISMATCH_SAMPLES` samples, exceeds this share of the weight."""
 MISMATCH_SAMPLES = 100
 
+REGULAR_RATIO = 1e-8
+"""A three-joint leg's system is solved directly while |det| exceeds this share of its bound
+(a condition number below ~1e8); closer to a singularity it goes through least squares."""
+
 
 @dataclass(frozen=True)
 class FootForces:
@@ -126,6 +130,16 @@ class FootForceEstimator:
             for leg in self.legs
             if len(leg.joints) < 3 * len(leg.feet)
         )
+        three_joint = [leg for leg in self.legs if len(leg.feet) == 1 and len(leg.joints) == 3]
+        self._three_joint_legs = (
+            (
+                np.array([leg.feet[0] for leg in three_joint]),
+                np.array([leg.joints for leg in three_joint]),
+            )
+            if three_joint
+            else None
+        )
+        self._other_legs = tuple(leg for leg in self.legs if leg not in three_joint)
         self._contact = np.zeros(len(self.frames), dtype=bool)
         self.mean_mismatch = 0.0
         """The base rows' disagreement [N], a moving average over :data:`MISMATCH_SAMPLES`."""
@@ -168,11 +182,14 @@ class FootForceEstimator:
         external_torques: np.ndarray,
         motion: BaseMotion,
         attitude: Optional[np.ndarray] = None,
+        full_torques: Optional[np.ndarray] = None,
     ) -> FootForces:
         """The feet at joint positions [rad], velocities and accelerations (None: zero) with the
         inverse-dynamics ``external_torques`` τ_ext = M v̇ + h − τ [N·m] (``joint_names`` order),
         the base moving as ``motion`` and at ``attitude`` (world ← base rotation; None:
-        identity)."""
+        identity). ``full_torques``: this state's
+        :meth:`~robot_dynamics.core.dynamics.base_motion.MovingBaseTorques.full_torques` when
+        already computed (None: computed here)."""
         twin = self._dynamics.twin
         q = twin.configuration(positions)
         pin.computeJointJacobians(twin.model, twin.data, q)
@@ -182,14 +199,10 @@ class FootForceEstimator:
             @ self._coupling
             for f in self._frame_ids
         ]
-        forces = np.zeros((len(self.frames), 3))
-        tau = np.asarray(external_torques, dtype=float)
-        for leg in self.legs:
-            columns = leg.joints + twin.base_dofs
-            stacked = np.vstack([jacobians[k][:, columns] for k in leg.feet])
-            solution = np.linalg.lstsq(stacked.T, tau[leg.joints], rcond=None)[0]
-            forces[list(leg.feet)] = solution.reshape(-1, 3)
-        full = self._dynamics.full_torques(positions, velocities, accelerations, motion)
+        forces = self._leg_forces(jacobians, np.asarray(external_torques, dtype=float))
+        full = full_torques
+        if full is None:
+            full = self._dynamics.full_torques(positions, velocities, accelerations, motion)
         mismatch = float(np.linalg.norm(full[:3] - forces.sum(axis=0)))
         self.mean_mismatch += (mismatch - self.mean_mismatch) / MISMATCH_SAMPLES
         rotation = np.eye(3) if attitude is None else np.asarray(attitude, dtype=float)
@@ -212,6 +225,26 @@ class FootForceEstimator:
             contact_torques,
         )
 
+    def _leg_forces(self, jacobians: list, tau: np.ndarray) -> np.ndarray:
+        """Each leg's foot forces (k × 3, base axes) from its joints' rows of τ_ext = Σ J_cᵀ f_c:
+        the legs of one foot and three joints in one batched solve while none is near a
+        singularity, every other leg (and those then) by least squares."""
+        forces = np.zeros((len(self.frames), 3))
+        base, legs = self._dynamics.twin.base_dofs, self.legs
+        if self._three_joint_legs is not None:
+            feet, joints = self._three_joint_legs
+            solved = _solved_if_regular(
+                np.array([jacobians[k] for k in feet]), joints + base, tau[joints]
+            )
+            if solved is not None:
+                forces[feet], legs = solved, self._other_legs
+        for leg in legs:
+            columns = leg.joints + base
+            stacked = np.vstack([jacobians[k][:, columns] for k in leg.feet])
+            solution = np.linalg.lstsq(stacked.T, tau[leg.joints], rcond=None)[0]
+            forces[list(leg.feet)] = solution.reshape(-1, 3)
+        return forces
+
     def _balanced(self, jacobians: list, forces: np.ndarray, base_wrench: np.ndarray) -> np.ndarray:
         """The forces (k × 3, base axes) of the feet in contact closest to ``forces`` whose
         base rows give ``base_wrench`` (least squares when they cannot); zero for the others."""
@@ -224,6 +257,18 @@ class FootForceEstimator:
             correction = np.linalg.lstsq(columns, base_wrench - columns @ estimate, rcond=None)[0]
             balanced[touching] = (estimate + correction).reshape(-1, 3)
         return balanced
+
+
+def _solved_if_regular(jacobians: np.ndarray, columns: np.ndarray, tau: np.ndarray):
+    """f (L × 3) with J_lᵀ f_l = τ_l for L feet: ``jacobians`` (L × 3 × n), ``columns`` (L × 3)
+    the leg's three joint columns, ``tau`` (L × 3); None when some 3 × 3 system is near
+    singular (|det| below :data:`REGULAR_RATIO` times the product of its column norms, which
+    bounds it: Hadamard's inequality), where least squares is the safe answer."""
+    systems = np.take_along_axis(jacobians, columns[:, None, :], axis=2).transpose(0, 2, 1)
+    bound = np.linalg.norm(systems, axis=1).prod(axis=1)
+    if not np.all(np.abs(np.linalg.det(systems)) > REGULAR_RATIO * bound):
+        return None
+    return np.linalg.solve(systems, tau[..., None])[..., 0]
 
 
 def _centre_of_pressure(

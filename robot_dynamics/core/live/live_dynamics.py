@@ -247,6 +247,7 @@ class LiveDynamics:
             settings.base_state_smoothing,
         )
         self._moving_base = MovingBaseTorques(robot) if settings.base_state != 'none' else None
+        self._moving_base_rows: Optional[np.ndarray] = None  # this sample's full RNEA on it
         self._motion = BaseMotion.at_rest(robot.model.gravity.linear)
         self._feet = self._foot_estimator(problems)
         self._last_feet: Optional[FootForces] = None
@@ -573,17 +574,18 @@ class LiveDynamics:
             raise JointStateError('base_state_unavailable', str(error)) from None
         self._base_problem = None
         self._motion = motion
-        robot, q = self.robot, torques.positions
-        v = torques.velocities if torques.velocities is not None else np.zeros(robot.num_joints)
-        upright = robot.joint_part(
-            dynamics.nonlinear_effects(robot, robot.configuration(q), robot.tangent(v))
+        moving_base, q = self._moving_base, torques.positions
+        # one RNEA on the moving base, base rows kept: the feet balance against them
+        full = self._moving_base_rows = moving_base.full_torques(
+            q, torques.velocities, torques.accelerations, motion
         )
-        base_torques = self._moving_base.torques(q, v, None, motion) - upright
+        inverse_dynamics = moving_base.twin.joint_part(full)
+        base_torques = inverse_dynamics - torques.inverse_dynamics
         residual = None if torques.residual is None else torques.residual - base_torques
         return replace(
             torques,
-            gravity=self._moving_base.gravity(q, motion),
-            inverse_dynamics=torques.inverse_dynamics + base_torques,
+            gravity=moving_base.gravity(q, motion),
+            inverse_dynamics=inverse_dynamics,
             residual=residual,
             base_torques=base_torques,
         )
@@ -707,6 +709,7 @@ class LiveDynamics:
             external_torques_from_inverse_dynamics(torques.residual),
             self._motion,
             self.base_state.attitude(),
+            None if self._moving_base is None else self._moving_base_rows,
         )
         return replace(
             torques,

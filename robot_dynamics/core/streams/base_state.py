@@ -26,11 +26,10 @@ cannot be used raises :class:`BaseStateError` with a counting ``reason`` and cha
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Optional, Sequence
 
 import numpy as np
-import pinocchio as pin
 
 from robot_dynamics.core.dynamics.base_motion import BaseMotion, rpy_matrix
 from robot_dynamics.core.errors import RobotDynamicsError, SettingError
@@ -89,6 +88,12 @@ class RigidMount:
 
     rotation: np.ndarray
     position: np.ndarray
+    is_base: bool = field(init=False)
+    """True when the frame sits exactly on the base frame (identity rotation, no offset)."""
+
+    def __post_init__(self):
+        on_base = not self.position.any() and np.array_equal(self.rotation, np.eye(3))
+        object.__setattr__(self, 'is_base', bool(on_base))
 
 
 def rigid_mount(robot: RobotModel, frame: str) -> RigidMount:
@@ -121,21 +126,36 @@ def cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def quaternion_matrix(xyzw: Sequence[float]) -> np.ndarray:
-    """Rotation matrix of a quaternion (x, y, z, w); raises :class:`BaseStateError`
-    ('bad_orientation') for a zero, non-finite or far-from-unit one."""
-    values = np.asarray(xyzw, dtype=float)
-    norm = float(np.linalg.norm(values)) if np.all(np.isfinite(values)) else math.nan
-    if not abs(norm - 1.0) < 0.1:
+    """Rotation matrix of a quaternion (x, y, z, w), normalised first; raises
+    :class:`BaseStateError` ('bad_orientation') for a zero, non-finite or far-from-unit one."""
+    values = np.asarray(xyzw, dtype=float).tolist()
+    if len(values) != 4:
+        raise BaseStateError('bad_orientation', f'orientation {values} is not a quaternion')
+    x, y, z, w = values
+    norm = math.sqrt(x * x + y * y + z * z + w * w)
+    if not abs(norm - 1.0) < 0.1:  # also false for NaN
         raise BaseStateError(
-            'bad_orientation', f'orientation quaternion {values.tolist()} is not a rotation'
+            'bad_orientation', f'orientation quaternion {values} is not a rotation'
         )
-    x, y, z, w = values / norm
-    return pin.Quaternion(w, x, y, z).toRotationMatrix()
+    x, y, z, w = x / norm, y / norm, z / norm, w / norm
+    # the standard expansion (Eigen's Quaternion::toRotationMatrix, term for term)
+    tx, ty, tz = 2.0 * x, 2.0 * y, 2.0 * z
+    twx, twy, twz = tx * w, ty * w, tz * w
+    txx, txy, txz = tx * x, ty * x, tz * x
+    tyy, tyz, tzz = ty * y, tz * y, tz * z
+    return np.array(
+        [
+            [1.0 - (tyy + tzz), txy - twz, txz + twy],
+            [txy + twz, 1.0 - (txx + tzz), tyz - twx],
+            [txz - twy, tyz + twx, 1.0 - (txx + tyy)],
+        ]
+    )
 
 
 def _finite(values, name: str) -> np.ndarray:
     array = np.asarray(values, dtype=float)
-    if not np.all(np.isfinite(array)):
+    # One sum proves finiteness unless it overflows; only then look at each entry.
+    if not math.isfinite(sum(array.tolist())) and not np.all(np.isfinite(array)):
         raise BaseStateError('non_finite', f'{name} is not finite: {array.tolist()}')
     return array
 
@@ -244,16 +264,19 @@ class BaseState:
         body twist (linear [m/s], angular [rad/s]) in ``child_frame`` axes."""
         mount = self._mount(child_frame or self.robot.description.root)
         world_child = quaternion_matrix(_finite(orientation_xyzw, 'odometry orientation'))
-        omega = mount.rotation @ _finite(angular_velocity, 'odometry angular velocity')
-        velocity = mount.rotation @ _finite(linear_velocity, 'odometry linear velocity')
-        velocity = velocity - cross(omega, mount.position)  # at the base origin
+        omega = _finite(angular_velocity, 'odometry angular velocity')
+        velocity = _finite(linear_velocity, 'odometry linear velocity')
+        if not mount.is_base:
+            omega, velocity = mount.rotation @ omega, mount.rotation @ velocity
+            velocity = velocity - cross(omega, mount.position)  # at the base origin
+            world_child = world_child @ mount.rotation.T  # world ← base
         self._check_order(self._odom, stamp, 'odometry')
         twist = self._odom_smooth.update(stamp, np.concatenate([velocity, omega]))
         velocity, omega = twist[:3], twist[3:]
         self._twist_rate.add(stamp, twist)
         rate = self._twist_rate.rate()
         rate = np.zeros(6) if rate is None else rate
-        world_base = self._odom_attitude = world_child @ mount.rotation.T
+        world_base = self._odom_attitude = world_child
         acceleration = rate[:3] + cross(omega, velocity)
         force = acceleration - world_base.T @ self.gravity_world
         self._odom = _Reading(stamp, omega, rate[3:], force)
