@@ -6,11 +6,9 @@ driver sends the same names in every message, so :class:`JointStateReader` decod
 names once, keeps the bytes they came from, and on later messages compares those bytes
 instead. The values become numpy arrays viewing the message bytes.
 
-The bytes are the XCDR1 encapsulation rmw implementations use for ROS 2 messages (see
-:mod:`robot_dynamics.ros.odometry_wire` for the layout rules): header (stamp, frame_id),
-then ``name`` (uint32 count, then each string: uint32 length with the NUL, the bytes), then
-``position``, ``velocity`` and ``effort`` (uint32 count, then the float64 values aligned to
-8). Any other representation is handed to rclpy's own deserializer.
+The fields, in order (layout rules: :mod:`robot_dynamics.ros.cdr`): header (stamp,
+frame_id), ``name`` (a sequence of strings), then ``position``, ``velocity`` and ``effort``
+(sequences of float64, the values aligned to 8).
 """
 
 from __future__ import annotations
@@ -19,19 +17,15 @@ import struct
 from typing import NamedTuple
 
 import numpy as np
-from rclpy.serialization import deserialize_message
 from sensor_msgs.msg import JointState
 
 from robot_dynamics.core.errors import RobotDynamicsError
 from robot_dynamics.core.streams.joint_states import JointSample
+from robot_dynamics.ros import cdr
 
-_PLAIN_CDR = {b'\x00\x00': '>', b'\x00\x01': '<'}
-"""XCDR1 representation id → struct byte order."""
-
-_HEADER_BYTES = 4
-_STAMP = {order: struct.Struct(order + 'iI') for order in _PLAIN_CDR.values()}
-_COUNT = {order: struct.Struct(order + 'I') for order in _PLAIN_CDR.values()}
-_FLOAT64 = {order: np.dtype(order + 'f8') for order in _PLAIN_CDR.values()}
+_STAMP = {order: struct.Struct(order + 'iI') for order in cdr.PLAIN_CDR.values()}
+_COUNT = {order: struct.Struct(order + 'I') for order in cdr.PLAIN_CDR.values()}
+_FLOAT64 = {order: np.dtype(order + 'f8') for order in cdr.PLAIN_CDR.values()}
 
 
 class JointStateWireError(RobotDynamicsError):
@@ -60,13 +54,15 @@ class JointStateReader:
     def read(self, serialized: bytes) -> WireJointState:
         """The joint state in ``serialized``; raises :class:`JointStateWireError` when the bytes
         end early or a string is malformed."""
-        order = _PLAIN_CDR.get(bytes(serialized[:2]))
+        order = cdr.byte_order(serialized)
         if order is None:
-            return _from_message(_deserialized(serialized))
+            return _from_message(cdr.deserialized(serialized, JointState, JointStateWireError))
         try:
-            sec, nanosec = _STAMP[order].unpack_from(serialized, _HEADER_BYTES)
-            frame_id, offset = _string(serialized, _HEADER_BYTES + 8, _COUNT[order])
-            names, offset = self._names_at(serialized, _aligned(offset, 4), order)
+            sec, nanosec = _STAMP[order].unpack_from(serialized, cdr.HEADER_BYTES)
+            frame_id, offset = cdr.read_string(
+                serialized, cdr.HEADER_BYTES + 8, _COUNT[order], JointStateWireError
+            )
+            names, offset = self._names_at(serialized, cdr.aligned(offset, 4), order)
             rows = []
             for _ in range(3):
                 row, offset = _float64_sequence(serialized, offset, order)
@@ -98,9 +94,9 @@ class JointStateReader:
             raise JointStateWireError(f'name count {count} exceeds the {len(serialized)} bytes')
         names, padding, end = [], [], offset + 4
         for _ in range(count):
-            start = _aligned(end, 4)
+            start = cdr.aligned(end, 4)
             padding.extend(range(end - offset, start - offset))
-            name, end = _string(serialized, start, _COUNT[order])
+            name, end = cdr.read_string(serialized, start, _COUNT[order], JointStateWireError)
             names.append(name)
         mask = np.full(end - offset, 0xFF, dtype=np.uint8)
         mask[padding] = 0
@@ -115,9 +111,9 @@ class JointStateReader:
 def _float64_sequence(serialized: bytes, offset: int, order: str) -> tuple:
     """(values as a read-only float64 array, offset after them) of the sequence whose count is
     at ``offset`` (moved up to 4-alignment first)."""
-    offset = _aligned(offset, 4)
+    offset = cdr.aligned(offset, 4)
     (count,) = _COUNT[order].unpack_from(serialized, offset)
-    start = _aligned(offset + 4, 8) if count else offset + 4
+    start = cdr.aligned(offset + 4, 8) if count else offset + 4
     end = start + 8 * count
     if end > len(serialized):
         raise struct.error('short buffer')
@@ -126,33 +122,6 @@ def _float64_sequence(serialized: bytes, offset: int, order: str) -> tuple:
         values = values.astype(np.float64)
         values.setflags(write=False)
     return values, end
-
-
-def _aligned(offset: int, size: int) -> int:
-    """``offset`` moved up to a multiple of ``size`` counted from the end of the encapsulation
-    header."""
-    return _HEADER_BYTES + -(-(offset - _HEADER_BYTES) // size) * size
-
-
-def _string(serialized: bytes, offset: int, length_struct: struct.Struct) -> tuple:
-    """(text, offset after it) of the CDR string at ``offset``."""
-    (length,) = length_struct.unpack_from(serialized, offset)
-    start, end = offset + 4, offset + 4 + length
-    if length == 0:  # an empty string without its NUL, as some writers send it
-        return '', start
-    if end > len(serialized) or serialized[end - 1] != 0:
-        raise JointStateWireError(
-            f'string of {length} bytes at offset {offset} is not a NUL-terminated string within '
-            f'the {len(serialized)} bytes'
-        )
-    return bytes(serialized[start : end - 1]).decode('utf-8', errors='replace'), end
-
-
-def _deserialized(serialized: bytes) -> JointState:
-    try:
-        return deserialize_message(serialized, JointState)
-    except Exception as error:  # rclpy raises its own error types for bad bytes
-        raise JointStateWireError(f'bytes are not a sensor_msgs/JointState: {error}') from None
 
 
 def _from_message(message: JointState) -> WireJointState:

@@ -138,13 +138,11 @@ class BaseStateBuffer:
         """Convert and keep one nav_msgs/Odometry sample; raises OdometryError if unusable."""
         if not math.isfinite(stamp):
             raise OdometryError(f'odometry stamp {stamp} is not finite')
-        state = _plain_base_state(stamp, position_xyz, quaternion_xyzw, linear_body, angular_body)
-        if state is None:  # not 13 finite floats or a quaternion off unit norm: say which
-            state = BaseState(
-                float(stamp),
-                base_pose_from_odometry(position_xyz, quaternion_xyzw),
-                base_velocity_from_odometry(linear_body, angular_body),
-            )
+        state = BaseState(
+            float(stamp),
+            base_pose_from_odometry(position_xyz, quaternion_xyzw),
+            base_velocity_from_odometry(linear_body, angular_body),
+        )
         self._states.append(state)
         return state
 
@@ -164,24 +162,6 @@ class BaseStateBuffer:
     def newest_stamp(self) -> float:
         """Stamp of the newest kept sample [s] (−inf when empty)."""
         return self._states[-1].stamp if self._states else -math.inf
-
-
-def _plain_base_state(stamp, position_xyz, quaternion_xyzw, linear_body, angular_body):
-    """The BaseState of a usable odometry sample given as tuples of floats (what the nodes read
-    from the message), as :func:`base_pose_from_odometry` and
-    :func:`base_velocity_from_odometry` make it; None for anything else."""
-    values = (*position_xyz, *quaternion_xyzw, *linear_body, *angular_body)
-    if len(values) != 13 or not all(type(value) is float for value in values):
-        return None
-    if not math.isfinite(sum(values)):
-        return None
-    x, y, z, w = values[3:7]
-    norm = math.sqrt(x * x + y * y + z * z + w * w)
-    if abs(norm - 1.0) > QUATERNION_NORM_TOLERANCE:
-        return None
-    pose = np.array(values[:7])
-    pose[3:] /= norm
-    return BaseState(float(stamp), pose, np.array(values[7:]))
 
 
 # ---------------------------------------------------------------------------- momentum
