@@ -414,6 +414,7 @@ class DynamicsNode(ManagedModelNode, Node):
         self._contact_topics.publish(header, result, live.wrench_frame)
         self._external_topic.publish(header, names, result.external_torques)
         self._feet_topics.publish(header, result, live.robot.description.root)
+        live.record()
         self._last_input_wall = time.monotonic()
 
     # ------------------------------------------------------------------ known wrench, tool

@@ -22,8 +22,8 @@ effective-mass reading turned into messages and published.
   speed |v| [m/s], ``vector.z`` = E = ½ m_u (uᵀ v)² [J].
 
 Every stream output is published only while a subscription is matched (looked up once per
-:data:`~robot_dynamics.ros.topics.SUBSCRIBERS_REFRESH_PERIOD`) and reuses one message (rclpy
-serialises it within ``publish``).
+:data:`~robot_dynamics.ros.topics.SUBSCRIBERS_REFRESH_PERIOD`) and reuses one message, or (the
+torque topics) its serialized bytes.
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ from std_msgs.msg import Bool, Float64MultiArray
 
 from robot_dynamics.core.live.effective_mass_reading import EffectiveMassReading
 from robot_dynamics.core.live.live_dynamics import LiveResult
+from robot_dynamics.ros.joint_state_wire import EffortMessageWriter
 from robot_dynamics.ros.topics import SENSOR_QOS, SubscribedOutputs, create_output_publisher
 
 CONTACT_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
@@ -50,25 +51,21 @@ CONTACT_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
 
 class TorqueTopic:
     """One torque output (sensor_msgs/JointState, ``effort`` in model order), published only
-    while a subscription is matched (``outputs``); it reuses one message, setting the names
-    again only when the model's name tuple changes."""
+    while a subscription is matched (``outputs``), as bytes written in place
+    (:class:`~robot_dynamics.ros.joint_state_wire.EffortMessageWriter`)."""
 
     def __init__(self, node: Node, topic: str, outputs: SubscribedOutputs):
         self.publisher = create_output_publisher(node, JointState, topic, SENSOR_QOS)
         self._outputs = outputs
-        self._message = JointState()
-        self._names: Optional[tuple] = None
+        self._writer = EffortMessageWriter()
 
     def publish(self, header, names: tuple, torques: Optional[np.ndarray]) -> None:
         if torques is None or not self._outputs.has_subscriber(self.publisher):
             return
-        message = self._message
-        if names is not self._names:
-            message.name, self._names = list(names), names
-        message.header = header
-        # half tolist()'s cost
-        message.effort = typed_array('d', np.asarray(torques, dtype=np.float64).tobytes())
-        self.publisher.publish(message)
+        stamp = header.stamp
+        self.publisher.publish(
+            self._writer.serialized(stamp.sec, stamp.nanosec, header.frame_id, names, torques)
+        )
 
 
 class CommandTopic:
@@ -104,7 +101,7 @@ class ContactTopics:
         self._wrench_pub = create_output_publisher(
             node, WrenchStamped, '~/external_wrench', SENSOR_QOS
         )
-        self._ratio_message, self._wrench_message = JointState(), WrenchStamped()
+        self._ratio_writer, self._wrench_message = EffortMessageWriter(), WrenchStamped()
         self._next_contact = 0.0  # monotonic time [s] of the next periodic ~/contact
 
     def wants_wrench(self) -> bool:
@@ -116,11 +113,16 @@ class ContactTopics:
         contact = result.contact
         if contact is not None:
             if self._outputs.has_subscriber(self._ratio_pub):
-                message = self._ratio_message
-                message.header = header
-                message.name = list(result.joint_names)
-                message.effort = contact.ratios.tolist()
-                self._ratio_pub.publish(message)
+                stamp = header.stamp
+                self._ratio_pub.publish(
+                    self._ratio_writer.serialized(
+                        stamp.sec,
+                        stamp.nanosec,
+                        header.frame_id,
+                        result.joint_names,
+                        contact.ratios,
+                    )
+                )
             now = time.monotonic()
             if contact.changed or now >= self._next_contact:
                 self._contact_pub.publish(Bool(data=contact.in_contact))

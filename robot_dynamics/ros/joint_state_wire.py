@@ -1,4 +1,4 @@
-"""sensor_msgs/JointState read from its serialized form.
+"""sensor_msgs/JointState read from and written to its serialized form.
 
 Both nodes subscribe ``joint_states`` raw and read it here. rclpy's deserializer builds a
 Python string per joint name and a Python object per field on every message; a robot's
@@ -9,6 +9,10 @@ instead. The values become numpy arrays viewing the message bytes.
 The fields, in order (layout rules: :mod:`robot_dynamics.ros.cdr`): header (stamp,
 frame_id), ``name`` (a sequence of strings), then ``position``, ``velocity`` and ``effort``
 (sequences of float64, the values aligned to 8).
+
+The torque outputs send the same names and frame in every message, only the stamp and the
+efforts change: :class:`EffortMessageWriter` serializes such a message once with rclpy and then
+writes the stamp and the efforts into those bytes (publishers take serialized bytes).
 """
 
 from __future__ import annotations
@@ -17,7 +21,9 @@ import struct
 from typing import NamedTuple
 
 import numpy as np
+from rclpy.serialization import serialize_message
 from sensor_msgs.msg import JointState
+from std_msgs.msg import Header
 
 from robot_dynamics.core.errors import RobotDynamicsError
 from robot_dynamics.core.streams.joint_states import JointSample
@@ -106,6 +112,59 @@ class JointStateReader:
         ).tobytes()
         self._names = tuple(names)
         return self._names, end
+
+
+class EffortMessageWriter:
+    """Serialized sensor_msgs/JointState messages with ``name`` and ``effort`` only (position
+    and velocity empty), for one output: the bytes are rebuilt by rclpy's serializer when the
+    names or the frame change, otherwise only the stamp and the efforts are written."""
+
+    def __init__(self):
+        self._names: tuple = ()
+        self._frame_id = None
+        self._buffer = bytearray()
+        self._stamp = _STAMP['<']
+        self._efforts = np.zeros(0)
+
+    def serialized(
+        self, sec: int, nanosec: int, frame_id: str, names: tuple, efforts: np.ndarray
+    ) -> bytes:
+        """The message's bytes: header (``sec``, ``nanosec``, ``frame_id``), ``names`` and
+        ``efforts`` (one per name)."""
+        if names is not self._names or frame_id != self._frame_id:
+            self._template(frame_id, names)
+        self._stamp.pack_into(self._buffer, cdr.HEADER_BYTES, sec, nanosec)
+        self._efforts[:] = efforts
+        return bytes(self._buffer)
+
+    def _template(self, frame_id: str, names: tuple) -> None:
+        """rclpy's bytes for ``names`` and ``frame_id``, and where in them the efforts are."""
+        template = serialize_message(
+            JointState(
+                header=Header(frame_id=frame_id), name=list(names), effort=[0.0] * len(names)
+            )
+        )
+        order = cdr.byte_order(template)
+        if order is None:
+            raise JointStateWireError('rclpy serialized a JointState in an unknown representation')
+        self._buffer = bytearray(template)
+        self._stamp = _STAMP[order]
+        self._efforts = np.frombuffer(
+            self._buffer, _FLOAT64[order], len(names), _effort_start(template, order)
+        )
+        self._names, self._frame_id = names, frame_id
+
+
+def _effort_start(serialized: bytes, order: str) -> int:
+    """Offset of the first effort value in a serialized JointState."""
+    _, offset = cdr.read_string(
+        serialized, cdr.HEADER_BYTES + 8, _COUNT[order], JointStateWireError
+    )
+    _, offset = JointStateReader()._names_at(serialized, cdr.aligned(offset, 4), order)
+    for _ in range(2):  # position, velocity
+        _, offset = _float64_sequence(serialized, offset, order)
+    efforts, end = _float64_sequence(serialized, offset, order)
+    return end - 8 * len(efforts)
 
 
 def _float64_sequence(serialized: bytes, offset: int, order: str) -> tuple:

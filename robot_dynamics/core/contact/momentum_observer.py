@@ -35,8 +35,7 @@ base is evaluated with the base at rest at the identity pose (joint block only).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import Optional, Sequence, Union
+from typing import NamedTuple, Optional, Sequence, Union
 
 import numpy as np
 import pinocchio as pin
@@ -69,16 +68,14 @@ class ObserverError(RobotDynamicsError):
     """The observer cannot be set up as requested (gain, friction model, sample shape)."""
 
 
-@dataclass(frozen=True)
-class MomentumTerms:
+class MomentumTerms(NamedTuple):
     """The model terms of one sample: M(q) [kg·m²] and β = τ_m − τ_f + Cᵀ q̇ − g [N·m]."""
 
     mass: np.ndarray
     beta: np.ndarray
 
 
-@dataclass(frozen=True)
-class _Sample:
+class _Sample(NamedTuple):
     """One sample's stamp [s], positions [rad], model terms and (velocities source) p = M q̇."""
 
     stamp: float
@@ -87,8 +84,7 @@ class _Sample:
     momentum: Optional[np.ndarray]
 
 
-@dataclass(frozen=True)
-class _Step:
+class _Step(NamedTuple):
     """One step between two samples (positions source): its length [s], mean momentum p̄
     [N·m·s] and β at its start [N·m]."""
 
@@ -170,13 +166,14 @@ class MomentumObserver:
         self, positions: np.ndarray, velocities: np.ndarray, efforts: np.ndarray
     ) -> MomentumTerms:
         """M(q) and β = τ_m − τ_f + C(q, q̇)ᵀ q̇ − g(q) at one sample (joint order)."""
-        mass, coriolis, gravity = self._model_terms(positions, velocities)
-        beta = efforts + coriolis.T @ velocities - gravity
+        mass, coriolis_transposed_velocities, gravity = self._model_terms(positions, velocities)
+        beta = efforts + coriolis_transposed_velocities - gravity
         if self.friction is not None:
             beta -= self.friction.torques(velocities)
         return MomentumTerms(mass, beta)
 
     def _model_terms(self, positions: np.ndarray, velocities: np.ndarray) -> tuple:
+        """M(q), C(q, q̇)ᵀ q̇ and g(q) of the joints."""
         robot = self.robot
         if self._direct or self._base_at_rest is not None:
             model, data, joints = robot.model, robot.data, self._joints
@@ -184,13 +181,14 @@ class MomentumObserver:
             mass = pin.crba(model, data, q)
             if not self._crba_fills_lower:  # pinocchio < 3 fills the upper triangle only
                 mass = np.triu(mass) + np.triu(mass, 1).T
-            coriolis = pin.computeCoriolisMatrix(model, data, q, v).copy()
+            coriolis = pin.computeCoriolisMatrix(model, data, q, v)[joints, joints]
+            coriolis_transposed_velocities = coriolis.T @ velocities  # before data changes
             gravity = pin.computeGeneralizedGravity(model, data, q)
-            return mass[joints, joints].copy(), coriolis[joints, joints], gravity[joints]
+            return mass[joints, joints].copy(), coriolis_transposed_velocities, gravity[joints]
         q, v, joints = robot.configuration(positions), robot.tangent(velocities), self._joints
         return (
             dynamics.mass_matrix(robot, q)[joints, joints],
-            dynamics.coriolis_matrix(robot, q, v)[joints, joints],
+            dynamics.coriolis_matrix(robot, q, v)[joints, joints].T @ velocities,
             dynamics.gravity_torques(robot, q)[joints],
         )
 

@@ -4,7 +4,8 @@
 :class:`~robot_dynamics.core.live.settings.LiveSettings`. For each joint-state sample
 :meth:`LiveDynamics.update` returns one :class:`LiveResult`, computed in two stages
 (dynamics_node publishes the first stage's torques before it runs the second, so their latency
-does not include the observer):
+does not include the observer), and the sample is then recorded (:meth:`LiveDynamics.record`,
+after the outputs are sent: no output waits for it):
 
 1. :meth:`LiveDynamics.torques`: the sample merged by name into model order (stale joints: no
    result yet), efforts converted to joint torques (``effort_model``), q̈ estimated, then
@@ -21,15 +22,18 @@ does not include the observer):
    ``inverse_dynamics``, −residual = ID − τ_measured. Then contact detection on τ_ext (thresholds
    given or calibrated: :class:`~robot_dynamics.core.contact.contact_detection.ContactDetector`),
    the external wrench at ``wrench_frame`` when the caller asks for it
-   (:class:`~robot_dynamics.core.contact.external_wrench.WrenchEstimator`) and the sample
-   appended to the payload recording.
+   (:class:`~robot_dynamics.core.contact.external_wrench.WrenchEstimator`).
+3. :meth:`LiveDynamics.record`: τ_ext appended to the residual history the thresholds are
+   calibrated from, the second momentum observer of ``observer_momentum`` auto updated (it
+   competes with the first at the calibration; it publishes nothing) and the sample appended to
+   the payload recording. :meth:`result` records the sample before when the caller did not.
 
 Units and frames: joint torques in N·m (N for prismatic joints), joint space, in
 ``robot.joint_names`` order; stamps in seconds; the wrench in ``wrench_frame`` at its origin. A
 floating-base model is evaluated with the base at rest at the identity pose (joint part only)
 unless ``base_state`` gives its tilt and motion.
 
-Threads: :meth:`update` (or its two stages), :meth:`take_known_wrench` and :meth:`effective_mass`
+Threads: :meth:`update` (or its stages), :meth:`take_known_wrench` and :meth:`effective_mass`
 run on the stream's thread; :meth:`calibrate_thresholds` on a service thread (it copies the
 residual history under a lock and installs a new detector by one reference assignment);
 :meth:`with_model` and :meth:`with_payload` build a successor on any thread, which the caller
@@ -72,6 +76,7 @@ from robot_dynamics.core.contact.external_wrench import (
 from robot_dynamics.core.contact.momentum_observer import (
     DEFAULT_MOMENTUM,
     MomentumObserver,
+    MomentumTerms,
     external_torques_from_inverse_dynamics,
     quieter_momentum_source,
 )
@@ -283,6 +288,7 @@ class LiveDynamics:
         self._last_wrench: Optional[WrenchEstimate] = None
         self._latest: Optional[TorqueSample] = None
         self._evaluated: Optional[TorqueSample] = None
+        self._unrecorded: Optional[tuple] = None  # (torques, τ_ext, alternative, its terms)
 
     # ------------------------------------------------------------------ set-up
     def _effort_model(self, problems: list) -> Optional[EffortModel]:
@@ -529,7 +535,11 @@ class LiveDynamics:
         external wrench too), or None while some joint has no recent value. Raises
         :class:`~robot_dynamics.core.errors.JointStateError` for an unusable sample."""
         torques = self.torques(sample)
-        return None if torques is None else self.result(torques, wrench)
+        if torques is None:
+            return None
+        result = self.result(torques, wrench)
+        self.record()
+        return result
 
     def torques(self, sample: JointSample) -> Optional[TorqueSample]:
         """First stage of :meth:`update`: g, ID (with the known wrench taken off) and the
@@ -663,13 +673,13 @@ class LiveDynamics:
 
     def result(self, torques: TorqueSample, wrench: bool = False) -> LiveResult:
         """Second stage of :meth:`update`: external torques, contact and (``wrench``) the
-        external wrench for the first stage's ``torques``; the sample is recorded."""
+        external wrench for the first stage's ``torques``; :meth:`record` keeps the sample."""
+        self.record()
         stamp = torques.stamp
-        external = self._external_torques(torques)
+        external, alternative = self._external_torques(torques)
+        self._unrecorded = (torques, external) + alternative
         contact = estimate = None
         if external is not None:
-            with self._lock:
-                self._history.append(stamp, external)
             detector = self._detector
             if detector is not None:
                 contact = detector.update(stamp, external)
@@ -677,12 +687,6 @@ class LiveDynamics:
                     contact = ContactUpdate(False, False, contact.ratios)
             if wrench and self._wrench is not None:
                 estimate = self._last_wrench = self._wrench.estimate(torques.positions, external)
-        if (
-            self.recording is not None
-            and torques.residual is not None
-            and torques.velocities is not None
-        ):
-            self.recording.append(stamp, torques.positions, torques.velocities, torques.efforts)
         return LiveResult(
             stamp,
             self.robot.joint_names,
@@ -696,6 +700,33 @@ class LiveDynamics:
             self.problems,
             None if torques.ground_torques is None else self._last_feet,
         )
+
+    def record(self) -> None:
+        """Third stage of :meth:`update`, for the last :meth:`result`: its τ_ext into the residual
+        history, the second observer's update (``observer_momentum`` auto, before a calibration)
+        and the sample into the payload recording; nothing when it is recorded already."""
+        unrecorded, self._unrecorded = self._unrecorded, None
+        if unrecorded is None:
+            return
+        torques, external, alternative, inputs = unrecorded
+        stamp = torques.stamp
+        other = None
+        if alternative is not None:
+            other = alternative.update(
+                stamp, torques.positions, torques.velocities, inputs.efforts, inputs.terms
+            )
+        with self._lock:
+            if external is not None:
+                self._history.append(stamp, external)
+            if other is not None:  # after a calibration that kept it, its history is _history
+                kept = self._observer is alternative
+                (self._history if kept else self._alternative_history).append(stamp, other)
+        if (
+            self.recording is not None
+            and torques.residual is not None
+            and torques.velocities is not None
+        ):
+            self.recording.append(stamp, torques.positions, torques.velocities, torques.efforts)
 
     def _with_foot_forces(self, torques: TorqueSample) -> TorqueSample:
         """``torques`` with the feet estimated from the inverse-dynamics route's τ_ext and
@@ -717,20 +748,20 @@ class LiveDynamics:
             ground_torques=feet.contact_torques,
         )
 
-    def _external_torques(self, sample: TorqueSample) -> Optional[np.ndarray]:
-        """τ_ext [N·m] by the route in use, or None without efforts (or while the observer
-        starts)."""
+    def _external_torques(self, sample: TorqueSample) -> tuple:
+        """(τ_ext [N·m] by the route in use, or None without efforts or while the observer
+        starts; (the second observer, its inputs) for :meth:`record`, or (None, None))."""
         observer = self._observer
         alternative = self._alternative  # read after the observer: a calibration clears it first
         if observer is None:
             self._efforts_missing = sample.residual is None
-            return external_torques_from_inverse_dynamics(sample.residual)
+            return external_torques_from_inverse_dynamics(sample.residual), (None, None)
         if sample.efforts is None or sample.velocities is None:
             for each in (observer, alternative):
                 if each is not None and each.running:
                     each.reset('efforts or velocities missing or stale')
             self._efforts_missing = True
-            return None
+            return None, (None, None)
         self._efforts_missing = False
         q, v = sample.positions, sample.velocities
         efforts = sample.efforts
@@ -739,13 +770,10 @@ class LiveDynamics:
         if sample.base_torques is not None:  # the base's share is not the environment's
             efforts = efforts - sample.base_torques
         if alternative is None:
-            return observer.update(sample.stamp, q, v, efforts)
+            return observer.update(sample.stamp, q, v, efforts), (None, None)
         terms = observer.terms(q, v, efforts)
-        other = alternative.update(sample.stamp, q, v, efforts, terms)
-        if other is not None:
-            with self._lock:
-                self._alternative_history.append(sample.stamp, other)
-        return observer.update(sample.stamp, q, v, efforts, terms)
+        external = observer.update(sample.stamp, q, v, efforts, terms)
+        return external, (alternative, _ObserverInputs(efforts, terms))
 
     @property
     def observer(self) -> Optional[MomentumObserver]:
@@ -827,11 +855,11 @@ class LiveDynamics:
         source = quieter_momentum_source({'positions': by_positions, 'velocities': by_velocities})
         self._carried.momentum = source
         kept = self._observer if source == self._observer.momentum else self._alternative
-        if kept is self._alternative:  # later calibrations read the kept source's residuals
-            with self._lock:
+        with self._lock:  # record() tells the histories apart by the observer in use
+            if kept is self._alternative:  # later calibrations read the kept source's residuals
                 self._history, self._alternative_history = self._alternative_history, self._history
-        self._alternative = None
-        self._observer = kept
+            self._alternative = None
+            self._observer = kept
         return source, float(np.exp(np.mean(np.log(by_velocities / by_positions))))
 
     # ------------------------------------------------------------------ low rate
@@ -967,6 +995,14 @@ class LiveDynamics:
             'towards 0'
         )
         return WARN
+
+
+@dataclass(frozen=True)
+class _ObserverInputs:
+    """The efforts [N·m] the observers took and the model terms they share."""
+
+    efforts: np.ndarray
+    terms: MomentumTerms
 
 
 def _listed_values(values: np.ndarray) -> str:
