@@ -163,34 +163,50 @@ class MomentumObserver:
         return self._previous is not None
 
     def terms(
-        self, positions: np.ndarray, velocities: np.ndarray, efforts: np.ndarray
+        self,
+        positions: np.ndarray,
+        velocities: np.ndarray,
+        efforts: np.ndarray,
+        gravity: Optional[np.ndarray] = None,
     ) -> MomentumTerms:
-        """M(q) and β = τ_m − τ_f + C(q, q̇)ᵀ q̇ − g(q) at one sample (joint order)."""
-        mass, coriolis_transposed_velocities, gravity = self._model_terms(positions, velocities)
+        """M(q) and β = τ_m − τ_f + C(q, q̇)ᵀ q̇ − g(q) at one sample (joint order); ``gravity``:
+        g(q) of this model at ``positions`` when the caller has it [N·m]."""
+        mass, coriolis_transposed_velocities = self._mass_and_coriolis(positions, velocities)
+        if gravity is None:
+            gravity = self._gravity(positions)
         beta = efforts + coriolis_transposed_velocities - gravity
         if self.friction is not None:
             beta -= self.friction.torques(velocities)
         return MomentumTerms(mass, beta)
 
-    def _model_terms(self, positions: np.ndarray, velocities: np.ndarray) -> tuple:
-        """M(q), C(q, q̇)ᵀ q̇ and g(q) of the joints."""
-        robot = self.robot
+    def _mass_and_coriolis(self, positions: np.ndarray, velocities: np.ndarray) -> tuple:
+        """M(q) and C(q, q̇)ᵀ q̇ of the joints."""
+        robot, joints = self.robot, self._joints
         if self._direct or self._base_at_rest is not None:
-            model, data, joints = robot.model, robot.data, self._joints
+            model, data = robot.model, robot.data
             q, v = self._pinocchio_vectors(positions, velocities)
             mass = pin.crba(model, data, q)
             if not self._crba_fills_lower:  # pinocchio < 3 fills the upper triangle only
                 mass = np.triu(mass) + np.triu(mass, 1).T
             coriolis = pin.computeCoriolisMatrix(model, data, q, v)[joints, joints]
-            coriolis_transposed_velocities = coriolis.T @ velocities  # before data changes
-            gravity = pin.computeGeneralizedGravity(model, data, q)
-            return mass[joints, joints].copy(), coriolis_transposed_velocities, gravity[joints]
-        q, v, joints = robot.configuration(positions), robot.tangent(velocities), self._joints
+            return mass[joints, joints].copy(), coriolis.T @ velocities
+        q, v = robot.configuration(positions), robot.tangent(velocities)
         return (
             dynamics.mass_matrix(robot, q)[joints, joints],
             dynamics.coriolis_matrix(robot, q, v)[joints, joints].T @ velocities,
-            dynamics.gravity_torques(robot, q)[joints],
         )
+
+    def _gravity(self, positions: np.ndarray) -> np.ndarray:
+        """g(q) of the joints."""
+        robot = self.robot
+        if self._direct:
+            q = np.asarray(positions, dtype=float)
+        elif self._base_at_rest is not None:
+            q = self._base_at_rest[0]
+            q[7:] = positions
+        else:
+            return dynamics.gravity_torques(robot, robot.configuration(positions))[self._joints]
+        return pin.computeGeneralizedGravity(robot.model, robot.data, q)[self._joints]
 
     def _pinocchio_vectors(self, positions: np.ndarray, velocities: np.ndarray) -> tuple:
         """pinocchio's q, v: the joint vectors themselves, or (floating base whose joints fill

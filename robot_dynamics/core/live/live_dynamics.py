@@ -769,10 +769,12 @@ class LiveDynamics:
             efforts = efforts + sample.known_torques
         if sample.base_torques is not None:  # the base's share is not the environment's
             efforts = efforts - sample.base_torques
-        if alternative is None:
-            return observer.update(sample.stamp, q, v, efforts), (None, None)
-        terms = observer.terms(q, v, efforts)
+        # g(q) of the sample is the observer's unless the base's tilt is in it
+        gravity = sample.gravity if sample.base_torques is None else None
+        terms = observer.terms(q, v, efforts, gravity)
         external = observer.update(sample.stamp, q, v, efforts, terms)
+        if alternative is None:
+            return external, (None, None)
         return external, (alternative, _ObserverInputs(efforts, terms))
 
     @property
