@@ -76,10 +76,11 @@ class MomentumTerms(NamedTuple):
 
 
 class _Sample(NamedTuple):
-    """One sample's stamp [s], positions [rad], model terms and (velocities source) p = M q̇."""
+    """One sample's stamp [s], positions [rad] (positions source), model terms and (velocities
+    source) p = M q̇."""
 
     stamp: float
-    positions: np.ndarray
+    positions: Optional[np.ndarray]
     terms: MomentumTerms
     momentum: Optional[np.ndarray]
 
@@ -229,8 +230,10 @@ class MomentumObserver:
         (a new array), or None while this sample (re)starts the observer. ``terms``: this
         sample's :meth:`terms` when already computed (by an observer of the same model)."""
         terms = self.terms(positions, velocities, efforts) if terms is None else terms
-        momentum = terms.mass @ velocities if self.momentum == 'velocities' else None
-        sample = _Sample(float(stamp), np.array(positions, dtype=float), terms, momentum)
+        if self.momentum == 'velocities':
+            sample = _Sample(float(stamp), None, terms, terms.mass @ velocities)
+        else:
+            sample = _Sample(float(stamp), np.array(positions, dtype=float), terms, None)
         previous, self._previous = self._previous, sample
         if previous is None:
             self._restarted(self._pending_reason)
@@ -254,8 +257,10 @@ class MomentumObserver:
             if self._uniform_gain is not None
             else np.exp(-self.gain * step)
         )
-        self.residual = decay * self.residual + (1.0 - decay) * mean_external
-        return self.residual.copy()
+        mean_external *= 1.0 - decay  # a new array: updated in place
+        mean_external += decay * self.residual
+        self.residual = mean_external
+        return mean_external.copy()
 
     def _mean_external_from_positions(
         self, previous: _Sample, sample: _Sample, step: float
@@ -267,18 +272,22 @@ class MomentumObserver:
             increment[self._continuous] = (
                 np.remainder(increment[self._continuous] + math.pi, 2 * math.pi) - math.pi
             )
-        mean_momentum = 0.5 * (previous.terms.mass + sample.terms.mass) @ (increment / step)
+        mean_momentum = (previous.terms.mass + sample.terms.mass) @ increment
+        mean_momentum *= 0.5 / step
         earlier, self._last_step = self._last_step, _Step(step, mean_momentum, previous.terms.beta)
         if earlier is None:
             return None
-        middle = previous.terms.beta
+        before = earlier.duration
+        # ∫ w β dt with β linear between samples: the tent's weights on β_{k−2}, β_{k−1}, β_k
         weighted_beta = (
-            earlier.duration * (earlier.beta_at_start + 2.0 * middle)
-            + step * (2.0 * middle + sample.terms.beta)
-        ) / 6.0
-        return (mean_momentum - earlier.mean_momentum - weighted_beta) / (
-            0.5 * (earlier.duration + step)
+            (before / 6.0) * earlier.beta_at_start
+            + ((before + step) / 3.0) * previous.terms.beta
+            + (step / 6.0) * sample.terms.beta
         )
+        mean_external = mean_momentum - earlier.mean_momentum
+        mean_external -= weighted_beta
+        mean_external *= 2.0 / (before + step)
+        return mean_external
 
     def _restarted(self, reason: str) -> None:
         self.residual = np.zeros(self.robot.num_joints)
