@@ -1,6 +1,5 @@
 """The raw sensor_msgs/JointState reader agrees with rclpy's own deserializer, remembers the
-names it decoded only while their bytes are the same, and refuses malformed bytes; the effort
-writer's bytes are what rclpy's serializer makes of the same message."""
+names it decoded only while their bytes are the same, and refuses malformed bytes."""
 
 import struct
 
@@ -12,7 +11,6 @@ from rclpy.serialization import deserialize_message, serialize_message  # noqa: 
 from sensor_msgs.msg import JointState  # noqa: E402
 
 from robot_dynamics.ros.joint_state_wire import (  # noqa: E402
-    EffortMessageWriter,
     JointStateReader,
     JointStateWireError,
 )
@@ -183,45 +181,3 @@ def test_corrupted_bytes_give_a_joint_state_or_a_wire_error_never_another_error(
         answered += 1
         assert len(read.sample.names) >= 0 and read.sample.positions.dtype == np.float64
     assert 0 < answered < len(variants)
-
-
-def _effort_message(sec, nanosec, frame_id, names, efforts) -> JointState:
-    message = JointState(name=list(names), effort=[float(value) for value in efforts])
-    message.header.stamp.sec, message.header.stamp.nanosec = sec, nanosec
-    message.header.frame_id = frame_id
-    return message
-
-
-def test_effort_writer_bytes_read_back_by_rclpy_message_after_message():
-    """Frames and names of every length modulo 8, changed between messages: every message has
-    the length of rclpy's serialization of the same message and rclpy reads back the values
-    written, bit for bit (NaN, ±inf, −0.0 and subnormals included)."""
-    rng = np.random.default_rng(7)
-    writer = EffortMessageWriter()
-    specials = [np.nan, np.inf, -np.inf, -0.0, 5e-324]
-    for round_index in range(40):
-        frame_id = 'f' * int(rng.integers(0, 9))
-        names = tuple(NAMES[: int(rng.integers(0, len(NAMES) + 1))])
-        for _ in range(3):  # the same names and frame: bytes written in place
-            efforts = rng.normal(size=len(names)) * 100.0
-            if len(names) and round_index % 4 == 0:
-                efforts[rng.integers(0, len(names))] = specials[round_index % len(specials)]
-            sec, nanosec = int(rng.integers(-(2**31), 2**31)), int(rng.integers(0, 2**32))
-            written = writer.serialized(sec, nanosec, frame_id, names, efforts)
-            expected = _effort_message(sec, nanosec, frame_id, names, efforts)
-            assert isinstance(written, bytes)
-            assert len(written) == len(serialize_message(expected))
-            back = deserialize_message(written, JointState)
-            assert (back.header.stamp.sec, back.header.stamp.nanosec) == (sec, nanosec)
-            assert back.header.frame_id == frame_id and tuple(back.name) == names
-            assert list(back.position) == [] and list(back.velocity) == []
-            assert np.asarray(back.effort).tobytes() == efforts.tobytes()
-
-
-def test_effort_writer_messages_do_not_share_bytes():
-    """A message already handed to a publisher keeps its values when the next one is written."""
-    writer = EffortMessageWriter()
-    names = tuple(NAMES[:3])
-    first = writer.serialized(1, 2, '', names, np.array([1.0, 2.0, 3.0]))
-    writer.serialized(3, 4, '', names, np.array([4.0, 5.0, 6.0]))
-    assert list(deserialize_message(first, JointState).effort) == [1.0, 2.0, 3.0]

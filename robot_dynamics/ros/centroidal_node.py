@@ -61,6 +61,7 @@ from robot_dynamics.core.floating_base.centroidal import (
     BalanceSettings,
     CentroidalInputError,
     CentroidalMonitor,
+    CentroidalState,
     OdometryError,
     base_pose_from_odometry,
     floating_base_model,
@@ -88,6 +89,7 @@ from robot_dynamics.ros.joint_state_wire import JointStateReader, JointStateWire
 from robot_dynamics.ros.lifecycle import ManagedModelNode
 from robot_dynamics.ros.node_log import RejectionCounter
 from robot_dynamics.ros.odometry_wire import OdometryWireError, read_odometry
+from robot_dynamics.ros.output_bytes import PointMessageWriter
 from robot_dynamics.ros.parameter_schema import NodeParameters
 from robot_dynamics.ros.spinning import run_nodes
 from robot_dynamics.ros.topics import (
@@ -157,7 +159,7 @@ class CentroidalNode(ManagedModelNode, Node):
         self._processed = 0
         self._incomplete = 0
         self._processing_times = np.zeros(1000)
-        self._point_messages: dict = {}
+        self._point_writers: dict = {}
         self._header = Header(frame_id=self.world_frame)  # the outputs' header, restamped per state
         self._com_pub = create_output_publisher(self, PointStamped, '~/com', SENSOR_QOS)
         self._linear_pub = create_output_publisher(
@@ -485,10 +487,15 @@ class CentroidalNode(ManagedModelNode, Node):
         robot = live.robot
         q = robot.configuration(sample.positions, pose)
         v = robot.tangent(sample.velocities, twist)
+        monitor, header = live.monitor, self._header
+        stamped = monitor.state(sample.stamp, q, v)
+        header.stamp.sec, header.stamp.nanosec = sample.sec, sample.nanosec
+        self._outputs.refresh()
+        self._publish_state(header, stamped.state)  # before the balance figures: they wait on it
         if sample.foot_forces is not None:
-            report = live.monitor.update(sample.stamp, q, v, foot_forces=sample.foot_forces)
+            report = monitor.report(stamped, foot_forces=sample.foot_forces)
         else:
-            report = live.monitor.update(sample.stamp, q, v, self._fresh_wrenches(sample.stamp))
+            report = monitor.report(stamped, self._fresh_wrenches(sample.stamp))
         if report.stamp_not_newer:
             self.rejections.reject(
                 'repeated_stamp',
@@ -496,7 +503,7 @@ class CentroidalNode(ManagedModelNode, Node):
                 'rate of momentum, no ZMP for it',
             )
         self.checks.on_report(robot, q, report, self.settings)
-        self._publish(sample.sec, sample.nanosec, report)
+        self._publish_balance(header, report)
         self.last_report = report
         self._last_report_wall = time.monotonic()
         self._processing_times[self._processed % len(self._processing_times)] = (
@@ -526,28 +533,30 @@ class CentroidalNode(ManagedModelNode, Node):
         return values[:, :3], values[:, 3:]
 
     # ------------------------------------------------------------------ outputs
-    def _publish(self, sec: int, nanosec: int, report: BalanceReport) -> None:
-        """Publish ``report`` stamped ``sec``, ``nanosec`` on the outputs that have subscribers
-        (the support polygon and the margins are computed only when one of their topics, the
-        markers or diagnostics ask)."""
-        header = self._header
-        header.stamp.sec, header.stamp.nanosec = sec, nanosec
-        state = report.state
+    def _publish_state(self, header: Header, state: CentroidalState) -> None:
+        """``~/com`` and the momentum of ``state``, stamped ``header``, on the outputs that have
+        subscribers."""
+        wanted = self._outputs.has_subscriber
+        if wanted(self._com_pub):
+            self._com_pub.publish(self._stamped_point(self._com_pub, header, state.com))
+        if wanted(self._linear_pub):
+            self._linear_pub.publish(vector_stamped(header, state.linear_momentum))
+        if wanted(self._angular_pub):
+            self._angular_pub.publish(vector_stamped(header, state.angular_momentum))
+
+    def _publish_balance(self, header: Header, report: BalanceReport) -> None:
+        """The balance outputs of ``report``, stamped ``header``, on the outputs that have
+        subscribers (the support polygon and the margins are computed only when one of their
+        topics, the markers or diagnostics ask)."""
         now = time.monotonic()
-        self._outputs.refresh()
         wanted, point = self._outputs.has_subscriber, self._stamped_point
         for publisher, xyz in (
-            (self._com_pub, state.com),
             (self._zmp_pub, report.zmp),
             (self._lipm_zmp_pub, self.checks.lipm_zmp),
             (self._capture_point_pub, report.capture_point),
         ):
             if xyz is not None and wanted(publisher):
                 publisher.publish(point(publisher, header, xyz))
-        if wanted(self._linear_pub):
-            self._linear_pub.publish(vector_stamped(header, state.linear_momentum))
-        if wanted(self._angular_pub):
-            self._angular_pub.publish(vector_stamped(header, state.angular_momentum))
         if wanted(self._margins_pub):
             self._margins_pub.publish(margins_state(header, report))
         if wanted(self._polygon_pub):
@@ -565,16 +574,14 @@ class CentroidalNode(ManagedModelNode, Node):
                     )
                 )
 
-    def _stamped_point(self, publisher, header: Header, xyz) -> PointStamped:
-        """The PointStamped of ``publisher`` (one object per output, reused: ``publish``
-        serializes it at once) holding ``header`` and the point ``xyz`` [m]."""
-        message = self._point_messages.get(publisher)
-        if message is None:
-            message = self._point_messages[publisher] = PointStamped()
-        message.header = header
-        point = message.point
-        point.x, point.y, point.z = float(xyz[0]), float(xyz[1]), float(xyz[2])
-        return message
+    def _stamped_point(self, publisher, header: Header, xyz) -> bytes:
+        """The serialized PointStamped of ``publisher`` (one writer per output) with ``header``
+        and the point ``xyz`` [m]."""
+        writer = self._point_writers.get(publisher)
+        if writer is None:
+            writer = self._point_writers[publisher] = PointMessageWriter()
+        stamp = header.stamp
+        return writer.serialized(stamp.sec, stamp.nanosec, header.frame_id, xyz)
 
     # ------------------------------------------------------------------ diagnostics
     def _publish_diagnostics(self) -> None:

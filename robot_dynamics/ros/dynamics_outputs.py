@@ -43,7 +43,7 @@ from std_msgs.msg import Bool, Float64MultiArray
 
 from robot_dynamics.core.live.effective_mass_reading import EffectiveMassReading
 from robot_dynamics.core.live.live_dynamics import LiveResult
-from robot_dynamics.ros.joint_state_wire import EffortMessageWriter
+from robot_dynamics.ros.output_bytes import EffortMessageWriter
 from robot_dynamics.ros.topics import SENSOR_QOS, SubscribedOutputs, create_output_publisher
 
 CONTACT_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)

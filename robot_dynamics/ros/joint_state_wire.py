@@ -1,4 +1,4 @@
-"""sensor_msgs/JointState read from and written to its serialized form.
+"""sensor_msgs/JointState read from its serialized form.
 
 Both nodes subscribe ``joint_states`` raw and read it here. rclpy's deserializer builds a
 Python string per joint name and a Python object per field on every message; a robot's
@@ -9,10 +9,6 @@ instead. The values become numpy arrays viewing the message bytes.
 The fields, in order (layout rules: :mod:`robot_dynamics.ros.cdr`): header (stamp,
 frame_id), ``name`` (a sequence of strings), then ``position``, ``velocity`` and ``effort``
 (sequences of float64, the values aligned to 8).
-
-The torque outputs send the same names and frame in every message, only the stamp and the
-efforts change: :class:`EffortMessageWriter` serializes such a message once with rclpy and then
-writes the stamp and the efforts into those bytes (publishers take serialized bytes).
 """
 
 from __future__ import annotations
@@ -21,17 +17,15 @@ import struct
 from typing import NamedTuple
 
 import numpy as np
-from rclpy.serialization import serialize_message
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Header
 
 from robot_dynamics.core.errors import RobotDynamicsError
 from robot_dynamics.core.streams.joint_states import JointSample
 from robot_dynamics.ros import cdr
 
-_STAMP = {order: struct.Struct(order + 'iI') for order in cdr.PLAIN_CDR.values()}
-_COUNT = {order: struct.Struct(order + 'I') for order in cdr.PLAIN_CDR.values()}
-_FLOAT64 = {order: np.dtype(order + 'f8') for order in cdr.PLAIN_CDR.values()}
+STAMP = {order: struct.Struct(order + 'iI') for order in cdr.PLAIN_CDR.values()}
+COUNT = {order: struct.Struct(order + 'I') for order in cdr.PLAIN_CDR.values()}
+FLOAT64 = {order: np.dtype(order + 'f8') for order in cdr.PLAIN_CDR.values()}
 
 
 class JointStateWireError(RobotDynamicsError):
@@ -64,9 +58,9 @@ class JointStateReader:
         if order is None:
             return _from_message(cdr.deserialized(serialized, JointState, JointStateWireError))
         try:
-            sec, nanosec = _STAMP[order].unpack_from(serialized, cdr.HEADER_BYTES)
+            sec, nanosec = STAMP[order].unpack_from(serialized, cdr.HEADER_BYTES)
             frame_id, offset = cdr.read_string(
-                serialized, cdr.HEADER_BYTES + 8, _COUNT[order], JointStateWireError
+                serialized, cdr.HEADER_BYTES + 8, COUNT[order], JointStateWireError
             )
             names, offset = self._names_at(serialized, cdr.aligned(offset, 4), order)
             rows = []
@@ -95,14 +89,14 @@ class JointStateReader:
             block = np.frombuffer(serialized, np.uint8, len(known), offset) & self._padding_mask
             if block.tobytes() == known:
                 return self._names, end
-        (count,) = _COUNT[order].unpack_from(serialized, offset)
+        (count,) = COUNT[order].unpack_from(serialized, offset)
         if count > len(serialized):  # each name takes at least 4 bytes
             raise JointStateWireError(f'name count {count} exceeds the {len(serialized)} bytes')
         names, padding, end = [], [], offset + 4
         for _ in range(count):
             start = cdr.aligned(end, 4)
             padding.extend(range(end - offset, start - offset))
-            name, end = cdr.read_string(serialized, start, _COUNT[order], JointStateWireError)
+            name, end = cdr.read_string(serialized, start, COUNT[order], JointStateWireError)
             names.append(name)
         mask = np.full(end - offset, 0xFF, dtype=np.uint8)
         mask[padding] = 0
@@ -114,52 +108,10 @@ class JointStateReader:
         return self._names, end
 
 
-class EffortMessageWriter:
-    """Serialized sensor_msgs/JointState messages with ``name`` and ``effort`` only (position
-    and velocity empty), for one output: the bytes are rebuilt by rclpy's serializer when the
-    names or the frame change, otherwise only the stamp and the efforts are written."""
-
-    def __init__(self):
-        self._names: tuple = ()
-        self._frame_id = None
-        self._buffer = bytearray()
-        self._stamp = _STAMP['<']
-        self._efforts = np.zeros(0)
-
-    def serialized(
-        self, sec: int, nanosec: int, frame_id: str, names: tuple, efforts: np.ndarray
-    ) -> bytes:
-        """The message's bytes: header (``sec``, ``nanosec``, ``frame_id``), ``names`` and
-        ``efforts`` (one per name)."""
-        if names is not self._names or frame_id != self._frame_id:
-            self._template(frame_id, names)
-        self._stamp.pack_into(self._buffer, cdr.HEADER_BYTES, sec, nanosec)
-        self._efforts[:] = efforts
-        return bytes(self._buffer)
-
-    def _template(self, frame_id: str, names: tuple) -> None:
-        """rclpy's bytes for ``names`` and ``frame_id``, and where in them the efforts are."""
-        template = serialize_message(
-            JointState(
-                header=Header(frame_id=frame_id), name=list(names), effort=[0.0] * len(names)
-            )
-        )
-        order = cdr.byte_order(template)
-        if order is None:
-            raise JointStateWireError('rclpy serialized a JointState in an unknown representation')
-        self._buffer = bytearray(template)
-        self._stamp = _STAMP[order]
-        self._efforts = np.frombuffer(
-            self._buffer, _FLOAT64[order], len(names), _effort_start(template, order)
-        )
-        self._names, self._frame_id = names, frame_id
-
-
-def _effort_start(serialized: bytes, order: str) -> int:
-    """Offset of the first effort value in a serialized JointState."""
-    _, offset = cdr.read_string(
-        serialized, cdr.HEADER_BYTES + 8, _COUNT[order], JointStateWireError
-    )
+def effort_values_start(serialized: bytes, order: str) -> int:
+    """Offset of the first effort value in the plain-CDR JointState ``serialized`` (byte
+    ``order`` '<' or '>')."""
+    _, offset = cdr.read_string(serialized, cdr.HEADER_BYTES + 8, COUNT[order], JointStateWireError)
     _, offset = JointStateReader()._names_at(serialized, cdr.aligned(offset, 4), order)
     for _ in range(2):  # position, velocity
         _, offset = _float64_sequence(serialized, offset, order)
@@ -171,12 +123,12 @@ def _float64_sequence(serialized: bytes, offset: int, order: str) -> tuple:
     """(values as a read-only float64 array, offset after them) of the sequence whose count is
     at ``offset`` (moved up to 4-alignment first)."""
     offset = cdr.aligned(offset, 4)
-    (count,) = _COUNT[order].unpack_from(serialized, offset)
+    (count,) = COUNT[order].unpack_from(serialized, offset)
     start = cdr.aligned(offset + 4, 8) if count else offset + 4
     end = start + 8 * count
     if end > len(serialized):
         raise struct.error('short buffer')
-    values = np.frombuffer(serialized, _FLOAT64[order], count, start)
+    values = np.frombuffer(serialized, FLOAT64[order], count, start)
     if order == '>':
         values = values.astype(np.float64)
         values.setflags(write=False)

@@ -393,6 +393,15 @@ class SupportFigures(NamedTuple):
     capture_point_margin: Optional[float]
 
 
+class StampedState(NamedTuple):
+    """The first stage of :meth:`CentroidalMonitor.update`: ``stamp`` [s], the CoM and momentum
+    ``state`` and whether the stamp is ``newer`` than the previous one (False: no ḣ_G)."""
+
+    stamp: float
+    state: CentroidalState
+    newer: bool
+
+
 @dataclass(slots=True)
 class BalanceReport:
     """Everything the centroidal node publishes for one state, world frame, SI units.
@@ -500,18 +509,34 @@ class CentroidalMonitor:
 
         Raises CentroidalInputError (bad state, or a stamp that is not a finite number). A stamp
         not newer than the previous one still gives CoM, momentum and contacts, without a rate
-        (``stamp_not_newer``).
+        (``stamp_not_newer``). The same as :meth:`state` then :meth:`report`.
         """
-        settings = self.settings
+        return self.report(self.state(stamp, q, v), foot_wrenches, foot_forces)
+
+    def state(self, stamp: float, q: np.ndarray, v: np.ndarray) -> StampedState:
+        """First stage of :meth:`update`: the CoM and momentum of one state, its h_G handed to
+        the ḣ_G estimator. Raises CentroidalInputError."""
         stamp = _finite_stamp(stamp)
         state = centroidal_state(self.robot, q, v)
         try:
             self.estimator.add(stamp, state.momentum)
-            rate, stamp_not_newer = self._rate(), False
+            newer = True
         except SampleOrderError:
-            rate, stamp_not_newer = None, True
+            newer = False
         except NonFiniteSampleError as error:  # momentum overflowed to Inf (absurd velocities)
             raise CentroidalInputError(f'centroidal momentum not finite: {error}') from None
+        return StampedState(stamp, state, newer)
+
+    def report(
+        self,
+        stamped: StampedState,
+        foot_wrenches: Optional[tuple] = None,
+        foot_forces: Optional[np.ndarray] = None,
+    ) -> BalanceReport:
+        """Second stage of :meth:`update`, for the last :meth:`state`: ḣ_G, ZMP, contacts and
+        capture point (``robot.data`` still holds that state's kinematics)."""
+        settings, state = self.settings, stamped.state
+        rate = self._rate() if stamped.newer else None
         contacts = contact_frames_after_kinematics(self.robot, self._frame_names, self._frame_ids)
         com, mass, ground = state.com.tolist(), state.mass, settings.ground_height
         if foot_forces is not None:
@@ -541,7 +566,7 @@ class CentroidalMonitor:
             com, [lx / mass, ly / mass, lz / mass], ground, settings.gravity
         )
         return BalanceReport(
-            stamp=stamp,
+            stamp=stamped.stamp,
             state=state,
             rate=rate,
             zmp=zmp,
@@ -551,7 +576,7 @@ class CentroidalMonitor:
             in_contact=in_contact,
             ground_height=ground,
             capture_point=None if capture_xy is None else np.array([*capture_xy, ground]),
-            stamp_not_newer=stamp_not_newer,
+            stamp_not_newer=not stamped.newer,
         )
 
     def _kinematic_zmp(self, com: list, rate: MomentumRate) -> Optional[np.ndarray]:

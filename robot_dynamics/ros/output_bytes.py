@@ -1,0 +1,108 @@
+"""Output messages as serialized bytes written in place.
+
+An output topic sends the same frame (and joint names) in every message; only the stamp and the
+values change. A writer serializes one message with rclpy's serializer, finds where its values
+lie in the bytes (layout rules: :mod:`robot_dynamics.ros.cdr`) and from then on writes the stamp
+and the values there; rclpy publishers take serialized bytes (``publish(bytes)``), which skips
+building the C message from the Python one on every publication.
+"""
+
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+from geometry_msgs.msg import PointStamped
+from rclpy.serialization import serialize_message
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Header
+
+from robot_dynamics.ros import cdr
+from robot_dynamics.ros.joint_state_wire import (
+    COUNT,
+    FLOAT64,
+    STAMP,
+    JointStateWireError,
+    effort_values_start,
+)
+
+_POINT = {order: struct.Struct(order + 'ddd') for order in cdr.PLAIN_CDR.values()}
+
+
+class EffortMessageWriter:
+    """Serialized sensor_msgs/JointState messages with ``name`` and ``effort`` only (position
+    and velocity empty), for one output: the bytes are rebuilt by rclpy's serializer when the
+    names or the frame change, otherwise only the stamp and the efforts are written."""
+
+    def __init__(self):
+        self._names: tuple = ()
+        self._frame_id = None
+        self._buffer = bytearray()
+        self._stamp = STAMP['<']
+        self._efforts = np.zeros(0)
+
+    def serialized(
+        self, sec: int, nanosec: int, frame_id: str, names: tuple, efforts: np.ndarray
+    ) -> bytes:
+        """The message's bytes: header (``sec``, ``nanosec``, ``frame_id``), ``names`` and
+        ``efforts`` (one per name)."""
+        if names is not self._names or frame_id != self._frame_id:
+            self._template(frame_id, names)
+        self._stamp.pack_into(self._buffer, cdr.HEADER_BYTES, sec, nanosec)
+        self._efforts[:] = efforts
+        return bytes(self._buffer)
+
+    def _template(self, frame_id: str, names: tuple) -> None:
+        """rclpy's bytes for ``names`` and ``frame_id``, and where in them the efforts are."""
+        template = serialize_message(
+            JointState(
+                header=Header(frame_id=frame_id), name=list(names), effort=[0.0] * len(names)
+            )
+        )
+        order = _order(template)
+        self._buffer = bytearray(template)
+        self._stamp = STAMP[order]
+        self._efforts = np.frombuffer(
+            self._buffer, FLOAT64[order], len(names), effort_values_start(template, order)
+        )
+        self._names, self._frame_id = names, frame_id
+
+
+class PointMessageWriter:
+    """Serialized geometry_msgs/PointStamped messages for one output: the bytes are rebuilt by
+    rclpy's serializer when the frame changes, otherwise only the stamp and the point are
+    written."""
+
+    def __init__(self):
+        self._frame_id = None
+        self._buffer = bytearray()
+        self._stamp = STAMP['<']
+        self._point = _POINT['<']
+        self._point_start = 0
+
+    def serialized(self, sec: int, nanosec: int, frame_id: str, xyz) -> bytes:
+        """The message's bytes: header (``sec``, ``nanosec``, ``frame_id``) and the point
+        ``xyz`` [m]."""
+        if frame_id != self._frame_id:
+            self._template(frame_id)
+        self._stamp.pack_into(self._buffer, cdr.HEADER_BYTES, sec, nanosec)
+        self._point.pack_into(
+            self._buffer, self._point_start, float(xyz[0]), float(xyz[1]), float(xyz[2])
+        )
+        return bytes(self._buffer)
+
+    def _template(self, frame_id: str) -> None:
+        template = serialize_message(PointStamped(header=Header(frame_id=frame_id)))
+        order = _order(template)
+        _, end = cdr.read_string(template, cdr.HEADER_BYTES + 8, COUNT[order], JointStateWireError)
+        self._buffer = bytearray(template)
+        self._stamp, self._point = STAMP[order], _POINT[order]
+        self._point_start = cdr.aligned(end, 8)
+        self._frame_id = frame_id
+
+
+def _order(serialized: bytes) -> str:
+    order = cdr.byte_order(serialized)
+    if order is None:
+        raise JointStateWireError('rclpy serialized a message in an unknown representation')
+    return order
