@@ -5,11 +5,11 @@ import numpy as np
 import pytest
 
 pytest.importorskip('rclpy')
-from geometry_msgs.msg import PointStamped  # noqa: E402
+from geometry_msgs.msg import PointStamped, Vector3Stamped  # noqa: E402
 from rclpy.serialization import deserialize_message, serialize_message  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 
-from robot_dynamics.ros.output_bytes import EffortMessageWriter, PointMessageWriter  # noqa: E402
+from robot_dynamics.ros.output_bytes import EffortMessageWriter, XyzMessageWriter  # noqa: E402
 
 # Names of every length modulo 8 move the efforts across every alignment padding.
 NAMES = [f'joint_{"x" * (index % 9)}{index}' for index in range(12)]
@@ -57,11 +57,12 @@ def test_effort_writer_messages_do_not_share_bytes():
     assert list(deserialize_message(first, JointState).effort) == [1.0, 2.0, 3.0]
 
 
-def test_point_writer_bytes_read_back_by_rclpy_message_after_message():
+@pytest.mark.parametrize('message_type', [PointStamped, Vector3Stamped])
+def test_xyz_writer_bytes_read_back_by_rclpy_message_after_message(message_type):
     """Frames of every length modulo 8, changed between messages: rclpy reads back the stamp,
-    the frame and the point written, bit for bit."""
+    the frame and the three values written, bit for bit."""
     rng = np.random.default_rng(11)
-    writer = PointMessageWriter()
+    writer = XyzMessageWriter(message_type)
     for round_index in range(30):
         frame_id = 'w' * int(rng.integers(0, 17))
         for _ in range(3):
@@ -69,11 +70,11 @@ def test_point_writer_bytes_read_back_by_rclpy_message_after_message():
             xyz[round_index % 3] = SPECIALS[round_index % len(SPECIALS)]
             sec, nanosec = int(rng.integers(-(2**31), 2**31)), int(rng.integers(0, 2**32))
             written = writer.serialized(sec, nanosec, frame_id, xyz)
-            expected = PointStamped()
+            expected = message_type()
             expected.header.frame_id = frame_id
             assert len(written) == len(serialize_message(expected))
-            back = deserialize_message(written, PointStamped)
+            back = deserialize_message(written, message_type)
             assert (back.header.stamp.sec, back.header.stamp.nanosec) == (sec, nanosec)
             assert back.header.frame_id == frame_id
-            point = back.point
-            assert np.array([point.x, point.y, point.z]).tobytes() == xyz.tobytes()
+            values = back.point if message_type is PointStamped else back.vector
+            assert np.array([values.x, values.y, values.z]).tobytes() == xyz.tobytes()

@@ -89,7 +89,7 @@ from robot_dynamics.ros.joint_state_wire import JointStateReader, JointStateWire
 from robot_dynamics.ros.lifecycle import ManagedModelNode
 from robot_dynamics.ros.node_log import RejectionCounter
 from robot_dynamics.ros.odometry_wire import OdometryWireError, read_odometry
-from robot_dynamics.ros.output_bytes import PointMessageWriter
+from robot_dynamics.ros.output_bytes import XyzMessageWriter
 from robot_dynamics.ros.parameter_schema import NodeParameters
 from robot_dynamics.ros.spinning import run_nodes
 from robot_dynamics.ros.topics import (
@@ -579,7 +579,7 @@ class CentroidalNode(ManagedModelNode, Node):
         and the point ``xyz`` [m]."""
         writer = self._point_writers.get(publisher)
         if writer is None:
-            writer = self._point_writers[publisher] = PointMessageWriter()
+            writer = self._point_writers[publisher] = XyzMessageWriter()
         stamp = header.stamp
         return writer.serialized(stamp.sec, stamp.nanosec, header.frame_id, xyz)
 

@@ -53,7 +53,6 @@ from geometry_msgs.msg import InertiaStamped, Vector3Stamped, WrenchStamped
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Header
 from std_srvs.srv import Trigger
 
 from robot_dynamics.core.contact.contact_detection import ContactCalibrationError
@@ -177,7 +176,6 @@ class DynamicsNode(ManagedModelNode, Node):
         self.start_lifecycle(self.parameters['managed'])
         # Raw: joint_state_wire reads the message from its bytes (names decoded once).
         self._joint_state_reader = JointStateReader()
-        self._header = Header()  # the outputs' header, restamped per joint state
         self.create_subscription(
             JointState, 'joint_states', self._on_joint_state, JOINT_STATE_QOS, raw=True
         )
@@ -402,18 +400,16 @@ class DynamicsNode(ManagedModelNode, Node):
             self._incomplete += 1
             return
         self._outputs.refresh()
-        names, header = live.robot.joint_names, self._header
-        header.stamp.sec, header.stamp.nanosec = message.sec, message.nanosec
-        if header.frame_id != message.frame_id:
-            header.frame_id = message.frame_id
+        names = live.robot.joint_names
         if self._command_topic.wanted():  # first: a control loop waits on it
             self._command_topic.publish(live.gravity_command(torques))
-        self._inverse_topic.publish(header, names, torques.inverse_dynamics)
-        self._gravity_topic.publish(header, names, torques.gravity)
+        # the outputs take the input's stamp and frame from message (sec, nanosec, frame_id)
+        self._inverse_topic.publish(message, names, torques.inverse_dynamics)
+        self._gravity_topic.publish(message, names, torques.gravity)
         result = live.result(torques, wrench=self._contact_topics.wants_wrench())
-        self._contact_topics.publish(header, result, live.wrench_frame)
-        self._external_topic.publish(header, names, result.external_torques)
-        self._feet_topics.publish(header, result, live.robot.description.root)
+        self._contact_topics.publish(message, result, live.wrench_frame)
+        self._external_topic.publish(message, names, result.external_torques)
+        self._feet_topics.publish(message, result, live.robot.description.root)
         live.record()
         self._last_input_wall = time.monotonic()
 

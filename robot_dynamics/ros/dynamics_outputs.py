@@ -22,8 +22,9 @@ effective-mass reading turned into messages and published.
   speed |v| [m/s], ``vector.z`` = E = ½ m_u (uᵀ v)² [J].
 
 Every stream output is published only while a subscription is matched (looked up once per
-:data:`~robot_dynamics.ros.topics.SUBSCRIBERS_REFRESH_PERIOD`) and reuses one message, or (the
-torque topics) its serialized bytes.
+:data:`~robot_dynamics.ros.topics.SUBSCRIBERS_REFRESH_PERIOD`) and reuses one message or, for
+the torque, feet and centre-of-pressure topics, its serialized bytes
+(:mod:`~robot_dynamics.ros.output_bytes`).
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ from std_msgs.msg import Bool, Float64MultiArray
 
 from robot_dynamics.core.live.effective_mass_reading import EffectiveMassReading
 from robot_dynamics.core.live.live_dynamics import LiveResult
-from robot_dynamics.ros.output_bytes import EffortMessageWriter
+from robot_dynamics.ros.output_bytes import EffortMessageWriter, XyzMessageWriter
 from robot_dynamics.ros.topics import SENSOR_QOS, SubscribedOutputs, create_output_publisher
 
 CONTACT_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
@@ -59,12 +60,12 @@ class TorqueTopic:
         self._outputs = outputs
         self._writer = EffortMessageWriter()
 
-    def publish(self, header, names: tuple, torques: Optional[np.ndarray]) -> None:
+    def publish(self, stamp, names: tuple, torques: Optional[np.ndarray]) -> None:
+        """``torques`` with the ``stamp`` (``sec``, ``nanosec``, ``frame_id``) of the input."""
         if torques is None or not self._outputs.has_subscriber(self.publisher):
             return
-        stamp = header.stamp
         self.publisher.publish(
-            self._writer.serialized(stamp.sec, stamp.nanosec, header.frame_id, names, torques)
+            self._writer.serialized(stamp.sec, stamp.nanosec, stamp.frame_id, names, torques)
         )
 
 
@@ -108,17 +109,17 @@ class ContactTopics:
         """Whether ~/external_wrench has a subscriber (the wrench is computed only then)."""
         return self._outputs.has_subscriber(self._wrench_pub)
 
-    def publish(self, header, result: LiveResult, wrench_frame: str) -> None:
-        """The contact outputs of ``result``, with the input's ``header`` stamp."""
+    def publish(self, stamp, result: LiveResult, wrench_frame: str) -> None:
+        """The contact outputs of ``result``, with the input's ``stamp`` (``sec``,
+        ``nanosec``, ``frame_id``)."""
         contact = result.contact
         if contact is not None:
             if self._outputs.has_subscriber(self._ratio_pub):
-                stamp = header.stamp
                 self._ratio_pub.publish(
                     self._ratio_writer.serialized(
                         stamp.sec,
                         stamp.nanosec,
-                        header.frame_id,
+                        stamp.frame_id,
                         result.joint_names,
                         contact.ratios,
                     )
@@ -130,7 +131,8 @@ class ContactTopics:
         estimate = result.wrench
         if estimate is not None:
             message = self._wrench_message
-            message.header.stamp, message.header.frame_id = header.stamp, wrench_frame
+            message.header.stamp = Time(sec=stamp.sec, nanosec=stamp.nanosec)
+            message.header.frame_id = wrench_frame
             force, torque = message.wrench.force, message.wrench.torque
             force.x, force.y, force.z = (float(x) for x in estimate.force)
             torque.x, torque.y, torque.z = (float(x) for x in estimate.moment)
@@ -155,29 +157,24 @@ class FeetTopics:
         self._cop_pub = (
             create_output_publisher(node, PointStamped, '~/cop', SENSOR_QOS) if frames else None
         )
-        self._force_message, self._cop_message = Vector3Stamped(), PointStamped()
+        self._force_writers = [XyzMessageWriter(Vector3Stamped) for _ in frames]
+        self._cop_writer = XyzMessageWriter(PointStamped)
 
-    def publish(self, header, result: LiveResult, root_link: str) -> None:
-        """The feet of ``result``, with the input's ``header`` stamp."""
+    def publish(self, stamp, result: LiveResult, root_link: str) -> None:
+        """The feet of ``result``, with the input's ``stamp`` (``sec``, ``nanosec``)."""
         feet = result.feet
         if feet is None:
             return
-        message = self._force_message
-        message.header.stamp, message.header.frame_id = header.stamp, self._world_frame
+        sec, nanosec, world = stamp.sec, stamp.nanosec, self._world_frame
         subscribed = self._outputs.has_subscriber
-        for publisher, force in zip(self._force_pubs, feet.forces):
+        for publisher, writer, force in zip(self._force_pubs, self._force_writers, feet.forces):
             if subscribed(publisher):
-                vector = message.vector
-                vector.x, vector.y, vector.z = (float(x) for x in force)
-                publisher.publish(message)
+                publisher.publish(writer.serialized(sec, nanosec, world, force))
         for publisher, contact in zip(self._contact_pubs, feet.contact):
             if subscribed(publisher):
                 publisher.publish(Bool(data=contact))
         if feet.cop is not None and subscribed(self._cop_pub):
-            cop = self._cop_message
-            cop.header.stamp, cop.header.frame_id = header.stamp, root_link
-            cop.point.x, cop.point.y, cop.point.z = (float(x) for x in feet.cop)
-            self._cop_pub.publish(cop)
+            self._cop_pub.publish(self._cop_writer.serialized(sec, nanosec, root_link, feet.cop))
 
 
 def effective_mass_message(reading: EffectiveMassReading) -> Vector3Stamped:

@@ -68,12 +68,13 @@ class EffortMessageWriter:
         self._names, self._frame_id = names, frame_id
 
 
-class PointMessageWriter:
-    """Serialized geometry_msgs/PointStamped messages for one output: the bytes are rebuilt by
-    rclpy's serializer when the frame changes, otherwise only the stamp and the point are
-    written."""
+class XyzMessageWriter:
+    """Serialized geometry_msgs/PointStamped or Vector3Stamped (``message_type``: a header and
+    three float64) messages for one output: the bytes are rebuilt by rclpy's serializer when the
+    frame changes, otherwise only the stamp and the three values are written."""
 
-    def __init__(self):
+    def __init__(self, message_type=PointStamped):
+        self._message_type = message_type
         self._frame_id = None
         self._buffer = bytearray()
         self._stamp = STAMP['<']
@@ -81,8 +82,7 @@ class PointMessageWriter:
         self._point_start = 0
 
     def serialized(self, sec: int, nanosec: int, frame_id: str, xyz) -> bytes:
-        """The message's bytes: header (``sec``, ``nanosec``, ``frame_id``) and the point
-        ``xyz`` [m]."""
+        """The message's bytes: header (``sec``, ``nanosec``, ``frame_id``) and ``xyz``."""
         if frame_id != self._frame_id:
             self._template(frame_id)
         self._stamp.pack_into(self._buffer, cdr.HEADER_BYTES, sec, nanosec)
@@ -92,7 +92,7 @@ class PointMessageWriter:
         return bytes(self._buffer)
 
     def _template(self, frame_id: str) -> None:
-        template = serialize_message(PointStamped(header=Header(frame_id=frame_id)))
+        template = serialize_message(self._message_type(header=Header(frame_id=frame_id)))
         order = _order(template)
         _, end = cdr.read_string(template, cdr.HEADER_BYTES + 8, COUNT[order], JointStateWireError)
         self._buffer = bytearray(template)
