@@ -2,10 +2,10 @@
 
 :class:`LiveDynamics` is built from a :class:`~robot_dynamics.core.model.model.RobotModel` and one
 :class:`~robot_dynamics.core.live.settings.LiveSettings`. For each joint-state sample
-:meth:`LiveDynamics.update` returns one :class:`LiveResult`, computed in two stages
-(dynamics_node publishes the first stage's torques before it runs the second, so their latency
-does not include the observer), and the sample is then recorded (:meth:`LiveDynamics.record`,
-after the outputs are sent: no output waits for it):
+:meth:`LiveDynamics.update` returns one :class:`LiveResult`, computed in stages that
+dynamics_node interleaves with its publications (each output is sent as soon as its stage is
+done, so the torques do not wait for the observer, nor τ_ext for the contact detection), then
+records the sample once every output is sent:
 
 1. :meth:`LiveDynamics.torques`: the sample merged by name into model order (stale joints: no
    result yet), efforts converted to joint torques (``effort_model``), q̈ estimated, then
@@ -15,18 +15,20 @@ after the outputs are sent: no output waits for it):
    residual + Jᵀ F. With ``contact_frames`` the feet's ground forces are estimated from the
    residual (:class:`~robot_dynamics.core.floating_base.foot_forces.FootForceEstimator`) and
    their share taken off ID: ID − Σ J_cᵀ f_c, what the motors of a standing robot apply.
-2. :meth:`LiveDynamics.result`: the external torques τ_ext = Jᵀ F_ext the environment applies,
-   by one of two routes (``external_torque_method``): ``observer``, the generalized-momentum
-   observer's r (De Luca & Mattone 2005; a first-order low-pass of τ_ext, no q̈ needed;
-   :class:`~robot_dynamics.core.contact.momentum_observer.MomentumObserver`), or
-   ``inverse_dynamics``, −residual = ID − τ_measured. Then contact detection on τ_ext (thresholds
-   given or calibrated: :class:`~robot_dynamics.core.contact.contact_detection.ContactDetector`),
-   the external wrench at ``wrench_frame`` when the caller asks for it
+2. :meth:`LiveDynamics.external_torques`: the external torques τ_ext = Jᵀ F_ext the environment
+   applies, by one of two routes (``external_torque_method``): ``observer``, the
+   generalized-momentum observer's r (De Luca & Mattone 2005; a first-order low-pass of τ_ext,
+   no q̈ needed; :class:`~robot_dynamics.core.contact.momentum_observer.MomentumObserver`), or
+   ``inverse_dynamics``, −residual = ID − τ_measured.
+3. :meth:`LiveDynamics.result`: contact detection on τ_ext (thresholds given or calibrated:
+   :class:`~robot_dynamics.core.contact.contact_detection.ContactDetector`) and the external
+   wrench at ``wrench_frame`` when the caller asks for it
    (:class:`~robot_dynamics.core.contact.external_wrench.WrenchEstimator`).
-3. :meth:`LiveDynamics.record`: τ_ext appended to the residual history the thresholds are
+4. :meth:`LiveDynamics.record`: τ_ext appended to the residual history the thresholds are
    calibrated from, the second momentum observer of ``observer_momentum`` auto updated (it
    competes with the first at the calibration; it publishes nothing) and the sample appended to
-   the payload recording. :meth:`result` records the sample before when the caller did not.
+   the payload recording. :meth:`external_torques` records the previous sample first when the
+   caller did not.
 
 Units and frames: joint torques in N·m (N for prismatic joints), joint space, in
 ``robot.joint_names`` order; stamps in seconds; the wrench in ``wrench_frame`` at its origin. A
@@ -537,7 +539,7 @@ class LiveDynamics:
         torques = self.torques(sample)
         if torques is None:
             return None
-        result = self.result(torques, wrench)
+        result = self.result(torques, self.external_torques(torques), wrench)
         self.record()
         return result
 
@@ -671,13 +673,21 @@ class LiveDynamics:
             known_torques=shift,
         )
 
-    def result(self, torques: TorqueSample, wrench: bool = False) -> LiveResult:
-        """Second stage of :meth:`update`: external torques, contact and (``wrench``) the
-        external wrench for the first stage's ``torques``; :meth:`record` keeps the sample."""
+    def external_torques(self, torques: TorqueSample) -> Optional[np.ndarray]:
+        """Second stage of :meth:`update`: τ_ext [N·m] for the first stage's ``torques`` by the
+        route in use (None without efforts, or while the observer starts); :meth:`record`
+        keeps the sample."""
         self.record()
-        stamp = torques.stamp
         external, alternative = self._external_torques(torques)
         self._unrecorded = (torques, external) + alternative
+        return external
+
+    def result(
+        self, torques: TorqueSample, external: Optional[np.ndarray], wrench: bool = False
+    ) -> LiveResult:
+        """Third stage of :meth:`update`: contact and (``wrench``) the external wrench from the
+        second stage's τ_ext ``external`` of ``torques``."""
+        stamp = torques.stamp
         contact = estimate = None
         if external is not None:
             detector = self._detector
@@ -702,9 +712,10 @@ class LiveDynamics:
         )
 
     def record(self) -> None:
-        """Third stage of :meth:`update`, for the last :meth:`result`: its τ_ext into the residual
-        history, the second observer's update (``observer_momentum`` auto, before a calibration)
-        and the sample into the payload recording; nothing when it is recorded already."""
+        """Last stage of :meth:`update`, for the last :meth:`external_torques`: τ_ext into the
+        residual history, the second observer's update (``observer_momentum`` auto, before a
+        calibration) and the sample into the payload recording; nothing when it is recorded
+        already."""
         unrecorded, self._unrecorded = self._unrecorded, None
         if unrecorded is None:
             return
