@@ -120,7 +120,9 @@ class FootForceEstimator:
         self.frames = tuple(frames)
         self._dynamics = MovingBaseTorques(robot)
         twin = self._dynamics.twin
-        self._coupling = twin.coupling
+        coupling = twin.coupling
+        # joint-space columns of the Jacobians: pinocchio's v as it is without mimic joints
+        self._coupling = None if np.array_equal(coupling, np.eye(*coupling.shape)) else coupling
         self._frame_ids = [
             twin.frame_id(name, SettingError, 'contact frame', moving=True) for name in self.frames
         ]
@@ -131,14 +133,14 @@ class FootForceEstimator:
             if len(leg.joints) < 3 * len(leg.feet)
         )
         three_joint = [leg for leg in self.legs if len(leg.feet) == 1 and len(leg.joints) == 3]
-        self._three_joint_legs = (
-            (
-                np.array([leg.feet[0] for leg in three_joint]),
-                np.array([leg.joints for leg in three_joint]),
-            )
-            if three_joint
-            else None
-        )
+        self._three_joint_legs = None
+        if three_joint:
+            feet = np.array([leg.feet[0] for leg in three_joint])
+            joints = np.array([leg.joints for leg in three_joint])
+            # systems[l, j, i] = J[feet[l], i, base + joints[l, j]]: each leg's J_lᵀ in one index
+            columns = joints[:, :, None] + twin.base_dofs
+            systems = (feet[:, None, None], np.arange(3)[None, None, :], columns)
+            self._three_joint_legs = (feet, joints, systems)
         self._other_legs = tuple(leg for leg in self.legs if leg not in three_joint)
         self._contact = np.zeros(len(self.frames), dtype=bool)
         self.mean_mismatch = 0.0
@@ -191,14 +193,18 @@ class FootForceEstimator:
         :meth:`~robot_dynamics.core.dynamics.base_motion.MovingBaseTorques.full_torques` when
         already computed (None: computed here)."""
         twin = self._dynamics.twin
-        q = twin.configuration(positions)
-        pin.computeJointJacobians(twin.model, twin.data, q)
-        pin.updateFramePlacements(twin.model, twin.data)
-        jacobians = [
-            pin.getFrameJacobian(twin.model, twin.data, f, pin.LOCAL_WORLD_ALIGNED)[:3]
-            @ self._coupling
-            for f in self._frame_ids
-        ]
+        model, data = twin.model, twin.data
+        pin.computeJointJacobians(model, data, twin.configuration(positions))
+        pin.updateFramePlacements(model, data)
+        # k × 3 × nv: each foot's linear Jacobian, world-aligned axes at the foot
+        jacobians = np.array(
+            [
+                pin.getFrameJacobian(model, data, f, pin.LOCAL_WORLD_ALIGNED)[:3]
+                for f in self._frame_ids
+            ]
+        )
+        if self._coupling is not None:
+            jacobians = jacobians @ self._coupling
         forces = self._leg_forces(jacobians, np.asarray(external_torques, dtype=float))
         full = full_torques
         if full is None:
@@ -212,9 +218,8 @@ class FootForceEstimator:
         points = np.array([twin.data.oMf[f].translation for f in self._frame_ids])
         base = twin.base_dofs
         balanced = self._balanced(jacobians, forces, full[:base])
-        contact_torques = sum(
-            (jacobian[:, base:].T @ force for jacobian, force in zip(jacobians, balanced)),
-            np.zeros(len(full) - base),
+        contact_torques = balanced.reshape(-1) @ jacobians[:, :, base:].reshape(
+            -1, len(full) - base
         )
         return FootForces(
             self.frames,
@@ -225,17 +230,15 @@ class FootForceEstimator:
             contact_torques,
         )
 
-    def _leg_forces(self, jacobians: list, tau: np.ndarray) -> np.ndarray:
+    def _leg_forces(self, jacobians: np.ndarray, tau: np.ndarray) -> np.ndarray:
         """Each leg's foot forces (k × 3, base axes) from its joints' rows of τ_ext = Σ J_cᵀ f_c:
         the legs of one foot and three joints in one batched solve while none is near a
         singularity, every other leg (and those then) by least squares."""
         forces = np.zeros((len(self.frames), 3))
         base, legs = self._dynamics.twin.base_dofs, self.legs
         if self._three_joint_legs is not None:
-            feet, joints = self._three_joint_legs
-            solved = _solved_if_regular(
-                np.array([jacobians[k] for k in feet]), joints + base, tau[joints]
-            )
+            feet, joints, systems = self._three_joint_legs
+            solved = _solved_if_regular(jacobians[systems], tau[joints])
             if solved is not None:
                 forces[feet], legs = solved, self._other_legs
         for leg in legs:
@@ -245,27 +248,28 @@ class FootForceEstimator:
             forces[list(leg.feet)] = solution.reshape(-1, 3)
         return forces
 
-    def _balanced(self, jacobians: list, forces: np.ndarray, base_wrench: np.ndarray) -> np.ndarray:
+    def _balanced(
+        self, jacobians: np.ndarray, forces: np.ndarray, base_wrench: np.ndarray
+    ) -> np.ndarray:
         """The forces (k × 3, base axes) of the feet in contact closest to ``forces`` whose
         base rows give ``base_wrench`` (least squares when they cannot); zero for the others."""
         touching = np.flatnonzero(self._contact)
         balanced = np.zeros_like(forces)
         if touching.size:
             base = self._dynamics.twin.base_dofs
-            columns = np.hstack([jacobians[k][:, :base].T for k in touching])
+            columns = jacobians[touching, :, :base].transpose(2, 0, 1).reshape(base, -1)
             estimate = forces[touching].ravel()
             correction = np.linalg.lstsq(columns, base_wrench - columns @ estimate, rcond=None)[0]
             balanced[touching] = (estimate + correction).reshape(-1, 3)
         return balanced
 
 
-def _solved_if_regular(jacobians: np.ndarray, columns: np.ndarray, tau: np.ndarray):
-    """f (L × 3) with J_lᵀ f_l = τ_l for L feet: ``jacobians`` (L × 3 × n), ``columns`` (L × 3)
-    the leg's three joint columns, ``tau`` (L × 3); None when some 3 × 3 system is near
-    singular (|det| below :data:`REGULAR_RATIO` times the product of its column norms, which
-    bounds it: Hadamard's inequality), where least squares is the safe answer."""
-    systems = np.take_along_axis(jacobians, columns[:, None, :], axis=2).transpose(0, 2, 1)
-    bound = np.linalg.norm(systems, axis=1).prod(axis=1)
+def _solved_if_regular(systems: np.ndarray, tau: np.ndarray):
+    """f (L × 3) with J_lᵀ f_l = τ_l for L feet: ``systems`` (L × 3 × 3) the J_lᵀ of each leg's
+    three joints, ``tau`` (L × 3); None when some system is near singular (|det| below
+    :data:`REGULAR_RATIO` times the product of its column norms, which bounds it: Hadamard's
+    inequality), where least squares is the safe answer."""
+    bound = np.sqrt(np.einsum('lji,lji->li', systems, systems)).prod(axis=1)
     if not np.all(np.abs(np.linalg.det(systems)) > REGULAR_RATIO * bound):
         return None
     return np.linalg.solve(systems, tau[..., None])[..., 0]

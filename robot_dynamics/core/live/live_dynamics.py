@@ -52,7 +52,7 @@ import threading
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable, Optional, Sequence
+from typing import Callable, NamedTuple, Optional, Sequence
 
 import numpy as np
 
@@ -1010,8 +1010,7 @@ class LiveDynamics:
         return WARN
 
 
-@dataclass(frozen=True)
-class _ObserverInputs:
+class _ObserverInputs(NamedTuple):
     """The efforts [N·m] the observers took and the model terms they share."""
 
     efforts: np.ndarray
