@@ -208,6 +208,36 @@ def test_calibration_refuses_before_any_sample_and_then_installs_its_thresholds(
     assert live.thresholds.source == 'calibrated' and '400 samples' in calibration.summary()
 
 
+def test_the_stages_without_record_give_what_update_gives():
+    """A node calls torques, external_torques and result, publishing between them, then record.
+    A caller that never calls record loses nothing: external_torques records the previous
+    sample first. Both observers of observer_momentum auto see every sample once, in order: the
+    outputs and the calibration (which compares them) equal update()'s, bit for bit."""
+    rng = np.random.default_rng(8)
+    settings = LiveSettings(observer_momentum='auto', contact_calibration_duration=0.2)
+    by_update, by_stages = LiveDynamics(two_r(), settings), LiveDynamics(two_r(), settings)
+    for k in range(300):
+        t = 0.001 * k
+        positions = np.array(POSE) + 0.1 * np.sin([2.0 * t, 3.0 * t])
+        velocities = 0.1 * np.array([2.0 * np.cos(2.0 * t), 3.0 * np.cos(3.0 * t)])
+        efforts = gravity_2r() + rng.normal(0.0, 0.05, 2)
+        sample = JointSample(NAMES, positions, velocities, efforts, 1.0 + t)
+        expected = by_update.update(sample)
+        torques = by_stages.torques(sample)
+        external = by_stages.external_torques(torques)
+        got = by_stages.result(torques, external)
+        if expected.external_torques is None:
+            assert got.external_torques is None
+        else:
+            assert got.external_torques.tobytes() == expected.external_torques.tobytes()
+    by_stages.record()
+    calibrated, staged = by_update.calibrate_thresholds(), by_stages.calibrate_thresholds()
+    assert staged.kept_momentum == calibrated.kept_momentum
+    assert staged.thresholds.tobytes() == calibrated.thresholds.tobytes()
+    assert staged.samples == calibrated.samples
+    assert staged.velocity_ratio == calibrated.velocity_ratio
+
+
 @pytest.mark.parametrize(
     'setting, value',
     [
