@@ -1,5 +1,6 @@
 """What the nodes' raw message readers (:mod:`~robot_dynamics.ros.joint_state_wire`,
-:mod:`~robot_dynamics.ros.odometry_wire`) share about serialized ROS 2 messages.
+:mod:`~robot_dynamics.ros.odometry_wire`) and output writers
+(:mod:`~robot_dynamics.ros.output_bytes`) share about serialized ROS 2 messages.
 
 The bytes are the standard OMG CDR (XCDR1) encapsulation rmw implementations use for ROS 2
 messages: a 4-byte header (representation id 0x0000 big-endian or 0x0001 little-endian, two
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import struct
 
+import numpy as np
 from rclpy.serialization import deserialize_message
 
 PLAIN_CDR = {b'\x00\x00': '>', b'\x00\x01': '<'}
@@ -21,6 +23,13 @@ PLAIN_CDR = {b'\x00\x00': '>', b'\x00\x01': '<'}
 
 HEADER_BYTES = 4
 """Bytes of the encapsulation header; alignment counts from its end."""
+
+STAMP = {order: struct.Struct(order + 'iI') for order in PLAIN_CDR.values()}
+"""Per byte order: a std_msgs/Header's stamp (int32 sec, uint32 nanosec), at HEADER_BYTES."""
+UINT32 = {order: struct.Struct(order + 'I') for order in PLAIN_CDR.values()}
+"""Per byte order: a string length or a sequence count."""
+FLOAT64 = {order: np.dtype(order + 'f8') for order in PLAIN_CDR.values()}
+"""Per byte order: the dtype of float64 values."""
 
 
 def byte_order(serialized: bytes):

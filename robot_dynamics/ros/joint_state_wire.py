@@ -23,10 +23,6 @@ from robot_dynamics.core.errors import RobotDynamicsError
 from robot_dynamics.core.streams.joint_states import JointSample
 from robot_dynamics.ros import cdr
 
-STAMP = {order: struct.Struct(order + 'iI') for order in cdr.PLAIN_CDR.values()}
-COUNT = {order: struct.Struct(order + 'I') for order in cdr.PLAIN_CDR.values()}
-FLOAT64 = {order: np.dtype(order + 'f8') for order in cdr.PLAIN_CDR.values()}
-
 
 class JointStateWireError(RobotDynamicsError):
     """Serialized bytes that are not a complete sensor_msgs/JointState."""
@@ -58,9 +54,9 @@ class JointStateReader:
         if order is None:
             return _from_message(cdr.deserialized(serialized, JointState, JointStateWireError))
         try:
-            sec, nanosec = STAMP[order].unpack_from(serialized, cdr.HEADER_BYTES)
+            sec, nanosec = cdr.STAMP[order].unpack_from(serialized, cdr.HEADER_BYTES)
             frame_id, offset = cdr.read_string(
-                serialized, cdr.HEADER_BYTES + 8, COUNT[order], JointStateWireError
+                serialized, cdr.HEADER_BYTES + 8, cdr.UINT32[order], JointStateWireError
             )
             names, offset = self._names_at(serialized, cdr.aligned(offset, 4), order)
             rows = []
@@ -89,14 +85,14 @@ class JointStateReader:
             block = np.frombuffer(serialized, np.uint8, len(known), offset) & self._padding_mask
             if block.tobytes() == known:
                 return self._names, end
-        (count,) = COUNT[order].unpack_from(serialized, offset)
+        (count,) = cdr.UINT32[order].unpack_from(serialized, offset)
         if count > len(serialized):  # each name takes at least 4 bytes
             raise JointStateWireError(f'name count {count} exceeds the {len(serialized)} bytes')
         names, padding, end = [], [], offset + 4
         for _ in range(count):
             start = cdr.aligned(end, 4)
             padding.extend(range(end - offset, start - offset))
-            name, end = cdr.read_string(serialized, start, COUNT[order], JointStateWireError)
+            name, end = cdr.read_string(serialized, start, cdr.UINT32[order], JointStateWireError)
             names.append(name)
         mask = np.full(end - offset, 0xFF, dtype=np.uint8)
         mask[padding] = 0
@@ -111,7 +107,9 @@ class JointStateReader:
 def effort_values_start(serialized: bytes, order: str) -> int:
     """Offset of the first effort value in the plain-CDR JointState ``serialized`` (byte
     ``order`` '<' or '>')."""
-    _, offset = cdr.read_string(serialized, cdr.HEADER_BYTES + 8, COUNT[order], JointStateWireError)
+    _, offset = cdr.read_string(
+        serialized, cdr.HEADER_BYTES + 8, cdr.UINT32[order], JointStateWireError
+    )
     _, offset = JointStateReader()._names_at(serialized, cdr.aligned(offset, 4), order)
     for _ in range(2):  # position, velocity
         _, offset = _float64_sequence(serialized, offset, order)
@@ -123,12 +121,12 @@ def _float64_sequence(serialized: bytes, offset: int, order: str) -> tuple:
     """(values as a read-only float64 array, offset after them) of the sequence whose count is
     at ``offset`` (moved up to 4-alignment first)."""
     offset = cdr.aligned(offset, 4)
-    (count,) = COUNT[order].unpack_from(serialized, offset)
+    (count,) = cdr.UINT32[order].unpack_from(serialized, offset)
     start = cdr.aligned(offset + 4, 8) if count else offset + 4
     end = start + 8 * count
     if end > len(serialized):
         raise struct.error('short buffer')
-    values = np.frombuffer(serialized, FLOAT64[order], count, start)
+    values = np.frombuffer(serialized, cdr.FLOAT64[order], count, start)
     if order == '>':
         values = values.astype(np.float64)
         values.setflags(write=False)

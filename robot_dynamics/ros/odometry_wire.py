@@ -26,8 +26,8 @@ _POSE_AND_TWIST = 2 * _POSE_AND_COVARIANCE - 1
 
 _STRUCTS = {
     order: (
-        struct.Struct(order + 'iI'),
-        struct.Struct(order + 'I'),
+        cdr.STAMP[order],
+        cdr.UINT32[order],
         struct.Struct(order + '7d'),
         struct.Struct(order + '6d'),
     )

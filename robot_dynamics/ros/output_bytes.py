@@ -18,13 +18,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Header
 
 from robot_dynamics.ros import cdr
-from robot_dynamics.ros.joint_state_wire import (
-    COUNT,
-    FLOAT64,
-    STAMP,
-    JointStateWireError,
-    effort_values_start,
-)
+from robot_dynamics.ros.joint_state_wire import JointStateWireError, effort_values_start
 
 _POINT = {order: struct.Struct(order + 'ddd') for order in cdr.PLAIN_CDR.values()}
 
@@ -38,7 +32,7 @@ class EffortMessageWriter:
         self._names: tuple = ()
         self._frame_id = None
         self._buffer = bytearray()
-        self._stamp = STAMP['<']
+        self._stamp = cdr.STAMP['<']
         self._efforts = np.zeros(0)
 
     def serialized(
@@ -61,9 +55,9 @@ class EffortMessageWriter:
         )
         order = _order(template)
         self._buffer = bytearray(template)
-        self._stamp = STAMP[order]
+        self._stamp = cdr.STAMP[order]
         self._efforts = np.frombuffer(
-            self._buffer, FLOAT64[order], len(names), effort_values_start(template, order)
+            self._buffer, cdr.FLOAT64[order], len(names), effort_values_start(template, order)
         )
         self._names, self._frame_id = names, frame_id
 
@@ -77,7 +71,7 @@ class XyzMessageWriter:
         self._message_type = message_type
         self._frame_id = None
         self._buffer = bytearray()
-        self._stamp = STAMP['<']
+        self._stamp = cdr.STAMP['<']
         self._point = _POINT['<']
         self._point_start = 0
 
@@ -94,9 +88,11 @@ class XyzMessageWriter:
     def _template(self, frame_id: str) -> None:
         template = serialize_message(self._message_type(header=Header(frame_id=frame_id)))
         order = _order(template)
-        _, end = cdr.read_string(template, cdr.HEADER_BYTES + 8, COUNT[order], JointStateWireError)
+        _, end = cdr.read_string(
+            template, cdr.HEADER_BYTES + 8, cdr.UINT32[order], JointStateWireError
+        )
         self._buffer = bytearray(template)
-        self._stamp, self._point = STAMP[order], _POINT[order]
+        self._stamp, self._point = cdr.STAMP[order], _POINT[order]
         self._point_start = cdr.aligned(end, 8)
         self._frame_id = frame_id
 
