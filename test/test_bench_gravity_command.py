@@ -1,7 +1,8 @@
 """`bench gravity-command` on a short run through a real dynamics_node process: every
 ~/gravity_command is a ~/gravity_torques message reordered into command_joints, bit for bit,
 and both latencies are measured from the joint-state stamps, at the middleware and at the
-callback."""
+callback, with both outputs subscribed and each on its own (the commands then matched to g(q)
+of the joint states sent, bit for bit)."""
 
 import pytest
 
@@ -20,4 +21,9 @@ def test_every_gravity_command_is_the_gravity_torques_reordered():
         assert phase['command_p50_ms'] <= phase['command_p50_at_callback_ms']
         assert phase['torques_p50_ms'] <= phase['torques_p50_at_callback_ms']
     assert result['exact']
-    assert 'command p50 / torques p50' in bench_gravity_command._text(result)
+    for pair in result['alone_phases']:
+        assert pair['commands_matched'] >= 0.5 * pair['command_sent']
+        assert pair['command_p50_ms'] > 0.0 and pair['torques_p50_ms'] > 0.0
+    text = bench_gravity_command._text(result)
+    assert 'both subscribed: command p50 / torques p50' in text
+    assert 'each on its own: command p50 / torques p50' in text

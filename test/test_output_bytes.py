@@ -8,8 +8,13 @@ pytest.importorskip('rclpy')
 from geometry_msgs.msg import PointStamped, Vector3Stamped  # noqa: E402
 from rclpy.serialization import deserialize_message, serialize_message  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
+from std_msgs.msg import Float64MultiArray  # noqa: E402
 
-from robot_dynamics.ros.output_bytes import EffortMessageWriter, XyzMessageWriter  # noqa: E402
+from robot_dynamics.ros.output_bytes import (  # noqa: E402
+    EffortMessageWriter,
+    Float64ArrayWriter,
+    XyzMessageWriter,
+)
 
 # Names of every length modulo 8 move the efforts across every alignment padding.
 NAMES = [f'joint_{"x" * (index % 9)}{index}' for index in range(12)]
@@ -78,3 +83,21 @@ def test_xyz_writer_bytes_read_back_by_rclpy_message_after_message(message_type)
             assert back.header.frame_id == frame_id
             values = back.point if message_type is PointStamped else back.vector
             assert np.array([values.x, values.y, values.z]).tobytes() == xyz.tobytes()
+
+
+def test_float64_array_writer_bytes_read_back_by_rclpy_message_after_message():
+    """Lengths 0 to 12, changed between messages: rclpy reads back the data written bit for bit,
+    with no layout (what forward_command_controller takes)."""
+    rng = np.random.default_rng(13)
+    writer = Float64ArrayWriter()
+    for round_index in range(30):
+        count = int(rng.integers(0, 13))
+        for _ in range(3):
+            data = rng.normal(size=count) * 50.0
+            if count:
+                data[round_index % count] = SPECIALS[round_index % len(SPECIALS)]
+            written = writer.serialized(data)
+            assert len(written) == len(serialize_message(Float64MultiArray(data=data.tolist())))
+            back = deserialize_message(written, Float64MultiArray)
+            assert list(back.layout.dim) == [] and back.layout.data_offset == 0
+            assert np.asarray(back.data).tobytes() == data.tobytes()

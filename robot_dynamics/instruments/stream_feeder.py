@@ -16,6 +16,7 @@ import sys
 import threading
 import time
 from dataclasses import dataclass
+from typing import Optional
 
 from robot_dynamics.core.errors import RobotDynamicsError
 from robot_dynamics.instruments import processes
@@ -146,7 +147,8 @@ def stop_node(process) -> None:
 
 class StreamFeeder:
     """Publishes joint_states (and odom for a floating base) on /bench/joint_states from this
-    process, and records every message arriving on ``topic``.
+    process, and records every message arriving on ``topic`` (None: no output subscription; the
+    caller subscribes what it measures on ``node``).
 
     ``received`` holds (input stamp [ns], arrival wall time [ns]) per answer, the arrival taken
     when this process's callback runs; ``received_by_middleware`` the same pairs with the time
@@ -161,7 +163,7 @@ class StreamFeeder:
 
     def __init__(
         self,
-        topic: str,
+        topic: Optional[str],
         output: str,
         urdf: str,
         root_joint: str,
@@ -204,7 +206,8 @@ class StreamFeeder:
         output_type = PointStamped if output == 'com' else JointState
         # As deep as the nodes' input queue: a burst of answers after a stall must not overflow
         # here.
-        self.node.create_subscription(output_type, topic, self._on_output, JOINT_STATE_QOS)
+        if topic is not None:
+            self.node.create_subscription(output_type, topic, self._on_output, JOINT_STATE_QOS)
         # deep_history: keep as many unacknowledged joint states as the node's queue holds, so that
         # a node stalled on purpose (a huge description) can catch up instead of losing them here.
         self.joint_pub = self.node.create_publisher(
@@ -248,7 +251,7 @@ class StreamFeeder:
     def _connected(self, odom: bool) -> bool:
         odom_read = not odom or self.odom_pub is None or self.odom_pub.get_subscription_count() >= 1
         return (
-            self.node.count_publishers(self.topic) >= 1
+            (self.topic is None or self.node.count_publishers(self.topic) >= 1)
             and self.joint_pub.get_subscription_count() >= 1
             and odom_read
         )

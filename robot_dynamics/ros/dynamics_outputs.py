@@ -23,7 +23,7 @@ effective-mass reading turned into messages and published.
 
 Every stream output is published only while a subscription is matched (looked up once per
 :data:`~robot_dynamics.ros.topics.SUBSCRIBERS_REFRESH_PERIOD`) and reuses one message or, for
-the torque, feet and centre-of-pressure topics, its serialized bytes
+the torque, command, feet and centre-of-pressure topics, its serialized bytes
 (:mod:`~robot_dynamics.ros.output_bytes`).
 """
 
@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import math
 import time
-from array import array as typed_array
 from typing import Optional
 
 import numpy as np
@@ -44,7 +43,11 @@ from std_msgs.msg import Bool, Float64MultiArray
 
 from robot_dynamics.core.live.effective_mass_reading import EffectiveMassReading
 from robot_dynamics.core.live.live_dynamics import LiveResult
-from robot_dynamics.ros.output_bytes import EffortMessageWriter, XyzMessageWriter
+from robot_dynamics.ros.output_bytes import (
+    EffortMessageWriter,
+    Float64ArrayWriter,
+    XyzMessageWriter,
+)
 from robot_dynamics.ros.topics import SENSOR_QOS, SubscribedOutputs, create_output_publisher
 
 CONTACT_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
@@ -72,14 +75,14 @@ class TorqueTopic:
 class CommandTopic:
     """``~/gravity_command`` (std_msgs/Float64MultiArray, ``data`` in ``command_joints`` order,
     no layout: what forward_command_controller and JointGroupEffortController take), published
-    only while a subscription is matched; it reuses one message."""
+    only while a subscription is matched, as bytes written in place."""
 
     def __init__(self, node: Node, outputs: SubscribedOutputs):
         self.publisher = create_output_publisher(
             node, Float64MultiArray, '~/gravity_command', SENSOR_QOS
         )
         self._outputs = outputs
-        self._message = Float64MultiArray()
+        self._writer = Float64ArrayWriter()
 
     def wanted(self) -> bool:
         return self._outputs.has_subscriber(self.publisher)
@@ -87,8 +90,7 @@ class CommandTopic:
     def publish(self, command: Optional[np.ndarray]) -> None:
         if command is None:
             return
-        self._message.data = typed_array('d', np.asarray(command, dtype=np.float64).tobytes())
-        self.publisher.publish(self._message)
+        self.publisher.publish(self._writer.serialized(command))
 
 
 class ContactTopics:

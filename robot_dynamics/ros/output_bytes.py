@@ -15,7 +15,7 @@ import numpy as np
 from geometry_msgs.msg import PointStamped
 from rclpy.serialization import serialize_message
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Header
+from std_msgs.msg import Float64MultiArray, Header
 
 from robot_dynamics.ros import cdr
 from robot_dynamics.ros.joint_state_wire import JointStateWireError, effort_values_start
@@ -102,3 +102,28 @@ def _order(serialized: bytes) -> str:
     if order is None:
         raise JointStateWireError('rclpy serialized a message in an unknown representation')
     return order
+
+
+class Float64ArrayWriter:
+    """Serialized std_msgs/Float64MultiArray messages without a layout (no dimensions, data
+    offset 0), for one output: the bytes are rebuilt by rclpy's serializer when the length
+    changes, otherwise only the data are written."""
+
+    def __init__(self):
+        self._buffer = bytearray()
+        self._data = np.zeros(0)
+
+    def serialized(self, data: np.ndarray) -> bytes:
+        """The message's bytes with ``data``."""
+        if len(data) != len(self._data):
+            self._template(len(data))
+        self._data[:] = data
+        return bytes(self._buffer)
+
+    def _template(self, count: int) -> None:
+        template = serialize_message(Float64MultiArray(data=[0.0] * count))
+        order = _order(template)
+        # layout: the dimensions' count (0) and data_offset, then the data's count
+        start = cdr.aligned(cdr.HEADER_BYTES + 12, 8) if count else cdr.HEADER_BYTES + 12
+        self._buffer = bytearray(template)
+        self._data = np.frombuffer(self._buffer, cdr.FLOAT64[order], count, start)
