@@ -103,6 +103,9 @@ def measure(rate: float, duration: float, pairs: int, warmup: float) -> dict:
             feeder.feed(rate, max(warmup, 1.0))  # the node sees the command's subscriber
             phases = []
             for _ in range(max(1, pairs)):
+                # each feed sends the same positions: a late answer to the previous one would
+                # match this one's messages
+                _quiet(commands, feeder.received)
                 feeder.received.clear()
                 feeder.received_by_middleware.clear()
                 feeder.messages.clear()
@@ -190,7 +193,7 @@ def _command_alone(node: str, process, urdf: str, robot, order: list, feed: tupl
         if not wait_for(lambda: feeder.node.count_publishers(command_topic) >= 1, 30.0):
             raise BenchError('dynamics_node never published ~/gravity_command')
         feeder.feed(rate, max(warmup, 1.0))
-        time.sleep(0.3)  # the warm-up's last commands: each feed repeats the same positions
+        _quiet(commands)  # the warm-up's last commands: each feed repeats the same positions
         commands.clear()
         sent = feeder.feed(rate, duration)
         wait_for(lambda: len(commands) >= len(sent), 2.0)
@@ -210,6 +213,18 @@ def _command_alone(node: str, process, urdf: str, robot, order: list, feed: tupl
             'command_sent': len(sent),
             'commands_matched': len(latencies),
         }
+
+
+def _quiet(*arrivals: list, quiet: float = 0.2, limit: float = 2.0) -> None:
+    """Return once none of the lists ``arrivals`` (appended to by the subscriptions) has grown
+    for ``quiet`` seconds (at most ``limit``)."""
+    deadline = time.monotonic() + limit
+    sizes, since = [len(a) for a in arrivals], time.monotonic()
+    while time.monotonic() < deadline and time.monotonic() - since < quiet:
+        time.sleep(0.02)
+        now = [len(a) for a in arrivals]
+        if now != sizes:
+            sizes, since = now, time.monotonic()
 
 
 def _median_ratio(phases: list, numerator: str, denominator: str) -> float:
