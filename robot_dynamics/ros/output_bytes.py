@@ -97,13 +97,6 @@ class XyzMessageWriter:
         self._frame_id = frame_id
 
 
-def _order(serialized: bytes) -> str:
-    order = cdr.byte_order(serialized)
-    if order is None:
-        raise JointStateWireError('rclpy serialized a message in an unknown representation')
-    return order
-
-
 class Float64ArrayWriter:
     """Serialized std_msgs/Float64MultiArray messages without a layout (no dimensions, data
     offset 0), for one output: the bytes are rebuilt by rclpy's serializer when the length
@@ -111,11 +104,11 @@ class Float64ArrayWriter:
 
     def __init__(self):
         self._buffer = bytearray()
-        self._data = np.zeros(0)
+        self._data = None
 
     def serialized(self, data: np.ndarray) -> bytes:
         """The message's bytes with ``data``."""
-        if len(data) != len(self._data):
+        if self._data is None or len(data) != len(self._data):
             self._template(len(data))
         self._data[:] = data
         return bytes(self._buffer)
@@ -127,3 +120,10 @@ class Float64ArrayWriter:
         start = cdr.aligned(cdr.HEADER_BYTES + 12, 8) if count else cdr.HEADER_BYTES + 12
         self._buffer = bytearray(template)
         self._data = np.frombuffer(self._buffer, cdr.FLOAT64[order], count, start)
+
+
+def _order(serialized: bytes) -> str:
+    order = cdr.byte_order(serialized)
+    if order is None:
+        raise JointStateWireError('rclpy serialized a message in an unknown representation')
+    return order
