@@ -56,7 +56,7 @@ CONTACT_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
 class TorqueTopic:
     """One torque output (sensor_msgs/JointState, ``effort`` in model order), published only
     while a subscription is matched (``outputs``), as bytes written in place
-    (:class:`~robot_dynamics.ros.joint_state_wire.EffortMessageWriter`)."""
+    (:class:`~robot_dynamics.ros.output_bytes.EffortMessageWriter`)."""
 
     def __init__(self, node: Node, topic: str, outputs: SubscribedOutputs):
         self.publisher = create_output_publisher(node, JointState, topic, SENSOR_QOS)
