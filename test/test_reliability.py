@@ -292,7 +292,10 @@ def test_a_killed_node_leaves_dds_files_and_the_instrument_removes_only_them():
     other = stream_feeder.start_node([bench.BARE_RELAY], f'bystander_{os.getpid()}', '/bystander')
     victim = stream_feeder.start_node([bench.BARE_RELAY], f'victim_{os.getpid()}')
     try:
-        # Talk to the victim, so this process maps its segment as a reader does.
+        # Talk to the victim, so that its segments carry traffic. The feeder goes before the
+        # kill: destroying a Fast DDS reader whose matched writer was just SIGKILLed segfaulted
+        # this process once in a few runs (inside rclpy's destroy_node), and so did removing a
+        # segment a live reader of this process still maps.
         with stream_feeder.StreamFeeder(
             '/bench/relayed', 'relayed_joint_states', str(arm), 'fixed'
         ) as feeder:
@@ -303,13 +306,11 @@ def test_a_killed_node_leaves_dds_files_and_the_instrument_removes_only_them():
                 _segments_owned_by(other.pid),
             )
             assert victim_files and bystander_files
-            victim.kill()  # a crash: nothing of the victim removes its files ...
-            victim.wait(timeout=10)
-            time.sleep(0.5)
-            assert victim_files <= processes.existing_dds_files()
-        # ... the instrument removes exactly them. After the feeder is gone: removing a segment a
-        # live Fast DDS reader of this process still maps, then destroying that reader, segfaulted
-        # the process once in a few runs.
+        victim.kill()  # a crash: nothing of the victim removes its files ...
+        victim.wait(timeout=10)
+        time.sleep(0.5)
+        assert victim_files <= processes.existing_dds_files()
+        # ... the instrument removes exactly them.
         removed = processes.remove_unused_dds_files(victim_files | bystander_files)
         assert set(removed) == victim_files, removed
         assert not victim_files & processes.existing_dds_files()
