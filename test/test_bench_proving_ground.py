@@ -60,13 +60,32 @@ def test_balance_bench_zmp_meets_the_centre_of_pressure_of_a_standing_quadruped(
     assert np.median(errors['capture_point']) < 0.005
 
 
-def test_payload_bench_ideal_answer_is_exact_and_inside_its_uncertainty():
-    run = bench_payload.identify_once('ideal', 0)
-    assert run['success'], run
-    assert abs(run['mass_error_kg']) < 0.002
-    assert np.linalg.norm(run['com_error_m']) < 0.0005
-    summary = bench_payload.summarise([run])
-    assert summary['within_3_sigma'] and summary['within_accuracy']
+def test_payload_bench_ideal_answer_is_exact_and_inside_its_uncertainty_at_each_rate():
+    answers = bench_payload.identify_once('ideal', 0)
+    assert sorted(answers) == sorted(bench_payload.RATES)
+    for rate, run in answers.items():
+        assert run['success'], run
+        assert run['rate_hz'] == rate
+        assert abs(run['mass_error_kg']) < 0.002
+        assert np.linalg.norm(run['com_error_m']) < 0.0005
+        summary = bench_payload.summarise([run])
+        assert summary['within_3_sigma'] and summary['within_accuracy']
+
+
+def test_payload_bench_keeps_every_fourth_sample_for_250_hz():
+    from robot_dynamics.core.identification.recording import Recording
+
+    count = 9
+    recording = Recording(
+        np.arange(count) * 1e-3,
+        np.arange(count).reshape(-1, 1),
+        np.zeros((count, 1)),
+        np.zeros((count, 1)),
+        ('j',),
+    )
+    kept = bench_payload._every(recording, 4)
+    assert kept.time == pytest.approx([0.0, 0.004, 0.008])
+    assert kept.positions[:, 0] == pytest.approx([0, 4, 8])
 
 
 def test_payload_bench_summary_flags_an_overconfident_answer():
