@@ -381,3 +381,91 @@ def test_centroidal_node_takes_its_contacts_and_zmp_from_the_foot_forces(ros):
     assert len(polygons[-1].polygon.points) == 3  # the unloaded foot is not a support
     pressure = (points[:, :2] * forces[:, 2:]).sum(axis=0) / forces[:, 2].sum()
     np.testing.assert_allclose([zmp[-1].point.x, zmp[-1].point.y], pressure, atol=1e-6)
+
+
+def test_offsets_of_a_standing_robot_come_back_from_rest_poses_on_its_feet():
+    """Chosen offsets and ground forces (each pose's forces hold the base, built with pinocchio's
+    computeFrameJacobian): standing and each foot lifted in turn give the offsets back; standing
+    with one foot lifted cannot, and says so."""
+    from robot_dynamics.core.live.effort_offsets import (
+        FootRestPose,
+        OffsetsRefused,
+        RestPose,
+        estimate_offsets_on_feet,
+    )
+
+    robot, rng = quadruped(), np.random.default_rng(4)
+    offsets = rng.uniform(-0.2, 0.2, robot.num_joints)
+    poses = []
+    for lifted in (None, 0, 1, 2, 3):
+        positions = STANCE + rng.uniform(-0.05, 0.05, robot.num_joints)
+        gravity, jacobians = gravity_and_foot_jacobians(robot, positions)
+        down = [k for k in range(len(FEET)) if k != lifted]
+        base_columns = np.hstack([jacobians[k][:, :6].T for k in down])  # 6 × 3m
+        forces = np.zeros((len(FEET), 3))
+        forces[down] = np.linalg.lstsq(base_columns, gravity[:6], rcond=None)[0].reshape(-1, 3)
+        residual = motor_torques(gravity, jacobians, forces) + offsets - gravity[6:]
+        touching = tuple(k != lifted for k in range(len(FEET)))
+        poses.append(FootRestPose(RestPose(positions, residual, 100), [0, 0, -9.81], touching))
+    feet = FootForceEstimator(robot, FEET)
+    with pytest.raises(OffsetsRefused, match='each foot lifted in turn'):
+        estimate_offsets_on_feet(feet, poses[:2])
+    estimate = estimate_offsets_on_feet(feet, poses)
+    np.testing.assert_allclose(estimate.offsets, offsets, atol=1e-9)
+    assert estimate.residual_rms < 1e-9
+
+
+def test_offsets_are_zeroed_on_the_feet_on_the_proving_ground():
+    """solo12 on MuJoCo with the realistic profile's drawn offsets, noise, delay and quantisation
+    (its link inertials and scales as the URDF says): the calibration script's rests (standing,
+    then each foot lifted and held) zeroed through the live pipeline give the offsets back."""
+    import yaml
+
+    from robot_dynamics.core.live.effort_offsets import OffsetsRefused
+    from robot_dynamics.simulation.profiles import profile_from_dict, profile_path
+    from robot_dynamics.simulation.scenes import LeggedScene
+
+    document = yaml.safe_load(profile_path('realistic').read_text())
+    document['links']['spread'] = {'mass': 0.0, 'com': 0.0, 'inertia': 0.0}
+    document['joints']['default']['scale_error'] = 0.0
+    scene = LeggedScene('solo12', profile_from_dict(document, 'offsets'), 3, script='calibration')
+    live = LiveDynamics(
+        scene.nominal,
+        LiveSettings(
+            base_state='imu',
+            contact_frames=scene.robot.feet,
+            external_torque_method='inverse_dynamics',
+            effort_delay=scene.step_size,  # the profile's one sample
+        ),
+    )
+    rests, answers = list(scene.calibration_rests()), []
+    while rests:
+        sample = scene.step()
+        imu, joints = sample.imu, sample.joints
+        live.take_base_imu(
+            sample.time,
+            scene.description.root,
+            imu.angular_velocity,
+            imu.specific_force,
+            imu.orientation,
+        )
+        live.update(
+            JointSample(
+                scene.nominal.joint_names,
+                joints.positions,
+                joints.velocities,
+                joints.efforts,
+                sample.time,
+            )
+        )
+        if sample.time >= rests[0]:
+            rests.pop(0)
+            try:
+                answers.append(live.zero_effort_offsets(''))
+            except OffsetsRefused as refusal:
+                answers.append(str(refusal))
+    assert 'cannot tell the offsets' in answers[0]  # standing alone
+    truth = scene.joint_sensors.offset
+    assert np.abs(truth).max() > 0.15
+    np.testing.assert_allclose(answers[-1].offsets, truth, atol=0.06)
+    np.testing.assert_allclose(live.effort_offsets, answers[-1].offsets)

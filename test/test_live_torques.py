@@ -307,3 +307,76 @@ def test_estimated_acceleration_tracks_a_smooth_motion(arm):
     # relative.
     np.testing.assert_allclose(sample.inverse_dynamics, expected, atol=1e-4)
     assert sample.residual is None
+
+
+def test_effort_delay_pairs_each_effort_with_the_state_it_was_measured_at(arm):
+    import pinocchio as pin
+
+    # The efforts arrive 2 samples (4 ms at 500 Hz, stamps jittered) after the state they belong
+    # to: with effort_delay the residual is zero and the sample carries the efforts' instant.
+    rng = np.random.default_rng(5)
+    names, data = list(arm.joint_names), arm.model.createData()
+    times = 10.0 + np.arange(60) * 2e-3 + rng.uniform(-1e-4, 1e-4, 60)
+    states = [np.array([0.3, -0.4, 0.1, -1.9, 0.2, 1.7, -0.6]) + 0.4 * np.sin(3 * t) for t in times]
+    gravity = [pin.computeGeneralizedGravity(arm.model, data, q) for q in states]
+    delayed = LiveTorqueEstimator(arm, acceleration_mode='zero', effort_delay=0.004)
+    plain = LiveTorqueEstimator(arm, acceleration_mode='zero')
+    zeros = np.zeros(7)
+    for k, t in enumerate(times):
+        efforts = gravity[max(k - 2, 0)]
+        sample = delayed.update(names, states[k], zeros, efforts, t)
+        unaligned = plain.update(names, states[k], zeros, efforts, t)
+        if k < 2:
+            assert sample is None  # no state 4 ms back yet
+            continue
+        assert sample.stamp == times[k - 2]
+        np.testing.assert_array_equal(sample.positions, states[k - 2])
+        np.testing.assert_allclose(sample.gravity, gravity[k - 2], atol=1e-12)
+        np.testing.assert_allclose(sample.residual, 0.0, atol=1e-12)
+    assert np.abs(unaligned.residual).max() > 0.05  # the same stream without the delay
+
+
+@pytest.mark.parametrize('delay', [-1e-3, 0.2, float('nan')])
+def test_estimator_refuses_an_effort_delay_outside_its_range(arm, delay):
+    with pytest.raises(ValueError, match='effort_delay'):
+        LiveTorqueEstimator(arm, effort_delay=delay)
+
+
+def test_the_node_stamps_its_outputs_with_the_instant_the_efforts_describe(ros, arm):
+    import pinocchio as pin
+    from ros_harness import wait_for
+    from sensor_msgs.msg import JointState
+    from test_dynamics_node import ARM_TEXT, joint_state, make_node
+
+    from robot_dynamics.ros.topics import SENSOR_QOS
+
+    # efforts arrive two samples after the state they hold still: g(q) of 4 ms earlier
+    data, names = arm.model.createData(), list(arm.joint_names)
+    stamps = [(30, 1_000_000 + 2_000_000 * k) for k in range(40)]
+    states = [np.array([0.3, -0.4, 0.1, -1.9, 0.2, 1.7, -0.6]) + 0.02 * k for k in range(40)]
+    gravity = [pin.computeGeneralizedGravity(arm.model, data, q) for q in states]
+    node = make_node(
+        robot_description=ARM_TEXT,
+        effort_delay=0.004,
+        external_torque_method='inverse_dynamics',
+        acceleration_mode='zero',
+    )
+    name = node.get_name()
+    with ros(node) as harness:
+        external = harness.collect(JointState, f'/{name}/external_torques', SENSOR_QOS)
+        torques = harness.collect(JointState, f'/{name}/gravity_torques', SENSOR_QOS)
+        feed = harness.probe.create_publisher(JointState, 'joint_states', SENSOR_QOS)
+        assert wait_for(lambda: node.robot is not None and feed.get_subscription_count(), 30)
+        for k, (sec, nanosec) in enumerate(stamps):
+            message = joint_state(names, states[k], np.zeros(7), gravity[max(k - 2, 0)])
+            message.header.stamp.sec, message.header.stamp.nanosec = sec, nanosec
+            feed.publish(message)
+            wait_for(lambda: False, 0.002)
+        assert wait_for(lambda: len(external) >= 38 and len(torques) >= 38, 20)
+    sent = {stamp: k for k, stamp in enumerate(stamps)}
+    for message in torques:
+        k = sent[(message.header.stamp.sec, message.header.stamp.nanosec)]
+        np.testing.assert_allclose(message.effort, gravity[k], atol=1e-12)
+    assert min(sent[(m.header.stamp.sec, m.header.stamp.nanosec)] for m in torques) == 0
+    for message in external:
+        np.testing.assert_allclose(message.effort, 0.0, atol=1e-9)

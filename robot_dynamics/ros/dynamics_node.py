@@ -45,7 +45,8 @@ from __future__ import annotations
 import os
 import threading
 import time
-from typing import Optional
+from collections import deque
+from typing import NamedTuple, Optional
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
@@ -117,6 +118,15 @@ from robot_dynamics.ros.topics import (
 OK, WARN, ERROR = DiagnosticStatus.OK, DiagnosticStatus.WARN, DiagnosticStatus.ERROR
 
 
+class _Header(NamedTuple):
+    """A joint state's stamp [s] and the header fields the outputs copy."""
+
+    stamp: float
+    sec: int
+    nanosec: int
+    frame_id: str
+
+
 class DynamicsNode(ManagedModelNode, Node):
     """Publishes g(q), M q̈ + C q̇ + g, the external torques, contact and wrench for every
     complete joint state (one :class:`LiveDynamics` call per message).
@@ -176,6 +186,8 @@ class DynamicsNode(ManagedModelNode, Node):
         self.start_lifecycle(self.parameters['managed'])
         # Raw: joint_state_wire reads the message from its bytes (names decoded once).
         self._joint_state_reader = JointStateReader()
+        # with effort_delay the outputs describe an earlier joint state: its header is kept here
+        self._earlier_headers = deque(maxlen=1024) if self.parameters['effort_delay'] else None
         self.create_subscription(
             JointState, 'joint_states', self._on_joint_state, JOINT_STATE_QOS, raw=True
         )
@@ -395,10 +407,17 @@ class DynamicsNode(ManagedModelNode, Node):
 
     def _process(self, live: LiveDynamics, serialized: bytes) -> None:
         message = self._joint_state_reader.read(serialized)
+        if self._earlier_headers is not None:
+            sample = message.sample
+            self._earlier_headers.append(
+                _Header(sample.stamp, message.sec, message.nanosec, message.frame_id)
+            )
         torques = live.torques(message.sample)
         if torques is None:
             self._incomplete += 1
             return
+        if torques.stamp != message.sample.stamp:  # effort_delay: an earlier instant
+            message = self._header_at(torques.stamp, message)
         self._outputs.refresh()
         names = live.robot.joint_names
         if self._command_topic.wanted():  # first: a control loop waits on it
@@ -413,6 +432,14 @@ class DynamicsNode(ManagedModelNode, Node):
         self._feet_topics.publish(message, result, live.robot.description.root)
         live.record()
         self._last_input_wall = time.monotonic()
+
+    def _header_at(self, stamp: float, newest):
+        """The kept header of the joint state whose stamp is ``stamp`` [s] (its ``sec``,
+        ``nanosec`` and ``frame_id`` stamp the outputs), ``newest`` when none is kept."""
+        for header in reversed(self._earlier_headers):
+            if header.stamp == stamp:
+                return header
+        return newest
 
     # ------------------------------------------------------------------ known wrench, tool
     def _on_known_wrench(self, message: WrenchStamped) -> None:

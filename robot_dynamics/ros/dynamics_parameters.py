@@ -38,7 +38,7 @@ from robot_dynamics.core.streams.base_state import (
 )
 from robot_dynamics.core.streams.effort_model import effort_model_problem, load_effort_model
 from robot_dynamics.core.streams.joint_states import STALE_TIMEOUT
-from robot_dynamics.core.streams.live_torques import ACCELERATION_MODES
+from robot_dynamics.core.streams.live_torques import ACCELERATION_MODES, MAX_EFFORT_DELAY
 from robot_dynamics.ros.base_state_input import BASE_STATE_INPUT_PARAMETERS
 from robot_dynamics.ros.diagnostics import DIAGNOSTICS_PERIOD
 from robot_dynamics.ros.lifecycle import MANAGED
@@ -104,6 +104,15 @@ DYNAMICS_PARAMETERS = MODEL_SOURCE_PARAMETERS + (
         'a joint value older than this than the newest is stale',
         's',
         **POSITIVE,
+    ),
+    P(
+        'effort_delay',
+        0.0,
+        'how long before its positions a joint state\'s efforts were measured (a drive\'s torque '
+        'filter, a bus cycle); every output then describes that instant and carries its stamp',
+        's',
+        low=0.0,
+        high=MAX_EFFORT_DELAY,
     ),
     P(
         'effort_model_file',

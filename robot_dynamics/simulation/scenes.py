@@ -13,7 +13,8 @@
   example-robot-data) standing on a floor (friction 0.8) under
   :class:`~.controllers.StanceController`, with a periodic script (:data:`LEGGED_PHASES`):
   standing, weight shifts, a three-leg stance, stepping in place one leg at a time, and
-  pushes on the base of 15 % of its weight.
+  pushes on the base of 15 % of its weight; or (``calibration``) standing, then each foot lifted
+  and held still in turn (:data:`CALIBRATION_HOLDS`), to zero the effort offsets on the feet.
 
 Time [s] starts at 0 at construction and at each :meth:`reset`. SI units throughout.
 """
@@ -24,7 +25,7 @@ import math
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Optional, Sequence, Union
 
 import mujoco
 import numpy as np
@@ -413,6 +414,11 @@ LEGGED_PHASES = (
 )
 """(phase, start [s], end [s]) of the legged script; it repeats every 24 s."""
 LEGGED_PERIOD = 24.0
+CALIBRATION_LEG_TIME = 6.0
+"""Seconds per lifted foot of the ``calibration`` script, after 2 s standing."""
+CALIBRATION_HOLDS = (2.0, 0.35, 0.65)
+"""Standing still until 2 s; then each foot of the calibration script is held still (lifted)
+between these shares of its :data:`CALIBRATION_LEG_TIME`."""
 
 
 def _blend(value: float) -> float:
@@ -432,8 +438,10 @@ class LeggedScene(_Scene):
         *,
         step: float = 2e-3,
         gravity: Sequence[float] = (0.0, 0.0, -9.81),
-        script: bool = True,
+        script: Union[bool, str] = True,
     ):
+        if script not in (True, False, 'calibration'):
+            raise SceneError(f"script must be True, False or 'calibration', got {script!r}")
         self.robot = legged_robot(robot)
         text = read_description_file(self.robot.urdf)
         nominal = RobotModel.from_urdf_string(text, root_joint='floating', gravity=list(gravity))
@@ -482,6 +490,8 @@ class LeggedScene(_Scene):
         """The script at ``time`` [s] (:data:`LEGGED_PHASES`; standing still when not scripted)."""
         if not self.script:
             return LeggedPhase(np.zeros(3))
+        if self.script == 'calibration':
+            return self._calibration_phase(time)
         t = time % LEGGED_PERIOD
         if t < 2.0:
             return LeggedPhase(np.zeros(3))
@@ -501,6 +511,25 @@ class LeggedScene(_Scene):
         elif 22.5 <= t < 22.65:
             push = np.array([-0.15 * self.weight, 0.0, 0.0])
         return LeggedPhase(np.zeros(3), push=push)
+
+    def _calibration_phase(self, time: float) -> LeggedPhase:
+        """Standing still for 2 s, then each foot lifted 6 cm in turn (the three-leg stance's
+        motion, :data:`CALIBRATION_LEG_TIME` per foot), then standing still."""
+        leg = int((time - CALIBRATION_HOLDS[0]) // CALIBRATION_LEG_TIME)
+        if time < CALIBRATION_HOLDS[0] or leg >= len(self.robot.feet):
+            return LeggedPhase(np.zeros(3))
+        u = (time - CALIBRATION_HOLDS[0]) / CALIBRATION_LEG_TIME - leg
+        return self._step_phase(leg, u, lift=0.06)
+
+    def calibration_rests(self) -> tuple:
+        """Times [s] at the end of each rest of the ``calibration`` script: standing, then each
+        foot held lifted."""
+        start, _, last = CALIBRATION_HOLDS
+        lifted = tuple(
+            start + CALIBRATION_LEG_TIME * (leg + last) - 0.05
+            for leg in range(len(self.robot.feet))
+        )
+        return (start - 0.05,) + lifted
 
     def _step_phase(self, leg: int, u: float, lift: float) -> LeggedPhase:
         """One leg lifted: shift the CoM over the other feet's centroid (first quarter), lift, hold,
@@ -539,7 +568,7 @@ class LeggedScene(_Scene):
         """Control, integrate one step, measure; the sample of the step's start state."""
         engine = self.engine
         time = engine.time
-        if self.script and time > 0.0 and time % LEGGED_PERIOD < 0.5 * self.step_size:
+        if self.script is True and time > 0.0 and time % LEGGED_PERIOD < 0.5 * self.step_size:
             self._recentre()
         phase = self.phase(time)
         measured = self.joint_sensors.state(engine.positions(), engine.velocities())

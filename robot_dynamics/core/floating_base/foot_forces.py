@@ -193,18 +193,7 @@ class FootForceEstimator:
         :meth:`~robot_dynamics.core.dynamics.base_motion.MovingBaseTorques.full_torques` when
         already computed (None: computed here)."""
         twin = self._dynamics.twin
-        model, data = twin.model, twin.data
-        pin.computeJointJacobians(model, data, twin.configuration(positions))
-        pin.updateFramePlacements(model, data)
-        # k × 3 × nv: each foot's linear Jacobian, world-aligned axes at the foot
-        jacobians = np.array(
-            [
-                pin.getFrameJacobian(model, data, f, pin.LOCAL_WORLD_ALIGNED)[:3]
-                for f in self._frame_ids
-            ]
-        )
-        if self._coupling is not None:
-            jacobians = jacobians @ self._coupling
+        jacobians = self.jacobians(positions)
         forces = self._leg_forces(jacobians, np.asarray(external_torques, dtype=float))
         full = full_torques
         if full is None:
@@ -229,6 +218,30 @@ class FootForceEstimator:
             mismatch,
             contact_torques,
         )
+
+    def jacobians(self, positions: np.ndarray) -> np.ndarray:
+        """k × 3 × nv: each foot's linear Jacobian at joint positions [rad] (base at the origin,
+        upright), axes of the base at the foot; columns base first, then the joints (model
+        order). Leaves the twin's frame placements at ``positions``."""
+        twin = self._dynamics.twin
+        model, data = twin.model, twin.data
+        pin.computeJointJacobians(model, data, twin.configuration(positions))
+        pin.updateFramePlacements(model, data)
+        jacobians = np.array(
+            [
+                pin.getFrameJacobian(model, data, f, pin.LOCAL_WORLD_ALIGNED)[:3]
+                for f in self._frame_ids
+            ]
+        )
+        return jacobians if self._coupling is None else jacobians @ self._coupling
+
+    def base_wrench_at_rest(self, positions: np.ndarray, gravity_in_base) -> np.ndarray:
+        """The wrench [N, N·m] at the base origin, base axes, that the feet must give a robot
+        standing still at joint positions [rad] with gravity ``gravity_in_base`` [m/s²]: the base
+        rows of the dynamics at rest."""
+        motion = BaseMotion.at_rest(gravity_in_base)
+        full = self._dynamics.full_torques(positions, None, None, motion)
+        return full[: self._dynamics.twin.base_dofs]
 
     def _leg_forces(self, jacobians: np.ndarray, tau: np.ndarray) -> np.ndarray:
         """Each leg's foot forces (k × 3, base axes) from its joints' rows of τ_ext = Σ J_cᵀ f_c:

@@ -9,6 +9,13 @@ and said). Several rest poses stack to [1 Y(q_p)] [o; δ] = r_p; when that stack
 conditioned, its least-squares solution separates o from δ, else the answer says the poses are too
 few or too alike (:func:`estimate_offsets`).
 
+A legged robot standing on its feet cannot be zeroed that way: the ground pushes on every leg
+in contact. At rest its joint rows read o − Σ_c J_{c,j}ᵀ f_c = τ_m − g(q) and its base rows
+Σ_c J_{c,b}ᵀ f_c = w(q) (the wrench the base needs to stand still), with one unknown force f_c
+per foot in contact and pose. Each pose adds six equations beyond its own forces, and a lifted
+foot's leg gives its offsets directly: stacked over rest poses that load the feet differently
+(each foot lifted in turn), least squares gives the offsets (:func:`estimate_offsets_on_feet`).
+
 File (``effort_offsets_file``)::
 
     joints:
@@ -26,11 +33,13 @@ import numpy as np
 import yaml
 
 from robot_dynamics.core.errors import RobotDynamicsError
+from robot_dynamics.core.floating_base.foot_forces import FootForceEstimator
 from robot_dynamics.core.identification.payload_regressor import payload_regressor
 from robot_dynamics.core.model.model import RobotModel
 
 REST_SPEED = 0.01
-"""Largest |q̇| [rad/s, m/s] of any joint over the window for the robot to count as at rest."""
+"""Largest |q̇| [rad/s, m/s] of any joint, averaged over the window, for the robot to count as at
+rest; its positions must also stay within REST_SPEED × the window's length."""
 REST_ACCELERATION = 0.05
 """Largest estimated |q̈| [rad/s²] of a sample counted at rest by :class:`ResidualLevels`."""
 SAMPLE_PERIOD = 0.004
@@ -41,6 +50,10 @@ REST_WINDOW = 0.5
 MAX_CONDITION = 1e3
 """Largest condition number of the stacked rest poses (columns normalised) that separates
 offsets from a payload error."""
+MAX_CONDITION_ON_FEET = 50.0
+"""Largest condition number of the stacked rest poses on the feet (columns normalised) that gives
+offsets: standing and three feet lifted in turn give 14–27 on the proving ground's quadruped and
+solo12, standing and one foot lifted 600–760 (offsets off by up to 10 N·m)."""
 MAX_FILE_BYTES = 1_000_000
 
 
@@ -74,22 +87,20 @@ class OffsetEstimate:
 
 
 class RestWindow:
-    """The last samples' (stamp, q, max |q̇|, τ_m − model) for zeroing; one stream appends,
+    """The last samples' (stamp, q, q̇, τ_m − model) for zeroing; one stream appends,
     a service thread reads a copy (:meth:`rest_pose`)."""
 
     def __init__(self, num_joints: int, capacity: int = 2000):
         self._stamps = np.full(capacity, -np.inf)
         self._positions = np.zeros((capacity, num_joints))
-        self._speeds = np.zeros(capacity)
+        self._velocities = np.zeros((capacity, num_joints))
         self._residuals = np.zeros((capacity, num_joints))
         self._next = 0
 
     def append(self, stamp, positions, velocities, residual) -> None:
         index = self._next % len(self._stamps)
         self._positions[index], self._residuals[index] = positions, residual
-        self._speeds[index] = (
-            0.0 if velocities is None else max(float(velocities.max()), -float(velocities.min()))
-        )
+        self._velocities[index] = 0.0 if velocities is None else velocities
         self._stamps[index] = stamp  # last: a reader never takes a half-written row as new
         self._next += 1
 
@@ -104,13 +115,14 @@ class RestWindow:
                 'too few joint states with efforts: stream the robot at rest for '
                 f'{duration:g} s, then call again'
             )
-        speed = float(np.max(self._speeds[recent]))
+        # the mean over the window: a controller's jitter and sensor noise average out
+        speed = float(np.abs(np.mean(self._velocities[recent], axis=0)).max())
         spread = float(np.max(np.ptp(self._positions[recent], axis=0)))
         if speed > rest_speed or spread > rest_speed * duration:
             raise OffsetsRefused(
-                f'the robot moves (|q̇| up to {speed:.3g}, positions spread {spread:.3g} over the '
-                f'last {duration:g} s; at rest means |q̇| ≤ {rest_speed:g}): stop it, then call '
-                'again'
+                f'the robot moves (mean |q̇| up to {speed:.3g}, positions spread {spread:.3g} over '
+                f'the last {duration:g} s; at rest means |q̇| ≤ {rest_speed:g}): stop it, then '
+                'call again'
             )
         return RestPose(
             self._positions[recent].mean(axis=0),
@@ -165,9 +177,7 @@ def estimate_offsets(
     residuals = np.concatenate([pose.residual for pose in poses])
     if len(poses) > 1:
         rows = np.vstack([_pose_rows(robot, payload_link, pose.positions) for pose in poses])
-        norms = np.linalg.norm(rows, axis=0)
-        singular = np.linalg.svd(rows / np.where(norms > 0, norms, 1.0), compute_uv=False)
-        condition = singular[0] / singular[-1] if singular[-1] > 0 else math.inf
+        condition = _condition(rows)
         if condition <= MAX_CONDITION:
             solution = np.linalg.lstsq(rows, residuals, rcond=None)[0]
             left = residuals - rows @ solution
@@ -194,6 +204,69 @@ def estimate_offsets(
         'again at 3 or more rest poses that turn the wrist and the shoulder differently to '
         'separate them',
     )
+
+
+@dataclass(frozen=True)
+class FootRestPose:
+    """A rest pose of a legged robot: the :class:`RestPose`, the gravity [m/s²] in base axes it
+    was measured under, and which feet (``contact_frames`` order) touched the ground."""
+
+    pose: RestPose
+    gravity_in_base: np.ndarray
+    touching: tuple
+
+
+def estimate_offsets_on_feet(
+    feet: FootForceEstimator, poses: Sequence[FootRestPose]
+) -> OffsetEstimate:
+    """Offsets of a legged robot from rest ``poses`` on its feet (module docstring); raises
+    :class:`OffsetsRefused` when the poses cannot tell the offsets from the feet's forces."""
+    n = feet.robot.num_joints
+    touching = [np.flatnonzero(each.touching) for each in poses]
+    rows, targets, column = [], [], n
+    width = n + 3 * sum(len(t) for t in touching)
+    for each, feet_down in zip(poses, touching):
+        jacobians = feet.jacobians(each.pose.positions)[feet_down]  # m × 3 × (base + n)
+        base = jacobians.shape[2] - n
+        block = np.zeros((base + n, width))
+        block[base:, :n] = np.eye(n)
+        transposed = jacobians.transpose(2, 0, 1).reshape(base + n, -1)  # Σ J_cᵀ f_c columns
+        block[:base, column : column + transposed.shape[1]] = transposed[:base]
+        block[base:, column : column + transposed.shape[1]] = -transposed[base:]
+        column += transposed.shape[1]
+        rows.append(block)
+        targets.append(
+            np.concatenate(
+                [
+                    feet.base_wrench_at_rest(each.pose.positions, each.gravity_in_base),
+                    each.pose.residual,
+                ]
+            )
+        )
+    stacked, target = np.vstack(rows), np.concatenate(targets)
+    condition = _condition(stacked) if stacked.shape[0] >= stacked.shape[1] else math.inf
+    if condition > MAX_CONDITION_ON_FEET:
+        raise OffsetsRefused(
+            f'rest pose kept ({len(poses)} so far), but they cannot tell the offsets from the '
+            f'feet\'s forces yet (condition {condition:.3g}): hold the robot still with each foot '
+            'lifted in turn and zero at each pose'
+        )
+    solution = np.linalg.lstsq(stacked, target, rcond=None)[0]
+    left = _rms(target - stacked @ solution)
+    return OffsetEstimate(
+        solution[:n],
+        None,
+        left,
+        len(poses),
+        f'offsets from {len(poses)} rest poses on the feet (residual left {left:.3g} N·m RMS)',
+    )
+
+
+def _condition(rows: np.ndarray) -> float:
+    """Condition number of ``rows`` with its columns normalised (inf when one is unseen)."""
+    norms = np.linalg.norm(rows, axis=0)
+    singular = np.linalg.svd(rows / np.where(norms > 0, norms, 1.0), compute_uv=False)
+    return singular[0] / singular[-1] if singular[-1] > 0 else math.inf
 
 
 def _pose_rows(robot: RobotModel, payload_link: str, positions: np.ndarray) -> np.ndarray:

@@ -96,10 +96,12 @@ from robot_dynamics.core.live.effective_mass_reading import (
 from robot_dynamics.core.live.effort_offsets import (
     SAMPLE_PERIOD,
     EffortOffsetsError,
+    FootRestPose,
     OffsetEstimate,
     ResidualLevels,
     RestWindow,
     estimate_offsets,
+    estimate_offsets_on_feet,
     load_effort_offsets,
 )
 from robot_dynamics.core.live.known_wrench import KnownWrenchInput
@@ -272,6 +274,7 @@ class LiveDynamics:
             settings.acceleration_window,
             _merger,
             self._effort_model(problems),
+            settings.effort_delay,
         )
         self._observer, self._alternative = self._observers(friction)
         # the offsets are measured against the model the outputs use: with the friction file's
@@ -628,15 +631,32 @@ class LiveDynamics:
 
     def zero_effort_offsets(self, payload_link: str) -> OffsetEstimate:
         """Measure the effort offsets at the current rest pose (with the earlier rest poses of
-        this model: separated from a payload error when they allow it) and use them from the next
+        this model: separated from a payload error when they allow it; with ``contact_frames``,
+        from the feet's forces, the feet touching as last estimated) and use them from the next
         sample on. Raises :class:`~robot_dynamics.core.live.effort_offsets.OffsetsRefused` while
-        the robot moves."""
+        the robot moves, or (standing) while the poses cannot separate the offsets yet."""
         pose = self._rest.rest_pose()
         carried = self._carried
-        estimate = estimate_offsets(self.robot, payload_link, carried.rest_poses + [pose])
-        carried.rest_poses = carried.rest_poses + [pose]
+        if self._feet is None:
+            estimate = estimate_offsets(self.robot, payload_link, carried.rest_poses + [pose])
+            carried.rest_poses = carried.rest_poses + [pose]
+        else:  # standing: the feet's forces are unknowns of every pose
+            feet = self._last_feet
+            touching = (True,) * len(self._feet.frames) if feet is None else feet.contact
+            gravity = self._gravity_in_base()
+            carried.rest_poses = carried.rest_poses + [FootRestPose(pose, gravity, touching)]
+            estimate = estimate_offsets_on_feet(self._feet, carried.rest_poses)
         carried.offsets = estimate.offsets
         return estimate
+
+    def _gravity_in_base(self) -> np.ndarray:
+        """Gravity [m/s²] in base axes by the base's attitude (one sample's specific force would
+        carry the accelerometer's noise); the last motion's without an attitude (upright or
+        mounted: the same)."""
+        attitude = self.base_state.attitude()
+        if attitude is None:
+            return -self._motion.specific_force
+        return np.asarray(attitude).T @ self.base_state.gravity_world
 
     @property
     def latest_torques(self) -> Optional[TorqueSample]:

@@ -29,7 +29,7 @@ from robot_dynamics.core.streams.base_state import (
 )
 from robot_dynamics.core.streams.effort_model import EffortModel
 from robot_dynamics.core.streams.joint_states import STALE_TIMEOUT
-from robot_dynamics.core.streams.live_torques import ACCELERATION_MODES
+from robot_dynamics.core.streams.live_torques import ACCELERATION_MODES, MAX_EFFORT_DELAY
 
 ROUTES = ('observer', 'inverse_dynamics')
 """How the external torques are obtained (``external_torque_method``)."""
@@ -65,7 +65,10 @@ class LiveSettings:
     Torques: ``stale_timeout`` [s] (a joint value older than this than the newest is stale),
     ``acceleration_mode`` (``'estimated'``: q̈ from the causal slope of the velocities over
     ``acceleration_window`` samples; ``'zero'``), ``effort_model`` (what the measured efforts are;
-    None: joint torques). External torques: ``external_torque_method`` (:data:`ROUTES`),
+    None: joint torques), ``effort_delay`` [s] (how long before the positions the efforts were
+    measured; the outputs then describe that instant:
+    :mod:`~robot_dynamics.core.streams.live_torques`). External torques:
+    ``external_torque_method`` (:data:`ROUTES`),
     ``observer_gain`` K_O [1/s], ``observer_momentum`` (:data:`MOMENTUM_CHOICES`), ``friction_file``
     (friction YAML of ``robot_dynamics identify``, subtracted from the efforts by the observer; ''
     none), ``effort_offsets_file`` (offsets [N·m] taken off the measured efforts, written by
@@ -96,6 +99,7 @@ class LiveSettings:
     acceleration_mode: str = 'estimated'
     acceleration_window: int = ACCELERATION_WINDOW
     effort_model: Optional[EffortModel] = None
+    effort_delay: float = 0.0
     external_torque_method: str = 'observer'
     observer_gain: float = DEFAULT_GAIN
     observer_momentum: str = 'auto'
@@ -168,6 +172,11 @@ class LiveSettings:
             raise LiveSettingsError(
                 f'base_orientation must be 3 finite angles [rad] (roll, pitch, yaw), got '
                 f'{self.base_orientation!r}'
+            )
+        if not 0.0 <= self.effort_delay <= MAX_EFFORT_DELAY:
+            raise LiveSettingsError(
+                f'effort_delay must be a time in s in [0, {MAX_EFFORT_DELAY:g}], got '
+                f'{self.effort_delay!r}'
             )
         if not 0.0 < self.torque_warn_ratio <= 1.0:
             raise LiveSettingsError(

@@ -15,6 +15,12 @@ With an :class:`~robot_dynamics.core.streams.effort_model.EffortModel`, efforts 
 currents or motor-side torques are turned into joint torques on intake: ``efforts`` and
 ``residual`` of every :class:`TorqueSample` are then joint torques.
 
+With an ``effort_delay`` d > 0 (efforts measured d before the positions and velocities they
+arrive with: a drive's torque filter, a bus cycle), each sample's efforts are paired with the
+positions, velocities and q̈ of the earlier sample closest to its stamp − d, and the
+:class:`TorqueSample` carries that sample's stamp: every output describes the instant the
+efforts were measured.
+
 Units: N·m for revolute, N for prismatic joints; stamps in seconds. Floating-base models
 are evaluated with the base at rest at the identity pose (joint torques only).
 """
@@ -22,6 +28,7 @@ are evaluated with the base at rest at the identity pose (joint torques only).
 from __future__ import annotations
 
 import math
+from collections import deque
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
@@ -36,6 +43,9 @@ from robot_dynamics.core.streams.effort_model import EffortModel
 from robot_dynamics.core.streams.joint_states import EFFORT, POSITION, VELOCITY, JointStateMerger
 
 ACCELERATION_MODES = ('estimated', 'zero')
+MAX_EFFORT_DELAY = 0.1
+"""Longest ``effort_delay`` [s] accepted."""
+_DELAY_HISTORY = 512  # samples kept for the effort delay: 0.1 s up to 5 kHz
 
 
 @dataclass(slots=True)
@@ -78,11 +88,12 @@ class LiveTorqueEstimator:
         acceleration_window: int = 15,
         merger: Optional[JointStateMerger] = None,
         effort_model: Optional[EffortModel] = None,
+        effort_delay: float = 0.0,
     ):
         """``effort_model``: what the efforts mean (None: joint torques); raises
         :class:`~robot_dynamics.core.streams.effort_model.EffortModelError` when it names a joint
-        the
-        robot lacks."""
+        the robot lacks. ``effort_delay`` [s]: how long before the positions the efforts were
+        measured (module docstring)."""
         if acceleration_mode not in ACCELERATION_MODES:
             raise SettingError(
                 f'acceleration_mode must be one of {ACCELERATION_MODES}, got {acceleration_mode!r}'
@@ -91,7 +102,13 @@ class LiveTorqueEstimator:
             raise SettingError(
                 f'stale_timeout must be a positive, finite time in s, got {stale_timeout}'
             )
+        if not 0.0 <= effort_delay <= MAX_EFFORT_DELAY:
+            raise SettingError(
+                f'effort_delay must be a time in s in [0, {MAX_EFFORT_DELAY:g}], got {effort_delay}'
+            )
         self.robot = robot
+        self.effort_delay = float(effort_delay)
+        self._history = deque(maxlen=_DELAY_HISTORY) if effort_delay > 0.0 else None
         self.stale_timeout = float(stale_timeout)
         self.acceleration_mode = acceleration_mode
         self.merger = merger if merger is not None else JointStateMerger(robot.joint_names)
@@ -140,6 +157,11 @@ class LiveTorqueEstimator:
             if have_velocity and self._estimate_acceleration
             else self._zeros
         )
+        if self._history is not None:
+            earlier = self._state_before(stamp, q, v, a)
+            if earlier is None:
+                return None
+            stamp, q, v, a = earlier
         if self._direct:  # both calls return new arrays (the bindings copy data.g and data.tau out)
             model, data = self._pinocchio
             gravity = pin.computeGeneralizedGravity(model, data, q)
@@ -159,6 +181,23 @@ class LiveTorqueEstimator:
             residual,
             accelerations=a.copy() if a is self._zeros else a,  # the estimate is a new array
         )
+
+    def _state_before(self, stamp: float, q, v, a) -> Optional[tuple]:
+        """(stamp, q, q̇, q̈) of the kept sample closest to ``stamp`` − ``effort_delay`` after
+        keeping this one; None until the history reaches that far back (within half a step)."""
+        history = self._history
+        if history and stamp == history[-1][0]:  # more joints of the same instant
+            history.pop()
+        history.append((stamp, q, v, a))
+        target = stamp - self.effort_delay
+        for index in range(len(history) - 2, -1, -1):
+            if history[index][0] <= target:
+                later = history[index + 1]
+                return later if later[0] - target < target - history[index][0] else history[index]
+        if len(history) < 2:
+            return None
+        oldest, step = history[0], history[1][0] - history[0][0]
+        return oldest if oldest[0] - target < 0.5 * step else None
 
     def _used_effort_model(self, effort_model: Optional[EffortModel]) -> Optional[EffortModel]:
         """``effort_model`` in the robot's joint order, or None when efforts already are torques."""
