@@ -460,6 +460,8 @@ def test_offsets_are_zeroed_on_the_feet_on_the_proving_ground():
         )
         if sample.time >= rests[0]:
             rests.pop(0)
+            lifted = scene.robot.feet[len(answers) - 1] if answers else None
+            assert set(sample.truth.contact_wrenches) == set(scene.robot.feet) - {lifted}
             try:
                 answers.append(live.zero_effort_offsets(''))
             except OffsetsRefused as refusal:
@@ -469,3 +471,12 @@ def test_offsets_are_zeroed_on_the_feet_on_the_proving_ground():
     assert np.abs(truth).max() > 0.15
     np.testing.assert_allclose(answers[-1].offsets, truth, atol=0.06)
     np.testing.assert_allclose(live.effort_offsets, answers[-1].offsets)
+
+
+def test_a_legged_scene_script_must_be_one_it_knows():
+    from robot_dynamics.simulation.errors import SceneError
+    from robot_dynamics.simulation.profiles import load_profile
+    from robot_dynamics.simulation.scenes import LeggedScene
+
+    with pytest.raises(SceneError, match="'calibration'"):
+        LeggedScene('quadruped', load_profile('ideal'), script='walk')

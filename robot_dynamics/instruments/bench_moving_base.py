@@ -320,8 +320,8 @@ def _fed(scene, live: LiveDynamics, sample):
 
 def _zero_offsets_on_feet(scene, settings: LiveSettings, path: str) -> None:
     """Run ``scene``'s calibration script through the live pipeline, zero the effort offsets
-    at the end of each rest and save the last answer to ``path`` (raises
-    :class:`OffsetsRefused` when the rests cannot separate them)."""
+    at the end of each rest and save the offsets in use to ``path`` (raises
+    :class:`OffsetsRefused` when no rest gave any)."""
     live = LiveDynamics(scene.nominal, settings)
     rests = list(scene.calibration_rests())
     estimate = None
@@ -333,10 +333,10 @@ def _zero_offsets_on_feet(scene, settings: LiveSettings, path: str) -> None:
             try:
                 estimate = live.zero_effort_offsets('')
             except OffsetsRefused:
-                estimate = None  # too few rests yet: the next one adds a pose
+                pass  # too few rests yet, or still moving: the last answer stays in use
     if estimate is None:
         raise OffsetsRefused('the calibration script\'s rests did not separate the offsets')
-    save_effort_offsets(path, scene.nominal.joint_names, estimate.offsets)
+    save_effort_offsets(path, scene.nominal.joint_names, live.effort_offsets)
 
 
 def _rms(values: list) -> float:

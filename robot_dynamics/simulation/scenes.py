@@ -414,7 +414,7 @@ LEGGED_PHASES = (
 )
 """(phase, start [s], end [s]) of the legged script; it repeats every 24 s."""
 LEGGED_PERIOD = 24.0
-CALIBRATION_LEG_TIME = 6.0
+CALIBRATION_LEG_TIME = 8.0
 """Seconds per lifted foot of the ``calibration`` script, after 2 s standing."""
 CALIBRATION_HOLDS = (2.0, 0.35, 0.65)
 """Standing still until 2 s; then each foot of the calibration script is held still (lifted)

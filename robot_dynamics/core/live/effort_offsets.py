@@ -38,8 +38,12 @@ from robot_dynamics.core.identification.payload_regressor import payload_regress
 from robot_dynamics.core.model.model import RobotModel
 
 REST_SPEED = 0.01
-"""Largest |q̇| [rad/s, m/s] of any joint, averaged over the window, for the robot to count as at
-rest; its positions must also stay within REST_SPEED × the window's length."""
+"""Largest |q̇| [rad/s, m/s] of any joint for a sample to count as at rest
+(:class:`ResidualLevels`)."""
+ZEROING_SPEED = 0.02
+"""Largest |q̇| [rad/s, m/s] of any joint, averaged over the window, for zeroing at a rest pose; the
+positions must also stay within ZEROING_SPEED × the window's length (a lifted leg held by a
+compliant controller creeps at about 0.01 rad/s)."""
 REST_ACCELERATION = 0.05
 """Largest estimated |q̈| [rad/s²] of a sample counted at rest by :class:`ResidualLevels`."""
 SAMPLE_PERIOD = 0.004
@@ -104,7 +108,9 @@ class RestWindow:
         self._stamps[index] = stamp  # last: a reader never takes a half-written row as new
         self._next += 1
 
-    def rest_pose(self, duration: float = REST_WINDOW, rest_speed: float = REST_SPEED) -> RestPose:
+    def rest_pose(
+        self, duration: float = REST_WINDOW, rest_speed: float = ZEROING_SPEED
+    ) -> RestPose:
         """The mean of the last ``duration`` seconds; raises :class:`OffsetsRefused` while the
         robot moves or with fewer than 10 samples."""
         stamps = self._stamps.copy()
