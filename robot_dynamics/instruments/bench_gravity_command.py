@@ -64,6 +64,7 @@ def measure(rate: float, duration: float, pairs: int, warmup: float) -> dict:
         start_node,
         stop_node,
         wait_for_stragglers,
+        wait_until_quiet,
     )
     from robot_dynamics.models import model_path
     from robot_dynamics.ros.topics import JOINT_STATE_QOS
@@ -105,7 +106,7 @@ def measure(rate: float, duration: float, pairs: int, warmup: float) -> dict:
             for _ in range(max(1, pairs)):
                 # each feed sends the same positions: a late answer to the previous one would
                 # match this one's messages
-                _quiet(commands, feeder.received)
+                wait_until_quiet([commands, feeder.received], quiet=0.2, limit=2.0)
                 feeder.received.clear()
                 feeder.received_by_middleware.clear()
                 feeder.messages.clear()
@@ -172,7 +173,12 @@ def _command_alone(node: str, process, urdf: str, robot, order: list, feed: tupl
     from std_msgs.msg import Float64MultiArray
 
     from robot_dynamics.instruments.reliability_common import wait_for
-    from robot_dynamics.instruments.stream_feeder import BenchError, StreamFeeder, output_topic
+    from robot_dynamics.instruments.stream_feeder import (
+        BenchError,
+        StreamFeeder,
+        output_topic,
+        wait_until_quiet,
+    )
     from robot_dynamics.ros.topics import JOINT_STATE_QOS
 
     rate, duration, warmup = feed
@@ -193,7 +199,8 @@ def _command_alone(node: str, process, urdf: str, robot, order: list, feed: tupl
         if not wait_for(lambda: feeder.node.count_publishers(command_topic) >= 1, 30.0):
             raise BenchError('dynamics_node never published ~/gravity_command')
         feeder.feed(rate, max(warmup, 1.0))
-        _quiet(commands)  # the warm-up's last commands: each feed repeats the same positions
+        # the warm-up's last commands: each feed repeats the same positions
+        wait_until_quiet([commands], quiet=0.2, limit=2.0)
         commands.clear()
         sent = feeder.feed(rate, duration)
         wait_for(lambda: len(commands) >= len(sent), 2.0)
@@ -213,18 +220,6 @@ def _command_alone(node: str, process, urdf: str, robot, order: list, feed: tupl
             'command_sent': len(sent),
             'commands_matched': len(latencies),
         }
-
-
-def _quiet(*arrivals: list, quiet: float = 0.2, limit: float = 2.0) -> None:
-    """Return once none of the lists ``arrivals`` (appended to by the subscriptions) has grown
-    for ``quiet`` seconds (at most ``limit``)."""
-    deadline = time.monotonic() + limit
-    sizes, since = [len(a) for a in arrivals], time.monotonic()
-    while time.monotonic() < deadline and time.monotonic() - since < quiet:
-        time.sleep(0.02)
-        now = [len(a) for a in arrivals]
-        if now != sizes:
-            sizes, since = now, time.monotonic()
 
 
 def _median_ratio(phases: list, numerator: str, denominator: str) -> float:

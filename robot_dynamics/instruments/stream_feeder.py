@@ -10,6 +10,7 @@ Used by :mod:`robot_dynamics.instruments.bench` and the reliability runs.
 from __future__ import annotations
 
 import gc
+import math
 import os
 import subprocess
 import sys
@@ -94,12 +95,21 @@ def wait_for_stragglers(
     feeder: 'StreamFeeder', expected: int, quiet: float = 0.3, limit: float = 10.0
 ) -> None:
     """Return once ``expected`` answers came, or none for ``quiet`` seconds (at most ``limit``)."""
+    wait_until_quiet([feeder.received], expected, quiet, limit)
+
+
+def wait_until_quiet(
+    arrivals: list, expected: float = math.inf, quiet: float = 0.3, limit: float = 10.0
+) -> None:
+    """Return once the lists ``arrivals`` (appended to by subscriptions) hold ``expected`` items
+    together, or none of them grew for ``quiet`` seconds (at most ``limit``)."""
     deadline = time.monotonic() + limit
-    count, last_change = len(feeder.received), time.monotonic()
-    while time.monotonic() < deadline and len(feeder.received) < expected:
+    sizes, last_change = [len(a) for a in arrivals], time.monotonic()
+    while time.monotonic() < deadline and sum(sizes) < expected:
         time.sleep(0.02)
-        if len(feeder.received) != count:
-            count, last_change = len(feeder.received), time.monotonic()
+        now = [len(a) for a in arrivals]
+        if now != sizes:
+            sizes, last_change = now, time.monotonic()
         elif time.monotonic() - last_change > quiet:
             return
 
