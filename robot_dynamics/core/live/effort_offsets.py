@@ -56,8 +56,9 @@ MAX_CONDITION = 1e3
 offsets from a payload error."""
 MAX_CONDITION_ON_FEET = 50.0
 """Largest condition number of the stacked rest poses on the feet (columns normalised) that gives
-offsets: standing and three feet lifted in turn give 14–27 on the proving ground's quadruped and
-solo12, standing and one foot lifted 600–760 (offsets off by up to 10 N·m)."""
+offsets. On the proving ground's quadruped and solo12, standing and each of the four feet lifted in
+turn gave 14–24; one lifted foot fewer 19–161; standing with one foot lifted 600–840 (offsets off by
+up to 10 N·m)."""
 MAX_FILE_BYTES = 1_000_000
 
 
