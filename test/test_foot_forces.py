@@ -422,6 +422,7 @@ def test_offsets_are_zeroed_on_the_feet_on_the_proving_ground():
     import yaml
 
     from robot_dynamics.core.live.effort_offsets import OffsetsRefused
+    from robot_dynamics.instruments.bench_moving_base import _fed as feed_live_pipeline
     from robot_dynamics.simulation.profiles import profile_from_dict, profile_path
     from robot_dynamics.simulation.scenes import LeggedScene
 
@@ -441,23 +442,7 @@ def test_offsets_are_zeroed_on_the_feet_on_the_proving_ground():
     rests, answers = list(scene.calibration_rests()), []
     while rests:
         sample = scene.step()
-        imu, joints = sample.imu, sample.joints
-        live.take_base_imu(
-            sample.time,
-            scene.description.root,
-            imu.angular_velocity,
-            imu.specific_force,
-            imu.orientation,
-        )
-        live.update(
-            JointSample(
-                scene.nominal.joint_names,
-                joints.positions,
-                joints.velocities,
-                joints.efforts,
-                sample.time,
-            )
-        )
+        feed_live_pipeline(scene, live, sample)
         if sample.time >= rests[0]:
             rests.pop(0)
             lifted = scene.robot.feet[len(answers) - 1] if answers else None
