@@ -401,3 +401,34 @@ def test_live_dynamics_without_ros_gives_the_numbers_the_node_publishes(ros):
         )
         pushed += result.contact.in_contact
     assert pushed > 100  # the push was there, and flagged, in both
+
+
+@pytest.mark.parametrize('jitter, kept', [(0.0, 'positions'), (3e-4, 'velocities')])
+def test_auto_momentum_leaves_positions_when_the_stamps_are_not_the_sampling_instants(jitter, kept):
+    """The 2R arm swinging, sampled every 1 ms, efforts its closed-form inverse dynamics (no
+    external torque), no calibration. Stamped at the sampling instants, the position form stays
+    in use. Stamped up to ±0.3 ms off (a driver that stamps when it publishes), position
+    increments over the stamps' intervals are wrong by up to 60 %: observer_momentum auto keeps
+    the velocity form within 2 s, says why, and its external torques are near zero."""
+    rng = np.random.default_rng(3)
+    live = LiveDynamics(two_r(), LiveSettings())
+    rates = np.array([2.0, 3.0])
+    external = []
+    for k in range(2500):
+        t = 0.001 * k
+        positions = POSE + 0.5 * np.sin(rates * t)
+        velocities = 0.5 * rates * np.cos(rates * t)
+        accelerations = -0.5 * rates**2 * np.sin(rates * t)
+        efforts = vertical_2r.torques(positions, velocities, accelerations)
+        stamp = 5.0 + t + rng.uniform(-jitter, jitter)
+        result = live.update(JointSample(NAMES, positions, velocities, efforts, stamp))
+        external.append(result.external_torques)
+    in_use = live.contact_status().values['observer_momentum']
+    assert live.observer.momentum == kept
+    if kept == 'positions':
+        assert live._alternative is not None and in_use.startswith('auto: positions until')
+        assert np.max(np.abs(external[-500:])) < 1e-3
+    else:
+        assert live._alternative is None and 'noisier from step to step' in in_use
+        assert np.max(np.abs(external[2100:])) < 0.05
+    assert live.with_model(two_r()).observer.momentum == kept  # the choice carries over

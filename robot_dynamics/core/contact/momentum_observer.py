@@ -64,6 +64,22 @@ def quieter_momentum_source(thresholds: dict) -> str:
     return min(thresholds, key=lambda source: float(np.mean(np.log(thresholds[source]))))
 
 
+STEP_NOISE_FLOOR = 1e-3
+"""[N·m] added to both forms' step-to-step RMS in :func:`step_noise_ratio`: below it neither
+form is noisy enough to matter."""
+
+
+def step_noise_ratio(by_positions: np.ndarray, by_velocities: np.ndarray) -> float:
+    """How much noisier the position form's residual is than the velocity form's over the same
+    samples (rows: samples, columns: joints [N·m]): the geometric mean over the joints of the ratio
+    of their step-to-step RMS, each plus :data:`STEP_NOISE_FLOOR`. A contact or a model error
+    moves both forms alike; what differs is each form's own noise."""
+    positions_steps = np.sqrt(np.mean(np.square(np.diff(by_positions, axis=0)), axis=0))
+    velocities_steps = np.sqrt(np.mean(np.square(np.diff(by_velocities, axis=0)), axis=0))
+    ratios = (positions_steps + STEP_NOISE_FLOOR) / (velocities_steps + STEP_NOISE_FLOOR)
+    return float(np.exp(np.mean(np.log(ratios))))
+
+
 class ObserverError(RobotDynamicsError):
     """The observer cannot be set up as requested (gain, friction model, sample shape)."""
 

@@ -81,6 +81,7 @@ from robot_dynamics.core.contact.momentum_observer import (
     MomentumTerms,
     external_torques_from_inverse_dynamics,
     quieter_momentum_source,
+    step_noise_ratio,
 )
 from robot_dynamics.core.dynamics import joint_space as dynamics
 from robot_dynamics.core.dynamics.base_motion import BaseMotion, MovingBaseTorques
@@ -117,6 +118,15 @@ from robot_dynamics.core.streams.live_torques import (
     TorqueSample,
 )
 from robot_dynamics.core.streams.ring_buffer import SampleRingBuffer
+
+MOMENTUM_CHECK_PERIOD = 1.0
+"""[s] observer_momentum auto, before a calibration: how often, and over how long, the two
+momentum forms' residuals are compared."""
+MOMENTUM_CHECK_SAMPLES = 50
+"""Fewest samples of each form in a comparison."""
+MOMENTUM_SWITCH_RATIO = 3.0
+"""The position form's step-to-step noise over the velocity form's from which the velocity form
+is kept without waiting for a calibration."""
 
 
 @dataclass(frozen=True)
@@ -204,6 +214,7 @@ class _Carried:
         self.momentum: Optional[str] = (
             None if settings.observer_momentum == 'auto' else settings.observer_momentum
         )
+        self.momentum_reason = ''
         self.known_wrench = KnownWrenchInput(settings.known_wrench_timeout)
         self.profile_problem = ''
         try:
@@ -286,6 +297,7 @@ class LiveDynamics:
             ResidualHistory(capacity, robot.num_joints) if self._alternative else None
         )
         self._lock = threading.Lock()  # history appends (stream) against copies (service)
+        self._next_momentum_check = -math.inf
         self._wrench = self._wrench_estimator(problems)
         self._detector = self._first_detector(problems)
         self.problems = tuple(problems)
@@ -752,6 +764,8 @@ class LiveDynamics:
             if other is not None:  # after a calibration that kept it, its history is _history
                 kept = self._observer is alternative
                 (self._history if kept else self._alternative_history).append(stamp, other)
+        if other is not None and stamp >= self._next_momentum_check:
+            self._compare_momentum_sources(stamp)
         if (
             self.recording is not None
             and torques.residual is not None
@@ -881,19 +895,47 @@ class LiveDynamics:
         return ThresholdCalibration(names, thresholds, len(residuals), sigma, duration, kept, ratio)
 
     def _keep_quieter_observer(self, by_positions: np.ndarray, by_velocities: np.ndarray) -> tuple:
-        """observer_momentum auto: keep the source with the lower thresholds; returns it and the
-        geometric mean of the velocity thresholds over the position ones. The stream reads the
-        observer before the alternative, so clearing the alternative first never lets it update
-        one observer twice."""
+        """observer_momentum auto: keep the source with the lower thresholds; returns the source
+        kept and the geometric mean of the velocity thresholds over the position ones."""
         source = quieter_momentum_source({'positions': by_positions, 'velocities': by_velocities})
-        self._carried.momentum = source
-        kept = self._observer if source == self._observer.momentum else self._alternative
+        kept = self._keep_momentum_source(source, 'the quieter at a calibration')
+        return kept, float(np.exp(np.mean(np.log(by_velocities / by_positions))))
+
+    def _compare_momentum_sources(self, stamp: float) -> None:
+        """observer_momentum auto, before a calibration: keep the velocities' observer at once
+        when the positions' residual is :data:`MOMENTUM_SWITCH_RATIO` × noisier from step to step
+        over the last :data:`MOMENTUM_CHECK_PERIOD` s. Position increments divided by the stamps'
+        intervals are only as good as the stamps: a driver that stamps joint states when it
+        publishes them rather than when it samples them makes the position form unusable."""
+        self._next_momentum_check = stamp + MOMENTUM_CHECK_PERIOD
+        with self._lock:
+            by_positions = self._history.window(MOMENTUM_CHECK_PERIOD)
+            by_velocities = self._alternative_history.window(MOMENTUM_CHECK_PERIOD)
+        if min(len(by_positions), len(by_velocities)) < MOMENTUM_CHECK_SAMPLES:
+            return
+        ratio = step_noise_ratio(by_positions, by_velocities)
+        if ratio >= MOMENTUM_SWITCH_RATIO:
+            self._keep_momentum_source(
+                'velocities',
+                f'the positions\' residual {ratio:.3g}× noisier from step to step (joint-state '
+                'stamps that are not the sampling instants?)',
+            )
+
+    def _keep_momentum_source(self, source: str, reason: str) -> str:
+        """Run only the observer of ``source`` from now on; returns the source kept (the one
+        already chosen when another thread chose first). The stream reads the observer before
+        the alternative, so clearing the alternative first never lets it update one observer
+        twice."""
         with self._lock:  # record() tells the histories apart by the observer in use
+            if self._alternative is None:
+                return self._observer.momentum
+            kept = self._observer if source == self._observer.momentum else self._alternative
             if kept is self._alternative:  # later calibrations read the kept source's residuals
                 self._history, self._alternative_history = self._alternative_history, self._history
             self._alternative = None
             self._observer = kept
-        return source, float(np.exp(np.mean(np.log(by_velocities / by_positions))))
+            self._carried.momentum, self._carried.momentum_reason = source, reason
+        return source
 
     # ------------------------------------------------------------------ low rate
     def effective_mass(self) -> Optional[EffectiveMassReading]:
@@ -938,8 +980,7 @@ class LiveDynamics:
         values = {
             'external_torque_method': settings.external_torque_method,
             'observer_gain_per_s': settings.observer_gain,
-            'observer_momentum': self._carried.momentum
-            or 'auto: positions until a calibration compares both',
+            'observer_momentum': _momentum_in_use(self._carried),
             'rotor_inertia_kg_m2': _listed_values(self.robot.rotor_inertia),
             'base_state': self.settings.base_state,
             'effort_offsets_nm': _listed_values(self._carried.offsets),
@@ -1035,6 +1076,15 @@ class _ObserverInputs(NamedTuple):
 
     efforts: np.ndarray
     terms: MomentumTerms
+
+
+def _momentum_in_use(carried: _Carried) -> str:
+    """The observer's momentum source for the diagnostics, with why it was kept."""
+    if carried.momentum is None:
+        return 'auto: positions until a calibration compares both'
+    if carried.momentum_reason:
+        return f'{carried.momentum} (auto: {carried.momentum_reason})'
+    return carried.momentum
 
 
 def _listed_values(values: np.ndarray) -> str:
