@@ -44,7 +44,9 @@ class RosHarness:
         self.probe.create_subscription(message_type, topic, received.append, qos)
         return received
 
-    def call(self, service_type, name: str, request=None, timeout: float = 60.0):
+    def call(self, service_type, name: str, request=None, timeout: float = 180.0):
+        # identify_payload and explain_residual fit seconds of data: on a 2-core machine shared
+        # with other CPU-bound work they took over 60 s
         client = self.probe.create_client(service_type, name)
         assert client.wait_for_service(timeout_sec=10.0), f'service {name} not available'
         future = client.call_async(request or service_type.Request())

@@ -432,3 +432,50 @@ def test_auto_momentum_leaves_positions_when_the_stamps_are_not_the_sampling_ins
         assert live._alternative is None and 'noisier from step to step' in in_use
         assert np.max(np.abs(external[2100:])) < 0.05
     assert live.with_model(two_r()).observer.momentum == kept  # the choice carries over
+
+
+def test_the_wrench_of_a_steady_force_on_a_moving_arm_is_solved_where_the_observer_saw_it():
+    """The bundled arm swinging at 1 kHz with a constant 13.7 N world force on its wrench frame
+    (efforts = RNEA − Jᵀ F, exact velocities). The observer's residual lags τ_ext = J(q)ᵀ F by
+    its time constant 1/K_O; solved with the Jacobian of the joint state 1/K_O earlier, the force
+    comes back within 0.1 %, where the sample's own Jacobian leaves 30 times more."""
+    import pinocchio as pin
+
+    from robot_dynamics.core.contact.external_wrench import wrench_from_torques
+
+    arm = RobotModel.from_urdf_file(ARM_URDF)
+    live = LiveDynamics(arm, LiveSettings(observer_momentum='velocities'))
+    model, data = arm.model, arm.model.createData()
+    frame = model.getFrameId(live.wrench_frame)
+    force = np.array([10.0, -5.0, 8.0])
+    rates = np.linspace(1.5, 3.0, 7)
+    lag = 1.0 / live.settings.observer_gain
+
+    def state(t):
+        return (
+            ARM_POSE + 0.3 * np.sin(rates * t),
+            0.3 * rates * np.cos(rates * t),
+            -0.3 * rates**2 * np.sin(rates * t),
+        )
+
+    def rotation(q):
+        pin.framesForwardKinematics(model, data, q)
+        return data.oMf[frame].rotation.copy()
+
+    solved, unshifted = [], []
+    for k in range(1500):
+        t = 0.001 * k
+        q, v, a = state(t)
+        jacobian = pin.computeFrameJacobian(model, data, q, frame, pin.LOCAL_WORLD_ALIGNED)
+        efforts = pin.rnea(model, data, q, v, a) - jacobian[:3].T @ force
+        result = live.update(JointSample(arm.joint_names, q, v, efforts, 1.0 + t), wrench=True)
+        if t < 0.5:
+            continue
+        solved.append(rotation(state(t - lag)[0]) @ result.wrench.force - force)
+        local = pin.computeFrameJacobian(model, data, q, frame, pin.LOCAL)
+        own = wrench_from_torques(local, result.external_torques).force
+        unshifted.append(rotation(q) @ own - force)
+    solved_error = np.max(np.linalg.norm(solved, axis=1))
+    unshifted_error = np.max(np.linalg.norm(unshifted, axis=1))
+    assert solved_error < 0.001 * np.linalg.norm(force)  # measured 0.008 N
+    assert unshifted_error > 10.0 * solved_error  # measured 0.25 N

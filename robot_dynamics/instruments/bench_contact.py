@@ -191,7 +191,7 @@ class _Pipeline:
     it)."""
 
     def __init__(self, method: str, robot, gain: float):
-        from robot_dynamics.core.contact.external_wrench import WrenchEstimator
+        from robot_dynamics.core.contact.external_wrench import ObservedPositions, WrenchEstimator
         from robot_dynamics.core.contact.momentum_observer import (
             MomentumObserver,
             external_torques_from_inverse_dynamics,
@@ -204,12 +204,14 @@ class _Pipeline:
         self.observer = MomentumObserver(robot, gain, momentum=momentum) if momentum else None
         self.estimator = LiveTorqueEstimator(robot) if method == 'inverse_dynamics' else None
         self.wrench = WrenchEstimator(robot, PUSH_LINK)
+        self.observed = ObservedPositions(gain) if self.observer is not None else None
         self.detector = None
         self.figures = MethodFigures(method)
         self.names = robot.joint_names
 
     def external(self, sample):
         if self.observer is not None:
+            self.observed.add(sample.time, sample.positions)
             return self.observer.update(
                 sample.time, sample.positions, sample.velocities, sample.efforts
             )
@@ -217,6 +219,10 @@ class _Pipeline:
             self.names, sample.positions, sample.velocities, sample.efforts, sample.time
         )
         return None if result is None else self._from_inverse_dynamics(result.residual)
+
+    def positions(self, sample) -> np.ndarray:
+        """The joint positions the wrench is solved at (the observer's, as the node does)."""
+        return sample.positions if self.observed is None else self.observed.at(sample.time)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -506,7 +512,7 @@ def _pushes(
                 if update.in_contact and detected[pipeline.method] is None:
                     detected[pipeline.method] = sample.time
                 if sample.time - onset >= settle:
-                    estimate = pipeline.wrench.estimate(sample.positions, external)
+                    estimate = pipeline.wrench.estimate(pipeline.positions(sample), external)
                     pipeline.figures.force_errors.append(estimate.force - force)
                     pipeline.figures.moment_errors.append(estimate.moment)
         plant.set_external_wrench(PUSH_LINK, np.zeros(3), np.zeros(3))

@@ -202,11 +202,12 @@ def measure_profile(
 
     estimation = estimation or Estimation(str(ARM_URDF))
     figures = ProfileFigures(label or profile_name)
-    run = _Run(arm_scene(profile_name, args), estimation.live(), 1.0 / args.rate)
+    live = estimation.live(**_observer_settings(args))
+    run = _Run(arm_scene(profile_name, args), live, 1.0 / args.rate)
     _advance(run, args.calibration + 0.5)
     calibration = run.live.calibrate_thresholds()
     figures.thresholds_nm = calibration.thresholds.tolist()
-    figures.kept_momentum = calibration.kept_momentum or ''
+    figures.kept_momentum = run.live.observer.momentum  # by the calibration or before it
     _free_motion(run, figures, args.free_seconds)
     _pushes(run, figures, args)
     _collisions(figures, profile_name, args, run.period, estimation)
@@ -321,8 +322,15 @@ def _collisions(
         live = estimation.live(
             contact_thresholds=tuple(figures.thresholds_nm),
             observer_momentum=figures.kept_momentum,
+            **_observer_settings(args),
         )
         _strike(_Run(scene, live, period), figures, args)
+
+
+def _observer_settings(args) -> dict:
+    """The observer gain ``--observer-gain`` asks for, else the node's default."""
+    gain = getattr(args, 'observer_gain', None)
+    return {} if gain is None else {'observer_gain': gain}
 
 
 def _strike(run: _Run, figures: ProfileFigures, args) -> None:
@@ -428,6 +436,7 @@ def measure(args) -> dict:
         'engine': 'mujoco',
         'model': 'fr3_arm (bundled), no payload',
         'publish_rate_hz': args.rate,
+        'observer_gain_per_s': _observer_settings(args).get('observer_gain'),
         'seed': args.seed,
         'steps': args.steps,
         'force_range_n': list(args.force_range),
@@ -439,12 +448,18 @@ def measure(args) -> dict:
     }
 
 
+def _gain_words(gain: Optional[float]) -> str:
+    return '' if gain is None else f' but an observer gain of {gain:g} /s'
+
+
 def text(result: dict) -> str:
     """The table a person reads: one column per profile."""
     profiles = result['profiles']
     lines = [
         f"bench contact (proving ground, MuJoCo): {result['model']}, "
-        f"{result['publish_rate_hz']:.0f} Hz joint states, dynamics_node's default pipeline; "
+        f"{result['publish_rate_hz']:.0f} Hz joint states, dynamics_node's default pipeline"
+        + _gain_words(result.get('observer_gain_per_s'))
+        + '; '
         f"{result['steps']} pushes of {result['force_range_n'][0]:g}-"
         f"{result['force_range_n'][1]:g} N at {PUSH_LINK}, a box struck "
         f"at {result['obstacle_placements']} places",

@@ -20,6 +20,7 @@ directions were resolved. Never NaN for finite input.
 from __future__ import annotations
 
 import math
+from collections import deque
 from dataclasses import dataclass
 
 import numpy as np
@@ -124,6 +125,32 @@ class WrenchEstimator:
         )
 
 
+class ObservedPositions:
+    """The joint positions a momentum observer's residual describes, for the wrench: its residual
+    is τ_ext low-passed at K_O (``gain`` [1/s]), which lags τ_ext by 1/K_O, so a steady force on
+    a moving arm acted through the Jacobian of the sample 1/K_O before the newest. Keeps the
+    samples of the last 1/K_O (at up to ``max_rate`` [Hz])."""
+
+    def __init__(self, gain: float, max_rate: float = 1000.0):
+        self.lag = 1.0 / float(gain)
+        self._recent: deque = deque(maxlen=int(max_rate * self.lag) + 2)
+
+    def add(self, stamp: float, positions: np.ndarray) -> None:
+        """Keep one sample's stamp [s] and joint positions [rad] (copied)."""
+        self._recent.append((float(stamp), np.array(positions, dtype=float)))
+
+    def at(self, stamp: float) -> np.ndarray:
+        """The kept positions [rad] whose stamp is closest to ``stamp`` − 1/K_O (the oldest kept
+        when none reaches back that far). Call :meth:`add` first."""
+        target = stamp - self.lag
+        closest_stamp, closest = self._recent[-1]
+        for kept_stamp, positions in reversed(self._recent):
+            if abs(kept_stamp - target) > abs(closest_stamp - target):
+                break
+            closest_stamp, closest = kept_stamp, positions
+        return closest
+
+
 @dataclass(frozen=True)
 class ExternalWrenchSeries:
     """External torques and wrench over a recording: ``time`` (N,) [s]; ``torques`` (N, n) [N·m]
@@ -153,8 +180,8 @@ def external_wrench_series(
     and :class:`WrenchEstimator` over ``recording`` (a
     :class:`~robot_dynamics.core.identification.recording.Recording`
     in model joint order; ``momentum``: the observer's source, 'positions' or 'velocities'): the
-    same
-    core calls dynamics_node makes per message."""
+    same core calls dynamics_node makes per message, the wrench solved with the Jacobian of the
+    sample one observer time constant 1/K_O earlier, as there."""
     from robot_dynamics.core.contact.momentum_observer import MomentumObserver
 
     if tuple(recording.joint_names) != robot.joint_names:
@@ -167,13 +194,15 @@ def external_wrench_series(
     count = len(recording.time)
     torques, wrenches = np.full((count, robot.num_joints), np.nan), np.full((count, 6), np.nan)
     identifiable = np.zeros(count, dtype=int)
+    described = ObservedPositions(gain)
     for k in range(count):
+        described.add(recording.time[k], recording.positions[k])
         residual = observer.update(
             recording.time[k], recording.positions[k], recording.velocities[k], recording.efforts[k]
         )
         if residual is None:
             continue
-        estimate = estimator.estimate(recording.positions[k], residual)
+        estimate = estimator.estimate(described.at(recording.time[k]), residual)
         torques[k], wrenches[k], identifiable[k] = residual, estimate.wrench, estimate.identifiable
     return ExternalWrenchSeries(
         recording.time.copy(), robot.joint_names, frame, torques, wrenches, identifiable

@@ -72,6 +72,7 @@ from robot_dynamics.core.contact.contact_profiles import (
     load_profiles,
 )
 from robot_dynamics.core.contact.external_wrench import (
+    ObservedPositions,
     WrenchEstimate,
     WrenchEstimator,
 )
@@ -299,6 +300,9 @@ class LiveDynamics:
         self._lock = threading.Lock()  # history appends (stream) against copies (service)
         self._next_momentum_check = -math.inf
         self._wrench = self._wrench_estimator(problems)
+        self._observed_positions = None  # the joint state the wrench is solved at
+        if self._wrench is not None and self._observer is not None:
+            self._observed_positions = ObservedPositions(settings.observer_gain, HISTORY_MAX_RATE)
         self._detector = self._first_detector(problems)
         self.problems = tuple(problems)
         self._efforts_missing = False
@@ -721,6 +725,8 @@ class LiveDynamics:
         second stage's τ_ext ``external`` of ``torques``."""
         stamp = torques.stamp
         contact = estimate = None
+        if self._observed_positions is not None:
+            self._observed_positions.add(stamp, torques.positions)
         if external is not None:
             detector = self._detector
             if detector is not None:
@@ -728,7 +734,10 @@ class LiveDynamics:
                 if not self._carried.profile.raise_contact:
                     contact = ContactUpdate(False, False, contact.ratios)
             if wrench and self._wrench is not None:
-                estimate = self._last_wrench = self._wrench.estimate(torques.positions, external)
+                positions = torques.positions
+                if self._observed_positions is not None:
+                    positions = self._observed_positions.at(stamp)
+                estimate = self._last_wrench = self._wrench.estimate(positions, external)
         return LiveResult(
             stamp,
             self.robot.joint_names,
