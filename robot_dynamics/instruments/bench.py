@@ -382,8 +382,9 @@ def alternate_phases(
     warmup: float,
     pairs: int,
 ) -> dict:
-    """Start every subject's process once, then feed them one at a time, ``pairs`` rounds;
-    returns label → list of :class:`StreamFigures` (one per round)."""
+    """Start every subject's process once, then feed them one at a time, ``pairs`` rounds (every
+    other round in reverse order); returns label → list of :class:`StreamFigures` (one per
+    round)."""
     started, feeders = [], []
     try:
         for subject in subjects:
@@ -402,8 +403,10 @@ def alternate_phases(
         for subject, process, feeder in zip(subjects, started, feeders):
             feeder.wait_connected(process=process, odom=subject.reads_odom)
         phases = {subject.label: [] for subject in subjects}
-        for _ in range(max(1, pairs)):
-            for subject, process, feeder in zip(subjects, started, feeders):
+        lanes = list(zip(subjects, started, feeders))
+        for round_index in range(max(1, pairs)):
+            # every other round backwards: a subject's place in the round biases none of them
+            for subject, process, feeder in lanes if round_index % 2 == 0 else lanes[::-1]:
                 phases[subject.label].append(
                     _measured_phase(feeder, process, rate, duration, warmup)
                 )
