@@ -136,8 +136,9 @@ class ObservedPositions:
         self._recent: deque = deque(maxlen=int(max_rate * self.lag) + 2)
 
     def add(self, stamp: float, positions: np.ndarray) -> None:
-        """Keep one sample's stamp [s] and joint positions [rad] (copied)."""
-        self._recent.append((float(stamp), np.array(positions, dtype=float)))
+        """Keep one sample's stamp [s] and joint positions [rad]: the array itself, not a copy
+        (the merger's rows and a recording's are never written again)."""
+        self._recent.append((stamp, positions))
 
     def at(self, stamp: float) -> np.ndarray:
         """The kept positions [rad] whose stamp is closest to ``stamp`` − 1/K_O (the oldest kept
