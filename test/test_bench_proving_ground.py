@@ -58,6 +58,9 @@ def test_balance_bench_zmp_meets_the_centre_of_pressure_of_a_standing_quadruped(
         assert np.median(errors[point]) < 0.002
     # standing still: the capture point is above the centre of pressure too
     assert np.median(errors['capture_point']) < 0.005
+    # and it is c + ċ/ω of MuJoCo's own CoM (ċ by central differences of the truth)
+    assert errors[bench_balance.TRUE_CAPTURE_POINT].size > 500
+    assert np.median(errors[bench_balance.TRUE_CAPTURE_POINT]) < 0.0005
 
 
 def test_payload_bench_ideal_answer_is_exact_and_inside_its_uncertainty_at_each_rate():
