@@ -81,6 +81,14 @@ def test_identify_range_checks_numeric_options_before_reading(motion_csv, option
     assert_refused(finished, 2, f'{option} must be a positive number, got')
 
 
+@pytest.mark.parametrize('value', ['-0.01', 'nan', 'fast'])
+def test_identify_refuses_a_sign_velocity_that_is_not_auto_or_a_velocity(motion_csv, value):
+    finished = run_cli(
+        'identify', '--urdf', str(ARM_URDF), '--csv', str(motion_csv), '--sign-velocity', value
+    )
+    assert_refused(finished, 2, '--sign-velocity must be auto or a number >= 0 [rad/s], got')
+
+
 def test_identify_refuses_a_split_time_that_is_not_finite(motion_csv):
     finished = run_cli(
         'identify', '--urdf', str(ARM_URDF), '--csv', str(motion_csv), '--split-time', 'nan'

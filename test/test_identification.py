@@ -479,3 +479,44 @@ def test_identify_cli_names_a_missing_joint(tmp_path, capsys):
     )
     assert cli_main(['identify', '--urdf', str(ARM_URDF), '--csv', str(tmp_path / 'one.csv')]) == 2
     assert 'fr3_joint2' in capsys.readouterr().err
+
+
+def test_chosen_sign_velocity_recovers_each_joints_smooth_sign_and_the_file_keeps_it(arm, tmp_path):
+    """Torques whose Coulomb term is F_c tanh(q̇/σ_j) with a different σ_j per joint (0: the
+    exact sign): the choice on the training data finds every σ_j, and the friction file written
+    with them gives the live model F_c tanh(q̇/σ_j) in closed form."""
+    from robot_dynamics.core.dynamics.friction import load_friction_file
+
+    truth_sigma = (0.0, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2)
+    terms = ident.ModelTerms(('viscous', 'coulomb', 'offset'), sign_velocity=truth_sigma)
+    data = fourier_data(arm, 20.0, 200.0, seed=31)
+    truth = true_parameters(arm, terms)
+    torques = (
+        ident.extended_regressor(arm, data.positions, data.velocities, data.accelerations, terms)
+        @ truth
+    ).reshape(data.positions.shape)
+    data.efforts = torques + 0.01 * np.random.default_rng(32).standard_normal(torques.shape)
+    chosen = ident.chosen_sign_velocities(arm, data, ident.ModelTerms(terms.friction))
+    assert chosen == truth_sigma
+    result = ident.identify(arm, data, terms=terms)
+    path = tmp_path / 'friction.yaml'
+    path.write_text(identified_model.friction_yaml(arm, terms, result.standard))
+    friction = load_friction_file(str(path), arm.joint_names)
+    velocities = np.linspace(-0.3, 0.3, 61)[:, None] * np.ones(arm.num_joints)
+    coulomb = 0.6 * (1 + 0.1 * np.arange(arm.num_joints))
+    exact_sign = np.array(truth_sigma) == 0.0
+    shape = np.where(
+        exact_sign, np.sign(velocities), np.tanh(velocities / np.where(exact_sign, 1, truth_sigma))
+    )
+    expected = (
+        0.3 * (1 + 0.1 * np.arange(arm.num_joints)) * velocities
+        + coulomb * shape
+        - 0.2 * (1 + 0.1 * np.arange(arm.num_joints))
+    )
+    np.testing.assert_allclose([friction.torques(v) for v in velocities], expected, atol=0.02)
+    assert ident.chosen_sign_velocities(arm, data, ident.ModelTerms(('viscous',))) == (0.0,) * 7
+
+
+def test_a_negative_sign_velocity_is_refused():
+    with pytest.raises(ident.IdentificationError, match='sign velocity'):
+        ident.ModelTerms(('coulomb',), sign_velocity=-0.01)

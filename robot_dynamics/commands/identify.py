@@ -59,6 +59,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help='characteristic velocity of the stribeck term [rad/s] (default %(default)s)',
     )
     parser.add_argument(
+        '--sign-velocity',
+        default='auto',
+        metavar='SIGMA|auto',
+        help='velocity scale [rad/s] of the coulomb and stribeck terms\' smooth sign '
+        'tanh(dq/SIGMA), 0 for the exact sign; auto: per joint, the one of 0, 0.005, 0.01, '
+        '0.02, 0.05, 0.1, 0.2 that fits the training part best (default %(default)s)',
+    )
+    parser.add_argument(
         '--rotor-inertia', action='store_true', help='add a rotor inertia I_a per joint'
     )
     parser.add_argument(
@@ -122,6 +130,16 @@ def run(args: argparse.Namespace) -> int:
         return 2
 
 
+def _nonnegative_number(text: str) -> bool:
+    import math
+
+    try:
+        value = float(text)
+    except ValueError:
+        return False
+    return math.isfinite(value) and value >= 0.0
+
+
 def _check_options(args: argparse.Namespace) -> None:
     """Range-check the numeric options and the output paths before reading anything."""
     import math
@@ -137,6 +155,10 @@ def _check_options(args: argparse.Namespace) -> None:
             )
     if not 0.0 < args.train_fraction <= 1.0:
         raise IdentificationError(f'--train-fraction must be in (0, 1], got {args.train_fraction}')
+    if args.sign_velocity != 'auto' and not _nonnegative_number(args.sign_velocity):
+        raise IdentificationError(
+            f'--sign-velocity must be auto or a number >= 0 [rad/s], got {args.sign_velocity!r}'
+        )
     if args.split_time is not None and not math.isfinite(args.split_time):
         raise IdentificationError(f'--split-time must be a finite time [s], got {args.split_time}')
     if args.decimate < 1:
@@ -147,6 +169,8 @@ def _check_options(args: argparse.Namespace) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    import dataclasses
+
     import numpy as np
 
     from robot_dynamics.core.identification import identified_model
@@ -193,6 +217,11 @@ def _run(args: argparse.Namespace) -> int:
     )
     train = data.rows(np.flatnonzero(data.time < split)[:: args.decimate])
     held_out = data.rows(data.time >= split) if np.any(data.time >= split) else None
+    if args.sign_velocity == 'auto':
+        sign_velocity = ident.chosen_sign_velocities(robot, train, terms, weighted=not args.ols)
+    else:
+        sign_velocity = float(args.sign_velocity)
+    terms = dataclasses.replace(terms, sign_velocity=sign_velocity)
     result = ident.identify(
         robot, train, held_out, terms, prior_weight=args.prior_weight, weighted=not args.ols
     )
@@ -205,6 +234,9 @@ def _run(args: argparse.Namespace) -> int:
         'jitter_rms': cleaning.jitter_rms,
     }
     report['split_time'] = float(split)
+    report['sign_velocity'] = dict(
+        zip(robot.joint_names, np.broadcast_to(terms.sign_velocity, (robot.num_joints,)).tolist())
+    )
     if args.output:
         output = Path(args.output)
         output.write_text(
@@ -228,6 +260,11 @@ def _run(args: argparse.Namespace) -> int:
             f'{0 if held_out is None else held_out.num_samples} samples'
         )
         print(result.report)
+        if {'coulomb', 'stribeck'} & set(terms.friction):
+            print(
+                'smooth sign of the coulomb term, tanh(dq/sigma), sigma [rad/s]: '
+                + ' '.join(f'{value:g}' for value in report['sign_velocity'].values())
+            )
         for path in report.get('outputs', {}).values():
             print(f'wrote {path}')
     return 0

@@ -21,21 +21,28 @@ from robot_dynamics.core.model.model import RobotModel
 
 def friction_yaml(robot: RobotModel, terms: ModelTerms, standard: np.ndarray) -> str:
     """YAML text of the per-joint terms: rotor_inertia [kg·m²], viscous [N·m·s/rad],
-    coulomb [N·m], offset [N·m], and with the ``stribeck`` term stribeck_static [N·m] and
-    stribeck_velocity [rad/s] (the model of :mod:`robot_dynamics.core.dynamics.friction`)."""
+    coulomb [N·m], offset [N·m], with the ``stribeck`` term stribeck_static [N·m] and
+    stribeck_velocity [rad/s], and with a smooth sign its sign_velocity [rad/s] (the model of
+    :mod:`robot_dynamics.core.dynamics.friction`)."""
     lines = [
         '# Identified per-joint terms (robot_dynamics identify). Units: rotor_inertia kg·m²,',
         '# viscous N·m·s/rad, coulomb N·m, offset N·m, stribeck_static N·m,',
-        '# stribeck_velocity rad/s; tau = ... + viscous*dq + offset',
-        '#   + (coulomb + (stribeck_static - coulomb)*exp(-(dq/stribeck_velocity)^2))*sign(dq)',
+        '# stribeck_velocity rad/s, sign_velocity rad/s; tau = ... + viscous*dq + offset',
+        '#   + (coulomb + (stribeck_static - coulomb)*exp(-(dq/stribeck_velocity)^2))',
+        '#     * tanh(dq/sign_velocity)   (sign(dq) without a sign_velocity)',
         f'model: {robot.name}',
         'joints:',
     ]
-    for joint, values in friction_values(robot, terms, standard).items():
+    sign_velocities = np.broadcast_to(terms.sign_velocity, (robot.num_joints,))
+    for (joint, values), sign_velocity in zip(
+        friction_values(robot, terms, standard).items(), sign_velocities
+    ):
         if 'stribeck' in values:
             excess = values.pop('stribeck')
             values['stribeck_static'] = values.get('coulomb', 0.0) + excess
             values['stribeck_velocity'] = terms.stribeck_velocity
+        if sign_velocity > 0.0 and {'coulomb', 'stribeck_static'} & set(values):
+            values['sign_velocity'] = float(sign_velocity)
         lines.append(f'  {joint}:')
         lines.extend(f'    {term}: {value!r}' for term, value in values.items())
     return '\n'.join(lines) + '\n'

@@ -2,11 +2,15 @@
 Wensing, Kim & Slotine 2017).
 
 Model (Khalil & Dombre 2002), per joint j [N·m]:
-    τ_j = (Y(q, q̇, q̈) π)_j + I_a,j q̈_j + F_v,j q̇_j + F_c,j sgn(q̇_j) + F_o,j
+    τ_j = (Y(q, q̇, q̈) π)_j + I_a,j q̈_j + F_v,j q̇_j + F_c,j sgn_σ(q̇_j) + F_o,j
 with π the 10 parameters of every pinocchio body (order
 :data:`~robot_dynamics.core.model.inertia.PINOCCHIO_ORDER`, about the joint frame, see
 :mod:`~robot_dynamics.core.dynamics.regressor`) and the optional rotor inertia I_a [kg·m²],
-viscous F_v [N·m·s/rad], Coulomb F_c [N·m] and offset F_o [N·m] per joint.
+viscous F_v [N·m·s/rad], Coulomb F_c [N·m] and offset F_o [N·m] per joint. sgn_σ(q̇) =
+tanh(q̇/σ_j), the exact sign for σ_j = 0: a real joint's friction does not flip in an instant
+at a velocity reversal (pre-sliding; Armstrong-Hélouvry, Dupont & Canudas de Wit, 1994), and
+with an exact sign a live residual jumps by 2 F_c whenever a noisy measured velocity crosses
+zero. :func:`chosen_sign_velocities` picks σ_j from the training data.
 
 Pipeline: base parameters by column-pivoted QR on random states, structurally zero columns
 removed first (Khalil & Dombre 2002) → OLS, then per-joint weighted LS with covariance (each
@@ -30,7 +34,7 @@ from typing import Optional, Sequence
 import numpy as np
 import scipy.linalg
 
-from robot_dynamics.core.dynamics.friction import STRIBECK_VELOCITY, stribeck_shape
+from robot_dynamics.core.dynamics.friction import STRIBECK_VELOCITY, smooth_sign, stribeck_shape
 from robot_dynamics.core.dynamics.regressor import (
     PARAMETERS_PER_BODY,
     body_link_names,
@@ -97,11 +101,14 @@ class ConsistentFitError(IdentificationRefused):
 @dataclass(frozen=True)
 class ModelTerms:
     """Which per-joint terms join the rigid-body regressor: ``friction`` ⊆ :data:`FRICTION_TERMS`
-    (canonical order) and ``rotor_inertia``."""
+    (canonical order) and ``rotor_inertia``; ``sign_velocity`` σ [rad/s] of the Coulomb and
+    Stribeck terms' smooth sign tanh(q̇/σ), one for every joint or one per joint (0: the exact
+    sign)."""
 
     friction: tuple = ()
     rotor_inertia: bool = False
     stribeck_velocity: float = STRIBECK_VELOCITY
+    sign_velocity: object = 0.0
 
     def __post_init__(self):
         unknown = [term for term in self.friction if term not in FRICTION_TERMS]
@@ -110,6 +117,14 @@ class ModelTerms:
                 f'unknown friction terms {unknown}; choose from {list(FRICTION_TERMS)}'
             )
         object.__setattr__(self, 'friction', tuple(t for t in FRICTION_TERMS if t in self.friction))
+        sign_velocity = np.asarray(self.sign_velocity, dtype=float)
+        if sign_velocity.ndim > 1 or not np.all(np.isfinite(sign_velocity) & (sign_velocity >= 0)):
+            raise IdentificationError(
+                'sign velocity must be >= 0 rad/s (one, or one per joint), got '
+                f'{self.sign_velocity!r}'
+            )
+        sign_velocity = float(sign_velocity) if sign_velocity.ndim == 0 else tuple(sign_velocity)
+        object.__setattr__(self, 'sign_velocity', sign_velocity)
 
     @classmethod
     def parse(
@@ -157,9 +172,9 @@ def extended_regressor(
     columns = {
         'rotor_inertia': np.atleast_2d(np.asarray(accelerations, dtype=float)),
         'viscous': velocities,
-        'coulomb': np.sign(velocities),
+        'coulomb': smooth_sign(velocities, terms.sign_velocity),
         'offset': np.ones_like(velocities),
-        'stribeck': stribeck_shape(velocities, terms.stribeck_velocity, 0.0),
+        'stribeck': stribeck_shape(velocities, terms.stribeck_velocity, terms.sign_velocity),
     }
     for j in range(n):
         for k, term in enumerate(terms.joint_terms):
@@ -740,6 +755,36 @@ def identify(
         friction_values=friction_values(robot, terms, standard),
     )
     return IdentificationResult(report, base, standard, unconstrained, terms, names)
+
+
+SIGN_VELOCITIES = (0.0, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2)
+"""Candidates [rad/s] of :func:`chosen_sign_velocities` (0: the exact sign)."""
+
+
+def chosen_sign_velocities(
+    robot: RobotModel, train: PreparedData, terms: ModelTerms, weighted: bool = True
+) -> tuple:
+    """Per joint, the σ of :data:`SIGN_VELOCITIES` whose fit of ``terms`` (the base-parameter
+    least squares of :func:`identify`) leaves the smallest torque RMS on that joint of the
+    training data: one number per joint chosen from seven, on the training part only (the
+    held-out score stays unseen). ``terms.sign_velocity`` is ignored."""
+    _check_joint_order(robot, train)
+    if not {'coulomb', 'stribeck'} & set(terms.friction):
+        return (0.0,) * robot.num_joints
+    base = structural_base_parameters(robot, terms)  # the same columns for every σ
+    torques, n = train.efforts.reshape(-1), robot.num_joints
+    solve = weighted_least_squares if weighted else least_squares
+    rms = []
+    for sigma in SIGN_VELOCITIES:
+        candidate = ModelTerms(terms.friction, terms.rotor_inertia, terms.stribeck_velocity, sigma)
+        regressor = base.regressor(
+            extended_regressor(
+                robot, train.positions, train.velocities, train.accelerations, candidate
+            )
+        )
+        fit = solve(regressor, torques, n, times=train.time)
+        rms.append(torque_rms(regressor @ fit.values, train))
+    return tuple(SIGN_VELOCITIES[k] for k in np.argmin(rms, axis=0))
 
 
 def _check_joint_order(robot: RobotModel, data: PreparedData) -> None:
