@@ -471,6 +471,29 @@ def test_friction_on_its_bound_identifies_to_a_friction_file_the_node_loads(arm,
         assert np.all(values >= 0.0) and np.all(values < 0.01)  # on the bound
 
 
+def test_a_stribeck_level_below_zero_identifies_to_a_static_level_the_node_loads(arm, tmp_path):
+    """Data whose best fit has a Stribeck excess larger than the Coulomb level below it (a
+    negative static level, which the friction file refuses): the consistent fit keeps every
+    joint's static level, Coulomb + excess, at or above zero, exactly."""
+    from robot_dynamics.core.dynamics.friction import load_friction_file
+
+    terms = ident.ModelTerms(('viscous', 'coulomb', 'stribeck'))
+    data = fourier_data(arm, 8.0, 50.0, seed=25)
+    truth = true_parameters(arm, ident.ModelTerms(('viscous', 'coulomb')))
+    truth = np.concatenate([truth[:70], np.tile([0.3, 0.1, -0.5], 7)])  # static level -0.4
+    torques = (
+        ident.extended_regressor(arm, data.positions, data.velocities, data.accelerations, terms)
+        @ truth
+    ).reshape(data.positions.shape)
+    data.efforts = torques + 0.05 * np.random.default_rng(26).standard_normal(torques.shape)
+    result = ident.identify(arm, data, terms=terms)
+    path = tmp_path / 'friction.yaml'
+    path.write_text(identified_model.friction_yaml(arm, terms, result.standard))
+    friction = load_friction_file(str(path), arm.joint_names)
+    assert np.all(friction.stribeck_static >= 0.0)
+    assert np.all(friction.stribeck_static < 0.01)  # on the bound
+
+
 def test_identify_cli_names_a_missing_joint(tmp_path, capsys):
     from robot_dynamics.cli import main as cli_main
 

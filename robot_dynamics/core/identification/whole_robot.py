@@ -470,9 +470,12 @@ def consistent_fit(
     prior_weight: float,
     bodies: int,
     nonnegative: Sequence[int] = (),
+    nonnegative_sums: Sequence[Sequence[int]] = (),
 ) -> np.ndarray:
-    """min ‖A π − z‖² + κ (π − π0)ᵀ Λ (π − π0) s.t. J(π_i) ⪰ margin·1 for every body
-    and π_k ≥ 0 for k in ``nonnegative`` (rotor inertia, viscous and Coulomb coefficients).
+    """min ‖A π − z‖² + κ (π − π0)ᵀ Λ (π − π0) s.t. J(π_i) ⪰ margin·1 for every body,
+    π_k ≥ 0 for k in ``nonnegative`` (rotor inertia, viscous and Coulomb coefficients) and
+    Σ_k π_k ≥ 0 over each group of ``nonnegative_sums`` (a Stribeck static level, Coulomb plus
+    its excess: the last index of a group takes up what the solver's tolerance leaves).
 
     (Wensing, Kim & Slotine 2017). Solved as an SDP with cvxpy + Clarabel on the
     QR-compressed data term.
@@ -490,6 +493,7 @@ def consistent_fit(
         constraints.append(0.5 * (pseudo + pseudo.T) >> FEASIBILITY_MARGIN * np.eye(4))
     if len(nonnegative):
         constraints.append(unknown[np.asarray(nonnegative, dtype=int)] >= 0.0)
+    constraints.extend(cp.sum(unknown[list(group)]) >= 0.0 for group in nonnegative_sums)
     objective = cp.sum_squares(r_matrix @ unknown - r_target) + prior_weight * cp.sum_squares(
         cp.multiply(np.sqrt(precision), unknown - prior)
     )
@@ -508,6 +512,8 @@ def consistent_fit(
     if len(nonnegative):  # the solver meets π_k ≥ 0 to its tolerance (-1e-12): make it exact
         index = np.asarray(nonnegative, dtype=int)
         solution[index] = np.maximum(solution[index], 0.0)
+    for group in nonnegative_sums:
+        solution[group[-1]] -= min(float(solution[list(group)].sum()), 0.0)
     return solution
 
 
@@ -710,8 +716,20 @@ def identify(
     nonnegative = [
         i for i, name in enumerate(names) if name[:2] in ('Ia', 'Fv', 'Fc') and i >= 10 * bodies
     ]
+    static_levels = [  # Coulomb + Stribeck excess of a joint (the excess alone without Coulomb)
+        [i for i, name in enumerate(names) if name in (f'Fc{j + 1}', f'Fs{j + 1}')]
+        for j in range(n)
+        if f'Fs{j + 1}' in names
+    ]
     standard = consistent_fit(
-        weighted_full, weighted_torques, prior, precision, prior_weight, bodies, nonnegative
+        weighted_full,
+        weighted_torques,
+        prior,
+        precision,
+        prior_weight,
+        bodies,
+        nonnegative,
+        static_levels,
     )
     links = body_link_names(robot)
     eig_free = pseudo_inertia_eigenvalues(unconstrained, bodies)
