@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Optional, Sequence
+from typing import Optional, Sequence, Union
 
 import numpy as np
 import scipy.linalg
@@ -108,7 +108,7 @@ class ModelTerms:
     friction: tuple = ()
     rotor_inertia: bool = False
     stribeck_velocity: float = STRIBECK_VELOCITY
-    sign_velocity: object = 0.0
+    sign_velocity: Union[float, tuple] = 0.0
 
     def __post_init__(self):
         unknown = [term for term in self.friction if term not in FRICTION_TERMS]
