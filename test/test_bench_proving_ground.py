@@ -111,7 +111,12 @@ def test_payload_bench_summary_flags_an_overconfident_answer():
 def test_residual_bench_each_column_takes_away_what_it_models():
     from robot_dynamics.instruments import bench_residual
 
-    result = bench_residual.measure(argparse.Namespace(free_seconds=5.0, seed=0, rate=250.0))
+    from robot_dynamics.core.contact.momentum_observer import DEFAULT_GAIN
+
+    result = bench_residual.measure(
+        argparse.Namespace(free_seconds=5.0, seed=0, rate=250.0, observer_gain=None)
+    )
+    assert result['observer_gain_per_s'] == DEFAULT_GAIN
     urdf, zeroed, friction, identified = result['columns']
     assert [c['column'] for c in result['columns']] == list(bench_residual.COLUMNS)
     for column in result['columns']:

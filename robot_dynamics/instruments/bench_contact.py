@@ -90,7 +90,7 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
         '--observer-gain',
         type=float,
         default=None,
-        help='contact, and residual\'s Panda replay: K_O [1/s] (default: the node\'s)',
+        help='contact and residual: the momentum observer\'s K_O [1/s] (default: the node\'s)',
     )
     group.add_argument(
         '--seed',

@@ -112,7 +112,15 @@ def _columns(folder: Path, args) -> list:
         Estimation(str(ARM_URDF), str(without_offsets)),
         identified,
     )
-    return [Column(name, estimation.live()) for name, estimation in zip(COLUMNS, estimations)]
+    settings = _observer_settings(args.observer_gain)
+    return [
+        Column(name, estimation.live(**settings)) for name, estimation in zip(COLUMNS, estimations)
+    ]
+
+
+def _observer_settings(observer_gain: Optional[float]) -> dict:
+    """LiveSettings overrides for the observer gain K_O [1/s] (None: the node's default)."""
+    return {} if observer_gain is None else {'observer_gain': observer_gain}
 
 
 class _Stream:
@@ -169,6 +177,7 @@ def measure(args) -> dict:
         'seed': args.seed,
         'publish_rate_hz': args.rate,
         'free_seconds': args.free_seconds,
+        'observer_gain_per_s': float(columns[0].live.observer.gain[0]),
         'columns': summaries,
         'phantom_ratio_urdf_over_identified': ratios.round(2).tolist(),
         'phantom_ratio_met': bool(np.all(ratios >= PHANTOM_RATIO_TARGET)),
@@ -285,7 +294,8 @@ def _text(result: dict) -> str:
     columns = result['columns']
     table = _Table(
         f"bench residual: the realistic arm (seed {result['seed']}), "
-        f"{result['publish_rate_hz']:.0f} Hz, {result['free_seconds']:g} s of free excitation",
+        f"{result['publish_rate_hz']:.0f} Hz, {result['free_seconds']:g} s of free excitation, "
+        f"observer gain {result['observer_gain_per_s']:g} /s",
         [c['column'] for c in columns],
         34,
         28,
@@ -373,7 +383,7 @@ def panda_replay(folder: Path, seed: int = 0, observer_gain: Optional[float] = N
             'URDF': Estimation(str(folder / 'panda_arm.urdf')),
             'identified model': identified,
         }
-        settings = {} if observer_gain is None else {'observer_gain': observer_gain}
+        settings = _observer_settings(observer_gain)
         result = {
             name: _panda_column(model, recording, pushes, settings)
             for name, model in models.items()
