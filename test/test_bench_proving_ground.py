@@ -109,9 +109,8 @@ def test_payload_bench_summary_flags_an_overconfident_answer():
 
 
 def test_residual_bench_each_column_takes_away_what_it_models():
-    from robot_dynamics.instruments import bench_residual
-
     from robot_dynamics.core.contact.momentum_observer import DEFAULT_GAIN
+    from robot_dynamics.instruments import bench_residual
 
     result = bench_residual.measure(
         argparse.Namespace(free_seconds=5.0, seed=0, rate=250.0, observer_gain=None)
