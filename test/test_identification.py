@@ -447,26 +447,33 @@ def test_identify_cli_reports_json_and_writes_a_loadable_urdf_and_friction_yaml(
     assert friction['joints']['fr3_joint7']['viscous'] == pytest.approx(0.3 * 1.6, rel=0.2)
 
 
+def identified_friction(arm, terms, truth, data, noise_seed, tmp_path):
+    """The friction file identify writes for ``data`` whose efforts are the torques of the
+    standard parameters ``truth`` plus 0.05 N·m noise, loaded as dynamics_node loads it."""
+    from robot_dynamics.core.dynamics.friction import load_friction_file
+
+    torques = (
+        ident.extended_regressor(arm, data.positions, data.velocities, data.accelerations, terms)
+        @ truth
+    ).reshape(data.positions.shape)
+    data.efforts = torques + 0.05 * np.random.default_rng(noise_seed).standard_normal(torques.shape)
+    result = ident.identify(arm, data, terms=terms)
+    path = tmp_path / 'friction.yaml'
+    path.write_text(identified_model.friction_yaml(arm, terms, result.standard))
+    return load_friction_file(str(path), arm.joint_names)
+
+
 def test_friction_on_its_bound_identifies_to_a_friction_file_the_node_loads(arm, tmp_path):
     """Data whose best friction fit is negative put the constrained fit on its π ≥ 0 bound,
     which the solver meets only to its tolerance; the file the node loads refuses a negative
     coefficient, so what identify writes must be ≥ 0 exactly (a proving-ground recording gave
     a Coulomb coefficient of -6.5e-13)."""
-    from robot_dynamics.core.dynamics.friction import load_friction_file
-
     terms = ident.ModelTerms(('viscous', 'coulomb', 'offset'), rotor_inertia=True)
-    data = fourier_data(arm, 8.0, 50.0, seed=23)
     truth = true_parameters(arm, terms)
     truth[70:] = -0.2  # every per-joint term below its bound
-    torques = (
-        ident.extended_regressor(arm, data.positions, data.velocities, data.accelerations, terms)
-        @ truth
-    ).reshape(data.positions.shape)
-    data.efforts = torques + 0.05 * np.random.default_rng(24).standard_normal(torques.shape)
-    result = ident.identify(arm, data, terms=terms)
-    path = tmp_path / 'friction.yaml'
-    path.write_text(identified_model.friction_yaml(arm, terms, result.standard))
-    friction = load_friction_file(str(path), arm.joint_names)
+    friction = identified_friction(
+        arm, terms, truth, fourier_data(arm, 8.0, 50.0, 23), 24, tmp_path
+    )
     for values in (friction.viscous, friction.coulomb, friction.rotor_inertia):
         assert np.all(values >= 0.0) and np.all(values < 0.01)  # on the bound
 
@@ -475,21 +482,12 @@ def test_a_stribeck_level_below_zero_identifies_to_a_static_level_the_node_loads
     """Data whose best fit has a Stribeck excess larger than the Coulomb level below it (a
     negative static level, which the friction file refuses): the consistent fit keeps every
     joint's static level, Coulomb + excess, at or above zero, exactly."""
-    from robot_dynamics.core.dynamics.friction import load_friction_file
-
     terms = ident.ModelTerms(('viscous', 'coulomb', 'stribeck'))
-    data = fourier_data(arm, 8.0, 50.0, seed=25)
     truth = true_parameters(arm, ident.ModelTerms(('viscous', 'coulomb')))
     truth = np.concatenate([truth[:70], np.tile([0.3, 0.1, -0.5], 7)])  # static level -0.4
-    torques = (
-        ident.extended_regressor(arm, data.positions, data.velocities, data.accelerations, terms)
-        @ truth
-    ).reshape(data.positions.shape)
-    data.efforts = torques + 0.05 * np.random.default_rng(26).standard_normal(torques.shape)
-    result = ident.identify(arm, data, terms=terms)
-    path = tmp_path / 'friction.yaml'
-    path.write_text(identified_model.friction_yaml(arm, terms, result.standard))
-    friction = load_friction_file(str(path), arm.joint_names)
+    friction = identified_friction(
+        arm, terms, truth, fourier_data(arm, 8.0, 50.0, 25), 26, tmp_path
+    )
     assert np.all(friction.stribeck_static >= 0.0)
     assert np.all(friction.stribeck_static < 0.01)  # on the bound
 
