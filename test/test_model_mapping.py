@@ -26,7 +26,7 @@ from robot_dynamics.core.dynamics.joint_space import (
     torque_margins,
     wrench_torques,
 )
-from robot_dynamics.core.errors import DescriptionError, PayloadError
+from robot_dynamics.core.errors import DescriptionError, PayloadError, SettingError
 from robot_dynamics.core.model.inertia import InertialParameters
 from robot_dynamics.core.model.model import RobotModel
 from robot_dynamics.core.streams.joint_states import JointStateMerger
@@ -236,6 +236,63 @@ def test_floating_base_joint_gravity_is_gradient_of_potential(quadruped):
 def test_floating_base_quaternion_is_normalised(quadruped):
     q = quadruped.configuration(np.zeros(12), np.array([0, 0, 0.4, 0, 0, 2.0, 2.0]))
     np.testing.assert_allclose(q[3:7], [0, 0, math.sqrt(0.5), math.sqrt(0.5)])
+
+
+def _joint_block_at_rest(robot, positions, velocities, accelerations) -> tuple:
+    """M, C, g and inverse dynamics of ``robot``'s joints, its floating base at rest at the
+    identity pose, from pinocchio on the floating-base model itself."""
+    q = robot.configuration(positions, np.array([0.0, 0, 0, 0, 0, 0, 1]))
+    v, a = np.zeros(robot.model.nv), np.zeros(robot.model.nv)
+    v[6:], a[6:] = velocities, accelerations
+    model, data = robot.model, robot.model.createData()
+    return (
+        pin.crba(model, data, q).copy()[6:, 6:],
+        pin.computeCoriolisMatrix(model, data, q, v).copy()[6:, 6:],
+        pin.computeGeneralizedGravity(model, data, q)[6:],
+        pin.rnea(model, data, q, v, a)[6:],
+    )
+
+
+@pytest.mark.parametrize('payload_link', [None, 'lf_shank', 'base'])
+def test_fixed_base_twin_is_the_joint_block_of_the_floating_base_at_rest(payload_link):
+    robot = RobotModel.from_urdf_file(QUADRUPED_URDF, root_joint='floating')
+    robot.set_rotor_inertia(np.linspace(0.01, 0.12, robot.num_joints))
+    if payload_link is not None:
+        inertia = np.array([[0.02, 0.001, 0.0], [0.001, 0.03, 0.002], [0.0, 0.002, 0.025]])
+        robot.attach_payload(
+            payload_link, InertialParameters(1.7, np.array([0.02, -0.03, 0.05]), inertia)
+        )
+    twin = robot.fixed_base_twin()
+    assert not twin.floating_base and twin.joint_names == robot.joint_names
+    rng = np.random.default_rng(4)
+    positions = rng.uniform(robot.limits.lower, robot.limits.upper)
+    velocities, accelerations = rng.normal(size=(2, robot.num_joints))
+    expected = _joint_block_at_rest(robot, positions, velocities, accelerations)
+    model, data = twin.model, twin.data
+    got = (
+        pin.crba(model, data, positions).copy(),
+        pin.computeCoriolisMatrix(model, data, positions, velocities).copy(),
+        pin.computeGeneralizedGravity(model, data, positions),
+        pin.rnea(model, data, positions, velocities, accelerations),
+    )
+    for name, value, reference_value in zip(('M', 'C', 'g', 'rnea'), got, expected):
+        np.testing.assert_allclose(value, reference_value, atol=1e-10, err_msg=name)
+
+
+def test_fixed_base_twin_follows_payload_and_rotor_inertia_changes():
+    robot = RobotModel.from_urdf_file(QUADRUPED_URDF, root_joint='floating')
+    bare = robot.fixed_base_twin()
+    assert robot.fixed_base_twin() is bare  # built once
+    robot.attach_payload('lf_shank', InertialParameters.point_mass(2.0, np.zeros(3)))
+    loaded = robot.fixed_base_twin()
+    positions = np.zeros(robot.num_joints)
+    lifted = pin.computeGeneralizedGravity(loaded.model, loaded.data, positions)
+    plain = pin.computeGeneralizedGravity(bare.model, bare.data, positions)
+    assert np.abs(lifted - plain).max() > 0.1  # the 2 kg on the shank loads the leg
+    robot.set_rotor_inertia(np.full(robot.num_joints, 0.05))
+    np.testing.assert_allclose(robot.fixed_base_twin().rotor_inertia, 0.05)
+    with pytest.raises(SettingError):
+        RobotModel.from_urdf_file(ARM_URDF).fixed_base_twin()
 
 
 # ---------------------------------------------------------------------- frames and wrenches

@@ -149,15 +149,16 @@ class MomentumObserver:
         self.friction = friction
         self.max_gap = float(max_gap)
         self.momentum = momentum
+        # A floating base at rest at the identity pose: the joint block is its fixed-base twin's.
+        evaluated = robot.fixed_base_twin() if robot.floating_base else robot
         self._direct = (
-            robot.model.nq == robot.model.nv == robot.num_joints and not robot.mimic_joint_names
+            evaluated.model.nq == evaluated.model.nv == robot.num_joints
+            and not robot.mimic_joint_names
         )
+        self._pinocchio = evaluated.model, evaluated.data
         self._joints = slice(robot.base_dofs, None)
-        self._base_at_rest = None if self._direct else _floating_base_at_rest(robot)
         self._uniform_gain = float(gains[0]) if np.all(gains == gains[0]) else None
-        self._crba_fills_lower = (
-            self._direct or self._base_at_rest is not None
-        ) and _crba_fills_lower_triangle(robot)
+        self._crba_fills_lower = self._direct and _crba_fills_lower_triangle(evaluated)
         self._continuous = np.array(
             [joint.nq == 2 for joint in robot.joints if not joint.is_mimic], dtype=bool
         )
@@ -198,15 +199,15 @@ class MomentumObserver:
 
     def _mass_and_coriolis(self, positions: np.ndarray, velocities: np.ndarray) -> tuple:
         """M(q) and C(q, q̇)ᵀ q̇ of the joints."""
-        robot, joints = self.robot, self._joints
-        if self._direct or self._base_at_rest is not None:
-            model, data = robot.model, robot.data
-            q, v = self._pinocchio_vectors(positions, velocities)
+        if self._direct:
+            model, data = self._pinocchio
+            q, v = np.asarray(positions, dtype=float), np.asarray(velocities, dtype=float)
             mass = pin.crba(model, data, q)
             if not self._crba_fills_lower:  # pinocchio < 3 fills the upper triangle only
                 mass = np.triu(mass) + np.triu(mass, 1).T
-            coriolis = pin.computeCoriolisMatrix(model, data, q, v)[joints, joints]
-            return mass[joints, joints].copy(), coriolis.T @ velocities
+            coriolis = pin.computeCoriolisMatrix(model, data, q, v)
+            return mass.copy(), coriolis.T @ v
+        robot, joints = self.robot, self._joints
         q, v = robot.configuration(positions), robot.tangent(velocities)
         return (
             dynamics.mass_matrix(robot, q)[joints, joints],
@@ -215,24 +216,11 @@ class MomentumObserver:
 
     def _gravity(self, positions: np.ndarray) -> np.ndarray:
         """g(q) of the joints."""
-        robot = self.robot
         if self._direct:
-            q = np.asarray(positions, dtype=float)
-        elif self._base_at_rest is not None:
-            q = self._base_at_rest[0]
-            q[7:] = positions
-        else:
-            return dynamics.gravity_torques(robot, robot.configuration(positions))[self._joints]
-        return pin.computeGeneralizedGravity(robot.model, robot.data, q)[self._joints]
-
-    def _pinocchio_vectors(self, positions: np.ndarray, velocities: np.ndarray) -> tuple:
-        """pinocchio's q, v: the joint vectors themselves, or (floating base whose joints fill
-        q[7:], v[6:]) the base at rest at the identity pose, written into reused buffers."""
-        if self._base_at_rest is None:
-            return np.asarray(positions, dtype=float), np.asarray(velocities, dtype=float)
-        q, v = self._base_at_rest
-        q[7:], v[6:] = positions, velocities
-        return q, v
+            model, data = self._pinocchio
+            return pin.computeGeneralizedGravity(model, data, np.asarray(positions, dtype=float))
+        robot = self.robot
+        return dynamics.gravity_torques(robot, robot.configuration(positions))[self._joints]
 
     def update(
         self,
@@ -310,22 +298,6 @@ class MomentumObserver:
         self._last_step = None
         self.restarts += 1
         self.last_restart_reason = reason
-
-
-def _floating_base_at_rest(robot: RobotModel) -> Optional[tuple]:
-    """(q, v) buffers of a floating base at rest at the identity pose, for a model whose joints
-    are pinocchio's q[7:] and v[6:] as they are (no mimic, no continuous joint); else None."""
-    model, joints = robot.model, robot.num_joints
-    if (
-        not robot.floating_base
-        or robot.mimic_joint_names
-        or model.nq != 7 + joints
-        or model.nv != 6 + joints
-    ):
-        return None
-    q = np.zeros(model.nq)
-    q[6] = 1.0  # quaternion (x, y, z, w) of the identity orientation
-    return q, np.zeros(model.nv)
 
 
 def _crba_fills_lower_triangle(robot: RobotModel) -> bool:

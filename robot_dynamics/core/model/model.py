@@ -121,6 +121,7 @@ class RobotModel:
         self._prepare_index_arrays()
         self.limits = self._limits()
         self.warnings = list(description.warnings)
+        self._fixed_base_twin: Optional[RobotModel] = None
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -394,6 +395,7 @@ class RobotModel:
         self.model.armature[:] = 0.0
         for joint, value in zip(leaders, values):
             self.model.armature[joint.v_index] = value
+        self._fixed_base_twin = None
 
     @property
     def rotor_inertia(self) -> np.ndarray:
@@ -427,6 +429,28 @@ class RobotModel:
         for joint_id, inertia in enumerate(self._nominal_inertias):
             self.model.inertias[joint_id] = pin.Inertia(inertia)
         self.payload = None
+        self._fixed_base_twin = None
+
+    def fixed_base_twin(self) -> RobotModel:
+        """This floating-base robot with its base fixed (same description, gravity, rotor
+        inertia, and payload unless it sits on the base body): M(q), C(q, q̇), g(q) and inverse
+        dynamics of the joints with the base at rest at the identity pose are the joint block of
+        the floating-base ones, on a model six velocities smaller. Built once, rebuilt after a
+        payload or rotor-inertia change. Raises :class:`SettingError` for a fixed-base robot."""
+        if not self.floating_base:
+            raise SettingError('a fixed-base robot is its own fixed-base twin')
+        if self._fixed_base_twin is None:
+            twin = RobotModel(self.description, False, self.model.gravity.linear)
+            twin.set_rotor_inertia(self.rotor_inertia)
+            if self.payload is not None and self._moves_with_a_joint(self.payload[0]):
+                twin.attach_payload(*self.payload)
+            self._fixed_base_twin = twin
+        return self._fixed_base_twin
+
+    def _moves_with_a_joint(self, link_name: str) -> bool:
+        """True when ``link_name``'s body is moved by a joint, not the base alone."""
+        frame = self.model.frames[int(self.model.getFrameId(link_name))]
+        return frame.parentJoint > (1 if self.floating_base else 0)
 
     def link_inertial_parameters(self, link_name: str) -> InertialParameters:
         """The URDF inertial of one link expressed in that link's frame (zero if massless)."""

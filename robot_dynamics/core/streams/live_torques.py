@@ -116,12 +116,14 @@ class LiveTorqueEstimator:
         self._zeros = np.zeros(robot.num_joints)
         self._estimate_acceleration = acceleration_mode == 'estimated'
         self._base = slice(robot.base_dofs, None)
+        # A floating base at rest at the identity pose: the joint block is its fixed-base twin's.
+        evaluated = robot.fixed_base_twin() if robot.floating_base else robot
         # Joint vectors are pinocchio's q and v as they are: no configuration mapping needed.
         self._direct = (
-            robot.model.nq == robot.model.nv == robot.num_joints and not robot.mimic_joint_names
+            evaluated.model.nq == evaluated.model.nv == robot.num_joints
+            and not robot.mimic_joint_names
         )
-        self._base_at_rest = None if self._direct else _floating_base_at_rest(robot)
-        self._pinocchio = robot.model, robot.data
+        self._pinocchio = evaluated.model, evaluated.data
         self._effort_model = self._used_effort_model(effort_model)
 
     def update(
@@ -166,8 +168,6 @@ class LiveTorqueEstimator:
             model, data = self._pinocchio
             gravity = pin.computeGeneralizedGravity(model, data, q)
             inverse = pin.rnea(model, data, q, self._zeros if v is None else v, a)
-        elif self._base_at_rest is not None:
-            gravity, inverse = self._floating_base_torques(q, self._zeros if v is None else v, a)
         else:
             gravity, inverse = self._mapped_torques(q, self._zeros if v is None else v, a)
         residual = None if efforts_now is None else efforts_now - inverse
@@ -206,16 +206,6 @@ class LiveTorqueEstimator:
         ordered = effort_model.for_joints(self.robot.joint_names)
         return None if ordered.is_identity else ordered
 
-    def _floating_base_torques(
-        self, positions: np.ndarray, velocities: np.ndarray, accelerations: np.ndarray
-    ) -> tuple:
-        """g and inverse dynamics (joint block) of a floating base whose joints fill pinocchio's
-        q[7:] and v[6:] as they are, the base at rest at the identity pose."""
-        q, v, a = self._base_at_rest  # pinocchio keeps none of them: refilled in place per sample
-        q[7:], v[6:], a[6:] = positions, velocities, accelerations
-        model, data = self._pinocchio
-        return pin.computeGeneralizedGravity(model, data, q)[6:], pin.rnea(model, data, q, v, a)[6:]
-
     def _mapped_torques(
         self, positions: np.ndarray, velocities: np.ndarray, accelerations: np.ndarray
     ) -> tuple:
@@ -228,20 +218,3 @@ class LiveTorqueEstimator:
             robot, q, robot.tangent(velocities), robot.tangent(accelerations)
         )
         return gravity, inverse[self._base]
-
-
-def _floating_base_at_rest(robot: RobotModel) -> Optional[tuple]:
-    """(q, v, a) buffers of a floating base at rest at the identity pose, for a model whose
-    joints are pinocchio's q[7:] and v[6:] as they are (no mimic, no continuous joint); None
-    for any other model."""
-    model, joints = robot.model, robot.num_joints
-    if (
-        not robot.floating_base
-        or robot.mimic_joint_names
-        or model.nq != 7 + joints
-        or model.nv != 6 + joints
-    ):
-        return None
-    q = np.zeros(model.nq)
-    q[6] = 1.0  # base at the origin, identity orientation (quaternion x, y, z, w)
-    return q, np.zeros(model.nv), np.zeros(model.nv)
