@@ -150,3 +150,13 @@ def test_residual_bench_on_the_real_panda_identified_on_training_data_only():
     assert identified['force_rms_n'] < 0.5 * urdf['force_rms_n']
     assert len(identified['offline_held_out_rms_nm']) == 7
     assert np.all(np.array(identified['phantom_rms_nm']) < np.array(urdf['phantom_rms_nm']))
+    # the diagnostics' filtered residual of the identified model is identify's own held-out
+    # score of the model it wrote, from the live stream (real data, held-out part)
+    np.testing.assert_allclose(
+        identified['filtered_residual_rms_nm'], identified['offline_consistent_rms_nm'], rtol=0.02
+    )
+    # and what the URDF leaves is larger on every joint
+    assert np.all(
+        np.array(urdf['filtered_residual_rms_nm'])
+        > np.array(identified['filtered_residual_rms_nm'])
+    )

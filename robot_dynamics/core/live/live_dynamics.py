@@ -106,6 +106,7 @@ from robot_dynamics.core.live.effort_offsets import (
     estimate_offsets_on_feet,
     load_effort_offsets,
 )
+from robot_dynamics.core.live.filtered_residual import FilteredResidual
 from robot_dynamics.core.live.known_wrench import KnownWrenchInput
 from robot_dynamics.core.live.settings import HISTORY_MAX_RATE, LiveSettings
 from robot_dynamics.core.live.status import ERROR, OK, WARN, LiveStatus, worst
@@ -292,6 +293,13 @@ class LiveDynamics:
         # the offsets are measured against the model the outputs use: with the friction file's
         # terms (its own offsets included) when the observer subtracts them
         self._rest_friction = friction if self._observer is not None else None
+        self.filtered_residual = (
+            FilteredResidual(robot, self._rest_friction)
+            if not robot.floating_base and settings.base_state == 'none'
+            else None
+        )
+        """The model's residual as `identify` scores it (fixed, still base only), for
+        diagnostics: :mod:`~robot_dynamics.core.live.filtered_residual`."""
         capacity = int(settings.contact_calibration_duration * HISTORY_MAX_RATE)
         self._history = ResidualHistory(capacity, robot.num_joints)
         self._alternative_history = (
@@ -755,8 +763,8 @@ class LiveDynamics:
     def record(self) -> None:
         """Last stage of :meth:`update`, for the last :meth:`external_torques`: τ_ext into the
         residual history, the second observer's update (``observer_momentum`` auto, before a
-        calibration) and the sample into the payload recording; nothing when it is recorded
-        already."""
+        calibration), the sample into the payload recording and the filtered residual; nothing
+        when it is recorded already."""
         unrecorded, self._unrecorded = self._unrecorded, None
         if unrecorded is None:
             return
@@ -775,12 +783,15 @@ class LiveDynamics:
                 (self._history if kept else self._alternative_history).append(stamp, other)
         if other is not None and stamp >= self._next_momentum_check:
             self._compare_momentum_sources(stamp)
-        if (
-            self.recording is not None
-            and torques.residual is not None
-            and torques.velocities is not None
-        ):
+        if torques.residual is None or torques.velocities is None:
+            return
+        if self.recording is not None:
             self.recording.append(stamp, torques.positions, torques.velocities, torques.efforts)
+        if self.filtered_residual is not None:
+            efforts = torques.efforts  # the known wrench's torques are no model error
+            if torques.known_torques is not None:
+                efforts = efforts + torques.known_torques
+            self.filtered_residual.add(stamp, torques.positions, torques.velocities, efforts)
 
     def _with_foot_forces(self, torques: TorqueSample) -> TorqueSample:
         """``torques`` with the feet estimated from the inverse-dynamics route's τ_ext and
@@ -1021,6 +1032,12 @@ class LiveDynamics:
             rms = self._residual_levels.rms(kind)
             if rms is not None:
                 values[f'residual_rms_{kind}_nm'] = _listed_values(rms)
+        if self.filtered_residual is not None:
+            self.filtered_residual.update()
+            for kind in ('rest', 'moving'):
+                rms = self.filtered_residual.rms(kind)
+                if rms is not None:
+                    values[f'model_residual_rms_{kind}_nm'] = _listed_values(rms)
         feet = self._last_feet
         if feet is not None:
             values.update(
