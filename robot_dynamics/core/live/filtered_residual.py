@@ -10,7 +10,7 @@ samples on either side, and prepared exactly as identification prepares a record
 q̇); the residual is evaluated on every :data:`STRIDE`-th grid point inside the block, against
 the unfiltered measured torques. It therefore compares one for one with `identify`'s held-out
 RMS of the same model, which the stream's own residual (q̈ from a causal fit of the noisy
-velocities) cannot, and it lags the stream by about a block and a margin (1.5 s): a diagnostic,
+velocities) cannot, and it lags the stream by about a block and a margin (5.5 s): a diagnostic,
 not a control signal.
 
 A fixed base only: a moving or floating base adds forces (the base's motion, the feet) that
@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import threading
 import time
-from collections import deque
 from typing import NamedTuple, Optional
 
 import numpy as np
@@ -35,8 +34,9 @@ from robot_dynamics.core.identification.recording import (
 )
 from robot_dynamics.core.model.model import RobotModel
 
-BLOCK_SECONDS = 1.0
-"""[s] of stream evaluated at a time."""
+BLOCK_SECONDS = 5.0
+"""[s] of stream evaluated at a time: one evaluation every 5 s (a few ms of the GIL now and
+then, not every second)."""
 MARGIN_SECONDS = 0.5
 """[s] of samples kept on either side of a block: the zero-phase filter's ends fall outside it."""
 STRIDE = 4
@@ -62,23 +62,22 @@ class ResidualRows(NamedTuple):
 
 class FilteredResidual:
     """The residual of ``robot`` (fixed base) with ``friction`` (None: none) on one stream
-    (module docstring). :meth:`add` takes the stream's samples (any thread, cheap);
-    :meth:`update` evaluates the complete blocks (another thread may call it)."""
+    (module docstring). :meth:`add` takes the stream's samples (~2 µs); :meth:`update`
+    evaluates the complete blocks (~14 ms per 5 s block of a 7-joint 1 kHz stream): call it
+    from a thread other than the stream's."""
 
     def __init__(self, robot: RobotModel, friction: Optional[FrictionModel]):
         self.robot, self.friction = robot, friction
         self._data = robot.model.createData()  # the stream's thread uses robot.data
-        self._samples: deque = deque(maxlen=MAX_SAMPLES)
-        self._lock = threading.Lock()  # the samples: stream thread against update()
+        self._window = _SampleWindow(robot.num_joints)
         self._update_lock = threading.Lock()  # one update() at a time
         self._block_start: Optional[float] = None
         self._squares = {kind: np.zeros(robot.num_joints) for kind in KINDS}
         self._counts = dict.fromkeys(KINDS, 0)
 
     def add(self, stamp: float, positions, velocities, efforts) -> None:
-        """One joint sample [s, rad, rad/s, N·m] in model order; arrays kept, not copied."""
-        with self._lock:
-            self._samples.append((stamp, positions, velocities, efforts))
+        """One joint sample [s, rad, rad/s, N·m] in model order."""
+        self._window.append(stamp, positions, velocities, efforts)
 
     def update(self, final: bool = False) -> ResidualRows:
         """Evaluate every block whose margin after it has arrived (``final``: also the rest, up
@@ -87,24 +86,23 @@ class FilteredResidual:
             return self._update(final)
 
     def _update(self, final: bool) -> ResidualRows:
-        with self._lock:
-            samples = list(self._samples)
-        rows = []
-        if samples:
+        stamps, rows = self._window.snapshot()
+        parts = []
+        if len(stamps):
             if self._block_start is None:
-                self._block_start = samples[0][0] + MARGIN_SECONDS
-            newest = samples[-1][0]
+                self._block_start = stamps[0] + MARGIN_SECONDS
+            newest = stamps[-1]
             while self._block_start < newest and (
                 final or self._block_start + BLOCK_SECONDS + MARGIN_SECONDS <= newest
             ):
-                rows.append(self._block(samples, self._block_start))
-                self._block_start = self._next_block_start(samples, self._block_start)
-            self._forget_before(self._block_start - MARGIN_SECONDS)
-        rows = [row for row in rows if row is not None]
-        if not rows:
+                parts.append(self._block(stamps, rows, self._block_start))
+                self._block_start = _next_block_start(stamps, self._block_start)
+            self._window.forget_before(self._block_start - MARGIN_SECONDS)
+        parts = [part for part in parts if part is not None]
+        if not parts:
             n = self.robot.num_joints
             return ResidualRows(np.zeros(0), np.zeros((0, n)), np.zeros(0, dtype=bool))
-        result = ResidualRows(*(np.concatenate(parts) for parts in zip(*rows)))
+        result = ResidualRows(*(np.concatenate(columns) for columns in zip(*parts)))
         self._accumulate(result)
         return result
 
@@ -113,29 +111,20 @@ class FilteredResidual:
         (:data:`KINDS`); None before the first."""
         return np.sqrt(self._squares[kind]) if self._counts[kind] else None
 
-    def _next_block_start(self, samples: list, start: float) -> float:
-        """The next block's start: one block on, or the first sample after a longer gap."""
-        following = start + BLOCK_SECONDS
-        later = next((s[0] for s in samples if s[0] >= following), None)
-        return following if later is None or later < following + BLOCK_SECONDS else later
-
-    def _forget_before(self, stamp: float) -> None:
-        with self._lock:
-            while self._samples and self._samples[0][0] < stamp:
-                self._samples.popleft()
-
-    def _block(self, samples: list, start: float) -> Optional[ResidualRows]:
+    def _block(self, stamps: np.ndarray, rows: np.ndarray, start: float) -> Optional[ResidualRows]:
         """The points of the block [start, start + BLOCK_SECONDS); None when it has none or its
         samples cannot be prepared (too few, a gap)."""
         end = start + BLOCK_SECONDS
-        chosen = [s for s in samples if start - MARGIN_SECONDS <= s[0] <= end + MARGIN_SECONDS]
-        if len(chosen) < 2 or any(s[3] is None or s[2] is None for s in chosen):
+        first = int(np.searchsorted(stamps, start - MARGIN_SECONDS))
+        stop = int(np.searchsorted(stamps, end + MARGIN_SECONDS, side='right'))
+        if stop - first < 2:
             return None
-        stamps, positions, velocities, efforts = (np.array(column) for column in zip(*chosen))
-        _let_the_stream_run()
+        positions, velocities, efforts = rows[first:stop].transpose(1, 0, 2)
         try:
             prepared = prepare_for_identification(
-                Recording(stamps, positions, velocities, efforts, self.robot.joint_names)
+                Recording(
+                    stamps[first:stop], positions, velocities, efforts, self.robot.joint_names
+                )
             )
         except RecordingError:
             return None
@@ -171,15 +160,68 @@ class FilteredResidual:
         return torques
 
     def _accumulate(self, rows: ResidualRows) -> None:
+        """Fold the new points into the moving averages (each replaced by a new array in one
+        assignment: :meth:`rms` may read it from another thread meanwhile)."""
         squares = np.square(rows.residuals)
         for kind, mask in (('rest', rows.at_rest), ('moving', ~rows.at_rest), ('all', None)):
             chosen = squares if mask is None else squares[mask]
+            mean, count = self._squares[kind].copy(), self._counts[kind]
             for row in chosen:
-                count = self._counts[kind] = self._counts[kind] + 1
-                self._squares[kind] += (row - self._squares[kind]) / min(count, KEPT_POINTS)
+                count += 1
+                mean += (row - mean) / min(count, KEPT_POINTS)
+            self._squares[kind], self._counts[kind] = mean, count
 
 
 def _let_the_stream_run() -> None:
-    """Release the GIL between the steps of a block (each ~1–3 ms): the stream's thread, waiting
-    for it, goes on at once instead of after Python's 5 ms switch interval."""
+    """Release the GIL between the steps of a block: the stream's thread, if it waits for it,
+    goes on at once instead of after Python's switch interval."""
     time.sleep(0)
+
+
+def _next_block_start(stamps: np.ndarray, start: float) -> float:
+    """The next block's start: one block on, or the first sample after a longer gap."""
+    following = start + BLOCK_SECONDS
+    index = int(np.searchsorted(stamps, following))
+    if index == len(stamps) or stamps[index] < following + BLOCK_SECONDS:
+        return following
+    return float(stamps[index])
+
+
+class _SampleWindow:
+    """Joint samples waiting for evaluation, in preallocated arrays: the stream's thread appends,
+    another takes copies and forgets the evaluated ones (at most :data:`MAX_SAMPLES`; when full,
+    the older half goes)."""
+
+    def __init__(self, joints: int, capacity: int = MAX_SAMPLES):
+        self._stamps = np.empty(capacity)
+        self._rows = np.empty((capacity, 3, joints))  # positions, velocities, efforts
+        self._start = self._end = 0
+        self._lock = threading.Lock()
+
+    def append(self, stamp: float, positions, velocities, efforts) -> None:
+        with self._lock:
+            if self._end == len(self._stamps):
+                self._compact()
+            row = self._rows[self._end]
+            row[0], row[1], row[2] = positions, velocities, efforts
+            self._stamps[self._end] = stamp
+            self._end += 1
+
+    def _compact(self) -> None:
+        """Move the waiting samples to the front (the newer half of them when full)."""
+        start = max(self._start, self._end - len(self._stamps) // 2)
+        kept = self._end - start
+        self._stamps[:kept] = self._stamps[start : self._end]
+        self._rows[:kept] = self._rows[start : self._end]
+        self._start, self._end = 0, kept
+
+    def snapshot(self) -> tuple:
+        """(stamps (m,) [s], rows (m, 3, n)): copies of the waiting samples."""
+        with self._lock:
+            window = slice(self._start, self._end)
+            return self._stamps[window].copy(), self._rows[window].copy()
+
+    def forget_before(self, stamp: float) -> None:
+        with self._lock:
+            waiting = self._stamps[self._start : self._end]
+            self._start += int(np.searchsorted(waiting, stamp))

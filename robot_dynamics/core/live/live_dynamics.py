@@ -1032,8 +1032,7 @@ class LiveDynamics:
             rms = self._residual_levels.rms(kind)
             if rms is not None:
                 values[f'residual_rms_{kind}_nm'] = _listed_values(rms)
-        if self.filtered_residual is not None:
-            self.filtered_residual.update()
+        if self.filtered_residual is not None:  # its update() runs on another thread
             for kind in ('rest', 'moving'):
                 rms = self.filtered_residual.rms(kind)
                 if rms is not None:
