@@ -390,3 +390,28 @@ def test_auto_momentum_keeps_the_source_the_calibration_finds_quieter(ros, noisy
             RobotModel.from_urdf_file(ARM_URDF)
         )  # a new model keeps the choice
         assert swapped.observer.momentum == kept and swapped._alternative is None
+
+
+def test_diagnostics_carry_the_model_residual_as_identify_scores_it(ros):
+    """7 s of the arm at rest with 0.3 N·m more on joint 1 than the model says: the services
+    thread evaluates the first 5 s block and the contact diagnostics carry it."""
+    node = dynamics_node('/contact_residual', robot_description=ARM_TEXT, diagnostics_period=0.2)
+    with ros(node) as harness:
+        diagnostics = harness.collect(DiagnosticArray, '/diagnostics')
+        feed = StaticFeed(harness, '/contact_residual/joint_states')
+        assert wait_for(
+            lambda: harness.probe.count_subscribers('/contact_residual/joint_states') >= 1, 5
+        )
+        offset = np.eye(7)[0] * 0.3
+        for chunk in range(1, 36):  # 7 s of stamps at 250 Hz, 50 samples at a time
+            feed.send(offset, 50, step=0.004)
+            assert wait_for(lambda: node._processed >= 45 * chunk, 10)
+
+        def rest_rms():
+            status = contact_status(diagnostics, 'dynamics: contact')
+            values = {} if status is None else {item.key: item.value for item in status.values}
+            text = values.get('model_residual_rms_rest_nm')
+            return None if text is None else np.array([float(x) for x in text.split(',')])
+
+        assert wait_for(lambda: rest_rms() is not None, 10), 'no model residual in /diagnostics'
+        np.testing.assert_allclose(rest_rms(), offset, atol=1e-3)
