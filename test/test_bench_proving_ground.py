@@ -133,6 +133,11 @@ def test_residual_bench_each_column_takes_away_what_it_models():
             identified['phantom_motion_rms_nm'][joint] < 0.25 * urdf['phantom_motion_rms_nm'][joint]
         )
     assert identified['force_rms_n'] < 0.5 * urdf['force_rms_n']
+    # the model's residual as identify scores it: never above the URDF's
+    assert np.all(
+        np.array(identified['filtered_residual_motion_rms_nm'])
+        <= 1.02 * np.array(urdf['filtered_residual_motion_rms_nm'])
+    )
     assert 'identified model' in bench_residual._text(result)
 
 
