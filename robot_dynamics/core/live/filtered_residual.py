@@ -32,6 +32,7 @@ from robot_dynamics.core.identification.recording import (
     RecordingError,
     prepare_for_identification,
 )
+from robot_dynamics.core.live.effort_offsets import REST_SPEED
 from robot_dynamics.core.model.model import RobotModel
 
 BLOCK_SECONDS = 5.0
@@ -42,13 +43,12 @@ MARGIN_SECONDS = 0.5
 STRIDE = 4
 """Every this many 1 ms grid points is evaluated (the filtered signals carry nothing above
 10 Hz; the RMS of every fourth point estimates the RMS of all)."""
-REST_SPEED = 0.01
-"""[rad/s, m/s]: a point whose filtered |q̇| is at most this on every joint is at rest."""
 KEPT_POINTS = 2500
-"""The diagnostics' RMS is a moving average over about this many evaluated points (10 s at
-1 kHz)."""
+"""The diagnostics' RMS is a moving average over about this many evaluated points (10 s of
+stream: 250 points per second at any rate)."""
 MAX_SAMPLES = 20000
-"""Joint samples waiting for evaluation at most (20 s at 1 kHz): the oldest go first."""
+"""Joint samples waiting for evaluation at most (20 s at 1 kHz): when full, the older half
+goes."""
 KINDS = ('rest', 'moving', 'all')
 
 
@@ -134,7 +134,7 @@ class FilteredResidual:
         points = prepared.rows(inside)
         _let_the_stream_run()
         model = self.model_torques(points.positions, points.velocities, points.accelerations)
-        at_rest = np.all(np.abs(points.velocities) <= REST_SPEED, axis=1)
+        at_rest = np.all(np.abs(points.velocities) <= REST_SPEED, axis=1)  # filtered |q̇|
         return ResidualRows(points.time, points.measured_efforts - model, at_rest)
 
     def model_torques(self, positions, velocities, accelerations) -> np.ndarray:
