@@ -185,12 +185,9 @@ def measure(args) -> dict:
         'observer_gain_per_s': float(columns[0].live.observer.gain[0]),
         'columns': summaries,
         'phantom_ratio_urdf_over_identified': ratios.round(2).tolist(),
-        'filtered_ratio_urdf_over_identified': (
-            np.array(urdf['filtered_residual_motion_rms_nm'])
-            / np.array(identified['filtered_residual_motion_rms_nm'])
-        )
-        .round(2)
-        .tolist(),
+        'filtered_ratio_urdf_over_identified': _ratios(
+            urdf['filtered_residual_motion_rms_nm'], identified['filtered_residual_motion_rms_nm']
+        ),
         'phantom_ratio_met': bool(np.all(ratios >= PHANTOM_RATIO_TARGET)),
         'small_push_met': bool(
             small is not None and small <= SMALL_PUSH_TARGET and identified['false_detections'] == 0
