@@ -226,3 +226,49 @@ def test_the_low_latency_spinner_delivers_messages_and_stops_on_a_stopped_sim_cl
         thread.join(timeout=30.0)
         spinner.close()
         node.destroy_node()
+
+
+STUCK_NODE = """
+import threading
+from rclpy.node import Node
+from robot_dynamics.ros.spinning import run_nodes
+
+
+class StuckOnDestroy(Node):
+    def destroy_node(self):
+        threading.Event().wait()  # a teardown that never ends
+
+
+run_nodes(lambda: [StuckOnDestroy('{name}', namespace='{namespace}')])
+"""
+
+
+def test_a_teardown_that_hangs_reports_its_stacks_and_ends_with_status_1(ros):
+    """A node whose teardown never ends (here its destroy_node waits forever) must not wait for
+    ``ros2 launch``'s SIGKILL: within TEARDOWN_LIMIT of the signal it writes every thread's stack
+    to stderr, naming where it hangs, and exits with status 1."""
+    from robot_dynamics.ros.spinning import TEARDOWN_LIMIT
+
+    name = f'stuck_teardown_{os.getpid()}'
+    environment = dict(os.environ, ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST')
+    with ros() as harness:
+        process = processes.start_node_process(
+            [sys.executable, '-c', STUCK_NODE.format(name=name, namespace=NAMESPACE)],
+            cwd=ROOT,
+            env=environment,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        with killed_on_failure(process):
+            assert spinning(harness, name), f'the node did not come up ({process.poll()})'
+            owned = processes.dds_files_of(process.pid)
+            signalled = time.monotonic()
+            process.send_signal(signal.SIGINT)
+            _, stderr = process.communicate(timeout=TEARDOWN_LIMIT + 30.0)
+            ended = time.monotonic() - signalled
+    processes.remove_unused_dds_files(owned, ports=False)  # it never destroyed its participant
+    assert process.returncode == 1, stderr
+    assert ended >= TEARDOWN_LIMIT, ended
+    assert 'in destroy_node' in stderr, stderr
+    assert 'in spin_nodes' in stderr, stderr

@@ -13,12 +13,18 @@ other thread), and a second signal (a terminal's Ctrl-C reaches the whole proces
 ``ros2 launch`` forwards another SIGINT to each node) raises KeyboardInterrupt in the middle
 of the teardown. Here the first signal stops the executors; later ones are ignored.
 
+A teardown that has not ended :data:`TEARDOWN_LIMIT` seconds after the signal (a thread stuck in
+the middleware or in a child process's exit) would otherwise hang until ``ros2 launch`` kills
+the process with SIGKILL: the process then writes every thread's Python stack to stderr and
+exits with status 1, so that the hang ends and shows where it was.
+
 :class:`NodeSpinner` is also what :class:`~robot_dynamics.ros.runner.InProcessRunner` spins
 its executors with, in background threads.
 """
 
 from __future__ import annotations
 
+import faulthandler
 import gc
 import signal
 import socket
@@ -36,6 +42,12 @@ from robot_dynamics.core.errors import RobotDynamicsError
 from robot_dynamics.ros.rclpy_compat import EventsExecutor
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+TEARDOWN_LIMIT = 12.0
+"""Seconds a node process may take to end after SIGINT/SIGTERM before it reports its stacks and
+exits with status 1: longer than the description listener may take to end
+(:data:`~robot_dynamics.ros.description_listener.STOP_TIMEOUT`), shorter than the 15 s after which
+``ros2 launch`` kills a node (SIGTERM after 5 s, which the node ignores, SIGKILL 10 s later)."""
 
 
 class NodeSpinner:
@@ -229,6 +241,7 @@ def run_nodes(
     that cannot work) is printed as ``program: reason`` and exits with status 1."""
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     signals = ShutdownSignals()
+    signals.on_request(_watch_teardown)
     try:
         try:
             nodes = list(build())
@@ -246,3 +259,9 @@ def run_nodes(
     finally:
         rclpy.try_shutdown()
         signals.close()
+        faulthandler.cancel_dump_traceback_later()
+
+
+def _watch_teardown() -> None:
+    """From the stop request on: stacks to stderr and exit status 1 after :data:`TEARDOWN_LIMIT`."""
+    faulthandler.dump_traceback_later(TEARDOWN_LIMIT, exit=True)
