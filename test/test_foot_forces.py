@@ -6,12 +6,15 @@ check catching a wrong total mass; feet that cannot be told apart and bad set-up
 from __future__ import annotations
 
 import re
+import sysconfig
+from pathlib import Path
 
 import numpy as np
 import pinocchio as pin
 import pytest
 from ros_harness import wait_for
 
+from robot_dynamics.core.dynamics.base_motion import BaseMotion
 from robot_dynamics.core.errors import SettingError
 from robot_dynamics.core.floating_base.foot_forces import FootForceEstimator
 from robot_dynamics.core.live.live_dynamics import LiveDynamics, LiveResult
@@ -23,6 +26,7 @@ from robot_dynamics.models import QUADRUPED_URDF
 
 FEET = ('lf_foot', 'rf_foot', 'lh_foot', 'rh_foot')
 STANCE = np.tile([0.0, 0.8, -1.6], 4)
+GRAVITY = np.array([0.0, 0.0, -9.81])
 
 
 def quadruped(text: str = '') -> RobotModel:
@@ -89,6 +93,43 @@ def test_chosen_ground_forces_come_back_from_the_torques_they_cause():
     points = np.array([robot.data.oMf[robot.model.getFrameId(f)].translation for f in FEET])
     expected = (points * forces[:, 2:]).sum(axis=0) / forces[:, 2].sum()
     np.testing.assert_allclose(result.feet.cop, expected, atol=1e-12)
+
+
+TALOS_URDF = (
+    Path(sysconfig.get_paths()['purelib'])
+    / 'cmeel.prefix/share/example-robot-data/robots/talos_data/robots/talos_reduced.urdf'
+)
+
+
+@pytest.mark.skipif(not TALOS_URDF.is_file(), reason='example-robot-data not installed')
+def test_six_joint_legs_give_each_leg_the_least_squares_force():
+    """Talos (example-robot-data): a sole's force from its leg's six joints is numpy's lstsq of
+    that leg's rows on pinocchio's Jacobian: exact for torques a force causes, least squares for
+    torques no force explains."""
+    robot = RobotModel.from_urdf_file(str(TALOS_URDF), root_joint='floating')
+    soles = ('left_sole_link', 'right_sole_link')
+    estimator = FootForceEstimator(robot, soles)
+    assert [len(leg.joints) for leg in estimator.legs] == [6, 6]
+    rng = np.random.default_rng(5)
+    positions = rng.uniform(-0.3, 0.3, robot.num_joints)
+    q = robot.configuration(positions)
+    jacobians = [
+        pin.computeFrameJacobian(
+            robot.model, robot.data, q, robot.model.getFrameId(f), pin.LOCAL_WORLD_ALIGNED
+        )[:3, 6:]
+        for f in soles
+    ]
+    forces = rng.uniform([-60, -60, 100], [60, 60, 400], (2, 3))
+    caused = sum(j.T @ f for j, f in zip(jacobians, forces))
+    noise = rng.normal(0.0, 2.0, robot.num_joints)
+    for tau, expected in ((caused, forces), (caused + noise, None)):
+        if expected is None:
+            expected = [
+                np.linalg.lstsq(j[:, leg.joints].T, tau[leg.joints], rcond=None)[0]
+                for j, leg in zip(jacobians, estimator.legs)
+            ]
+        estimate = estimator.estimate(positions, None, None, tau, BaseMotion.at_rest(GRAVITY))
+        np.testing.assert_allclose(estimate.forces, expected, rtol=1e-10, atol=1e-9)
 
 
 def test_a_straight_leg_gives_the_least_squares_force():

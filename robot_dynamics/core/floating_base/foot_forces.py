@@ -58,6 +58,10 @@ MISMATCH_SAMPLES = 100
 REGULAR_RATIO = 1e-8
 """A three-joint leg's system is solved directly while |det| exceeds this share of its bound
 (a condition number below ~1e8); closer to a singularity it goes through least squares."""
+GRAM_RATIO = 1e-4
+"""The feet's balancing correction is solved through A Aᵀ while its |det| exceeds this share of
+its diagonal's product (a condition number below ~1e4, so ~1e-12 relative error); otherwise,
+as for two feet (base columns of rank 5), by least squares."""
 
 
 @dataclass(frozen=True)
@@ -272,9 +276,21 @@ class FootForceEstimator:
             base = self._dynamics.twin.base_dofs
             columns = jacobians[touching, :, :base].transpose(2, 0, 1).reshape(base, -1)
             estimate = forces[touching].ravel()
-            correction = np.linalg.lstsq(columns, base_wrench - columns @ estimate, rcond=None)[0]
+            correction = _minimum_norm(columns, base_wrench - columns @ estimate)
             balanced[touching] = (estimate + correction).reshape(-1, 3)
         return balanced
+
+
+def _minimum_norm(matrix: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+    """The least-squares x of ``matrix`` x = ``rhs`` with the smallest norm: Aᵀ (A Aᵀ)⁻¹ b
+    while A's rows are clearly independent (|det A Aᵀ| above :data:`GRAM_RATIO` times the
+    product of its diagonal, which bounds it: Hadamard's inequality), numpy's lstsq otherwise."""
+    rows, columns = matrix.shape
+    if columns >= rows:
+        gram = matrix @ matrix.T
+        if np.linalg.det(gram) > GRAM_RATIO * np.prod(np.diag(gram)):
+            return matrix.T @ np.linalg.solve(gram, rhs)
+    return np.linalg.lstsq(matrix, rhs, rcond=None)[0]
 
 
 def _solved_if_regular(systems: np.ndarray, tau: np.ndarray):
