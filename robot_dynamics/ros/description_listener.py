@@ -28,6 +28,7 @@ Protocol, listener → node: per item one JSON line, ``{"ready": true}`` once su
 
 from __future__ import annotations
 
+import faulthandler
 import json
 import os
 import signal
@@ -56,7 +57,8 @@ otherwise keep the node's): below the torque stream, but not the lowest
 
 STOP_TIMEOUT = 10.0
 """Seconds the listener may take to end cleanly once asked (a check in progress finishes
-first) before it is killed."""
+first) before it is killed; one second before, a listener still running writes its threads'
+stacks to stderr (the node's log) and exits with status 1."""
 
 RESTART_DELAYS = (1.0, 60.0)
 """Seconds before the first restart of a crashed listener, and the most it doubles up to
@@ -337,10 +339,16 @@ def listen(settings: ListenerSettings, output: BinaryIO) -> None:
     from robot_dynamics.ros.topics import DESCRIPTION_QOS
 
     stop = threading.Event()
+
+    def stop_soon() -> None:
+        stop.set()
+        # a teardown stuck in the middleware: the stacks into the node's log, before its kill
+        faulthandler.dump_traceback_later(STOP_TIMEOUT - 1.0, exit=True)
+
     signal.signal(
         signal.SIGINT, signal.SIG_IGN
     )  # Ctrl-C reaches the node's whole group: the node stops us
-    signal.signal(signal.SIGTERM, lambda number, frame: stop.set())
+    signal.signal(signal.SIGTERM, lambda number, frame: stop_soon())
     context = rclpy.Context()
     rclpy.init(context=context, signal_handler_options=SignalHandlerOptions.NO)
     node = rclpy.create_node(
@@ -353,7 +361,7 @@ def listen(settings: ListenerSettings, output: BinaryIO) -> None:
     wake = node.create_guard_condition(lambda: None)
 
     def request_stop() -> None:
-        stop.set()
+        stop_soon()
         wake.trigger()
 
     threading.Thread(
