@@ -245,8 +245,8 @@ run_nodes(lambda: [StuckOnDestroy('{name}', namespace='{namespace}')])
 
 def test_a_teardown_that_hangs_reports_its_stacks_and_ends_with_status_1(ros):
     """A node whose teardown never ends (here its destroy_node waits forever) must not wait for
-    ``ros2 launch``'s SIGKILL: within TEARDOWN_LIMIT of the signal it writes every thread's stack
-    to stderr, naming where it hangs, and exits with status 1."""
+    ``ros2 launch``'s SIGKILL: TEARDOWN_LIMIT seconds after the signal it writes every thread's
+    stack to stderr, naming where it hangs, and exits with status 1."""
     from robot_dynamics.ros.spinning import TEARDOWN_LIMIT
 
     name = f'stuck_teardown_{os.getpid()}'
