@@ -149,16 +149,12 @@ class MomentumObserver:
         self.friction = friction
         self.max_gap = float(max_gap)
         self.momentum = momentum
-        # A floating base at rest at the identity pose: the joint block is its fixed-base twin's.
-        evaluated = robot.fixed_base_twin() if robot.floating_base else robot
-        self._direct = (
-            evaluated.model.nq == evaluated.model.nv == robot.num_joints
-            and not robot.mimic_joint_names
-        )
-        self._pinocchio = evaluated.model, evaluated.data
+        # pinocchio's model and data where the joint vectors are its q and v (no mapping)
+        direct = robot.joint_space_model()
+        self._pinocchio = None if direct is None else (direct.model, direct.data)
         self._joints = slice(robot.base_dofs, None)
         self._uniform_gain = float(gains[0]) if np.all(gains == gains[0]) else None
-        self._crba_fills_lower = self._direct and _crba_fills_lower_triangle(evaluated)
+        self._crba_fills_lower = direct is not None and _crba_fills_lower_triangle(direct)
         self._continuous = np.array(
             [joint.nq == 2 for joint in robot.joints if not joint.is_mimic], dtype=bool
         )
@@ -199,7 +195,7 @@ class MomentumObserver:
 
     def _mass_and_coriolis(self, positions: np.ndarray, velocities: np.ndarray) -> tuple:
         """M(q) and C(q, q̇)ᵀ q̇ of the joints."""
-        if self._direct:
+        if self._pinocchio is not None:
             model, data = self._pinocchio
             q, v = np.asarray(positions, dtype=float), np.asarray(velocities, dtype=float)
             mass = pin.crba(model, data, q)
@@ -216,7 +212,7 @@ class MomentumObserver:
 
     def _gravity(self, positions: np.ndarray) -> np.ndarray:
         """g(q) of the joints."""
-        if self._direct:
+        if self._pinocchio is not None:
             model, data = self._pinocchio
             return pin.computeGeneralizedGravity(model, data, np.asarray(positions, dtype=float))
         robot = self.robot

@@ -447,6 +447,17 @@ class RobotModel:
             self._fixed_base_twin = twin
         return self._fixed_base_twin
 
+    def joint_space_model(self) -> Optional[RobotModel]:
+        """The model whose pinocchio q and v are this robot's joint vectors as they are, for M,
+        C, g and inverse dynamics of the joints: the robot itself (fixed base) or its
+        :meth:`fixed_base_twin` (a floating base at rest at the identity pose); None when the
+        joints need mapping (mimic or continuous joints)."""
+        evaluated = self.fixed_base_twin() if self.floating_base else self
+        model = evaluated.model
+        if model.nq == model.nv == self.num_joints and not self.mimic_joint_names:
+            return evaluated
+        return None
+
     def _moves_with_a_joint(self, link_name: str) -> bool:
         """True when ``link_name``'s body is moved by a joint, not the base alone."""
         frame = self.model.frames[int(self.model.getFrameId(link_name))]

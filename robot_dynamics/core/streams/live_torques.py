@@ -116,14 +116,9 @@ class LiveTorqueEstimator:
         self._zeros = np.zeros(robot.num_joints)
         self._estimate_acceleration = acceleration_mode == 'estimated'
         self._base = slice(robot.base_dofs, None)
-        # A floating base at rest at the identity pose: the joint block is its fixed-base twin's.
-        evaluated = robot.fixed_base_twin() if robot.floating_base else robot
-        # Joint vectors are pinocchio's q and v as they are: no configuration mapping needed.
-        self._direct = (
-            evaluated.model.nq == evaluated.model.nv == robot.num_joints
-            and not robot.mimic_joint_names
-        )
-        self._pinocchio = evaluated.model, evaluated.data
+        # pinocchio's model and data where the joint vectors are its q and v (no mapping)
+        direct = robot.joint_space_model()
+        self._pinocchio = None if direct is None else (direct.model, direct.data)
         self._effort_model = self._used_effort_model(effort_model)
 
     def update(
@@ -164,7 +159,9 @@ class LiveTorqueEstimator:
             if earlier is None:
                 return None
             stamp, q, v, a = earlier
-        if self._direct:  # both calls return new arrays (the bindings copy data.g and data.tau out)
+        if (
+            self._pinocchio is not None
+        ):  # both calls return new arrays (the bindings copy data.g and data.tau out)
             model, data = self._pinocchio
             gravity = pin.computeGeneralizedGravity(model, data, q)
             inverse = pin.rnea(model, data, q, self._zeros if v is None else v, a)
