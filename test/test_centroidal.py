@@ -27,7 +27,11 @@ from robot_dynamics.core.floating_base.centroidal import (
     zero_moment_point_from_wrenches,
 )
 from robot_dynamics.core.model.model import RobotModel
-from robot_dynamics.core.streams.differentiation import PolynomialDifferentiator, SampleOrderError
+from robot_dynamics.core.streams.differentiation import (
+    PolynomialDifferentiator,
+    SampleOrderError,
+    WhiteNoiseLevel,
+)
 from robot_dynamics.models import ARM_URDF, QUADRUPED_URDF
 
 G = 9.81
@@ -412,6 +416,111 @@ def test_rate_estimator_rejects_old_stamps_and_restarts_after_a_gap():
         estimator.add(0.03, np.array([0.0]))
     estimator.add(1.0, np.array([1.0]))
     assert not estimator.ready and estimator.rate() is None
+
+
+def test_a_window_switched_while_running_fits_the_newest_samples_it_names():
+    """Reference: the SVD least-squares polynomial through the newest ``window`` samples; the
+    estimator keeps ``longest_window`` samples and changes its window mid-stream."""
+    rng = np.random.default_rng(33)
+    estimator = PolynomialDifferentiator(5, 2, max_gap=1.0, longest_window=30)
+    stamps = 1.0 + np.cumsum(np.full(80, 0.002))
+    stamps[60:] += np.cumsum(rng.uniform(0.0, 0.001, 20))  # uneven at the end
+    values = rng.normal(size=(80, 6))
+    for k, (t, x) in enumerate(zip(stamps, values)):
+        estimator.add(t, x)
+        estimator.use_window(int(rng.integers(3, 40)))  # clipped to 4 .. 30
+        assert 4 <= estimator.window <= 30
+        if k + 1 < estimator.window:
+            assert estimator.rate() is None
+            continue
+        span = stamps[k] - stamps[k + 1 - estimator.window]
+        local = (stamps[k + 1 - estimator.window : k + 1] - stamps[k]) / span
+        fit = np.linalg.lstsq(
+            np.vander(local, 3, increasing=True),
+            values[k + 1 - estimator.window : k + 1],
+            rcond=None,
+        )[0]
+        np.testing.assert_allclose(estimator.rate(), fit[1] / span, rtol=1e-7, atol=1e-9)
+    assert estimator.period == pytest.approx((stamps[-1] - stamps[-30]) / 29)
+
+
+def test_rate_noise_gain_is_the_spread_of_rates_from_white_noise():
+    """Monte Carlo: white noise of σ = 1 sampled every 2 ms through a 15-sample fit gives rates
+    whose standard deviation is noise_gain / period."""
+    rng = np.random.default_rng(4)
+    estimator = PolynomialDifferentiator(15, 2)
+    rates = []
+    for k in range(20000):
+        estimator.add(0.002 * k, rng.normal(size=1))
+        if estimator.ready:
+            rates.append(estimator.rate()[0])
+    assert np.std(rates) == pytest.approx(estimator.noise_gain(15) / 0.002, rel=0.03)
+
+
+def test_white_noise_level_measures_sigma_on_a_moving_signal_and_shrugs_off_an_impact():
+    rng = np.random.default_rng(8)
+    level = WhiteNoiseLevel(samples=250)
+    sigma = np.array([0.01, 0.5, 2.0])
+    times = np.arange(5000) * 0.002
+    smooth = np.outer(np.sin(2 * np.pi * 1.5 * times), [1.0, 20.0, 50.0])
+    for k, t in enumerate(times):
+        jump = 40.0 * sigma if t >= 9.0 else 0.0  # an impact: one step of 40 σ, 1 s before the end
+        level.add(smooth[k] + sigma * rng.normal(size=3) + jump)
+    np.testing.assert_allclose(level.sigma(), sigma, rtol=0.15)
+    clean = WhiteNoiseLevel()
+    for k in range(100):
+        clean.add(smooth[k])
+    assert np.all(clean.sigma() < 1e-4 * np.array([1.0, 20.0, 50.0]))
+
+
+def noisy_standing_zmps(robot, settings, velocity_noise, seconds=6.0):
+    """The monitor's ZMPs (after the first second) for the quadruped standing still at 500 Hz,
+    white noise of ``velocity_noise`` [m/s, rad/s] on the base twist as odometry carries it."""
+    rng = np.random.default_rng(12)
+    monitor = CentroidalMonitor(robot, settings)
+    q = standing_configuration(robot)
+    zmps = []
+    for t in np.arange(0.0, seconds, 0.002):
+        twist = rng.normal(scale=velocity_noise, size=6)
+        report = monitor.update(t, q, robot.tangent(np.zeros(12), twist))
+        if t >= 1.0 and report.zmp is not None:
+            zmps.append(report.zmp[:2])
+    return monitor, np.array(zmps)
+
+
+def test_a_fixed_nine_sample_fit_spreads_the_zmp_of_noisy_odometry_by_centimetres(quadruped):
+    settings = BalanceSettings(contact_frames=FEET, rate_window_max=9)
+    monitor, zmps = noisy_standing_zmps(quadruped, settings, 0.005)
+    assert monitor.estimator.window == 9 and zmps.std(axis=0).max() > 0.02
+
+
+@pytest.mark.parametrize('velocity_noise', [0.001, 0.005, 0.02])
+def test_the_fit_window_grows_with_the_noise_until_the_zmp_noise_meets_its_limit(
+    quadruped, velocity_noise
+):
+    """Standing still with odometry noise [m/s, rad/s]: the window grows until the ZMP's
+    spread meets ``zmp_noise_limit``, or stops at ``rate_window_max`` (0.02: above the limit,
+    and said so by ``zmp_noise``). The spread is measured; ``zmp_noise`` is predicted from the
+    noise level on h_G and the fit's gain."""
+    settings = BalanceSettings(contact_frames=FEET)
+    monitor, zmps = noisy_standing_zmps(quadruped, settings, velocity_noise)
+    spread = zmps.std(axis=0).max()
+    assert monitor.zmp_noise == pytest.approx(spread, rel=0.15)
+    if velocity_noise < 0.02:
+        assert 9 < monitor.estimator.window < settings.rate_window_max
+        assert spread < settings.zmp_noise_limit * 1.1
+    else:
+        assert monitor.estimator.window == settings.rate_window_max
+        assert spread > settings.zmp_noise_limit
+    com = centroidal_state(quadruped, standing_configuration(quadruped), np.zeros(18)).com
+    np.testing.assert_allclose(zmps.mean(axis=0), com[:2], atol=spread / 5)  # unbiased
+
+
+def test_a_clean_motion_keeps_the_shortest_window(quadruped):
+    monitor = CentroidalMonitor(quadruped, BalanceSettings(contact_frames=FEET))
+    for t in np.arange(0.0, 2.0, 0.002):
+        monitor.update(t, *sinusoidal_motion(quadruped, t)[:2])
+    assert monitor.estimator.window == 9 and monitor.zmp_noise < 1e-4
 
 
 def sinusoidal_motion(robot, t):

@@ -226,6 +226,23 @@ def test_standing_still_publishes_zmp_at_com_projection_inside_the_polygon(
     } <= namespaces
 
 
+def test_noisy_odometry_lengthens_the_rate_window_and_diagnostics_say_so(quadruped, quadruped_rig):
+    """5 mm/s and 5 mrad/s of white noise on the odometry twist of a robot standing still: the
+    node's ḣ_G fit grows from 9 samples until the predicted ZMP noise meets zmp_noise_limit."""
+    rig = quadruped_rig()
+    pose, rng = standing_pose(quadruped), np.random.default_rng(3)
+    for k in range(150):
+        twist = rng.normal(scale=0.005, size=6)
+        rig.send(1.0 + 0.002 * k, quadruped.joint_names, STANCE, base_pose=pose, base_twist=twist)
+    assert wait_for(
+        lambda: rig.balance() is not None and rig.balance().get('zmp_noise_m', 'none') != 'none',
+        timeout=WAIT,
+    ), dict(rig.node.rejections.counts)
+    balance = rig.balance()
+    assert 9 < int(balance['rate_window']) <= 51
+    assert 0.0 < float(balance['zmp_noise_m']) <= 0.004
+
+
 def test_standing_still_publishes_the_capture_point_at_the_com_projection_and_equal_margins(
     quadruped, quadruped_rig
 ):

@@ -251,6 +251,8 @@ class CentroidalNode(ManagedModelNode, Node):
             min_normal_force=parameters['min_normal_force'],
             flight_epsilon=parameters['flight_epsilon'],
             rate_window=max(parameters['rate_window'], rate_degree + 2),
+            rate_window_max=parameters['rate_window_max'],
+            zmp_noise_limit=parameters['zmp_noise_limit'],
             rate_degree=rate_degree,
             max_gap=parameters['max_gap'],
         )
@@ -704,6 +706,10 @@ class CentroidalNode(ManagedModelNode, Node):
             'zmp': _coordinates(report.zmp),
             'capture_point': _coordinates(report.capture_point),
         }
+        live = self._live
+        if live is not None:
+            values['rate_window'] = live.monitor.estimator.window
+            values['zmp_noise_m'] = _optional(live.monitor.zmp_noise)
         if report.airborne:
             return diagnostic_status(name, WARN, 'airborne: no ZMP', values)
         if report.zmp is None:

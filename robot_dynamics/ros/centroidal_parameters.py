@@ -161,11 +161,28 @@ CENTROIDAL_PARAMETERS = _model_source_parameters() + (
     P(
         'rate_window',
         9,
-        'samples of h_G in the causal polynomial fit giving its rate (a window smaller than '
-        'rate_degree + 2 is raised to it)',
+        'samples of h_G in the causal polynomial fit giving its rate: the shortest window, used '
+        'while h_G is clean (a window smaller than rate_degree + 2 is raised to it)',
         'samples',
         low=3,
         high=MAX_RATE_WINDOW,
+    ),
+    P(
+        'rate_window_max',
+        51,
+        'the longest window the fit grows to while h_G is noisy (at most rate_window: a fixed '
+        'window)',
+        'samples',
+        low=3,
+        high=MAX_RATE_WINDOW,
+    ),
+    P(
+        'zmp_noise_limit',
+        0.004,
+        'the fit takes the shortest window whose kinematic ZMP noise, predicted from the noise '
+        'measured on h_G, is at most this (standard deviation per horizontal axis)',
+        'm',
+        **POSITIVE,
     ),
     P(
         'rate_degree',

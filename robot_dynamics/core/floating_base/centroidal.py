@@ -46,10 +46,14 @@ from robot_dynamics.core.streams.differentiation import (
     NonFiniteSampleError,
     PolynomialDifferentiator,
     SampleOrderError,
+    WhiteNoiseLevel,
 )
 
 FLIGHT_VERTICAL_ACCELERATION = 1.0
 """Default ε [m/s²]: with c̈_z + g ≤ ε the contact force cannot hold a ZMP (flight)."""
+
+WINDOW_REVIEW_SAMPLES = 25
+"""The ḣ_G fit's window is chosen again every this many samples (:class:`CentroidalMonitor`)."""
 
 QUATERNION_NORM_TOLERANCE = 0.01
 """An odometry quaternion whose norm is further than this from 1 is rejected, not fixed."""
@@ -367,7 +371,10 @@ class BalanceSettings:
     ``gravity`` magnitude [m/s²]; ``flight_epsilon`` [m/s²] (ε of :func:`zero_moment_point`);
     ``min_normal_force`` [N]: total vertical contact force below which the robot is airborne
     (wrench route); ``rate_window``/``rate_degree``/``max_gap`` [s]: the
-    :class:`PolynomialDifferentiator`.
+    :class:`PolynomialDifferentiator`; ``rate_window_max``: the longest window it grows to
+    while h_G is noisy, until the ZMP's predicted noise (standard deviation per horizontal
+    axis) is at most ``zmp_noise_limit`` [m] (a ``rate_window_max`` not above ``rate_window``:
+    a fixed window).
     """
 
     contact_frames: tuple = ()
@@ -378,6 +385,8 @@ class BalanceSettings:
     flight_epsilon: float = FLIGHT_VERTICAL_ACCELERATION
     min_normal_force: float = 10.0
     rate_window: int = 9
+    rate_window_max: int = 51
+    zmp_noise_limit: float = 0.004
     rate_degree: int = 2
     max_gap: float = 0.1
 
@@ -477,7 +486,11 @@ class CentroidalMonitor:
     """Turns a stream of states (and optional foot wrenches) into :class:`BalanceReport` s.
 
     Kinematic route: ḣ_G is estimated from successive h_G by :class:`PolynomialDifferentiator`
-    and the ZMP follows from :func:`zero_moment_point`; contacts by height. Wrench route (when
+    and the ZMP follows from :func:`zero_moment_point`; contacts by height. The fit's window
+    follows the noise on h_G (:class:`WhiteNoiseLevel`): the shortest from ``rate_window`` to
+    ``rate_window_max`` whose ZMP noise, predicted from that level through the fit's noise gain,
+    is at most ``zmp_noise_limit`` (:attr:`zmp_noise` [m], the prediction for the window in
+    use); chosen again every :data:`WINDOW_REVIEW_SAMPLES` samples. Wrench route (when
     ``update`` gets foot wrenches): ZMP from :func:`zero_moment_point_from_wrenches`,
     contacts by force. Frames are checked when the monitor is built (DescriptionError).
     The monitor owns ``robot.data`` while it runs (one forward kinematics per state serves
@@ -490,9 +503,16 @@ class CentroidalMonitor:
         self._frame_names = tuple(settings.contact_frames)
         self._frame_ids = tuple(robot.frame_id(name) for name in self._frame_names)
         self._mass = robot.total_mass()
-        self.estimator = PolynomialDifferentiator(
-            settings.rate_window, settings.rate_degree, settings.max_gap
+        self.estimator = estimator = PolynomialDifferentiator(
+            settings.rate_window, settings.rate_degree, settings.max_gap, settings.rate_window_max
         )
+        windows = np.arange(estimator.window, estimator.capacity + 1)
+        self._window_gains = (windows, np.array([estimator.noise_gain(n) for n in windows]))
+        self._momentum_noise = WhiteNoiseLevel()
+        self._unreviewed = 0
+        self.zmp_noise: Optional[float] = None
+        """The predicted standard deviation [m] of the kinematic ZMP per horizontal axis from
+        the noise on h_G, with the window in use (None until measured)."""
 
     def update(
         self,
@@ -521,6 +541,7 @@ class CentroidalMonitor:
         try:
             self.estimator.add(stamp, state.momentum)
             newer = True
+            self._follow_noise(state)
         except SampleOrderError:
             newer = False
         except NonFiniteSampleError as error:  # momentum overflowed to Inf (absurd velocities)
@@ -578,6 +599,32 @@ class CentroidalMonitor:
             capture_point=None if capture_xy is None else np.array([*capture_xy, ground]),
             stamp_not_newer=not stamped.newer,
         )
+
+    def _follow_noise(self, state: CentroidalState) -> None:
+        """Measure the noise on h_G and, every :data:`WINDOW_REVIEW_SAMPLES` samples, choose the
+        fit's window from it (class docstring)."""
+        noise, estimator = self._momentum_noise, self.estimator
+        if estimator.samples == 1:  # a restart (first sample or after a gap)
+            noise.reset()
+        noise.add(state.momentum)
+        self._unreviewed += 1
+        if self._unreviewed < WINDOW_REVIEW_SAMPLES:
+            return
+        self._unreviewed = 0
+        sigma, period = noise.sigma(), estimator.period
+        height = float(state.com[2]) - self.settings.ground_height
+        if sigma is None or not period > 0.0 or height <= 0.0:
+            return
+        # ZMP_x = c_x − (h ṗ_x + k̇_y) / (m g) near rest: the horizontal rates' noise, mapped
+        linear_x, linear_y, _, angular_x, angular_y, _ = sigma.tolist()
+        per_gain = max(
+            math.hypot(height * linear_x, angular_y), math.hypot(height * linear_y, angular_x)
+        ) / (state.mass * self.settings.gravity * period)
+        windows, gains = self._window_gains
+        quiet = gains * per_gain <= self.settings.zmp_noise_limit
+        choice = int(np.argmax(quiet)) if quiet.any() else len(windows) - 1
+        estimator.use_window(int(windows[choice]))
+        self.zmp_noise = float(gains[choice] * per_gain)
 
     def _kinematic_zmp(self, com: list, rate: MomentumRate) -> Optional[np.ndarray]:
         settings, mass = self.settings, rate.mass

@@ -132,8 +132,9 @@ class CausalDifferentiator:
 class PolynomialDifferentiator:
     """Causal derivative of a vector signal at its newest sample (used for ḣ_G).
 
-    A ring buffer keeps the last ``window`` samples; a least-squares polynomial of degree
-    ``degree`` is fitted to them (Savitzky–Golay with the actual, possibly uneven, stamps)
+    A ring buffer keeps the last ``longest_window`` samples; a least-squares polynomial of
+    degree ``degree`` is fitted to the newest ``window`` of them (:meth:`use_window` changes it
+    while running) (Savitzky–Golay with the actual, possibly uneven, stamps)
     and its derivative is evaluated at the *newest* sample. So the estimate has no group
     delay for any signal that is a polynomial of degree ≤ ``degree`` over the window
     (e.g. constant ḣ_G is exact), and is causal; the price is a higher noise gain than a
@@ -150,7 +151,13 @@ class PolynomialDifferentiator:
     """Up to this degree the fit is solved by its normal equations (well conditioned on times
     scaled to [−1, 0]); above it by an SVD least squares."""
 
-    def __init__(self, window: int = 9, degree: int = 2, max_gap: float = 0.1):
+    def __init__(
+        self,
+        window: int = 9,
+        degree: int = 2,
+        max_gap: float = 0.1,
+        longest_window: Optional[int] = None,
+    ):
         if degree < 1 or window < degree + 2:
             raise SettingError(
                 f'the polynomial fit needs degree ≥ 1 and window ≥ degree + 2 samples, got '
@@ -161,15 +168,48 @@ class PolynomialDifferentiator:
         self.window = int(window)
         self.degree = int(degree)
         self.max_gap = float(max_gap)
+        self.capacity = max(self.window, int(longest_window or window))
+        """The most samples kept: the longest window :meth:`use_window` can select."""
         self._powers = np.arange(self.degree + 1)
         self._unit_derivative = np.eye(self.degree + 1)[1]
-        # Each sample is written at row r and r + window: rows next..next + window − 1 are
-        # then always the window in time order, as one view.
-        self._stamps = np.zeros(2 * self.window)
+        # Each sample is written at row r and r + capacity: the newest n samples are then
+        # always rows next + capacity − n .. next + capacity − 1, in time order, as one view.
+        self._stamps = np.zeros(2 * self.capacity)
         self._shape: tuple = ()
-        self._values = np.zeros((2 * self.window,))
-        self._even_weights = self._weights(np.linspace(-1.0, 0.0, self.window))
+        self._values = np.zeros((2 * self.capacity,))
+        self._even_weights = {}
+        self.use_window(self.window)
         self.reset()
+
+    def use_window(self, window: int) -> None:
+        """Fit the newest ``window`` samples from now on (clipped to degree + 2 .. capacity);
+        the samples already kept are used, so a longer window is ready as soon as that many
+        have arrived."""
+        window = min(max(int(window), self.degree + 2), self.capacity)
+        if window not in self._even_weights:
+            self._even_weights[window] = self._weights(np.linspace(-1.0, 0.0, window))
+        self.window = window
+
+    def noise_gain(self, window: int) -> float:
+        """The standard deviation of the rate, in units of the samples' white-noise standard
+        deviation per sampling period, for evenly spaced samples and a fit of ``window``
+        samples: rate noise = σ × noise_gain / period (the fit's weights' norm over the span)."""
+        weights = self._weights(np.linspace(-1.0, 0.0, window))
+        return float(np.linalg.norm(weights)) / (window - 1)
+
+    @property
+    def samples(self) -> int:
+        """How many samples are kept (since the start or the last restart, up to capacity)."""
+        return self._count
+
+    @property
+    def period(self) -> float:
+        """The mean interval between the samples kept [s] (NaN with fewer than two)."""
+        count = min(self._count, self.capacity)
+        if count < 2:
+            return math.nan
+        newest = self._next + self.capacity - 1
+        return float(self._stamps[newest] - self._stamps[newest - count + 1]) / (count - 1)
 
     def add(self, stamp: float, value: np.ndarray) -> None:
         """Append a sample: ``stamp`` [s] (strictly increasing), ``value`` a finite vector."""
@@ -193,16 +233,16 @@ class PolynomialDifferentiator:
                 count = 0
         if value.shape != self._shape:
             self._shape = value.shape
-            self._values = np.zeros((2 * self.window,) + value.shape)
+            self._values = np.zeros((2 * self.capacity,) + value.shape)
         if count == 0:
             self._interval, self._even_run = math.nan, 0
         else:
             self._track_spacing(stamp - self._last, stamp)
-        row = self._next
-        self._stamps[row] = self._stamps[row + self.window] = stamp
-        self._values[row] = self._values[row + self.window] = value
-        self._next = row + 1 if row + 1 < self.window else 0
-        self._count = count + 1 if count < self.window else count
+        row, capacity = self._next, self.capacity
+        self._stamps[row] = self._stamps[row + capacity] = stamp
+        self._values[row] = self._values[row + capacity] = value
+        self._next = row + 1 if row + 1 < capacity else 0
+        self._count = count + 1 if count < capacity else count
         self._last = float(stamp)
 
     def _track_spacing(self, interval: float, stamp: float) -> None:
@@ -220,21 +260,22 @@ class PolynomialDifferentiator:
 
     @property
     def ready(self) -> bool:
-        """True once the buffer is full (a rate is available)."""
-        return self._count == self.window
+        """True once the window is full (a rate is available)."""
+        return self._count >= self.window
 
     def rate(self) -> Optional[np.ndarray]:
         """d(value)/dt at the newest stamp [value unit / s]; None until the buffer is full."""
-        if self._count != self.window:
+        window = self.window
+        if self._count < window:
             return None
-        start = self._next
-        values = self._values[start : start + self.window]
-        if self._even_run >= self.window - 1:
+        start = self._next + self.capacity - window
+        values = self._values[start : start + window]
+        if self._even_run >= window - 1:
             # The period is the mean interval of the whole even run: the rounding of each stamp
             # shrinks with the run's length instead of scaling every rate.
             period = (self._last - self._run_start) / self._even_run
-            return self._even_weights.dot(values) * (1.0 / (period * (self.window - 1)))
-        stamps = self._stamps[start : start + self.window]
+            return self._even_weights[window].dot(values) * (1.0 / (period * (window - 1)))
+        stamps = self._stamps[start : start + window]
         span = stamps[-1] - stamps[0]
         return self._weights((stamps - stamps[-1]) / span).dot(values) / span
 
@@ -245,6 +286,50 @@ class PolynomialDifferentiator:
         if self.degree <= self.NORMAL_EQUATIONS_DEGREE:
             return vandermonde.dot(_solve_symmetric((vandermonde.T @ vandermonde).tolist(), 1))
         return np.linalg.lstsq(vandermonde.T, self._unit_derivative, rcond=None)[0]
+
+
+class WhiteNoiseLevel:
+    """The standard deviation of the white noise on a vector signal, per component, from its
+    third differences x_k − 3 x_k−1 + 3 x_k−2 − x_k−3: for white noise of standard deviation σ
+    they have standard deviation √20 σ, while a motion smooth over four samples contributes
+    only its third derivative times the period cubed. Their mean absolute value (√(2/π) × their
+    standard deviation for Gaussian noise) is averaged over the last ``samples`` samples
+    (exponentially; the running mean until then), so that an impact's single large difference
+    moves it little. Noise correlated over several samples (a filtered velocity) is seen only in
+    part."""
+
+    ABSOLUTE_TO_SIGMA = 1.0 / (math.sqrt(20.0) * math.sqrt(2.0 / math.pi))
+
+    def __init__(self, samples: int = 250):
+        self.samples = int(samples)
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget every sample (the next three only fill the differences again)."""
+        self._previous: list = []
+        self._mean_absolute: Optional[np.ndarray] = None
+        self._count = 0
+
+    def add(self, value: np.ndarray) -> None:
+        """The next sample (a finite vector, the same size every time)."""
+        value = np.asarray(value, dtype=float)
+        previous = self._previous
+        if len(previous) == 3:
+            third = np.abs(value - 3.0 * previous[2] + 3.0 * previous[1] - previous[0])
+            self._count += 1
+            if self._mean_absolute is None:
+                self._mean_absolute = third
+            else:
+                weight = 1.0 / min(self._count, self.samples)
+                self._mean_absolute = self._mean_absolute + weight * (third - self._mean_absolute)
+            previous.pop(0)
+        previous.append(value)
+
+    def sigma(self, least_samples: int = 20) -> Optional[np.ndarray]:
+        """σ per component, in the signal's unit; None before ``least_samples`` differences."""
+        if self._count < least_samples:
+            return None
+        return self._mean_absolute * self.ABSOLUTE_TO_SIGMA
 
 
 def _solve_symmetric(matrix: list, unit_index: int) -> list:
