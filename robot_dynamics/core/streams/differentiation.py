@@ -133,8 +133,8 @@ class PolynomialDifferentiator:
     """Causal derivative of a vector signal at its newest sample (used for ḣ_G).
 
     A ring buffer keeps the last ``longest_window`` samples; a least-squares polynomial of
-    degree ``degree`` is fitted to the newest ``window`` of them (:meth:`use_window` changes it
-    while running) (Savitzky–Golay with the actual, possibly uneven, stamps)
+    degree ``degree`` is fitted to the newest ``window`` of them, a window :meth:`use_window`
+    changes while running (Savitzky–Golay with the actual, possibly uneven, stamps)
     and its derivative is evaluated at the *newest* sample. So the estimate has no group
     delay for any signal that is a polynomial of degree ≤ ``degree`` over the window
     (e.g. constant ḣ_G is exact), and is causal; the price is a higher noise gain than a
@@ -205,7 +205,7 @@ class PolynomialDifferentiator:
     @property
     def period(self) -> float:
         """The mean interval between the samples kept [s] (NaN with fewer than two)."""
-        count = min(self._count, self.capacity)
+        count = self._count
         if count < 2:
             return math.nan
         newest = self._next + self.capacity - 1
@@ -264,7 +264,7 @@ class PolynomialDifferentiator:
         return self._count >= self.window
 
     def rate(self) -> Optional[np.ndarray]:
-        """d(value)/dt at the newest stamp [value unit / s]; None until the buffer is full."""
+        """d(value)/dt at the newest stamp [value unit / s]; None until the window is full."""
         window = self.window
         if self._count < window:
             return None
