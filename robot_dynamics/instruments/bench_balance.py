@@ -42,9 +42,9 @@ FIXED_WINDOW = 'zmp_height_fixed_window'
 """The ZMP with the fit's window held at 9 samples: scored, not in the verdict."""
 LABELS = ('ZMP height', 'ZMP force', 'capture point', 'ZMP, 9 fixed', 'capture pt vs true')
 TRUE_CAPTURE_POINT = 'capture_point_vs_true'
+"""The capture point against the true capture point (not the CoP): scored, not in the verdict."""
 WINDOW = 'rate_window'
 """The default fit's window [samples] on the scored samples (not a distance)."""
-"""The capture point against the true capture point (not the CoP): scored, not in the verdict."""
 
 
 def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
