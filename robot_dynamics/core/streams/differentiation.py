@@ -186,16 +186,21 @@ class PolynomialDifferentiator:
         the samples already kept are used, so a longer window is ready as soon as that many
         have arrived."""
         window = min(max(int(window), self.degree + 2), self.capacity)
-        if window not in self._even_weights:
-            self._even_weights[window] = self._weights(np.linspace(-1.0, 0.0, window))
+        self._evenly_spaced_weights(window)
         self.window = window
+
+    def _evenly_spaced_weights(self, window: int) -> np.ndarray:
+        """The fit's weights for ``window`` evenly spaced samples (computed once per window)."""
+        weights = self._even_weights.get(window)
+        if weights is None:
+            weights = self._even_weights[window] = self._weights(np.linspace(-1.0, 0.0, window))
+        return weights
 
     def noise_gain(self, window: int) -> float:
         """The standard deviation of the rate, in units of the samples' white-noise standard
         deviation per sampling period, for evenly spaced samples and a fit of ``window``
         samples: rate noise = σ × noise_gain / period (the fit's weights' norm over the span)."""
-        weights = self._weights(np.linspace(-1.0, 0.0, window))
-        return float(np.linalg.norm(weights)) / (window - 1)
+        return float(np.linalg.norm(self._evenly_spaced_weights(window))) / (window - 1)
 
     @property
     def samples(self) -> int:
