@@ -105,31 +105,36 @@ TALOS_URDF = (
 def test_six_joint_legs_give_each_leg_the_least_squares_force():
     """Talos (example-robot-data): a sole's force from its leg's six joints is numpy's lstsq of
     that leg's rows on pinocchio's Jacobian: exact for torques a force causes, least squares for
-    torques no force explains."""
+    torques no force explains, and the minimum-norm force for straight legs (all joints at zero:
+    no joint moves the sole along the leg, the leg's Jacobian is rank 2)."""
     robot = RobotModel.from_urdf_file(str(TALOS_URDF), root_joint='floating')
     soles = ('left_sole_link', 'right_sole_link')
     estimator = FootForceEstimator(robot, soles)
     assert [len(leg.joints) for leg in estimator.legs] == [6, 6]
     rng = np.random.default_rng(5)
-    positions = rng.uniform(-0.3, 0.3, robot.num_joints)
-    q = robot.configuration(positions)
-    jacobians = [
-        pin.computeFrameJacobian(
-            robot.model, robot.data, q, robot.model.getFrameId(f), pin.LOCAL_WORLD_ALIGNED
-        )[:3, 6:]
-        for f in soles
-    ]
     forces = rng.uniform([-60, -60, 100], [60, 60, 400], (2, 3))
-    caused = sum(j.T @ f for j, f in zip(jacobians, forces))
-    noise = rng.normal(0.0, 2.0, robot.num_joints)
-    for tau, expected in ((caused, forces), (caused + noise, None)):
-        if expected is None:
+    for positions in (rng.uniform(-0.3, 0.3, robot.num_joints), np.zeros(robot.num_joints)):
+        q = robot.configuration(positions)
+        jacobians = [
+            pin.computeFrameJacobian(
+                robot.model, robot.data, q, robot.model.getFrameId(f), pin.LOCAL_WORLD_ALIGNED
+            )[:3, 6:]
+            for f in soles
+        ]
+        legs = [j[:, leg.joints] for j, leg in zip(jacobians, estimator.legs)]
+        straight = not positions.any()
+        assert [np.linalg.matrix_rank(leg) for leg in legs] == ([2, 2] if straight else [3, 3])
+        caused = sum(j.T @ f for j, f in zip(jacobians, forces))
+        noise = rng.normal(0.0, 2.0, robot.num_joints)
+        for tau in (caused, caused + noise):
             expected = [
-                np.linalg.lstsq(j[:, leg.joints].T, tau[leg.joints], rcond=None)[0]
-                for j, leg in zip(jacobians, estimator.legs)
+                np.linalg.lstsq(leg.T, tau[joints.joints], rcond=None)[0]
+                for leg, joints in zip(legs, estimator.legs)
             ]
-        estimate = estimator.estimate(positions, None, None, tau, BaseMotion.at_rest(GRAVITY))
-        np.testing.assert_allclose(estimate.forces, expected, rtol=1e-10, atol=1e-9)
+            if tau is caused and not straight:
+                np.testing.assert_allclose(expected, forces, rtol=1e-10)
+            estimate = estimator.estimate(positions, None, None, tau, BaseMotion.at_rest(GRAVITY))
+            np.testing.assert_allclose(estimate.forces, expected, rtol=1e-10, atol=1e-9)
 
 
 def test_a_straight_leg_gives_the_least_squares_force():

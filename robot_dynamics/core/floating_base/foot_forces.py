@@ -59,9 +59,10 @@ REGULAR_RATIO = 1e-8
 """A three-joint leg's system is solved directly while |det| exceeds this share of its bound
 (a condition number below ~1e8); closer to a singularity it goes through least squares."""
 GRAM_RATIO = 1e-4
-"""The feet's balancing correction is solved through A Aᵀ while its |det| exceeds this share of
-its diagonal's product (a condition number below ~1e4, so ~1e-12 relative error); otherwise,
-as for two feet (base columns of rank 5), by least squares."""
+"""A leg of more than three joints (J_lᵀ f = τ_l) and the feet's balancing correction (A x = w)
+are solved through J_l J_lᵀ and A Aᵀ while their |det| exceeds this share of their diagonal's
+product (a condition number below ~1e4, so ~1e-12 relative error); otherwise, as for two feet
+(base columns of rank 5), by least squares."""
 
 
 @dataclass(frozen=True)
@@ -89,6 +90,26 @@ class _Leg:
 
     feet: tuple
     joints: np.ndarray
+
+
+@dataclass(frozen=True)
+class _LegBatch:
+    """Legs of one foot and the same number n of joints, solved together: ``feet`` (L,),
+    ``joints`` (L × n, model order), ``systems`` the index of each leg's J_lᵀ (L × n × 3) into
+    the feet's k × 3 × nv Jacobians."""
+
+    legs: tuple
+    feet: np.ndarray
+    joints: np.ndarray
+    systems: tuple
+
+    @classmethod
+    def of(cls, legs: list, base_dofs: int) -> '_LegBatch':
+        feet = np.array([leg.feet[0] for leg in legs])
+        joints = np.array([leg.joints for leg in legs])
+        # systems[l, j, i] = J[feet[l], i, base + joints[l, j]]
+        columns = joints[:, :, None] + base_dofs
+        return cls(tuple(legs), feet, joints, (feet[:, None, None], np.arange(3), columns))
 
 
 class FootForceEstimator:
@@ -136,16 +157,13 @@ class FootForceEstimator:
             for leg in self.legs
             if len(leg.joints) < 3 * len(leg.feet)
         )
-        three_joint = [leg for leg in self.legs if len(leg.feet) == 1 and len(leg.joints) == 3]
-        self._three_joint_legs = None
-        if three_joint:
-            feet = np.array([leg.feet[0] for leg in three_joint])
-            joints = np.array([leg.joints for leg in three_joint])
-            # systems[l, j, i] = J[feet[l], i, base + joints[l, j]]: each leg's J_lᵀ in one index
-            columns = joints[:, :, None] + twin.base_dofs
-            systems = (feet[:, None, None], np.arange(3)[None, None, :], columns)
-            self._three_joint_legs = (feet, joints, systems)
-        self._other_legs = tuple(leg for leg in self.legs if leg not in three_joint)
+        batches: dict = {}
+        for leg in self.legs:
+            if len(leg.feet) == 1 and len(leg.joints) >= 3:
+                batches.setdefault(len(leg.joints), []).append(leg)
+        self._batches = tuple(_LegBatch.of(legs, twin.base_dofs) for legs in batches.values())
+        batched = [leg for batch in self._batches for leg in batch.legs]
+        self._other_legs = tuple(leg for leg in self.legs if leg not in batched)
         self._contact = np.zeros(len(self.frames), dtype=bool)
         self.mean_mismatch = 0.0
         """The base rows' disagreement [N], a moving average over :data:`MISMATCH_SAMPLES`."""
@@ -249,15 +267,17 @@ class FootForceEstimator:
 
     def _leg_forces(self, jacobians: np.ndarray, tau: np.ndarray) -> np.ndarray:
         """Each leg's foot forces (k × 3, base axes) from its joints' rows of τ_ext = Σ J_cᵀ f_c:
-        the legs of one foot and three joints in one batched solve while none is near a
-        singularity, every other leg (and those then) by least squares."""
+        the legs of one foot and the same number of joints (at least three) in one batched
+        solve while none is near a singularity, every other leg (and those then) by numpy's
+        least squares."""
         forces = np.zeros((len(self.frames), 3))
-        base, legs = self._dynamics.twin.base_dofs, self.legs
-        if self._three_joint_legs is not None:
-            feet, joints, systems = self._three_joint_legs
-            solved = _solved_if_regular(jacobians[systems], tau[joints])
-            if solved is not None:
-                forces[feet], legs = solved, self._other_legs
+        base, legs = self._dynamics.twin.base_dofs, list(self._other_legs)
+        for batch in self._batches:
+            solved = _solved_if_regular(jacobians[batch.systems], tau[batch.joints])
+            if solved is None:
+                legs += batch.legs
+            else:
+                forces[batch.feet] = solved
         for leg in legs:
             columns = leg.joints + base
             stacked = np.vstack([jacobians[k][:, columns] for k in leg.feet])
@@ -284,9 +304,11 @@ class FootForceEstimator:
 def _minimum_norm(matrix: np.ndarray, rhs: np.ndarray) -> np.ndarray:
     """The least-squares x of ``matrix`` x = ``rhs`` with the smallest norm: Aᵀ (A Aᵀ)⁻¹ b
     while A's rows are clearly independent (|det A Aᵀ| above :data:`GRAM_RATIO` times the
-    product of its diagonal, which bounds it: Hadamard's inequality), numpy's lstsq otherwise."""
+    product of its diagonal, which bounds it: Hadamard's inequality), numpy's lstsq otherwise.
+    Only more columns than rows are tried: the base columns of two point feet (6 × 6) are
+    rank 5, they cannot take a moment about the line through both."""
     rows, columns = matrix.shape
-    if columns >= rows:
+    if columns > rows:
         gram = matrix @ matrix.T
         if np.linalg.det(gram) > GRAM_RATIO * np.prod(np.diag(gram)):
             return matrix.T @ np.linalg.solve(gram, rhs)
@@ -294,14 +316,23 @@ def _minimum_norm(matrix: np.ndarray, rhs: np.ndarray) -> np.ndarray:
 
 
 def _solved_if_regular(systems: np.ndarray, tau: np.ndarray):
-    """f (L × 3) with J_lᵀ f_l = τ_l for L feet: ``systems`` (L × 3 × 3) the J_lᵀ of each leg's
-    three joints, ``tau`` (L × 3); None when some system is near singular (|det| below
-    :data:`REGULAR_RATIO` times the product of its column norms, which bounds it: Hadamard's
-    inequality), where least squares is the safe answer."""
-    bound = np.sqrt(np.einsum('lji,lji->li', systems, systems)).prod(axis=1)
-    if not np.all(np.abs(np.linalg.det(systems)) > REGULAR_RATIO * bound):
+    """f (L × 3) with J_lᵀ f_l = τ_l for L legs of one foot and n joints each, by least squares
+    when n > 3: ``systems`` (L × n × 3) each leg's J_lᵀ (its joints' rows), ``tau`` (L × n).
+    Three joints: solved directly while |det J_lᵀ| exceeds :data:`REGULAR_RATIO` times the
+    product of its column norms, which bounds it (Hadamard's inequality). More joints: the
+    normal equations J_l J_lᵀ f_l = J_l τ_l while |det J_l J_lᵀ| exceeds :data:`GRAM_RATIO`
+    times the product of its diagonal. None when some leg is closer to a singularity than that,
+    where numpy's least squares is the safe answer."""
+    if systems.shape[1] == 3:
+        bound = np.sqrt(np.einsum('lji,lji->li', systems, systems)).prod(axis=1)
+        if not np.all(np.abs(np.linalg.det(systems)) > REGULAR_RATIO * bound):
+            return None
+        return np.linalg.solve(systems, tau[..., None])[..., 0]
+    transposed = systems.transpose(0, 2, 1)
+    gram = transposed @ systems
+    if not np.all(np.linalg.det(gram) > GRAM_RATIO * np.einsum('lii->li', gram).prod(axis=1)):
         return None
-    return np.linalg.solve(systems, tau[..., None])[..., 0]
+    return np.linalg.solve(gram, transposed @ tau[..., None])[..., 0]
 
 
 def _centre_of_pressure(
