@@ -215,6 +215,34 @@ def test_inverse_dynamics_on_two_diagonal_feet_stays_finite():
     )
 
 
+@pytest.mark.parametrize('touching', [(0,), (0, 3), (1, 2), (0, 1, 3), (0, 1, 2, 3)])
+def test_the_feet_in_contact_are_balanced_by_the_least_change(touching):
+    """For one to four feet in contact, the ground forces inverse dynamics takes off are the
+    estimated forces moved by the least change that gives the base rows what they need,
+    f* = f + A⁺ (w − A f), A⁺ numpy's pseudo-inverse of the touching feet's base columns
+    (pinocchio's frame Jacobians): with one foot A has full column rank, with two it is rank 5
+    (a moment about the line through both feet is left over), with three or four full row rank.
+    The base rows w are chosen here, not the robot's own, so that every case must correct."""
+    robot = quadruped()
+    rng = np.random.default_rng(len(touching) * 10 + touching[-1])
+    positions = STANCE + rng.uniform(-0.2, 0.2, 12)
+    _, jacobians = gravity_and_foot_jacobians(robot, positions)
+    forces = np.zeros((4, 3))
+    forces[list(touching)] = rng.uniform([-20, -20, 40], [20, 20, 90], (len(touching), 3))
+    tau = sum(j[:, 6:].T @ f for j, f in zip(jacobians, forces))
+    full = np.concatenate((rng.normal(0.0, 30.0, 6), np.zeros(12)))  # w: the base rows
+    estimate = FootForceEstimator(robot, FEET).estimate(
+        positions, None, None, tau, BaseMotion.at_rest(GRAVITY), full_torques=full
+    )
+    assert estimate.contact == tuple(k in touching for k in range(4))
+    base_columns = np.hstack([jacobians[k][:, :6].T for k in touching])
+    estimated = forces[list(touching)].ravel()
+    balanced = estimated + np.linalg.pinv(base_columns) @ (full[:6] - base_columns @ estimated)
+    expected = sum(jacobians[k][:, 6:].T @ f for k, f in zip(touching, balanced.reshape(-1, 3)))
+    np.testing.assert_allclose(estimate.contact_torques, expected, rtol=1e-10, atol=1e-9)
+    assert np.linalg.norm(balanced - estimated) > 1.0  # the base rows did ask for a change
+
+
 def test_the_consistency_check_flags_a_wrong_total_mass():
     """Forces that do carry the robot pass; the same torques read with a model whose trunk is
     30 % heavier leave the base rows unbalanced, and diagnostics say why."""

@@ -36,6 +36,7 @@ frame.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
@@ -220,22 +221,22 @@ class FootForceEstimator:
         full = full_torques
         if full is None:
             full = self._dynamics.full_torques(positions, velocities, accelerations, motion)
-        mismatch = float(np.linalg.norm(full[:3] - forces.sum(axis=0)))
+        disagreement = full[:3] - forces.sum(axis=0)
+        mismatch = math.sqrt(disagreement @ disagreement)
         self.mean_mismatch += (mismatch - self.mean_mismatch) / MISMATCH_SAMPLES
-        rotation = np.eye(3) if attitude is None else np.asarray(attitude, dtype=float)
-        world_forces = forces @ rotation.T
+        world_forces = forces if attitude is None else forces @ np.asarray(attitude).T
         vertical = world_forces[:, 2]
         self._contact = np.where(self._contact, vertical > self.off_force, vertical > self.on_force)
         points = np.array([twin.data.oMf[f].translation for f in self._frame_ids])
         base = twin.base_dofs
-        balanced = self._balanced(jacobians, forces, full[:base])
+        balanced = self._balanced(jacobians, forces, full[:base], points)
         contact_torques = balanced.reshape(-1) @ jacobians[:, :, base:].reshape(
             -1, len(full) - base
         )
         return FootForces(
             self.frames,
             world_forces,
-            tuple(bool(c) for c in self._contact),
+            tuple(self._contact.tolist()),
             _centre_of_pressure(points, vertical, self._contact),
             mismatch,
             contact_torques,
@@ -286,32 +287,64 @@ class FootForceEstimator:
         return forces
 
     def _balanced(
-        self, jacobians: np.ndarray, forces: np.ndarray, base_wrench: np.ndarray
+        self,
+        jacobians: np.ndarray,
+        forces: np.ndarray,
+        base_wrench: np.ndarray,
+        points: np.ndarray,
     ) -> np.ndarray:
         """The forces (k × 3, base axes) of the feet in contact closest to ``forces`` whose
-        base rows give ``base_wrench`` (least squares when they cannot); zero for the others."""
-        touching = np.flatnonzero(self._contact)
+        base rows give ``base_wrench`` (least squares when they cannot); zero for the others.
+        ``points``: the feet's contact points in the base frame [m]."""
         balanced = np.zeros_like(forces)
-        if touching.size:
-            base = self._dynamics.twin.base_dofs
-            columns = jacobians[touching, :, :base].transpose(2, 0, 1).reshape(base, -1)
-            estimate = forces[touching].ravel()
-            correction = _minimum_norm(columns, base_wrench - columns @ estimate)
-            balanced[touching] = (estimate + correction).reshape(-1, 3)
+        touching = np.flatnonzero(self._contact)
+        if not touching.size:
+            return balanced
+        base = self._dynamics.twin.base_dofs
+        columns = jacobians[touching, :, :base].transpose(2, 0, 1).reshape(base, -1)
+        estimate = forces[touching].ravel()
+        shortfall = base_wrench - columns @ estimate
+        if touching.size == 2:
+            correction = _two_feet_minimum_norm(columns, shortfall, points[touching])
+        else:
+            correction = _minimum_norm(columns, shortfall)
+        balanced[touching] = (estimate + correction).reshape(-1, 3)
         return balanced
 
 
 def _minimum_norm(matrix: np.ndarray, rhs: np.ndarray) -> np.ndarray:
-    """The least-squares x of ``matrix`` x = ``rhs`` with the smallest norm: Aᵀ (A Aᵀ)⁻¹ b
-    while A's rows are clearly independent (|det A Aᵀ| above :data:`GRAM_RATIO` times the
-    product of its diagonal, which bounds it: Hadamard's inequality), numpy's lstsq otherwise.
-    Only more columns than rows are tried: the base columns of two point feet (6 × 6) are
-    rank 5, they cannot take a moment about the line through both."""
+    """The least-squares x of ``matrix`` x = ``rhs`` with the smallest norm, A⁺ b: Aᵀ (A Aᵀ)⁻¹ b
+    for more columns than rows (three feet or more), (Aᵀ A)⁻¹ Aᵀ b for fewer (one foot), while
+    that Gram matrix is clearly regular (|det| above :data:`GRAM_RATIO` times the product of
+    its diagonal, which bounds it: Hadamard's inequality); numpy's lstsq otherwise."""
     rows, columns = matrix.shape
-    if columns > rows:
-        gram = matrix @ matrix.T
-        if np.linalg.det(gram) > GRAM_RATIO * np.prod(np.diag(gram)):
+    wide = columns > rows
+    gram = matrix @ matrix.T if wide else matrix.T @ matrix
+    if rows != columns and np.linalg.det(gram) > GRAM_RATIO * np.prod(np.diag(gram)):
+        if wide:
             return matrix.T @ np.linalg.solve(gram, rhs)
+        return np.linalg.solve(gram, matrix.T @ rhs)
+    return np.linalg.lstsq(matrix, rhs, rcond=None)[0]
+
+
+def _two_feet_minimum_norm(matrix: np.ndarray, rhs: np.ndarray, points: np.ndarray) -> np.ndarray:
+    """A⁺ b for the base columns A (6 × 6) of two point feet at ``points`` (2 × 3, base frame):
+    they cannot take a moment about the line through both, so A is rank 5 and its left null
+    vector is that moment at the base origin, u = (p₁ × d, d) with d = p₂ − p₁. Then
+    A⁺ b = Aᵀ (A Aᵀ + û ûᵀ)⁻¹ b exactly (û is an eigenvector of A Aᵀ + û ûᵀ with eigenvalue 1
+    and Aᵀ û = 0), one regular 6 × 6 solve instead of a least squares. Numpy's lstsq when the
+    feet (nearly) coincide or A is not of that form."""
+    (px, py, pz), (dx, dy, dz) = points[0].tolist(), (points[1] - points[0]).tolist()
+    null = np.array([py * dz - pz * dy, pz * dx - px * dz, px * dy - py * dx, dx, dy, dz])
+    length = math.sqrt(null @ null)
+    if length > 0.0:
+        null /= length
+        leak = matrix.T @ null
+        augmented = matrix @ matrix.T + np.outer(null, null)
+        if leak @ leak < 1e-24 * np.vdot(matrix, matrix) and np.linalg.det(
+            augmented
+        ) > GRAM_RATIO * np.prod(np.diag(augmented)):
+            return matrix.T @ np.linalg.solve(augmented, rhs)
     return np.linalg.lstsq(matrix, rhs, rcond=None)[0]
 
 
@@ -329,18 +362,37 @@ def _solved_if_regular(systems: np.ndarray, tau: np.ndarray):
             return None
         return np.linalg.solve(systems, tau[..., None])[..., 0]
     transposed = systems.transpose(0, 2, 1)
-    gram = transposed @ systems
-    if not np.all(np.linalg.det(gram) > GRAM_RATIO * np.einsum('lii->li', gram).prod(axis=1)):
+    grams = (transposed @ systems).tolist()
+    normal_rhs = (transposed @ tau[..., None])[..., 0].tolist()
+    solutions = [_solve_symmetric_3x3(g, r) for g, r in zip(grams, normal_rhs)]
+    return None if None in solutions else np.array(solutions)
+
+
+def _solve_symmetric_3x3(matrix: list, rhs: list) -> Optional[list]:
+    """x with ``matrix`` x = ``rhs`` for a symmetric positive semi-definite 3 × 3 matrix (nested
+    lists) by its cofactors; None unless det exceeds :data:`GRAM_RATIO` times the product of its
+    diagonal. Plain floats: numpy's det and solve cost more than this arithmetic."""
+    (a, b, c), (_, d, e), (_, _, f) = matrix
+    cofactors = (d * f - e * e, c * e - b * f, b * e - c * d, a * f - c * c, b * c - a * e)
+    c00, c01, c02, c11, c12 = cofactors
+    det = a * c00 + b * c01 + c * c02
+    if not det > GRAM_RATIO * a * d * f:
         return None
-    return np.linalg.solve(gram, transposed @ tau[..., None])[..., 0]
+    c22 = a * d - b * b
+    x, y, z = rhs
+    return [
+        (c00 * x + c01 * y + c02 * z) / det,
+        (c01 * x + c11 * y + c12 * z) / det,
+        (c02 * x + c12 * y + c22 * z) / det,
+    ]
 
 
 def _centre_of_pressure(
     points: np.ndarray, vertical: np.ndarray, contact: np.ndarray
 ) -> Optional[np.ndarray]:
     """Σ p f_z / Σ f_z over the feet in contact pushing up; None when none does."""
-    pushing = contact & (vertical > 0.0)
-    total = float(vertical[pushing].sum())
+    weights = np.where(contact & (vertical > 0.0), vertical, 0.0)
+    total = weights.sum()
     if total <= 0.0:
         return None
-    return (points[pushing] * vertical[pushing, None]).sum(axis=0) / total
+    return weights @ points / total
