@@ -318,12 +318,13 @@ def _minimum_norm(matrix: np.ndarray, rhs: np.ndarray) -> np.ndarray:
     that Gram matrix is clearly regular (|det| above :data:`GRAM_RATIO` times the product of
     its diagonal, which bounds it: Hadamard's inequality); numpy's lstsq otherwise."""
     rows, columns = matrix.shape
-    wide = columns > rows
-    gram = matrix @ matrix.T if wide else matrix.T @ matrix
-    if rows != columns and np.linalg.det(gram) > GRAM_RATIO * np.prod(np.diag(gram)):
-        if wide:
-            return matrix.T @ np.linalg.solve(gram, rhs)
-        return np.linalg.solve(gram, matrix.T @ rhs)
+    if rows != columns:
+        wide = columns > rows
+        gram = matrix @ matrix.T if wide else matrix.T @ matrix
+        if np.linalg.det(gram) > GRAM_RATIO * np.prod(np.diag(gram)):
+            if wide:
+                return matrix.T @ np.linalg.solve(gram, rhs)
+            return np.linalg.solve(gram, matrix.T @ rhs)
     return np.linalg.lstsq(matrix, rhs, rcond=None)[0]
 
 
@@ -339,7 +340,7 @@ def _two_feet_minimum_norm(matrix: np.ndarray, rhs: np.ndarray, points: np.ndarr
     length = math.sqrt(null @ null)
     if length > 0.0:
         null /= length
-        leak = matrix.T @ null
+        leak = matrix.T @ null  # zero to rounding when A is two point feet's base columns
         augmented = matrix @ matrix.T + np.outer(null, null)
         if leak @ leak < 1e-24 * np.vdot(matrix, matrix) and np.linalg.det(
             augmented
@@ -373,8 +374,8 @@ def _solve_symmetric_3x3(matrix: list, rhs: list) -> Optional[list]:
     lists) by its cofactors; None unless det exceeds :data:`GRAM_RATIO` times the product of its
     diagonal. Plain floats: numpy's det and solve cost more than this arithmetic."""
     (a, b, c), (_, d, e), (_, _, f) = matrix
-    cofactors = (d * f - e * e, c * e - b * f, b * e - c * d, a * f - c * c, b * c - a * e)
-    c00, c01, c02, c11, c12 = cofactors
+    c00, c01, c02 = d * f - e * e, c * e - b * f, b * e - c * d
+    c11, c12 = a * f - c * c, b * c - a * e
     det = a * c00 + b * c01 + c * c02
     if not det > GRAM_RATIO * a * d * f:
         return None
