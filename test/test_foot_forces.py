@@ -16,6 +16,7 @@ from ros_harness import wait_for
 
 from robot_dynamics.core.dynamics.base_motion import BaseMotion
 from robot_dynamics.core.errors import SettingError
+from robot_dynamics.core.floating_base import foot_forces
 from robot_dynamics.core.floating_base.foot_forces import FootForceEstimator
 from robot_dynamics.core.live.live_dynamics import LiveDynamics, LiveResult
 from robot_dynamics.core.live.settings import LiveSettings
@@ -241,6 +242,37 @@ def test_the_feet_in_contact_are_balanced_by_the_least_change(touching):
     expected = sum(jacobians[k][:, 6:].T @ f for k, f in zip(touching, balanced.reshape(-1, 3)))
     np.testing.assert_allclose(estimate.contact_torques, expected, rtol=1e-10, atol=1e-9)
     assert np.linalg.norm(balanced - estimated) > 1.0  # the base rows did ask for a change
+
+
+@pytest.mark.parametrize(
+    'layout',
+    ['one', 'two', 'three', 'five', 'two apart by 1 mm', 'three in a line', 'four in a line'],
+)
+def test_the_least_change_is_the_pseudo_inverse_for_any_feet(layout):
+    """The balancing correction's closed forms (one foot, two feet, three or more about their
+    centroid) and their least-squares fallback (feet in a line) equal numpy's pseudo-inverse of
+    the point feet's base columns [I …; [p_i]× …] (the layout the test above checks on
+    pinocchio's Jacobians), for base wrenches the feet can and cannot give."""
+    rng = np.random.default_rng(len(layout))
+    count = {'one': 1, 'two': 2, 'three': 3, 'five': 5}.get(layout.split()[0], 0)
+    points = rng.normal(0.0, 0.4, (count, 3))
+    if layout == 'two apart by 1 mm':
+        points = np.array([[0.2, 0.1, -0.5], [0.2, 0.101, -0.5]])
+    elif layout.endswith('in a line'):
+        count = 3 if layout.startswith('three') else 4
+        points = np.array([0.3, -0.1, -0.5]) + np.outer(rng.normal(0, 1, count), [0.1, 0.2, 0.0])
+    columns = np.vstack(
+        (
+            np.tile(np.eye(3), len(points)),
+            np.hstack([[[0, -z, y], [z, 0, -x], [-y, x, 0]] for x, y, z in points]),
+        )
+    )
+    for shortfall in rng.normal(0.0, 40.0, (3, 6)):
+        expected = np.linalg.pinv(columns) @ shortfall
+        change = foot_forces._least_change(points.tolist(), *shortfall.reshape(2, 3).tolist())
+        np.testing.assert_allclose(
+            change.ravel(), expected, rtol=1e-9, atol=1e-9 * np.abs(expected).max()
+        )
 
 
 def test_the_consistency_check_flags_a_wrong_total_mass():

@@ -46,6 +46,7 @@ import pinocchio as pin
 from robot_dynamics.core.dynamics.base_motion import BaseMotion, MovingBaseTorques
 from robot_dynamics.core.errors import SettingError
 from robot_dynamics.core.model.model import RobotModel
+from robot_dynamics.core.vectors import add, cross, difference, dot, scaled
 
 CONTACT_ON_SHARE = 0.03
 """Default: a foot is in contact above this share of the robot's weight (world-vertical force)."""
@@ -229,7 +230,7 @@ class FootForceEstimator:
         self._contact = np.where(self._contact, vertical > self.off_force, vertical > self.on_force)
         points = np.array([twin.data.oMf[f].translation for f in self._frame_ids])
         base = twin.base_dofs
-        balanced = self._balanced(jacobians, forces, full[:base], points)
+        balanced = self._balanced(forces, full[:base], points)
         contact_torques = balanced.reshape(-1) @ jacobians[:, :, base:].reshape(
             -1, len(full) - base
         )
@@ -286,13 +287,7 @@ class FootForceEstimator:
             forces[list(leg.feet)] = solution.reshape(-1, 3)
         return forces
 
-    def _balanced(
-        self,
-        jacobians: np.ndarray,
-        forces: np.ndarray,
-        base_wrench: np.ndarray,
-        points: np.ndarray,
-    ) -> np.ndarray:
+    def _balanced(self, forces: np.ndarray, base_wrench: np.ndarray, points: np.ndarray):
         """The forces (k × 3, base axes) of the feet in contact closest to ``forces`` whose
         base rows give ``base_wrench`` (least squares when they cannot); zero for the others.
         ``points``: the feet's contact points in the base frame [m]."""
@@ -300,53 +295,72 @@ class FootForceEstimator:
         touching = np.flatnonzero(self._contact)
         if not touching.size:
             return balanced
-        base = self._dynamics.twin.base_dofs
-        columns = jacobians[touching, :, :base].transpose(2, 0, 1).reshape(base, -1)
-        estimate = forces[touching].ravel()
-        shortfall = base_wrench - columns @ estimate
-        if touching.size == 2:
-            correction = _two_feet_minimum_norm(columns, shortfall, points[touching])
-        else:
-            correction = _minimum_norm(columns, shortfall)
-        balanced[touching] = (estimate + correction).reshape(-1, 3)
+        estimate = forces[touching]
+        at = points[touching].tolist()
+        force, moment = base_wrench[:3].tolist(), base_wrench[3:].tolist()
+        for point, given in zip(at, estimate.tolist()):  # less what the estimate gives
+            force, moment = difference(force, given), difference(moment, cross(point, given))
+        balanced[touching] = estimate + _least_change(at, force, moment)
         return balanced
 
 
-def _minimum_norm(matrix: np.ndarray, rhs: np.ndarray) -> np.ndarray:
-    """The least-squares x of ``matrix`` x = ``rhs`` with the smallest norm, A⁺ b: Aᵀ (A Aᵀ)⁻¹ b
-    for more columns than rows (three feet or more), (Aᵀ A)⁻¹ Aᵀ b for fewer (one foot), while
-    that Gram matrix is clearly regular (|det| above :data:`GRAM_RATIO` times the product of
-    its diagonal, which bounds it: Hadamard's inequality); numpy's lstsq otherwise."""
-    rows, columns = matrix.shape
-    if rows != columns:
-        wide = columns > rows
-        gram = matrix @ matrix.T if wide else matrix.T @ matrix
-        if np.linalg.det(gram) > GRAM_RATIO * np.prod(np.diag(gram)):
-            if wide:
-                return matrix.T @ np.linalg.solve(gram, rhs)
-            return np.linalg.solve(gram, matrix.T @ rhs)
-    return np.linalg.lstsq(matrix, rhs, rcond=None)[0]
+def _least_change(points: list, force: list, moment: list) -> np.ndarray:
+    """The smallest forces Δ (k × 3) [N] at contact points ``points`` (k lists of 3, base frame
+    [m]) whose base wrench (Σ Δ_i, Σ p_i × Δ_i) is (``force`` F [N], ``moment`` N [N·m] at the
+    base origin), least squares first when none gives it: A⁺ b for the feet's base columns
+    A = [I …; [p_i]× …], the pseudo-inverse of a point-contact grasp matrix (Murray, Li and
+    Sastry, *A Mathematical Introduction to Robotic Manipulation*, 1994), in closed form.
+
+    One foot: A has full column rank, Δ = (AᵀA)⁻¹ Aᵀ b = (g + p (p·g)) / (1 + |p|²) with
+    g = F + N × p. More feet, about their centroid c (q_i = p_i − c): Δ_i = F / k + y × q_i with
+    S y = N − c × F, S = Σ (|q_i|² I − q_i q_iᵀ): exact, and in A's row space. Two feet cannot
+    take a moment about the line through both (A is rank 5, its left null vector
+    û ∝ (p₁ × d, d), d = p₂ − p₁): b loses its component along û first, then y = N_c / Σ |q_i|².
+    Numpy's least squares on A when the feet coincide or three or more are nearly collinear
+    (S's det below :data:`GRAM_RATIO` times its diagonal's product). Plain floats: numpy's
+    cross and small products cost more than this arithmetic."""
+    count = len(points)
+    if count == 1:
+        p = points[0]
+        g = add(force, cross(moment, p))
+        return np.array([add(g, scaled(p, dot(p, g)))]) / (1.0 + dot(p, p))
+    if count == 2:
+        first, second = points
+        line = difference(second, first)
+        squared = dot(line, line)
+        if squared > 1e-12:
+            at_first = cross(first, line)  # the force part of û; its moment part is the line
+            along = (dot(at_first, force) + dot(line, moment)) / (dot(at_first, at_first) + squared)
+            force = add(force, scaled(at_first, -along))
+            moment = add(moment, scaled(line, -along))
+            centre = scaled(add(first, second), 0.5)
+            turn = scaled(add(moment, cross(force, centre)), 2.0 / squared)
+            half = scaled(cross(turn, line), 0.5)
+            share = scaled(force, 0.5)
+            return np.array([difference(share, half), add(share, half)])
+    else:
+        centre = scaled([sum(p[axis] for p in points) for axis in range(3)], 1.0 / count)
+        offsets = [difference(p, centre) for p in points]
+        (xx, xy, xz), (yy, yz), (zz,) = (
+            [sum(q[row] * q[column] for q in offsets) for column in range(row, 3)]
+            for row in range(3)
+        )
+        spread = xx + yy + zz  # Σ |q_i|² [m²]
+        turn = _solve_symmetric_3x3(
+            [[spread - xx, -xy, -xz], [-xy, spread - yy, -yz], [-xz, -yz, spread - zz]],
+            add(moment, cross(force, centre)),
+        )
+        if turn is not None:
+            share = scaled(force, 1.0 / count)
+            return np.array([add(share, cross(turn, q)) for q in offsets])
+    columns = np.vstack((np.tile(np.eye(3), count), np.hstack([_cross_matrix(p) for p in points])))
+    return np.linalg.lstsq(columns, force + moment, rcond=None)[0].reshape(-1, 3)
 
 
-def _two_feet_minimum_norm(matrix: np.ndarray, rhs: np.ndarray, points: np.ndarray) -> np.ndarray:
-    """A⁺ b for the base columns A (6 × 6) of two point feet at ``points`` (2 × 3, base frame):
-    they cannot take a moment about the line through both, so A is rank 5 and its left null
-    vector is that moment at the base origin, u = (p₁ × d, d) with d = p₂ − p₁. Then
-    A⁺ b = Aᵀ (A Aᵀ + û ûᵀ)⁻¹ b exactly (û is an eigenvector of A Aᵀ + û ûᵀ with eigenvalue 1
-    and Aᵀ û = 0), one regular 6 × 6 solve instead of a least squares. Numpy's lstsq when the
-    feet (nearly) coincide or A is not of that form."""
-    (px, py, pz), (dx, dy, dz) = points[0].tolist(), (points[1] - points[0]).tolist()
-    null = np.array([py * dz - pz * dy, pz * dx - px * dz, px * dy - py * dx, dx, dy, dz])
-    length = math.sqrt(null @ null)
-    if length > 0.0:
-        null /= length
-        leak = matrix.T @ null  # zero to rounding when A is two point feet's base columns
-        augmented = matrix @ matrix.T + np.outer(null, null)
-        if leak @ leak < 1e-24 * np.vdot(matrix, matrix) and np.linalg.det(
-            augmented
-        ) > GRAM_RATIO * np.prod(np.diag(augmented)):
-            return matrix.T @ np.linalg.solve(augmented, rhs)
-    return np.linalg.lstsq(matrix, rhs, rcond=None)[0]
+def _cross_matrix(vector) -> np.ndarray:
+    """[v]×, with [v]× w = v × w."""
+    x, y, z = vector
+    return np.array([[0.0, -z, y], [z, 0.0, -x], [-y, x, 0.0]])
 
 
 def _solved_if_regular(systems: np.ndarray, tau: np.ndarray):
