@@ -4,8 +4,11 @@ gravity of the payload as a second model with the payload in its URDF-built iner
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import pytest
+from rclpy.parameter import Parameter
 from ros_harness import wait_for
 from test_dynamics_node import ARM_TEXT, joint_state, make_node, set_parameters
 
@@ -170,3 +173,25 @@ def test_a_set_payload_on_a_frame_that_is_not_a_link_keeps_the_previous_payload(
         _feed(harness, node, 10)
         assert _settled(gravity, gravity_with(GRIPPER))
         assert sources[-1].data.startswith('tool gripper')
+
+
+def test_a_tool_switch_under_way_when_the_node_is_destroyed_ends_quietly(
+    ros, tmp_path, monkeypatch
+):
+    """A tool selection builds its model on a thread of its own; a node destroyed meanwhile
+    lets it finish and publishes nothing after: no exception in any thread (a publisher used
+    after its destruction raises InvalidHandle)."""
+    tools = tmp_path / 'tools.yaml'
+    tools.write_text(TOOLS)
+    failures = []
+    monkeypatch.setattr(threading, 'excepthook', failures.append)
+    for tool in ('gripper', 'camera', 'gripper', '', 'camera') * 6:
+        node = make_node(robot_description=ARM_TEXT, tools_file=str(tools))
+        with ros(node):
+            assert wait_for(lambda: node.robot is not None, 20)
+            (result,) = node.set_parameters([Parameter('active_tool', value=tool)])
+            assert result.successful, result.reason
+        threads = [t for t in threading.enumerate() if t.name.endswith('(_change)')]
+        for thread in threads:
+            thread.join(10.0)
+    assert not failures, [f'{f.exc_type.__name__}: {f.exc_value}' for f in failures]

@@ -369,6 +369,7 @@ class DynamicsNode(ManagedModelNode, Node):
             live.recording.close()
 
     def destroy_node(self):
+        self.payload_input.close()
         if self.model_source is not None:
             self.model_source.close()
         self._worker.shutdown()

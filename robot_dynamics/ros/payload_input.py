@@ -66,7 +66,8 @@ class PayloadInput:
     ):
         self._node, self._use, self._payload_pub = node, use, payload_pub
         self._source_pub = create_output_publisher(node, String, '~/payload_source', LATCHED_QOS)
-        self._lock = threading.Lock()  # one change at a time, in arrival order
+        self._lock = threading.RLock()  # one change at a time, in arrival order
+        self._closed = False
         self.tools: dict = {}
         self.tools_problem = ''
         try:
@@ -115,15 +116,29 @@ class PayloadInput:
 
     def _change(self, payload: Optional[PayloadInUse], what: str) -> None:
         with self._lock:
+            if self._closed:
+                return
             problem = self._use(payload)
-        if problem:
-            self._node.get_logger().error(f'{what} refused, previous payload kept: {problem}')
-            return
-        self.publish(payload)
+            if problem:
+                self._node.get_logger().error(f'{what} refused, previous payload kept: {problem}')
+                return
+            self.publish(payload)
 
     def publish(self, payload: Optional[PayloadInUse], source: str = '') -> None:
-        """``~/payload`` (unless none) and ``~/payload_source`` for ``payload``."""
-        if payload is not None:
-            stamp = self._node.get_clock().now().to_msg()
-            self._payload_pub.publish(inertia_message(payload.link, payload.parameters, stamp))
-        self._source_pub.publish(String(data=source or (payload.describe() if payload else 'none')))
+        """``~/payload`` (unless none) and ``~/payload_source`` for ``payload``; nothing once
+        closed."""
+        with self._lock:
+            if self._closed:
+                return
+            if payload is not None:
+                stamp = self._node.get_clock().now().to_msg()
+                self._payload_pub.publish(inertia_message(payload.link, payload.parameters, stamp))
+            self._source_pub.publish(
+                String(data=source or (payload.describe() if payload else 'none'))
+            )
+
+    def close(self) -> None:
+        """No payload is installed or published once this returns (a change under way on a tool
+        selection's thread finishes first): called before the node's publishers are destroyed."""
+        with self._lock:
+            self._closed = True
