@@ -15,7 +15,7 @@ import pytest
 
 PACKAGE = pathlib.Path(__file__).resolve().parents[1] / 'robot_dynamics'
 CORE_LAYERS = (
-    ('errors', 'vectors'),
+    ('errors', 'small_algebra'),
     ('model',),
     ('dynamics',),
     ('streams',),

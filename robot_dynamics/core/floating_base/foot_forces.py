@@ -46,7 +46,14 @@ import pinocchio as pin
 from robot_dynamics.core.dynamics.base_motion import BaseMotion, MovingBaseTorques
 from robot_dynamics.core.errors import SettingError
 from robot_dynamics.core.model.model import RobotModel
-from robot_dynamics.core.vectors import add, cross, difference, dot, scaled
+from robot_dynamics.core.small_algebra import (
+    add,
+    cross,
+    difference,
+    dot,
+    scaled,
+    solve_symmetric_3x3,
+)
 
 CONTACT_ON_SHARE = 0.03
 """Default: a foot is in contact above this share of the robot's weight (world-vertical force)."""
@@ -346,9 +353,10 @@ def _least_change(points: list, force: list, moment: list) -> np.ndarray:
             for row in range(3)
         )
         spread = xx + yy + zz  # Σ |q_i|² [m²]
-        turn = _solve_symmetric_3x3(
+        turn = solve_symmetric_3x3(
             [[spread - xx, -xy, -xz], [-xy, spread - yy, -yz], [-xz, -yz, spread - zz]],
             add(moment, cross(force, centre)),
+            GRAM_RATIO,
         )
         if turn is not None:
             share = scaled(force, 1.0 / count)
@@ -379,27 +387,8 @@ def _solved_if_regular(systems: np.ndarray, tau: np.ndarray):
     transposed = systems.transpose(0, 2, 1)
     grams = (transposed @ systems).tolist()
     normal_rhs = (transposed @ tau[..., None])[..., 0].tolist()
-    solutions = [_solve_symmetric_3x3(g, r) for g, r in zip(grams, normal_rhs)]
+    solutions = [solve_symmetric_3x3(g, r, GRAM_RATIO) for g, r in zip(grams, normal_rhs)]
     return None if None in solutions else np.array(solutions)
-
-
-def _solve_symmetric_3x3(matrix: list, rhs: list) -> Optional[list]:
-    """x with ``matrix`` x = ``rhs`` for a symmetric positive semi-definite 3 × 3 matrix (nested
-    lists) by its cofactors; None unless det exceeds :data:`GRAM_RATIO` times the product of its
-    diagonal. Plain floats: numpy's det and solve cost more than this arithmetic."""
-    (a, b, c), (_, d, e), (_, _, f) = matrix
-    c00, c01, c02 = d * f - e * e, c * e - b * f, b * e - c * d
-    c11, c12 = a * f - c * c, b * c - a * e
-    det = a * c00 + b * c01 + c * c02
-    if not det > GRAM_RATIO * a * d * f:
-        return None
-    c22 = a * d - b * b
-    x, y, z = rhs
-    return [
-        (c00 * x + c01 * y + c02 * z) / det,
-        (c01 * x + c11 * y + c12 * z) / det,
-        (c02 * x + c12 * y + c22 * z) / det,
-    ]
 
 
 def _centre_of_pressure(

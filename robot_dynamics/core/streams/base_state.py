@@ -34,8 +34,8 @@ import numpy as np
 from robot_dynamics.core.dynamics.base_motion import BaseMotion, rpy_matrix
 from robot_dynamics.core.errors import RobotDynamicsError, SettingError
 from robot_dynamics.core.model.model import RobotModel
+from robot_dynamics.core.small_algebra import cross
 from robot_dynamics.core.streams.differentiation import PolynomialDifferentiator
-from robot_dynamics.core.vectors import cross
 
 BASE_STATES = ('none', 'mounting', 'odom', 'imu', 'odom+imu')
 MAX_BASE_STATE_AGE = 0.05

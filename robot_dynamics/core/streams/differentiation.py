@@ -23,6 +23,7 @@ from typing import Optional
 import numpy as np
 
 from robot_dynamics.core.errors import RobotDynamicsError, SettingError
+from robot_dynamics.core.small_algebra import solve_symmetric_3x3
 
 _FLOAT64 = np.dtype(np.float64)
 
@@ -288,7 +289,9 @@ class PolynomialDifferentiator:
         """w with Σ wᵢ xᵢ = derivative at t = 0 of the least-squares polynomial through
         (tᵢ, xᵢ), for times ``local_times`` in [−1, 0] (row 1 of the fit's pseudo-inverse)."""
         if self.degree == 2:
-            return _parabola_slope_weights(local_times)
+            weights = _parabola_slope_weights(local_times)
+            if weights is not None:
+                return weights
         vandermonde = local_times[:, None] ** self._powers
         if self.degree <= self.NORMAL_EQUATIONS_DEGREE:
             return vandermonde.dot(_solve_symmetric((vandermonde.T @ vandermonde).tolist(), 1))
@@ -339,16 +342,21 @@ class WhiteNoiseLevel:
         return self._mean_absolute * self.ABSOLUTE_TO_SIGMA
 
 
-def _parabola_slope_weights(times: np.ndarray) -> np.ndarray:
+def _parabola_slope_weights(times: np.ndarray) -> Optional[np.ndarray]:
     """The weights of a quadratic fit's slope at t = 0 (degree 2 of
-    :meth:`PolynomialDifferentiator._weights`): w = y₀ + y₁ t + y₂ t², y the middle column of
-    the inverse of the moment matrix [[S₀ S₁ S₂] [S₁ S₂ S₃] [S₂ S₃ S₄]], S_k = Σ tᵢᵏ, by its
-    cofactors (numpy's solvers cost more than the arithmetic at this size)."""
+    :meth:`PolynomialDifferentiator._weights`): w = y₀ + y₁ t + y₂ t² with y the middle column of
+    the inverse of the moment matrix [[S₀ S₁ S₂] [S₁ S₂ S₃] [S₂ S₃ S₄]], S_k = Σ tᵢᵏ; None if
+    rounding left that matrix without a positive determinant."""
     squares = times * times
-    s0, s1, s2, s3, s4 = len(times), times.sum(), squares.sum(), squares @ times, squares @ squares
-    c01, c11, c21 = s2 * s3 - s1 * s4, s0 * s4 - s2 * s2, s1 * s2 - s0 * s3
-    det = s0 * (s2 * s4 - s3 * s3) + s1 * c01 + s2 * (s1 * s3 - s2 * s2)
-    return (c01 + c11 * times + c21 * squares) / det
+    s1, s2, s3, s4 = (
+        float(x) for x in (times.sum(), squares.sum(), squares @ times, squares @ squares)
+    )
+    s0 = len(times)
+    column = solve_symmetric_3x3([[s0, s1, s2], [s1, s2, s3], [s2, s3, s4]], (0, 1, 0), 0.0)
+    if column is None:
+        return None
+    y0, y1, y2 = column
+    return y0 + y1 * times + y2 * squares
 
 
 def _solve_symmetric(matrix: list, unit_index: int) -> list:
