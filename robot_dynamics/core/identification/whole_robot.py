@@ -385,7 +385,9 @@ def least_squares(
     weights = np.ones(num_joints) if noise_std is None else 1.0 / np.asarray(noise_std, dtype=float)
     row_weights = np.tile(weights, rows // num_joints)
     weighted, target = regressor * row_weights[:, None], torques * row_weights
-    orthogonal, upper = np.linalg.qr(weighted)
+    # R of [Y τ] holds R of Y and Qᵀτ: Q itself (rows × count) is never formed
+    augmented = np.linalg.qr(np.column_stack((weighted, target)), mode='r')
+    upper, projected = augmented[:count, :count], augmented[:count, count]
     diagonal = np.abs(np.diag(upper))
     norms = np.linalg.norm(weighted, axis=0)
     if np.any(diagonal < PIVOT_TOLERANCE * np.maximum(norms, 1e-300)) or np.any(norms == 0.0):
@@ -393,7 +395,7 @@ def least_squares(
             'the motion does not excite every base parameter (rank-deficient regressor): use a '
             'multi-joint exciting trajectory, not static poses or one joint at a time'
         )
-    values = scipy.linalg.solve_triangular(upper, orthogonal.T @ target)
+    values = scipy.linalg.solve_triangular(upper, projected)
     residual = target - weighted @ values
     inverse = scipy.linalg.solve_triangular(upper, np.eye(count))
     information_inverse = inverse @ inverse.T
@@ -482,7 +484,7 @@ def consistent_fit(
     """
     import cvxpy as cp
 
-    _, upper = np.linalg.qr(np.column_stack([weighted_regressor, weighted_torques]))
+    upper = np.linalg.qr(np.column_stack([weighted_regressor, weighted_torques]), mode='r')
     count = weighted_regressor.shape[1]
     r_matrix, r_target = upper[:count, :count], upper[:count, count]
     unknown = cp.Variable(count)
