@@ -294,7 +294,9 @@ class FootForceEstimator:
             forces[list(leg.feet)] = solution.reshape(-1, 3)
         return forces
 
-    def _balanced(self, forces: np.ndarray, base_wrench: np.ndarray, points: np.ndarray):
+    def _balanced(
+        self, forces: np.ndarray, base_wrench: np.ndarray, points: np.ndarray
+    ) -> np.ndarray:
         """The forces (k × 3, base axes) of the feet in contact closest to ``forces`` whose
         base rows give ``base_wrench`` (least squares when they cannot); zero for the others.
         ``points``: the feet's contact points in the base frame [m]."""
@@ -338,8 +340,8 @@ def _least_change(points: list, force: list, moment: list) -> np.ndarray:
         if squared > 1e-12:
             at_first = cross(first, line)  # the force part of û; its moment part is the line
             along = (dot(at_first, force) + dot(line, moment)) / (dot(at_first, at_first) + squared)
-            force = add(force, scaled(at_first, -along))
-            moment = add(moment, scaled(line, -along))
+            force = difference(force, scaled(at_first, along))
+            moment = difference(moment, scaled(line, along))
             centre = scaled(add(first, second), 0.5)
             turn = scaled(add(moment, cross(force, centre)), 2.0 / squared)
             half = scaled(cross(turn, line), 0.5)
