@@ -254,13 +254,16 @@ def test_the_least_change_is_the_pseudo_inverse_for_any_feet(layout):
     the point feet's base columns [I …; [p_i]× …] (the layout the test above checks on
     pinocchio's Jacobians), for base wrenches the feet can and cannot give."""
     rng = np.random.default_rng(len(layout))
-    count = {'one': 1, 'two': 2, 'three': 3, 'five': 5}.get(layout.split()[0], 0)
-    points = rng.normal(0.0, 0.4, (count, 3))
-    if layout == 'two apart by 1 mm':
-        points = np.array([[0.2, 0.1, -0.5], [0.2, 0.101, -0.5]])
-    elif layout.endswith('in a line'):
-        count = 3 if layout.startswith('three') else 4
-        points = np.array([0.3, -0.1, -0.5]) + np.outer(rng.normal(0, 1, count), [0.1, 0.2, 0.0])
+    line = np.array([0.3, -0.1, -0.5]) + np.outer(rng.normal(0, 1, 4), [0.1, 0.2, 0.0])
+    points = {
+        'one': rng.normal(0.0, 0.4, (1, 3)),
+        'two': rng.normal(0.0, 0.4, (2, 3)),
+        'three': rng.normal(0.0, 0.4, (3, 3)),
+        'five': rng.normal(0.0, 0.4, (5, 3)),
+        'two apart by 1 mm': np.array([[0.2, 0.1, -0.5], [0.2, 0.101, -0.5]]),
+        'three in a line': line[:3],
+        'four in a line': line,
+    }[layout]
     columns = np.vstack(
         (
             np.tile(np.eye(3), len(points)),
