@@ -246,6 +246,7 @@ def test_the_stages_without_record_give_what_update_gives():
         ('external_torque_method', 'bogus'),
         ('acceleration_window', 1),
         ('torque_warn_ratio', 1.5),
+        ('wrench_reference', 'contact_start'),
     ],
 )
 def test_a_setting_out_of_its_range_is_refused_by_name(setting, value):
@@ -479,3 +480,57 @@ def test_the_wrench_of_a_steady_force_on_a_moving_arm_is_solved_where_the_observ
     unshifted_error = np.max(np.linalg.norm(unshifted, axis=1))
     assert solved_error < 0.001 * np.linalg.norm(force)  # measured 0.008 N
     assert unshifted_error > 10.0 * solved_error  # measured 0.25 N
+
+
+@pytest.mark.parametrize('profile', ['default', 'hand_guiding'])
+def test_a_contacts_wrench_is_measured_from_the_external_torques_before_it(profile):
+    """The bundled arm at rest with effort offsets, which show as external torques with nothing
+    touching (a model error), and a 15 N force on the wrench frame from 1.0 to 1.5 s
+    (efforts = g + offsets − Jᵀ F). With ``wrench_reference`` contact_onset the raised contact's
+    wrench is the force alone: the external torques of before the contact are held and taken
+    off; with zero, or when the profile does not raise the contact (hand guiding), it is the
+    force plus the wrench the offsets show before the push. Out of contact, both explain every
+    external torque."""
+    import pinocchio as pin
+
+    arm = RobotModel.from_urdf_file(ARM_URDF)
+    model, data = arm.model, arm.model.createData()
+    offsets = np.array([0.8, -1.2, 0.5, 0.9, -0.3, 0.2, 0.1])
+    force = np.array([9.0, -6.0, 9.0])
+    zeros = np.zeros(arm.num_joints)
+    gravity = pin.rnea(model, data, ARM_POSE, zeros, zeros)
+
+    def run(reference: str) -> dict:
+        live = LiveDynamics(
+            arm,
+            LiveSettings(
+                contact_thresholds=tuple(np.abs(offsets) + 1.0),
+                wrench_reference=reference,
+                contact_profile=profile,
+            ),
+        )
+        frame = model.getFrameId(live.wrench_frame)
+        jacobian = pin.computeFrameJacobian(model, data, ARM_POSE, frame, pin.LOCAL_WORLD_ALIGNED)
+        world = data.oMf[frame].rotation  # the frame's axes → world
+        seen = {}
+        for k in range(3000):
+            t = 0.001 * k
+            pushed = 1.0 <= t < 1.5
+            efforts = gravity + offsets - (jacobian[:3].T @ force if pushed else 0.0)
+            sample = JointSample(arm.joint_names, ARM_POSE, zeros, efforts, 1.0 + t)
+            result = live.update(sample, wrench=True)
+            if k in (990, 1499, 2999):  # before, at the end of, and long after the push
+                seen[k] = (world @ result.wrench.force, result.contact.in_contact)
+        return seen
+
+    onset, zero = run('contact_onset'), run('zero')
+    phantom = zero[990][0]  # the offsets' wrench before the push
+    assert np.linalg.norm(phantom) > 1.0
+    raised = profile == 'default'
+    assert onset[1499][1] is raised and zero[1499][1] is raised
+    assert np.allclose(zero[1499][0], force + phantom, atol=1e-6)
+    expected = force if raised else force + phantom
+    assert np.allclose(onset[1499][0], expected, atol=1e-6)
+    for run_seen in (onset, zero):
+        assert np.allclose(run_seen[990][0], phantom, atol=1e-9)
+        assert run_seen[2999][1] is False and np.allclose(run_seen[2999][0], phantom, atol=1e-6)

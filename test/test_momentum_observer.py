@@ -273,6 +273,37 @@ def test_contact_needs_the_minimum_duration_and_releases_with_hysteresis():
     assert first_free == 10 and released[first_free].changed and detector.contacts == 1
 
 
+def test_a_contact_holds_its_baseline_and_ends_when_the_torques_return_to_it():
+    """A model error keeps joint 1 at 0.80 + 0.05 t of its threshold with nothing touching (the
+    ratios never fall below the release ratio 0.7) and a push adds 3 thresholds on joint 2 from
+    1.0 to 1.3 s, at 1 kHz. The baseline is the mean of the 20 ms ending 40 ms before the first
+    sample over a threshold (the ramp at 0.95 s); the contact ends 50 ms (release_duration) after
+    the push, once the change since the baseline is below the release ratio. A contact that
+    begins with the detector's first sample has no baseline and is held by the error."""
+    stamps = np.arange(1600) * 0.001
+
+    def torques(t):
+        return np.array([0.80 + 0.05 * t, 3.0 if 1.0 <= t < 1.3 else 0.0])
+
+    detector = ContactDetector(np.array([1.0, 1.0]))
+    updates = {round(t, 3): detector.update(t, torques(t)) for t in stamps}
+    assert updates[1.005].changed and updates[1.005].in_contact and detector.onset == 1.0
+    released = [t for t, update in updates.items() if update.changed and not update.in_contact]
+    assert released == [1.35] and detector.baseline is None and detector.contacts == 1
+
+    detector = ContactDetector(np.array([1.0, 1.0]))
+    baselines = []
+    for t in stamps:
+        detector.update(t, torques(t))
+        baselines.append(detector.baseline)
+    np.testing.assert_allclose(baselines[1100], [0.80 + 0.05 * 0.95, 0.0], atol=1e-4)
+
+    unreferenced = ContactDetector(np.array([1.0, 1.0]))
+    held = [unreferenced.update(t, torques(t)) for t in stamps[1000:]]
+    assert held[5].changed and unreferenced.baseline is None
+    assert all(update.in_contact for update in held[5:])
+
+
 def test_calibrated_thresholds_are_mean_plus_k_sigma():
     rng = np.random.default_rng(3)
     residuals = rng.normal([0.1, -0.2, 0.0], [0.05, 0.3, 0.0], (20000, 3))

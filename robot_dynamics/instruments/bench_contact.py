@@ -93,6 +93,13 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
         help='contact and residual: the momentum observer\'s K_O [1/s] (default: the node\'s)',
     )
     group.add_argument(
+        '--wrench-reference',
+        choices=('contact_onset', 'zero'),  # external_wrench.WRENCH_REFERENCES, without pinocchio
+        default=None,
+        help="contact and residual: what the wrench explains during a contact, 'contact_onset' or "
+        "'zero' (default: the node's)",
+    )
+    group.add_argument(
         '--seed',
         type=int,
         default=0,

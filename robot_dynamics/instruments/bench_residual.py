@@ -46,6 +46,7 @@ from robot_dynamics.instruments.contact_proving_ground import (
     Estimation,
     identified_estimation,
     identify_model,
+    pipeline_settings,
 )
 
 COLUMNS = ('URDF', '+ offsets zeroed', '+ friction, rotor inertia', 'identified model')
@@ -114,15 +115,10 @@ def _columns(folder: Path, args) -> list:
         Estimation(str(ARM_URDF), str(without_offsets)),
         identified,
     )
-    settings = _observer_settings(args.observer_gain)
+    settings = pipeline_settings(args)
     return [
         Column(name, estimation.live(**settings)) for name, estimation in zip(COLUMNS, estimations)
     ]
-
-
-def _observer_settings(observer_gain: Optional[float]) -> dict:
-    """LiveSettings overrides for the observer gain K_O [1/s] (None: the node's default)."""
-    return {} if observer_gain is None else {'observer_gain': observer_gain}
 
 
 class _Stream:
@@ -183,6 +179,7 @@ def measure(args) -> dict:
         'publish_rate_hz': args.rate,
         'free_seconds': args.free_seconds,
         'observer_gain_per_s': float(columns[0].live.observer.gain[0]),
+        'wrench_reference': columns[0].live.settings.wrench_reference,
         'columns': summaries,
         'phantom_ratio_urdf_over_identified': ratios.round(2).tolist(),
         'filtered_ratio_urdf_over_identified': _ratios(
@@ -277,7 +274,7 @@ def run(args: argparse.Namespace) -> int:
     """Print both tables; exit 0 when the proving ground's targets and the Panda's are met."""
     args.rate = args.rate or 250.0
     result = measure(args)
-    panda = panda_replay(panda_data_folder(), args.seed, args.observer_gain)
+    panda = panda_replay(panda_data_folder(), args.seed, pipeline_settings(args))
     result['panda'] = panda
     identified = panda['identified model']
     result['panda_met'] = bool(
@@ -318,7 +315,8 @@ def _text(result: dict) -> str:
     table = _Table(
         f"bench residual: the realistic arm (seed {result['seed']}), "
         f"{result['publish_rate_hz']:.0f} Hz, {result['free_seconds']:g} s of free excitation, "
-        f"observer gain {result['observer_gain_per_s']:g} /s",
+        f"observer gain {result['observer_gain_per_s']:g} /s, wrench_reference "
+        f"{result['wrench_reference']}",
         [c['column'] for c in columns],
         34,
         28,
@@ -394,7 +392,7 @@ def panda_data_folder() -> Path:
     raise FileNotFoundError('../shared/data/panda_gaz2019 not found beside the repository')
 
 
-def panda_replay(folder: Path, seed: int = 0, observer_gain: Optional[float] = None) -> dict:
+def panda_replay(folder: Path, seed: int = 0, settings: Optional[dict] = None) -> dict:
     """The real Panda recording replayed through the live pipeline: identified by `robot_dynamics
     identify` on t < :data:`PANDA_SPLIT` only, thresholds calibrated on the last 10 s of that
     training motion, scored on the held-out rest. Each model is replayed three times, each time
@@ -403,7 +401,7 @@ def panda_replay(folder: Path, seed: int = 0, observer_gain: Optional[float] = N
     the measured link-side torques as a robot's sensors would show them (τ_m − J(q)ᵀ F, F at
     ``panda_link8``, world directions drawn from ``seed``), 0.4 s each with the rest of
     :data:`PANDA_PUSH_PERIOD` free, so that the detector can release between them.
-    ``observer_gain`` [1/s]: the momentum observer's K_O (None: the node's default)."""
+    ``settings``: LiveSettings overrides (None: the node's defaults)."""
     from robot_dynamics.core.identification.recording import clean_recording
     from robot_dynamics.core.identification.recording_files import read_panda_gaz2019
 
@@ -416,9 +414,8 @@ def panda_replay(folder: Path, seed: int = 0, observer_gain: Optional[float] = N
             'URDF': Estimation(str(folder / 'panda_arm.urdf')),
             'identified model': identified,
         }
-        settings = _observer_settings(observer_gain)
         result = {
-            name: _panda_column(model, recording, pushes, settings)
+            name: _panda_column(model, recording, pushes, settings or {})
             for name, model in models.items()
         }
     result['identified model']['offline_held_out_rms_nm'] = offline['rms_held_out']
@@ -471,6 +468,7 @@ def _panda_column(model: Estimation, recording, pushes: dict, settings: dict) ->
         'not_released': small['not_released'] + large['not_released'],
         'pushes_each': PANDA_PUSHES,
         'observer_gain_per_s': quiet['observer_gain_per_s'],
+        'wrench_reference': quiet['wrench_reference'],
         'force_rms_n': float(np.sqrt(np.mean(np.sum(np.square(large['force_errors']), axis=1)))),
     }
 
@@ -556,6 +554,7 @@ def _replay(live, recording, pushes: list) -> dict:
         'not_released': not_released,
         'force_errors': errors,
         'observer_gain_per_s': float(live.observer.gain[0]),
+        'wrench_reference': live.settings.wrench_reference,
     }
 
 
@@ -574,7 +573,8 @@ def _panda_text(panda: dict, met: bool) -> str:
     table = _Table(
         f'\nreal Panda (Gaz et al. 2019), identified on t < {PANDA_SPLIT:g} s, scored on the rest; '
         f'replayed as recorded, with {PANDA_PUSHES} pushes of 8 N and with as many of 20 N at '
-        f"{PANDA_FRAME}; observer gain {panda['URDF']['observer_gain_per_s']:g} /s",
+        f"{PANDA_FRAME}; observer gain {panda['URDF']['observer_gain_per_s']:g} /s, "
+        f"wrench_reference {panda['URDF']['wrench_reference']}",
         names,
         36,
         38,

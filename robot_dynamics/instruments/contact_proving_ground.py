@@ -202,7 +202,7 @@ def measure_profile(
 
     estimation = estimation or Estimation(str(ARM_URDF))
     figures = ProfileFigures(label or profile_name)
-    live = estimation.live(**_observer_settings(args))
+    live = estimation.live(**pipeline_settings(args))
     run = _Run(arm_scene(profile_name, args), live, 1.0 / args.rate)
     _advance(run, args.calibration + 0.5)
     calibration = run.live.calibrate_thresholds()
@@ -322,15 +322,19 @@ def _collisions(
         live = estimation.live(
             contact_thresholds=tuple(figures.thresholds_nm),
             observer_momentum=figures.kept_momentum,
-            **_observer_settings(args),
+            **pipeline_settings(args),
         )
         _strike(_Run(scene, live, period), figures, args)
 
 
-def _observer_settings(args) -> dict:
-    """The observer gain ``--observer-gain`` asks for, else the node's default."""
-    gain = getattr(args, 'observer_gain', None)
-    return {} if gain is None else {'observer_gain': gain}
+def pipeline_settings(args) -> dict:
+    """LiveSettings overrides: the observer gain of ``--observer-gain`` and the wrench reference
+    of ``--wrench-reference``, each the node's default when not given."""
+    given = {
+        'observer_gain': getattr(args, 'observer_gain', None),
+        'wrench_reference': getattr(args, 'wrench_reference', None),
+    }
+    return {name: value for name, value in given.items() if value is not None}
 
 
 def _strike(run: _Run, figures: ProfileFigures, args) -> None:
@@ -436,7 +440,8 @@ def measure(args) -> dict:
         'engine': 'mujoco',
         'model': 'fr3_arm (bundled), no payload',
         'publish_rate_hz': args.rate,
-        'observer_gain_per_s': _observer_settings(args).get('observer_gain'),
+        'observer_gain_per_s': pipeline_settings(args).get('observer_gain'),
+        'wrench_reference': pipeline_settings(args).get('wrench_reference'),
         'seed': args.seed,
         'steps': args.steps,
         'force_range_n': list(args.force_range),
@@ -448,8 +453,14 @@ def measure(args) -> dict:
     }
 
 
-def _gain_words(gain: Optional[float]) -> str:
-    return '' if gain is None else f' but an observer gain of {gain:g} /s'
+def _setting_words(result: dict) -> str:
+    """Where the pipeline differs from the node's defaults ('' nowhere)."""
+    words = []
+    if result.get('observer_gain_per_s') is not None:
+        words.append(f"an observer gain of {result['observer_gain_per_s']:g} /s")
+    if result.get('wrench_reference') is not None:
+        words.append(f"wrench_reference {result['wrench_reference']}")
+    return ' but ' + ' and '.join(words) if words else ''
 
 
 def text(result: dict) -> str:
@@ -458,7 +469,7 @@ def text(result: dict) -> str:
     lines = [
         f"bench contact (proving ground, MuJoCo): {result['model']}, "
         f"{result['publish_rate_hz']:.0f} Hz joint states, dynamics_node's default pipeline"
-        + _gain_words(result.get('observer_gain_per_s'))
+        + _setting_words(result)
         + '; '
         f"{result['steps']} pushes of {result['force_range_n'][0]:g}-"
         f"{result['force_range_n'][1]:g} N at {PUSH_LINK}, a box struck "

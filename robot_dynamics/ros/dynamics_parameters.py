@@ -18,7 +18,11 @@ from robot_dynamics.core.contact.contact_detection import (
     DEFAULT_RELEASE_RATIO,
     DEFAULT_SIGMA,
 )
-from robot_dynamics.core.contact.external_wrench import DEFAULT_DAMPING, DEFAULT_SINGULAR_THRESHOLD
+from robot_dynamics.core.contact.external_wrench import (
+    DEFAULT_DAMPING,
+    DEFAULT_SINGULAR_THRESHOLD,
+    WRENCH_REFERENCES,
+)
 from robot_dynamics.core.contact.momentum_observer import DEFAULT_GAIN
 from robot_dynamics.core.identification.payload import MODES as PAYLOAD_MODES
 from robot_dynamics.core.live.known_wrench import KNOWN_WRENCH_TIMEOUT
@@ -345,6 +349,13 @@ DYNAMICS_PARAMETERS = MODEL_SOURCE_PARAMETERS + (
         DEFAULT_SINGULAR_THRESHOLD,
         'Jacobian singular value below which a wrench direction is not identifiable (and damped)',
         **POSITIVE,
+    ),
+    P(
+        'wrench_reference',
+        'contact_onset',
+        "what ~/external_wrench explains during a raised contact: 'contact_onset' (the change "
+        "of the external torques since just before the contact began) or 'zero' (all of them)",
+        choices=WRENCH_REFERENCES,
     ),
     # tool outputs
     P(

@@ -1,15 +1,19 @@
 """Contact detection on external joint torques: per-joint thresholds, hysteresis, minimum duration.
 
 A contact starts when some joint's |τ_ext,i| / threshold_i exceeds 1 for at least
-``min_duration``; it ends when every ratio has stayed below ``release_ratio`` for at least
-``release_duration``. Thresholds are given (N·m per joint) or calibrated from the residual
-of contact-free motion: threshold_i = |mean_i| + k·σ_i over the calibration window
-(:func:`calibrated_thresholds`). Units: N·m (N for prismatic joints), s.
+``min_duration``. When it starts, the detector holds its *baseline*: τ_ext just before the
+contact began (:class:`ContactDetector`). It ends when every ratio has stayed below
+``release_ratio`` for at least ``release_duration``, either the ratios of τ_ext or those of its
+change since the baseline: a model's error that keeps τ_ext near the thresholds with nothing
+touching does not hold a contact for ever. Thresholds are given (N·m per joint) or calibrated
+from the residual of contact-free motion: threshold_i = |mean_i| + k·σ_i over the calibration
+window (:func:`calibrated_thresholds`). Units: N·m (N for prismatic joints), s.
 """
 
 from __future__ import annotations
 
 import math
+from collections import deque
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
@@ -26,6 +30,11 @@ MIN_CALIBRATION_SAMPLES = 100
 STAMP_RESOLUTION = (
     1e-9  # s: a ROS time stamp's resolution; durations this close to a hold count as reached
 )
+DEFAULT_BASELINE_LOOKBACK = 0.04  # s: two time constants of the default momentum observer
+DEFAULT_BASELINE_WINDOW = 0.02  # s: one
+MAX_DETECTION_HOLD = 1.0
+"""[s] the longest time from a contact's first sample over its threshold to the sample that
+flags it (``min_duration`` is below it) that the baseline looks back over."""
 
 
 class ContactCalibrationError(RobotDynamicsError):
@@ -80,8 +89,51 @@ def calibrated_thresholds(residuals: np.ndarray, sigma: float = DEFAULT_SIGMA) -
     return np.maximum(thresholds, MIN_THRESHOLD)
 
 
+class RecentSamples:
+    """The (stamp [s], value) samples of the last ``span`` seconds (at up to ``max_rate`` [Hz]).
+    A value is kept as the array itself, not a copy: the caller never writes it again."""
+
+    def __init__(self, span: float, max_rate: float = 1000.0):
+        self._recent: deque = deque(maxlen=int(max_rate * span) + 2)
+
+    def add(self, stamp: float, value: np.ndarray) -> None:
+        self._recent.append((stamp, value))
+
+    def closest(self, stamp: float) -> np.ndarray:
+        """The kept value whose stamp is closest to ``stamp`` (the oldest kept when none reaches
+        back that far). Call :meth:`add` first."""
+        closest_stamp, closest = self._recent[-1]
+        for kept_stamp, value in reversed(self._recent):
+            if abs(kept_stamp - stamp) > abs(closest_stamp - stamp):
+                break
+            closest_stamp, closest = kept_stamp, value
+        return closest
+
+    def mean(self, start: float, end: float) -> Optional[np.ndarray]:
+        """The mean of the kept values stamped from ``start`` to ``end`` [s]; when none is, the
+        newest one stamped before ``start``; None when every kept value is newer than ``end``."""
+        values = []
+        for stamp, value in reversed(self._recent):
+            if stamp < start:
+                return np.mean(values, axis=0) if values else value
+            if stamp <= end:
+                values.append(value)
+        return np.mean(values, axis=0) if values else None
+
+
 class ContactDetector:
-    """Hysteresis and minimum-duration logic over per-joint ratios |τ_ext| / threshold."""
+    """Hysteresis and minimum-duration logic over per-joint ratios |τ_ext| / threshold, and the
+    baseline of a contact in progress (:attr:`baseline`).
+
+    The baseline is the mean of τ_ext [N·m] over ``baseline_window`` [s] ending
+    ``baseline_lookback`` [s] before the contact's first sample over its threshold. A model's
+    errors (link inertials, friction, effort offsets) show in τ_ext with nothing touching and
+    change with the motion; the change of τ_ext since the baseline is what the contact adds,
+    plus how much that error changed since. The lookback keeps the contact's own rise out of
+    the baseline: a momentum observer's τ_ext rises with time constant 1/K_O, so two time
+    constants before the first sample over its threshold it holds little of a force that
+    crosses it; the mean over one more keeps the baseline's noise below one sample's. Over a
+    long contact with large motions (hand guiding) the baseline grows stale."""
 
     def __init__(
         self,
@@ -89,6 +141,9 @@ class ContactDetector:
         min_duration: float = DEFAULT_MIN_DURATION,
         release_ratio: float = DEFAULT_RELEASE_RATIO,
         release_duration: float = DEFAULT_RELEASE_DURATION,
+        baseline_lookback: float = DEFAULT_BASELINE_LOOKBACK,
+        baseline_window: float = DEFAULT_BASELINE_WINDOW,
+        max_rate: float = 1000.0,
     ):
         self.thresholds = checked_thresholds(thresholds, len(np.atleast_1d(thresholds)))
         if not (0.0 <= min_duration < math.inf and 0.0 <= release_duration < math.inf):
@@ -97,7 +152,10 @@ class ContactDetector:
             raise ThresholdError(f'release ratio must be in (0, 1], got {release_ratio!r}')
         self.min_duration, self.release_duration = float(min_duration), float(release_duration)
         self.release_ratio = float(release_ratio)
+        self.baseline_lookback, self.baseline_window = baseline_lookback, baseline_window
         self._inverse = 1.0 / self.thresholds
+        span = baseline_window + baseline_lookback + MAX_DETECTION_HOLD
+        self._recent = RecentSamples(span, max_rate)
         self.reset()
 
     def reset(self) -> None:
@@ -105,12 +163,24 @@ class ContactDetector:
         self.in_contact = False
         self._pending_since: Optional[float] = None
         self.contacts = 0
+        self.onset: Optional[float] = None
+        """Stamp [s] of the first sample over a threshold of the contact in progress or last."""
+        self.baseline: Optional[np.ndarray] = None
+        """τ_ext [N·m] just before the contact in progress began (class docstring); None out of
+        contact, and for a contact that began with the detector's first samples."""
 
     def update(self, stamp: float, external_torques: np.ndarray) -> ContactUpdate:
-        """Take one sample of external torques [N·m] at ``stamp`` [s]."""
+        """Take one sample of external torques [N·m] at ``stamp`` [s] (kept as it is for the
+        baseline: the caller never writes it again)."""
+        self._recent.add(stamp, external_torques)
         ratios = np.abs(external_torques) * self._inverse
         peak = float(ratios.max()) if ratios.size else 0.0
-        holds = peak >= self.release_ratio if self.in_contact else not peak > 1.0
+        if self.in_contact:
+            holds = peak >= self.release_ratio and self._change_peak(external_torques) >= (
+                self.release_ratio
+            )
+        else:
+            holds = not peak > 1.0
         if holds:  # no pending transition
             self._pending_since = None
             return ContactUpdate(self.in_contact, False, ratios)
@@ -120,9 +190,20 @@ class ContactDetector:
         if stamp - self._pending_since < hold - STAMP_RESOLUTION:
             return ContactUpdate(self.in_contact, False, ratios)
         self.in_contact = not self.in_contact
-        self.contacts += self.in_contact
+        self.baseline = None
+        if self.in_contact:
+            self.contacts += 1
+            self.onset = self._pending_since
+            end = self.onset - self.baseline_lookback
+            self.baseline = self._recent.mean(end - self.baseline_window, end)
         self._pending_since = None
         return ContactUpdate(self.in_contact, True, ratios)
+
+    def _change_peak(self, external_torques: np.ndarray) -> float:
+        """The largest |τ_ext − baseline| / threshold (infinite without a baseline)."""
+        if self.baseline is None or not external_torques.size:
+            return math.inf
+        return float((np.abs(external_torques - self.baseline) * self._inverse).max())
 
 
 class ResidualHistory:

@@ -20,12 +20,12 @@ directions were resolved. Never NaN for finite input.
 from __future__ import annotations
 
 import math
-from collections import deque
 from dataclasses import dataclass
 
 import numpy as np
 import pinocchio as pin
 
+from robot_dynamics.core.contact.contact_detection import RecentSamples
 from robot_dynamics.core.errors import RobotDynamicsError
 from robot_dynamics.core.model.model import RobotModel
 
@@ -125,31 +125,27 @@ class WrenchEstimator:
         )
 
 
-class ObservedPositions:
+class ObservedPositions(RecentSamples):
     """The joint positions a momentum observer's residual describes, for the wrench: its residual
     is τ_ext low-passed at K_O (``gain`` [1/s]), which lags τ_ext by 1/K_O, so a steady force on
     a moving arm acted through the Jacobian of the sample 1/K_O before the newest. Keeps the
-    samples of the last 1/K_O (at up to ``max_rate`` [Hz])."""
+    samples of the last 1/K_O (at up to ``max_rate`` [Hz]); :meth:`add` a sample's joint
+    positions [rad]."""
 
     def __init__(self, gain: float, max_rate: float = 1000.0):
         self.lag = 1.0 / float(gain)
-        self._recent: deque = deque(maxlen=int(max_rate * self.lag) + 2)
-
-    def add(self, stamp: float, positions: np.ndarray) -> None:
-        """Keep one sample's stamp [s] and joint positions [rad]: the array itself, not a copy
-        (the merger's rows and a recording's are never written again)."""
-        self._recent.append((stamp, positions))
+        super().__init__(self.lag, max_rate)
 
     def at(self, stamp: float) -> np.ndarray:
-        """The kept positions [rad] whose stamp is closest to ``stamp`` − 1/K_O (the oldest kept
-        when none reaches back that far). Call :meth:`add` first."""
-        target = stamp - self.lag
-        closest_stamp, closest = self._recent[-1]
-        for kept_stamp, positions in reversed(self._recent):
-            if abs(kept_stamp - target) > abs(closest_stamp - target):
-                break
-            closest_stamp, closest = kept_stamp, positions
-        return closest
+        """The kept positions [rad] whose stamp is closest to ``stamp`` − 1/K_O."""
+        return self.closest(stamp - self.lag)
+
+
+WRENCH_REFERENCES = ('contact_onset', 'zero')
+"""What the external wrench explains: ``contact_onset``, during a contact the change of τ_ext
+since just before it began
+(:attr:`~robot_dynamics.core.contact.contact_detection.ContactDetector.baseline`); ``zero``,
+all of τ_ext."""
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,10 @@ records the sample once every output is sent:
 3. :meth:`LiveDynamics.result`: contact detection on τ_ext (thresholds given or calibrated:
    :class:`~robot_dynamics.core.contact.contact_detection.ContactDetector`) and the external
    wrench at ``wrench_frame`` when the caller asks for it
-   (:class:`~robot_dynamics.core.contact.external_wrench.WrenchEstimator`).
+   (:class:`~robot_dynamics.core.contact.external_wrench.WrenchEstimator`); during a raised
+   contact, with ``wrench_reference`` ``contact_onset``, of τ_ext less the contact's baseline,
+   τ_ext just before it began
+   (:attr:`~robot_dynamics.core.contact.contact_detection.ContactDetector.baseline`).
 4. :meth:`LiveDynamics.record`: τ_ext appended to the residual history the thresholds are
    calibrated from, the second momentum observer of ``observer_momentum`` auto updated (it
    competes with the first at the calibration; it publishes nothing) and the sample appended to
@@ -494,11 +497,15 @@ class LiveDynamics:
         used = profile.thresholds_for(thresholds, self.robot.num_joints)
         if used is None:
             return None
+        time_constant = 1.0 / settings.observer_gain  # the observer's, also the baseline's
         return ContactDetector(
             used,
             _first_given(profile.min_duration, settings.contact_min_duration),
             _first_given(profile.release_ratio, settings.contact_release_ratio),
             _first_given(profile.release_duration, settings.contact_release_duration),
+            baseline_lookback=2.0 * time_constant,
+            baseline_window=time_constant,
+            max_rate=HISTORY_MAX_RATE,
         )
 
     def use_contact_profile(self, name: str) -> None:
@@ -745,7 +752,8 @@ class LiveDynamics:
                 positions = torques.positions
                 if self._observed_positions is not None:
                     positions = self._observed_positions.at(stamp)
-                estimate = self._last_wrench = self._wrench.estimate(positions, external)
+                explained = self._explained_by_wrench(external, contact, detector)
+                estimate = self._last_wrench = self._wrench.estimate(positions, explained)
         return LiveResult(
             stamp,
             self.robot.joint_names,
@@ -759,6 +767,20 @@ class LiveDynamics:
             self.problems,
             None if torques.ground_torques is None else self._last_feet,
         )
+
+    def _explained_by_wrench(
+        self,
+        external: np.ndarray,
+        contact: Optional[ContactUpdate],
+        detector: Optional[ContactDetector],
+    ) -> np.ndarray:
+        """The external torques [N·m] the wrench explains: during a contact ``detector``
+        raised, with ``wrench_reference`` contact_onset, their change since its baseline."""
+        if contact is None or not contact.in_contact or detector.baseline is None:
+            return external
+        if self.settings.wrench_reference != 'contact_onset':
+            return external
+        return external - detector.baseline
 
     def record(self) -> None:
         """Last stage of :meth:`update`, for the last :meth:`external_torques`: τ_ext into the
@@ -1070,6 +1092,9 @@ class LiveDynamics:
             thresholds_source=thresholds.source if thresholds else f'profile {profile.name}',
             thresholds_nm=' '.join(f'{t:.4g}' for t in detector.thresholds),
         )
+        baseline = detector.baseline
+        if baseline is not None:
+            values['contact_baseline_nm'] = ' '.join(f'{t:.4g}' for t in baseline)
         if not profile.raise_contact:
             messages.append(f'~/contact never raised (contact_profile {profile.name})')
             return OK
@@ -1081,6 +1106,7 @@ class LiveDynamics:
             return OK
         frame = self._wrench.frame
         values['wrench_frame'] = frame
+        values['wrench_reference'] = self.settings.wrench_reference
         estimate = self._last_wrench
         if estimate is None:
             return OK

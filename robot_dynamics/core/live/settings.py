@@ -18,7 +18,11 @@ from robot_dynamics.core.contact.contact_detection import (
     DEFAULT_RELEASE_RATIO,
     DEFAULT_SIGMA,
 )
-from robot_dynamics.core.contact.external_wrench import DEFAULT_DAMPING, DEFAULT_SINGULAR_THRESHOLD
+from robot_dynamics.core.contact.external_wrench import (
+    DEFAULT_DAMPING,
+    DEFAULT_SINGULAR_THRESHOLD,
+    WRENCH_REFERENCES,
+)
 from robot_dynamics.core.contact.momentum_observer import DEFAULT_GAIN, MOMENTUM_SOURCES
 from robot_dynamics.core.errors import SettingError
 from robot_dynamics.core.live.known_wrench import KNOWN_WRENCH_TIMEOUT
@@ -82,7 +86,8 @@ class LiveSettings:
     ``contact_release_ratio`` for ``contact_release_duration`` [s]; ``contact_profile`` of the
     shipped profiles and ``contact_profiles_file``
     (:mod:`~robot_dynamics.core.contact.contact_profiles`). Wrench: ``wrench_frame`` ('' the
-    payload link), ``wrench_damping`` [m], ``wrench_singular_threshold``. Tool:
+    payload link), ``wrench_damping`` [m], ``wrench_singular_threshold``, ``wrench_reference``
+    (:data:`~robot_dynamics.core.contact.external_wrench.WRENCH_REFERENCES`). Tool:
     ``known_wrench_timeout`` [s], ``effective_mass_frame`` ('' the payload link). Diagnostics:
     ``torque_warn_ratio`` (|τ| / effort limit that warns, in (0, 1]). ros2_control command:
     ``command_joints`` (the joint order of the gravity command; empty: model order),
@@ -117,6 +122,7 @@ class LiveSettings:
     wrench_frame: str = ''
     wrench_damping: float = DEFAULT_DAMPING
     wrench_singular_threshold: float = DEFAULT_SINGULAR_THRESHOLD
+    wrench_reference: str = 'contact_onset'
     known_wrench_timeout: float = KNOWN_WRENCH_TIMEOUT
     effective_mass_frame: str = ''
     torque_warn_ratio: float = TORQUE_WARN_RATIO
@@ -141,6 +147,7 @@ class LiveSettings:
             ('external_torque_method', ROUTES),
             ('observer_momentum', MOMENTUM_CHOICES),
             ('base_state', BASE_STATES),
+            ('wrench_reference', WRENCH_REFERENCES),
         )
         for name, allowed in choices:
             if getattr(self, name) not in allowed:
