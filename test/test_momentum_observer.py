@@ -304,6 +304,24 @@ def test_a_contact_holds_its_baseline_and_ends_when_the_torques_return_to_it():
     assert all(update.in_contact for update in held[5:])
 
 
+def test_a_force_that_builds_up_slowly_holds_one_contact_until_it_is_gone():
+    """A force ramping on joint 2 from 0 at 0.5 s to 2 thresholds at 1.5 s, held to 2.0 s: its
+    baseline holds 0.9 of a threshold of it (the ramp 40–60 ms before it crossed), so its change
+    since falls below the release ratio at once. While a ratio of τ_ext exceeds 1 the contact
+    still holds: one contact, from 1.006 s to 50 ms after the force is gone."""
+    stamps = np.arange(2500) * 0.001
+
+    def torques(t):
+        ramp = 2.0 * min(max(t - 0.5, 0.0), 1.0) if t < 2.0 else 0.0
+        return np.array([0.5, ramp])
+
+    detector = ContactDetector(np.array([1.0, 1.0]))
+    changes = [
+        (round(t, 3), u.in_contact) for t in stamps if (u := detector.update(t, torques(t))).changed
+    ]
+    assert changes == [(1.006, True), (2.05, False)]
+
+
 def test_calibrated_thresholds_are_mean_plus_k_sigma():
     rng = np.random.default_rng(3)
     residuals = rng.normal([0.1, -0.2, 0.0], [0.05, 0.3, 0.0], (20000, 3))

@@ -3,11 +3,13 @@
 A contact starts when some joint's |τ_ext,i| / threshold_i exceeds 1 for at least
 ``min_duration``. When it starts, the detector holds its *baseline*: τ_ext just before the
 contact began (:class:`ContactDetector`). It ends when every ratio has stayed below
-``release_ratio`` for at least ``release_duration``, either the ratios of τ_ext or those of its
-change since the baseline: a model's error that keeps τ_ext near the thresholds with nothing
-touching does not hold a contact for ever. Thresholds are given (N·m per joint) or calibrated
-from the residual of contact-free motion: threshold_i = |mean_i| + k·σ_i over the calibration
-window (:func:`calibrated_thresholds`). Units: N·m (N for prismatic joints), s.
+``release_ratio`` for at least ``release_duration``, or, while no ratio exceeds 1, every ratio of
+τ_ext's change since the baseline: a model's error that keeps τ_ext near the thresholds with
+nothing touching does not hold a contact for ever, and a force still over a threshold (one
+that built up slowly, partly into the baseline) does not end it. Thresholds are given (N·m
+per joint) or calibrated from the residual of contact-free motion: threshold_i = |mean_i| +
+k·σ_i over the calibration window (:func:`calibrated_thresholds`). Units: N·m (N for prismatic
+joints), s.
 """
 
 from __future__ import annotations
@@ -176,8 +178,8 @@ class ContactDetector:
         ratios = np.abs(external_torques) * self._inverse
         peak = float(ratios.max()) if ratios.size else 0.0
         if self.in_contact:
-            holds = peak >= self.release_ratio and self._change_peak(external_torques) >= (
-                self.release_ratio
+            holds = peak >= self.release_ratio and (
+                peak > 1.0 or self._change_peak(external_torques) >= self.release_ratio
             )
         else:
             holds = not peak > 1.0
