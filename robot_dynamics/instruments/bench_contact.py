@@ -96,8 +96,8 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
         '--wrench-reference',
         choices=('contact_onset', 'zero'),  # external_wrench.WRENCH_REFERENCES, without pinocchio
         default=None,
-        help="contact and residual: what the wrench explains during a contact, 'contact_onset' or "
-        "'zero' (default: the node's)",
+        help="contact (mujoco) and residual: what the wrench explains during a contact, "
+        "'contact_onset' or 'zero' (default: the node's)",
     )
     group.add_argument(
         '--seed',
