@@ -776,11 +776,10 @@ class LiveDynamics:
     ) -> np.ndarray:
         """The external torques [N·m] the wrench explains: during a contact ``detector``
         raised, with ``wrench_reference`` contact_onset, their change since its baseline."""
-        if contact is None or not contact.in_contact or detector.baseline is None:
+        referenced = self.settings.wrench_reference == 'contact_onset'
+        if not referenced or contact is None or not contact.in_contact:
             return external
-        if self.settings.wrench_reference != 'contact_onset':
-            return external
-        return external - detector.baseline
+        return external if detector.baseline is None else external - detector.baseline
 
     def record(self) -> None:
         """Last stage of :meth:`update`, for the last :meth:`external_torques`: τ_ext into the
