@@ -115,10 +115,8 @@ def test_sigterm_ends_an_idle_relay_promptly(ros):
     with ros() as harness:
         process = start_node('instruments.relay', name)
         with killed_on_failure(process):
-            assert spinning(harness, name), (
-                f'the relay did not come up (exit status {process.poll()})'
-            )
-            assert process.poll() is None, process.communicate()[1]
+            reason = came_up(harness, process, name)
+            assert not reason, reason
             process.send_signal(signal.SIGTERM)
             stdout, stderr = process.communicate(timeout=5.0)
     assert process.returncode == 0, (
@@ -129,16 +127,34 @@ def test_sigterm_ends_an_idle_relay_promptly(ros):
 
 def spinning(harness, name: str, namespace: str = NAMESPACE) -> bool:
     """Whether the node ``namespace``/``name`` spins: its list_parameters service answers (it
-    is in the graph already while its constructor runs, before spin_nodes takes the signals)."""
+    is in the graph already while its constructor runs, before spin_nodes takes the signals).
+
+    The request is sent again every few seconds: a reply sent before the node has discovered
+    the probe's reply reader is lost (DDS discovery completes per endpoint; under load the
+    service can be found a while before its replies can reach the probe)."""
     from rcl_interfaces.srv import ListParameters
 
     # The client stays with the probe (destroyed with it): destroying it under the harness's
     # spinning executor is an InvalidHandle error in that thread.
     client = harness.probe.create_client(ListParameters, f'{namespace}/{name}/list_parameters')
+    deadline = time.monotonic() + START_TIMEOUT
     if not client.wait_for_service(timeout_sec=START_TIMEOUT):
         return False
-    future = client.call_async(ListParameters.Request())
-    return wait_for(future.done, START_TIMEOUT)
+    while time.monotonic() < deadline:
+        future = client.call_async(ListParameters.Request())
+        if wait_for(future.done, 3.0):
+            return True
+    return False
+
+
+def came_up(harness, process: subprocess.Popen, name: str) -> str:
+    """An empty string when the node ``name`` of ``process`` spins, else why not: its exit
+    status and its last lines of stderr when it ended, or that it never answered."""
+    if spinning(harness, name):
+        return ''
+    if process.poll() is None:
+        return f'{name} is running but did not answer list_parameters in {START_TIMEOUT:.0f} s'
+    return f'{name} ended with status {process.returncode}: {process.communicate()[1][-2000:]}'
 
 
 @pytest.mark.parametrize('module', ['dynamics_node', 'sim_robot'])
@@ -149,9 +165,8 @@ def test_a_burst_of_sigints_during_shutdown_still_ends_in_a_clean_exit(ros, modu
     with ros() as harness:
         process = start_node(module, name)
         with killed_on_failure(process):
-            assert spinning(harness, name), (
-                f'{module} did not come up'
-            )  # past start-up: spinning, timers running
+            reason = came_up(harness, process, name)
+            assert not reason, reason  # past start-up: spinning, timers running
             deadline = time.monotonic() + 10.0
             while process.poll() is None and time.monotonic() < deadline:
                 process.send_signal(signal.SIGINT)
@@ -176,7 +191,8 @@ def test_a_node_on_a_stopped_sim_clock_still_stops_on_a_signal(ros, module, numb
     with ros() as harness:
         process = start_node(module, name, 'use_sim_time:=true')
         with killed_on_failure(process):
-            assert spinning(harness, name), f'{module} did not come up'
+            reason = came_up(harness, process, name)
+            assert not reason, reason
             assert process.poll() is None, process.communicate()[1]
             process.send_signal(number)
             stdout, stderr = process.communicate(timeout=5.0)
@@ -261,7 +277,8 @@ def test_a_teardown_that_hangs_reports_its_stacks_and_ends_with_status_1(ros):
             text=True,
         )
         with killed_on_failure(process):
-            assert spinning(harness, name), f'the node did not come up ({process.poll()})'
+            reason = came_up(harness, process, name)
+            assert not reason, reason
             owned = processes.dds_files_of(process.pid)
             signalled = time.monotonic()
             process.send_signal(signal.SIGINT)
