@@ -242,6 +242,7 @@ def test_the_stages_without_record_give_what_update_gives():
     'setting, value',
     [
         ('observer_gain', 0.0),
+        ('observer_filter_gain', -1.0),
         ('stale_timeout', math.inf),
         ('external_torque_method', 'bogus'),
         ('acceleration_window', 1),
@@ -480,6 +481,40 @@ def test_the_wrench_of_a_steady_force_on_a_moving_arm_is_solved_where_the_observ
     unshifted_error = np.max(np.linalg.norm(unshifted, axis=1))
     assert solved_error < 0.001 * np.linalg.norm(force)  # measured 0.008 N
     assert unshifted_error > 10.0 * solved_error  # measured 0.25 N
+
+
+def test_observer_filter_gain_makes_the_external_torques_a_second_order_low_pass():
+    """The bundled arm at rest, a 15 N force from t = 1 s (efforts = g − Jᵀ F): with
+    ``observer_filter_gain`` K_F the external torques rise as the cascade of two first-order
+    low-passes, τ_ext [1 − (K_F e^{−K_O t} − K_O e^{−K_F t})/(K_F − K_O)], within one 1 ms
+    sample; the diagnostics name K_F."""
+    import pinocchio as pin
+
+    arm = RobotModel.from_urdf_file(ARM_URDF)
+    model, data = arm.model, arm.model.createData()
+    zeros = np.zeros(arm.num_joints)
+    gravity = pin.rnea(model, data, ARM_POSE, zeros, zeros)
+    gain, filter_gain = 50.0, 100.0
+    live = LiveDynamics(arm, LiveSettings(observer_gain=gain, observer_filter_gain=filter_gain))
+    frame = model.getFrameId(live.wrench_frame)
+    jacobian = pin.computeFrameJacobian(model, data, ARM_POSE, frame, pin.LOCAL_WORLD_ALIGNED)
+    external = jacobian[:3].T @ np.array([9.0, -6.0, 9.0])  # τ_ext = Jᵀ F
+    elapsed, measured = [], []
+    for k in range(1200):
+        t = 0.001 * k
+        efforts = gravity - (external if t >= 1.0 else 0.0)
+        result = live.update(JointSample(arm.joint_names, ARM_POSE, zeros, efforts, 1.0 + t))
+        if t >= 1.0:
+            elapsed.append(t - 1.0)
+            measured.append(result.external_torques)
+    elapsed = np.array(elapsed)
+    decays = filter_gain * np.exp(-gain * elapsed) - gain * np.exp(-filter_gain * elapsed)
+    expected = np.outer(1.0 - decays / (filter_gain - gain), external)
+    steepest = np.max(np.abs(np.diff(expected, axis=0)))  # per 1 ms sample
+    assert np.max(np.abs(np.array(measured) - expected)) < 1.5 * steepest
+    first_order = np.outer(1.0 - np.exp(-gain * elapsed), external)
+    assert np.max(np.abs(np.array(measured) - first_order)) > 5 * steepest
+    assert live.contact_status().values['observer_filter_gain_per_s'] == filter_gain
 
 
 @pytest.mark.parametrize('profile', ['default', 'hand_guiding'])

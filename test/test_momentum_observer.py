@@ -127,6 +127,50 @@ def test_observer_residual_is_zero_without_external_torque_on_the_rod(rod, momen
     assert np.max(np.abs(residual)) < 1e-4 * np.max(np.abs(efforts))
 
 
+@pytest.mark.parametrize('momentum', MOMENTUM_SOURCES)
+def test_a_filter_stage_makes_the_step_response_the_second_order_one(rod, momentum):
+    """With K_F the response to a constant τ_ext is the cascade's closed form
+    τ[1 − (K_F e^{−K_O t} − K_O e^{−K_F t})/(K_F − K_O)], within the one sample (≤ 2 ms) the
+    filter stage's held input leads it by."""
+    gain, filter_gain, external = 40.0, 150.0, 0.012
+    times, positions, velocities, efforts = _rod_motion(external)
+    observer = MomentumObserver(rod, gain, momentum=momentum, filter_gain=filter_gain)
+    residual, start = _run(observer, times, positions, velocities, efforts)
+    elapsed = times[-len(residual) :] - start
+    decays = filter_gain * np.exp(-gain * elapsed) - gain * np.exp(-filter_gain * elapsed)
+    expected = external * (1.0 - decays / (filter_gain - gain))
+    peak = np.log(filter_gain / gain) / (filter_gain - gain)  # where dr_f/dt is largest
+    steepest = external * gain * filter_gain / (filter_gain - gain)
+    steepest *= math.exp(-gain * peak) - math.exp(-filter_gain * peak)
+    assert np.max(np.abs(residual - expected)) < steepest * 2e-3
+    first_order = external * (1.0 - np.exp(-gain * elapsed))
+    assert np.max(np.abs(residual - first_order)) > 2 * steepest * 2e-3
+
+
+def test_a_filter_stage_takes_most_of_the_velocity_noise_out(rod):
+    """The rod at rest, held by exactly its gravity torque, with white velocity noise σ_v at
+    1 kHz (velocities form): the observer passes ≈ K_O I₀ σ_v of it; a K_F = 200 /s stage over
+    K_O = 50 /s more than a third of that away (the cascade's noise falls off above K_F)."""
+    count, sigma = 20000, 0.01
+    times = np.arange(count) * 1e-3
+    positions = np.full(count, 0.3)
+    velocities = np.random.default_rng(3).normal(0.0, sigma, count)
+    efforts = np.full(count, ROD_MASS * GRAVITY * ROD_COM * math.cos(0.3))
+    noise = {}
+    for filter_gain in (0.0, 200.0):
+        observer = MomentumObserver(rod, 50.0, momentum='velocities', filter_gain=filter_gain)
+        residual, _ = _run(observer, times, positions, velocities, efforts)
+        noise[filter_gain] = float(np.std(residual[1000:]))
+    assert noise[0.0] == pytest.approx(50.0 * ROD_I0 * sigma, rel=0.15)
+    assert noise[200.0] < noise[0.0] / 3.0
+
+
+@pytest.mark.parametrize('filter_gain', [-1.0, math.inf, math.nan])
+def test_observer_refuses_a_filter_gain_that_is_negative_or_not_finite(rod, filter_gain):
+    with pytest.raises(ObserverError, match='filter gain'):
+        MomentumObserver(rod, filter_gain=filter_gain)
+
+
 def test_observer_from_positions_ignores_the_velocities_but_for_coriolis_and_friction(rod):
     """A velocity that lags (as a robot's filtered one does) delays the velocity form, not the
     positions form: the rod's response to a step is unchanged when q̇ is 5 ms late."""

@@ -93,6 +93,13 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
         help='contact and residual: the momentum observer\'s K_O [1/s] (default: the node\'s)',
     )
     group.add_argument(
+        '--observer-filter-gain',
+        type=float,
+        default=None,
+        help="contact (mujoco) and residual: K_F of the observer's second low-pass stage [1/s] "
+        "(default: the node's, none)",
+    )
+    group.add_argument(
         '--wrench-reference',
         choices=('contact_onset', 'zero'),  # external_wrench.WRENCH_REFERENCES, without pinocchio
         default=None,
@@ -202,6 +209,7 @@ class _Pipeline:
         from robot_dynamics.core.contact.momentum_observer import (
             MomentumObserver,
             external_torques_from_inverse_dynamics,
+            observer_lag,
         )
         from robot_dynamics.core.streams.live_torques import LiveTorqueEstimator
 
@@ -211,7 +219,7 @@ class _Pipeline:
         self.observer = MomentumObserver(robot, gain, momentum=momentum) if momentum else None
         self.estimator = LiveTorqueEstimator(robot) if method == 'inverse_dynamics' else None
         self.wrench = WrenchEstimator(robot, PUSH_LINK)
-        self.observed = ObservedPositions(gain) if self.observer is not None else None
+        self.observed = ObservedPositions(observer_lag(gain)) if self.observer is not None else None
         self.detector = None
         self.figures = MethodFigures(method)
         self.names = robot.joint_names

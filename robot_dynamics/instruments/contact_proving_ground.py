@@ -259,7 +259,7 @@ def _free_motion(run: _Run, figures: ProfileFigures, seconds: float) -> None:
 
 def _pushes(run: _Run, figures: ProfileFigures, args) -> None:
     rng = np.random.default_rng(args.seed)
-    settle = SETTLE_TIME_CONSTANTS / float(run.live.observer.gain[0])
+    settle = SETTLE_TIME_CONSTANTS * run.live.settings.observer_lag
     for _ in range(args.steps):
         still_in_contact = _between_pushes(run, figures, rng.uniform(1.0, 2.0))
         direction = rng.normal(size=3)
@@ -328,10 +328,12 @@ def _collisions(
 
 
 def pipeline_settings(args) -> dict:
-    """LiveSettings overrides: the observer gain of ``--observer-gain`` and the wrench reference
-    of ``--wrench-reference``, each the node's default when not given."""
+    """LiveSettings overrides: the observer gains of ``--observer-gain`` and
+    ``--observer-filter-gain`` and the wrench reference of ``--wrench-reference``, each the node's
+    default when not given."""
     given = {
         'observer_gain': getattr(args, 'observer_gain', None),
+        'observer_filter_gain': getattr(args, 'observer_filter_gain', None),
         'wrench_reference': getattr(args, 'wrench_reference', None),
     }
     return {name: value for name, value in given.items() if value is not None}
@@ -441,6 +443,7 @@ def measure(args) -> dict:
         'model': 'fr3_arm (bundled), no payload',
         'publish_rate_hz': args.rate,
         'observer_gain_per_s': pipeline_settings(args).get('observer_gain'),
+        'observer_filter_gain_per_s': pipeline_settings(args).get('observer_filter_gain'),
         'wrench_reference': pipeline_settings(args).get('wrench_reference'),
         'seed': args.seed,
         'steps': args.steps,
@@ -458,6 +461,8 @@ def _setting_words(result: dict) -> str:
     words = []
     if result.get('observer_gain_per_s') is not None:
         words.append(f"an observer gain of {result['observer_gain_per_s']:g} /s")
+    if result.get('observer_filter_gain_per_s') is not None:
+        words.append(f"an observer filter gain of {result['observer_filter_gain_per_s']:g} /s")
     if result.get('wrench_reference') is not None:
         words.append(f"wrench_reference {result['wrench_reference']}")
     return ' but ' + ' and '.join(words) if words else ''

@@ -47,7 +47,7 @@ from robot_dynamics.ros.base_state_input import BASE_STATE_INPUT_PARAMETERS
 from robot_dynamics.ros.diagnostics import DIAGNOSTICS_PERIOD
 from robot_dynamics.ros.lifecycle import MANAGED
 from robot_dynamics.ros.model_source import MODEL_SOURCE_PARAMETERS
-from robot_dynamics.ros.parameter_schema import POSITIVE
+from robot_dynamics.ros.parameter_schema import NON_NEGATIVE, POSITIVE
 from robot_dynamics.ros.parameter_schema import ParameterSpec as P
 from robot_dynamics.ros.service_worker import DEFAULT_CPU_SHARE
 
@@ -233,6 +233,14 @@ DYNAMICS_PARAMETERS = MODEL_SOURCE_PARAMETERS + (
         'time constant 1/K_O',
         '1/s',
         **POSITIVE,
+    ),
+    P(
+        'observer_filter_gain',
+        0.0,
+        "K_F of a second low-pass stage on the observer's output (0: none): the observer is "
+        'then second order and passes far less velocity noise, for 1/K_F more lag',
+        '1/s',
+        **NON_NEGATIVE,
     ),
     P(
         'observer_momentum',

@@ -127,17 +127,18 @@ class WrenchEstimator:
 
 class ObservedPositions(RecentSamples):
     """The joint positions a momentum observer's residual describes, for the wrench: its residual
-    is τ_ext low-passed at K_O (``gain`` [1/s]), which lags τ_ext by 1/K_O, so a steady force on
-    a moving arm acted through the Jacobian of the sample 1/K_O before the newest. Keeps the
-    samples of the last 1/K_O (at up to ``max_rate`` [Hz]); :meth:`add` a sample's joint
+    is τ_ext low-passed, which lags τ_ext by ``lag`` [s]
+    (:func:`~robot_dynamics.core.contact.momentum_observer.observer_lag`), so a steady force on a
+    moving arm acted through the Jacobian of the sample ``lag`` before the newest. Keeps the
+    samples of the last ``lag`` (at up to ``max_rate`` [Hz]); :meth:`add` a sample's joint
     positions [rad]."""
 
-    def __init__(self, gain: float, max_rate: float = 1000.0):
-        self.lag = 1.0 / float(gain)
+    def __init__(self, lag: float, max_rate: float = 1000.0):
+        self.lag = float(lag)
         super().__init__(self.lag, max_rate)
 
     def at(self, stamp: float) -> np.ndarray:
-        """The kept positions [rad] whose stamp is closest to ``stamp`` − 1/K_O."""
+        """The kept positions [rad] whose stamp is closest to ``stamp`` − ``lag``."""
         return self.closest(stamp - self.lag)
 
 
@@ -179,7 +180,7 @@ def external_wrench_series(
     in model joint order; ``momentum``: the observer's source, 'positions' or 'velocities'): the
     same core calls dynamics_node makes per message, the wrench solved with the Jacobian of the
     sample one observer time constant 1/K_O earlier, as there."""
-    from robot_dynamics.core.contact.momentum_observer import MomentumObserver
+    from robot_dynamics.core.contact.momentum_observer import MomentumObserver, observer_lag
 
     if tuple(recording.joint_names) != robot.joint_names:
         raise WrenchEstimationError(
@@ -191,7 +192,7 @@ def external_wrench_series(
     count = len(recording.time)
     torques, wrenches = np.full((count, robot.num_joints), np.nan), np.full((count, 6), np.nan)
     identifiable = np.zeros(count, dtype=int)
-    described = ObservedPositions(gain)
+    described = ObservedPositions(observer_lag(gain))
     for k in range(count):
         described.add(recording.time[k], recording.positions[k])
         residual = observer.update(

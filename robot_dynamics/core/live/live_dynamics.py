@@ -313,7 +313,7 @@ class LiveDynamics:
         self._wrench = self._wrench_estimator(problems)
         self._observed_positions = None  # the joint state the wrench is solved at
         if self._wrench is not None and self._observer is not None:
-            self._observed_positions = ObservedPositions(settings.observer_gain, HISTORY_MAX_RATE)
+            self._observed_positions = ObservedPositions(settings.observer_lag, HISTORY_MAX_RATE)
         self._detector = self._first_detector(problems)
         self.problems = tuple(problems)
         self._efforts_missing = False
@@ -447,13 +447,19 @@ class LiveDynamics:
         settings, momentum = self.settings, self._carried.momentum
         if settings.external_torque_method != 'observer':
             return None, None
-        gain = settings.observer_gain
+        gain, filter_gain = settings.observer_gain, settings.observer_filter_gain
         observer = MomentumObserver(
-            self.robot, gain, friction, momentum=momentum or DEFAULT_MOMENTUM
+            self.robot,
+            gain,
+            friction,
+            momentum=momentum or DEFAULT_MOMENTUM,
+            filter_gain=filter_gain,
         )
         if momentum is not None:
             return observer, None
-        return observer, MomentumObserver(self.robot, gain, friction, momentum='velocities')
+        return observer, MomentumObserver(
+            self.robot, gain, friction, momentum='velocities', filter_gain=filter_gain
+        )
 
     def _wrench_estimator(self, problems: list) -> Optional[WrenchEstimator]:
         settings = self.settings
@@ -497,14 +503,14 @@ class LiveDynamics:
         used = profile.thresholds_for(thresholds, self.robot.num_joints)
         if used is None:
             return None
-        time_constant = 1.0 / settings.observer_gain  # the observer's, also the baseline's
+        lag = settings.observer_lag  # the observer's rise, kept out of the baseline
         return ContactDetector(
             used,
             _first_given(profile.min_duration, settings.contact_min_duration),
             _first_given(profile.release_ratio, settings.contact_release_ratio),
             _first_given(profile.release_duration, settings.contact_release_duration),
-            baseline_lookback=2.0 * time_constant,
-            baseline_window=time_constant,
+            baseline_lookback=2.0 * lag,
+            baseline_window=lag,
             max_rate=HISTORY_MAX_RATE,
         )
 
@@ -1021,6 +1027,7 @@ class LiveDynamics:
         values = {
             'external_torque_method': settings.external_torque_method,
             'observer_gain_per_s': settings.observer_gain,
+            'observer_filter_gain_per_s': settings.observer_filter_gain,
             'observer_momentum': _momentum_in_use(self._carried),
             'rotor_inertia_kg_m2': _listed_values(self.robot.rotor_inertia),
             'base_state': self.settings.base_state,

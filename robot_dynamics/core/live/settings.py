@@ -23,7 +23,11 @@ from robot_dynamics.core.contact.external_wrench import (
     DEFAULT_SINGULAR_THRESHOLD,
     WRENCH_REFERENCES,
 )
-from robot_dynamics.core.contact.momentum_observer import DEFAULT_GAIN, MOMENTUM_SOURCES
+from robot_dynamics.core.contact.momentum_observer import (
+    DEFAULT_GAIN,
+    MOMENTUM_SOURCES,
+    observer_lag,
+)
 from robot_dynamics.core.errors import SettingError
 from robot_dynamics.core.live.known_wrench import KNOWN_WRENCH_TIMEOUT
 from robot_dynamics.core.streams.base_state import (
@@ -73,7 +77,8 @@ class LiveSettings:
     measured; the outputs then describe that instant:
     :mod:`~robot_dynamics.core.streams.live_torques`). External torques:
     ``external_torque_method`` (:data:`ROUTES`),
-    ``observer_gain`` K_O [1/s], ``observer_momentum`` (:data:`MOMENTUM_CHOICES`), ``friction_file``
+    ``observer_gain`` K_O [1/s], ``observer_filter_gain`` K_F [1/s] (the observer's second
+    low-pass stage; 0: none), ``observer_momentum`` (:data:`MOMENTUM_CHOICES`), ``friction_file``
     (friction YAML of ``robot_dynamics identify``, subtracted from the efforts by the observer; ''
     none), ``effort_offsets_file`` (offsets [N·m] taken off the measured efforts, written by
     :meth:`~robot_dynamics.core.live.live_dynamics.LiveDynamics.zero_effort_offsets`' caller),
@@ -107,6 +112,7 @@ class LiveSettings:
     effort_delay: float = 0.0
     external_torque_method: str = 'observer'
     observer_gain: float = DEFAULT_GAIN
+    observer_filter_gain: float = 0.0
     observer_momentum: str = 'auto'
     friction_file: str = ''
     effort_offsets_file: str = ''
@@ -135,6 +141,11 @@ class LiveSettings:
     base_state_smoothing: float = SMOOTHING_TIME
     contact_frames: tuple = ()
     foot_contact_force: float = 0.0
+
+    @property
+    def observer_lag(self) -> float:
+        """How long [s] the observer's external torques lag a slow external torque."""
+        return observer_lag(self.observer_gain, self.observer_filter_gain)
 
     def __post_init__(self):
         object.__setattr__(self, 'contact_thresholds', tuple(self.contact_thresholds))
@@ -184,6 +195,11 @@ class LiveSettings:
             raise LiveSettingsError(
                 f'effort_delay must be a time in s in [0, {MAX_EFFORT_DELAY:g}], got '
                 f'{self.effort_delay!r}'
+            )
+        if not 0.0 <= self.observer_filter_gain < np.inf:
+            raise LiveSettingsError(
+                f'observer_filter_gain must be 0 (none) or a positive number [1/s], got '
+                f'{self.observer_filter_gain!r}'
             )
         if not 0.0 < self.torque_warn_ratio <= 1.0:
             raise LiveSettingsError(
