@@ -1,7 +1,8 @@
 """External joint torques and the external wrench at a frame from a recorded bag or CSV (CSV out).
 
 Runs the generalized-momentum observer (no joint accelerations; ``--gain`` K_O [1/s],
-``--momentum`` positions|velocities, optional ``--friction-file`` from ``robot_dynamics identify``)
+``--filter-gain`` K_F [1/s] of its optional second stage, ``--momentum`` positions|velocities,
+optional ``--friction-file`` from ``robot_dynamics identify``)
 and the damped least-squares wrench
 τ_ext = Jᵀ F at ``--frame`` (default: the last link of the chain) over every sample: the same
 core calls dynamics_node makes live (docs/contact.md). Output columns: ``time`` [s],
@@ -36,6 +37,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument('--frame', help='frame of the wrench (default: the last link of the chain)')
     parser.add_argument(
         '--gain', type=float, default=50.0, help='observer gain K_O [1/s] (default %(default)s)'
+    )
+    parser.add_argument(
+        '--filter-gain',
+        type=float,
+        default=0.0,
+        help="K_F [1/s] of the observer's second low-pass stage, as dynamics_node's "
+        'observer_filter_gain (default %(default)s: none)',
     )
     parser.add_argument(
         '--momentum',
@@ -80,6 +88,7 @@ def run(args: argparse.Namespace) -> int:
             friction,
             DEFAULT_DAMPING if args.damping is None else args.damping,
             momentum=args.momentum,
+            filter_gain=args.filter_gain,
         )
     except (RobotDynamicsError, OSError, ValueError, ArithmeticError) as error:
         print(f'external-wrench: {error}', file=sys.stderr)

@@ -172,6 +172,7 @@ def external_wrench_series(
     damping: float = DEFAULT_DAMPING,
     singular_threshold: float = DEFAULT_SINGULAR_THRESHOLD,
     momentum: str = 'positions',
+    filter_gain: float = 0.0,
 ) -> ExternalWrenchSeries:
     """Run the momentum observer
     (:class:`~robot_dynamics.core.contact.momentum_observer.MomentumObserver`)
@@ -187,12 +188,12 @@ def external_wrench_series(
             f'recording joints {list(recording.joint_names)} are not the model joints '
             f'{list(robot.joint_names)} in order'
         )
-    observer = MomentumObserver(robot, gain, friction, momentum=momentum)
+    observer = MomentumObserver(robot, gain, friction, momentum=momentum, filter_gain=filter_gain)
     estimator = WrenchEstimator(robot, frame, damping, singular_threshold)
     count = len(recording.time)
     torques, wrenches = np.full((count, robot.num_joints), np.nan), np.full((count, 6), np.nan)
     identifiable = np.zeros(count, dtype=int)
-    described = ObservedPositions(observer_lag(gain))
+    described = ObservedPositions(observer_lag(gain, filter_gain))
     for k in range(count):
         described.add(recording.time[k], recording.positions[k])
         residual = observer.update(
