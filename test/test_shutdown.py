@@ -259,14 +259,17 @@ run_nodes(lambda: [StuckOnDestroy('{name}', namespace='{namespace}')])
 """
 
 
-def test_a_teardown_that_hangs_reports_its_stacks_and_ends_with_status_1(ros):
+def test_a_teardown_that_hangs_reports_its_stacks_and_ends_with_status_1(ros, tmp_path):
     """A node whose teardown never ends (here its destroy_node waits forever) must not wait for
     ``ros2 launch``'s SIGKILL: TEARDOWN_LIMIT seconds after the signal it writes every thread's
-    stack to stderr, naming where it hangs, and exits with status 1."""
+    stack to stderr, naming where it hangs, and exits with status 1. The stacks are also in its
+    ROS log file (stderr may be a pipe nobody reads any more)."""
     from robot_dynamics.ros.spinning import TEARDOWN_LIMIT
 
     name = f'stuck_teardown_{os.getpid()}'
-    environment = dict(os.environ, ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST')
+    environment = dict(
+        os.environ, ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST', ROS_LOG_DIR=str(tmp_path)
+    )
     with ros() as harness:
         process = processes.start_node_process(
             [sys.executable, '-c', STUCK_NODE.format(name=name, namespace=NAMESPACE)],
@@ -289,3 +292,5 @@ def test_a_teardown_that_hangs_reports_its_stacks_and_ends_with_status_1(ros):
     assert ended >= TEARDOWN_LIMIT, ended
     assert 'in destroy_node' in stderr, stderr
     assert 'in spin_nodes' in stderr, stderr
+    logged = ''.join(path.read_text() for path in tmp_path.glob('*.log'))
+    assert 'teardown not ended' in logged and 'in destroy_node' in logged, logged

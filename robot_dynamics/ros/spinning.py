@@ -16,7 +16,10 @@ of the teardown. Here the first signal stops the executors; later ones are ignor
 A teardown that has not ended :data:`TEARDOWN_LIMIT` seconds after the signal (a thread stuck in
 the middleware or in a child process's exit) would otherwise hang until ``ros2 launch`` kills
 the process with SIGKILL: the process then writes every thread's Python stack to stderr and
-exits with status 1, so that the hang ends and shows where it was.
+exits with status 1, so that the hang ends and shows where it was. Stderr can be a pipe nobody
+reads any more (``ros2 launch`` dies of a SIGTERM to the process group at once), so one second
+before, the stacks also go to the node's ROS log file (``ROS_LOG_DIR``) when a thread can run,
+as does an exception that ends the process.
 
 :class:`NodeSpinner` is also what :class:`~robot_dynamics.ros.runner.InProcessRunner` spins
 its executors with, in background threads.
@@ -30,6 +33,8 @@ import signal
 import socket
 import sys
 import threading
+import time
+import traceback
 from typing import Callable, Optional, Sequence
 
 import rclpy
@@ -255,7 +260,11 @@ def run_nodes(
                     host.node.destroy_node()
                 node.destroy_node()
             return
-        spin_nodes(nodes, signals)
+        try:
+            spin_nodes(nodes, signals)
+        except Exception:
+            _log_to_file(f'{program} ended by an exception:\n{traceback.format_exc()}')
+            raise
     finally:
         rclpy.try_shutdown()
         signals.close()
@@ -263,5 +272,27 @@ def run_nodes(
 
 
 def _watch_teardown() -> None:
-    """From the stop request on: stacks to stderr and exit status 1 after :data:`TEARDOWN_LIMIT`."""
+    """From the stop request on: stacks to stderr and exit status 1 after :data:`TEARDOWN_LIMIT`
+    (and to the log file one second before, from a thread)."""
     faulthandler.dump_traceback_later(TEARDOWN_LIMIT, exit=True)
+    threading.Thread(target=_log_a_long_teardown, name='teardown watch', daemon=True).start()
+
+
+def _log_a_long_teardown() -> None:
+    time.sleep(TEARDOWN_LIMIT - 1.0)  # a teardown that ends in time ends the process first
+    stacks = ''.join(
+        f'\nthread {ident}:\n' + ''.join(traceback.format_stack(frame))
+        for ident, frame in sys._current_frames().items()
+    )
+    _log_to_file(
+        f'teardown not ended {TEARDOWN_LIMIT - 1.0:g} s after the stop request; stacks:{stacks}'
+    )
+
+
+def _log_to_file(text: str) -> None:
+    """``text`` as an error of logger ``robot_dynamics`` (stderr and the ROS log file), if the
+    logging still works."""
+    try:
+        rclpy.logging.get_logger('robot_dynamics').error(text)
+    except Exception:  # logging already shut down: stderr is all there is
+        pass
