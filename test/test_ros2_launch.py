@@ -298,7 +298,7 @@ def parameters(harness, node: str, names: list) -> dict:
 
     wait_for_service(harness, GetParameters, f'{node}/get_parameters')
     response = harness.call(
-        GetParameters, f'{node}/get_parameters', GetParameters.Request(names=names), 30.0
+        GetParameters, f'{node}/get_parameters', GetParameters.Request(names=names), 30.0, 3.0
     )
     return {name: parameter_value_to_python(value) for name, value in zip(names, response.values)}
 
