@@ -149,8 +149,9 @@ def test_a_filter_stage_makes_the_step_response_the_second_order_one(rod, moment
 
 def test_a_filter_stage_takes_most_of_the_velocity_noise_out(rod):
     """The rod at rest, held by exactly its gravity torque, with white velocity noise σ_v at
-    1 kHz (velocities form): the observer passes ≈ K_O I₀ σ_v of it; a K_F = 200 /s stage over
-    K_O = 50 /s more than a third of that away (the cascade's noise falls off above K_F)."""
+    1 kHz (velocities form): the observer passes ≈ K_O I₀ σ_v of it; with a K_F = 200 /s stage
+    over K_O = 50 /s less than a third of that is left (the cascade's noise falls off above
+    K_F)."""
     count, sigma = 20000, 0.01
     times = np.arange(count) * 1e-3
     positions = np.full(count, 0.3)
