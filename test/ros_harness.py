@@ -56,13 +56,9 @@ class RosHarness:
         # with other CPU-bound work they took over 60 s
         client = self.probe.create_client(service_type, name)
         assert client.wait_for_service(timeout_sec=10.0), f'service {name} not available'
-        deadline = time.monotonic() + timeout
-        while True:
-            future = client.call_async(request or service_type.Request())
-            left = deadline - time.monotonic()
-            if wait_for(future.done, min(left, resend) if resend > 0.0 else left):
-                return future.result()
-            assert time.monotonic() < deadline, f'service {name} did not answer in {timeout} s'
+        response = answer(client, request or service_type.Request(), timeout, resend)
+        assert response is not None, f'service {name} did not answer in {timeout} s'
+        return response
 
     def close(self) -> None:
         self.spinner.stop()
@@ -76,3 +72,16 @@ class RosHarness:
 
     def __exit__(self, *exc):
         self.close()
+
+
+def answer(client, request, timeout: float, resend: float = 0.0):
+    """The response of ``client``'s service to ``request`` within ``timeout`` s, else None;
+    ``resend`` [s]: ask again at this interval (0: once), see :meth:`RosHarness.call`."""
+    deadline = time.monotonic() + timeout
+    while True:
+        future = client.call_async(request)
+        left = deadline - time.monotonic()
+        if wait_for(future.done, min(left, resend) if resend > 0.0 else left):
+            return future.result()
+        if time.monotonic() >= deadline:
+            return None

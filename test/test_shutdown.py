@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 from diagnostic_msgs.msg import DiagnosticArray
-from ros_harness import wait_for
+from ros_harness import answer, wait_for
 from sensor_msgs.msg import JointState
 
 from robot_dynamics.instruments import processes
@@ -137,14 +137,9 @@ def spinning(harness, name: str, namespace: str = NAMESPACE) -> bool:
     # The client stays with the probe (destroyed with it): destroying it under the harness's
     # spinning executor is an InvalidHandle error in that thread.
     client = harness.probe.create_client(ListParameters, f'{namespace}/{name}/list_parameters')
-    deadline = time.monotonic() + START_TIMEOUT
     if not client.wait_for_service(timeout_sec=START_TIMEOUT):
         return False
-    while time.monotonic() < deadline:
-        future = client.call_async(ListParameters.Request())
-        if wait_for(future.done, 3.0):
-            return True
-    return False
+    return answer(client, ListParameters.Request(), START_TIMEOUT, resend=3.0) is not None
 
 
 def came_up(harness, process: subprocess.Popen, name: str) -> str:

@@ -285,7 +285,8 @@ class MomentumObserver:
         if self.filter_gain == 0.0:
             return mean_external.copy()
         kept = math.exp(-self.filter_gain * step)
-        self.filtered = kept * self.filtered + (1.0 - kept) * mean_external
+        self.filtered *= kept
+        self.filtered += (1.0 - kept) * mean_external
         return self.filtered.copy()
 
     def _mean_external_from_positions(
