@@ -426,6 +426,22 @@ def test_cli_without_package_path_skips_package_meshes_and_says_how_to_fix(capsy
     assert code == 0 and '--package-path broken_urdfs=DIR' in out
 
 
+def test_a_package_unknown_to_both_meshes_of_a_link_is_said_once(capsys, tmp_path):
+    mesh = '<geometry><mesh filename="package://no_such_package_xyz/arm.stl"/></geometry>'
+    urdf = tmp_path / 'two_meshes.urdf'
+    urdf.write_text(
+        '<robot name="two_meshes"><link name="base"/><link name="arm"><inertial><mass value="1"/>'
+        '<inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial>'
+        f'<visual>{mesh}</visual><collision>{mesh}</collision></link>'
+        '<joint name="j" type="revolute"><parent link="base"/><child link="arm"/>'
+        '<axis xyz="0 0 1"/><limit lower="-1" upper="1" effort="10" velocity="1"/></joint></robot>'
+    )
+    code, out = run_cli(capsys, str(urdf))
+    assert code == 0
+    assert out.count('package "no_such_package_xyz" is not known') == 1, out
+    assert '--package-path no_such_package_xyz=DIR' in out
+
+
 def test_cli_rejects_a_malformed_package_path(capsys):
     assert run_cli(capsys, str(ARM_URDF), '--package-path', 'nodirectory')[0] == 2
 

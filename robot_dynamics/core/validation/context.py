@@ -171,7 +171,8 @@ class DescriptionContext:
     def _build_geometry(self, link: UrdfLink) -> LinkGeometry:
         collision, visual = self._shape_set(link.collisions), self._shape_set(link.visuals)
         parts = [part for part in (collision, visual) if part['shapes']]
-        skipped = [reason for part in parts for reason in part['skipped']]
+        # a reason shared by the collision and the visual meshes (an unknown package) said once
+        skipped = list(dict.fromkeys(reason for part in parts for reason in part['skipped']))
         source = ' and '.join(
             name for name, part in (('collision', collision), ('visual', visual)) if part['shapes']
         )

@@ -170,12 +170,10 @@ def _package_directory(package: str, package_paths: Mapping[str, str]) -> str:
         from ament_index_python.packages import get_package_share_directory
 
         return get_package_share_directory(package)
-    except (
-        Exception
-    ) as error:  # ImportError, PackageNotFoundError, a broken index: all mean "not found"
+    except Exception:  # ImportError, PackageNotFoundError, a broken index: all mean "not found"
         raise MeshResolutionError(
-            f'package "{package}" is not known (give --package-path {package}=DIR): '
-            f'{type(error).__name__}'
+            f'package "{package}" is not known (not in the ament index of AMENT_PREFIX_PATH; '
+            f'give --package-path {package}=DIR)'
         ) from None
 
 
