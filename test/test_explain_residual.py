@@ -10,6 +10,7 @@ import sys
 import numpy as np
 import pytest
 import yaml
+from conftest import SHARED_DATA
 from ros_harness import wait_for
 
 from robot_dynamics.core.dynamics import joint_space
@@ -132,6 +133,22 @@ def test_the_command_line_explains_a_csv(tmp_path):
         command + ['--csv', str(tmp_path / 'none.csv')], capture_output=True, text=True, timeout=120
     )
     assert missing.returncode == 2 and 'explain-residual:' in missing.stderr
+
+
+def test_the_command_line_explains_the_real_panda_recording():
+    """The Gaz et al. 2019 Panda folder given as --bag: the URDF's link inertias are what is most
+    wrong (the residual `identify` takes away), and friction carries most of the wrist's."""
+    panda = SHARED_DATA / 'panda_gaz2019'
+    command = [sys.executable, '-m', 'robot_dynamics', 'explain-residual']
+    command += ['--urdf', str(panda / 'panda_arm.urdf'), '--bag', str(panda)]
+    run = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert 'largest: unexplained' in run.stdout and 'robot_dynamics identify' in run.stdout
+    rows = {line.split()[0]: line for line in run.stdout.splitlines() if line.startswith('panda_')}
+    assert len(rows) == 7
+    for joint in ('panda_joint5', 'panda_joint7'):  # friction column: "<N·m> (<share> %)"
+        share = float(rows[joint].split('(')[2].split('%')[0])
+        assert share > 50.0, rows[joint]
 
 
 def test_the_node_explains_what_it_recorded(ros):

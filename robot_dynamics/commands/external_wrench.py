@@ -28,7 +28,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument('--urdf', required=True, help='robot description (URDF file)')
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument(
-        '--bag', help='rosbag2 directory or .mcap/.db3 file with joint states (efforts included)'
+        '--bag',
+        help='rosbag2 directory or .mcap/.db3 file with joint states (efforts included), or a '
+        'folder of the Gaz et al. 2019 Panda recording (exciting_traj_*.txt)',
     )
     source.add_argument('--csv', help='CSV recording (time, <joint>/position, /velocity, /effort)')
     parser.add_argument(

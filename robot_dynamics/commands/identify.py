@@ -202,7 +202,7 @@ def _run(args: argparse.Namespace) -> int:
         recording = read_recording(args.csv)
     rejected = recording.rejection_summary()
     if rejected:
-        print(f'identify: {args.bag}: {rejected}', file=sys.stderr)
+        print(f'identify: {args.bag or args.csv}: {rejected}', file=sys.stderr)
     recording = recording.select_joints(robot.joint_names)
     if effort_model is not None:
         recording = effort_model.converted(recording)
