@@ -66,6 +66,12 @@ def test_one_injected_term_is_named_and_sized(term):
     truth = _rms(added)
     np.testing.assert_allclose(explanation.contributions[term], truth, rtol=0.1, atol=0.01)
     assert np.all(explanation.unexplained_rms < 0.1 * truth.max() + 0.01)
+    shares = explanation.own_share
+    assert all(0.0 <= share <= 1.0 for share in shares.values()), shares
+    if term in ('friction', 'rotor_inertia'):  # velocity and acceleration shapes: their own
+        assert shares[term] > 0.6, shares
+    if term == 'payload':  # ≈ a scale error per joint along this motion: said so
+        assert shares[term] < 0.5 and 'hard to tell apart' in explanation.report(), shares
 
 
 def test_each_term_of_the_realistic_arm_is_found_against_its_truth():
@@ -144,6 +150,7 @@ def test_the_command_line_explains_the_real_panda_recording():
     run = subprocess.run(command, capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
     assert 'largest: unexplained' in run.stdout and 'robot_dynamics identify' in run.stdout
+    assert "of each term's torque, what no other term fits: offset" in run.stdout
     rows = {line.split()[0]: line for line in run.stdout.splitlines() if line.startswith('panda_')}
     assert len(rows) == 7
     for joint in ('panda_joint5', 'panda_joint7'):  # friction column: "<N·m> (<share> %)"

@@ -58,13 +58,17 @@ ACTIONS = {
 @dataclass(frozen=True)
 class ResidualExplanation:
     """Per joint (``joint_names`` order): ``residual_rms`` before the fit [N·m], each term's
-    ``contributions[term]`` [N·m] (RMS of its fitted torque), ``unexplained_rms`` after the fit;
-    the fitted ``offsets`` [N·m], ``scale_errors`` (relative), ``payload`` 10 parameters about
-    the payload link (pinocchio order) and the ``samples`` used."""
+    ``contributions[term]`` [N·m] (RMS of its fitted torque), ``own_share[term]`` (0–1, all
+    joints together: the part of the term's fitted torque that the other terms cannot fit, ‖(I −
+    P₋) Xβ‖/‖Xβ‖ with P₋ the projection on the other terms' columns; low when the recording
+    cannot tell the term from the others), ``unexplained_rms`` after the fit; the fitted
+    ``offsets`` [N·m], ``scale_errors`` (relative), ``payload`` 10 parameters about the payload
+    link (pinocchio order) and the ``samples`` used."""
 
     joint_names: tuple
     residual_rms: np.ndarray
     contributions: dict
+    own_share: dict
     unexplained_rms: np.ndarray
     offsets: np.ndarray
     scale_errors: np.ndarray
@@ -78,7 +82,7 @@ class ResidualExplanation:
         return max(totals, key=totals.get)
 
     def report(self) -> str:
-        """A table per joint and the recommended action, in words."""
+        """A table per joint, each term's own share and the recommended action, in words."""
         header = f'{"joint":<16}{"residual":>10}' + ''.join(f'{t:>15}' for t in TERMS)
         lines = [
             'residual RMS [N·m] and what each term explains (N·m, % of the residual RMS):',
@@ -94,8 +98,18 @@ class ResidualExplanation:
                 f'{self.unexplained_rms[j]:>6.3f} ({_share(self.unexplained_rms[j], total)})'
             )
             lines.append(f'{name:<16}{total:>10.3f}{cells}{unexplained}')
+        lines.append(
+            "of each term's torque, what no other term fits: "
+            + ', '.join(f'{t} {100.0 * self.own_share[t]:.0f} %' for t in TERMS)
+        )
         dominant = self.dominant()
         lines.append(f'largest: {dominant}: {ACTIONS[dominant]}')
+        if self.own_share.get(dominant, 1.0) < 0.5:
+            lines.append(
+                f'  (the other terms can fit most of the {dominant} torque too: on this recording '
+                'they are hard to tell apart, and noise or a model error moves the split between '
+                'them; a motion through more varied poses and speeds separates them)'
+            )
         return '\n'.join(lines)
 
 
@@ -130,6 +144,7 @@ def explain_residual(
         robot.joint_names,
         _rms(r),
         {term: _rms(values) for term, values in fitted.items()},
+        _own_shares(design, solution, blocks, r.reshape(-1)),
         _rms(unexplained),
         solution[blocks['offset']][:n],
         solution[blocks['effort_scale']],
@@ -168,12 +183,30 @@ def _fit(q, v, a, r, model_torques, payload_rows, stribeck_velocity) -> tuple:
         blocks[term] = np.arange(start, start + width)
         start += width
     design = np.hstack([columns[term] for term in TERMS])
-    scale = np.linalg.norm(design, axis=0)
-    scale[scale == 0.0] = 1.0
     target = r.reshape(-1)
-    solution = np.linalg.lstsq(design / scale, target, rcond=1e-10)[0] / scale
+    solution = _least_squares(design, target)
     rss = float(np.sum((target - design @ solution) ** 2))
     return design, solution, blocks, rss
+
+
+def _least_squares(design: np.ndarray, target: np.ndarray) -> np.ndarray:
+    """argmin ‖design x − target‖ on unit-norm columns (a zero column gets 0)."""
+    scale = np.linalg.norm(design, axis=0)
+    scale[scale == 0.0] = 1.0
+    return np.linalg.lstsq(design / scale, target, rcond=1e-10)[0] / scale
+
+
+def _own_shares(design: np.ndarray, solution: np.ndarray, blocks: dict, target: np.ndarray):
+    """{term: ‖(I − P₋) X_t β_t‖ / ‖X_t β_t‖} (:class:`ResidualExplanation`): the whole fit's
+    torque less the fit without the term, over the term's own fitted torque."""
+    fitted, shares = design @ solution, {}
+    for term, columns in blocks.items():
+        own = design[:, columns] @ solution[columns]
+        size = np.linalg.norm(own)
+        others = np.setdiff1d(np.arange(design.shape[1]), columns)
+        without = design[:, others] @ _least_squares(design[:, others], target)
+        shares[term] = float(np.linalg.norm(fitted - without) / size) if size > 0.0 else 0.0
+    return shares
 
 
 def _rms(values: np.ndarray) -> np.ndarray:
