@@ -75,7 +75,7 @@ def read_truth(engine: MujocoEngine, step: EngineStep) -> Truth:
     wrenches, cop = contact_wrenches(engine)
     imu = ImuReading(
         data.sensor('imu_gyro').data.copy(),
-        data.sensor('imu_accelerometer').data.copy(),
+        imu_specific_force(engine),
         _xyzw(data.sensor('imu_orientation').data),
     )
     ft = None
@@ -110,13 +110,37 @@ def center_of_mass(engine: MujocoEngine) -> np.ndarray:
     return masses @ data.xipos[bodies] / masses.sum()
 
 
+def imu_specific_force(engine: MujocoEngine) -> np.ndarray:
+    """What the IMU's accelerometer reads, a − g [m/s²] in the IMU site's frame."""
+    model, data = engine.model, engine.data
+    site = model.sensor_objid[model.sensor('imu_accelerometer').id]
+    rotation = data.site_xmat[site].reshape(3, 3)
+    return frame_acceleration(engine, model.site_bodyid[site], data.site_xpos[site], rotation)[3:]
+
+
 def base_acceleration(engine: MujocoEngine) -> np.ndarray:
     """[a, ω̇] of the root origin in the root frame [m/s², rad/s²], gravity excluded."""
     model, data, root = engine.model, engine.data, engine.scene.root_body
-    spatial = np.zeros(6)  # MuJoCo's (ω̇, a − g), local frame
-    mujoco.mj_objectAcceleration(model, data, mujoco.mjtObj.mjOBJ_XBODY, root, spatial, 1)
     rotation = data.xmat[root].reshape(3, 3)
+    spatial = frame_acceleration(engine, root, data.xpos[root], rotation)
     return np.concatenate([spatial[3:] + rotation.T @ model.opt.gravity, spatial[:3]])
+
+
+def frame_acceleration(engine: MujocoEngine, body: int, position, rotation) -> np.ndarray:
+    """(ω̇, a − g) [rad/s², m/s²] of a frame fixed to ``body`` at ``position`` (world) with axes
+    ``rotation`` (world ← frame), in the frame's axes: what ``mj_objectAcceleration`` returns,
+    from the body's ``cvel`` and ``cacc`` (about the subtree CoM of its tree, world axes; ``cacc``
+    holds −g, computed at every step for the model's acceleration-stage sensors) moved to the
+    frame, plus ω × v. Computed here because before MuJoCo 4.0 (the newest for Python 3.10)
+    ``mj_objectAcceleration`` and the accelerometer read 0 on a body welded to the world, such
+    as a tilted base."""
+    model, data = engine.model, engine.data
+    lever = position - data.subtree_com[model.body_rootid[body]]
+    angular_velocity, angular_acceleration = data.cvel[body][:3], data.cacc[body][:3]
+    velocity = data.cvel[body][3:] + np.cross(angular_velocity, lever)
+    acceleration = data.cacc[body][3:] + np.cross(angular_acceleration, lever)
+    acceleration = acceleration + np.cross(angular_velocity, velocity)
+    return np.concatenate([rotation.T @ angular_acceleration, rotation.T @ acceleration])
 
 
 def contact_wrenches(engine: MujocoEngine) -> tuple:
