@@ -28,7 +28,18 @@ JAZZY = PYTHON=$(JAZZY_PYTHON) VENV=$(JAZZY_VENV) REQUIREMENTS=requirements-jazz
 	CONSTRAINTS=constraints-jazzy.txt DISTRO_SUFFIX=-jazzy
 JAZZY_TARGETS := install-jazzy test-jazzy constraints-jazzy upgrade-constraints-jazzy
 
-.PHONY: install demo test lint bench clean constraints upgrade-constraints $(JAZZY_TARGETS)
+# The core on Python 3.10 (ROS 2 Humble's Python) with MuJoCo 3, without ROS 2 (no wheels exist
+# for it): requirements-core-py310.txt pinned by constraints-core-py310.txt in .venv-core-py310;
+# the tests that need ROS 2 are skipped (test/conftest.py).
+PYENV_PYTHON_3_10 = $(lastword $(sort $(wildcard \
+	$(or $(PYENV_ROOT),$(HOME)/.pyenv)/versions/3.10.*/bin/python3.10)))
+PY310_PYTHON ?= $(or $(PYENV_PYTHON_3_10),python3.10)
+PY310_VENV := .venv-core-py310
+PY310 = PYTHON=$(PY310_PYTHON) VENV=$(PY310_VENV) REQUIREMENTS=requirements-core-py310.txt \
+	CONSTRAINTS=constraints-core-py310.txt DISTRO_SUFFIX=-core-py310 ROS2_TOOLS=
+
+.PHONY: install demo test lint bench clean constraints upgrade-constraints $(JAZZY_TARGETS) \
+	test-core-py310 constraints-core-py310 upgrade-constraints-core-py310
 
 $(STAMP): requirements.txt requirements-test.txt $(REQUIREMENTS) setup.py $(CONSTRAINTS)
 	$(PYTHON) -m venv $(VENV)
@@ -63,6 +74,15 @@ bench: $(STAMP)
 $(JAZZY_TARGETS):
 	$(MAKE) $(@:-jazzy=) $(JAZZY)
 
+# Not the README's test command: the same pytest command on the core alone (no lint: ruff runs on
+# Python 3.11), with the environment scripts/ros_env.sh sets minus the ROS libraries.
+test-core-py310:
+	$(MAKE) install $(PY310)
+	OPENBLAS_NUM_THREADS=1 $(PY310_VENV)/bin/python -m pytest -q test $(ARGS)
+
+constraints-core-py310 upgrade-constraints-core-py310:
+	$(MAKE) $(@:-core-py310=) $(PY310)
+
 # $(CONSTRAINTS) = the versions installed in $(VENV) now (what the tests ran with): pip freeze
 # without this package and without the ros2-tools packages installed from ../shared.
 constraints:
@@ -85,4 +105,4 @@ upgrade-constraints:
 	rm -rf $(SCRATCH)
 
 clean:
-	rm -rf $(VENV) $(JAZZY_VENV) build *.egg-info
+	rm -rf $(VENV) $(JAZZY_VENV) $(PY310_VENV) build *.egg-info

@@ -2,6 +2,7 @@
 
 Both are set before anything imports rclpy (rclpy reads them at init)."""
 
+import importlib.util
 import os
 import sys
 from pathlib import Path
@@ -15,6 +16,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import pytest  # noqa: E402
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / 'shared' / 'data'
+HAS_ROS = importlib.util.find_spec('rclpy') is not None
+"""False where no ROS 2 is installed (`make test-core-py310`: Python 3.10, no ROS wheels)."""
+ROS_MARKERS = ('rclpy', 'ros_harness', 'launch')
+
+
+def pytest_ignore_collect(collection_path: Path, config) -> bool:
+    """Without ROS 2, the test modules that start nodes or use ROS messages are not collected."""
+    if HAS_ROS or collection_path.suffix != '.py' or not collection_path.name.startswith('test_'):
+        return None
+    text = collection_path.read_text(encoding='utf-8')
+    return any(marker in text for marker in ROS_MARKERS) or None
 
 
 @pytest.fixture(scope='session', autouse=True)

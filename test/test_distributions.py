@@ -2,7 +2,8 @@
 (requirements-test.txt, constraints.txt) and Jazzy (requirements-jazzy.txt, which names the
 Jazzy release of every ROS wheel requirements.txt names, and constraints-jazzy.txt). Each
 constraints file pins everything its requirements name for its Python (environment markers
-evaluated), and the rclpy of its distribution."""
+evaluated), and the rclpy of its distribution; so does the file of the core's run on Python 3.10
+(Humble's), which has no ROS wheels."""
 
 from __future__ import annotations
 
@@ -65,3 +66,17 @@ def test_every_requirement_is_pinned_with_the_distributions_rclpy(requirements):
     assert int(pins['rclpy'].split('.')[0]) == rclpy_major
     jazzy_pins = {name: version for name, version in pins.items() if 'jazzy' in name}
     assert bool(jazzy_pins) == (constraints == 'constraints-jazzy.txt')
+
+
+def test_the_python_310_core_file_names_every_runtime_requirement_but_ros_and_is_pinned():
+    """requirements-core-py310.txt (`make test-core-py310`): requirements.txt without the ROS
+    wheels (none exist for Python 3.10) and matplotlib (the demo's plots: the demo needs ROS 2);
+    constraints-core-py310.txt pins all of it, MuJoCo at a 3.x release (4 needs Python 3.11)."""
+    runtime = _requirements('requirements.txt', '3.10')
+    core = _requirements('requirements-core-py310.txt', '3.10')
+    assert {name for name in runtime if not name.startswith('ros-')} - {'matplotlib'} <= core
+    assert not {name for name in core if name.startswith('ros-')}
+    pins = _pins('constraints-core-py310.txt')
+    assert sorted(core - set(pins)) == []
+    assert pins['mujoco'].startswith('3.')
+    assert not {name for name in pins if name.startswith('ros-') or name == 'rclpy'}
