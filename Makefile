@@ -75,7 +75,7 @@ $(JAZZY_TARGETS):
 	$(MAKE) $(@:-jazzy=) $(JAZZY)
 
 # Not the README's test command: the same pytest command on the core alone (no lint: ruff runs on
-# Python 3.11), with the environment scripts/ros_env.sh sets minus the ROS libraries.
+# Python 3.11), with the single-threaded BLAS scripts/ros_env.sh sets (no ROS libraries to find).
 test-core-py310:
 	$(MAKE) install $(PY310)
 	OPENBLAS_NUM_THREADS=1 $(PY310_VENV)/bin/python -m pytest -q test $(ARGS)

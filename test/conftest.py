@@ -6,6 +6,7 @@ import importlib.util
 import os
 import sys
 from pathlib import Path
+from typing import Optional
 
 os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
 # Multi-threaded BLAS on small matrices is much slower on a shared 2-core machine.
@@ -21,8 +22,9 @@ HAS_ROS = importlib.util.find_spec('rclpy') is not None
 ROS_MARKERS = ('rclpy', 'ros_harness', 'launch')
 
 
-def pytest_ignore_collect(collection_path: Path, config) -> bool:
-    """Without ROS 2, the test modules that start nodes or use ROS messages are not collected."""
+def pytest_ignore_collect(collection_path: Path, config) -> Optional[bool]:
+    """Without ROS 2, the test modules that name rclpy, the ROS test harness or launch (they start
+    nodes or talk over ROS) are not collected."""
     if HAS_ROS or collection_path.suffix != '.py' or not collection_path.name.startswith('test_'):
         return None
     text = collection_path.read_text(encoding='utf-8')
