@@ -65,6 +65,26 @@ def test_the_three_closed_forms_through_the_core():
     assert _gravity(odom, 2.99) == pytest.approx(ACCELERATING, abs=1e-9)
 
 
+def test_a_repeated_stamp_keeps_the_tilted_gravity_and_is_refused_for_the_rest():
+    mounted = LiveDynamics(
+        lever(), LiveSettings(base_state='mounting', base_orientation=(0.0, PITCH, 0.0))
+    )
+    sample = JointSample(('hinge',), (0.0,), (0.0,), (1.0,), 1.0)
+    assert mounted.update(sample).inverse_dynamics is not None
+    repeated = mounted.torques(sample)
+    assert abs(float(repeated.gravity[0])) == pytest.approx(PITCHED, abs=1e-12)
+    assert repeated.inverse_dynamics is None and repeated.residual is None
+    with pytest.raises(JointStateError) as error:  # the same sample resent
+        mounted.update(sample)
+    assert error.value.reason == 'resent_sample'
+    with pytest.raises(JointStateError, match='joint_state_stamps: arrival') as error:
+        mounted.update(sample._replace(efforts=(2.0,)))  # new values, the stamp left as it was
+    assert error.value.reason == 'repeated_stamp'
+    later = mounted.update(sample._replace(stamp=1.001))
+    assert abs(float(later.gravity[0])) == pytest.approx(PITCHED, abs=1e-12)
+    assert later.inverse_dynamics is not None
+
+
 def _mujoco_free_arm():
     mujoco = pytest.importorskip('mujoco')
     text = re.sub(r'<dynamics\b[^>]*/>', '', ARM_URDF.read_text())

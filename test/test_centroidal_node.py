@@ -420,6 +420,28 @@ def test_fixed_base_arm_is_placed_at_the_base_pose_parameter(ros):
         rig.close()
 
 
+@pytest.mark.parametrize('stamps', ['header', 'arrival'])
+def test_unstamped_joint_states_give_a_zmp_only_when_stamped_on_arrival(ros, stamps):
+    arm = RobotModel.from_urdf_file(ARM_URDF)
+    rig = Rig(ros, ARM_URDF.read_text(), world_frame='world', joint_state_stamps=stamps)
+    try:
+        positions = np.array([0.1, -0.5, 0.2, -2.0, 0.3, 1.5, 0.4])
+        for _ in range(30):
+            rig.send(0.0, arm.joint_names, positions)
+        assert wait_for(lambda: len(rig.com) >= 25, timeout=WAIT), dict(rig.node.rejections.counts)
+        repeated = rig.node.rejections.counts['repeated_stamp']
+        if stamps == 'header':
+            assert repeated >= 24 and rig.zmp == []
+        else:  # at rest on a fixed base: the ZMP under the CoM
+            assert repeated == 0
+            assert wait_for(lambda: len(rig.zmp) >= 10, timeout=WAIT)
+            com, zmp = rig.com[-1].point, rig.zmp[-1].point
+            np.testing.assert_allclose([zmp.x, zmp.y], [com.x, com.y], atol=1e-9)
+            assert rig.com[-1].header.stamp.sec > 0
+    finally:
+        rig.close()
+
+
 def test_bad_inputs_are_counted_and_the_node_keeps_working(quadruped, ros):
     """Description from the topic (hot swap), then garbage everywhere, then good input again."""
     rig = Rig(ros, root_joint='floating', contact_frames=FEET)

@@ -660,3 +660,137 @@ def test_external_torques_are_withheld_without_fresh_efforts(ros):
         for message in external_out:  # inverse dynamics − measured effort of the same state (J^T F)
             np.testing.assert_allclose(message.effort, np.full(7, -0.5), atol=1e-9)
         np.testing.assert_allclose(inverse_out[-1].effort, model_torque, atol=1e-9)
+
+
+def _send_unstamped(harness, node, names, positions, efforts, count=30):
+    """``count`` joint states of the arm at rest with ``efforts`` (each with its own sensor
+    noise, 1e-12 N·m), every header stamp zero (a driver that leaves them unset), 10 ms apart."""
+    publisher = harness.probe.create_publisher(JointState, 'joint_states', SENSOR_QOS)
+    assert wait_for(lambda: node.count_publishers('joint_states') >= 1, 5)
+    noise = np.random.default_rng(0).normal(0.0, 1e-12, (count, 7))
+    for k in range(count):
+        publisher.publish(joint_state(names, positions, np.zeros(7), efforts + noise[k], stamp=0))
+        wait_for(lambda: False, 0.01)
+
+
+def test_unstamped_joint_states_give_gravity_only_and_diagnostics_say_why(ros):
+    from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
+
+    robot = RobotModel.from_urdf_file(ARM_URDF)
+    names, positions = list(robot.joint_names), np.array([0.3, -0.4, 0.1, -1.9, 0.2, 1.7, -0.6])
+    gravity, _ = reference_torques(robot, positions)
+    node = make_node(robot_description=ARM_TEXT, diagnostics_period=0.2)
+    topic = f'/{node.get_name()}'
+    with ros(node) as harness:
+        gravity_out = harness.collect(JointState, f'{topic}/gravity_torques', SENSOR_QOS)
+        inverse_out = harness.collect(JointState, f'{topic}/inverse_dynamics_torques', SENSOR_QOS)
+        external_out = harness.collect(JointState, f'{topic}/external_torques', SENSOR_QOS)
+        diagnostics = harness.collect(DiagnosticArray, '/diagnostics')
+        _send_unstamped(harness, node, names, positions, gravity)
+        assert wait_for(lambda: node.rejections.counts['repeated_stamp'] >= 20, 5), dict(
+            node.rejections.counts
+        )
+        assert wait_for(lambda: len(gravity_out) >= 20, 5)
+        for message in gravity_out:
+            np.testing.assert_allclose(message.effort, gravity, atol=1e-12)
+        assert len(inverse_out) <= 1 and not external_out  # only the first one has no predecessor
+
+        def explained():
+            return any(
+                status.name.endswith('joint_states')
+                and status.level == DiagnosticStatus.WARN
+                and 'joint_state_stamps: arrival' in status.message
+                for array in diagnostics
+                for status in array.status
+            )
+
+        assert wait_for(explained, 5)
+
+
+def test_joint_states_stamped_on_arrival_give_every_output(ros):
+    robot = RobotModel.from_urdf_file(ARM_URDF)
+    names, positions = list(robot.joint_names), np.array([0.3, -0.4, 0.1, -1.9, 0.2, 1.7, -0.6])
+    gravity, _ = reference_torques(robot, positions)
+    node = make_node(robot_description=ARM_TEXT, joint_state_stamps='arrival')
+    topic = f'/{node.get_name()}'
+    with ros(node) as harness:
+        inverse_out = harness.collect(JointState, f'{topic}/inverse_dynamics_torques', SENSOR_QOS)
+        external_out = harness.collect(JointState, f'{topic}/external_torques', SENSOR_QOS)
+        _send_unstamped(harness, node, names, positions, gravity)
+        assert wait_for(lambda: len(inverse_out) >= 20 and len(external_out) >= 10, 5), dict(
+            node.rejections.counts
+        )
+        assert 'repeated_stamp' not in node.rejections.counts
+        stamps = stamps_of(inverse_out)
+        assert stamps[0] > 0.0 and all(b > a for a, b in zip(stamps, stamps[1:]))
+        for message in inverse_out:  # at rest: g(q)
+            np.testing.assert_allclose(message.effort, gravity, atol=1e-12)
+        for message in external_out:  # the efforts are the model's: nothing external
+            np.testing.assert_allclose(message.effort, np.zeros(7), atol=1e-9)
+
+
+def _send(harness, node, names, positions, efforts, count):
+    """``count`` joint states at rest, 10 ms apart, from 1 s."""
+    publisher = harness.probe.create_publisher(JointState, 'joint_states', SENSOR_QOS)
+    assert wait_for(lambda: node.count_publishers('joint_states') >= 1, 5)
+    for k in range(count):
+        velocities = np.zeros(len(names))
+        publisher.publish(joint_state(names, positions, velocities, efforts, stamp=1.0 + 0.01 * k))
+        wait_for(lambda: False, 0.005)
+
+
+def test_a_finger_without_effort_leaves_the_arms_external_torques_exact(ros):
+    # ros2_control's joint_state_broadcaster fills NaN for a joint without an effort interface.
+    import pinocchio as pin
+
+    from robot_dynamics.instruments.validation_corpus import default_robots_directory
+
+    robots = default_robots_directory()
+    if robots is None:
+        pytest.skip('example-robot-data is not installed')
+    urdf = robots / 'panda_description/urdf/panda.urdf'
+    robot = RobotModel.from_urdf_file(urdf)
+    names = list(robot.joint_names)
+    assert names[-1] == 'panda_finger_joint1' and robot.leaf_joints() == ('panda_finger_joint1',)
+    positions = np.array([0.1, -0.5, 0.2, -2.0, 0.3, 1.5, 0.4, 0.02])
+    force = np.array([3.0, -2.0, 5.0])  # [N] on the hand's origin, world axes
+    q = robot.configuration(positions)
+    jacobian = pin.computeFrameJacobian(
+        robot.model, robot.data, q, robot.frame_id('panda_hand'), pin.LOCAL_WORLD_ALIGNED
+    )
+    pushed = robot.coupling.T @ jacobian[:3].T @ force  # τ_ext = Jᵀ F, reduced to the 8 joints
+    gravity, _ = reference_torques(robot, positions)
+    efforts = gravity - pushed
+    efforts[-1] = math.nan
+    node = make_node(urdf_file=str(urdf))
+    topic = f'/{node.get_name()}'
+    with ros(node) as harness:
+        external_out = harness.collect(JointState, f'{topic}/external_torques', SENSOR_QOS)
+        _send(harness, node, names, positions, efforts, 80)
+        assert wait_for(lambda: len(external_out) >= 70, 5), dict(node.rejections.counts)
+        assert not node.rejections.counts
+        np.testing.assert_allclose(external_out[-1].effort[:7], pushed[:7], atol=1e-9)
+        assert external_out[-1].effort[7] == 0.0
+        status = node._live.contact_status()
+        assert status.values['joints_without_effort'] == 'panda_finger_joint1'
+        assert 'no effort reported by panda_finger_joint1' in status.message
+
+
+def test_joint_states_without_any_effort_give_the_torques_and_name_what_is_missing(ros):
+    # Mock hardware with position and velocity state interfaces only: every effort NaN.
+    robot = RobotModel.from_urdf_file(ARM_URDF)
+    names, positions = list(robot.joint_names), np.array([0.3, -0.4, 0.1, -1.9, 0.2, 1.7, -0.6])
+    gravity, _ = reference_torques(robot, positions)
+    node = make_node(robot_description=ARM_TEXT)
+    topic = f'/{node.get_name()}'
+    with ros(node) as harness:
+        gravity_out = harness.collect(JointState, f'{topic}/gravity_torques', SENSOR_QOS)
+        inverse_out = harness.collect(JointState, f'{topic}/inverse_dynamics_torques', SENSOR_QOS)
+        external_out = harness.collect(JointState, f'{topic}/external_torques', SENSOR_QOS)
+        _send(harness, node, names, positions, np.full(7, math.nan), 20)
+        assert wait_for(lambda: len(gravity_out) >= 20 and len(inverse_out) >= 20, 5)
+        assert not node.rejections.counts and not external_out
+        np.testing.assert_allclose(inverse_out[-1].effort, gravity, atol=1e-12)  # at rest
+        message = node._live.contact_status().message
+        assert 'no external torques: efforts of fr3_joint1, fr3_joint2' in message, message
+        assert 'and 1 more' in message

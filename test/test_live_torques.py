@@ -103,7 +103,7 @@ def test_merger_value_bounds_hold_element_by_element():
     np.testing.assert_array_equal(merger.efforts, near_limit)
     for bad, reason in (
         ([0.0, 1.1 * MAX_ABS_VALUE, 0.0], 'out_of_range'),
-        ([0.0, np.nan, 0.0], 'non_finite'),
+        ([0.0, np.nan, np.inf], 'non_finite'),  # a NaN is 'not reported', an Inf is never
         ([-np.inf, 0.0, 0.0], 'non_finite'),
         ([1e200, 1e200, 0.0], 'out_of_range'),
     ):
@@ -169,6 +169,41 @@ def test_merger_ignores_the_values_of_joints_it_does_not_know():
         ['gripper', 'b', 'a'], [0.01, 2.0, 1.0], [np.nan, 4.0, 3.0], [np.inf, 6.0, 5.0], stamp=1.0
     )
     np.testing.assert_array_equal(merger.values, [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+
+
+def test_merger_takes_a_nan_velocity_or_effort_as_not_reported():
+    # ros2_control's joint_state_broadcaster fills NaN for a joint without that state interface.
+    merger = JointStateMerger(['a', 'b', 'finger'], optional=['finger'])
+    names, nan = ['a', 'b', 'finger'], np.nan
+    merger.update(names, [1.0, 2.0, 0.01], [0.1, 0.2, nan], [5.0, 6.0, nan], stamp=1.0)
+    np.testing.assert_array_equal(merger.values, [[1.0, 2.0, 0.01], [0.1, 0.2, 0], [5.0, 6.0, 0]])
+    assert [list(u) for u in merger.unreported] == [[], [2], [2]]
+    assert merger.freshness(1.0, 0.1) == (True, True, True)  # the finger need not report them
+    # the same NaNs again (the broadcaster's every message): still not reported
+    assert merger.update(names, [1.0, 2.0, 0.02], [0.3, 0.4, nan], [7.0, 8.0, nan], stamp=1.01)
+    np.testing.assert_array_equal(merger.values, [[1.0, 2.0, 0.02], [0.3, 0.4, 0], [7.0, 8.0, 0]])
+    assert [list(u) for u in merger.unreported] == [[], [2], [2]]
+    assert merger.freshness(1.11, 0.1) == (True, True, True)
+    # b's effort is NaN from now on: its last one ages, the others' stay fresh
+    merger.update(names, [1.1, 2.1, 0.02], [0.1, 0.2, nan], [5.5, nan, nan], stamp=1.05)
+    np.testing.assert_array_equal(merger.efforts, [5.5, 8.0, 0.0])
+    assert merger.freshness(1.05, 0.1) == (True, True, True)
+    merger.update(names, [1.2, 2.2, 0.03], [0.1, 0.2, nan], [5.6, nan, nan], stamp=1.2)
+    assert merger.freshness(1.2, 0.1) == (True, True, False)
+    # once the finger reports an effort it is needed like any other joint's
+    merger.update(names, [1.3, 2.3, 0.04], [0.1, 0.2, nan], [5.7, 6.7, 0.5], stamp=1.3)
+    assert [list(u) for u in merger.unreported] == [[], [2], []]
+    assert merger.freshness(1.3, 0.1) == (True, True, True)
+    merger.update(names, [1.4, 2.4, 0.05], [0.1, 0.2, nan], [5.8, 6.8, nan], stamp=1.45)
+    assert merger.freshness(1.45, 0.1) == (True, True, False)
+    # a joint that is not optional must report: b's velocity NaN from the start of another merger
+    strict = JointStateMerger(['a', 'b'])
+    strict.update(['a', 'b'], [1.0, 2.0], [0.1, nan], [5.0, 6.0], stamp=1.0)
+    assert strict.freshness(1.0, 0.1) == (True, False, True)
+    with pytest.raises(JointStateError) as error:  # a position is never optional
+        merger.update(names, [nan, 2.5, 0.06], [0.1, 0.2, 0.3], [5.9, 6.9, 0.6], stamp=1.5)
+    assert error.value.reason == 'non_finite'
+    assert merger.positions[0] == 1.4
 
 
 def test_merger_freshness_follows_the_oldest_stamp_of_each_field():
@@ -307,6 +342,50 @@ def test_estimated_acceleration_tracks_a_smooth_motion(arm):
     # relative.
     np.testing.assert_allclose(sample.inverse_dynamics, expected, atol=1e-4)
     assert sample.residual is None
+
+
+def test_merger_flags_a_sample_whose_joints_already_had_its_stamp():
+    merger = JointStateMerger(['a', 'b', 'c'])
+    merger.update(['a', 'b', 'c'], [0.0, 0.0, 0.0], stamp=1.0)
+    assert not merger.repeated_stamp
+    merger.update(['a', 'b', 'c'], [0.1, 0.0, 0.0], stamp=1.0)  # an unset or repeated stamp
+    assert merger.repeated_stamp and not merger.resent
+    merger.update(['a', 'b', 'c'], [0.1, 0.0, 0.0], stamp=1.0)  # the same sample resent
+    assert merger.repeated_stamp and merger.resent
+    merger.update(['a', 'b', 'c'], [0.1, 0.0, 0.0], [0.0, np.nan, 0.0], [1, 1, 1], stamp=1.0)
+    assert merger.repeated_stamp and not merger.resent  # new velocities and efforts
+    merger.update(['c', 'a'], [0.0, 0.1], [0.0, 0.0], stamp=1.0)
+    assert merger.resent
+    merger.update(['a', 'b'], [0.2, 0.0], stamp=1.01)
+    assert not merger.repeated_stamp
+    merger.update(['c'], [0.3], stamp=1.01)  # more joints of the same instant
+    assert not merger.repeated_stamp
+    merger.update(['c'], [0.4], stamp=1.01)  # joint c again at that instant
+    assert merger.repeated_stamp
+    with pytest.raises(JointStateError):  # refused: the flag stays as the last accepted set it
+        merger.update(['a', 'b', 'c'], [0.0, 0.0, np.nan], stamp=1.02)
+    assert merger.repeated_stamp
+
+
+def test_a_repeated_stamp_gives_gravity_only_and_leaves_the_acceleration_estimate_alone(arm):
+    import pinocchio as pin
+
+    names, data = list(arm.joint_names), arm.model.createData()
+    q = np.array([0.3, -0.4, 0.1, -1.9, 0.2, 1.7, -0.6])
+    acceleration = np.linspace(-2.0, 2.0, 7)
+    estimator = LiveTorqueEstimator(arm, acceleration_window=5)
+    for k in range(10):
+        t = 2.0 + k * 1e-3
+        velocities = acceleration * t
+        sample = estimator.update(names, q, velocities, velocities, t)
+        assert sample.inverse_dynamics is not None
+        # the driver sends the next values with the same stamp: they must not bend the slope
+        repeated = estimator.update(names, q + 0.1, 10.0 * velocities + 1.0, velocities, t)
+        np.testing.assert_allclose(
+            repeated.gravity, pin.computeGeneralizedGravity(arm.model, data, q + 0.1), atol=1e-12
+        )
+        assert repeated.inverse_dynamics is None and repeated.residual is None
+    np.testing.assert_allclose(sample.accelerations, acceleration, rtol=1e-8)
 
 
 def test_effort_delay_pairs_each_effort_with_the_state_it_was_measured_at(arm):

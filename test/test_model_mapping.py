@@ -68,6 +68,17 @@ def test_joint_names_are_independent_joints_in_tree_order(arm, gripper, quadrupe
     }
 
 
+def test_leaf_joints_are_those_no_other_moving_joint_follows(arm, gripper, quadruped):
+    assert arm.leaf_joints() == ('fr3_joint7',)
+    # finger_right mimics finger_left (both on the lift): the left finger is still a leaf
+    assert gripper.leaf_joints() == ('finger_left',)
+    assert set(quadruped.leaf_joints()) == {f'{leg}_kfe' for leg in ('lf', 'rf', 'lh', 'rh')}
+    two_fingers = RobotModel.from_urdf_string(
+        re.sub(r'<mimic[^>]*/>', '', GRIPPER_URDF.read_text())
+    )  # the right finger on its own now: two leaves
+    assert two_fingers.leaf_joints() == ('finger_left', 'finger_right')
+
+
 @pytest.mark.parametrize('seed', (1, 2, 3))
 def test_shuffled_joint_state_gives_model_order_configuration(arm, seed):
     rng = np.random.default_rng(seed)

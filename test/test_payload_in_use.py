@@ -4,6 +4,7 @@ gravity of the payload as a second model with the payload in its URDF-built iner
 
 from __future__ import annotations
 
+import itertools
 import threading
 
 import numpy as np
@@ -89,12 +90,16 @@ def test_tools_file_round_trip_and_bad_presets_name_file_tool_and_field(tmp_path
 
 
 # ---------------------------------------------------------------------- the real node
+_SAMPLES = itertools.count()  # every joint state of the module a new stamp, 1 ms apart
+
+
 def _feed(harness, node, count: int, efforts=()) -> None:
     feed = harness.probe.create_publisher(JointState, 'joint_states', SENSOR_QOS)
     assert wait_for(lambda: node.robot is not None and feed.get_subscription_count(), 30)
     names = node.robot.joint_names
-    for k in range(count):
-        feed.publish(joint_state(names, POSE, np.zeros(7), efforts, stamp=10.0 + 0.001 * k))
+    for _ in range(count):
+        stamp = 10.0 + 0.001 * next(_SAMPLES)
+        feed.publish(joint_state(names, POSE, np.zeros(7), efforts, stamp=stamp))
         wait_for(lambda: False, 0.002)
 
 

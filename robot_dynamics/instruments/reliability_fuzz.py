@@ -87,6 +87,9 @@ class _JointStateFuzzer:
         positions = [rng.uniform(-1.0, 1.0) for _ in order]
         velocities = [rng.uniform(-2.0, 2.0) for _ in order] if rng.random() < 0.8 else []
         efforts = [rng.uniform(-20.0, 20.0) for _ in order] if rng.random() < 0.5 else []
+        for field in (velocities, efforts):  # a joint without that sensor (ros2_control: NaN)
+            if field and rng.random() < 0.2:
+                field[rng.randrange(len(field))] = math.nan
         if rng.random() < 0.3:  # joints the model lacks are ignored, whatever their values
             extra = [f'{rng.choice(_UNICODE_NAMES)}#{k}' for k in range(rng.randint(1, 3))]
             names += extra
@@ -174,7 +177,8 @@ class _JointStateFuzzer:
     def _non_finite(self) -> FuzzedJointState:
         arrays = list(self._arrays())
         which, index = self.rng.randrange(3), self.rng.randrange(len(self.names))
-        arrays[which][index] = self.rng.choice((math.nan, math.inf, -math.inf))
+        # a NaN velocity or effort is 'not reported' (valid): only a position may not be NaN
+        arrays[which][index] = self.rng.choice((math.inf, -math.inf) + ((math.nan,) * (which == 0)))
         return self._message(self.names, *arrays, self._newer(), 'non_finite')
 
     def _out_of_range(self) -> FuzzedJointState:
@@ -192,10 +196,11 @@ def fuzzed_joint_states(
     start: float = 1000.0,
 ) -> Iterator[FuzzedJointState]:
     """``count`` joint states for a model with ``joint_names``: valid ones (all joints, shuffled,
-    optional velocity/effort, sometimes extra unknown names with garbage values) interleaved
-    with ones carrying exactly one fault each (NaN/Inf, huge values, wrong and mismatched array
-    lengths, empty arrays, unknown/duplicate/unicode names, zero, negative and non-monotonic
-    stamps). Valid stamps advance 1 ms from ``start`` [s]; the first message is valid."""
+    optional velocity/effort, a velocity or effort sometimes NaN (not reported), sometimes extra
+    unknown names with garbage values) interleaved with ones carrying exactly one fault each (a
+    NaN position, ±Inf, huge values, wrong and mismatched array lengths, empty arrays,
+    unknown/duplicate/unicode names, zero, negative and non-monotonic stamps). Valid stamps
+    advance 1 ms from ``start`` [s]; the first message is valid."""
     fuzzer = _JointStateFuzzer(joint_names, seed, int(start * 1e9))
     for index in range(count):
         yield (

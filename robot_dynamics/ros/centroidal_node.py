@@ -85,7 +85,11 @@ from robot_dynamics.ros.diagnostics import (
     diagnostic_status,
     model_status,
 )
-from robot_dynamics.ros.joint_state_wire import JointStateReader, JointStateWireError
+from robot_dynamics.ros.joint_state_wire import (
+    JointStateReader,
+    JointStateWireError,
+    stamped_on_arrival,
+)
 from robot_dynamics.ros.lifecycle import ManagedModelNode
 from robot_dynamics.ros.node_log import RejectionCounter
 from robot_dynamics.ros.odometry_wire import OdometryWireError, read_odometry
@@ -238,6 +242,7 @@ class CentroidalNode(ManagedModelNode, Node):
             )
             self.wrench_topics = ()
         self.stale_timeout = parameters['stale_timeout']
+        self._stamp_on_arrival = parameters['joint_state_stamps'] == 'arrival'
         self.marker_period = 1.0 / parameters['marker_rate']
         self.arrow_scale = parameters['momentum_arrow_scale']
         self.diagnostics_period = parameters['diagnostics_period']
@@ -278,7 +283,7 @@ class CentroidalNode(ManagedModelNode, Node):
         merger = (
             previous.merger
             if previous and previous.robot.joint_names == floating.joint_names
-            else JointStateMerger(floating.joint_names)
+            else JointStateMerger(floating.joint_names, optional=floating.leaf_joints())
         )
         feet = self._foot_forces(floating) if self.contact_source == 'force' else None
         self.base_source.use_model(floating)
@@ -433,6 +438,8 @@ class CentroidalNode(ManagedModelNode, Node):
     def _take_joint_state(self, live: _LiveModel, serialized: bytes) -> None:
         """Merge, then queue the complete sample for :meth:`_drain`."""
         message = self._joint_state_reader.read(serialized)
+        if self._stamp_on_arrival:
+            message = stamped_on_arrival(message, self.get_clock().now().nanoseconds)
         fields = message.sample
         names, positions, velocities, efforts, stamp = fields
         merger = live.merger

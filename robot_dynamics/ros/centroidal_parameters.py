@@ -19,6 +19,7 @@ from robot_dynamics.core.streams.joint_states import STALE_TIMEOUT
 from robot_dynamics.ros.base_state_input import BASE_STATE_INPUT_PARAMETERS
 from robot_dynamics.ros.centroidal_diagnostics import FRICTION_COEFFICIENT
 from robot_dynamics.ros.diagnostics import DIAGNOSTICS_PERIOD
+from robot_dynamics.ros.joint_state_wire import JOINT_STATE_STAMPS
 from robot_dynamics.ros.lifecycle import MANAGED
 from robot_dynamics.ros.model_source import MODEL_SOURCE_PARAMETERS
 from robot_dynamics.ros.parameter_schema import NON_NEGATIVE, POSITIVE, three_finite_numbers
@@ -206,6 +207,7 @@ CENTROIDAL_PARAMETERS = _model_source_parameters() + (
         's',
         **POSITIVE,
     ),
+    JOINT_STATE_STAMPS,
     # outputs
     P('marker_rate', 30.0, 'highest rate of ~/markers', 'Hz', **POSITIVE),
     P(

@@ -26,6 +26,11 @@ messages. It publishes the first stage's g and ID before the second stage runs t
 their latency does not include it. Its parameters are declared from one table
 (:mod:`~robot_dynamics.ros.dynamics_parameters`).
 
+A joint state that repeats its joints' stamp (a driver that leaves the stamps unset) gets
+``~/gravity_torques`` and ``~/gravity_command`` only and is counted as ``repeated_stamp``: q̈, the
+observer and the contact detection need time between samples. With ``joint_state_stamps``
+``arrival`` each joint state takes the node's clock at its arrival as its stamp instead.
+
 The torque stream runs on rclpy's EventsExecutor (the lowest-latency one in rclpy); the services
 are served by a companion node on its own executor thread
 (:class:`~robot_dynamics.ros.service_host.ServiceHost`), so a long identification never stalls
@@ -42,6 +47,7 @@ swap.
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 import threading
@@ -73,6 +79,7 @@ from robot_dynamics.core.live.payload_in_use import (
     save_tool,
 )
 from robot_dynamics.core.model.model import RobotModel
+from robot_dynamics.core.streams.joint_states import repeated_stamp_error
 from robot_dynamics.core.streams.ring_buffer import RingBufferError, SampleRingBuffer
 from robot_dynamics.ros.base_state_input import BaseStateInput
 from robot_dynamics.ros.diagnostics import (
@@ -95,7 +102,11 @@ from robot_dynamics.ros.dynamics_parameters import (
     live_settings,
 )
 from robot_dynamics.ros.ft_sensor_input import FtSensorInput
-from robot_dynamics.ros.joint_state_wire import JointStateReader, JointStateWireError
+from robot_dynamics.ros.joint_state_wire import (
+    JointStateReader,
+    JointStateWireError,
+    stamped_on_arrival,
+)
 from robot_dynamics.ros.lifecycle import ManagedModelNode
 from robot_dynamics.ros.node_log import RateLimitedLogger, RejectionCounter, never_raises, shorten
 from robot_dynamics.ros.parameter_schema import NodeParameters, converted_value
@@ -119,6 +130,15 @@ from robot_dynamics.ros.topics import (
 OK, WARN, ERROR = DiagnosticStatus.OK, DiagnosticStatus.WARN, DiagnosticStatus.ERROR
 SHORT_SWITCH_INTERVAL = 1e-4
 """[s] Python's GIL switch interval while the filtered residual is evaluated."""
+
+
+_REPEATED_STAMP_WARNINGS = {
+    'repeated_stamp': 'joint states repeat their stamps with new values (rejected_repeated_stamp):'
+    ' gravity torques only for those; have the driver stamp its joint states, or set '
+    'joint_state_stamps: arrival',
+    'resent_sample': 'joint states resend their previous sample, same stamp and values '
+    '(rejected_resent_sample): gravity torques only for those',
+}
 
 
 class _Header(NamedTuple):
@@ -157,6 +177,8 @@ class DynamicsNode(ManagedModelNode, Node):
         self._processed = 0
         self._incomplete = 0
         self._last_input_wall = None
+        self._last_repeated_stamp = (-math.inf, '')  # (monotonic time [s], reason)
+        self._stamp_on_arrival = self.parameters['joint_state_stamps'] == 'arrival'
         self.effective_mass_reading = EffectiveMassReading(problem='no complete joint state yet')
         self.baseline = None  # the no-payload Recording (record_baseline / baseline_file)
         # the same, in shared memory for the worker
@@ -415,6 +437,8 @@ class DynamicsNode(ManagedModelNode, Node):
 
     def _process(self, live: LiveDynamics, serialized: bytes) -> None:
         message = self._joint_state_reader.read(serialized)
+        if self._stamp_on_arrival:
+            message = stamped_on_arrival(message, self.get_clock().now().nanoseconds)
         if self._earlier_headers is not None:
             sample = message.sample
             self._earlier_headers.append(
@@ -433,13 +457,17 @@ class DynamicsNode(ManagedModelNode, Node):
         # the outputs take the input's stamp and frame from message (sec, nanosec, frame_id)
         self._inverse_topic.publish(message, names, torques.inverse_dynamics)
         self._gravity_topic.publish(message, names, torques.gravity)
+        self._last_input_wall = time.monotonic()
+        if torques.inverse_dynamics is None:
+            error = repeated_stamp_error(torques.stamp, live.estimator.merger.resent)
+            self._last_repeated_stamp = (self._last_input_wall, error.reason)
+            raise error
         external = live.external_torques(torques)
         self._external_topic.publish(message, names, external)
         result = live.result(torques, external, wrench=self._contact_topics.wants_wrench())
         self._contact_topics.publish(message, result, live.wrench_frame)
         self._feet_topics.publish(message, result, live.robot.description.root)
         live.record()
-        self._last_input_wall = time.monotonic()
 
     def _header_at(self, stamp: float, newest):
         """The kept header of the joint state whose stamp is ``stamp`` [s] (its ``sec``,
@@ -852,11 +880,15 @@ class DynamicsNode(ManagedModelNode, Node):
             )
         if self._last_input_wall is None:
             return diagnostic_status(name, WARN, 'no complete joint state yet', values)
-        age = time.monotonic() - self._last_input_wall
+        now = time.monotonic()
+        age = now - self._last_input_wall
         if age > max(timeout, 1.0):
             return diagnostic_status(
                 name, WARN, f'stale: last complete joint state {age:.1f} s ago', values
             )
+        repeated_at, reason = self._last_repeated_stamp
+        if now - repeated_at < max(timeout, 1.0):
+            return diagnostic_status(name, WARN, _REPEATED_STAMP_WARNINGS[reason], values)
         level = WARN if self.rejections.total() else OK
         return diagnostic_status(name, level, f'{rate:.0f} Hz', values)
 

@@ -45,6 +45,7 @@ from robot_dynamics.core.streams.joint_states import STALE_TIMEOUT
 from robot_dynamics.core.streams.live_torques import ACCELERATION_MODES, MAX_EFFORT_DELAY
 from robot_dynamics.ros.base_state_input import BASE_STATE_INPUT_PARAMETERS
 from robot_dynamics.ros.diagnostics import DIAGNOSTICS_PERIOD
+from robot_dynamics.ros.joint_state_wire import JOINT_STATE_STAMPS
 from robot_dynamics.ros.lifecycle import MANAGED
 from robot_dynamics.ros.model_source import MODEL_SOURCE_PARAMETERS
 from robot_dynamics.ros.parameter_schema import NON_NEGATIVE, POSITIVE
@@ -109,6 +110,7 @@ DYNAMICS_PARAMETERS = MODEL_SOURCE_PARAMETERS + (
         's',
         **POSITIVE,
     ),
+    JOINT_STATE_STAMPS,
     P(
         'effort_delay',
         0.0,

@@ -9,6 +9,10 @@ instead. The values become numpy arrays viewing the message bytes.
 The fields, in order (layout rules: :mod:`robot_dynamics.ros.cdr`): header (stamp,
 frame_id), ``name`` (a sequence of strings), then ``position``, ``velocity`` and ``effort``
 (sequences of float64, the values aligned to 8).
+
+With the parameter ``joint_state_stamps`` ``arrival`` (:data:`JOINT_STATE_STAMPS`) a node
+replaces each joint state's stamp by the time it received it (:func:`stamped_on_arrival`), for
+drivers that leave the stamps unset or repeat them.
 """
 
 from __future__ import annotations
@@ -22,6 +26,16 @@ from sensor_msgs.msg import JointState
 from robot_dynamics.core.errors import RobotDynamicsError
 from robot_dynamics.core.streams.joint_states import JointSample
 from robot_dynamics.ros import cdr
+from robot_dynamics.ros.parameter_schema import ParameterSpec
+
+JOINT_STATE_STAMPS = ParameterSpec(
+    'joint_state_stamps',
+    'header',
+    "'header': a joint state's header stamp is its sampling instant; 'arrival': the node's clock "
+    'when the message arrives replaces it (drivers that leave stamps at zero or repeat them; '
+    'the transport delay and its jitter then enter q̈)',
+    choices=('header', 'arrival'),
+)
 
 
 class JointStateWireError(RobotDynamicsError):
@@ -36,6 +50,15 @@ class WireJointState(NamedTuple):
     sec: int
     nanosec: int
     frame_id: str
+
+
+def stamped_on_arrival(message: WireJointState, nanoseconds: int) -> WireJointState:
+    """``message`` with the stamp ``nanoseconds`` (the receiving node's clock) in its sample
+    and header."""
+    sec, nanosec = divmod(nanoseconds, 1_000_000_000)
+    return message._replace(
+        sample=message.sample._replace(stamp=nanoseconds * 1e-9), sec=sec, nanosec=nanosec
+    )
 
 
 class JointStateReader:

@@ -238,8 +238,11 @@ def _bag_messages(path: Path, topic: str, message_type: str) -> list:
 
 def _merged_recording(messages: list, joint_names: tuple, source: str) -> BagRecording:
     merger = JointStateMerger(joint_names)
-    rows, rejected = [], Counter()
+    rows, rejected, known = [], Counter(), frozenset(joint_names)
     for names, positions, velocities, efforts, stamp in messages:
+        if _nan_for_a_joint(names, (positions, velocities, efforts), known):
+            rejected['non_finite'] += 1  # a row needs every value: a NaN is no 'not reported' here
+            continue
         try:
             merger.update(names, positions, velocities, efforts, stamp)
         except JointStateError as error:
@@ -262,6 +265,16 @@ def _merged_recording(messages: list, joint_names: tuple, source: str) -> BagRec
         joint_names,
         messages=len(messages),
         rejected=dict(rejected),
+    )
+
+
+def _nan_for_a_joint(names: Sequence[str], fields: tuple, joints: frozenset) -> bool:
+    """Whether a message has a NaN value for one of ``joints`` (fields of another length than
+    ``names`` are left to the merger, which refuses them)."""
+    rows = [index for index, name in enumerate(names) if name in joints]
+    return any(
+        len(values) == len(names) and np.isnan(np.asarray(values, dtype=float)[rows]).any()
+        for values in fields
     )
 
 

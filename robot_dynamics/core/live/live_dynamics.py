@@ -117,7 +117,14 @@ from robot_dynamics.core.model.inertia import InertialParameters
 from robot_dynamics.core.model.model import RobotModel
 from robot_dynamics.core.streams.base_state import BaseState, BaseStateUnavailable
 from robot_dynamics.core.streams.effort_model import EffortModel, EffortModelError
-from robot_dynamics.core.streams.joint_states import JointSample, JointStateError, JointStateMerger
+from robot_dynamics.core.streams.joint_states import (
+    EFFORT,
+    VELOCITY,
+    JointSample,
+    JointStateError,
+    JointStateMerger,
+    repeated_stamp_error,
+)
 from robot_dynamics.core.streams.live_torques import (
     LiveTorqueEstimator,
     TorqueSample,
@@ -579,19 +586,27 @@ class LiveDynamics:
         torques = self.torques(sample)
         if torques is None:
             return None
+        if torques.inverse_dynamics is None:
+            raise repeated_stamp_error(torques.stamp, self.estimator.merger.resent)
         result = self.result(torques, self.external_torques(torques), wrench)
         self.record()
         return result
 
     def torques(self, sample: JointSample) -> Optional[TorqueSample]:
         """First stage of :meth:`update`: g, ID (with the known wrench taken off) and the
-        residual of ``sample``, or None while some joint has no recent value."""
+        residual of ``sample``, or None while some joint has no recent value. A sample that
+        repeats its joints' stamp gives g only (``inverse_dynamics`` None): the later stages
+        are not run for it."""
         torques = self.estimator.update(*sample)
         if torques is None:
             return None
         if self._moving_base is not None:
             torques = self._on_moving_base(torques)
+        if torques.inverse_dynamics is None:
+            return torques
         if torques.residual is not None:
+            if len(self.estimator.merger.unreported[EFFORT]):
+                torques = self._with_model_efforts_where_unreported(torques)
             torques = self._without_offsets(torques)
         if self._carried.known_wrench.current is not None:
             torques = self._with_known_wrench(torques)
@@ -627,6 +642,8 @@ class LiveDynamics:
         self._base_problem = None
         self._motion = motion
         moving_base, q = self._moving_base, torques.positions
+        if torques.inverse_dynamics is None:
+            return replace(torques, gravity=moving_base.gravity(q, motion))
         # one RNEA on the moving base, base rows kept: the feet balance against them
         full = self._moving_base_rows = moving_base.full_torques(
             q, torques.velocities, torques.accelerations, motion
@@ -641,6 +658,16 @@ class LiveDynamics:
             residual=residual,
             base_torques=base_torques,
         )
+
+    def _with_model_efforts_where_unreported(self, torques: TorqueSample) -> TorqueSample:
+        """``torques`` with the joints that report no effort (a gripper's fingers:
+        :attr:`~robot_dynamics.core.streams.joint_states.JointStateMerger.unreported`) given
+        their model torque: no external torque is seen through them."""
+        missing = self.estimator.merger.unreported[EFFORT]
+        efforts, residual = torques.efforts.copy(), torques.residual.copy()
+        efforts[missing] = torques.inverse_dynamics[missing]
+        residual[missing] = 0.0
+        return replace(torques, efforts=efforts, residual=residual)
 
     def _without_offsets(self, torques: TorqueSample) -> TorqueSample:
         """``torques`` with the effort offsets taken off the efforts and the residual; the raw
@@ -1003,6 +1030,28 @@ class LiveDynamics:
             return tuple(merger.joint_names)
         return tuple(merger.stale_joints(newest, self.settings.stale_timeout))
 
+    def _joints_lacking(self, field: int) -> list:
+        """Joints whose ``field`` (VELOCITY, EFFORT) is missing or stale against the newest
+        position; the optional joints that never reported it aside."""
+        merger = self.estimator.merger
+        lacking = merger.stamps[field] < merger.position_stamps.max() - self.settings.stale_timeout
+        lacking[merger.unreported[field]] = False
+        return [name for name, missing in zip(merger.joint_names, lacking) if missing]
+
+    def _unreported_by_optional_joints(self, values: dict) -> list:
+        """What the joints that never reported a velocity or an effort are taken as, for
+        ``values`` (``joints_without_velocity``, ``joints_without_effort``) and in words."""
+        merger, messages = self.estimator.merger, []
+        for field, label, taken_as in (
+            (EFFORT, 'effort', 'the model torque is used instead (no external torque there)'),
+            (VELOCITY, 'velocity', 'taken as 0'),
+        ):
+            joints = [merger.joint_names[index] for index in merger.unreported[field]]
+            if joints:
+                values[f'joints_without_{label}'] = ' '.join(joints)
+                messages.append(f'no {label} reported by {_joined_names(joints)}: {taken_as}')
+        return messages
+
     def margin_status(self) -> LiveStatus:
         """|τ| / effort limit per joint of the latest inverse dynamics: WARN above
         ``torque_warn_ratio``, ERROR above 1."""
@@ -1050,10 +1099,19 @@ class LiveDynamics:
             )
         if self._efforts_missing:
             level = WARN
-            messages.append(
-                'no external torques: efforts or velocities missing or stale (the observer '
-                'restarts when they return)'
+            lacking = '; '.join(
+                f'{label} of {_joined_names(joints)}'
+                for label, joints in (
+                    ('efforts', self._joints_lacking(EFFORT)),
+                    ('velocities', self._joints_lacking(VELOCITY)),
+                )
+                if joints
             )
+            messages.append(
+                f'no external torques: {lacking or "efforts or velocities"} missing or stale '
+                '(NaN or empty in joint_states, or old; the observer restarts when they return)'
+            )
+        messages.extend(self._unreported_by_optional_joints(values))
         level = worst(level, self._detector_values(values, messages))
         level = worst(level, self._wrench_values(values, messages))
         for kind in ('rest', 'moving'):
@@ -1142,6 +1200,12 @@ def _momentum_in_use(carried: _Carried) -> str:
     if carried.momentum_reason:
         return f'{carried.momentum} (auto: {carried.momentum_reason})'
     return carried.momentum
+
+
+def _joined_names(names: Sequence[str], shown: int = 6) -> str:
+    """``names`` for a message: the first ``shown``, then how many more."""
+    more = f' and {len(names) - shown} more' if len(names) > shown else ''
+    return ', '.join(names[:shown]) + more
 
 
 def _listed_values(values: np.ndarray) -> str:

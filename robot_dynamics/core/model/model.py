@@ -239,6 +239,27 @@ class RobotModel:
         """Number of independent joints (length of ``joint_names``)."""
         return len(self.joint_names)
 
+    def leaf_joints(self) -> tuple:
+        """Names of the independent joints that no other moving joint follows in the tree
+        (their own mimic followers aside): a gripper's fingers, the last joint of a chain."""
+        model, parents = self.model, self.model.parents
+        leaves = []
+        for joint in self.joints:
+            if joint.is_mimic:
+                continue
+            joint_id = model.getJointId(joint.name)
+            followed = False
+            for other in self.joints:
+                if other.name == joint.name or other.mimics == joint.name:
+                    continue
+                ancestor = parents[model.getJointId(other.name)]
+                while ancestor > joint_id:  # parents have smaller ids than their children
+                    ancestor = parents[ancestor]
+                followed |= ancestor == joint_id
+            if not followed:
+                leaves.append(joint.name)
+        return tuple(leaves)
+
     def total_mass(self) -> float:
         """Total mass of the moving model, payload included [kg]."""
         return float(pin.computeTotalMass(self.model))

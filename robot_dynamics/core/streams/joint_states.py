@@ -7,6 +7,14 @@ reason (counted by the caller), ignores names the model does not know, and says 
 every joint has a recent value. Mimic followers are never expected: the model computes
 them from their leaders (names of followers in the input are ignored).
 
+A NaN velocity or effort means the joint does not report that field (ros2_control's
+joint_state_broadcaster fills NaN for a joint without that state interface, e.g. a gripper
+finger without an effort): the entry is skipped, the rest of the sample is used. NaN positions
+and ±Inf anywhere are refused. The ``optional`` joints (a gripper's fingers, the tree's leaves)
+need not report velocities and efforts at all: while the other joints report a field and they
+have not, it counts as complete without them (their velocity reads 0, their effort 0:
+:attr:`JointStateMerger.unreported` lists them for the caller to fill in).
+
 Stamps are in seconds (float). Positions rad/m, velocities rad/s or m/s, efforts N·m/N.
 """
 
@@ -56,6 +64,7 @@ class _Layout:
 
 POSITION, VELOCITY, EFFORT = 0, 1, 2
 ALL_FIELDS = (POSITION, VELOCITY, EFFORT)
+_NO_JOINTS = np.zeros(0, dtype=int)
 EVERY_JOINT = slice(None)
 _MAX_SQUARED = MAX_ABS_VALUE**2
 _LARGEST = sys.float_info.max
@@ -87,13 +96,29 @@ class JointStateMerger:
     every accepted sample produces a new one, so ``positions``, ``velocities`` and ``efforts``
     (its rows) may be kept without copying.
     ``stamps`` (and ``position_stamps``, its first row) are the matching stamps (s; −inf =
-    never received).
+    never received; an optional joint's unreported velocity or effort takes the stamps of the
+    samples of every joint it comes in). ``repeated_stamp``: whether the last accepted sample
+    carried joints whose positions already had its stamp (the same instant again: a driver that
+    leaves its stamps unset or repeats them; nothing can be differentiated across it), and
+    ``resent`` whether its
+    values were the ones held too (a driver that resends its last sample). ``optional``: names
+    of the joints that may never report a velocity or an effort (module docstring);
+    ``unreported``: per field, the indices of the optional joints that have not reported it
+    yet while another joint has.
     """
 
-    def __init__(self, joint_names: Sequence[str], max_layouts: int = 64):
+    def __init__(
+        self, joint_names: Sequence[str], max_layouts: int = 64, optional: Sequence[str] = ()
+    ):
         self.joint_names = tuple(joint_names)
         self._index = {name: i for i, name in enumerate(self.joint_names)}
         count = len(self.joint_names)
+        self._reported = np.zeros((3, count), dtype=bool)
+        self._optional = np.isin(self.joint_names, list(optional))
+        self.unreported = (_NO_JOINTS,) * 3
+        self._counted = [np.ones(count, dtype=bool)] * 3  # the joints _oldest_of looks at
+        self._unreported_entries = None  # their flat (3 n) mask, None when there are none
+        self._all_reported = False
         self.values = np.zeros((3, count))
         self.values.setflags(write=False)
         # Stamps are kept so that the usual stream (every joint, every field) writes one float per
@@ -108,6 +133,7 @@ class JointStateMerger:
         self._partial_stamps = np.full((3, count), -math.inf)
         self._oldest = [-math.inf] * 3
         self._newest_position = -math.inf
+        self.repeated_stamp = self.resent = False
         self._layouts: dict = {}
         self._max_layouts = max_layouts
 
@@ -158,15 +184,30 @@ class JointStateMerger:
             # The usual single driver (every joint in model order, every field): all values
             # replaced.
             flat = _joined(positions, velocities, efforts)
-            if not flat.dot(flat) <= _MAX_SQUARED:  # Σx² ≤ M² bounds every |x|; NaN and Inf fail it
-                _raise_value_error(flat.reshape(3, -1), ALL_FIELDS)
-            if stamp < self._newest_position:
-                raise _out_of_order(stamp)
-            self.values = flat.reshape(3, -1)  # read-only (from _joined): kept without a copy
-            self._all_fresh_since = self._newest_position = stamp
-            return True
+            unreported = self._unreported_entries
+            every_entry = unreported is None or not np.array_equal(np.isnan(flat), unreported)
+            if not every_entry:  # ros2_control's broadcaster: NaN where optional joints have none
+                flat = np.where(unreported, 0.0, flat)
+                flat.setflags(write=False)
+            # Σx² ≤ M² bounds every |x|; NaN and Inf fail it (then _merge sorts them out)
+            if flat.dot(flat) <= _MAX_SQUARED:
+                self._take_whole(flat, stamp, every_entry)
+                return True
         self._merge(layout, key, (positions, velocities, efforts), stamp)
         return False
+
+    def _take_whole(self, flat: np.ndarray, stamp: float, every_entry: bool) -> None:
+        """update() for a sample of every joint in model order with every field, ``flat``
+        (read-only) its finite values; ``every_entry``: False when the unreported entries of
+        the optional joints were NaN (0 in ``flat``)."""
+        if stamp < self._newest_position:
+            raise _out_of_order(stamp)
+        self.repeated_stamp = stamp == self._newest_position
+        self.resent = self.repeated_stamp and np.array_equal(flat, self.values.ravel())
+        self.values = flat.reshape(3, -1)  # kept without a copy
+        self._all_fresh_since = self._newest_position = stamp
+        if every_entry and not self._all_reported:
+            self._mark_reported(EVERY_JOINT, True)
 
     def _merge(self, layout: _Layout, names: tuple, rows: tuple, stamp: float) -> None:
         """update() for a sample with some joints, another order or some fields only: its values
@@ -181,28 +222,72 @@ class JointStateMerger:
         if layout.message_indices is not None:  # only the model's joints are checked and kept
             incoming = incoming[:, layout.message_indices]
             flat = incoming.reshape(-1)
-        if not flat.dot(flat) <= _MAX_SQUARED:
-            _raise_value_error(incoming, fields)
+        reported = None if flat.dot(flat) <= _MAX_SQUARED else _reported_entries(incoming, fields)
         every_joint, targets = layout.known == len(self.joint_names), layout.targets
-        if stamp < (self._newest_position if every_joint else self._newest_position_of(targets)):
+        newest = self._newest_position if every_joint else self._newest_position_of(targets)
+        if stamp < newest:
             raise _out_of_order(stamp)
+        self.repeated_stamp = stamp == newest
+        self.resent = self.repeated_stamp and self._holds(incoming, fields, targets, reported)
         values = self.values.copy()
-        if targets is EVERY_JOINT and fields == ALL_FIELDS[: len(fields)]:
+        if reported is not None:  # some velocities or efforts NaN: the others only
+            block = np.ix_(fields, np.arange(len(self.joint_names))[targets])
+            values[block] = np.where(reported, incoming, values[block])
+            self._partial_stamps[block] = np.where(reported, stamp, self._partial_stamps[block])
+            if not self._all_reported:
+                self._mark_reported(block, reported)
+        elif targets is EVERY_JOINT and fields == ALL_FIELDS[: len(fields)]:
             values[: len(fields)] = incoming  # the usual driver without efforts: one block
         else:
             for row, field in enumerate(fields):
                 values[field, targets] = incoming[row]
+        if reported is None and not self._all_reported:
+            self._mark_reported(np.ix_(fields, np.arange(len(self.joint_names))[targets]), True)
         for field in fields:
-            if every_joint:
+            if reported is None and every_joint:
                 self._complete_since[field] = self._oldest[field] = stamp
             else:
-                self._partial_stamps[field, targets] = stamp
-                self._oldest[field] = max(
-                    self._complete_since[field], self._partial_stamps[field].min()
-                )
+                if reported is None:
+                    self._partial_stamps[field, targets] = stamp
+                self._oldest[field] = self._oldest_of(field)
         values.setflags(write=False)
         self.values = values
         self._newest_position = max(self._newest_position, stamp)
+
+    def _holds(self, incoming: np.ndarray, fields: tuple, targets, reported) -> bool:
+        """Whether ``incoming`` (rows ``fields`` of joints ``targets``; ``reported``: the mask
+        of its reported entries, None for all) equals the values held."""
+        held = self.values[list(fields)][:, targets]
+        if reported is None:
+            return np.array_equal(incoming, held)
+        return np.array_equal(incoming[reported], held[reported])
+
+    def _mark_reported(self, block, reported) -> None:
+        """Note the entries of ``block`` (an index of the (field × joint) table) that
+        ``reported`` (a mask of the block, or True for all) says were reported."""
+        before = self._reported[block]
+        after = before | reported
+        if np.array_equal(before, after):
+            return
+        self._reported[block] = after
+        self.unreported = (_NO_JOINTS,) + tuple(
+            np.flatnonzero(self._optional & ~reported) if reported.any() else _NO_JOINTS
+            for reported in self._reported[1:]
+        )
+        self._counted = [~np.isin(np.arange(len(self.joint_names)), u) for u in self.unreported]
+        entries = np.zeros((3, len(self.joint_names)), dtype=bool)
+        for field in (VELOCITY, EFFORT):
+            entries[field, self.unreported[field]] = True
+        self._unreported_entries = entries.reshape(-1) if entries.any() else None
+        self._all_reported = bool(self._reported.all())
+
+    def _oldest_of(self, field: int) -> float:
+        """The oldest stamp [s] of ``field`` over the joints, the optional joints that have
+        not reported it left out (−inf: some other joint never reported it)."""
+        stamps = self._partial_stamps[field]
+        if len(self.unreported[field]):
+            stamps = stamps[self._counted[field]]
+        return max(self._complete_since[field], stamps.min())
 
     def _newest_position_of(self, targets: np.ndarray) -> float:
         """Newest position stamp [s] among the model joints ``targets``."""
@@ -314,15 +399,38 @@ def _out_of_order(stamp: float) -> JointStateError:
     )
 
 
-def _raise_value_error(incoming: np.ndarray, fields: tuple) -> None:
-    """Raise 'non_finite' or 'out_of_range' for the first bad row (Σx² alone can exceed M² with
-    every value in range: then nothing is raised)."""
+def repeated_stamp_error(stamp: float, resent: bool) -> JointStateError:
+    """The error for a sample whose joints already had a position at ``stamp`` [s]
+    (:attr:`JointStateMerger.repeated_stamp`), which only g(q) can be computed from: reason
+    ``'resent_sample'`` when its values were the ones held too, else ``'repeated_stamp'``."""
+    if resent:
+        return JointStateError(
+            'resent_sample', f'joint state at {stamp:.6f} s repeats the previous sample: g(q) only'
+        )
+    return JointStateError(
+        'repeated_stamp',
+        f'joint state stamp {stamp:.6f} s repeats the previous one of these joints with other '
+        'values: gravity torques only (inverse dynamics, external torques and contacts need '
+        'time between samples); have the driver stamp its joint states, or set '
+        'joint_state_stamps: arrival',
+    )
+
+
+def _reported_entries(incoming: np.ndarray, fields: tuple) -> Optional[np.ndarray]:
+    """For a sample whose Σx² check failed: raise 'non_finite' (±Inf, or a NaN position) or
+    'out_of_range' for the first bad row; else the mask of its reported entries (NaN velocities
+    and efforts are not reported), or None when every entry is (Σx² alone can exceed M² with
+    every value in range)."""
     labels = ('position', 'velocity', 'effort')
+    missing = np.isnan(incoming)
     for row, field in enumerate(fields):
-        if not np.isfinite(incoming[row]).all():
+        if np.isinf(incoming[row]).any() or (field == POSITION and missing[row].any()):
             raise JointStateError('non_finite', f'{labels[field]} contains NaN or Inf')
+    with np.errstate(invalid='ignore'):
+        beyond = np.abs(incoming) > MAX_ABS_VALUE
     for row, field in enumerate(fields):
-        if not (np.abs(incoming[row]) <= MAX_ABS_VALUE).all():
+        if beyond[row].any():
             raise JointStateError(
                 'out_of_range', f'{labels[field]} has a value beyond ±{MAX_ABS_VALUE:g}'
             )
+    return ~missing if missing.any() else None

@@ -11,6 +11,11 @@ a recent value computes, in ``robot.joint_names`` order:
   rigid-body model does not explain (its negative is the inverse-dynamics route's external torque,
   :class:`~robot_dynamics.core.live.live_dynamics.LiveDynamics`).
 
+A sample whose joints already had a position at its stamp (a driver that leaves the stamps at
+zero or repeats them: :attr:`JointStateMerger.repeated_stamp`) gives g(q) only: q̈ needs time
+between samples, so ``inverse_dynamics`` and ``residual`` are None and the differentiator does
+not take it.
+
 With an :class:`~robot_dynamics.core.streams.effort_model.EffortModel`, efforts that are motor
 currents or motor-side torques are turned into joint torques on intake: ``efforts`` and
 ``residual`` of every :class:`TorqueSample` are then joint torques.
@@ -54,8 +59,9 @@ class TorqueSample:
     N·m (N for prismatic joints); ``stamp`` [s], ``positions`` [rad, m], ``velocities`` [rad/s,
     m/s] (None when not fresh), ``efforts`` the measured joint torques (None when not fresh).
 
-    ``gravity`` g(q); ``inverse_dynamics`` M(q) q̈ + C(q, q̇) q̇ + g(q); ``residual`` ``efforts`` −
-    ``inverse_dynamics`` (None without efforts). ``known_torques``: Jᵀ F of a known external
+    ``gravity`` g(q); ``inverse_dynamics`` M(q) q̈ + C(q, q̇) q̇ + g(q) (None for a sample that
+    repeats its predecessor's stamp: no q̈); ``residual`` ``efforts`` − ``inverse_dynamics`` (None
+    without efforts or inverse dynamics). ``known_torques``: Jᵀ F of a known external
     wrench already taken off ``inverse_dynamics`` (and so added to ``residual``); None without
     one. ``base_torques``: what the base's motion or tilt adds to ``inverse_dynamics`` beyond the
     upright base at rest (already in ``gravity``, ``inverse_dynamics`` and ``residual``; see
@@ -69,7 +75,7 @@ class TorqueSample:
     velocities: Optional[np.ndarray]
     efforts: Optional[np.ndarray]
     gravity: np.ndarray
-    inverse_dynamics: np.ndarray
+    inverse_dynamics: Optional[np.ndarray]
     residual: Optional[np.ndarray]
     known_torques: Optional[np.ndarray] = None
     base_torques: Optional[np.ndarray] = None
@@ -111,7 +117,11 @@ class LiveTorqueEstimator:
         self._history = deque(maxlen=_DELAY_HISTORY) if effort_delay > 0.0 else None
         self.stale_timeout = float(stale_timeout)
         self.acceleration_mode = acceleration_mode
-        self.merger = merger if merger is not None else JointStateMerger(robot.joint_names)
+        self.merger = (
+            merger
+            if merger is not None
+            else JointStateMerger(robot.joint_names, optional=robot.leaf_joints())
+        )
         self.differentiator = CausalDifferentiator(robot.num_joints, acceleration_window)
         self._zeros = np.zeros(robot.num_joints)
         self._estimate_acceleration = acceleration_mode == 'estimated'
@@ -149,6 +159,8 @@ class LiveTorqueEstimator:
         efforts_now = values[EFFORT] if have_effort else None
         if efforts_now is not None and self._effort_model is not None:
             efforts_now = self._effort_model.joint_torques(efforts_now, values[VELOCITY])
+        if merger.repeated_stamp:
+            return TorqueSample(stamp, q, v, efforts_now, self._gravity(q), None, None)
         a = (
             self.differentiator.update(stamp, v)
             if have_velocity and self._estimate_acceleration
@@ -202,6 +214,14 @@ class LiveTorqueEstimator:
             return None
         ordered = effort_model.for_joints(self.robot.joint_names)
         return None if ordered.is_identity else ordered
+
+    def _gravity(self, positions: np.ndarray) -> np.ndarray:
+        """g(q) [N·m, N] at joint positions [rad, m]."""
+        if self._pinocchio is not None:
+            model, data = self._pinocchio
+            return pin.computeGeneralizedGravity(model, data, positions)
+        robot = self.robot
+        return dynamics.gravity_torques(robot, robot.configuration(positions))[self._base]
 
     def _mapped_torques(
         self, positions: np.ndarray, velocities: np.ndarray, accelerations: np.ndarray
