@@ -264,6 +264,43 @@ def test_merger_values_stamps_and_freshness_equal_per_joint_tables_for_any_mix_o
         ]
 
 
+def test_merger_with_nans_and_an_optional_joint_equals_per_joint_tables():
+    # Reference: every joint's every field, its stamp and whether it was ever reported, written
+    # entry by entry; a NaN velocity or effort writes nothing. The optional joint 'd' sends only
+    # NaN velocities and efforts for the first half, then real ones.
+    joints, rng = ['a', 'b', 'c', 'd'], np.random.default_rng(11)
+    merger = JointStateMerger(joints, optional=['d'])
+    values, table = np.zeros((3, 4)), np.full((3, 4), -np.inf)
+    reported = np.zeros((3, 4), dtype=bool)
+    stamp = 1.0
+    for step in range(600):
+        stamp += rng.uniform(0.0, 0.02)
+        chosen = (
+            list(rng.permutation(4)[: rng.integers(1, 5)]) if rng.random() < 0.5 else [0, 1, 2, 3]
+        )
+        fields = [0] + [field for field in (1, 2) if rng.random() < 0.8]
+        rows = [rng.uniform(-1, 1, len(chosen)) if field in fields else [] for field in range(3)]
+        for field in fields[1:]:
+            rows[field][rng.random(len(chosen)) < 0.15] = np.nan
+            if step < 300 and 3 in chosen:
+                rows[field][chosen.index(3)] = np.nan
+        merger.update([joints[i] for i in chosen], *[list(row) for row in rows], stamp=stamp)
+        for field in fields:
+            for joint, value in zip(chosen, rows[field]):
+                if not np.isnan(value):
+                    values[field, joint], table[field, joint] = value, stamp
+                    reported[field, joint] = True
+        np.testing.assert_array_equal(merger.values, values)
+        for max_age in (0.01, 0.05, np.inf):
+            expected = []
+            for field in range(3):
+                counted = [j for j in range(4) if field == 0 or j != 3 or reported[field, 3]]
+                complete = field == 0 or reported[field].any()
+                fresh = table[field, counted] >= max(stamp - max_age, -1e300)
+                expected.append(bool(complete and fresh.all()))
+            assert merger.freshness(stamp, max_age) == tuple(expected), (step, max_age)
+
+
 @pytest.fixture(scope='module')
 def arm():
     return RobotModel.from_urdf_file(ARM_URDF)

@@ -27,8 +27,9 @@ their latency does not include it. Its parameters are declared from one table
 (:mod:`~robot_dynamics.ros.dynamics_parameters`).
 
 A joint state that repeats its joints' stamp (a driver that leaves the stamps unset) gets
-``~/gravity_torques`` and ``~/gravity_command`` only and is counted as ``repeated_stamp``: q̈, the
-observer and the contact detection need time between samples. With ``joint_state_stamps``
+``~/gravity_torques`` and ``~/gravity_command`` only and is counted as ``repeated_stamp``
+(``resent_sample`` when its values are the ones held too): q̈, the observer and the contact
+detection need time between samples. With ``joint_state_stamps``
 ``arrival`` each joint state takes the node's clock at its arrival as its stamp instead.
 
 The torque stream runs on rclpy's EventsExecutor (the lowest-latency one in rclpy); the services

@@ -100,11 +100,10 @@ class JointStateMerger:
     samples of every joint it comes in). ``repeated_stamp``: whether the last accepted sample
     carried joints whose positions already had its stamp (the same instant again: a driver that
     leaves its stamps unset or repeats them; nothing can be differentiated across it), and
-    ``resent`` whether its
-    values were the ones held too (a driver that resends its last sample). ``optional``: names
-    of the joints that may never report a velocity or an effort (module docstring);
-    ``unreported``: per field, the indices of the optional joints that have not reported it
-    yet while another joint has.
+    ``resent`` whether its values were the ones held too (a driver that resends its last
+    sample). ``optional``: names of the joints that may never report a velocity or an effort
+    (module docstring); ``unreported``: per field, the indices of the optional joints that have
+    not reported it yet while another joint has.
     """
 
     def __init__(
@@ -119,6 +118,8 @@ class JointStateMerger:
         self._counted = [np.ones(count, dtype=bool)] * 3  # the joints _oldest_of looks at
         self._unreported_entries = None  # their flat (3 n) mask, None when there are none
         self._all_reported = False
+        self._marked: set = set()  # what _mark_reported was given
+        self._unreported_blocks: dict = {}  # per layout and fields, its part of the entries
         self.values = np.zeros((3, count))
         self.values.setflags(write=False)
         # Stamps are kept so that the usual stream (every joint, every field) writes one float per
@@ -207,7 +208,7 @@ class JointStateMerger:
         self.values = flat.reshape(3, -1)  # kept without a copy
         self._all_fresh_since = self._newest_position = stamp
         if every_entry and not self._all_reported:
-            self._mark_reported(EVERY_JOINT, True)
+            self._mark_reported((), EVERY_JOINT, True)
 
     def _merge(self, layout: _Layout, names: tuple, rows: tuple, stamp: float) -> None:
         """update() for a sample with some joints, another order or some fields only: its values
@@ -222,7 +223,16 @@ class JointStateMerger:
         if layout.message_indices is not None:  # only the model's joints are checked and kept
             incoming = incoming[:, layout.message_indices]
             flat = incoming.reshape(-1)
-        reported = None if flat.dot(flat) <= _MAX_SQUARED else _reported_entries(incoming, fields)
+        reported, every_entry = None, True
+        if not flat.dot(flat) <= _MAX_SQUARED:
+            missing = np.isnan(incoming)
+            cleaned = np.where(missing, 0.0, incoming)
+            if self._just_unreported(missing, names, fields, layout.targets) and (
+                cleaned.ravel().dot(cleaned.ravel()) <= _MAX_SQUARED
+            ):  # as in update(): the optional joints' NaNs read 0, the rest as usual
+                incoming, every_entry = cleaned, False
+            else:
+                reported = _reported_entries(incoming, fields)
         every_joint, targets = layout.known == len(self.joint_names), layout.targets
         newest = self._newest_position if every_joint else self._newest_position_of(targets)
         if stamp < newest:
@@ -235,14 +245,15 @@ class JointStateMerger:
             values[block] = np.where(reported, incoming, values[block])
             self._partial_stamps[block] = np.where(reported, stamp, self._partial_stamps[block])
             if not self._all_reported:
-                self._mark_reported(block, reported)
+                self._mark_reported((names, fields, reported.tobytes()), block, reported)
         elif targets is EVERY_JOINT and fields == ALL_FIELDS[: len(fields)]:
             values[: len(fields)] = incoming  # the usual driver without efforts: one block
         else:
             for row, field in enumerate(fields):
                 values[field, targets] = incoming[row]
-        if reported is None and not self._all_reported:
-            self._mark_reported(np.ix_(fields, np.arange(len(self.joint_names))[targets]), True)
+        if reported is None and every_entry and not self._all_reported:
+            block = np.ix_(fields, np.arange(len(self.joint_names))[targets])
+            self._mark_reported((names, fields), block, True)
         for field in fields:
             if reported is None and every_joint:
                 self._complete_since[field] = self._oldest[field] = stamp
@@ -254,6 +265,21 @@ class JointStateMerger:
         self.values = values
         self._newest_position = max(self._newest_position, stamp)
 
+    def _just_unreported(self, missing: np.ndarray, names: tuple, fields: tuple, targets) -> bool:
+        """Whether the ``missing`` entries (rows ``fields`` of joints ``targets`` of the layout
+        ``names``) are those of the optional joints that report nothing."""
+        table = self._unreported_entries
+        if table is None:
+            return False
+        block = self._unreported_blocks.get((names, fields))
+        if block is None:
+            if len(self._unreported_blocks) >= self._max_layouts:
+                self._unreported_blocks.clear()
+            block = self._unreported_blocks[names, fields] = table.reshape(3, -1)[list(fields)][
+                :, targets
+            ]
+        return np.array_equal(missing, block)
+
     def _holds(self, incoming: np.ndarray, fields: tuple, targets, reported) -> bool:
         """Whether ``incoming`` (rows ``fields`` of joints ``targets``; ``reported``: the mask
         of its reported entries, None for all) equals the values held."""
@@ -262,14 +288,16 @@ class JointStateMerger:
             return np.array_equal(incoming, held)
         return np.array_equal(incoming[reported], held[reported])
 
-    def _mark_reported(self, block, reported) -> None:
+    def _mark_reported(self, key, block, reported) -> None:
         """Note the entries of ``block`` (an index of the (field × joint) table) that
-        ``reported`` (a mask of the block, or True for all) says were reported."""
-        before = self._reported[block]
-        after = before | reported
-        if np.array_equal(before, after):
+        ``reported`` (a mask of the block, or True for all) says were reported; ``key`` names
+        the layout, fields and mask: marking the same again changes nothing, so it is skipped."""
+        if key in self._marked:
             return
-        self._reported[block] = after
+        if len(self._marked) >= self._max_layouts:  # a memo: forgetting it costs time only
+            self._marked.clear()
+        self._marked.add(key)
+        self._reported[block] |= reported
         self.unreported = (_NO_JOINTS,) + tuple(
             np.flatnonzero(self._optional & ~reported) if reported.any() else _NO_JOINTS
             for reported in self._reported[1:]
@@ -279,6 +307,7 @@ class JointStateMerger:
         for field in (VELOCITY, EFFORT):
             entries[field, self.unreported[field]] = True
         self._unreported_entries = entries.reshape(-1) if entries.any() else None
+        self._unreported_blocks = {}
         self._all_reported = bool(self._reported.all())
 
     def _oldest_of(self, field: int) -> float:
@@ -423,14 +452,13 @@ def _reported_entries(incoming: np.ndarray, fields: tuple) -> Optional[np.ndarra
     every value in range)."""
     labels = ('position', 'velocity', 'effort')
     missing = np.isnan(incoming)
-    for row, field in enumerate(fields):
-        if np.isinf(incoming[row]).any() or (field == POSITION and missing[row].any()):
-            raise JointStateError('non_finite', f'{labels[field]} contains NaN or Inf')
-    with np.errstate(invalid='ignore'):
-        beyond = np.abs(incoming) > MAX_ABS_VALUE
-    for row, field in enumerate(fields):
-        if beyond[row].any():
-            raise JointStateError(
-                'out_of_range', f'{labels[field]} has a value beyond ±{MAX_ABS_VALUE:g}'
-            )
+    refused = np.isinf(incoming)
+    refused[0] |= missing[0]  # the first row is the positions
+    beyond = np.abs(np.where(missing, 0.0, incoming)) > MAX_ABS_VALUE
+    for rows, reason, what in (
+        (refused.any(axis=1), 'non_finite', 'contains NaN or Inf'),
+        (beyond.any(axis=1), 'out_of_range', f'has a value beyond ±{MAX_ABS_VALUE:g}'),
+    ):
+        if rows.any():
+            raise JointStateError(reason, f'{labels[fields[int(rows.argmax())]]} {what}')
     return ~missing if missing.any() else None
