@@ -182,6 +182,21 @@ def nan_bag(path, samples: int = 100, joint_names=('j1', 'j2')) -> Recording:
     )
 
 
+def test_a_bag_whose_joint_always_reports_a_nan_effort_is_refused_naming_it(tmp_path):
+    # ros2_control's joint_state_broadcaster: NaN for a joint without an effort interface
+    time = 100.0 + 0.01 * np.arange(30)
+    positions = np.stack([np.sin(time), np.cos(time), 0.01 + 0 * time], axis=1)
+    efforts = positions.copy()
+    efforts[:, 2] = np.nan
+    joints = ('j1', 'j2', 'finger')
+    write_rosbag(tmp_path / 'bag', Recording(time, positions, positions, efforts, joints))
+    with pytest.raises(RecordingError) as error:
+        read_recording(tmp_path / 'bag')
+    assert '30 of 30 messages rejected (non_finite: 30); NaN in: finger effort (30)' in str(
+        error.value
+    )
+
+
 def test_rosbag_counts_the_messages_the_merger_rejects_per_reason(tmp_path):
     """Before: 100 messages, 89 rows and no trace of the 11 refused anywhere."""
     nan_bag(tmp_path / 'bag')

@@ -20,6 +20,7 @@ Formats:
 from __future__ import annotations
 
 import csv
+import math
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -238,10 +239,12 @@ def _bag_messages(path: Path, topic: str, message_type: str) -> list:
 
 def _merged_recording(messages: list, joint_names: tuple, source: str) -> BagRecording:
     merger = JointStateMerger(joint_names)
-    rows, rejected, known = [], Counter(), frozenset(joint_names)
+    rows, rejected, nans, known = [], Counter(), Counter(), frozenset(joint_names)
     for names, positions, velocities, efforts, stamp in messages:
-        if _nan_for_a_joint(names, (positions, velocities, efforts), known):
-            rejected['non_finite'] += 1  # a row needs every value: a NaN is no 'not reported' here
+        not_numbers = _nans_of_joints(names, (positions, velocities, efforts), known)
+        if not_numbers:  # a row needs every value: a NaN is no 'not reported' here
+            rejected['non_finite'] += 1
+            nans.update(not_numbers)
             continue
         try:
             merger.update(names, positions, velocities, efforts, stamp)
@@ -255,7 +258,7 @@ def _merged_recording(messages: list, joint_names: tuple, source: str) -> BagRec
         lacking = [name for name, ok in zip(joint_names, seen) if not ok]
         raise RecordingError(
             f'{source}: joints {lacking} never got position, velocity and effort; '
-            f'{_rejections(rejected, len(messages))}'
+            f'{_rejections(rejected, len(messages))}{_nans_named(nans)}'
         )
     return BagRecording(
         np.array([r[0] for r in rows]),
@@ -268,13 +271,29 @@ def _merged_recording(messages: list, joint_names: tuple, source: str) -> BagRec
     )
 
 
-def _nan_for_a_joint(names: Sequence[str], fields: tuple, joints: frozenset) -> bool:
-    """Whether a message has a NaN value for one of ``joints`` (fields of another length than
-    ``names`` are left to the merger, which refuses them)."""
-    rows = [index for index, name in enumerate(names) if name in joints]
-    return any(
-        len(values) == len(names) and np.isnan(np.asarray(values, dtype=float)[rows]).any()
-        for values in fields
+def _nans_of_joints(names: Sequence[str], fields: tuple, joints: frozenset) -> list:
+    """('joint field', ...) of a message's NaN values for ``joints`` (fields of another length
+    than ``names`` are left to the merger, which refuses them)."""
+    found = []
+    for label, values in zip(('position', 'velocity', 'effort'), fields):
+        if len(values) == len(names):
+            found += [
+                f'{name} {label}'
+                for name, value in zip(names, values)
+                if name in joints and math.isnan(value)
+            ]
+    return found
+
+
+def _nans_named(nans: Counter) -> str:
+    """'' or '; NaN in: <joint> <field> (<messages>), ...' (ros2_control's broadcaster fills
+    NaN for a joint without that sensor)."""
+    if not nans:
+        return ''
+    named = ', '.join(f'{entry} ({count})' for entry, count in nans.most_common(4))
+    return (
+        f'; NaN in: {named} (a joint without that sensor, as ros2_control reports it: give a '
+        'URDF where that joint is fixed)'
     )
 
 
