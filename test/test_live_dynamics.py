@@ -569,3 +569,19 @@ def test_a_contacts_wrench_is_measured_from_the_external_torques_before_it(profi
     for run_seen in (onset, zero):
         assert np.allclose(run_seen[990][0], phantom, atol=1e-9)
         assert run_seen[2999][1] is False and np.allclose(run_seen[2999][0], phantom, atol=1e-6)
+
+
+def test_inverse_dynamics_without_velocities_is_said_to_be_taken_at_rest():
+    arm = RobotModel.from_urdf_file(ARM_URDF)
+    names, q = arm.joint_names, np.array([0.3, -0.4, 0.1, -1.9, 0.2, 1.7, -0.6])
+    positions_only, with_velocities = LiveDynamics(arm), LiveDynamics(arm)
+    for k in range(3):
+        stamp = 1.0 + 0.001 * k
+        positions_only.update(JointSample(names, q, (), (), stamp))
+        with_velocities.update(JointSample(names, q, np.full(7, 0.1), (), stamp))
+    status = positions_only.margin_status()
+    assert status.level == 'warn' and 'no velocities of fr3_joint1' in status.message
+    np.testing.assert_allclose(  # what it says: g(q) and nothing else
+        positions_only.latest_torques.inverse_dynamics, positions_only.latest_torques.gravity
+    )
+    assert 'velocities' not in with_velocities.margin_status().message

@@ -1065,9 +1065,15 @@ class LiveDynamics:
         worst_joint = int(np.argmax(margins))
         peak = float(margins[worst_joint])
         level = ERROR if peak > 1.0 else WARN if peak > self.settings.torque_warn_ratio else OK
-        return LiveStatus(
-            level, f'highest |tau|/limit {peak:.2f} at {robot.joint_names[worst_joint]}', values
-        )
+        message = f'highest |tau|/limit {peak:.2f} at {robot.joint_names[worst_joint]}'
+        if latest.velocities is None:  # inverse dynamics at q̇ = q̈ = 0: g(q) and nothing else
+            level = worst(level, WARN)
+            lacking = _joined_names(self._joints_lacking(VELOCITY)) or 'some joints'
+            message += (
+                f'; no velocities of {lacking} (NaN, empty or stale in joint_states): inverse '
+                'dynamics taken at rest, g(q) only'
+            )
+        return LiveStatus(level, message, values)
 
     def contact_status(self) -> LiveStatus:
         """The route, the observer's state, the thresholds, the contact and the wrench's
