@@ -442,6 +442,33 @@ def test_unstamped_joint_states_give_a_zmp_only_when_stamped_on_arrival(ros, sta
         rig.close()
 
 
+def test_joint_states_without_velocities_are_said_to_leave_the_joints_at_rest(ros):
+    arm = RobotModel.from_urdf_file(ARM_URDF)
+    rig = Rig(ros, ARM_URDF.read_text(), world_frame='world')
+    name = f'{rig.node.get_name()}: inputs'
+
+    def inputs_say(text):
+        return any(
+            status.name == name and text in status.message
+            for array in rig.diagnostics[-3:]
+            for status in array.status
+        )
+
+    try:
+        positions = [0.1, -0.5, 0.2, -2.0, 0.3, 1.5, 0.4]
+        for k in range(40):  # a driver that publishes positions only
+            message = JointState(name=list(arm.joint_names), position=positions)
+            message.header.stamp = _stamp(1.0 + 0.01 * k)
+            rig.joint_pub.publish(message)
+            time.sleep(0.01)
+        assert wait_for(lambda: inputs_say('no joint velocities'), timeout=WAIT)
+        for k in range(40):
+            rig.send(2.0 + 0.01 * k, arm.joint_names, positions)  # with velocities
+        assert wait_for(lambda: inputs_say(' Hz') and not inputs_say('velocities'), timeout=WAIT)
+    finally:
+        rig.close()
+
+
 def test_bad_inputs_are_counted_and_the_node_keeps_working(quadruped, ros):
     """Description from the topic (hot swap), then garbage everywhere, then good input again."""
     rig = Rig(ros, root_joint='floating', contact_frames=FEET)

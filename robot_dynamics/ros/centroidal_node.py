@@ -243,6 +243,7 @@ class CentroidalNode(ManagedModelNode, Node):
             self.wrench_topics = ()
         self.stale_timeout = parameters['stale_timeout']
         self._stamp_on_arrival = parameters['joint_state_stamps'] == 'arrival'
+        self._without_joint_velocities = False  # the last joint state's, for diagnostics
         self.marker_period = 1.0 / parameters['marker_rate']
         self.arrow_scale = parameters['momentum_arrow_scale']
         self.diagnostics_period = parameters['diagnostics_period']
@@ -448,6 +449,7 @@ class CentroidalNode(ManagedModelNode, Node):
         if not positions_fresh:
             self._incomplete += 1
             return
+        self._without_joint_velocities = not velocities_fresh
         velocities = merger.velocities if velocities_fresh else live.zeros
         forces = None
         if live.feet is not None:
@@ -660,10 +662,16 @@ class CentroidalNode(ManagedModelNode, Node):
                 f'stale: last complete state {age:.1f} s ago{self._best_effort_note(values)}',
                 values,
             )
+        without_velocities = (
+            '; no joint velocities (NaN, empty or stale in joint_states): momentum, ZMP and '
+            "capture point take the joints at rest, only the base's motion"
+            if self._without_joint_velocities
+            else ''
+        )
         return diagnostic_status(
             name,
-            WARN if self.rejections.total() else OK,
-            f'{self._joint_rate.rate():.0f} Hz',
+            WARN if self.rejections.total() or without_velocities else OK,
+            f'{self._joint_rate.rate():.0f} Hz{without_velocities}',
             values,
         )
 
