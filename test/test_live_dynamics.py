@@ -571,17 +571,31 @@ def test_a_contacts_wrench_is_measured_from_the_external_torques_before_it(profi
         assert run_seen[2999][1] is False and np.allclose(run_seen[2999][0], phantom, atol=1e-6)
 
 
-def test_inverse_dynamics_without_velocities_is_said_to_be_taken_at_rest():
+def test_the_margins_status_says_where_the_velocities_came_from():
     arm = RobotModel.from_urdf_file(ARM_URDF)
     names, q = arm.joint_names, np.array([0.3, -0.4, 0.1, -1.9, 0.2, 1.7, -0.6])
-    positions_only, with_velocities = LiveDynamics(arm), LiveDynamics(arm)
-    for k in range(3):
-        stamp = 1.0 + 0.001 * k
-        positions_only.update(JointSample(names, q, (), (), stamp))
-        with_velocities.update(JointSample(names, q, np.full(7, 0.1), (), stamp))
-    status = positions_only.margin_status()
-    assert status.level == 'warn' and 'no velocities of fr3_joint1' in status.message
-    np.testing.assert_allclose(  # what it says: g(q) and nothing else
-        positions_only.latest_torques.inverse_dynamics, positions_only.latest_torques.gravity
-    )
-    assert 'velocities' not in with_velocities.margin_status().message
+    no_joint_2 = np.full(7, 0.1)
+    no_joint_2[1] = np.nan  # a joint without a velocity sensor, the others with
+    pipelines = {
+        'positions only': (LiveDynamics(arm), ()),
+        'positions only, q̈ = 0': (LiveDynamics(arm, LiveSettings(acceleration_mode='zero')), ()),
+        'joint 2 without': (LiveDynamics(arm), no_joint_2),
+        'every velocity': (LiveDynamics(arm), np.full(7, 0.1)),
+    }
+    for live, velocities in pipelines.values():
+        for k in range(3):
+            live.update(JointSample(names, q, velocities, (), 1.0 + 0.001 * k))
+    messages = {label: live.margin_status().message for label, (live, _) in pipelines.items()}
+    assert 'q̇ is the slope of the positions' in messages['positions only']
+    for label, lacking in (
+        ('positions only, q̈ = 0', 'fr3_joint1, fr3_joint2'),
+        ('joint 2 without', 'fr3_joint2 ('),
+    ):
+        live = pipelines[label][0]
+        assert live.margin_status().level == 'warn'
+        assert f'no velocities of {lacking}' in messages[label], messages[label]
+        # what it says: taken at rest, g(q) and nothing else
+        np.testing.assert_allclose(
+            live.latest_torques.inverse_dynamics, live.latest_torques.gravity
+        )
+    assert 'velocit' not in messages['every velocity']

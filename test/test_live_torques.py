@@ -2,8 +2,10 @@
 estimator."""
 
 import array
+import math
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,6 +16,8 @@ from robot_dynamics.core.streams.differentiation import CausalDifferentiator
 from robot_dynamics.core.streams.joint_states import MAX_ABS_VALUE, JointStateMerger
 from robot_dynamics.core.streams.live_torques import LiveTorqueEstimator
 from robot_dynamics.models import ARM_URDF
+
+GRIPPER_URDF = Path(__file__).parent / 'data/fixtures/turret_gripper.urdf'
 
 
 def test_least_squares_slope_is_exact_on_lines_with_jittered_stamps():
@@ -423,6 +427,37 @@ def test_a_repeated_stamp_gives_gravity_only_and_leaves_the_acceleration_estimat
         )
         assert repeated.inverse_dynamics is None and repeated.residual is None
     np.testing.assert_allclose(sample.accelerations, acceleration, rtol=1e-8)
+
+
+def test_a_positions_only_stream_gets_its_velocities_from_the_positions(arm):
+    import pinocchio as pin
+
+    # q = q0 + v0 t + a t²/2: the least-squares slope of evenly spaced samples of a parabola is
+    # its derivative at the window's centre, and the slope of those (a line) is a, exactly
+    estimator = LiveTorqueEstimator(arm, acceleration_window=15)
+    names, data = list(arm.joint_names), arm.model.createData()
+    q0 = np.array([0.3, -0.4, 0.1, -1.9, 0.2, 1.7, -0.6])
+    v0, a = np.linspace(-0.5, 0.5, 7), np.linspace(1.0, -1.0, 7)
+    for k in range(100):
+        t = 5.0 + k * 1e-3
+        q = q0 + v0 * (t - 5.0) + 0.5 * a * (t - 5.0) ** 2
+        sample = estimator.update(names, q, (), (), t)
+    assert estimator.velocities_from_positions
+    lagged = t - 5.0 - 7e-3  # half the window of 15 samples
+    np.testing.assert_allclose(sample.velocities, v0 + a * lagged, atol=1e-9)
+    np.testing.assert_allclose(sample.accelerations, a, atol=1e-6)
+    expected = pin.rnea(arm.model, data, q, v0 + a * lagged, a)
+    np.testing.assert_allclose(sample.inverse_dynamics, expected, atol=1e-5)
+
+
+def test_a_continuous_joint_wrapping_at_pi_keeps_its_velocity():
+    gripper = RobotModel.from_urdf_file(GRIPPER_URDF)  # turret: continuous
+    estimator = LiveTorqueEstimator(gripper, acceleration_window=5)
+    for k in range(1050):  # the turret wraps at 3 t = π, two samples before the last
+        t = k * 1e-3
+        turret = math.remainder(3.0 * t, 2.0 * math.pi)  # a driver that wraps to (−π, π]
+        sample = estimator.update(gripper.joint_names, [turret, 0.01, 0.02], (), (), t)
+    np.testing.assert_allclose(sample.velocities, [3.0, 0.0, 0.0], atol=1e-9)
 
 
 def test_effort_delay_pairs_each_effort_with_the_state_it_was_measured_at(arm):

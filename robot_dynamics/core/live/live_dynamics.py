@@ -1066,6 +1066,11 @@ class LiveDynamics:
         peak = float(margins[worst_joint])
         level = ERROR if peak > 1.0 else WARN if peak > self.settings.torque_warn_ratio else OK
         message = f'highest |tau|/limit {peak:.2f} at {robot.joint_names[worst_joint]}'
+        if self.estimator.velocities_from_positions:
+            message += (
+                '; no joint reports a velocity: q̇ is the slope of the positions, q̈ its slope '
+                f'(inverse dynamics lags ~{self.settings.acceleration_window - 1} samples)'
+            )
         if latest.velocities is None:  # inverse dynamics at q̇ = q̈ = 0: g(q) and nothing else
             level = worst(level, WARN)
             lacking = _joined_names(self._joints_lacking(VELOCITY)) or 'some joints'

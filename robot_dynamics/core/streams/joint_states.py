@@ -280,6 +280,10 @@ class JointStateMerger:
             ]
         return np.array_equal(missing, block)
 
+    def reports(self, field: int) -> bool:
+        """Whether any joint has reported ``field`` (POSITION, VELOCITY, EFFORT)."""
+        return self._all_reported or bool(self._reported[field].any())
+
     def _holds(self, incoming: np.ndarray, fields: tuple, targets, reported) -> bool:
         """Whether ``incoming`` (rows ``fields`` of joints ``targets``; ``reported``: the mask
         of its reported entries, None for all) equals the values held."""

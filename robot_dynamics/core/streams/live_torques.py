@@ -6,7 +6,9 @@ a recent value computes, in ``robot.joint_names`` order:
 * ``gravity`` g(q);
 * ``inverse_dynamics`` M(q) q̈ + C(q, q̇) q̇ + g(q), with q̈ from the causal least-squares
   slope of the measured velocities (:class:`CausalDifferentiator`, delay ≈ half the
-  window) or zero (``acceleration_mode='zero'``);
+  window) or zero (``acceleration_mode='zero'``); a stream in which no joint reports a
+  velocity (a positions-only driver) gets q̇ as the same slope of its positions (continuous
+  joints unwrapped), and q̈ as the slope of that;
 * ``residual`` τ_measured − τ_inverse_dynamics when every joint has a recent effort: what the
   rigid-body model does not explain (its negative is the inverse-dynamics route's external torque,
   :class:`~robot_dynamics.core.live.live_dynamics.LiveDynamics`).
@@ -130,6 +132,13 @@ class LiveTorqueEstimator:
         direct = robot.joint_space_model()
         self._pinocchio = None if direct is None else (direct.model, direct.data)
         self._effort_model = self._used_effort_model(effort_model)
+        self.velocities_from_positions = False  # the last sample's q̇ came from its positions
+        self._positions: Optional[CausalDifferentiator] = None  # their slope, when needed
+        self._continuous = [
+            index
+            for index, name in enumerate(robot.joint_names)
+            if next(j for j in robot.joints if j.name == name).nq == 2
+        ]
 
     def update(
         self,
@@ -161,9 +170,14 @@ class LiveTorqueEstimator:
             efforts_now = self._effort_model.joint_torques(efforts_now, values[VELOCITY])
         if merger.repeated_stamp:
             return TorqueSample(stamp, q, v, efforts_now, self._gravity(q), None, None)
+        self.velocities_from_positions = (
+            v is None and self._estimate_acceleration and not merger.reports(VELOCITY)
+        )
+        if self.velocities_from_positions:
+            v = self._position_slope(stamp, q)
         a = (
             self.differentiator.update(stamp, v)
-            if have_velocity and self._estimate_acceleration
+            if v is not None and self._estimate_acceleration
             else self._zeros
         )
         if self._history is not None:
@@ -214,6 +228,18 @@ class LiveTorqueEstimator:
             return None
         ordered = effort_model.for_joints(self.robot.joint_names)
         return None if ordered.is_identity else ordered
+
+    def _position_slope(self, stamp: float, positions: np.ndarray) -> np.ndarray:
+        """q̇ [rad/s, m/s] of a stream that reports no velocity at all: the causal slope of the
+        positions over ``acceleration_window`` samples (continuous joints unwrapped first)."""
+        if self._positions is None:
+            self._positions = CausalDifferentiator(len(positions), self.differentiator.window)
+            self._turns, self._last_positions = np.zeros(len(positions)), positions
+        continuous = self._continuous
+        jumps = positions[continuous] - self._last_positions[continuous]
+        self._turns[continuous] -= 2.0 * math.pi * np.round(jumps / (2.0 * math.pi))
+        self._last_positions = positions
+        return self._positions.update(stamp, positions + self._turns)
 
     def _gravity(self, positions: np.ndarray) -> np.ndarray:
         """g(q) [N·m, N] at joint positions [rad, m]."""
