@@ -794,3 +794,30 @@ def test_joint_states_without_any_effort_give_the_torques_and_name_what_is_missi
         message = node._live.contact_status().message
         assert 'no external torques: efforts of fr3_joint1, fr3_joint2' in message, message
         assert 'and 1 more' in message
+
+
+def test_a_best_effort_joint_state_publisher_is_named_in_diagnostics(ros):
+    # A reliable subscription receives nothing from it: the node can only say so.
+    from diagnostic_msgs.msg import DiagnosticArray
+    from rclpy.qos import QoSProfile, ReliabilityPolicy
+
+    node = make_node(robot_description=ARM_TEXT, diagnostics_period=0.2)
+    with ros(node) as harness:
+        diagnostics = harness.collect(DiagnosticArray, '/diagnostics')
+        harness.probe.create_publisher(
+            JointState,
+            'joint_states',
+            QoSProfile(depth=10, reliability=ReliabilityPolicy.BEST_EFFORT),
+        )
+
+        def named():
+            return any(
+                status.name.endswith('joint_states')
+                and 'best-effort publisher on /joint_states: not received' in status.message
+                and {kv.key: kv.value for kv in status.values}['best_effort_publishers']
+                == '/joint_states'
+                for array in diagnostics
+                for status in array.status
+            )
+
+        assert wait_for(named, 10)

@@ -46,7 +46,6 @@ from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from geometry_msgs.msg import PointStamped, PolygonStamped, Vector3Stamped, WrenchStamped
 from nav_msgs.msg import Odometry
 from rclpy.node import Node
-from rclpy.qos import ReliabilityPolicy
 from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import Header
 from visualization_msgs.msg import MarkerArray
@@ -82,6 +81,7 @@ from robot_dynamics.ros.centroidal_messages import (
 from robot_dynamics.ros.centroidal_parameters import CENTROIDAL_PARAMETERS
 from robot_dynamics.ros.diagnostics import (
     RateMeter,
+    best_effort_note,
     diagnostic_status,
     model_status,
 )
@@ -676,33 +676,11 @@ class CentroidalNode(ManagedModelNode, Node):
         )
 
     def _best_effort_note(self, values: dict) -> str:
-        """The input topics with a best-effort publisher, which the reliable inputs cannot match
-        (into ``values``, logged once per topic): the stream's subscriptions have no QoS event
-        handlers, each of which is one more entity in the executor's wait set per message."""
-        topics = [
-            self.resolve_topic_name(topic)
-            for topic in ('joint_states', 'odom', *self.wrench_topics)
-        ]
-        best_effort = [
-            topic
-            for topic in topics
-            if any(
-                info.qos_profile.reliability == ReliabilityPolicy.BEST_EFFORT
-                for info in self.get_publishers_info_by_topic(topic)
-            )
-        ]
-        values['best_effort_publishers'] = ' '.join(best_effort) or 'none'
-        for topic in set(best_effort) - self._warned_best_effort:
-            self._warned_best_effort.add(topic)
-            self.get_logger().warning(
-                f'{topic} has a best-effort publisher: this node reads it reliable, so it receives '
-                'nothing from it (publish it reliable)'
-            )
-        return (
-            f'; best-effort publisher on {", ".join(best_effort)}: not received'
-            if best_effort
-            else ''
-        )
+        """:func:`~robot_dynamics.ros.diagnostics.best_effort_note` of the stream's inputs: its
+        subscriptions have no QoS event handlers, each of which is one more entity in the
+        executor's wait set per message."""
+        topics = ('joint_states', 'odom', *self.wrench_topics)
+        return best_effort_note(self, topics, values, self._warned_best_effort)
 
     def _balance_status(self) -> DiagnosticStatus:
         name = f'{self.get_name()}: balance'

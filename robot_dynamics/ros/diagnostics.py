@@ -1,12 +1,15 @@
-"""/diagnostics helpers shared by the nodes: status messages and the input rate meter."""
+"""/diagnostics helpers shared by the nodes: status messages, the input rate meter and the
+inputs a best-effort publisher cannot reach."""
 
 from __future__ import annotations
 
 import time
-from typing import Optional
+from typing import Optional, Sequence
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
+from rclpy.node import Node
+from rclpy.qos import ReliabilityPolicy
 
 
 class RateMeter:
@@ -101,4 +104,29 @@ def model_status(
             'last_error': source.last_error,
             **values,
         },
+    )
+
+
+def best_effort_note(node: Node, topics: Sequence[str], values: dict, warned: set) -> str:
+    """The input ``topics`` (relative names) with a best-effort publisher, which a reliable
+    subscription cannot match: into ``values`` (``best_effort_publishers``), logged once per topic
+    (``warned`` keeps which), and as a clause for a status message ('' when none)."""
+    resolved = [node.resolve_topic_name(topic) for topic in topics]
+    best_effort = [
+        topic
+        for topic in resolved
+        if any(
+            info.qos_profile.reliability == ReliabilityPolicy.BEST_EFFORT
+            for info in node.get_publishers_info_by_topic(topic)
+        )
+    ]
+    values['best_effort_publishers'] = ' '.join(best_effort) or 'none'
+    for topic in set(best_effort) - warned:
+        warned.add(topic)
+        node.get_logger().warning(
+            f'{topic} has a best-effort publisher: this node reads it reliable, so it receives '
+            'nothing from it (publish it reliable)'
+        )
+    return (
+        f'; best-effort publisher on {", ".join(best_effort)}: not received' if best_effort else ''
     )

@@ -85,6 +85,7 @@ from robot_dynamics.core.streams.ring_buffer import RingBufferError, SampleRingB
 from robot_dynamics.ros.base_state_input import BaseStateInput
 from robot_dynamics.ros.diagnostics import (
     RateMeter,
+    best_effort_note,
     core_status,
     diagnostic_status,
     model_status,
@@ -179,6 +180,7 @@ class DynamicsNode(ManagedModelNode, Node):
         self._incomplete = 0
         self._last_input_wall = None
         self._last_repeated_stamp = (-math.inf, '')  # (monotonic time [s], reason)
+        self._warned_best_effort: set = set()  # joint_states topics already logged as such
         self._stamp_on_arrival = self.parameters['joint_state_stamps'] == 'arrival'
         self.effective_mass_reading = EffectiveMassReading(problem='no complete joint state yet')
         self.baseline = None  # the no-payload Recording (record_baseline / baseline_file)
@@ -871,22 +873,22 @@ class DynamicsNode(ManagedModelNode, Node):
             stale = live.stale_joints()
             values['stale_joints'] = ' '.join(stale)
         timeout = self.settings.stale_timeout
-        if stale:
-            return diagnostic_status(
-                name,
-                WARN,
-                f'stale or missing joints (no value within {timeout:g} s of the newest): '
-                f'{", ".join(stale[:6])}',
-                values,
-            )
-        if self._last_input_wall is None:
-            return diagnostic_status(name, WARN, 'no complete joint state yet', values)
         now = time.monotonic()
-        age = now - self._last_input_wall
-        if age > max(timeout, 1.0):
-            return diagnostic_status(
-                name, WARN, f'stale: last complete joint state {age:.1f} s ago', values
+        missing = None
+        if stale:
+            missing = (
+                f'stale or missing joints (no value within {timeout:g} s of the newest): '
+                f'{", ".join(stale[:6])}'
             )
+        elif self._last_input_wall is None:
+            missing = 'no complete joint state yet'
+        elif now - self._last_input_wall > max(timeout, 1.0):
+            missing = f'stale: last complete joint state {now - self._last_input_wall:.1f} s ago'
+        if missing is not None:  # a best-effort publisher would be why
+            unreachable = best_effort_note(
+                self, ('joint_states',), values, self._warned_best_effort
+            )
+            return diagnostic_status(name, WARN, missing + unreachable, values)
         repeated_at, reason = self._last_repeated_stamp
         if now - repeated_at < max(timeout, 1.0):
             return diagnostic_status(name, WARN, _REPEATED_STAMP_WARNINGS[reason], values)
