@@ -79,6 +79,47 @@ def test_leaf_joints_are_those_no_other_moving_joint_follows(arm, gripper, quadr
     assert two_fingers.leaf_joints() == ('finger_left', 'finger_right')
 
 
+@pytest.mark.parametrize('seed', range(5))
+def test_leaf_joints_of_random_trees_equal_a_walk_up_from_every_joint(seed):
+    rng = np.random.default_rng(seed)
+    inertial = (
+        '<inertial><mass value="1"/><inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" '
+        'iyz="0"/></inertial>'
+    )
+    links, joints, parents, leaders = ['<link name="l0"/>'], [], {}, {}
+    for i in range(1, 40):
+        parent = int(rng.integers(0, i))
+        parents[i] = parent
+        mimic = ''
+        earlier = [k for k in range(1, i) if k not in leaders]
+        if earlier and rng.random() < 0.25:  # often its parent's joint: a finger's linkage
+            leaders[i] = parent if parent in earlier else int(rng.choice(earlier))
+            mimic = f'<mimic joint="j{leaders[i]}"/>'
+        links.append(f'<link name="l{i}">{inertial}</link>')
+        joints.append(
+            f'<joint name="j{i}" type="revolute"><parent link="l{parent}"/><child link="l{i}"/>'
+            f'<axis xyz="0 1 0"/><limit lower="-1" upper="1" effort="10" velocity="1"/>{mimic}'
+            '</joint>'
+        )
+    robot = RobotModel.from_urdf_string(
+        f'<robot name="tree">{"".join(links)}{"".join(joints)}</robot>'
+    )
+
+    def followed(j):  # some joint other than j and its followers has j above it
+        for k in parents:
+            if k == j or leaders.get(k) == j:
+                continue
+            above = parents[k]
+            while above and above != j:
+                above = parents[above]
+            if above == j:
+                return True
+        return False
+
+    expected = {f'j{j}' for j in parents if j not in leaders and not followed(j)}
+    assert set(robot.leaf_joints()) == expected
+
+
 @pytest.mark.parametrize('seed', (1, 2, 3))
 def test_shuffled_joint_state_gives_model_order_configuration(arm, seed):
     rng = np.random.default_rng(seed)

@@ -242,23 +242,20 @@ class RobotModel:
     def leaf_joints(self) -> tuple:
         """Names of the independent joints that no other moving joint follows in the tree
         (their own mimic followers aside): a gripper's fingers, the last joint of a chain."""
-        model, parents = self.model, self.model.parents
-        leaves = []
-        for joint in self.joints:
-            if joint.is_mimic:
-                continue
-            joint_id = model.getJointId(joint.name)
-            followed = False
-            for other in self.joints:
-                if other.name == joint.name or other.mimics == joint.name:
-                    continue
-                ancestor = parents[model.getJointId(other.name)]
-                while ancestor > joint_id:  # parents have smaller ids than their children
-                    ancestor = parents[ancestor]
-                followed |= ancestor == joint_id
-            if not followed:
-                leaves.append(joint.name)
-        return tuple(leaves)
+        model = self.model
+        leader = {model.getJointId(j.name): j.mimics or j.name for j in self.joints}
+        # per joint id, up to two of the leaders below it: two tell whether one is not its own
+        below = [set() for _ in range(model.njoints)]
+        for joint_id in range(model.njoints - 1, 0, -1):  # children have larger ids
+            if joint_id in leader:
+                parent = model.parents[joint_id]
+                merged = below[parent] | below[joint_id] | {leader[joint_id]}
+                below[parent] = set(sorted(merged)[:2])
+        return tuple(
+            joint.name
+            for joint in self.joints
+            if not joint.is_mimic and not below[model.getJointId(joint.name)] - {joint.name}
+        )
 
     def total_mass(self) -> float:
         """Total mass of the moving model, payload included [kg]."""
