@@ -229,6 +229,18 @@ def test_merger_freshness_follows_the_oldest_stamp_of_each_field():
     assert merger.stale_joints(1.25, 0.1) == []
 
 
+def _drawn_joints_and_fields(rng, some_joints: float, each_field: float) -> tuple:
+    """(model indices, fields) of a random sample of four joints: some of them in a shuffled
+    order with probability ``some_joints`` (else all in order), the position always and the
+    velocity and effort each with probability ``each_field``."""
+    chosen = (
+        list(rng.permutation(4)[: rng.integers(1, 5)])
+        if rng.random() < some_joints
+        else [0, 1, 2, 3]
+    )
+    return chosen, [0] + [field for field in (1, 2) if rng.random() < each_field]
+
+
 def test_merger_values_stamps_and_freshness_equal_per_joint_tables_for_any_mix_of_samples():
     # Reference: plain tables of every joint's every field and its stamp, written sample by sample.
     joints, rng = ['a', 'b', 'c', 'd'], np.random.default_rng(7)
@@ -236,10 +248,7 @@ def test_merger_values_stamps_and_freshness_equal_per_joint_tables_for_any_mix_o
     stamp = 1.0
     for _ in range(400):
         stamp += rng.uniform(0.0, 0.02)
-        chosen = (
-            list(rng.permutation(4)[: rng.integers(1, 5)]) if rng.random() < 0.6 else [0, 1, 2, 3]
-        )
-        fields = [0] + [field for field in (1, 2) if rng.random() < 0.7]
+        chosen, fields = _drawn_joints_and_fields(rng, 0.6, 0.7)
         rows = [
             rng.uniform(-1, 1, len(chosen)).tolist() if field in fields else []
             for field in range(3)
@@ -279,10 +288,7 @@ def test_merger_with_nans_and_an_optional_joint_equals_per_joint_tables():
     stamp = 1.0
     for step in range(600):
         stamp += rng.uniform(0.0, 0.02)
-        chosen = (
-            list(rng.permutation(4)[: rng.integers(1, 5)]) if rng.random() < 0.5 else [0, 1, 2, 3]
-        )
-        fields = [0] + [field for field in (1, 2) if rng.random() < 0.8]
+        chosen, fields = _drawn_joints_and_fields(rng, 0.5, 0.8)
         rows = [rng.uniform(-1, 1, len(chosen)) if field in fields else [] for field in range(3)]
         for field in fields[1:]:
             rows[field][rng.random(len(chosen)) < 0.15] = np.nan

@@ -114,7 +114,7 @@ from robot_dynamics.core.live.known_wrench import KnownWrenchInput
 from robot_dynamics.core.live.settings import HISTORY_MAX_RATE, LiveSettings
 from robot_dynamics.core.live.status import ERROR, OK, WARN, LiveStatus, worst
 from robot_dynamics.core.model.inertia import InertialParameters
-from robot_dynamics.core.model.model import RobotModel
+from robot_dynamics.core.model.model import RobotModel, listed_names
 from robot_dynamics.core.streams.base_state import BaseState, BaseStateUnavailable
 from robot_dynamics.core.streams.effort_model import EffortModel, EffortModelError
 from robot_dynamics.core.streams.joint_states import (
@@ -1049,7 +1049,9 @@ class LiveDynamics:
             joints = [merger.joint_names[index] for index in merger.unreported[field]]
             if joints:
                 values[f'joints_without_{label}'] = ' '.join(joints)
-                messages.append(f'no {label} reported by {_joined_names(joints)}: {taken_as}')
+                messages.append(
+                    f'no {label} reported by {listed_names(joints, shown=6)}: {taken_as}'
+                )
         return messages
 
     def margin_status(self) -> LiveStatus:
@@ -1073,7 +1075,7 @@ class LiveDynamics:
             )
         if latest.velocities is None:  # inverse dynamics at q̇ = q̈ = 0: g(q) and nothing else
             level = worst(level, WARN)
-            lacking = _joined_names(self._joints_lacking(VELOCITY)) or 'some joints'
+            lacking = listed_names(self._joints_lacking(VELOCITY), shown=6) or 'some joints'
             message += (
                 f'; no velocities of {lacking} (NaN, empty or stale in joint_states): inverse '
                 'dynamics taken at rest, g(q) only'
@@ -1111,7 +1113,7 @@ class LiveDynamics:
         if self._efforts_missing:
             level = WARN
             lacking = '; '.join(
-                f'{label} of {_joined_names(joints)}'
+                f'{label} of {listed_names(joints, shown=6)}'
                 for label, joints in (
                     ('efforts', self._joints_lacking(EFFORT)),
                     ('velocities', self._joints_lacking(VELOCITY)),
@@ -1211,12 +1213,6 @@ def _momentum_in_use(carried: _Carried) -> str:
     if carried.momentum_reason:
         return f'{carried.momentum} (auto: {carried.momentum_reason})'
     return carried.momentum
-
-
-def _joined_names(names: Sequence[str], shown: int = 6) -> str:
-    """``names`` for a message: the first ``shown``, then how many more."""
-    more = f' and {len(names) - shown} more' if len(names) > shown else ''
-    return ', '.join(names[:shown]) + more
 
 
 def _listed_values(values: np.ndarray) -> str:

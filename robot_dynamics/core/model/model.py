@@ -279,7 +279,7 @@ class RobotModel:
         if not self.model.existFrame(name):
             raise error(
                 f'{role} "{name}" is not a frame of model "{self.name}"; name one of its links: '
-                f'{_listed(self.description.links)}'
+                f'{listed_names(self.description.links)}'
             )
         if self.model.existFrame(name, pin.BODY):
             frame_id = self.model.getFrameId(name, pin.BODY)
@@ -401,7 +401,7 @@ class RobotModel:
         if values.size != self.num_joints:
             raise SettingError(
                 f'rotor_inertia needs {self.num_joints} values (model joint order '
-                f'{_listed(self.joint_names)}), got {values.size}'
+                f'{listed_names(self.joint_names)}), got {values.size}'
             )
         for name, value in zip(self.joint_names, values):
             if not (math.isfinite(value) and value >= 0.0):
@@ -531,7 +531,7 @@ def _build_pinocchio_model(description: UrdfDescription, floating_base: bool) ->
         ) from None
 
 
-def _listed(names, shown: int = 12) -> str:
+def listed_names(names, shown: int = 12) -> str:
     """The first ``shown`` of ``names``, comma-separated, with how many more there are."""
     names = list(names)
     more = f' and {len(names) - shown} more' if len(names) > shown else ''

@@ -134,11 +134,8 @@ class LiveTorqueEstimator:
         self._effort_model = self._used_effort_model(effort_model)
         self.velocities_from_positions = False  # the last sample's q̇ came from its positions
         self._positions: Optional[CausalDifferentiator] = None  # their slope, when needed
-        self._continuous = [
-            index
-            for index, name in enumerate(robot.joint_names)
-            if next(j for j in robot.joints if j.name == name).nq == 2
-        ]
+        independent = [joint for joint in robot.joints if not joint.is_mimic]  # joint_names
+        self._continuous = [index for index, joint in enumerate(independent) if joint.nq == 2]
 
     def update(
         self,
