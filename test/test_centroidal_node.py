@@ -126,9 +126,13 @@ class Rig:
 
     def balance(self):
         """The latest 'balance' diagnostic status of this node, as a dict (None until one)."""
+        return self.status('balance')
+
+    def status(self, part: str):
+        """The latest diagnostic status ``part`` of this node, as a dict (None until one)."""
         for array in reversed(self.diagnostics):
             for status in array.status:
-                if status.name == f'{self.node.get_name()}: balance' and status.values:
+                if status.name == f'{self.node.get_name()}: {part}' and status.values:
                     return {kv.key: kv.value for kv in status.values} | {'message': status.message}
         return None
 
@@ -438,6 +442,30 @@ def test_unstamped_joint_states_give_a_zmp_only_when_stamped_on_arrival(ros, sta
             com, zmp = rig.com[-1].point, rig.zmp[-1].point
             np.testing.assert_allclose([zmp.x, zmp.y], [com.x, com.y], atol=1e-9)
             assert rig.com[-1].header.stamp.sec > 0
+    finally:
+        rig.close()
+
+
+def test_a_bag_played_in_a_loop_gives_the_zmp_again_from_its_start(ros):
+    """The same 0.3 s of joint states twice (ros2 bag play --loop, a simulation reset): the
+    outputs go on from the earlier time, the restart counted in diagnostics."""
+    arm = RobotModel.from_urdf_file(ARM_URDF)
+    rig = Rig(ros, ARM_URDF.read_text(), world_frame='world', diagnostics_period=0.2)
+    try:
+        positions = np.array([0.1, -0.5, 0.2, -2.0, 0.3, 1.5, 0.4])
+        for loop in range(2):
+            for k in range(30):
+                rig.send(5.0 + 0.01 * k, arm.joint_names, positions)
+            assert wait_for(lambda: len(rig.com) >= 28 * (loop + 1), timeout=WAIT)
+        assert rig.node.time_restarts == 1
+        assert rig.node.rejections.counts['out_of_order'] == 2
+        stamps = [m.header.stamp.sec + m.header.stamp.nanosec * 1e-9 for m in rig.zmp]
+        assert max(stamps) == pytest.approx(5.29) and len(stamps) >= 20
+        again = stamps[stamps.index(max(stamps)) + 1 :]
+        assert again and min(again) < 5.15 and again == sorted(again)
+        com, zmp = rig.com[-1].point, rig.zmp[-1].point  # at rest: the ZMP under the CoM
+        np.testing.assert_allclose([zmp.x, zmp.y], [com.x, com.y], atol=1e-9)
+        assert wait_for(lambda: (rig.status('inputs') or {}).get('time_restarts') == '1', WAIT)
     finally:
         rig.close()
 

@@ -16,11 +16,13 @@ import vertical_2r
 
 from robot_dynamics.core.contact.contact_detection import ContactCalibrationError
 from robot_dynamics.core.dynamics.joint_reactions import KnownWrenchError
+from robot_dynamics.core.errors import JointStateError
 from robot_dynamics.core.live.live_dynamics import LiveDynamics
 from robot_dynamics.core.live.settings import LiveSettings, LiveSettingsError
 from robot_dynamics.core.model.inertia import InertialParameters
 from robot_dynamics.core.model.model import RobotModel
-from robot_dynamics.core.streams.joint_states import JointSample
+from robot_dynamics.core.streams.joint_states import JointSample, TimeWentBack
+from robot_dynamics.core.streams.ring_buffer import SampleRingBuffer
 from robot_dynamics.models import ARM_URDF
 
 NAMES = ('shoulder', 'elbow')
@@ -191,6 +193,52 @@ def test_a_payload_adds_its_weight_and_the_successor_keeps_what_it_must():
     np.testing.assert_allclose(result.inverse_dynamics, expected, atol=1e-9)
     other = live.with_model(RobotModel.from_urdf_file(ARM_URDF))
     assert other.estimator.merger is not live.estimator.merger and other.thresholds is None
+
+
+def _swinging(count: int, start: float) -> list:
+    """``count`` samples of the 2R arm swinging, 1 ms apart from ``start`` [s], pushed with
+    0.4 / −0.3 N·m from outside (the motors' efforts that much below the closed form's)."""
+    samples = []
+    for k in range(count):
+        t = 0.001 * k
+        q = POSE + 0.2 * np.sin([3.0 * t, 2.0 * t])
+        qd = 0.2 * np.array([3.0, 2.0]) * np.cos([3.0 * t, 2.0 * t])
+        qdd = -0.2 * np.array([9.0, 4.0]) * np.sin([3.0 * t, 2.0 * t])
+        efforts = vertical_2r.torques(q, qd, qdd) - np.array([0.4, -0.3])
+        samples.append(JointSample(NAMES, q, qd, efforts, start + t))
+    return samples
+
+
+def test_a_stream_whose_time_went_back_goes_on_as_a_fresh_one_from_there():
+    """A bag played again from its start: the third sample going on from the earlier time says
+    so; restarted(), the pipeline gives what a fresh one gives from there, with the recording
+    cleared and the contact profile and thresholds kept."""
+    settings = LiveSettings(contact_thresholds=(5.0, 5.0))
+    with SampleRingBuffer(1000, 2) as recording:
+        live = LiveDynamics(two_r(), settings, recording)
+        live.use_contact_profile('sensitive')
+        for sample in _swinging(300, 10.0):
+            live.update(sample)
+        assert len(recording) == 300
+        again = _swinging(300, 10.0)
+        for sample in again[:2]:
+            with pytest.raises(JointStateError, match='older than the last sample'):
+                live.update(sample)
+        with pytest.raises(TimeWentBack):
+            live.update(again[2])
+        restarted = live.restarted()
+        assert len(recording) == 0
+        assert restarted.contact_profile.name == 'sensitive'
+        np.testing.assert_allclose(restarted.thresholds.values, [3.0, 3.0])  # sensitive: 0.6 ×
+        fresh = LiveDynamics(two_r(), settings)
+        for sample in again[2:]:
+            ours, theirs = restarted.update(sample), fresh.update(sample)
+            np.testing.assert_array_equal(ours.inverse_dynamics, theirs.inverse_dynamics)
+            if theirs.external_torques is not None:
+                np.testing.assert_array_equal(ours.external_torques, theirs.external_torques)
+        assert len(recording) == 298
+        # the observer has converged on the push
+        np.testing.assert_allclose(ours.external_torques, [0.4, -0.3], atol=1e-3)
 
 
 def test_calibration_refuses_before_any_sample_and_then_installs_its_thresholds():

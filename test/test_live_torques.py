@@ -13,7 +13,11 @@ import pytest
 from robot_dynamics.core.errors import JointStateError
 from robot_dynamics.core.model.model import RobotModel
 from robot_dynamics.core.streams.differentiation import CausalDifferentiator
-from robot_dynamics.core.streams.joint_states import MAX_ABS_VALUE, JointStateMerger
+from robot_dynamics.core.streams.joint_states import (
+    MAX_ABS_VALUE,
+    JointStateMerger,
+    TimeWentBack,
+)
 from robot_dynamics.core.streams.live_torques import LiveTorqueEstimator
 from robot_dynamics.models import ARM_URDF
 
@@ -133,6 +137,48 @@ for rows in (([1e200, 0.0], [0.0, 0.0], [0.0, 0.0]), ([1e200, 0.0], [0.0, 0.0], 
     run = subprocess.run([sys.executable, '-c', script], capture_output=True, text=True, timeout=60)
     assert run.stdout.split() == ['out_of_range', 'out_of_range'], run.stderr
     assert 'Warning' not in run.stderr, run.stderr
+
+
+def _reasons(merger, stamps, names=('a', 'b')) -> list:
+    """The fate of one sample per stamp: 'ok', or the reason it was refused."""
+    fates = []
+    for stamp in stamps:
+        try:
+            merger.update(names, [stamp, -stamp][: len(names)], stamp=stamp)
+            fates.append('ok')
+        except JointStateError as error:
+            fates.append(error.reason)
+    return fates
+
+
+def test_time_that_goes_on_from_an_earlier_stamp_is_told_from_late_samples():
+    merger = JointStateMerger(['a', 'b'], restart_after=0.1)
+    late, ok = 'out_of_order', 'ok'
+    assert _reasons(merger, [10.0, 10.001]) == [ok, ok]
+    # late samples, stray stamps 0 between good ones, a run cut by a good one: refused only
+    assert _reasons(merger, [9.95, 9.96, 9.97, 10.002]) == [late, late, late, ok]
+    assert _reasons(merger, [0.0, 10.003, 0.0, 0.0, 0.0, 10.004]) == [
+        late,
+        ok,
+        late,
+        late,
+        late,
+        ok,
+    ]
+    assert _reasons(merger, [5.0, 5.001, 10.005, 5.002]) == [late, late, ok, late]
+    np.testing.assert_array_equal(merger.positions, [10.005, -10.005])
+    # a bag played again from 1 s: the third sample going on from there says so, changing nothing
+    assert _reasons(merger, [1.0, 1.001]) == [late, late]
+    with pytest.raises(TimeWentBack) as error:
+        merger.update(['a', 'b'], [1.002, -1.002], stamp=1.002)
+    assert error.value.reason == 'time_went_back'
+    assert (error.value.stamp, error.value.jump) == (1.002, pytest.approx(9.003))
+    assert 'went back 9.003 s' in str(error.value)
+    np.testing.assert_array_equal(merger.positions, [10.005, -10.005])
+    # a sample of one joint checks that joint's stamps; offline (no restart_after) never restarts
+    assert _reasons(merger, [1.1, 1.2, 1.3], names=('b',)) == [late, late, 'time_went_back']
+    offline = JointStateMerger(['a', 'b'])
+    assert _reasons(offline, [10.0, 1.0, 1.1, 1.2, 1.3]) == [ok, late, late, late, late]
 
 
 def test_merger_takes_rclpy_arrays_like_lists_and_keeps_read_only_values():

@@ -134,9 +134,11 @@ class _JointStateFuzzer:
         return self._message(self.names, positions, velocities, efforts, stamp_ns, 'bad_stamp')
 
     def _out_of_order(self) -> FuzzedJointState:
+        """A stamp of zero or a late one: up to 99 ms before the last valid (within the nodes'
+        default stale_timeout, so no run of them reads as time going back)."""
         positions, velocities, efforts = self._arrays()
         stamp_ns = (
-            0 if self.rng.random() < 0.3 else self.clock_ns - self.rng.randint(1_000, 2_000_000_000)
+            0 if self.rng.random() < 0.3 else self.clock_ns - self.rng.randint(1_000, 99_000_000)
         )
         return self._message(
             self.names, positions, velocities, efforts, max(stamp_ns, 0), 'out_of_order'

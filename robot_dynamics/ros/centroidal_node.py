@@ -69,7 +69,11 @@ from robot_dynamics.core.live.live_dynamics import LiveDynamics
 from robot_dynamics.core.live.settings import LiveSettings
 from robot_dynamics.core.model.model import RobotModel
 from robot_dynamics.core.streams.base_state import BaseStateError
-from robot_dynamics.core.streams.joint_states import JointSample, JointStateMerger
+from robot_dynamics.core.streams.joint_states import (
+    JointSample,
+    JointStateMerger,
+    TimeWentBack,
+)
 from robot_dynamics.ros.base_state_input import UNKNOWN, vector_tuple
 from robot_dynamics.ros.centroidal_diagnostics import CentroidalChecks
 from robot_dynamics.ros.centroidal_messages import (
@@ -91,7 +95,7 @@ from robot_dynamics.ros.joint_state_wire import (
     stamped_on_arrival,
 )
 from robot_dynamics.ros.lifecycle import ManagedModelNode
-from robot_dynamics.ros.node_log import RejectionCounter
+from robot_dynamics.ros.node_log import RateLimitedLogger, RejectionCounter
 from robot_dynamics.ros.odometry_wire import OdometryWireError, read_odometry
 from robot_dynamics.ros.output_bytes import XyzMessageWriter
 from robot_dynamics.ros.parameter_schema import NodeParameters
@@ -145,6 +149,8 @@ class CentroidalNode(ManagedModelNode, Node):
         Node.__init__(self, node_name, **kwargs)
         self._declare_parameters()
         self.rejections = RejectionCounter(self.get_logger())
+        self._log = RateLimitedLogger(self.get_logger())
+        self.time_restarts = 0  # the joint states' time went back (TimeWentBack)
         self._joint_rate, self._odom_rate, self._imu_rate = RateMeter(), RateMeter(), RateMeter()
         self.base_source = CentroidalBaseSource(
             self.parameters['base_state'],
@@ -284,12 +290,39 @@ class CentroidalNode(ManagedModelNode, Node):
         merger = (
             previous.merger
             if previous and previous.robot.joint_names == floating.joint_names
-            else JointStateMerger(floating.joint_names, optional=floating.leaf_joints())
+            else self._new_merger(floating)
         )
         feet = self._foot_forces(floating) if self.contact_source == 'force' else None
         self.base_source.use_model(floating)
         self._live = _LiveModel(floating, merger, monitor, np.zeros(floating.num_joints), feet)
         self.last_report = None
+
+    def _new_merger(self, floating: RobotModel) -> JointStateMerger:
+        return JointStateMerger(
+            floating.joint_names,
+            optional=floating.leaf_joints(),
+            restart_after=self.stale_timeout,
+        )
+
+    def _restarted(self, live: _LiveModel, error: TimeWentBack) -> _LiveModel:
+        """``live`` with its stream started afresh for joint states whose time went back (a
+        bag played in a loop, a simulation reset): new merger, rate estimate and foot forces,
+        nothing pending; installed unless a model swap came meanwhile."""
+        restarted = replace(
+            live,
+            merger=self._new_merger(live.robot),
+            monitor=CentroidalMonitor(live.robot, self.settings),
+            feet=None if live.feet is None else live.feet.restarted(),
+            pending=deque(maxlen=PENDING_LIMIT),
+        )
+        if self._live is live:
+            self._live = restarted
+        self.time_restarts += 1
+        self._log.warn(
+            'time_went_back',
+            f'{error}; the stream restarted there ({self.time_restarts} so far)',
+        )
+        return restarted
 
     def _foot_forces(self, floating: RobotModel) -> Optional[LiveDynamics]:
         """The live pipeline that estimates the feet's ground forces from the joint torques
@@ -443,8 +476,12 @@ class CentroidalNode(ManagedModelNode, Node):
             message = stamped_on_arrival(message, self.get_clock().now().nanoseconds)
         fields = message.sample
         names, positions, velocities, efforts, stamp = fields
+        try:
+            live.merger.update(names, positions, velocities, efforts, stamp)
+        except TimeWentBack as error:
+            live = self._restarted(live, error)
+            live.merger.update(names, positions, velocities, efforts, stamp)
         merger = live.merger
-        merger.update(names, positions, velocities, efforts, stamp)
         positions_fresh, velocities_fresh, _ = merger.freshness(stamp, self.stale_timeout)
         if not positions_fresh:
             self._incomplete += 1
@@ -641,6 +678,7 @@ class CentroidalNode(ManagedModelNode, Node):
             'processed': self._processed,
             'incomplete': self._incomplete,
             'rejected_total': self.rejections.total(),
+            'time_restarts': self.time_restarts,
             'processing_ms_p50': float(np.median(times)) if filled else 0.0,
             'processing_ms_max': float(times.max()) if filled else 0.0,
         }

@@ -203,7 +203,8 @@ CENTROIDAL_PARAMETERS = _model_source_parameters() + (
         'stale_timeout',
         STALE_TIMEOUT,
         'a joint value, odometry or wrench older than this than the joint state being processed '
-        'is stale',
+        'is stale; joint states going on from more than this before the newest restart the '
+        'stream (a bag loop, a simulation reset)',
         's',
         **POSITIVE,
     ),

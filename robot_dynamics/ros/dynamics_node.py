@@ -80,7 +80,7 @@ from robot_dynamics.core.live.payload_in_use import (
     save_tool,
 )
 from robot_dynamics.core.model.model import RobotModel
-from robot_dynamics.core.streams.joint_states import repeated_stamp_error
+from robot_dynamics.core.streams.joint_states import TimeWentBack, repeated_stamp_error
 from robot_dynamics.core.streams.ring_buffer import RingBufferError, SampleRingBuffer
 from robot_dynamics.ros.base_state_input import BaseStateInput
 from robot_dynamics.ros.diagnostics import (
@@ -216,6 +216,7 @@ class DynamicsNode(ManagedModelNode, Node):
         self._joint_state_reader = JointStateReader()
         # with effort_delay the outputs describe an earlier joint state: its header is kept here
         self._earlier_headers = deque(maxlen=1024) if self.parameters['effort_delay'] else None
+        self.time_restarts = 0  # the joint states' time went back (TimeWentBack)
         self.create_subscription(
             JointState, 'joint_states', self._on_joint_state, JOINT_STATE_QOS, raw=True
         )
@@ -424,7 +425,10 @@ class DynamicsNode(ManagedModelNode, Node):
             self.rejections.reject('no_model', 'no robot model loaded yet')
             return
         try:
-            self._process(live, serialized)
+            try:
+                self._process(live, serialized)
+            except TimeWentBack as error:
+                self._process(self._restarted(live, error), serialized)
         except JointStateError as error:
             self.rejections.reject(error.reason, str(error))
             return
@@ -471,6 +475,21 @@ class DynamicsNode(ManagedModelNode, Node):
         self._contact_topics.publish(message, result, live.wrench_frame)
         self._feet_topics.publish(message, result, live.robot.description.root)
         live.record()
+
+    def _restarted(self, live: LiveDynamics, error: TimeWentBack) -> LiveDynamics:
+        """The pipeline that takes the joint states from the earlier time on (``live``
+        restarted, or the one a model swap installed meanwhile), counted and logged."""
+        restarted = live.restarted()
+        if not self._install(restarted, replacing=live):
+            return self._live
+        if self._earlier_headers is not None:
+            self._earlier_headers.clear()
+        self.time_restarts += 1
+        self._log.warn(
+            'time_went_back',
+            f'{error}; the stream restarted there ({self.time_restarts} so far)',
+        )
+        return restarted
 
     def _header_at(self, stamp: float, newest):
         """The kept header of the joint state whose stamp is ``stamp`` [s] (its ``sec``,
@@ -856,6 +875,7 @@ class DynamicsNode(ManagedModelNode, Node):
             'processed': self._processed,
             'incomplete': self._incomplete,
             'rejected_total': self.rejections.total(),
+            'time_restarts': self.time_restarts,
             'processing_ms_p50': float(np.median(times)) if filled else 0.0,
             'processing_ms_max': float(times.max()) if filled else 0.0,
         }

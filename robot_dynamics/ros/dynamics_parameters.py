@@ -106,7 +106,8 @@ DYNAMICS_PARAMETERS = MODEL_SOURCE_PARAMETERS + (
     P(
         'stale_timeout',
         STALE_TIMEOUT,
-        'a joint value older than this than the newest is stale',
+        'a joint value older than this than the newest is stale; joint states going on from more '
+        'than this before the newest restart the stream (a bag loop, a simulation reset)',
         's',
         **POSITIVE,
     ),

@@ -562,6 +562,23 @@ class LiveDynamics:
             _merger=self.estimator.merger if same else None,
         )
 
+    def restarted(self) -> LiveDynamics:
+        """The pipeline of this model with its stream started afresh, for joint states whose
+        time went back (:class:`~robot_dynamics.core.streams.joint_states.TimeWentBack`: a bag
+        played in a loop, a simulation reset): a new merger, base state, observer and filters
+        (the base state's odometry and IMU are taken from the next ones on); the recording
+        cleared; the thresholds, offsets, contact profile and known wrench kept."""
+        if self.recording is not None:
+            self.recording.clear()
+        return LiveDynamics(
+            self.robot,
+            self.settings,
+            self.recording,
+            self._payload_link,
+            self._clock,
+            _carried=self._carried,
+        )
+
     def with_payload(self, link: str, parameters: InertialParameters) -> LiveDynamics:
         """The pipeline for this robot's description with the payload ``parameters`` rigidly
         attached to ``link`` (replacing any payload of the model in use); raises

@@ -15,6 +15,13 @@ need not report velocities and efforts at all: while the other joints report a f
 have not, it counts as complete without them (their velocity reads 0, their effort 0:
 :attr:`JointStateMerger.unreported` lists them for the caller to fill in).
 
+Stamps never go back: an older sample is refused (``out_of_order``), except that a merger with
+``restart_after`` says when the stream's time itself restarted (a bag played in a loop, a
+simulation reset, a driver restarted with a new clock): :data:`RESTART_SAMPLES` consecutive
+samples, each newer than the one before and all more than ``restart_after`` seconds older than
+the newest held, raise ``time_went_back`` (:class:`TimeWentBack`) on the last one. A late
+message or a stray stamp of 0 is one sample and stays an ``out_of_order`` refusal.
+
 Stamps are in seconds (float). Positions rad/m, velocities rad/s or m/s, efforts N·m/N.
 """
 
@@ -48,6 +55,24 @@ REJECTION_REASONS = (
     'out_of_order',
     'bad_stamp',
 )
+
+RESTART_SAMPLES = 3
+"""Consecutive samples older than the newest held (each newer than the one before) that tell a
+restarted time from a late message."""
+
+
+class TimeWentBack(JointStateError):
+    """The joint states' time restarted (module docstring): ``stamp`` [s] of the sample that
+    showed it, ``jump`` [s] how far it went back from the newest held. The caller starts its
+    stream afresh (a new merger) and gives it this sample again."""
+
+    def __init__(self, stamp: float, jump: float):
+        super().__init__(
+            'time_went_back',
+            f'joint state time went back {jump:.3f} s (to {stamp:.6f} s) and goes on from there: '
+            'a bag played in a loop, a simulation reset or a restarted driver',
+        )
+        self.stamp, self.jump = stamp, jump
 
 
 @dataclass(frozen=True)
@@ -103,13 +128,20 @@ class JointStateMerger:
     ``resent`` whether its values were the ones held too (a driver that resends its last
     sample). ``optional``: names of the joints that may never report a velocity or an effort
     (module docstring); ``unreported``: per field, the indices of the optional joints that have
-    not reported it yet while another joint has.
+    not reported it yet while another joint has. ``restart_after`` [s]: how much older than the
+    newest held the samples must be to say that time restarted (module docstring; inf: never).
     """
 
     def __init__(
-        self, joint_names: Sequence[str], max_layouts: int = 64, optional: Sequence[str] = ()
+        self,
+        joint_names: Sequence[str],
+        max_layouts: int = 64,
+        optional: Sequence[str] = (),
+        restart_after: float = math.inf,
     ):
         self.joint_names = tuple(joint_names)
+        self.restart_after = restart_after
+        self._earlier_run: list = []  # stamps of the consecutive samples refused as older
         self._index = {name: i for i, name in enumerate(self.joint_names)}
         count = len(self.joint_names)
         self._reported = np.zeros((3, count), dtype=bool)
@@ -171,8 +203,8 @@ class JointStateMerger:
         """Take one sample. Returns True when it replaced every value (every joint with every
         field, in model order): then every value is fresh at ``stamp``.
 
-        Raises :class:`JointStateError` with a ``reason`` from :data:`REJECTION_REASONS`; a
-        rejected sample changes nothing.
+        Raises :class:`JointStateError` with a ``reason`` from :data:`REJECTION_REASONS`, or
+        :class:`TimeWentBack`; a rejected sample changes no value.
         """
         if not 0.0 <= stamp < math.inf:  # also false for NaN
             raise JointStateError('bad_stamp', f'stamp {stamp} is not a finite non-negative time')
@@ -202,7 +234,9 @@ class JointStateMerger:
         (read-only) its finite values; ``every_entry``: False when the unreported entries of
         the optional joints were NaN (0 in ``flat``)."""
         if stamp < self._newest_position:
-            raise _out_of_order(stamp)
+            raise self._older(stamp, self._newest_position)
+        if self._earlier_run:
+            self._earlier_run = []
         self.repeated_stamp = stamp == self._newest_position
         self.resent = self.repeated_stamp and np.array_equal(flat, self.values.ravel())
         self.values = flat.reshape(3, -1)  # kept without a copy
@@ -236,7 +270,9 @@ class JointStateMerger:
         every_joint, targets = layout.known == len(self.joint_names), layout.targets
         newest = self._newest_position if every_joint else self._newest_position_of(targets)
         if stamp < newest:
-            raise _out_of_order(stamp)
+            raise self._older(stamp, newest)
+        if self._earlier_run:
+            self._earlier_run = []
         self.repeated_stamp = stamp == newest
         self.resent = self.repeated_stamp and self._holds(incoming, fields, targets, reported)
         values = self.values.copy()
@@ -264,6 +300,22 @@ class JointStateMerger:
         values.setflags(write=False)
         self.values = values
         self._newest_position = max(self._newest_position, stamp)
+
+    def _older(self, stamp: float, newest: float) -> JointStateError:
+        """The error for a sample stamped ``stamp`` [s] older than ``newest``: ``out_of_order``,
+        or :class:`TimeWentBack` when it completes a run of samples going on from an earlier
+        time (module docstring)."""
+        run = self._earlier_run
+        if newest - stamp <= self.restart_after:
+            self._earlier_run = []
+            return _out_of_order(stamp)
+        if run and stamp <= run[-1]:  # not going on from the run: a new one starts
+            run.clear()
+        run.append(stamp)
+        if len(run) < RESTART_SAMPLES:
+            return _out_of_order(stamp)
+        self._earlier_run = []
+        return TimeWentBack(stamp, newest - stamp)
 
     def _just_unreported(self, missing: np.ndarray, names: tuple, fields: tuple, targets) -> bool:
         """Whether the ``missing`` entries (rows ``fields`` of joints ``targets`` of the layout

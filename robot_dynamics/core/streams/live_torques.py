@@ -122,7 +122,9 @@ class LiveTorqueEstimator:
         self.merger = (
             merger
             if merger is not None
-            else JointStateMerger(robot.joint_names, optional=robot.leaf_joints())
+            else JointStateMerger(
+                robot.joint_names, optional=robot.leaf_joints(), restart_after=stale_timeout
+            )
         )
         self.differentiator = CausalDifferentiator(robot.num_joints, acceleration_window)
         self._zeros = np.zeros(robot.num_joints)
