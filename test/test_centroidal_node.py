@@ -470,6 +470,29 @@ def test_a_bag_played_in_a_loop_gives_the_zmp_again_from_its_start(ros):
         rig.close()
 
 
+def test_joint_names_under_another_prefix_are_named_in_diagnostics(ros):
+    """Two joints under the model's names, the others under Franka's driver names: no state,
+    and the inputs status names the joints missing and the prefix that differs."""
+    rig = Rig(ros, ARM_URDF.read_text(), world_frame='world', diagnostics_period=0.2)
+    try:
+        names = ['fr3_joint1', 'fr3_joint2'] + [f'panda_joint{k}' for k in range(3, 8)]
+        for k in range(10):
+            rig.send(1.0 + 0.01 * k, names, np.zeros(7))
+
+        def explained():
+            inputs = rig.status('inputs') or {}
+            message = inputs.get('message', '')
+            return (
+                'no joint state yet for fr3_joint3, fr3_joint4' in message
+                and "the names have 'panda_' where the model's have 'fr3_'" in message
+            )
+
+        assert wait_for(explained, timeout=WAIT), rig.status('inputs')
+        assert rig.com == []
+    finally:
+        rig.close()
+
+
 def test_joint_states_without_velocities_are_said_to_leave_the_joints_at_rest(ros):
     arm = RobotModel.from_urdf_file(ARM_URDF)
     rig = Rig(ros, ARM_URDF.read_text(), world_frame='world')

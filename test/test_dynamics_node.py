@@ -759,6 +759,33 @@ def test_a_bag_played_in_a_loop_gives_every_output_again_from_its_start(ros):
         assert wait_for(lambda: len(node._live.recording) == 38, 5)
 
 
+def test_joint_names_under_another_prefix_are_named_in_diagnostics(ros):
+    """Franka's driver names (panda_joint1...) against the fr3 description: every message
+    refused, and the joint_states status says which prefix differs."""
+    from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
+
+    node = make_node(robot_description=ARM_TEXT, diagnostics_period=0.2)
+    with ros(node) as harness:
+        diagnostics = harness.collect(DiagnosticArray, '/diagnostics')
+        publisher = harness.probe.create_publisher(JointState, 'joint_states', SENSOR_QOS)
+        assert wait_for(lambda: node.count_publishers('joint_states') >= 1, 5)
+        names = [f'panda_joint{k}' for k in range(1, 8)]
+        for k in range(10):
+            publisher.publish(joint_state(names, np.zeros(7), np.zeros(7), np.zeros(7), 1 + k))
+        assert wait_for(lambda: node.rejections.counts['no_known_joints'] == 10, 5)
+
+        def explained():
+            return any(
+                status.name.endswith('joint_states')
+                and status.level == DiagnosticStatus.WARN
+                and "the names have 'panda_' where the model's have 'fr3_'" in status.message
+                for array in diagnostics
+                for status in array.status
+            )
+
+        assert wait_for(explained, 5)
+
+
 def _send(harness, node, names, positions, efforts, count):
     """``count`` joint states at rest, 10 ms apart, from 1 s."""
     publisher = harness.probe.create_publisher(JointState, 'joint_states', SENSOR_QOS)

@@ -689,7 +689,7 @@ class CentroidalNode(ManagedModelNode, Node):
                 name,
                 WARN,
                 f'no complete state yet (joint_states and the base state: base_state '
-                f'{self.base_source.mode}){self._best_effort_note(values)}',
+                f'{self.base_source.mode}){self._never_received()}{self._best_effort_note(values)}',
                 values,
             )
         age = time.monotonic() - self._last_report_wall
@@ -711,6 +711,24 @@ class CentroidalNode(ManagedModelNode, Node):
             WARN if self.rejections.total() or without_velocities else OK,
             f'{self._joint_rate.rate():.0f} Hz{without_velocities}',
             values,
+        )
+
+    def _never_received(self) -> str:
+        """'; no joint state yet for' the joints never received, with a hint when the names
+        received would be theirs under another prefix; '' when each joint has had a value."""
+        live = self._live
+        if live is None:
+            return ''
+        merger = live.merger
+        missing = [
+            name
+            for name, stamp in zip(merger.joint_names, merger.position_stamps)
+            if stamp == -math.inf
+        ]
+        if not missing:
+            return ''
+        return (
+            f'; no joint state yet for {", ".join(missing[:6])}{merger.missing_names_hint(missing)}'
         )
 
     def _best_effort_note(self, values: dict) -> str:

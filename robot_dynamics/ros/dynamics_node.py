@@ -898,7 +898,7 @@ class DynamicsNode(ManagedModelNode, Node):
         if stale:
             missing = (
                 f'stale or missing joints (no value within {timeout:g} s of the newest): '
-                f'{", ".join(stale[:6])}'
+                f'{", ".join(stale[:6])}{live.estimator.merger.missing_names_hint(stale)}'
             )
         elif self._last_input_wall is None:
             missing = 'no complete joint state yet'

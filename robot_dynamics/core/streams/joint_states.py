@@ -38,6 +38,7 @@ from typing import NamedTuple, Optional, Sequence
 import numpy as np
 
 from robot_dynamics.core.errors import JointStateError
+from robot_dynamics.core.streams.joint_names import renamed_prefix_hint
 
 STALE_TIMEOUT = 0.1
 """Default age [s] beyond which a joint value is stale (older than this than the newest one)."""
@@ -55,6 +56,9 @@ REJECTION_REASONS = (
     'out_of_order',
     'bad_stamp',
 )
+
+MAX_UNKNOWN_NAMES = 256
+"""Names the model lacks kept for :meth:`JointStateMerger.missing_names_hint`."""
 
 RESTART_SAMPLES = 3
 """Consecutive samples older than the newest held (each newer than the one before) that tell a
@@ -85,6 +89,7 @@ class _Layout:
     message_indices: np.ndarray
     targets: object
     known: int
+    no_known_joints: str = ''  # when ``known`` is 0: why, in words
 
 
 POSITION, VELOCITY, EFFORT = 0, 1, 2
@@ -141,6 +146,7 @@ class JointStateMerger:
     ):
         self.joint_names = tuple(joint_names)
         self.restart_after = restart_after
+        self.unknown_names: set = set()  # names received that the model lacks (some of them)
         self._earlier_run: list = []  # stamps of the consecutive samples refused as older
         self._index = {name: i for i, name in enumerate(self.joint_names)}
         count = len(self.joint_names)
@@ -249,9 +255,7 @@ class JointStateMerger:
         are written, with their stamps, into a copy of ``values``."""
         fields = _present_fields(len(names), *rows)
         if layout.known == 0:
-            raise JointStateError(
-                'no_known_joints', f'none of the joints {list(names)[:5]} is in the model'
-            )
+            raise JointStateError('no_known_joints', layout.no_known_joints)
         flat = _joined(*rows)
         incoming = flat.reshape(len(fields), -1)
         if layout.message_indices is not None:  # only the model's joints are checked and kept
@@ -393,11 +397,24 @@ class JointStateMerger:
                 np.array([p[0] for p in pairs], dtype=int),
                 np.array([p[1] for p in pairs], dtype=int),
                 len(pairs),
+                self._why_none_known(names) if not pairs else '',
             )
+            if len(self.unknown_names) < MAX_UNKNOWN_NAMES:
+                self.unknown_names.update(name for name in names if name not in self._index)
         if len(self._layouts) >= self._max_layouts:
             self._layouts.clear()
         self._layouts[names] = layout
         return layout
+
+    def _why_none_known(self, names: tuple) -> str:
+        hint = renamed_prefix_hint(names, self.joint_names)
+        listed = '' if hint else f' {list(names)[:5]}'
+        return f'none of the joints{listed} is in the model{hint}'
+
+    def missing_names_hint(self, missing: Sequence[str]) -> str:
+        """How the unknown names received would be the ``missing`` model joints under another
+        prefix ('; ...'), or ''."""
+        return renamed_prefix_hint(self.unknown_names, missing)
 
     def complete(
         self,
