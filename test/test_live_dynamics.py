@@ -241,6 +241,31 @@ def test_a_stream_whose_time_went_back_goes_on_as_a_fresh_one_from_there():
         np.testing.assert_allclose(ours.external_torques, [0.4, -0.3], atol=1e-3)
 
 
+def test_a_gripper_at_a_few_hertz_does_not_stop_the_arms_outputs():
+    """The Panda with its hand (example-robot-data): arm joints at 1 kHz, the finger from its
+    own driver at 5 Hz. Every arm sample gives torques once the finger's period is known, and
+    they stop 2.5 finger periods after its driver does."""
+    from robot_dynamics.instruments.validation_corpus import default_robots_directory
+
+    robots = default_robots_directory()
+    if robots is None:
+        pytest.skip('example-robot-data is not installed')
+    robot = RobotModel.from_urdf_file(robots / 'panda_description/urdf/panda.urdf')
+    live = LiveDynamics(robot, LiveSettings())
+    arm = robot.joint_names[:7]
+    q = np.array([0.1, -0.5, 0.2, -2.0, 0.3, 1.5, 0.4])
+    answered = {}
+    for millisecond in range(1000, 3000):
+        stamp = millisecond / 1000
+        if millisecond % 200 == 0 and stamp <= 2.0:
+            live.update(JointSample(('panda_finger_joint1',), [0.02], [0.0], [0.0], stamp))
+        result = live.update(JointSample(arm, q, np.zeros(7), np.zeros(7), stamp))
+        answered[millisecond] = result is not None
+    assert all(answered[ms] for ms in range(1200, 2499))
+    assert not any(answered[ms] for ms in range(2501, 3000))
+    assert live.stale_joints() == ('panda_finger_joint1',)
+
+
 def test_calibration_refuses_before_any_sample_and_then_installs_its_thresholds():
     live = LiveDynamics(two_r(), LiveSettings(external_torque_method='inverse_dynamics'))
     with pytest.raises(ContactCalibrationError, match='move the robot'):

@@ -152,7 +152,7 @@ def _reasons(merger, stamps, names=('a', 'b')) -> list:
 
 
 def test_time_that_goes_on_from_an_earlier_stamp_is_told_from_late_samples():
-    merger = JointStateMerger(['a', 'b'], restart_after=0.1)
+    merger = JointStateMerger(['a', 'b'], stale_timeout=0.1)
     late, ok = 'out_of_order', 'ok'
     assert _reasons(merger, [10.0, 10.001]) == [ok, ok]
     # late samples, stray stamps 0 between good ones, a run cut by a good one: refused only
@@ -175,10 +175,38 @@ def test_time_that_goes_on_from_an_earlier_stamp_is_told_from_late_samples():
     assert (error.value.stamp, error.value.jump) == (1.002, pytest.approx(9.003))
     assert 'went back 9.003 s' in str(error.value)
     np.testing.assert_array_equal(merger.positions, [10.005, -10.005])
-    # a sample of one joint checks that joint's stamps; offline (no restart_after) never restarts
+    # a sample of one joint checks that joint's stamps; offline (no stale_timeout) never restarts
     assert _reasons(merger, [1.1, 1.2, 1.3], names=('b',)) == [late, late, 'time_went_back']
     offline = JointStateMerger(['a', 'b'])
     assert _reasons(offline, [10.0, 1.0, 1.1, 1.2, 1.3]) == [ok, late, late, late, late]
+
+
+def _fresh_positions(merger, arm, slow, slow_stamps, until=3.0) -> dict:
+    """Feed ``arm`` at 1 kHz from 1 s to ``until`` and ``slow`` at ``slow_stamps``; per arm
+    stamp [ms], whether every position was fresh (stale_timeout 0.1 s)."""
+    fresh, slow_stamps = {}, list(slow_stamps)
+    for millisecond in range(1000, int(until * 1000)):
+        stamp = millisecond / 1000
+        while slow_stamps and slow_stamps[0] <= stamp:
+            merger.update(slow, [0.0] * len(slow), stamp=slow_stamps.pop(0))
+        merger.update(arm, [0.0] * len(arm), stamp=stamp)
+        fresh[millisecond] = merger.freshness(stamp, 0.1)[0]
+    return fresh
+
+
+def test_a_gripper_driver_at_a_few_hertz_keeps_the_state_complete_while_it_publishes():
+    merger = JointStateMerger(['j1', 'j2', 'finger'], optional=['finger'], stale_timeout=0.1)
+    gripper = [1.0 + 0.25 * k for k in range(5)]  # 4 Hz until 2 s, then silent
+    fresh = _fresh_positions(merger, ('j1', 'j2'), ('finger',), gripper)
+    # once its period is known (second sample), held 2.5 periods: 0.625 s after the last
+    assert all(fresh[ms] for ms in range(1250, 2624))
+    assert not any(fresh[ms] for ms in range(2626, 3000))
+    assert not fresh[1150]  # the first sample alone: no period yet, stale after 0.1 s
+    assert merger.stale_joints(2.7, 0.1) == ['finger']
+    # a joint of the chain's middle is never held: stale 0.1 s after each slow sample
+    strict = JointStateMerger(['j1', 'j2', 'finger'], optional=['finger'], stale_timeout=0.1)
+    fresh = _fresh_positions(strict, ('j1', 'finger'), ('j2',), gripper)
+    assert fresh[1500] and fresh[1600] and not fresh[1601] and not fresh[1700]
 
 
 def test_merger_takes_rclpy_arrays_like_lists_and_keeps_read_only_values():

@@ -301,7 +301,7 @@ class CentroidalNode(ManagedModelNode, Node):
         return JointStateMerger(
             floating.joint_names,
             optional=floating.leaf_joints(),
-            restart_after=self.stale_timeout,
+            stale_timeout=self.stale_timeout,
         )
 
     def _restarted(self, live: _LiveModel, error: TimeWentBack) -> _LiveModel:

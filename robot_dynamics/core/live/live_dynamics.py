@@ -1051,9 +1051,8 @@ class LiveDynamics:
         """Joints whose ``field`` (VELOCITY, EFFORT) is missing or stale against the newest
         position; the optional joints that never reported it aside."""
         merger = self.estimator.merger
-        lacking = merger.stamps[field] < merger.position_stamps.max() - self.settings.stale_timeout
-        lacking[merger.unreported[field]] = False
-        return [name for name, missing in zip(merger.joint_names, lacking) if missing]
+        newest = float(merger.position_stamps.max())
+        return merger.stale_joints(newest, self.settings.stale_timeout, field)
 
     def _unreported_by_optional_joints(self, values: dict) -> list:
         """What the joints that never reported a velocity or an effort are taken as, for

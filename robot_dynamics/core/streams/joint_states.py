@@ -13,14 +13,17 @@ finger without an effort): the entry is skipped, the rest of the sample is used.
 and ±Inf anywhere are refused. The ``optional`` joints (a gripper's fingers, the tree's leaves)
 need not report velocities and efforts at all: while the other joints report a field and they
 have not, it counts as complete without them (their velocity reads 0, their effort 0:
-:attr:`JointStateMerger.unreported` lists them for the caller to fill in).
+:attr:`JointStateMerger.unreported` lists them for the caller to fill in). When they come in
+messages of their own, their values stay fresh for :data:`SLOW_PERIODS` of those messages' period
+if that is longer than the merger's ``stale_timeout`` (:data:`OPTIONAL_JOINT_MAX_AGE` at most): a
+gripper driver publishing at a few hertz beside an arm at 1 kHz.
 
-Stamps never go back: an older sample is refused (``out_of_order``), except that a merger with
-``restart_after`` says when the stream's time itself restarted (a bag played in a loop, a
+Stamps never go back: an older sample is refused (``out_of_order``), except that a merger with a
+``stale_timeout`` says when the stream's time itself restarted (a bag played in a loop, a
 simulation reset, a driver restarted with a new clock): :data:`RESTART_SAMPLES` consecutive
-samples, each newer than the one before and all more than ``restart_after`` seconds older than
-the newest held, raise ``time_went_back`` (:class:`TimeWentBack`) on the last one. A late
-message or a stray stamp of 0 is one sample and stays an ``out_of_order`` refusal.
+samples, each newer than the one before and all more than ``stale_timeout`` older than the
+newest held, raise ``time_went_back`` (:class:`TimeWentBack`) on the last one. A late message or
+a stray stamp of 0 is one sample and stays an ``out_of_order`` refusal.
 
 Stamps are in seconds (float). Positions rad/m, velocities rad/s or m/s, efforts N·m/N.
 """
@@ -57,6 +60,15 @@ REJECTION_REASONS = (
     'bad_stamp',
 )
 
+OPTIONAL_JOINT_MAX_AGE = 1.0
+"""[s] Longest age at which an optional joint's value (a gripper's finger) is fresh."""
+
+SLOW_PERIODS = 2.5
+"""Sample periods of its own driver for which an optional joint's value stays fresh."""
+
+CADENCE_GAIN = 0.2
+"""Weight of each new interval in a layout's running mean sample period."""
+
 MAX_UNKNOWN_NAMES = 256
 """Names the model lacks kept for :meth:`JointStateMerger.missing_names_hint`."""
 
@@ -90,6 +102,7 @@ class _Layout:
     targets: object
     known: int
     no_known_joints: str = ''  # when ``known`` is 0: why, in words
+    optional_targets: Optional[np.ndarray] = None  # the optional joints among ``targets``
 
 
 POSITION, VELOCITY, EFFORT = 0, 1, 2
@@ -133,8 +146,10 @@ class JointStateMerger:
     ``resent`` whether its values were the ones held too (a driver that resends its last
     sample). ``optional``: names of the joints that may never report a velocity or an effort
     (module docstring); ``unreported``: per field, the indices of the optional joints that have
-    not reported it yet while another joint has. ``restart_after`` [s]: how much older than the
-    newest held the samples must be to say that time restarted (module docstring; inf: never).
+    not reported it yet while another joint has. ``stale_timeout`` [s]: the age a caller passes
+    to :meth:`freshness` (the optional joints' values are fresh for longer) and how much older
+    than the newest held the samples must be to say that time restarted (module docstring; inf:
+    a recording, one time line).
     """
 
     def __init__(
@@ -142,16 +157,20 @@ class JointStateMerger:
         joint_names: Sequence[str],
         max_layouts: int = 64,
         optional: Sequence[str] = (),
-        restart_after: float = math.inf,
+        stale_timeout: float = math.inf,
     ):
         self.joint_names = tuple(joint_names)
-        self.restart_after = restart_after
+        self.stale_timeout = stale_timeout
         self.unknown_names: set = set()  # names received that the model lacks (some of them)
         self._earlier_run: list = []  # stamps of the consecutive samples refused as older
         self._index = {name: i for i, name in enumerate(self.joint_names)}
         count = len(self.joint_names)
         self._reported = np.zeros((3, count), dtype=bool)
         self._optional = np.isin(self.joint_names, list(optional))
+        # [s] added to the optional joints' stamps where freshness is judged (_note_cadence)
+        self._hold = np.zeros(count)
+        self._holds_any = False
+        self._cadence: dict = {}  # per layout with optional joints: (last stamp, period) [s]
         self.unreported = (_NO_JOINTS,) * 3
         self._counted = [np.ones(count, dtype=bool)] * 3  # the joints _oldest_of looks at
         self._unreported_entries = None  # their flat (3 n) mask, None when there are none
@@ -294,6 +313,8 @@ class JointStateMerger:
         if reported is None and every_entry and not self._all_reported:
             block = np.ix_(fields, np.arange(len(self.joint_names))[targets])
             self._mark_reported((names, fields), block, True)
+        if layout.optional_targets is not None and not every_joint:
+            self._note_cadence(names, layout.optional_targets, stamp)
         for field in fields:
             if reported is None and every_joint:
                 self._complete_since[field] = self._oldest[field] = stamp
@@ -310,7 +331,7 @@ class JointStateMerger:
         or :class:`TimeWentBack` when it completes a run of samples going on from an earlier
         time (module docstring)."""
         run = self._earlier_run
-        if newest - stamp <= self.restart_after:
+        if newest - stamp <= self.stale_timeout:
             self._earlier_run = []
             return _out_of_order(stamp)
         if run and stamp <= run[-1]:  # not going on from the run: a new one starts
@@ -374,6 +395,8 @@ class JointStateMerger:
         """The oldest stamp [s] of ``field`` over the joints, the optional joints that have
         not reported it left out (−inf: some other joint never reported it)."""
         stamps = self._partial_stamps[field]
+        if self._holds_any:
+            stamps = stamps + self._hold
         if len(self.unreported[field]):
             stamps = stamps[self._counted[field]]
         return max(self._complete_since[field], stamps.min())
@@ -398,13 +421,32 @@ class JointStateMerger:
                 np.array([p[1] for p in pairs], dtype=int),
                 len(pairs),
                 self._why_none_known(names) if not pairs else '',
+                self._optional_among([p[1] for p in pairs]),
             )
             if len(self.unknown_names) < MAX_UNKNOWN_NAMES:
                 self.unknown_names.update(name for name in names if name not in self._index)
         if len(self._layouts) >= self._max_layouts:
             self._layouts.clear()
+            self._cadence.clear()
         self._layouts[names] = layout
         return layout
+
+    def _optional_among(self, targets: list) -> Optional[np.ndarray]:
+        optional = [index for index in targets if self._optional[index]]
+        return np.array(optional, dtype=int) if optional else None
+
+    def _note_cadence(self, names: tuple, optional_targets: np.ndarray, stamp: float) -> None:
+        """The optional joints ``optional_targets`` of the layout ``names``, sampled at
+        ``stamp`` [s], stay fresh for :data:`SLOW_PERIODS` of that layout's sample period (a
+        running mean), :data:`OPTIONAL_JOINT_MAX_AGE` at most."""
+        last, period = self._cadence.get(names, (None, 0.0))
+        if last is not None and stamp > last:
+            interval = stamp - last
+            period = interval if period == 0.0 else period + CADENCE_GAIN * (interval - period)
+        self._cadence[names] = (stamp, period)
+        longest = min(SLOW_PERIODS * period, OPTIONAL_JOINT_MAX_AGE)
+        self._hold[optional_targets] = max(0.0, longest - self.stale_timeout)
+        self._holds_any = bool(self._hold.any())
 
     def _why_none_known(self, names: tuple) -> str:
         hint = renamed_prefix_hint(names, self.joint_names)
@@ -430,7 +472,9 @@ class JointStateMerger:
 
     def freshness(self, now: float, max_age: float) -> tuple:
         """(positions complete, velocities complete, efforts complete): whether every joint's
-        last position / velocity / effort is at most ``max_age`` seconds older than ``now``."""
+        last position / velocity / effort is at most ``max_age`` seconds older than ``now`` (the
+        optional joints of a slow driver: as old as it allows, module docstring; ``max_age`` is
+        meant to be the merger's ``stale_timeout``)."""
         limit = now - max_age
         if limit < -_LARGEST:  # never received (−inf) is missing, even with no age limit
             limit = -_LARGEST
@@ -439,9 +483,13 @@ class JointStateMerger:
         oldest = self._oldest
         return oldest[POSITION] >= limit, oldest[VELOCITY] >= limit, oldest[EFFORT] >= limit
 
-    def stale_joints(self, now: float, max_age: float) -> list:
-        """Names of joints whose last position is older than ``max_age`` seconds at ``now``."""
-        return [self.joint_names[i] for i in np.flatnonzero(self.position_stamps < now - max_age)]
+    def stale_joints(self, now: float, max_age: float, field: int = POSITION) -> list:
+        """Names of joints whose last ``field`` value is older than ``max_age`` seconds at
+        ``now`` (the optional joints of a slow driver: older than it allows, module docstring;
+        those that never reported a velocity or effort are not counted for it)."""
+        stale = self.stamps[field] + self._hold < now - max_age
+        stale[self.unreported[field]] = False
+        return [self.joint_names[i] for i in np.flatnonzero(stale)]
 
 
 def _joined(

@@ -123,7 +123,7 @@ class LiveTorqueEstimator:
             merger
             if merger is not None
             else JointStateMerger(
-                robot.joint_names, optional=robot.leaf_joints(), restart_after=stale_timeout
+                robot.joint_names, optional=robot.leaf_joints(), stale_timeout=stale_timeout
             )
         )
         self.differentiator = CausalDifferentiator(robot.num_joints, acceleration_window)
