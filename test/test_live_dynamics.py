@@ -19,6 +19,7 @@ from robot_dynamics.core.dynamics.joint_reactions import KnownWrenchError
 from robot_dynamics.core.errors import JointStateError
 from robot_dynamics.core.live.live_dynamics import LiveDynamics
 from robot_dynamics.core.live.settings import LiveSettings, LiveSettingsError
+from robot_dynamics.core.live.status import WARN
 from robot_dynamics.core.model.inertia import InertialParameters
 from robot_dynamics.core.model.model import RobotModel
 from robot_dynamics.core.streams.joint_states import JointSample, TimeWentBack
@@ -264,6 +265,34 @@ def test_a_gripper_at_a_few_hertz_does_not_stop_the_arms_outputs():
     assert all(answered[ms] for ms in range(1200, 2499))
     assert not any(answered[ms] for ms in range(2501, 3000))
     assert live.stale_joints() == ('panda_finger_joint1',)
+
+
+@pytest.mark.parametrize(
+    'change, words',
+    [
+        (lambda q: q, None),
+        (lambda q: q + [0, 0, 0, 0, 0, 0, 0.04], None),  # within the tolerance of a hard stop
+        (
+            lambda q: q + [0, 0, 0, 2.1, 0, 0, 0],
+            'fr3_joint4 0.100 (limits -3.042 to -0.152): a zero',
+        ),
+        (np.degrees, 'fr3_joint1 17.189 (limits -2.744 to 2.744), fr3_joint2 -28.648'),
+    ],
+)
+def test_positions_outside_the_urdf_limits_are_said_with_their_likely_cause(change, words):
+    robot = RobotModel.from_urdf_file(ARM_URDF)
+    live = LiveDynamics(robot, LiveSettings(acceleration_mode='zero'))
+    q = change(np.array([0.3, -0.5, 0.2, -2.0, 0.3, 1.5, 3.0]))
+    live.update(JointSample(robot.joint_names, q, np.zeros(7), np.zeros(7), 1.0))
+    status = live.margin_status()
+    if words is None:
+        assert 'outside_limits' not in status.values and 'limits' not in status.message
+    else:
+        assert status.level >= WARN and words in status.message, status.message
+        if change is np.degrees:
+            assert status.message.endswith(
+                'the driver sends degrees (in radians they are all inside)'
+            )
 
 
 def test_calibration_refuses_before_any_sample_and_then_installs_its_thresholds():

@@ -182,6 +182,13 @@ def test_continuous_joint_has_no_position_limits_but_keeps_effort(gripper):
     assert gripper.limits.effort[turret] == 20.0 and gripper.limits.velocity[turret] == 3.0
 
 
+def test_positions_beyond_the_urdf_limits_by_more_than_the_tolerance_are_outside(gripper):
+    # turret continuous (no limits), lift prismatic ±0.2 m (5 mm allowed), finger −0.5..1 rad
+    assert gripper.outside_limits(np.array([40.0, 0.204, 1.049])) == []
+    assert gripper.outside_limits(np.array([-40.0, 0.206, -0.551])) == [1, 2]
+    assert gripper.outside_limits(np.array([0.0, -0.3, 1.06])) == [1, 2]
+
+
 # ---------------------------------------------------------------------- mimic joint
 def test_mimic_follower_is_computed_from_leader_and_never_expected(gripper):
     merger = JointStateMerger(gripper.joint_names)

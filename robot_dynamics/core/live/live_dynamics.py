@@ -1089,6 +1089,11 @@ class LiveDynamics:
                 '; no joint reports a velocity: q̇ is the slope of the positions, q̈ its slope '
                 f'(inverse dynamics lags ~{self.settings.acceleration_window - 1} samples)'
             )
+        outside = robot.outside_limits(latest.positions)
+        if outside:
+            level = worst(level, WARN)
+            values['outside_limits'] = ' '.join(robot.joint_names[i] for i in outside)
+            message += '; ' + _outside_limits_words(robot, latest.positions, outside)
         if latest.velocities is None:  # inverse dynamics at q̇ = q̈ = 0: g(q) and nothing else
             level = worst(level, WARN)
             lacking = listed_names(self._joints_lacking(VELOCITY), shown=6) or 'some joints'
@@ -1229,6 +1234,26 @@ def _momentum_in_use(carried: _Carried) -> str:
     if carried.momentum_reason:
         return f'{carried.momentum} (auto: {carried.momentum_reason})'
     return carried.momentum
+
+
+def _outside_limits_words(robot: RobotModel, positions: np.ndarray, outside: list) -> str:
+    """The joints of ``outside`` (indices) beyond their URDF limits, in words, with the likely
+    cause when read in degrees they would all be inside."""
+    lower, upper = robot.limits.lower, robot.limits.upper
+    shown = ', '.join(
+        f'{robot.joint_names[i]} {positions[i]:.3f} (limits {lower[i]:.3f} to {upper[i]:.3f})'
+        for i in outside[:3]
+    )
+    more = f' and {len(outside) - 3} more' if len(outside) > 3 else ''
+    radians = np.radians(positions)
+    if not robot.outside_limits(radians) and any(abs(positions[i]) > 2 * np.pi for i in outside):
+        cause = 'the driver sends degrees (in radians they are all inside)'
+    else:
+        cause = (
+            "a zero or calibration offset, a driver's other convention, or another robot's "
+            'description'
+        )
+    return f'positions outside their URDF limits: {shown}{more}: {cause}'
 
 
 def _listed_values(values: np.ndarray) -> str:

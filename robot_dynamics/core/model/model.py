@@ -48,6 +48,10 @@ from robot_dynamics.core.model.urdf import (
 
 STANDARD_GRAVITY = (0.0, 0.0, -9.81)
 
+LIMIT_TOLERANCE = {'revolute': 0.05, 'prismatic': 0.005}
+"""[rad, m] How far beyond its URDF limit a joint position reads before it is called outside
+(a hard stop's overtravel and encoder noise stay within it)."""
+
 
 @dataclass(frozen=True)
 class JointInfo:
@@ -291,6 +295,17 @@ class RobotModel:
                 'reaches a joint; name a link that a joint moves'
             )
         return frame_id
+
+    def outside_limits(self, positions: np.ndarray) -> list:
+        """Indices (``joint_names`` order) of the joints whose ``positions`` [rad, m] lie more
+        than :data:`LIMIT_TOLERANCE` beyond their URDF limits (joints without limits, or with
+        lower ≥ upper, never are)."""
+        by_name = {j.name: j.type for j in self.joints}
+        tolerance = np.array([LIMIT_TOLERANCE.get(by_name[n], np.inf) for n in self.joint_names])
+        lower, upper = self.limits.lower, self.limits.upper
+        with np.errstate(invalid='ignore'):  # inf − inf where a joint has no limits
+            outside = (positions < lower - tolerance) | (positions > upper + tolerance)
+        return [int(i) for i in np.flatnonzero(outside & (lower < upper))]
 
     def neutral_positions(self) -> np.ndarray:
         """Joint positions (``joint_names`` order) clipped into the limits around zero."""
