@@ -833,8 +833,9 @@ def test_a_finger_without_effort_leaves_the_arms_external_torques_exact(ros):
         assert 'no effort reported by panda_finger_joint1' in status.message
 
 
-def test_joint_states_without_any_effort_give_the_torques_and_name_what_is_missing(ros):
-    # Mock hardware with position and velocity state interfaces only: every effort NaN.
+@pytest.mark.parametrize('effort', [math.nan, 0.0])
+def test_joint_states_without_any_effort_give_the_torques_and_name_what_is_missing(ros, effort):
+    # Mock hardware: without effort state interfaces every effort NaN; with one, every effort 0.
     robot = RobotModel.from_urdf_file(ARM_URDF)
     names, positions = list(robot.joint_names), np.array([0.3, -0.4, 0.1, -1.9, 0.2, 1.7, -0.6])
     gravity, _ = reference_torques(robot, positions)
@@ -844,13 +845,17 @@ def test_joint_states_without_any_effort_give_the_torques_and_name_what_is_missi
         gravity_out = harness.collect(JointState, f'{topic}/gravity_torques', SENSOR_QOS)
         inverse_out = harness.collect(JointState, f'{topic}/inverse_dynamics_torques', SENSOR_QOS)
         external_out = harness.collect(JointState, f'{topic}/external_torques', SENSOR_QOS)
-        _send(harness, node, names, positions, np.full(7, math.nan), 20)
+        _send(harness, node, names, positions, np.full(7, effort), 20)
         assert wait_for(lambda: len(gravity_out) >= 20 and len(inverse_out) >= 20, 5)
         assert not node.rejections.counts and not external_out
         np.testing.assert_allclose(inverse_out[-1].effort, gravity, atol=1e-12)  # at rest
         message = node._live.contact_status().message
-        assert 'no external torques: efforts of fr3_joint1, fr3_joint2' in message, message
-        assert 'and 1 more' in message
+        if effort == 0.0:
+            assert 'every effort in joint_states is exactly 0' in message, message
+            assert 'mock hardware' in message
+        else:
+            assert 'no external torques: efforts of fr3_joint1, fr3_joint2' in message, message
+            assert 'and 1 more' in message
 
 
 def test_a_best_effort_joint_state_publisher_is_named_in_diagnostics(ros):

@@ -295,6 +295,20 @@ def test_positions_outside_the_urdf_limits_are_said_with_their_likely_cause(chan
             )
 
 
+def test_efforts_of_exactly_zero_on_every_joint_are_not_taken_as_measured():
+    """A driver that fills the effort field with 0 would show the whole inverse dynamics as an
+    external torque; one zero among measured efforts is a measurement."""
+    live = LiveDynamics(two_r(), LiveSettings(external_torque_method='inverse_dynamics'))
+    result, external = at_rest(live, (0.0, 0.0), 5)
+    assert external == [None] * 5 and result.external_torques is None
+    status = live.contact_status()
+    assert status.level == WARN and 'every effort in joint_states is exactly 0' in status.message
+    gravity = gravity_2r()
+    result, _ = at_rest(live, (gravity[0], 0.0), 1, start=11.0)  # the elbow's 0 is measured
+    np.testing.assert_allclose(result.external_torques, [0.0, gravity[1]], atol=1e-12)
+    assert 'exactly 0' not in live.contact_status().message
+
+
 def test_calibration_refuses_before_any_sample_and_then_installs_its_thresholds():
     live = LiveDynamics(two_r(), LiveSettings(external_torque_method='inverse_dynamics'))
     with pytest.raises(ContactCalibrationError, match='move the robot'):

@@ -324,6 +324,7 @@ class LiveDynamics:
         self._detector = self._first_detector(problems)
         self.problems = tuple(problems)
         self._efforts_missing = False
+        self._efforts_all_zero = False  # the last sample's efforts were 0.0 on every joint
         self._last_wrench: Optional[WrenchEstimate] = None
         self._latest: Optional[TorqueSample] = None
         self._evaluated: Optional[TorqueSample] = None
@@ -617,6 +618,9 @@ class LiveDynamics:
         torques = self.estimator.update(*sample)
         if torques is None:
             return None
+        self._efforts_all_zero = torques.efforts is not None and not torques.efforts.any()
+        if self._efforts_all_zero:  # not measured: a driver that fills its effort field with 0
+            torques = replace(torques, efforts=None, residual=None)
         if self._moving_base is not None:
             torques = self._on_moving_base(torques)
         if torques.inverse_dynamics is None:
@@ -1131,7 +1135,14 @@ class LiveDynamics:
                 observer_last_restart=observer.last_restart_reason,
                 friction=repr(observer.friction) if observer.friction is not None else 'none',
             )
-        if self._efforts_missing:
+        if self._efforts_missing and self._efforts_all_zero:
+            level = WARN
+            messages.append(
+                'no external torques: every effort in joint_states is exactly 0, which no '
+                'torque sensor or motor current reads: the driver does not measure them '
+                '(ros2_control mock hardware, or an effort interface left at 0)'
+            )
+        elif self._efforts_missing:
             level = WARN
             lacking = '; '.join(
                 f'{label} of {listed_names(joints, shown=6)}'
