@@ -19,7 +19,7 @@ from robot_dynamics.core.dynamics.joint_reactions import KnownWrenchError
 from robot_dynamics.core.errors import JointStateError
 from robot_dynamics.core.live.live_dynamics import LiveDynamics
 from robot_dynamics.core.live.settings import LiveSettings, LiveSettingsError
-from robot_dynamics.core.live.status import WARN
+from robot_dynamics.core.live.status import ERROR, WARN
 from robot_dynamics.core.model.inertia import InertialParameters
 from robot_dynamics.core.model.model import RobotModel
 from robot_dynamics.core.streams.joint_states import JointSample, TimeWentBack
@@ -267,46 +267,49 @@ def test_a_gripper_at_a_few_hertz_does_not_stop_the_arms_outputs():
     assert live.stale_joints() == ('panda_finger_joint1',)
 
 
+ARM_POSE = np.array([0.3, -0.5, 0.2, -2.0, 0.3, 1.5, 3.0])
+
+
 @pytest.mark.parametrize(
-    'change, words',
+    'positions, velocities, words',
     [
-        (lambda q: q, None),
-        (lambda q: q + [0, 0, 0, 0, 0, 0, 0.04], None),  # within the tolerance of a hard stop
+        (ARM_POSE, np.full(7, 1.0), None),
+        (ARM_POSE + [0, 0, 0, 0, 0, 0, 0.04], np.zeros(7), None),  # a hard stop's overtravel
         (
-            lambda q: q + [0, 0, 0, 2.1, 0, 0, 0],
-            'fr3_joint4 0.100 (limits -3.042 to -0.152): a zero',
+            ARM_POSE + [0, 0, 0, 2.1, 0, 0, 0],
+            np.zeros(7),
+            'positions beyond their URDF limits: fr3_joint4 0.100 (limits -3.042 to -0.152): '
+            'a zero',
         ),
-        (np.degrees, 'fr3_joint1 17.189 (limits -2.744 to 2.744), fr3_joint2 -28.648'),
+        (
+            np.degrees(ARM_POSE),
+            np.zeros(7),
+            'fr3_joint1 17.189 (limits -2.744 to 2.744), fr3_joint2 -28.648 (limits -1.784 to '
+            '1.784), fr3_joint3 11.459 (limits -2.901 to 2.901) and 4 more: the driver sends '
+            'degrees (in radians they are all within)',
+        ),
+        (
+            ARM_POSE,
+            np.degrees(np.full(7, 1.0)),
+            'velocities beyond their URDF limits: fr3_joint1 57.296 (limit 2.620), fr3_joint2 '
+            '57.296 (limit 2.620), fr3_joint3 57.296 (limit 2.620) and 4 more: the driver sends '
+            'degrees',
+        ),
+        (ARM_POSE, [0, 0, 0, 0, 0, 0, 7.0], 'fr3_joint7 7.000 (limit 5.260): a zero'),
     ],
 )
-def test_positions_outside_the_urdf_limits_are_said_with_their_likely_cause(change, words):
+def test_positions_and_velocities_beyond_the_urdf_limits_are_said_with_a_likely_cause(
+    positions, velocities, words
+):
     robot = RobotModel.from_urdf_file(ARM_URDF)
     live = LiveDynamics(robot, LiveSettings(acceleration_mode='zero'))
-    q = change(np.array([0.3, -0.5, 0.2, -2.0, 0.3, 1.5, 3.0]))
-    live.update(JointSample(robot.joint_names, q, np.zeros(7), np.zeros(7), 1.0))
+    live.update(JointSample(robot.joint_names, positions, velocities, np.ones(7), 1.0))
     status = live.margin_status()
     if words is None:
-        assert 'outside_limits' not in status.values and 'limits' not in status.message
+        assert 'beyond their URDF limits' not in status.message
+        assert not [key for key in status.values if key.endswith('beyond_limits')]
     else:
-        assert status.level >= WARN and words in status.message, status.message
-        if change is np.degrees:
-            assert status.message.endswith(
-                'the driver sends degrees (in radians they are all inside)'
-            )
-
-
-def test_efforts_of_exactly_zero_on_every_joint_are_not_taken_as_measured():
-    """A driver that fills the effort field with 0 would show the whole inverse dynamics as an
-    external torque; one zero among measured efforts is a measurement."""
-    live = LiveDynamics(two_r(), LiveSettings(external_torque_method='inverse_dynamics'))
-    result, external = at_rest(live, (0.0, 0.0), 5)
-    assert external == [None] * 5 and result.external_torques is None
-    status = live.contact_status()
-    assert status.level == WARN and 'every effort in joint_states is exactly 0' in status.message
-    gravity = gravity_2r()
-    result, _ = at_rest(live, (gravity[0], 0.0), 1, start=11.0)  # the elbow's 0 is measured
-    np.testing.assert_allclose(result.external_torques, [0.0, gravity[1]], atol=1e-12)
-    assert 'exactly 0' not in live.contact_status().message
+        assert status.level in (WARN, ERROR) and words in status.message, status.message
 
 
 def test_calibration_refuses_before_any_sample_and_then_installs_its_thresholds():

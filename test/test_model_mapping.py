@@ -182,11 +182,14 @@ def test_continuous_joint_has_no_position_limits_but_keeps_effort(gripper):
     assert gripper.limits.effort[turret] == 20.0 and gripper.limits.velocity[turret] == 3.0
 
 
-def test_positions_beyond_the_urdf_limits_by_more_than_the_tolerance_are_outside(gripper):
+def test_positions_and_velocities_beyond_the_urdf_limits_are_found(gripper):
     # turret continuous (no limits), lift prismatic ±0.2 m (5 mm allowed), finger −0.5..1 rad
     assert gripper.outside_limits(np.array([40.0, 0.204, 1.049])) == []
     assert gripper.outside_limits(np.array([-40.0, 0.206, -0.551])) == [1, 2]
     assert gripper.outside_limits(np.array([0.0, -0.3, 1.06])) == [1, 2]
+    # velocities: beyond 1.2 × the URDF limit (turret 3 rad/s)
+    assert gripper.beyond_velocity_limits(np.array([-3.59, 0.0, 0.0])) == []
+    assert gripper.beyond_velocity_limits(np.array([-3.61, 0.0, 0.0])) == [0]
 
 
 # ---------------------------------------------------------------------- mimic joint

@@ -1093,11 +1093,15 @@ class LiveDynamics:
                 '; no joint reports a velocity: q̇ is the slope of the positions, q̈ its slope '
                 f'(inverse dynamics lags ~{self.settings.acceleration_window - 1} samples)'
             )
-        outside = robot.outside_limits(latest.positions)
-        if outside:
-            level = worst(level, WARN)
-            values['outside_limits'] = ' '.join(robot.joint_names[i] for i in outside)
-            message += '; ' + _outside_limits_words(robot, latest.positions, outside)
+        for kind, values_of, beyond in (
+            ('positions', latest.positions, robot.outside_limits),
+            ('velocities', latest.velocities, robot.beyond_velocity_limits),
+        ):
+            joints = [] if values_of is None else beyond(values_of)
+            if joints:
+                level = worst(level, WARN)
+                values[f'{kind}_beyond_limits'] = ' '.join(robot.joint_names[i] for i in joints)
+                message += '; ' + _beyond_limits_words(robot, kind, values_of, joints, beyond)
         if latest.velocities is None:  # inverse dynamics at q̇ = q̈ = 0: g(q) and nothing else
             level = worst(level, WARN)
             lacking = listed_names(self._joints_lacking(VELOCITY), shown=6) or 'some joints'
@@ -1247,24 +1251,34 @@ def _momentum_in_use(carried: _Carried) -> str:
     return carried.momentum
 
 
-def _outside_limits_words(robot: RobotModel, positions: np.ndarray, outside: list) -> str:
-    """The joints of ``outside`` (indices) beyond their URDF limits, in words, with the likely
-    cause when read in degrees they would all be inside."""
-    lower, upper = robot.limits.lower, robot.limits.upper
-    shown = ', '.join(
-        f'{robot.joint_names[i]} {positions[i]:.3f} (limits {lower[i]:.3f} to {upper[i]:.3f})'
-        for i in outside[:3]
-    )
-    more = f' and {len(outside) - 3} more' if len(outside) > 3 else ''
-    radians = np.radians(positions)
-    if not robot.outside_limits(radians) and any(abs(positions[i]) > 2 * np.pi for i in outside):
-        cause = 'the driver sends degrees (in radians they are all inside)'
+def _beyond_limits_words(
+    robot: RobotModel, kind: str, values: np.ndarray, joints: list, beyond: Callable
+) -> str:
+    """The ``joints`` (indices) whose ``kind`` ('positions' or 'velocities') ``values`` are
+    beyond their URDF limits (``beyond``: the model's test), in words, with the likely cause:
+    degrees when some are far beyond (more than a turn; ten times the velocity limit) and in
+    radians they would all be within."""
+    limits = robot.limits
+    if kind == 'positions':
+        shown = [
+            f'{values[i]:.3f} (limits {limits.lower[i]:.3f} to {limits.upper[i]:.3f})'
+            for i in joints
+        ]
+        far = np.full(len(values), 2 * np.pi)  # [rad] more than a turn
+    else:
+        shown = [f'{values[i]:.3f} (limit {limits.velocity[i]:.3f})' for i in joints]
+        far = 10 * limits.velocity  # far beyond what a drive overshoots
+    listed = ', '.join(f'{robot.joint_names[i]} {text}' for i, text in zip(joints, shown[:3]))
+    more = f' and {len(joints) - 3} more' if len(joints) > 3 else ''
+    far_beyond = bool(np.any(np.abs(values[joints]) > far[joints]))
+    if far_beyond and not beyond(np.radians(values)):
+        cause = 'the driver sends degrees (in radians they are all within)'
     else:
         cause = (
-            "a zero or calibration offset, a driver's other convention, or another robot's "
-            'description'
+            "a zero or calibration offset, a driver's other convention or units, or another "
+            "robot's description"
         )
-    return f'positions outside their URDF limits: {shown}{more}: {cause}'
+    return f'{kind} beyond their URDF limits: {listed}{more}: {cause}'
 
 
 def _listed_values(values: np.ndarray) -> str:

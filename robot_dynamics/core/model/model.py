@@ -52,6 +52,10 @@ LIMIT_TOLERANCE = {'revolute': 0.05, 'prismatic': 0.005}
 """[rad, m] How far beyond its URDF limit a joint position reads before it is called outside
 (a hard stop's overtravel and encoder noise stay within it)."""
 
+VELOCITY_LIMIT_MARGIN = 1.2
+"""A joint velocity above this times its URDF limit is beyond it (a drive overshoots its limit
+by less)."""
+
 
 @dataclass(frozen=True)
 class JointInfo:
@@ -306,6 +310,17 @@ class RobotModel:
         with np.errstate(invalid='ignore'):  # inf − inf where a joint has no limits
             outside = (positions < lower - tolerance) | (positions > upper + tolerance)
         return [int(i) for i in np.flatnonzero(outside & (lower < upper))]
+
+    def beyond_velocity_limits(self, velocities: np.ndarray) -> list:
+        """Indices (``joint_names`` order) of the joints whose ``velocities`` [rad/s, m/s]
+        exceed :data:`VELOCITY_LIMIT_MARGIN` times their URDF velocity limit (joints without a
+        positive limit never do)."""
+        limit = self.limits.velocity
+        known = np.isfinite(limit) & (limit > 0.0)
+        return [
+            int(i)
+            for i in np.flatnonzero(known & (np.abs(velocities) > VELOCITY_LIMIT_MARGIN * limit))
+        ]
 
     def neutral_positions(self) -> np.ndarray:
         """Joint positions (``joint_names`` order) clipped into the limits around zero."""
