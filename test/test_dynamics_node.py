@@ -786,6 +786,43 @@ def test_joint_names_under_another_prefix_are_named_in_diagnostics(ros):
         assert wait_for(explained, 5)
 
 
+def test_two_publishers_of_the_same_joints_are_named_in_diagnostics(ros):
+    """A joint_state_publisher left running beside the driver: the arm's positions alternate
+    between its zeros and the robot's pose, faster than the joints can move; the joint_states
+    status says so and names both publishing nodes."""
+    from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
+    from rclpy.node import Node
+
+    robot = RobotModel.from_urdf_file(ARM_URDF)
+    names, pose = list(robot.joint_names), np.array([0.3, -0.4, 0.1, -1.9, 0.2, 1.7, -0.6])
+    node = make_node(robot_description=ARM_TEXT, diagnostics_period=0.2)
+    gui = Node('joint_state_publisher_gui', namespace=node.get_namespace())
+    with ros(node, gui) as harness:
+        diagnostics = harness.collect(DiagnosticArray, '/diagnostics')
+        driver = harness.probe.create_publisher(JointState, 'joint_states', SENSOR_QOS)
+        left_running = gui.create_publisher(JointState, 'joint_states', SENSOR_QOS)
+        assert wait_for(lambda: node.count_publishers('joint_states') >= 2, 5)
+        for k in range(60):
+            source, positions = (left_running, np.zeros(7)) if k % 10 == 9 else (driver, pose)
+            source.publish(joint_state(names, positions, np.zeros(7), np.ones(7), 1.0 + 0.01 * k))
+            wait_for(lambda: False, 0.005)
+
+        def explained():
+            return any(
+                status.name.endswith('joint_states')
+                and status.level == DiagnosticStatus.WARN
+                and 'jump faster than the joints can move' in status.message
+                and 'last fr3_joint4 by' in status.message
+                and '/joint_state_publisher_gui' in status.message
+                and harness.probe.get_name() in status.message
+                for array in diagnostics
+                for status in array.status
+            )
+
+        assert wait_for(explained, 5)
+        assert node._live.position_jumps.count >= 10
+
+
 def _send(harness, node, names, positions, efforts, count):
     """``count`` joint states at rest, 10 ms apart, from 1 s."""
     publisher = harness.probe.create_publisher(JointState, 'joint_states', SENSOR_QOS)

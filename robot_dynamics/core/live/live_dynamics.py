@@ -129,6 +129,7 @@ from robot_dynamics.core.streams.live_torques import (
     LiveTorqueEstimator,
     TorqueSample,
 )
+from robot_dynamics.core.streams.position_jumps import PositionJumps
 from robot_dynamics.core.streams.ring_buffer import SampleRingBuffer
 
 MOMENTUM_CHECK_PERIOD = 1.0
@@ -325,6 +326,7 @@ class LiveDynamics:
         self.problems = tuple(problems)
         self._efforts_missing = False
         self._efforts_all_zero = False  # the last sample's efforts were 0.0 on every joint
+        self.position_jumps = PositionJumps(robot)
         self._last_wrench: Optional[WrenchEstimate] = None
         self._latest: Optional[TorqueSample] = None
         self._evaluated: Optional[TorqueSample] = None
@@ -618,6 +620,7 @@ class LiveDynamics:
         torques = self.estimator.update(*sample)
         if torques is None:
             return None
+        self.position_jumps.check(torques.stamp, torques.positions)
         self._efforts_all_zero = torques.efforts is not None and not torques.efforts.any()
         if self._efforts_all_zero:  # not measured: a driver that fills its effort field with 0
             torques = replace(torques, efforts=None, residual=None)
