@@ -312,6 +312,30 @@ def test_positions_and_velocities_beyond_the_urdf_limits_are_said_with_a_likely_
         assert status.level in (WARN, ERROR) and words in status.message, status.message
 
 
+@pytest.mark.parametrize(
+    'scale, words',
+    [
+        (1.0, None),
+        (-1.0, 'efforts are -1 × the model\'s gravity torques on every loaded joint (fr3_joint2,'),
+        (0.01, 'are 0.01 × the model\'s gravity torques'),
+        ([1.0, 1.0, 1.0, 1.6, 1.0, 1.0, 1.0], None),  # one joint off: a model error, not a unit
+    ],
+)
+def test_efforts_one_factor_from_the_gravity_torques_at_rest_are_said(scale, words):
+    robot = RobotModel.from_urdf_file(ARM_URDF)
+    live = LiveDynamics(robot, LiveSettings(acceleration_mode='zero'))
+    gravity = live.update(JointSample(robot.joint_names, ARM_POSE, np.zeros(7), np.ones(7), 1.0))
+    efforts = np.asarray(scale) * gravity.gravity
+    live.update(JointSample(robot.joint_names, ARM_POSE, np.zeros(7), efforts, 1.001))
+    message = live.contact_status().message
+    if words is None:
+        assert 'at rest the efforts are' not in message, message
+    else:
+        assert words in message, message
+        cause = 'opposite sign' if scale == -1.0 else 'motor currents [A]'
+        assert cause in message
+
+
 def test_calibration_refuses_before_any_sample_and_then_installs_its_thresholds():
     live = LiveDynamics(two_r(), LiveSettings(external_torque_method='inverse_dynamics'))
     with pytest.raises(ContactCalibrationError, match='move the robot'):

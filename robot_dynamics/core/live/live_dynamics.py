@@ -132,6 +132,12 @@ from robot_dynamics.core.streams.live_torques import (
 from robot_dynamics.core.streams.position_jumps import PositionJumps
 from robot_dynamics.core.streams.ring_buffer import SampleRingBuffer
 
+REST_SPEED_FOR_SCALE = 0.02
+"""[rad/s, m/s] Fastest joint of a robot at rest, for the efforts' scale check."""
+
+MIN_LOADED_TORQUE = 1.0
+"""[N·m, N] Gravity torque below which a joint is not loaded enough for the scale check."""
+
 MOMENTUM_CHECK_PERIOD = 1.0
 """[s] observer_momentum auto, before a calibration: how often, and over how long, the two
 momentum forms' residuals are compared."""
@@ -1164,6 +1170,10 @@ class LiveDynamics:
                 '(NaN or empty in joint_states, or old; the observer restarts when they return)'
             )
         messages.extend(self._unreported_by_optional_joints(values))
+        scaled = _effort_scale_words(self.robot, self._latest)
+        if scaled:
+            level = worst(level, WARN)
+            messages.append(scaled)
         level = worst(level, self._detector_values(values, messages))
         level = worst(level, self._wrench_values(values, messages))
         for kind in ('rest', 'moving'):
@@ -1282,6 +1292,36 @@ def _beyond_limits_words(
             "robot's description"
         )
     return f'{kind} beyond their URDF limits: {listed}{more}: {cause}'
+
+
+def _effort_scale_words(robot: RobotModel, torques: Optional[TorqueSample]) -> str:
+    """When ``torques`` is a sample at rest whose efforts are one same factor, far from 1,
+    times the model's gravity torques on every loaded joint (a sign or a unit, not a model
+    error, which differs joint by joint): that, in words; else ''."""
+    if torques is None or torques.efforts is None or torques.velocities is None:
+        return ''
+    if np.max(np.abs(torques.velocities), initial=0.0) > REST_SPEED_FOR_SCALE:
+        return ''
+    gravity = torques.gravity
+    loaded = np.abs(gravity) > max(MIN_LOADED_TORQUE, 0.2 * np.max(np.abs(gravity), initial=0.0))
+    if not loaded.any():
+        return ''
+    ratios = torques.efforts[loaded] / gravity[loaded]
+    factor = float(np.median(ratios))
+    if abs(factor - 1.0) <= 0.5 or np.any(np.abs(ratios - factor) > 0.1 * abs(factor)):
+        return ''
+    if abs(factor + 1.0) < 0.25:
+        cause = 'the opposite sign: the driver reports the torque on the motor, not the joint'
+    else:
+        cause = (
+            'another unit: motor currents [A] or motor-side torques (effort_model_file converts '
+            'them), or a model far from this robot'
+        )
+    joints = listed_names([name for name, on in zip(robot.joint_names, loaded) if on], shown=4)
+    return (
+        f"at rest the efforts are {factor:.3g} × the model's gravity torques on every loaded "
+        f'joint ({joints}): {cause}'
+    )
 
 
 def _listed_values(values: np.ndarray) -> str:
