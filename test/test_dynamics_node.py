@@ -662,6 +662,20 @@ def test_external_torques_are_withheld_without_fresh_efforts(ros):
         np.testing.assert_allclose(inverse_out[-1].effort, model_torque, atol=1e-9)
 
 
+def joint_states_warn(diagnostics, *words) -> bool:
+    """Whether /diagnostics carried a WARN joint_states status whose message holds every one of
+    ``words``."""
+    from diagnostic_msgs.msg import DiagnosticStatus
+
+    return any(
+        status.name.endswith('joint_states')
+        and status.level == DiagnosticStatus.WARN
+        and all(word in status.message for word in words)
+        for array in diagnostics
+        for status in array.status
+    )
+
+
 def _send_unstamped(harness, node, names, positions, efforts, count=30):
     """``count`` joint states of the arm at rest with ``efforts`` (each with its own sensor
     noise, 1e-12 N·m), every header stamp zero (a driver that leaves them unset), 10 ms apart."""
@@ -674,7 +688,7 @@ def _send_unstamped(harness, node, names, positions, efforts, count=30):
 
 
 def test_unstamped_joint_states_give_gravity_only_and_diagnostics_say_why(ros):
-    from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
+    from diagnostic_msgs.msg import DiagnosticArray
 
     robot = RobotModel.from_urdf_file(ARM_URDF)
     names, positions = list(robot.joint_names), np.array([0.3, -0.4, 0.1, -1.9, 0.2, 1.7, -0.6])
@@ -695,16 +709,7 @@ def test_unstamped_joint_states_give_gravity_only_and_diagnostics_say_why(ros):
             np.testing.assert_allclose(message.effort, gravity, atol=1e-12)
         assert len(inverse_out) <= 1 and not external_out  # only the first one has no predecessor
 
-        def explained():
-            return any(
-                status.name.endswith('joint_states')
-                and status.level == DiagnosticStatus.WARN
-                and 'joint_state_stamps: arrival' in status.message
-                for array in diagnostics
-                for status in array.status
-            )
-
-        assert wait_for(explained, 5)
+        assert wait_for(lambda: joint_states_warn(diagnostics, 'joint_state_stamps: arrival'), 5)
 
 
 def test_joint_states_stamped_on_arrival_give_every_output(ros):
@@ -762,7 +767,7 @@ def test_a_bag_played_in_a_loop_gives_every_output_again_from_its_start(ros):
 def test_joint_names_under_another_prefix_are_named_in_diagnostics(ros):
     """Franka's driver names (panda_joint1...) against the fr3 description: every message
     refused, and the joint_states status says which prefix differs."""
-    from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
+    from diagnostic_msgs.msg import DiagnosticArray
 
     node = make_node(robot_description=ARM_TEXT, diagnostics_period=0.2)
     with ros(node) as harness:
@@ -774,23 +779,15 @@ def test_joint_names_under_another_prefix_are_named_in_diagnostics(ros):
             publisher.publish(joint_state(names, np.zeros(7), np.zeros(7), np.zeros(7), 1 + k))
         assert wait_for(lambda: node.rejections.counts['no_known_joints'] == 10, 5)
 
-        def explained():
-            return any(
-                status.name.endswith('joint_states')
-                and status.level == DiagnosticStatus.WARN
-                and "the names have 'panda_' where the model's have 'fr3_'" in status.message
-                for array in diagnostics
-                for status in array.status
-            )
-
-        assert wait_for(explained, 5)
+        renamed = "the names have 'panda_' where the model's have 'fr3_'"
+        assert wait_for(lambda: joint_states_warn(diagnostics, renamed), 5)
 
 
 def test_two_publishers_of_the_same_joints_are_named_in_diagnostics(ros):
     """A joint_state_publisher left running beside the driver: the arm's positions alternate
     between its zeros and the robot's pose, faster than the joints can move; the joint_states
     status says so and names both publishing nodes."""
-    from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
+    from diagnostic_msgs.msg import DiagnosticArray
     from rclpy.node import Node
 
     robot = RobotModel.from_urdf_file(ARM_URDF)
@@ -807,19 +804,13 @@ def test_two_publishers_of_the_same_joints_are_named_in_diagnostics(ros):
             source.publish(joint_state(names, positions, np.zeros(7), np.ones(7), 1.0 + 0.01 * k))
             wait_for(lambda: False, 0.005)
 
-        def explained():
-            return any(
-                status.name.endswith('joint_states')
-                and status.level == DiagnosticStatus.WARN
-                and 'jump faster than the joints can move' in status.message
-                and 'last fr3_joint4 by' in status.message
-                and '/joint_state_publisher_gui' in status.message
-                and harness.probe.get_name() in status.message
-                for array in diagnostics
-                for status in array.status
-            )
-
-        assert wait_for(explained, 5)
+        words = (
+            'jump faster than the joints can move',
+            'last fr3_joint4 by',
+            '/joint_state_publisher_gui',
+            harness.probe.get_name(),
+        )
+        assert wait_for(lambda: joint_states_warn(diagnostics, *words), 5)
         assert node._live.position_jumps.count >= 10
 
 
