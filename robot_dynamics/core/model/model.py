@@ -247,6 +247,11 @@ class RobotModel:
         """Number of independent joints (length of ``joint_names``)."""
         return len(self.joint_names)
 
+    def continuous_joints(self) -> list:
+        """Indices (``joint_names`` order) of the continuous joints."""
+        independent = [joint for joint in self.joints if not joint.is_mimic]  # joint_names
+        return [index for index, joint in enumerate(independent) if joint.nq == 2]
+
     def leaf_joints(self) -> tuple:
         """Names of the independent joints that no other moving joint follows in the tree
         (their own mimic followers aside): a gripper's fingers, the last joint of a chain."""

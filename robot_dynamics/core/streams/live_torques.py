@@ -136,8 +136,7 @@ class LiveTorqueEstimator:
         self._effort_model = self._used_effort_model(effort_model)
         self.velocities_from_positions = False  # the last sample's q̇ came from its positions
         self._positions: Optional[CausalDifferentiator] = None  # their slope, when needed
-        independent = [joint for joint in robot.joints if not joint.is_mimic]  # joint_names
-        self._continuous = [index for index, joint in enumerate(independent) if joint.nq == 2]
+        self._continuous = robot.continuous_joints()
 
     def update(
         self,

@@ -46,8 +46,7 @@ class PositionJumps:
         limit = robot.limits.velocity
         known = np.isfinite(limit) & (limit > 0.0)
         self._top_speed = np.where(known, JUMP_SPEED_RATIO * limit, np.inf)
-        independent = [joint for joint in robot.joints if not joint.is_mimic]  # joint_names
-        self._continuous = [index for index, joint in enumerate(independent) if joint.nq == 2]
+        self._continuous = robot.continuous_joints()
         self._previous: Optional[tuple] = None
         self.count = 0
         self.last: Optional[Jump] = None
