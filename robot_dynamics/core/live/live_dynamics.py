@@ -1281,8 +1281,9 @@ def _beyond_limits_words(
     else:
         shown = [f'{values[i]:.3f} (limit {limits.velocity[i]:.3f})' for i in joints]
         far = 10 * limits.velocity  # far beyond what a drive overshoots
-    listed = ', '.join(f'{robot.joint_names[i]} {text}' for i, text in zip(joints, shown[:3]))
-    more = f' and {len(joints) - 3} more' if len(joints) > 3 else ''
+    listed = listed_names(
+        [f'{robot.joint_names[i]} {text}' for i, text in zip(joints, shown)], shown=3
+    )
     far_beyond = bool(np.any(np.abs(values[joints]) > far[joints]))
     if far_beyond and not beyond(np.radians(values)):
         cause = 'the driver sends degrees (in radians they are all within)'
@@ -1291,7 +1292,7 @@ def _beyond_limits_words(
             "a zero or calibration offset, a driver's other convention or units, or another "
             "robot's description"
         )
-    return f'{kind} beyond their URDF limits: {listed}{more}: {cause}'
+    return f'{kind} beyond their URDF limits: {listed}: {cause}'
 
 
 def _effort_scale_words(robot: RobotModel, torques: Optional[TorqueSample]) -> str:
