@@ -112,6 +112,34 @@ def test_joint_torques_follow_the_written_out_formula_for_every_kind_and_convent
     ] == pytest.approx(12 * 0.7)
 
 
+def test_a_reversed_sign_negates_the_joint_torque_and_keeps_the_power_flow_right(tmp_path):
+    model = EffortModel.from_yaml(
+        write(
+            tmp_path,
+            'fr3_joint1: {effort: torque, sign: -1}\n'
+            'fr3_joint2: {effort: current, torque_constant: 0.1, gear_ratio: 50, efficiency: 0.8,'
+            ' efficiency_mode: power_flow, sign: -1}\n',
+        )
+    ).for_joints(ARM_JOINTS[:3])
+    assert not model.is_identity
+    # joint 1: τ = −effort; joint 2: τ = −η N k_t i while the link turns with τ (the motor
+    # drives), −N k_t i / η while it turns against it; joint 3 is not named: torque.
+    np.testing.assert_allclose(
+        model.joint_torques([3.0, 2.0, 1.5], [0.0, -0.5, 0.0]), [-3.0, -2.0 * 5.0 * 0.8, 1.5]
+    )
+    np.testing.assert_allclose(model.joint_torques([0.0, 2.0, 0.0], [0, 0.5, 0])[1], -10.0 / 0.8)
+    torques, velocities = (
+        np.array([[4.0, -7.0, 1.0], [-2.0, 3.0, 0.5]]),
+        np.array([[1.0, 0.3, 0.0], [0.2, 0.4, -1.0]]),
+    )
+    np.testing.assert_allclose(
+        model.joint_torques(model.efforts(torques, velocities), velocities), torques, rtol=1e-14
+    )
+    assert 'fr3_joint1: torque (sign -1)' in repr(model) and 'η=0.8, sign -1, power_flow' in repr(
+        model
+    )
+
+
 def test_efforts_invert_joint_torques(tmp_path):
     model = EffortModel.from_yaml(write(tmp_path, MIXED_YAML)).for_joints(ARM_JOINTS)
     generator = np.random.default_rng(5)
@@ -182,6 +210,9 @@ def test_a_joint_the_file_does_not_name_publishes_torque_and_the_order_follows_t
             '{effort: current, torque_constant: 0.1, gear_ratio: 9, efficiency_mode: both}',
             'efficiency_mode must be one of',
         ),
+        ('fr3_joint1: {effort: torque, sign: 2}', 'sign must be 1 or -1, got 2'),
+        ('fr3_joint1: {effort: torque, sign: true}', 'sign must be 1 or -1, got True'),
+        ("fr3_joint1: {effort: torque, sign: '-1'}", "sign must be 1 or -1, got '-1'"),
         ('fr3_joint1: [current, 0.1]', 'expected a mapping'),
         ('- fr3_joint1', 'expected a mapping of joint name'),
         ('fr3_joint1: {effort: current', 'is not valid YAML'),

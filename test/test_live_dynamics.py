@@ -319,6 +319,8 @@ def test_positions_and_velocities_beyond_the_urdf_limits_are_said_with_a_likely_
         (-1.0, 'efforts are -1 × the model\'s gravity torques on every loaded joint (fr3_joint2,'),
         (0.01, 'are 0.01 × the model\'s gravity torques'),
         ([1.0, 1.0, 1.0, 1.6, 1.0, 1.0, 1.0], None),  # one joint off: a model error, not a unit
+        ([1.0, 1.0, 1.0, -1.0, 1.0, 1.0, 1.0], 'the efforts of fr3_joint4 are -1 ×'),
+        ([1.0, 1.4, 1.0, -1.0, 1.0, 1.0, 1.0], None),  # another joint off as well: not only signs
     ],
 )
 def test_efforts_one_factor_from_the_gravity_torques_at_rest_are_said(scale, words):
@@ -329,10 +331,10 @@ def test_efforts_one_factor_from_the_gravity_torques_at_rest_are_said(scale, wor
     live.update(JointSample(robot.joint_names, ARM_POSE, np.zeros(7), efforts, 1.001))
     message = live.contact_status().message
     if words is None:
-        assert 'at rest the efforts are' not in message, message
+        assert 'at rest the efforts' not in message, message
     else:
         assert words in message, message
-        cause = 'opposite sign' if scale == -1.0 else 'motor currents [A]'
+        cause = 'motor currents [A]' if scale == 0.01 else 'effort_model_file: sign: -1'
         assert cause in message
 
 

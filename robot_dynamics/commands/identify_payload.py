@@ -46,8 +46,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         '--effort-model',
         metavar='FILE.yaml',
         help='per-joint meaning of the recorded efforts (torque, current, motor_torque) with k_t, '
-        'gear ratio and efficiency, applied to the recording and the baseline; default: efforts '
-        'are joint torques',
+        'gear ratio, efficiency and sign, applied to the recording and the baseline; default: '
+        'efforts are joint torques',
     )
     parser.add_argument(
         '--payload-link',

@@ -125,7 +125,7 @@ DYNAMICS_PARAMETERS = MODEL_SOURCE_PARAMETERS + (
         'effort_model_file',
         '',
         'YAML file: per joint what effort is (torque, current, motor_torque) with k_t, gear '
-        'ratio and efficiency; empty: efforts are joint torques',
+        'ratio, efficiency and sign; empty: efforts are joint torques',
         check=_is_effort_model_file,
         requirement='is not a usable effort model file (reason above)',
     ),

@@ -138,6 +138,12 @@ REST_SPEED_FOR_SCALE = 0.02
 MIN_LOADED_TORQUE = 1.0
 """[N·m, N] Gravity torque below which a joint is not loaded enough for the scale check."""
 
+SIGN_CAUSE = (
+    'the opposite sign: the driver reports the torque on the motor, not on the link '
+    '(effort_model_file: sign: -1 for those joints)'
+)
+"""Why efforts come out as −1 × the gravity torques at rest, and the setting that fixes it."""
+
 MOMENTUM_CHECK_PERIOD = 1.0
 """[s] observer_momentum auto, before a calibration: how often, and over how long, the two
 momentum forms' residuals are compared."""
@@ -1298,7 +1304,8 @@ def _beyond_limits_words(
 def _effort_scale_words(robot: RobotModel, torques: Optional[TorqueSample]) -> str:
     """When ``torques`` is a sample at rest whose efforts are one same factor, far from 1,
     times the model's gravity torques on every loaded joint (a sign or a unit, not a model
-    error, which differs joint by joint): that, in words; else ''."""
+    error, which differs joint by joint), or −1 times them on some loaded joints and 1 times
+    them on the others (those joints' signs): that, in words; else ''."""
     if torques is None or torques.efforts is None or torques.velocities is None:
         return ''
     if np.max(np.abs(torques.velocities), initial=0.0) > REST_SPEED_FOR_SCALE:
@@ -1308,17 +1315,26 @@ def _effort_scale_words(robot: RobotModel, torques: Optional[TorqueSample]) -> s
     if not loaded.any():
         return ''
     ratios = torques.efforts[loaded] / gravity[loaded]
+    loaded_names = [name for name, on in zip(robot.joint_names, loaded) if on]
+    reversed_joints = np.abs(ratios + 1.0) <= 0.1
+    if reversed_joints.any() and np.all(reversed_joints | (np.abs(ratios - 1.0) <= 0.1)):
+        if not reversed_joints.all():
+            joints = listed_names([n for n, r in zip(loaded_names, reversed_joints) if r], shown=4)
+            return (
+                f"at rest the efforts of {joints} are -1 × the model's gravity torques and the "
+                f"other loaded joints' 1 ×: {SIGN_CAUSE}"
+            )
     factor = float(np.median(ratios))
     if abs(factor - 1.0) <= 0.5 or np.any(np.abs(ratios - factor) > 0.1 * abs(factor)):
         return ''
     if abs(factor + 1.0) < 0.25:
-        cause = 'the opposite sign: the driver reports the torque on the motor, not the joint'
+        cause = SIGN_CAUSE
     else:
         cause = (
             'another unit: motor currents [A] or motor-side torques (effort_model_file converts '
             'them), or a model far from this robot'
         )
-    joints = listed_names([name for name, on in zip(robot.joint_names, loaded) if on], shown=4)
+    joints = listed_names(loaded_names, shown=4)
     return (
         f"at rest the efforts are {factor:.3g} × the model's gravity torques on every loaded "
         f'joint ({joints}): {cause}'

@@ -10,7 +10,10 @@ and identification need. Per joint (Lynch & Park, *Modern Robotics*, 2017, §8.9
 * ``motor_torque``: the effort is the motor torque τ_m [N·m] before the gearbox; τ = η N τ_m.
 
 N is the gear ratio (motor turns per joint turn, > 0; rad/m for a prismatic joint, so that τ
-comes out in N), η the gearbox efficiency in (0, 1]. The efficiency convention, per joint:
+comes out in N), η the gearbox efficiency in (0, 1]. ``sign: -1`` (any kind; default 1) is for
+a driver whose effort is positive the other way round from the URDF joint's axis (the torque on
+the motor rather than on the link, or a motor mounted the other way): τ = −η N k_t i. The
+efficiency convention, per joint:
 
 * ``constant`` (the default, as in Lynch & Park): τ = η N k_t i whatever the direction of power
 flow;
@@ -23,6 +26,7 @@ A YAML file describes it, keyed by joint name; joints it does not name publish t
     joint1: {effort: current, torque_constant: 0.11, gear_ratio: 100, efficiency: 0.9}
     joint2: {effort: motor_torque, gear_ratio: 50, efficiency: 0.85, efficiency_mode: power_flow}
     joint3: {effort: torque}
+    joint4: {effort: torque, sign: -1}
 """
 
 from __future__ import annotations
@@ -39,7 +43,7 @@ from robot_dynamics.core.errors import RobotDynamicsError
 
 EFFORT_KINDS = ('torque', 'current', 'motor_torque')
 EFFICIENCY_MODES = ('constant', 'power_flow')
-_KEYS = ('effort', 'torque_constant', 'gear_ratio', 'efficiency', 'efficiency_mode')
+_KEYS = ('effort', 'torque_constant', 'gear_ratio', 'efficiency', 'efficiency_mode', 'sign')
 _REQUIRED = {
     'torque': (),
     'current': ('torque_constant', 'gear_ratio'),
@@ -62,7 +66,8 @@ class JointEffort:
 
     ``kind``: one of :data:`EFFORT_KINDS`; ``torque_constant`` k_t [N·m/A] (``current`` only);
     ``gear_ratio`` N (motor per joint motion, > 0); ``efficiency`` η in (0, 1];
-    ``efficiency_mode``: one of :data:`EFFICIENCY_MODES` (see the module docstring).
+    ``efficiency_mode``: one of :data:`EFFICIENCY_MODES` (see the module docstring); ``sign``
+    1 or −1: −1 when the effort is positive against the URDF joint's axis.
     """
 
     kind: str = 'torque'
@@ -70,6 +75,7 @@ class JointEffort:
     gear_ratio: float = 1.0
     efficiency: float = 1.0
     efficiency_mode: str = 'constant'
+    sign: int = 1
 
     def __post_init__(self):
         if self.kind not in EFFORT_KINDS:
@@ -90,14 +96,17 @@ class JointEffort:
             object.__setattr__(self, name, float(value))
         if self.efficiency > 1.0:
             raise EffortModelError(f'efficiency must be in (0, 1], got {self.efficiency}')
+        if isinstance(self.sign, bool) or self.sign not in (1, -1):
+            raise EffortModelError(f'sign must be 1 or -1, got {self.sign!r}')
+        object.__setattr__(self, 'sign', int(self.sign))
 
     @property
     def scale(self) -> float:
-        """Joint torque per unit effort before losses: N k_t, N or 1 [N·m per A, per N·m, per
-        N·m]."""
+        """Joint torque per unit effort before losses: ±N k_t, ±N or ±1 [N·m per A, per N·m,
+        per N·m]."""
         if self.kind == 'current':
-            return self.gear_ratio * self.torque_constant
-        return self.gear_ratio if self.kind == 'motor_torque' else 1.0
+            return self.sign * self.gear_ratio * self.torque_constant
+        return self.sign * (self.gear_ratio if self.kind == 'motor_torque' else 1.0)
 
 
 @dataclass(frozen=True)
@@ -178,7 +187,7 @@ class EffortModel:
     @property
     def is_identity(self) -> bool:
         """True when every joint's effort already is its joint torque."""
-        return all(j.kind == 'torque' for j in self.joints)
+        return all(j.kind == 'torque' and j.sign == 1 for j in self.joints)
 
     def for_joints(self, joint_names: Sequence[str]) -> 'EffortModel':
         """The same model in ``joint_names`` order; joints it does not name publish torque.
@@ -216,7 +225,7 @@ class EffortModel:
         torques = np.asarray(torques, dtype=float)
         efficiency = self._efficiency
         if self._power_flow.any():
-            # η > 0, so τ·q̇ has the sign of N k_t i·q̇: the direction of power flow is the same.
+            # η > 0, so τ·q̇ has the sign of ±N k_t i·q̇: the direction of power flow is the same.
             back_driven = self._power_flow & (torques * np.asarray(velocities, dtype=float) < 0.0)
             efficiency = np.where(back_driven, 1.0 / efficiency, efficiency)
         return torques / (efficiency * self._scale)
@@ -265,10 +274,11 @@ def _joint_effort(entry, where: str) -> JointEffort:
 
 
 def _describe(joint: JointEffort) -> str:
+    sign = ', sign -1' if joint.sign == -1 else ''
     if joint.kind == 'torque':
-        return 'torque'
+        return f'torque ({sign[2:]})' if sign else 'torque'
     constant = f'k_t={joint.torque_constant:g} N·m/A, ' if joint.kind == 'current' else ''
-    return f'{joint.kind} ({constant}N={joint.gear_ratio:g}, η={joint.efficiency:g}' + (
+    return f'{joint.kind} ({constant}N={joint.gear_ratio:g}, η={joint.efficiency:g}{sign}' + (
         ', power_flow)' if joint.efficiency_mode == 'power_flow' else ')'
     )
 
