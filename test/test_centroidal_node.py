@@ -493,6 +493,32 @@ def test_joint_names_under_another_prefix_are_named_in_diagnostics(ros):
         rig.close()
 
 
+def test_positions_that_jump_between_two_sources_are_said_with_the_publishers(ros):
+    """Every tenth joint state from a stale source at zero (a joint_state_publisher left
+    running beside the driver): the inputs status says the positions jump and names the
+    publisher of joint_states."""
+    arm = RobotModel.from_urdf_file(ARM_URDF)
+    rig = Rig(ros, ARM_URDF.read_text(), world_frame='world')
+    try:
+        pose = np.array([0.3, -0.4, 0.1, -1.9, 0.2, 1.7, -0.6])
+        for k in range(60):
+            rig.send(1.0 + 0.01 * k, arm.joint_names, np.zeros(7) if k % 10 == 9 else pose)
+            time.sleep(0.005)
+
+        def said():
+            message = (rig.status('inputs') or {}).get('message', '')
+            return (
+                'jump faster than the joints can move' in message
+                and 'last fr3_joint4 by' in message
+                and rig.harness.probe.get_name() in message
+            )
+
+        assert wait_for(said, timeout=WAIT), rig.status('inputs')
+        assert rig.node._live.jumps.count >= 10
+    finally:
+        rig.close()
+
+
 def test_joint_states_without_velocities_are_said_to_leave_the_joints_at_rest(ros):
     arm = RobotModel.from_urdf_file(ARM_URDF)
     rig = Rig(ros, ARM_URDF.read_text(), world_frame='world')

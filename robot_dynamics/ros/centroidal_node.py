@@ -74,6 +74,7 @@ from robot_dynamics.core.streams.joint_states import (
     JointStateMerger,
     TimeWentBack,
 )
+from robot_dynamics.core.streams.position_jumps import PositionJumps
 from robot_dynamics.ros.base_state_input import UNKNOWN, vector_tuple
 from robot_dynamics.ros.centroidal_diagnostics import CentroidalChecks
 from robot_dynamics.ros.centroidal_messages import (
@@ -84,6 +85,7 @@ from robot_dynamics.ros.centroidal_messages import (
 )
 from robot_dynamics.ros.centroidal_parameters import CENTROIDAL_PARAMETERS
 from robot_dynamics.ros.diagnostics import (
+    PositionJumpNotes,
     RateMeter,
     best_effort_note,
     diagnostic_status,
@@ -135,6 +137,7 @@ class _LiveModel:
     merger: JointStateMerger
     monitor: CentroidalMonitor
     zeros: np.ndarray
+    jumps: PositionJumps
     feet: Optional[LiveDynamics] = None
     pending: deque = field(default_factory=lambda: deque(maxlen=PENDING_LIMIT))
     """Complete joint samples of this model waiting for their odometry
@@ -151,6 +154,7 @@ class CentroidalNode(ManagedModelNode, Node):
         self.rejections = RejectionCounter(self.get_logger())
         self._log = RateLimitedLogger(self.get_logger())
         self.time_restarts = 0  # the joint states' time went back (TimeWentBack)
+        self._jump_notes = PositionJumpNotes()
         self._joint_rate, self._odom_rate, self._imu_rate = RateMeter(), RateMeter(), RateMeter()
         self.base_source = CentroidalBaseSource(
             self.parameters['base_state'],
@@ -294,7 +298,9 @@ class CentroidalNode(ManagedModelNode, Node):
         )
         feet = self._foot_forces(floating) if self.contact_source == 'force' else None
         self.base_source.use_model(floating)
-        self._live = _LiveModel(floating, merger, monitor, np.zeros(floating.num_joints), feet)
+        self._live = _LiveModel(
+            floating, merger, monitor, np.zeros(floating.num_joints), PositionJumps(floating), feet
+        )
         self.last_report = None
 
     def _new_merger(self, floating: RobotModel) -> JointStateMerger:
@@ -312,6 +318,7 @@ class CentroidalNode(ManagedModelNode, Node):
             live,
             merger=self._new_merger(live.robot),
             monitor=CentroidalMonitor(live.robot, self.settings),
+            jumps=PositionJumps(live.robot),
             feet=None if live.feet is None else live.feet.restarted(),
             pending=deque(maxlen=PENDING_LIMIT),
         )
@@ -486,6 +493,7 @@ class CentroidalNode(ManagedModelNode, Node):
         if not positions_fresh:
             self._incomplete += 1
             return
+        live.jumps.check(stamp, merger.positions)
         self._without_joint_velocities = not velocities_fresh
         velocities = merger.velocities if velocities_fresh else live.zeros
         forces = None
@@ -700,6 +708,12 @@ class CentroidalNode(ManagedModelNode, Node):
                 f'stale: last complete state {age:.1f} s ago{self._best_effort_note(values)}',
                 values,
             )
+        live = self._live
+        jumps = ''
+        if live is not None:
+            jumps = self._jump_notes.new_jumps(self, live.robot, live.jumps, values)
+        if jumps:
+            return diagnostic_status(name, WARN, jumps, values)
         without_velocities = (
             '; no joint velocities (NaN, empty or stale in joint_states): momentum, ZMP and '
             "capture point take the joints at rest, only the base's motion"

@@ -1,5 +1,5 @@
-"""/diagnostics helpers shared by the nodes: status messages, the input rate meter and the
-inputs a best-effort publisher cannot reach."""
+"""/diagnostics helpers shared by the nodes: status messages, the input rate meter, the
+inputs a best-effort publisher cannot reach and joint positions that jump."""
 
 from __future__ import annotations
 
@@ -10,6 +10,9 @@ import numpy as np
 from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
 from rclpy.node import Node
 from rclpy.qos import ReliabilityPolicy
+
+from robot_dynamics.core.model.model import RobotModel
+from robot_dynamics.core.streams.position_jumps import PositionJumps
 
 
 class RateMeter:
@@ -130,3 +133,40 @@ def best_effort_note(node: Node, topics: Sequence[str], values: dict, warned: se
     return (
         f'; best-effort publisher on {", ".join(best_effort)}: not received' if best_effort else ''
     )
+
+
+class PositionJumpNotes:
+    """Says the joint position jumps a node's :class:`PositionJumps` counted since its last
+    status, with the publishers of ``joint_states`` (two of them is the usual cause)."""
+
+    def __init__(self):
+        self._seen: tuple = (None, 0)  # (PositionJumps, its count) at the last status
+
+    def new_jumps(
+        self, node: Node, robot: RobotModel, jumps: Optional[PositionJumps], values: dict
+    ) -> str:
+        """The jumps since the last call, in words (into ``values``: ``position_jumps``), or
+        ''."""
+        if jumps is None:
+            return ''
+        values['position_jumps'] = jumps.count
+        seen, self._seen = self._seen, (jumps, jumps.count)
+        if jumps.last is None or seen == (jumps, jumps.count):
+            return ''
+        last = jumps.last
+        limit = robot.limits.velocity[last.joint]
+        publishers = sorted(
+            {
+                f'{info.node_namespace.rstrip("/")}/{info.node_name}'
+                for info in node.get_publishers_info_by_topic(
+                    node.resolve_topic_name('joint_states')
+                )
+            }
+        )
+        return (
+            f'joint positions jump faster than the joints can move ({jumps.count} so far; last '
+            f'{robot.joint_names[last.joint]} by {last.step:.3f} in '
+            f'{last.interval * 1e3:.1f} ms, velocity limit {limit:g}): two publishers of the '
+            f'same joints, or a driver glitch (joint_states publishers: '
+            f'{", ".join(publishers) or "none now"})'
+        )

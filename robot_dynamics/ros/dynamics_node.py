@@ -84,6 +84,7 @@ from robot_dynamics.core.streams.joint_states import TimeWentBack, repeated_stam
 from robot_dynamics.core.streams.ring_buffer import RingBufferError, SampleRingBuffer
 from robot_dynamics.ros.base_state_input import BaseStateInput
 from robot_dynamics.ros.diagnostics import (
+    PositionJumpNotes,
     RateMeter,
     best_effort_note,
     core_status,
@@ -217,7 +218,7 @@ class DynamicsNode(ManagedModelNode, Node):
         # with effort_delay the outputs describe an earlier joint state: its header is kept here
         self._earlier_headers = deque(maxlen=1024) if self.parameters['effort_delay'] else None
         self.time_restarts = 0  # the joint states' time went back (TimeWentBack)
-        self._jumps_seen: tuple = (None, 0)  # (PositionJumps, its count) at the last status
+        self._jump_notes = PositionJumpNotes()
         self.create_subscription(
             JointState, 'joint_states', self._on_joint_state, JOINT_STATE_QOS, raw=True
         )
@@ -913,39 +914,13 @@ class DynamicsNode(ManagedModelNode, Node):
         repeated_at, reason = self._last_repeated_stamp
         if now - repeated_at < max(timeout, 1.0):
             return diagnostic_status(name, WARN, _REPEATED_STAMP_WARNINGS[reason], values)
-        jumps = self._new_position_jumps(live, values)
+        jumps = ''
+        if live is not None:
+            jumps = self._jump_notes.new_jumps(self, live.robot, live.position_jumps, values)
         if jumps:
             return diagnostic_status(name, WARN, jumps, values)
         level = WARN if self.rejections.total() else OK
         return diagnostic_status(name, level, f'{rate:.0f} Hz', values)
-
-    def _new_position_jumps(self, live: Optional[LiveDynamics], values: dict) -> str:
-        """The position jumps since the last status, in words with the publishers of
-        joint_states (into ``values``: ``position_jumps``), or ''."""
-        if live is None:
-            return ''
-        jumps = live.position_jumps
-        values['position_jumps'] = jumps.count
-        seen, self._jumps_seen = self._jumps_seen, (jumps, jumps.count)
-        if jumps.last is None or seen == (jumps, jumps.count):
-            return ''
-        last = jumps.last
-        limit = live.robot.limits.velocity[last.joint]
-        publishers = sorted(
-            {
-                f'{info.node_namespace.rstrip("/")}/{info.node_name}'
-                for info in self.get_publishers_info_by_topic(
-                    self.resolve_topic_name('joint_states')
-                )
-            }
-        )
-        return (
-            f'joint positions jump faster than the joints can move ({jumps.count} so far; last '
-            f'{live.robot.joint_names[last.joint]} by {last.step:.3f} in '
-            f'{last.interval * 1e3:.1f} ms, velocity limit {limit:g}): two publishers of the '
-            f'same joints, or a driver glitch (joint_states publishers: '
-            f'{", ".join(publishers) or "none now"})'
-        )
 
     def _live_statuses(self) -> list:
         """Torque margins, contact, effective mass and known wrench, from the live pipeline."""
