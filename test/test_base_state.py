@@ -176,6 +176,11 @@ def test_missing_or_stale_base_state_stops_the_outputs_and_says_why():
         live.torques(sample)
     live.take_base_imu(1.99, 'imu_link', (0, 0, 0), (0, 0, G))
     assert live.torques(sample) is not None
+    # an IMU on wall time beside joint states on simulation time
+    live.take_base_imu(1.7e9, 'imu_link', (0, 0, 0), (0, 0, G))
+    with pytest.raises(JointStateError, match='stamped by another clock') as raised:
+        live.torques(JointSample(('hinge',), (0.0,), (0.0,), (), 2.01))
+    assert 'simulation time against wall time' in str(raised.value)
 
 
 @pytest.mark.parametrize(

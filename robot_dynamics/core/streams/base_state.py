@@ -40,6 +40,9 @@ from robot_dynamics.core.streams.differentiation import PolynomialDifferentiator
 BASE_STATES = ('none', 'mounting', 'odom', 'imu', 'odom+imu')
 MAX_BASE_STATE_AGE = 0.05
 """Default largest |stamp difference| [s] between a joint state and the base state used."""
+OTHER_CLOCK_GAP = 3600.0
+"""[s] Base state and joint states stamped further apart than this are said to come from two
+clocks (or a publisher that stopped long ago)."""
 DERIVATIVE_WINDOW = 25
 """Samples of the causal polynomial fit that differentiates ω (and the odometry twist)."""
 SMOOTHING_TIME = 0.02
@@ -323,8 +326,15 @@ class BaseState:
             )
         age = stamp - reading.stamp
         if abs(age) > self.max_age:
+            clocks = (
+                ' (over an hour: stamped by another clock than the joint states, simulation '
+                "time against wall time or a device's own clock, or its publisher stopped long "
+                'ago)'
+                if abs(age) > OTHER_CLOCK_GAP
+                else ''
+            )
             raise BaseStateUnavailable(
-                f'the newest {topic} message is {age:+.3f} s from the joint state '
+                f'the newest {topic} message is {age:+.3f} s from the joint state{clocks} '
                 f'(max_base_state_age {self.max_age:g} s): no outputs until it is fresh'
             )
         return reading
