@@ -519,6 +519,30 @@ def test_positions_that_jump_between_two_sources_are_said_with_the_publishers(ro
         rig.close()
 
 
+def test_velocities_in_degrees_per_second_are_said(ros):
+    """Positions in radians, velocities in degrees per second: the inputs status says so."""
+    arm = RobotModel.from_urdf_file(ARM_URDF)
+    rig = Rig(ros, ARM_URDF.read_text(), world_frame='world')
+    try:
+        pose = np.array([0.3, -0.4, 0.1, -1.9, 0.2, 1.7, -0.6])
+
+        def said():
+            message = (rig.status('inputs') or {}).get('message', '')
+            return 'velocities are not the rate of the positions: fr3_joint1 57.3 ×' in message
+
+        for k in range(1500):  # 0.5 rad/s sines at 250 Hz for 6 s, or until said
+            t = 0.004 * k
+            rates = 0.5 * np.cos(2.5 * t) * np.ones(7)
+            rig.send(1.0 + t, arm.joint_names, pose + 0.2 * np.sin(2.5 * t), np.degrees(rates))
+            if k % 50 == 49 and wait_for(said, 0.01):
+                break
+            time.sleep(0.002)
+        assert wait_for(said, timeout=WAIT), rig.status('inputs')
+        assert 'degrees per second beside positions in radians' in rig.status('inputs')['message']
+    finally:
+        rig.close()
+
+
 def test_joint_states_without_velocities_are_said_to_leave_the_joints_at_rest(ros):
     arm = RobotModel.from_urdf_file(ARM_URDF)
     rig = Rig(ros, ARM_URDF.read_text(), world_frame='world')

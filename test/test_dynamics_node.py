@@ -814,6 +814,39 @@ def test_two_publishers_of_the_same_joints_are_named_in_diagnostics(ros):
         assert node._live.position_jumps.count >= 10
 
 
+def test_velocities_of_the_opposite_sign_are_named_in_the_torque_margins(ros):
+    """A driver whose joint 3 velocity has the opposite sign of its positions' rate: the
+    torque margins status says so and names the joint."""
+    from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
+
+    robot = RobotModel.from_urdf_file(ARM_URDF)
+    names, pose = list(robot.joint_names), np.array([0.3, -0.4, 0.1, -1.9, 0.2, 1.7, -0.6])
+    node = make_node(robot_description=ARM_TEXT, diagnostics_period=0.2)
+    with ros(node) as harness:
+        diagnostics = harness.collect(DiagnosticArray, '/diagnostics')
+        publisher = harness.probe.create_publisher(JointState, 'joint_states', SENSOR_QOS)
+        assert wait_for(lambda: publisher.get_subscription_count() >= 1, 5)
+        sign = np.array([1, 1, -1, 1, 1, 1, 1])
+
+        def said():
+            return any(
+                status.level == DiagnosticStatus.WARN
+                and 'velocities are not the rate of the positions: fr3_joint3 -1 ×'
+                in status.message
+                for status in margin_statuses(diagnostics, node)
+            )
+
+        for k in range(1500):  # 0.5 rad/s sines at 250 Hz for 6 s, or until said
+            t = 0.004 * k
+            positions = pose + 0.2 * np.sin(2.5 * t)
+            velocities = sign * 0.5 * np.cos(2.5 * t)
+            publisher.publish(joint_state(names, positions, velocities, np.ones(7), 1.0 + t))
+            if k % 50 == 49 and wait_for(said, 0.01):
+                break
+            wait_for(lambda: False, 0.002)
+        assert wait_for(said, 5)
+
+
 def _send(harness, node, names, positions, efforts, count):
     """``count`` joint states at rest, 10 ms apart, from 1 s."""
     publisher = harness.probe.create_publisher(JointState, 'joint_states', SENSOR_QOS)

@@ -65,16 +65,19 @@ from robot_dynamics.core.floating_base.centroidal import (
     base_pose_from_odometry,
     floating_base_model,
 )
+from robot_dynamics.core.live.input_findings import velocity_rate_words
 from robot_dynamics.core.live.live_dynamics import LiveDynamics
 from robot_dynamics.core.live.settings import LiveSettings
 from robot_dynamics.core.model.model import RobotModel
 from robot_dynamics.core.streams.base_state import BaseStateError
 from robot_dynamics.core.streams.joint_states import (
+    VELOCITY,
     JointSample,
     JointStateMerger,
     TimeWentBack,
 )
 from robot_dynamics.core.streams.position_jumps import PositionJumps
+from robot_dynamics.core.streams.velocity_rate import VelocityRate
 from robot_dynamics.ros.base_state_input import UNKNOWN, vector_tuple
 from robot_dynamics.ros.centroidal_diagnostics import CentroidalChecks
 from robot_dynamics.ros.centroidal_messages import (
@@ -138,6 +141,7 @@ class _LiveModel:
     monitor: CentroidalMonitor
     zeros: np.ndarray
     jumps: PositionJumps
+    velocity_rate: VelocityRate
     feet: Optional[LiveDynamics] = None
     pending: deque = field(default_factory=lambda: deque(maxlen=PENDING_LIMIT))
     """Complete joint samples of this model waiting for their odometry
@@ -299,7 +303,13 @@ class CentroidalNode(ManagedModelNode, Node):
         feet = self._foot_forces(floating) if self.contact_source == 'force' else None
         self.base_source.use_model(floating)
         self._live = _LiveModel(
-            floating, merger, monitor, np.zeros(floating.num_joints), PositionJumps(floating), feet
+            floating,
+            merger,
+            monitor,
+            np.zeros(floating.num_joints),
+            PositionJumps(floating),
+            _velocity_rate(floating),
+            feet,
         )
         self.last_report = None
 
@@ -319,6 +329,7 @@ class CentroidalNode(ManagedModelNode, Node):
             merger=self._new_merger(live.robot),
             monitor=CentroidalMonitor(live.robot, self.settings),
             jumps=PositionJumps(live.robot),
+            velocity_rate=_velocity_rate(live.robot),
             feet=None if live.feet is None else live.feet.restarted(),
             pending=deque(maxlen=PENDING_LIMIT),
         )
@@ -495,6 +506,8 @@ class CentroidalNode(ManagedModelNode, Node):
             return
         live.jumps.check(stamp, merger.positions)
         self._without_joint_velocities = not velocities_fresh
+        if velocities_fresh:
+            live.velocity_rate.check(stamp, merger.positions, merger.velocities)
         velocities = merger.velocities if velocities_fresh else live.zeros
         forces = None
         if live.feet is not None:
@@ -709,11 +722,12 @@ class CentroidalNode(ManagedModelNode, Node):
                 values,
             )
         live = self._live
-        jumps = ''
         if live is not None:
             jumps = self._jump_notes.new_jumps(self, live.robot, live.jumps, values)
-        if jumps:
-            return diagnostic_status(name, WARN, jumps, values)
+            unreported = live.merger.unreported[VELOCITY]
+            rates = velocity_rate_words(live.robot, live.velocity_rate.factors(), unreported)
+            if jumps or rates:
+                return diagnostic_status(name, WARN, jumps or rates, values)
         without_velocities = (
             '; no joint velocities (NaN, empty or stale in joint_states): momentum, ZMP and '
             "capture point take the joints at rest, only the base's motion"
@@ -795,6 +809,10 @@ class CentroidalNode(ManagedModelNode, Node):
             else f'ZMP margin {report.zmp_margin:.3f} m'
         )
         return diagnostic_status(name, OK, margin, values)
+
+
+def _velocity_rate(robot: RobotModel) -> VelocityRate:
+    return VelocityRate(robot.num_joints, robot.continuous_joints())
 
 
 def _optional(value: Optional[float]):

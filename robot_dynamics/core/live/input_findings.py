@@ -1,9 +1,11 @@
 """What a joint state says about the set-up, in words for the torque-margin and contact
-statuses: positions or velocities beyond the URDF limits (degrees sent for radians), and
-efforts one factor from the model's gravity torques at rest (a sign or a unit)."""
+statuses: positions or velocities beyond the URDF limits (degrees sent for radians), velocities
+that are not the rate of the positions (a sign, a unit, zeros), and efforts one factor from the
+model's gravity torques at rest (a sign or a unit)."""
 
 from __future__ import annotations
 
+import math
 from typing import Callable, Optional
 
 import numpy as np
@@ -16,6 +18,9 @@ REST_SPEED_FOR_SCALE = 0.02
 
 MIN_LOADED_TORQUE = 1.0
 """[N·m, N] Gravity torque below which a joint is not loaded enough for the scale check."""
+
+RATE_TOLERANCE = 0.25
+"""Velocities more than this (relative) from the positions' rate are said."""
 
 SIGN_CAUSE = (
     'the opposite sign: the driver reports the torque on the motor, not on the link '
@@ -53,6 +58,31 @@ def beyond_limits_words(
             "robot's description"
         )
     return f'{kind} beyond their URDF limits: {listed}: {cause}'
+
+
+def velocity_rate_words(robot: RobotModel, factors: np.ndarray, unreported) -> str:
+    """The joints whose reported velocities are ``factors`` × the rate of their positions
+    (:class:`~robot_dynamics.core.streams.velocity_rate.VelocityRate`; NaN: not judged) further
+    than :data:`RATE_TOLERANCE` from 1, with the likely causes; ``unreported``: indices of
+    joints that send no velocity (given 0 by the merger), left out. '' when none."""
+    judged = np.isfinite(factors)
+    judged[list(unreported)] = False
+    joints = np.flatnonzero(judged & (np.abs(factors - 1.0) > RATE_TOLERANCE))
+    if not joints.size:
+        return ''
+    listed = listed_names([f'{robot.joint_names[i]} {factors[i]:.3g} ×' for i in joints], shown=3)
+    causes = '; '.join(dict.fromkeys(_rate_cause(float(factors[i])) for i in joints))
+    return f"velocities are not the rate of the positions: {listed}: {causes}"
+
+
+def _rate_cause(factor: float) -> str:
+    if factor == 0.0:
+        return 'zeros the driver sends without measuring (mock hardware)'
+    if abs(factor + 1.0) <= 0.1:
+        return "the opposite sign (the driver's velocities and positions follow two conventions)"
+    if abs(factor / math.degrees(1.0) - 1.0) <= 0.1:
+        return 'degrees per second beside positions in radians'
+    return 'another unit, or the motor side of the gearbox (the gear ratio times the joint\'s)'
 
 
 def effort_scale_words(robot: RobotModel, torques: Optional[TorqueSample]) -> str:

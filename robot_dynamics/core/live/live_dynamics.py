@@ -110,7 +110,11 @@ from robot_dynamics.core.live.effort_offsets import (
     load_effort_offsets,
 )
 from robot_dynamics.core.live.filtered_residual import FilteredResidual
-from robot_dynamics.core.live.input_findings import beyond_limits_words, effort_scale_words
+from robot_dynamics.core.live.input_findings import (
+    beyond_limits_words,
+    effort_scale_words,
+    velocity_rate_words,
+)
 from robot_dynamics.core.live.known_wrench import KnownWrenchInput
 from robot_dynamics.core.live.settings import HISTORY_MAX_RATE, LiveSettings
 from robot_dynamics.core.live.status import ERROR, OK, WARN, LiveStatus, worst
@@ -132,6 +136,7 @@ from robot_dynamics.core.streams.live_torques import (
 )
 from robot_dynamics.core.streams.position_jumps import PositionJumps
 from robot_dynamics.core.streams.ring_buffer import SampleRingBuffer
+from robot_dynamics.core.streams.velocity_rate import VelocityRate
 
 MOMENTUM_CHECK_PERIOD = 1.0
 """[s] observer_momentum auto, before a calibration: how often, and over how long, the two
@@ -328,6 +333,7 @@ class LiveDynamics:
         self._efforts_missing = False
         self._efforts_all_zero = False  # the last sample's efforts were 0.0 on every joint
         self.position_jumps = PositionJumps(robot)
+        self.velocity_rate = VelocityRate(robot.num_joints, robot.continuous_joints())
         self._last_wrench: Optional[WrenchEstimate] = None
         self._latest: Optional[TorqueSample] = None
         self._evaluated: Optional[TorqueSample] = None
@@ -622,6 +628,8 @@ class LiveDynamics:
         if torques is None:
             return None
         self.position_jumps.check(torques.stamp, torques.positions)
+        if torques.velocities is not None and not self.estimator.velocities_from_positions:
+            self.velocity_rate.check(torques.stamp, torques.positions, torques.velocities)
         self._efforts_all_zero = torques.efforts is not None and not torques.efforts.any()
         if self._efforts_all_zero:  # not measured: a driver that fills its effort field with 0
             torques = replace(torques, efforts=None, residual=None)
@@ -1106,6 +1114,11 @@ class LiveDynamics:
                 level = worst(level, WARN)
                 values[f'{kind}_beyond_limits'] = ' '.join(robot.joint_names[i] for i in joints)
                 message += '; ' + beyond_limits_words(robot, kind, values_of, joints, beyond)
+        unreported = self.estimator.merger.unreported[VELOCITY]
+        rate_words = velocity_rate_words(robot, self.velocity_rate.factors(), unreported)
+        if rate_words:
+            level = worst(level, WARN)
+            message += '; ' + rate_words
         if latest.velocities is None:  # inverse dynamics at q̇ = q̈ = 0: g(q) and nothing else
             level = worst(level, WARN)
             lacking = listed_names(self._joints_lacking(VELOCITY), shown=6) or 'some joints'
