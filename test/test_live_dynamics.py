@@ -744,3 +744,144 @@ def test_the_margins_status_says_where_the_velocities_came_from():
             live.latest_torques.inverse_dynamics, live.latest_torques.gravity
         )
     assert 'velocit' not in messages['every velocity']
+
+
+def _efforts_mounted(rpy, positions, payload=None) -> np.ndarray:
+    """Gravity torques [N·m] of the arm at rest on a base with attitude ``rpy`` (R = Rz Ry Rx),
+    from pinocchio on a model whose gravity vector is Rᵀ g (not the moving-base twin)."""
+    rotation = np.array(pin_rpy(rpy))
+    tilted = RobotModel.from_urdf_file(ARM_URDF, gravity=rotation.T @ [0.0, 0.0, -9.81])
+    if payload is not None:
+        tilted.attach_payload('fr3_flange', payload)
+    import pinocchio as pin
+
+    q = tilted.configuration(np.asarray(positions, dtype=float))
+    return pin.computeGeneralizedGravity(tilted.model, tilted.data, q)
+
+
+def pin_rpy(rpy):
+    import pinocchio as pin
+
+    return pin.rpy.rpyToMatrix(np.asarray(rpy, dtype=float))
+
+
+MOUNT_POSES = (
+    [0.3, -0.5, 0.2, -2.0, 0.3, 1.5, 0.4],
+    [-0.8, 0.4, -0.3, -1.2, 0.6, 2.0, -0.5],
+)
+
+
+def _at_rest_at(live: LiveDynamics, efforts_at) -> str:
+    """The contact status after ``live`` rested at each of :data:`MOUNT_POSES` with the
+    efforts ``efforts_at(pose)``."""
+    for k, pose in enumerate(MOUNT_POSES):
+        sample = JointSample(live.robot.joint_names, pose, np.zeros(7), efforts_at(pose), 1.0 + k)
+        live.update(sample)
+        if k == 0:  # one pose is not enough to tell a tilt from a model error
+            assert 'efforts fit gravity' not in live.contact_status().message
+    return live.contact_status().message
+
+
+@pytest.mark.parametrize(
+    'true_rpy, given, words',
+    [
+        ((0.0, math.radians(20), 0.0), None, 'base_orientation [0.000, 0.349, 0.0] fits them'),
+        ((math.pi / 2, 0.0, 0.0), None, 'base_orientation [1.571, 0.000, 0.0] fits them'),
+        ((0.2, -0.3, 0.0), (0.1, -0.3, 0.0), 'not the one base_orientation says'),
+        ((0.2, -0.3, 0.0), (0.2, -0.3, 0.0), None),  # the mounting as given
+        ((0.0, 0.0, 0.0), None, None),  # upright
+    ],
+)
+def test_efforts_at_rest_fitting_a_tilted_gravity_suggest_the_mounting(true_rpy, given, words):
+    robot = RobotModel.from_urdf_file(ARM_URDF)
+    settings = LiveSettings(acceleration_mode='zero')
+    if given is not None:
+        settings = LiveSettings(
+            acceleration_mode='zero', base_state='mounting', base_orientation=given
+        )
+    message = _at_rest_at(LiveDynamics(robot, settings), lambda q: _efforts_mounted(true_rpy, q))
+    if words is None:
+        assert 'efforts fit gravity' not in message, message
+        return
+    assert words in message and 'at rest at 2 poses' in message, message
+    tilt = math.degrees(math.acos(pin_rpy(true_rpy)[2, 2]))
+    if given is None:
+        assert f'{tilt:.1f}° from the model' in message
+    # the suggestion, applied, explains the efforts: gravity torques equal them
+    suggested = [float(x) for x in message.split('base_orientation [')[1].split(']')[0].split(',')]
+    mounted = LiveDynamics(
+        robot,
+        LiveSettings(acceleration_mode='zero', base_state='mounting', base_orientation=suggested),
+    )
+    efforts = _efforts_mounted(true_rpy, MOUNT_POSES[0])
+    result = mounted.update(JointSample(robot.joint_names, MOUNT_POSES[0], np.zeros(7), efforts, 1))
+    # to the suggestion's 1 mrad rounding
+    np.testing.assert_allclose(result.gravity, efforts, atol=1e-3 * np.abs(efforts).max())
+    assert 'efforts fit gravity' not in _at_rest_at(
+        LiveDynamics(robot, mounted.settings), lambda q: _efforts_mounted(true_rpy, q)
+    )
+
+
+def test_an_unmodelled_payload_or_a_reversed_sign_is_not_taken_for_a_tilt():
+    robot = RobotModel.from_urdf_file(ARM_URDF)
+    payload = InertialParameters.point_mass(1.5, [0.0, 0.05, 0.1])
+    for efforts_at, said in (
+        (lambda q: _efforts_mounted((0, 0, 0), q, payload), None),
+        (lambda q: -_efforts_mounted((0, 0, 0), q), 'mounted upside down'),
+    ):
+        message = _at_rest_at(
+            LiveDynamics(robot, LiveSettings(acceleration_mode='zero')), efforts_at
+        )
+        assert 'efforts fit gravity' not in message, message
+        if said:
+            assert said in message, message
+
+
+def _perturbed_arm(rng, tilt_degrees: float, payload_mass: float) -> RobotModel:
+    """The arm as a real one differs from its URDF (link masses ±8 %, CoMs ±8 mm), on a base
+    tilted by ``tilt_degrees`` about a random horizontal axis, with an unmodelled point payload
+    of ``payload_mass`` [kg] (0: none)."""
+    import pinocchio as pin
+
+    axis = rng.normal(size=2)
+    axis *= math.radians(tilt_degrees) / np.linalg.norm(axis)
+    rotation = pin_rpy([axis[0], axis[1], 0.0])
+    true = RobotModel.from_urdf_file(ARM_URDF, gravity=rotation.T @ [0.0, 0.0, -9.81])
+    model = true.model
+    for i in range(1, model.njoints):
+        body = model.inertias[i]
+        model.inertias[i] = pin.Inertia(
+            body.mass * (1 + rng.uniform(-0.08, 0.08)),
+            body.lever + rng.uniform(-0.008, 0.008, 3),
+            body.inertia,
+        )
+    true.data = model.createData()
+    if payload_mass:
+        offset = rng.uniform(-0.05, 0.05, 3) + [0.0, 0.0, 0.08]
+        true.attach_payload('fr3_flange', InertialParameters.point_mass(payload_mass, offset))
+    return true
+
+
+@pytest.mark.parametrize(
+    'tilt, payload_mass, said', [(0.0, 0.0, 0), (0.0, 2.5, 0), (10.0, 0.0, 30), (20.0, 0.0, 30)]
+)
+def test_the_mounting_is_said_for_a_tilt_and_not_for_model_errors(tilt, payload_mass, said):
+    """30 arms that differ from the URDF as real ones do, each at rest at two random poses with
+    effort scale errors (±2 %) and offsets (±0.2 N·m): how often a mounting is said."""
+    import pinocchio as pin
+
+    robot = RobotModel.from_urdf_file(ARM_URDF)
+    rng = np.random.default_rng(7)
+    lower, upper = np.maximum(robot.limits.lower, -2.5), np.minimum(robot.limits.upper, 2.5)
+    count = 0
+    for _ in range(30):
+        true = _perturbed_arm(rng, tilt, payload_mass)
+        scale, offsets = 1 + rng.uniform(-0.02, 0.02, 7), rng.uniform(-0.2, 0.2, 7)
+        live = LiveDynamics(robot, LiveSettings(acceleration_mode='zero'))
+        for stamp in (1.0, 2.0):
+            q = rng.uniform(lower, upper)
+            efforts = pin.computeGeneralizedGravity(true.model, true.data, q) * scale + offsets
+            live.update(JointSample(robot.joint_names, q, np.zeros(7), efforts, stamp))
+            message = live.contact_status().message
+        count += 'efforts fit gravity' in message
+    assert count == said

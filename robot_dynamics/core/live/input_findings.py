@@ -10,6 +10,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
+from robot_dynamics.core.dynamics.base_motion import BaseMotion, MovingBaseTorques
 from robot_dynamics.core.model.model import RobotModel, listed_names
 from robot_dynamics.core.streams.live_torques import TorqueSample
 
@@ -21,6 +22,19 @@ MIN_LOADED_TORQUE = 1.0
 
 RATE_TOLERANCE = 0.25
 """Velocities more than this (relative) from the positions' rate are said."""
+
+REST_POSES = 4
+"""Distinct rest poses the mounting check fits at once."""
+
+DISTINCT_POSE = 0.3
+"""[rad, m] Largest joint difference above which two rest poses are distinct."""
+
+MIN_TILT = math.radians(5.0)
+"""[rad] Angle between the gravity the efforts at rest fit and the model's that is said."""
+
+MAX_TILT = math.radians(150.0)
+"""[rad] Beyond it a fitted gravity is left to the effort-scale check (−1: a sign, or a robot
+upside down)."""
 
 SIGN_CAUSE = (
     'the opposite sign: the driver reports the torque on the motor, not on the link '
@@ -90,9 +104,7 @@ def effort_scale_words(robot: RobotModel, torques: Optional[TorqueSample]) -> st
     times the model's gravity torques on every loaded joint (a sign or a unit, not a model
     error, which differs joint by joint), or −1 times them on some loaded joints and 1 times
     them on the others (those joints' signs): that, in words; else ''."""
-    if torques is None or torques.efforts is None or torques.velocities is None:
-        return ''
-    if np.max(np.abs(torques.velocities), initial=0.0) > REST_SPEED_FOR_SCALE:
+    if not _at_rest_with_efforts(torques):
         return ''
     gravity = torques.gravity
     loaded = np.abs(gravity) > max(MIN_LOADED_TORQUE, 0.2 * np.max(np.abs(gravity), initial=0.0))
@@ -112,7 +124,10 @@ def effort_scale_words(robot: RobotModel, torques: Optional[TorqueSample]) -> st
     if abs(factor - 1.0) <= 0.5 or np.any(np.abs(ratios - factor) > 0.1 * abs(factor)):
         return ''
     if abs(factor + 1.0) < 0.25:
-        cause = SIGN_CAUSE
+        cause = (
+            f'{SIGN_CAUSE}, or a robot mounted upside down and taken upright (base_state '
+            'mounting, base_orientation [3.142, 0.0, 0.0])'
+        )
     else:
         cause = (
             'another unit: motor currents [A] or motor-side torques (effort_model_file converts '
@@ -123,3 +138,92 @@ def effort_scale_words(robot: RobotModel, torques: Optional[TorqueSample]) -> st
         f"at rest the efforts are {factor:.3g} × the model's gravity torques on every loaded "
         f'joint ({joints}): {cause}'
     )
+
+
+class MountingCheck:
+    """Whether a fixed-base robot's efforts at rest fit gravity from another direction than the
+    model's: a robot mounted on a wall, a tilted table or a ceiling while the node takes it
+    upright (``base_state: none``), or otherwise than its ``base_orientation`` says.
+
+    Gravity torques are linear in the gravity vector g (base axes): τ_g = A(q) g, the columns of
+    A the gravity torques for unit gravity along the base's x, y and z. The efforts at the last
+    :data:`REST_POSES` distinct rest poses the checks saw (one check per diagnostics period;
+    joints :data:`DISTINCT_POSE` apart) fit one g by least squares. A tilt is the same at every pose while an unmodelled load or link error is
+    not, so the fit is said only from two poses on, when A is well conditioned (every direction
+    of g moves some joint), the fitted |g| is within 10 % of the model's (a tilt, not a scale),
+    it lies between :data:`MIN_TILT` and :data:`MAX_TILT` from the model's, and it leaves under 30 % of the mismatch
+    the model's gravity leaves (itself above 1 N·m). The suggested ``base_orientation`` is roll
+    and pitch; the yaw about gravity changes no torque and is 0."""
+
+    def __init__(self, robot: RobotModel):
+        self._robot = robot
+        self._twin: Optional[MovingBaseTorques] = None  # built at the first check
+        self._poses: list = []  # (positions, A, efforts) per distinct rest pose, oldest first
+
+    def words(self, torques: Optional[TorqueSample], gravity_in_base, mounted: bool) -> str:
+        """The finding with ``torques`` (the latest sample) against the model's
+        ``gravity_in_base`` [m/s²] (``mounted``: from a ``base_orientation``), or ''."""
+        if self._robot.floating_base or not _at_rest_with_efforts(torques):
+            return ''
+        self._keep_pose(torques)
+        if len(self._poses) < 2:
+            return ''
+        unit_gravity = np.vstack([pose[1] for pose in self._poses])
+        efforts = np.concatenate([pose[2] for pose in self._poses])
+        singular = np.linalg.svd(unit_gravity, compute_uv=False)
+        if singular[-1] < 0.05 * singular[0]:
+            return ''
+        model = np.asarray(gravity_in_base, dtype=float)
+        fitted = np.linalg.lstsq(unit_gravity, efforts, rcond=None)[0]
+        left_by_model = np.linalg.norm(efforts - unit_gravity @ model)
+        left_by_fit = np.linalg.norm(efforts - unit_gravity @ fitted)
+        size, model_size = np.linalg.norm(fitted), np.linalg.norm(model)
+        angle = math.acos(np.clip(fitted @ model / (size * model_size), -1.0, 1.0))
+        if (
+            not MIN_TILT < angle < MAX_TILT
+            or abs(size / model_size - 1.0) > 0.1
+            or left_by_model < MIN_LOADED_TORQUE
+            or left_by_fit > 0.3 * left_by_model
+        ):
+            return ''
+        roll = round(math.atan2(-fitted[1], -fitted[2]), 3) + 0.0  # + 0.0: no '-0.000'
+        pitch = round(math.asin(fitted[0] / size), 3) + 0.0
+        setting = (
+            'the mounting is not the one base_orientation says'
+            if mounted
+            else ('the robot is mounted tilted and taken upright')
+        )
+        return (
+            f'at rest at {len(self._poses)} poses the efforts fit gravity '
+            f"{math.degrees(angle):.1f}° from the model's ({_vector(fitted)} m/s² in base "
+            f'axes, the model {_vector(model)}): {setting}; base_state mounting with '
+            f'base_orientation [{roll:.3f}, {pitch:.3f}, 0.0] fits them'
+        )
+
+    def _keep_pose(self, torques: TorqueSample) -> None:
+        """Keep the sample's rest pose, replacing a kept one within :data:`DISTINCT_POSE`."""
+        positions = torques.positions
+        self._poses = [
+            pose
+            for pose in self._poses
+            if np.max(np.abs(pose[0] - positions), initial=0.0) > DISTINCT_POSE
+        ][-(REST_POSES - 1) :]
+        if self._twin is None:
+            self._twin = MovingBaseTorques(self._robot)
+        unit_gravity = np.column_stack(
+            [self._twin.gravity(positions, BaseMotion.at_rest(axis)) for axis in np.eye(3)]
+        )
+        self._poses.append((positions, unit_gravity, torques.efforts))
+
+
+def _at_rest_with_efforts(torques: Optional[TorqueSample]) -> bool:
+    return (
+        torques is not None
+        and torques.efforts is not None
+        and torques.velocities is not None
+        and np.max(np.abs(torques.velocities), initial=0.0) <= REST_SPEED_FOR_SCALE
+    )
+
+
+def _vector(values: np.ndarray) -> str:
+    return '[' + ', '.join(f'{value:.2f}' for value in values) + ']'

@@ -111,6 +111,7 @@ from robot_dynamics.core.live.effort_offsets import (
 )
 from robot_dynamics.core.live.filtered_residual import FilteredResidual
 from robot_dynamics.core.live.input_findings import (
+    MountingCheck,
     beyond_limits_words,
     effort_scale_words,
     velocity_rate_words,
@@ -334,6 +335,7 @@ class LiveDynamics:
         self._efforts_all_zero = False  # the last sample's efforts were 0.0 on every joint
         self.position_jumps = PositionJumps(robot)
         self.velocity_rate = VelocityRate(robot.num_joints, robot.continuous_joints())
+        self._mounting_check = MountingCheck(robot)
         self._last_wrench: Optional[WrenchEstimate] = None
         self._latest: Optional[TorqueSample] = None
         self._evaluated: Optional[TorqueSample] = None
@@ -1178,10 +1180,11 @@ class LiveDynamics:
                 '(NaN or empty in joint_states, or old; the observer restarts when they return)'
             )
         messages.extend(self._unreported_by_optional_joints(values))
-        scaled = effort_scale_words(self.robot, self._latest)
-        if scaled:
+        # a tilt seen at two poses explains what one pose's scale check would take for a unit
+        finding = self._mounting_words() or effort_scale_words(self.robot, self._latest)
+        if finding:
             level = worst(level, WARN)
-            messages.append(scaled)
+            messages.append(finding)
         level = worst(level, self._detector_values(values, messages))
         level = worst(level, self._wrench_values(values, messages))
         for kind in ('rest', 'moving'):
@@ -1207,6 +1210,15 @@ class LiveDynamics:
             level = worst(level, WARN)
             messages.extend(self.problems)
         return LiveStatus(level, '; '.join(messages), values)
+
+    def _mounting_words(self) -> str:
+        """:class:`~robot_dynamics.core.live.input_findings.MountingCheck`'s finding for the
+        latest sample of a base taken upright or mounted, or ''."""
+        mode = self.settings.base_state
+        if mode not in ('none', 'mounting'):
+            return ''
+        gravity = self.robot.model.gravity.linear if mode == 'none' else self._gravity_in_base()
+        return self._mounting_check.words(self._latest, gravity, mounted=mode == 'mounting')
 
     def _detector_values(self, values: dict, messages: list) -> str:
         detector, thresholds, profile = self._detector, self.thresholds, self._carried.profile
