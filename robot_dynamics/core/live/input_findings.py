@@ -148,12 +148,13 @@ class MountingCheck:
     Gravity torques are linear in the gravity vector g (base axes): τ_g = A(q) g, the columns of
     A the gravity torques for unit gravity along the base's x, y and z. The efforts at the last
     :data:`REST_POSES` distinct rest poses the checks saw (one check per diagnostics period;
-    joints :data:`DISTINCT_POSE` apart) fit one g by least squares. A tilt is the same at every pose while an unmodelled load or link error is
-    not, so the fit is said only from two poses on, when A is well conditioned (every direction
-    of g moves some joint), the fitted |g| is within 10 % of the model's (a tilt, not a scale),
-    it lies between :data:`MIN_TILT` and :data:`MAX_TILT` from the model's, and it leaves under 30 % of the mismatch
-    the model's gravity leaves (itself above 1 N·m). The suggested ``base_orientation`` is roll
-    and pitch; the yaw about gravity changes no torque and is 0."""
+    joints :data:`DISTINCT_POSE` apart) fit one g by least squares. A tilt is the same at every
+    pose while an unmodelled load or link error is not, so the fit is said only from two poses
+    on, when A is well conditioned (every direction of g moves some joint), the fitted |g| is
+    within 10 % of the model's (a tilt, not a scale), it lies between :data:`MIN_TILT` and
+    :data:`MAX_TILT` from the model's, and it leaves under 30 % of the mismatch the model's
+    gravity leaves (itself above 1 N·m). The suggested ``base_orientation`` is roll and pitch;
+    the yaw about gravity changes no torque and is 0."""
 
     def __init__(self, robot: RobotModel):
         self._robot = robot
