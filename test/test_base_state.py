@@ -345,18 +345,32 @@ def test_no_phantom_external_torque_on_an_accelerating_base_once_the_imu_is_used
 
 
 @pytest.mark.parametrize(
-    'tilt', [(0.0, math.radians(20.0), 0.0), (math.radians(-10.0), math.radians(5.0), 0.0), None]
+    'tilt, load',
+    [
+        ((0.0, math.radians(20.0), 0.0), 0.0),
+        ((math.radians(-10.0), math.radians(5.0), 0.0), 0.0),
+        (None, 1.5),
+        (None, 0.0),
+    ],
 )
-def test_a_realistic_arm_mounted_tilted_and_taken_upright_is_told_its_mounting(tilt):
+def test_a_realistic_arm_mounted_tilted_or_carrying_a_load_is_told_which(tilt, load):
     """The proving ground's realistic arm (link inertias, offsets and effort scale off the URDF,
-    noise) mounted at ``tilt`` and held at two poses, the node taking it upright: the contact
-    status gives the mounting within 0.6°; upright (None) it says nothing."""
+    noise) mounted at ``tilt`` or carrying ``load`` [kg] the model lacks, held at two poses,
+    the node taking it upright and unloaded: the contact status gives the mounting within 0.6°
+    or the load within 0.1 kg; upright and unloaded it says nothing."""
+    from robot_dynamics.core.model.inertia import InertialParameters
     from robot_dynamics.simulation.profiles import load_profile
     from robot_dynamics.simulation.scenes import ArmScene
 
     text = ARM_URDF.read_text()
     scene = ArmScene(
-        text, load_profile('realistic'), profile_seed=5, table=False, base_tilt=tilt or (0, 0, 0)
+        text,
+        load_profile('realistic'),
+        profile_seed=5,
+        table=False,
+        base_tilt=tilt or (0, 0, 0),
+        payload=InertialParameters.point_mass(load or 1.0, [0.0, 0.03, 0.08]),
+        carrying=bool(load),
     )
     robot = RobotModel.from_urdf_string(text)
     live = LiveDynamics(robot, LiveSettings())
@@ -375,12 +389,16 @@ def test_a_realistic_arm_mounted_tilted_and_taken_upright_is_told_its_mounting(t
                 )
             )
         message = live.contact_status().message  # the node's diagnostics, once per rest
-    if tilt is None:
-        assert 'efforts fit gravity' not in message, message
-        return
-    found = re.search(r'base_orientation \[([-0-9.]+), ([-0-9.]+), 0\.0\] fits them', message)
-    assert found and 'the robot is mounted tilted and taken upright' in message, message
-    np.testing.assert_allclose([float(found[1]), float(found[2])], tilt[:2], atol=0.01)
+    if load:
+        found = re.search(r'the efforts fit \+([0-9.]+) kg at tool0', message)
+        assert found and 'efforts fit gravity' not in message, message
+        assert float(found[1]) == pytest.approx(load, abs=0.1)
+    elif tilt is None:
+        assert 'efforts fit' not in message, message
+    else:
+        found = re.search(r'base_orientation \[([-0-9.]+), ([-0-9.]+), 0\.0\] fits them', message)
+        assert found and 'the robot is mounted tilted and taken upright' in message, message
+        np.testing.assert_allclose([float(found[1]), float(found[2])], tilt[:2], atol=0.01)
 
 
 def test_the_node_tells_an_arm_mounted_at_20_degrees_its_mounting(ros):

@@ -822,19 +822,32 @@ def test_efforts_at_rest_fitting_a_tilted_gravity_suggest_the_mounting(true_rpy,
     )
 
 
-def test_an_unmodelled_payload_or_a_reversed_sign_is_not_taken_for_a_tilt():
+def test_an_unmodelled_load_is_said_with_its_mass_and_centre_and_not_taken_for_a_tilt():
     robot = RobotModel.from_urdf_file(ARM_URDF)
     payload = InertialParameters.point_mass(1.5, [0.0, 0.05, 0.1])
-    for efforts_at, said in (
-        (lambda q: _efforts_mounted((0, 0, 0), q, payload), None),
-        (lambda q: -_efforts_mounted((0, 0, 0), q), 'mounted upside down'),
-    ):
-        message = _at_rest_at(
-            LiveDynamics(robot, LiveSettings(acceleration_mode='zero')), efforts_at
-        )
-        assert 'efforts fit gravity' not in message, message
-        if said:
-            assert said in message, message
+    message = _at_rest_at(
+        LiveDynamics(robot, LiveSettings(acceleration_mode='zero')),
+        lambda q: _efforts_mounted((0, 0, 0), q, payload),
+    )
+    assert 'efforts fit gravity' not in message, message
+    assert 'efforts fit +1.50 kg at tool0 (CoM [0.00, 0.05, 0.10] m in its frame)' in message
+    assert 'a load the model lacks' in message
+    # a payload in use that is not there: the same load, negative
+    carried = LiveDynamics(robot, LiveSettings(acceleration_mode='zero')).with_payload(
+        'tool0', payload
+    )
+    message = _at_rest_at(carried, lambda q: _efforts_mounted((0, 0, 0), q))
+    assert 'efforts fit -1.50 kg at tool0 (CoM [0.00, 0.05, 0.10] m' in message, message
+    assert 'a payload in use that the robot does not carry' in message
+
+
+def test_efforts_of_the_opposite_sign_are_not_taken_for_a_tilt_or_a_load():
+    robot = RobotModel.from_urdf_file(ARM_URDF)
+    message = _at_rest_at(
+        LiveDynamics(robot, LiveSettings(acceleration_mode='zero')),
+        lambda q: -_efforts_mounted((0, 0, 0), q),
+    )
+    assert 'efforts fit' not in message and 'mounted upside down' in message, message
 
 
 def _perturbed_arm(rng, tilt_degrees: float, payload_mass: float) -> RobotModel:
@@ -863,17 +876,21 @@ def _perturbed_arm(rng, tilt_degrees: float, payload_mass: float) -> RobotModel:
 
 
 @pytest.mark.parametrize(
-    'tilt, payload_mass, said', [(0.0, 0.0, 0), (0.0, 2.5, 0), (10.0, 0.0, 30), (20.0, 0.0, 30)]
+    'tilt, payload_mass, tilts_said, loads_said',
+    [(0.0, 0.0, 0, 0), (0.0, 1.0, 0, 30), (10.0, 0.0, 30, 0), (20.0, 0.0, 30, 0)],
 )
-def test_the_mounting_is_said_for_a_tilt_and_not_for_model_errors(tilt, payload_mass, said):
+def test_a_tilt_and_a_load_are_said_and_model_errors_are_not(
+    tilt, payload_mass, tilts_said, loads_said
+):
     """30 arms that differ from the URDF as real ones do, each at rest at two random poses with
-    effort scale errors (±2 %) and offsets (±0.2 N·m): how often a mounting is said."""
+    effort scale errors (±2 %) and offsets (±0.2 N·m): how often a mounting and a load are
+    said."""
     import pinocchio as pin
 
     robot = RobotModel.from_urdf_file(ARM_URDF)
     rng = np.random.default_rng(7)
     lower, upper = np.maximum(robot.limits.lower, -2.5), np.minimum(robot.limits.upper, 2.5)
-    count = 0
+    tilts = loads = 0
     for _ in range(30):
         true = _perturbed_arm(rng, tilt, payload_mass)
         scale, offsets = 1 + rng.uniform(-0.02, 0.02, 7), rng.uniform(-0.2, 0.2, 7)
@@ -883,5 +900,6 @@ def test_the_mounting_is_said_for_a_tilt_and_not_for_model_errors(tilt, payload_
             efforts = pin.computeGeneralizedGravity(true.model, true.data, q) * scale + offsets
             live.update(JointSample(robot.joint_names, q, np.zeros(7), efforts, stamp))
             message = live.contact_status().message
-        count += 'efforts fit gravity' in message
-    assert count == said
+        tilts += 'efforts fit gravity' in message
+        loads += 'kg at tool0' in message
+    assert (tilts, loads) == (tilts_said, loads_said)

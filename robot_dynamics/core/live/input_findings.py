@@ -11,6 +11,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from robot_dynamics.core.dynamics.base_motion import BaseMotion, MovingBaseTorques
+from robot_dynamics.core.identification.payload_regressor import payload_regressor
 from robot_dynamics.core.model.model import RobotModel, listed_names
 from robot_dynamics.core.streams.live_torques import TorqueSample
 
@@ -32,9 +33,19 @@ DISTINCT_POSE = 0.3
 MIN_TILT = math.radians(5.0)
 """[rad] Angle between the gravity the efforts at rest fit and the model's that is said."""
 
+MIN_LOAD = 0.5
+"""[kg] Smallest load at the payload link the efforts at rest are said to fit."""
+
+MAX_LOAD_REACH = 0.5
+"""[m] Farthest CoM from the payload link of a load that is said."""
+
 MAX_TILT = math.radians(150.0)
 """[rad] Beyond it a fitted gravity is left to the effort-scale check (−1: a sign, or a robot
 upside down)."""
+
+UNIT_FACTOR = 3.0
+"""Efforts this many times the gravity torques at rest (or a third of them, or less) are said
+to be in another unit; a factor closer to 1 can be a load or a tilt (:class:`RestPoseFindings`)."""
 
 SIGN_CAUSE = (
     'the opposite sign: the driver reports the torque on the motor, not on the link '
@@ -128,6 +139,8 @@ def effort_scale_words(robot: RobotModel, torques: Optional[TorqueSample]) -> st
             f'{SIGN_CAUSE}, or a robot mounted upside down and taken upright (base_state '
             'mounting, base_orientation [3.142, 0.0, 0.0])'
         )
+    elif 1.0 / UNIT_FACTOR < abs(factor) < UNIT_FACTOR:  # a load or a tilt can do as much
+        return ''
     else:
         cause = (
             'another unit: motor currents [A] or motor-side torques (effort_model_file converts '
@@ -140,26 +153,31 @@ def effort_scale_words(robot: RobotModel, torques: Optional[TorqueSample]) -> st
     )
 
 
-class MountingCheck:
-    """Whether a fixed-base robot's efforts at rest fit gravity from another direction than the
-    model's: a robot mounted on a wall, a tilted table or a ceiling while the node takes it
-    upright (``base_state: none``), or otherwise than its ``base_orientation`` says.
+class RestPoseFindings:
+    """What a fixed-base robot's efforts at rest say that the model does not: that the robot is
+        mounted tilted while the node takes it upright (``base_state: none``) or otherwise than its
+        ``base_orientation`` says, or that it carries a load the model lacks.
 
-    Gravity torques are linear in the gravity vector g (base axes): τ_g = A(q) g, the columns of
-    A the gravity torques for unit gravity along the base's x, y and z. The efforts at the last
-    :data:`REST_POSES` distinct rest poses the checks saw (one check per diagnostics period;
-    joints :data:`DISTINCT_POSE` apart) fit one g by least squares. A tilt is the same at every
-    pose while an unmodelled load or link error is not, so the fit is said only from two poses
-    on, when A is well conditioned (every direction of g moves some joint), the fitted |g| is
-    within 10 % of the model's (a tilt, not a scale), it lies between :data:`MIN_TILT` and
-    :data:`MAX_TILT` from the model's, and it leaves under 30 % of the mismatch the model's
-    gravity leaves (itself above 1 N·m). The suggested ``base_orientation`` is roll and pitch;
-    the yaw about gravity changes no torque and is 0."""
+        Both are linear in a few unknowns at every pose. Gravity torques are linear in the gravity
+    vector g (base axes): τ_g = A(q) g, the columns of A the gravity torques for unit gravity
+    along the base's x, y and z. A load at the payload link adds Y(q) (m, m c), the static
+    columns of the payload regressor (mass m [kg], CoM c [m] in the link's frame). The efforts
+    at the last :data:`REST_POSES` distinct rest poses the checks saw (one check per
+    diagnostics period; joints :data:`DISTINCT_POSE` apart) fit them by least squares. A tilt
+    or a load is the same at every pose while a link's error or an offset is not, so a fit is
+    said only from two poses on, when its unknowns are well conditioned and it leaves under
+    30 % of the mismatch the model leaves (itself above 1 N·m). A tilt also needs the fitted |g|
+    within 10 % of the model's (a tilt, not a scale) and an angle between :data:`MIN_TILT` and
+    :data:`MAX_TILT`; the suggested ``base_orientation`` is roll and pitch (yaw about gravity
+    changes no torque: 0). A load needs :data:`MIN_LOAD` or more (less than the model only down
+    to the payload in use, more only up to the robot's own mass), a CoM within
+    :data:`MAX_LOAD_REACH` of the link, and ``base_state: none`` (the payload regressor takes
+    the base upright); the tilt is tried first."""
 
-    def __init__(self, robot: RobotModel):
-        self._robot = robot
+    def __init__(self, robot: RobotModel, payload_link: str):
+        self._robot, self._payload_link = robot, payload_link
         self._twin: Optional[MovingBaseTorques] = None  # built at the first check
-        self._poses: list = []  # (positions, A, efforts) per distinct rest pose, oldest first
+        self._poses: list = []  # (positions, efforts, A, Y) per distinct rest pose, oldest first
 
     def words(self, torques: Optional[TorqueSample], gravity_in_base, mounted: bool) -> str:
         """The finding with ``torques`` (the latest sample) against the model's
@@ -169,36 +187,61 @@ class MountingCheck:
         self._keep_pose(torques)
         if len(self._poses) < 2:
             return ''
-        unit_gravity = np.vstack([pose[1] for pose in self._poses])
-        efforts = np.concatenate([pose[2] for pose in self._poses])
-        singular = np.linalg.svd(unit_gravity, compute_uv=False)
-        if singular[-1] < 0.05 * singular[0]:
-            return ''
+        efforts = np.concatenate([pose[1] for pose in self._poses])
+        unit_gravity = np.vstack([pose[2] for pose in self._poses])
         model = np.asarray(gravity_in_base, dtype=float)
-        fitted = np.linalg.lstsq(unit_gravity, efforts, rcond=None)[0]
-        left_by_model = np.linalg.norm(efforts - unit_gravity @ model)
-        left_by_fit = np.linalg.norm(efforts - unit_gravity @ fitted)
+        mismatch = efforts - unit_gravity @ model
+        if np.linalg.norm(mismatch) < MIN_LOADED_TORQUE:
+            return ''
+        tilt = self._tilt_words(efforts, unit_gravity, model, mounted)
+        if tilt or mounted:
+            return tilt
+        return self._load_words(mismatch)
+
+    def _tilt_words(self, efforts, unit_gravity, model, mounted: bool) -> str:
+        fitted, left = _fit(unit_gravity, efforts, 0.05)
+        if fitted is None or left > 0.3 * np.linalg.norm(efforts - unit_gravity @ model):
+            return ''
         size, model_size = np.linalg.norm(fitted), np.linalg.norm(model)
         angle = math.acos(np.clip(fitted @ model / (size * model_size), -1.0, 1.0))
-        if (
-            not MIN_TILT < angle < MAX_TILT
-            or abs(size / model_size - 1.0) > 0.1
-            or left_by_model < MIN_LOADED_TORQUE
-            or left_by_fit > 0.3 * left_by_model
-        ):
+        if not MIN_TILT < angle < MAX_TILT or abs(size / model_size - 1.0) > 0.1:
             return ''
         roll = round(math.atan2(-fitted[1], -fitted[2]), 3) + 0.0  # + 0.0: no '-0.000'
         pitch = round(math.asin(fitted[0] / size), 3) + 0.0
         setting = (
             'the mounting is not the one base_orientation says'
             if mounted
-            else ('the robot is mounted tilted and taken upright')
+            else 'the robot is mounted tilted and taken upright'
         )
         return (
             f'at rest at {len(self._poses)} poses the efforts fit gravity '
             f"{math.degrees(angle):.1f}° from the model's ({_vector(fitted)} m/s² in base "
             f'axes, the model {_vector(model)}): {setting}; base_state mounting with '
             f'base_orientation [{roll:.3f}, {pitch:.3f}, 0.0] fits them'
+        )
+
+    def _load_words(self, mismatch: np.ndarray) -> str:
+        load_rows = np.vstack([pose[3] for pose in self._poses])
+        fitted, left = _fit(load_rows, mismatch, 0.02)
+        if fitted is None or left > 0.3 * np.linalg.norm(mismatch):
+            return ''
+        mass = float(fitted[0])
+        carried = self._robot.payload[1].mass if self._robot.payload is not None else 0.0
+        # no more than the robot weighs, and no less than nothing at all
+        plausible = -1.2 * carried <= mass <= self._robot.total_mass()
+        if abs(mass) < MIN_LOAD or not plausible:
+            return ''
+        centre = fitted[1:] / mass
+        if np.linalg.norm(centre) > MAX_LOAD_REACH:
+            return ''
+        which = (
+            'a load the model lacks: ~/set_payload, active_tool or ~/identify_payload puts it in'
+            if mass > 0
+            else 'less than the model: a payload in use that the robot does not carry'
+        )
+        return (
+            f'at rest at {len(self._poses)} poses the efforts fit {mass:+.2f} kg at '
+            f'{self._payload_link} (CoM {_vector(centre)} m in its frame): {which}'
         )
 
     def _keep_pose(self, torques: TorqueSample) -> None:
@@ -214,7 +257,21 @@ class MountingCheck:
         unit_gravity = np.column_stack(
             [self._twin.gravity(positions, BaseMotion.at_rest(axis)) for axis in np.eye(3)]
         )
-        self._poses.append((positions, unit_gravity, torques.efforts))
+        zeros = np.zeros((1, len(positions)))
+        load_rows = payload_regressor(
+            self._robot, self._payload_link, positions[None, :], zeros, zeros
+        )[:, :4]
+        self._poses.append((positions, torques.efforts, unit_gravity, load_rows))
+
+
+def _fit(rows: np.ndarray, values: np.ndarray, min_singular_ratio: float) -> tuple:
+    """(least-squares solution, norm of what it leaves) of rows · x ≈ values; (None, inf) when
+    the smallest singular value of ``rows`` is below ``min_singular_ratio`` of the largest."""
+    singular = np.linalg.svd(rows, compute_uv=False)
+    if singular[-1] < min_singular_ratio * singular[0]:
+        return None, math.inf
+    solution = np.linalg.lstsq(rows, values, rcond=None)[0]
+    return solution, float(np.linalg.norm(values - rows @ solution))
 
 
 def _at_rest_with_efforts(torques: Optional[TorqueSample]) -> bool:
@@ -227,4 +284,4 @@ def _at_rest_with_efforts(torques: Optional[TorqueSample]) -> bool:
 
 
 def _vector(values: np.ndarray) -> str:
-    return '[' + ', '.join(f'{value:.2f}' for value in values) + ']'
+    return '[' + ', '.join(f'{round(value, 2) + 0.0:.2f}' for value in values) + ']'  # no -0.00

@@ -111,7 +111,7 @@ from robot_dynamics.core.live.effort_offsets import (
 )
 from robot_dynamics.core.live.filtered_residual import FilteredResidual
 from robot_dynamics.core.live.input_findings import (
-    MountingCheck,
+    RestPoseFindings,
     beyond_limits_words,
     effort_scale_words,
     velocity_rate_words,
@@ -335,7 +335,7 @@ class LiveDynamics:
         self._efforts_all_zero = False  # the last sample's efforts were 0.0 on every joint
         self.position_jumps = PositionJumps(robot)
         self.velocity_rate = VelocityRate(robot.num_joints, robot.continuous_joints())
-        self._mounting_check = MountingCheck(robot)
+        self._rest_findings = RestPoseFindings(robot, payload_link(robot))
         self._last_wrench: Optional[WrenchEstimate] = None
         self._latest: Optional[TorqueSample] = None
         self._evaluated: Optional[TorqueSample] = None
@@ -1181,7 +1181,7 @@ class LiveDynamics:
             )
         messages.extend(self._unreported_by_optional_joints(values))
         # a tilt seen at two poses explains what one pose's scale check would take for a unit
-        finding = self._mounting_words() or effort_scale_words(self.robot, self._latest)
+        finding = self._rest_pose_words() or effort_scale_words(self.robot, self._latest)
         if finding:
             level = worst(level, WARN)
             messages.append(finding)
@@ -1211,14 +1211,14 @@ class LiveDynamics:
             messages.extend(self.problems)
         return LiveStatus(level, '; '.join(messages), values)
 
-    def _mounting_words(self) -> str:
-        """:class:`~robot_dynamics.core.live.input_findings.MountingCheck`'s finding for the
+    def _rest_pose_words(self) -> str:
+        """:class:`~robot_dynamics.core.live.input_findings.RestPoseFindings`' finding for the
         latest sample of a base taken upright or mounted, or ''."""
         mode = self.settings.base_state
         if mode not in ('none', 'mounting'):
             return ''
         gravity = self.robot.model.gravity.linear if mode == 'none' else self._gravity_in_base()
-        return self._mounting_check.words(self._latest, gravity, mounted=mode == 'mounting')
+        return self._rest_findings.words(self._latest, gravity, mounted=mode == 'mounting')
 
     def _detector_values(self, values: dict, messages: list) -> str:
         detector, thresholds, profile = self._detector, self.thresholds, self._carried.profile
