@@ -448,3 +448,29 @@ def test_the_node_tells_an_arm_mounted_at_20_degrees_its_mounting(ros):
                 feed.publish(joint_state(names, pose, np.zeros(7), efforts, stamp=stamp))
                 wait_for(lambda: False, 0.01)
         assert wait_for(said, 10)
+
+
+def test_a_ur5_mounted_at_20_degrees_and_taken_upright_is_told_its_mounting():
+    """The UR5 of example-robot-data on a 20° wedge (gravity torques up to 15.6 N·m wrong taken
+    upright): two rest poses give the mounting."""
+    import sysconfig
+    from pathlib import Path
+
+    import pinocchio as pin
+
+    urdf = (
+        Path(sysconfig.get_paths()['purelib'])
+        / 'cmeel.prefix/share/example-robot-data/robots/ur_description/urdf/ur5_robot.urdf'
+    )
+    robot = RobotModel.from_urdf_file(urdf)
+    wedge = rpy_matrix((0.0, math.radians(20.0), 0.0))
+    mounted = RobotModel.from_urdf_file(urdf, gravity=wedge.T @ [0.0, 0.0, -G])
+    live = LiveDynamics(robot, LiveSettings(acceleration_mode='zero'))
+    poses = ([0.0, -1.2, 1.5, -1.8, -1.57, 0.0], [0.8, -0.6, 0.9, -0.4, 1.0, 0.5])
+    for stamp, pose in enumerate(poses, start=1):
+        q = mounted.configuration(np.array(pose))
+        efforts = pin.computeGeneralizedGravity(mounted.model, mounted.data, q)
+        live.update(JointSample(robot.joint_names, pose, np.zeros(6), efforts, float(stamp)))
+        message = live.contact_status().message
+    assert "efforts fit gravity 20.0° from the model's" in message, message
+    assert 'base_orientation [0.000, 0.349, 0.0] fits them' in message
