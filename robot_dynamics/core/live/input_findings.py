@@ -155,10 +155,10 @@ def effort_scale_words(robot: RobotModel, torques: Optional[TorqueSample]) -> st
 
 class RestPoseFindings:
     """What a fixed-base robot's efforts at rest say that the model does not: that the robot is
-        mounted tilted while the node takes it upright (``base_state: none``) or otherwise than its
-        ``base_orientation`` says, or that it carries a load the model lacks.
+    mounted tilted while the node takes it upright (``base_state: none``) or otherwise than its
+    ``base_orientation`` says, or that it carries a load the model lacks.
 
-        Both are linear in a few unknowns at every pose. Gravity torques are linear in the gravity
+    Both are linear in a few unknowns at every pose. Gravity torques are linear in the gravity
     vector g (base axes): τ_g = A(q) g, the columns of A the gravity torques for unit gravity
     along the base's x, y and z. A load at the payload link adds Y(q) (m, m c), the static
     columns of the payload regressor (mass m [kg], CoM c [m] in the link's frame). The efforts
@@ -193,14 +193,14 @@ class RestPoseFindings:
         mismatch = efforts - unit_gravity @ model
         if np.linalg.norm(mismatch) < MIN_LOADED_TORQUE:
             return ''
-        tilt = self._tilt_words(efforts, unit_gravity, model, mounted)
+        tilt = self._tilt_words(efforts, unit_gravity, model, mismatch, mounted)
         if tilt or mounted:
             return tilt
         return self._load_words(mismatch)
 
-    def _tilt_words(self, efforts, unit_gravity, model, mounted: bool) -> str:
+    def _tilt_words(self, efforts, unit_gravity, model, mismatch, mounted: bool) -> str:
         fitted, left = _fit(unit_gravity, efforts, 0.05)
-        if fitted is None or left > 0.3 * np.linalg.norm(efforts - unit_gravity @ model):
+        if fitted is None or left > 0.3 * np.linalg.norm(mismatch):
             return ''
         size, model_size = np.linalg.norm(fitted), np.linalg.norm(model)
         angle = math.acos(np.clip(fitted @ model / (size * model_size), -1.0, 1.0))

@@ -26,7 +26,7 @@ from typing import Optional
 import numpy as np
 
 SPAN = 16
-"""Samples over which the positions' change is compared with the velocities' integral."""
+"""Steps (SPAN + 1 samples) over which the positions' change meets the velocities' integral."""
 
 FORGETTING = 0.98
 """Weight kept by the sums per span (a memory of ~50 spans: 0.8 s at 1 kHz, 3 s at 250 Hz)."""
