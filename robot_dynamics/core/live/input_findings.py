@@ -176,7 +176,10 @@ class RestPoseFindings:
 
     def __init__(self, robot: RobotModel, payload_link: str):
         self._robot, self._payload_link = robot, payload_link
-        self._twin: Optional[MovingBaseTorques] = None  # built at the first check
+        # built at the first check, each with its own pinocchio Data: a status may be asked for
+        # on another thread than the stream's, which uses robot.data
+        self._twin: Optional[MovingBaseTorques] = None
+        self._kinematics: Optional[RobotModel] = None
         self._poses: list = []  # (positions, efforts, A, Y) per distinct rest pose, oldest first
 
     def words(self, torques: Optional[TorqueSample], gravity_in_base, mounted: bool) -> str:
@@ -253,13 +256,15 @@ class RestPoseFindings:
             if np.max(np.abs(pose[0] - positions), initial=0.0) > DISTINCT_POSE
         ][-(REST_POSES - 1) :]
         if self._twin is None:
-            self._twin = MovingBaseTorques(self._robot)
+            robot = self._robot
+            self._twin = MovingBaseTorques(robot)
+            self._kinematics = RobotModel(robot.description, gravity=robot.model.gravity.linear)
         unit_gravity = np.column_stack(
             [self._twin.gravity(positions, BaseMotion.at_rest(axis)) for axis in np.eye(3)]
         )
         zeros = np.zeros((1, len(positions)))
-        load_rows = payload_regressor(
-            self._robot, self._payload_link, positions[None, :], zeros, zeros
+        load_rows = payload_regressor(  # the link's columns: kinematics only
+            self._kinematics, self._payload_link, positions[None, :], zeros, zeros
         )[:, :4]
         self._poses.append((positions, torques.efforts, unit_gravity, load_rows))
 
