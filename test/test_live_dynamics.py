@@ -11,6 +11,7 @@ import signal
 import time
 
 import numpy as np
+import pinocchio as pin
 import pytest
 import vertical_2r
 
@@ -414,7 +415,6 @@ NODE_PARAMETERS = {
 def arm_joint_states(robot: RobotModel, count: int) -> list:
     """JointState messages of the arm in motion at 1 kHz, efforts = ID + a push at tool0 from the
     200th sample on + noise (so every output moves)."""
-    import pinocchio as pin
     from sensor_msgs.msg import JointState
 
     rng = np.random.default_rng(11)
@@ -586,8 +586,6 @@ def test_the_wrench_of_a_steady_force_on_a_moving_arm_is_solved_where_the_observ
     (efforts = RNEA − Jᵀ F, exact velocities). The observer's residual lags τ_ext = J(q)ᵀ F by
     its time constant 1/K_O; solved with the Jacobian of the joint state 1/K_O earlier, the force
     comes back within 0.1 %, where the sample's own Jacobian leaves 30 times more."""
-    import pinocchio as pin
-
     from robot_dynamics.core.contact.external_wrench import wrench_from_torques
 
     arm = RobotModel.from_urdf_file(ARM_URDF)
@@ -633,8 +631,6 @@ def test_observer_filter_gain_makes_the_external_torques_a_second_order_low_pass
     ``observer_filter_gain`` K_F the external torques rise as the cascade of two first-order
     low-passes, τ_ext [1 − (K_F e^{−K_O t} − K_O e^{−K_F t})/(K_F − K_O)], within one 1 ms
     sample; the diagnostics name K_F."""
-    import pinocchio as pin
-
     arm = RobotModel.from_urdf_file(ARM_URDF)
     model, data = arm.model, arm.model.createData()
     zeros = np.zeros(arm.num_joints)
@@ -671,8 +667,6 @@ def test_a_contacts_wrench_is_measured_from_the_external_torques_before_it(profi
     off; with zero, or when the profile does not raise the contact (hand guiding), it is the
     force plus the wrench the offsets show before the push. Out of contact, both explain every
     external torque."""
-    import pinocchio as pin
-
     arm = RobotModel.from_urdf_file(ARM_URDF)
     model, data = arm.model, arm.model.createData()
     offsets = np.array([0.8, -1.2, 0.5, 0.9, -0.3, 0.2, 0.1])
@@ -749,19 +743,16 @@ def test_the_margins_status_says_where_the_velocities_came_from():
 def _efforts_mounted(rpy, positions, payload=None) -> np.ndarray:
     """Gravity torques [N·m] of the arm at rest on a base with attitude ``rpy`` (R = Rz Ry Rx),
     from pinocchio on a model whose gravity vector is Rᵀ g (not the moving-base twin)."""
-    rotation = np.array(pin_rpy(rpy))
+    rotation = pin_rpy(rpy)
     tilted = RobotModel.from_urdf_file(ARM_URDF, gravity=rotation.T @ [0.0, 0.0, -9.81])
     if payload is not None:
         tilted.attach_payload('fr3_flange', payload)
-    import pinocchio as pin
-
     q = tilted.configuration(np.asarray(positions, dtype=float))
     return pin.computeGeneralizedGravity(tilted.model, tilted.data, q)
 
 
-def pin_rpy(rpy):
-    import pinocchio as pin
-
+def pin_rpy(rpy) -> np.ndarray:
+    """R = Rz(yaw) Ry(pitch) Rx(roll), by pinocchio."""
     return pin.rpy.rpyToMatrix(np.asarray(rpy, dtype=float))
 
 
@@ -854,8 +845,6 @@ def _perturbed_arm(rng, tilt_degrees: float, payload_mass: float) -> RobotModel:
     """The arm as a real one differs from its URDF (link masses ±8 %, CoMs ±8 mm), on a base
     tilted by ``tilt_degrees`` about a random horizontal axis, with an unmodelled point payload
     of ``payload_mass`` [kg] (0: none)."""
-    import pinocchio as pin
-
     axis = rng.normal(size=2)
     axis *= math.radians(tilt_degrees) / np.linalg.norm(axis)
     rotation = pin_rpy([axis[0], axis[1], 0.0])
@@ -885,8 +874,6 @@ def test_a_tilt_and_a_load_are_said_and_model_errors_are_not(
     """30 arms that differ from the URDF as real ones do, each at rest at two random poses with
     effort scale errors (±2 %) and offsets (±0.2 N·m): how often a mounting and a load are
     said."""
-    import pinocchio as pin
-
     robot = RobotModel.from_urdf_file(ARM_URDF)
     rng = np.random.default_rng(7)
     lower, upper = np.maximum(robot.limits.lower, -2.5), np.minimum(robot.limits.upper, 2.5)

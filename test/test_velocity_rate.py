@@ -90,7 +90,7 @@ def test_the_live_pipeline_names_a_joint_with_reversed_velocities_and_not_an_unr
     ):
         live = LiveDynamics(robot, LiveSettings())
         for stamp, q, v in zip(stamps, positions, velocities):
-            live.update(JointSample(robot.joint_names, q, v, np.zeros(7) + 1.0, float(stamp)))
+            live.update(JointSample(robot.joint_names, q, v, np.ones(7), float(stamp)))
         status = live.margin_status()
         if words is None:
             assert 'not the rate of the positions' not in status.message, status.message
