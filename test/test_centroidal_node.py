@@ -543,6 +543,29 @@ def test_velocities_in_degrees_per_second_are_said(ros):
         rig.close()
 
 
+def test_positions_in_degrees_are_said(ros):
+    """A driver sending degrees: the inputs status names the joints beyond their limits and
+    the likely cause."""
+    arm = RobotModel.from_urdf_file(ARM_URDF)
+    rig = Rig(ros, ARM_URDF.read_text(), world_frame='world')
+    try:
+        degrees = np.degrees([0.3, -0.4, 0.1, -1.9, 0.2, 1.7, -0.6])
+        for k in range(20):
+            rig.send(1.0 + 0.01 * k, arm.joint_names, degrees)
+
+        def said():
+            message = (rig.status('inputs') or {}).get('message', '')
+            return (
+                'positions beyond their URDF limits: fr3_joint1 17.189' in message
+                and 'the driver sends degrees' in message
+            )
+
+        assert wait_for(said, timeout=WAIT), rig.status('inputs')
+        assert 'fr3_joint4' in rig.status('inputs')['positions_beyond_limits']
+    finally:
+        rig.close()
+
+
 def test_joint_states_without_velocities_are_said_to_leave_the_joints_at_rest(ros):
     arm = RobotModel.from_urdf_file(ARM_URDF)
     rig = Rig(ros, ARM_URDF.read_text(), world_frame='world')

@@ -65,7 +65,7 @@ from robot_dynamics.core.floating_base.centroidal import (
     base_pose_from_odometry,
     floating_base_model,
 )
-from robot_dynamics.core.live.input_findings import velocity_rate_words
+from robot_dynamics.core.live.input_findings import beyond_limits_words, velocity_rate_words
 from robot_dynamics.core.live.live_dynamics import LiveDynamics
 from robot_dynamics.core.live.settings import LiveSettings
 from robot_dynamics.core.model.model import RobotModel
@@ -723,11 +723,9 @@ class CentroidalNode(ManagedModelNode, Node):
             )
         live = self._live
         if live is not None:
-            jumps = self._jump_notes.new_jumps(self, live.robot, live.jumps, values)
-            unreported = live.merger.unreported[VELOCITY]
-            rates = velocity_rate_words(live.robot, live.velocity_rate.factors(), unreported)
-            if jumps or rates:
-                return diagnostic_status(name, WARN, jumps or rates, values)
+            findings = self._input_findings(live, values)
+            if findings:
+                return diagnostic_status(name, WARN, findings, values)
         without_velocities = (
             '; no joint velocities (NaN, empty or stale in joint_states): momentum, ZMP and '
             "capture point take the joints at rest, only the base's motion"
@@ -740,6 +738,26 @@ class CentroidalNode(ManagedModelNode, Node):
             f'{self._joint_rate.rate():.0f} Hz{without_velocities}',
             values,
         )
+
+    def _input_findings(self, live: _LiveModel, values: dict) -> str:
+        """What the latest joint states say about the set-up, in words ('' when nothing):
+        positions that jump, velocities that are not the positions' rate, positions or
+        velocities beyond the URDF limits (into ``values``: ``position_jumps``,
+        ``positions_beyond_limits``, ``velocities_beyond_limits``)."""
+        robot, merger = live.robot, live.merger
+        findings = [
+            self._jump_notes.new_jumps(self, robot, live.jumps, values),
+            velocity_rate_words(robot, live.velocity_rate.factors(), merger.unreported[VELOCITY]),
+        ]
+        for kind, latest, beyond in (
+            ('positions', merger.positions, robot.outside_limits),
+            ('velocities', merger.velocities, robot.beyond_velocity_limits),
+        ):
+            joints = beyond(latest)
+            if joints:
+                values[f'{kind}_beyond_limits'] = ' '.join(robot.joint_names[i] for i in joints)
+                findings.append(beyond_limits_words(robot, kind, latest, joints, beyond))
+        return '; '.join(finding for finding in findings if finding)
 
     def _never_received(self) -> str:
         """'; no joint state yet for' the joints never received, with a hint when the names
