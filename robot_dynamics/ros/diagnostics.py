@@ -142,13 +142,9 @@ class PositionJumpNotes:
     def __init__(self):
         self._seen: tuple = (None, 0)  # (PositionJumps, its count) at the last status
 
-    def new_jumps(
-        self, node: Node, robot: RobotModel, jumps: Optional[PositionJumps], values: dict
-    ) -> str:
+    def new_jumps(self, node: Node, robot: RobotModel, jumps: PositionJumps, values: dict) -> str:
         """The jumps since the last call, in words (into ``values``: ``position_jumps``), or
         ''."""
-        if jumps is None:
-            return ''
         values['position_jumps'] = jumps.count
         seen, self._seen = self._seen, (jumps, jumps.count)
         if jumps.last is None or seen == (jumps, jumps.count):
