@@ -136,6 +136,10 @@ class Rig:
                     return {kv.key: kv.value for kv in status.values} | {'message': status.message}
         return None
 
+    def message(self, part: str) -> str:
+        """The latest message of this node's diagnostic status ``part`` ('' until one)."""
+        return (self.status(part) or {}).get('message', '')
+
     def close(self):
         self.harness.close()  # the publishers go with the probe, after the spin has stopped
 
@@ -506,7 +510,7 @@ def test_positions_that_jump_between_two_sources_are_said_with_the_publishers(ro
             time.sleep(0.005)
 
         def said():
-            message = (rig.status('inputs') or {}).get('message', '')
+            message = rig.message('inputs')
             return (
                 'jump faster than the joints can move' in message
                 and 'last fr3_joint4 by' in message
@@ -527,8 +531,9 @@ def test_velocities_in_degrees_per_second_are_said(ros):
         pose = np.array([0.3, -0.4, 0.1, -1.9, 0.2, 1.7, -0.6])
 
         def said():
-            message = (rig.status('inputs') or {}).get('message', '')
-            return 'velocities are not the rate of the positions: fr3_joint1 57.3 ×' in message
+            return 'velocities are not the rate of the positions: fr3_joint1 57.3 ×' in (
+                rig.message('inputs')
+            )
 
         for k in range(1500):  # 0.5 rad/s sines at 250 Hz for 6 s, or until said
             t = 0.004 * k
@@ -554,7 +559,7 @@ def test_positions_in_degrees_are_said(ros):
             rig.send(1.0 + 0.01 * k, arm.joint_names, degrees)
 
         def said():
-            message = (rig.status('inputs') or {}).get('message', '')
+            message = rig.message('inputs')
             return (
                 'positions beyond their URDF limits: fr3_joint1 17.189' in message
                 and 'the driver sends degrees' in message
