@@ -248,8 +248,13 @@ class RestPoseFindings:
         )
 
     def _keep_pose(self, torques: TorqueSample) -> None:
-        """Keep the sample's rest pose, replacing a kept one within :data:`DISTINCT_POSE`."""
+        """Keep the sample's rest pose, replacing a kept one within :data:`DISTINCT_POSE` (the
+        model's columns reused while the robot rests where it did at the last check)."""
         positions = torques.positions
+        last = self._poses[-1] if self._poses else None
+        if last is not None and np.array_equal(last[0], positions):
+            self._poses[-1] = (positions, torques.efforts, last[2], last[3])
+            return
         self._poses = [
             pose
             for pose in self._poses

@@ -59,7 +59,7 @@ class VelocityRate:
         if start is None or not stamp > start[0]:
             self._start_span(stamp, positions, velocities)
             return
-        self._velocity_sum = self._velocity_sum + velocities
+        self._velocity_sum += velocities
         self._steps += 1
         if self._steps < SPAN:
             return
@@ -79,7 +79,7 @@ class VelocityRate:
 
     def _start_span(self, stamp: float, positions: np.ndarray, velocities: np.ndarray) -> None:
         self._start = (stamp, positions, velocities)
-        self._velocity_sum = velocities
+        self._velocity_sum[:] = velocities  # its own buffer: no array per sample
         self._steps = 0
 
     def factors(self) -> np.ndarray:
