@@ -571,29 +571,43 @@ def test_positions_in_degrees_are_said(ros):
         rig.close()
 
 
-def test_joint_states_without_velocities_are_said_to_leave_the_joints_at_rest(ros):
+@pytest.mark.parametrize('velocities', ['empty', 'zeros'])
+def test_joint_states_without_measured_velocities_get_them_from_the_positions(ros, velocities):
+    # a positions-only driver, and ros2_control's mock hardware (every velocity exactly 0)
     arm = RobotModel.from_urdf_file(ARM_URDF)
     rig = Rig(ros, ARM_URDF.read_text(), world_frame='world')
-    name = f'{rig.node.get_name()}: inputs'
-
-    def inputs_say(text):
-        return any(
-            status.name == name and text in status.message
-            for array in rig.diagnostics[-3:]
-            for status in array.status
-        )
-
+    start, rate = np.array([0.1, -0.5, 0.2, -2.0, 0.3, 1.5, 0.4]), np.linspace(0.6, -0.6, 7)
     try:
-        positions = [0.1, -0.5, 0.2, -2.0, 0.3, 1.5, 0.4]
-        for k in range(40):  # a driver that publishes positions only
-            message = JointState(name=list(arm.joint_names), position=positions)
+        for k in range(40):
+            positions = start + rate * 0.01 * k
+            message = JointState(name=list(arm.joint_names), position=list(positions))
+            message.velocity = [0.0] * 7 if velocities == 'zeros' else []
             message.header.stamp = _stamp(1.0 + 0.01 * k)
             rig.joint_pub.publish(message)
-            time.sleep(0.01)
-        assert wait_for(lambda: inputs_say('no joint velocities'), timeout=WAIT)
-        for k in range(40):
-            rig.send(2.0 + 0.01 * k, arm.joint_names, positions)  # with velocities
-        assert wait_for(lambda: inputs_say(' Hz') and not inputs_say('velocities'), timeout=WAIT)
+            time.sleep(0.005)
+        assert wait_for(lambda: rig.linear and rig.linear[-1].header.stamp.nanosec == 390_000_000)
+        # constant joint rates: the positions' slope is exact; Σ m v of pinocchio's fixed arm
+        expected = pin.computeCentroidalMomentum(
+            arm.model, arm.model.createData(), positions, rate
+        ).linear
+        linear = rig.linear[-1].vector
+        np.testing.assert_allclose([linear.x, linear.y, linear.z], expected, atol=1e-9)
+        assert np.linalg.norm(expected) > 0.1
+        said = (
+            'every velocity in joint_states is exactly 0' if velocities == 'zeros' else 'no joint'
+        )
+        assert wait_for(lambda: said in rig.message('inputs'), timeout=WAIT), rig.message('inputs')
+        assert 'q̇ is the slope of the positions' in rig.message('inputs')
+        for k in range(20):  # one joint without a velocity: the joints are taken at rest
+            velocity = [float('nan'), *rate[1:]]  # (not the last joint: a leaf may lack one)
+            rig.send(2.0 + 0.01 * k, arm.joint_names, positions, velocities=velocity)
+        assert wait_for(lambda: 'no joint velocities' in rig.message('inputs'), timeout=WAIT)
+        for k in range(40):  # measured
+            rig.send(3.0 + 0.01 * k, arm.joint_names, positions + rate * 0.01 * k, rate)
+        assert wait_for(
+            lambda: ' Hz' in rig.message('inputs') and 'velocit' not in rig.message('inputs'),
+            timeout=WAIT,
+        ), rig.message('inputs')
     finally:
         rig.close()
 

@@ -919,6 +919,35 @@ def test_joint_states_without_any_effort_give_the_torques_and_name_what_is_missi
             assert 'and 1 more' in message
 
 
+def test_mock_hardware_zero_velocities_give_the_inverse_dynamics_of_the_positions_motion(ros):
+    # ros2_control's mock hardware moves the positions and sends every velocity and effort as 0
+    import pinocchio as pin
+
+    robot = RobotModel.from_urdf_file(ARM_URDF)
+    names, zeros = list(robot.joint_names), np.zeros(7)
+    start, rate = np.array([0.3, -0.4, 0.1, -1.9, 0.2, 1.7, -0.6]), np.linspace(-0.5, 0.5, 7)
+    node = make_node(robot_description=ARM_TEXT)
+    topic = f'/{node.get_name()}'
+    with ros(node) as harness:
+        inverse_out = harness.collect(JointState, f'{topic}/inverse_dynamics_torques', SENSOR_QOS)
+        publisher = harness.probe.create_publisher(JointState, 'joint_states', SENSOR_QOS)
+        assert wait_for(lambda: node.count_publishers('joint_states') >= 1, 5)
+        for k in range(40):
+            positions = start + rate * 0.01 * k
+            publisher.publish(joint_state(names, positions, zeros, zeros, stamp=1.0 + 0.01 * k))
+            wait_for(lambda: False, 0.005)
+        assert wait_for(lambda: len(inverse_out) >= 40, 5), len(inverse_out)
+        assert not node.rejections.counts
+        data = robot.model.createData()
+        expected = pin.rnea(robot.model, data, positions, rate, zeros)  # constant q̇: q̈ = 0
+        np.testing.assert_allclose(inverse_out[-1].effort, expected, atol=1e-6)
+        gravity = pin.computeGeneralizedGravity(robot.model, data, positions)
+        assert np.abs(expected - gravity).max() > 1e-3  # what zeros taken as measured gave
+        message = node._live.margin_status().message
+        assert 'every velocity in joint_states is exactly 0' in message, message
+        assert 'q̇ is the slope of the positions' in message
+
+
 def test_a_best_effort_joint_state_publisher_is_named_in_diagnostics(ros):
     # A reliable subscription receives nothing from it: the node can only say so.
     from diagnostic_msgs.msg import DiagnosticArray

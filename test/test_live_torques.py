@@ -530,6 +530,39 @@ def test_a_positions_only_stream_gets_its_velocities_from_the_positions(arm):
     np.testing.assert_allclose(sample.inverse_dynamics, expected, atol=1e-5)
 
 
+def test_velocities_that_are_all_exactly_zero_are_taken_as_not_measured(arm):
+    import pinocchio as pin
+
+    # ros2_control's mock hardware moves the positions and reports every velocity as 0.0: q̇
+    # then comes from the positions. Constant velocity: the slope is exact, q̈ = 0.
+    estimator = LiveTorqueEstimator(arm, acceleration_window=10)
+    names, data, zeros = list(arm.joint_names), arm.model.createData(), np.zeros(7)
+    q0, v0 = np.array([0.3, -0.4, 0.1, -1.9, 0.2, 1.7, -0.6]), np.linspace(-0.5, 0.5, 7)
+    for k in range(40):
+        t = 5.0 + k * 1e-3
+        q = q0 + v0 * (t - 5.0)
+        sample = estimator.update(names, q, zeros, zeros, t)
+    assert estimator.velocities_from_positions
+    np.testing.assert_allclose(sample.velocities, v0, atol=1e-9)
+    np.testing.assert_allclose(sample.accelerations, 0.0, atol=1e-6)
+    expected = pin.rnea(arm.model, data, q, v0, zeros)
+    np.testing.assert_allclose(sample.inverse_dynamics, expected, atol=1e-6)
+    assert np.abs(expected - pin.computeGeneralizedGravity(arm.model, data, q)).max() > 1e-3
+    # measured velocities again, then a rest with exact zeros: q̇ is 0 exactly, the positions
+    # from before the rest do not enter the slope
+    for k in range(20):
+        t += 1e-3
+        q = q + v0 * 1e-3
+        sample = estimator.update(names, q, v0, zeros, t)
+    assert not estimator.velocities_from_positions
+    np.testing.assert_array_equal(sample.velocities, v0)
+    for k in range(3):
+        t += 1e-3
+        sample = estimator.update(names, q, zeros, zeros, t)
+        assert estimator.velocities_from_positions
+        np.testing.assert_array_equal(sample.velocities, zeros)
+
+
 def test_a_continuous_joint_wrapping_at_pi_keeps_its_velocity():
     gripper = RobotModel.from_urdf_file(GRIPPER_URDF)  # turret: continuous
     estimator = LiveTorqueEstimator(gripper, acceleration_window=5)

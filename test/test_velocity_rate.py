@@ -85,7 +85,7 @@ def test_the_live_pipeline_names_a_joint_with_reversed_velocities_and_not_an_unr
     for velocities, words in (
         (rates, None),
         (rates * [1, 1, -1, 1, 1, 1, 1], 'fr3_joint3 -1 ×: the opposite sign'),
-        (rates * 0.0, 'fr3_joint1 0 ×, fr3_joint2 0 ×, fr3_joint3 0 ×'),
+        (rates * [0, 0, 0, 1, 1, 1, 1], 'fr3_joint1 0 ×, fr3_joint2 0 ×, fr3_joint3 0 ×'),
         (np.degrees(rates), 'degrees per second beside positions in radians'),
     ):
         live = LiveDynamics(robot, LiveSettings())
@@ -97,3 +97,10 @@ def test_the_live_pipeline_names_a_joint_with_reversed_velocities_and_not_an_unr
         else:
             assert 'velocities are not the rate of the positions' in status.message
             assert words in status.message, status.message
+    # zeros at every joint (mock hardware) are taken as not measured: q̇ from the positions
+    live = LiveDynamics(robot, LiveSettings())
+    for stamp, q in zip(stamps, positions):
+        live.update(JointSample(robot.joint_names, q, np.zeros(7), np.ones(7), float(stamp)))
+    message = live.margin_status().message
+    assert 'not the rate of the positions' not in message, message
+    assert 'every velocity in joint_states is exactly 0' in message, message

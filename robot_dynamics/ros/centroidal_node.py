@@ -65,11 +65,16 @@ from robot_dynamics.core.floating_base.centroidal import (
     base_pose_from_odometry,
     floating_base_model,
 )
-from robot_dynamics.core.live.input_findings import beyond_limits_words, velocity_rate_words
+from robot_dynamics.core.live.input_findings import (
+    beyond_limits_words,
+    unmeasured_velocities_words,
+    velocity_rate_words,
+)
 from robot_dynamics.core.live.live_dynamics import LiveDynamics
-from robot_dynamics.core.live.settings import LiveSettings
+from robot_dynamics.core.live.settings import ACCELERATION_WINDOW, LiveSettings
 from robot_dynamics.core.model.model import RobotModel
 from robot_dynamics.core.streams.base_state import BaseStateError
+from robot_dynamics.core.streams.differentiation import PositionSlope
 from robot_dynamics.core.streams.joint_states import (
     VELOCITY,
     JointSample,
@@ -142,6 +147,7 @@ class _LiveModel:
     zeros: np.ndarray
     jumps: PositionJumps
     velocity_rate: VelocityRate
+    position_slope: PositionSlope
     feet: Optional[LiveDynamics] = None
     pending: deque = field(default_factory=lambda: deque(maxlen=PENDING_LIMIT))
     """Complete joint samples of this model waiting for their odometry
@@ -257,7 +263,7 @@ class CentroidalNode(ManagedModelNode, Node):
             self.wrench_topics = ()
         self.stale_timeout = parameters['stale_timeout']
         self._stamp_on_arrival = parameters['joint_state_stamps'] == 'arrival'
-        self._without_joint_velocities = False  # the last joint state's, for diagnostics
+        self.velocity_source = 'measured'  # of the last joint state's q̇, for diagnostics
         self.marker_period = 1.0 / parameters['marker_rate']
         self.arrow_scale = parameters['momentum_arrow_scale']
         self.diagnostics_period = parameters['diagnostics_period']
@@ -309,6 +315,7 @@ class CentroidalNode(ManagedModelNode, Node):
             np.zeros(floating.num_joints),
             PositionJumps(floating),
             _velocity_rate(floating),
+            _position_slope(floating),
             feet,
         )
         self.last_report = None
@@ -330,6 +337,7 @@ class CentroidalNode(ManagedModelNode, Node):
             monitor=CentroidalMonitor(live.robot, self.settings),
             jumps=PositionJumps(live.robot),
             velocity_rate=_velocity_rate(live.robot),
+            position_slope=_position_slope(live.robot),
             feet=None if live.feet is None else live.feet.restarted(),
             pending=deque(maxlen=PENDING_LIMIT),
         )
@@ -505,10 +513,7 @@ class CentroidalNode(ManagedModelNode, Node):
             self._incomplete += 1
             return
         live.jumps.check(stamp, merger.positions)
-        self._without_joint_velocities = not velocities_fresh
-        if velocities_fresh:
-            live.velocity_rate.check(stamp, merger.positions, merger.velocities)
-        velocities = merger.velocities if velocities_fresh else live.zeros
+        velocities = self._joint_velocities(live, stamp, velocities_fresh)
         forces = None
         if live.feet is not None:
             forces = self._estimated_forces(live.feet, fields)
@@ -517,6 +522,24 @@ class CentroidalNode(ManagedModelNode, Node):
         )
         live.pending.append(sample)
         self._drain(live)
+
+    def _joint_velocities(self, live: _LiveModel, stamp: float, fresh: bool) -> np.ndarray:
+        """q̇ [rad/s, m/s] of the merged sample: as measured; the positions' slope when no joint
+        reports a velocity or every one is exactly 0 (mock hardware); zeros when some are missing
+        or stale. Sets ``velocity_source`` ('measured', 'positions', 'none') for diagnostics."""
+        merger = live.merger
+        from_positions = not merger.reports(VELOCITY) if not fresh else not merger.velocities.any()
+        if from_positions:
+            if self.velocity_source != 'positions':
+                live.position_slope.restart()
+            self.velocity_source = 'positions'
+            return live.position_slope.update(stamp, merger.positions)
+        if not fresh:
+            self.velocity_source = 'none'
+            return live.zeros
+        self.velocity_source = 'measured'
+        live.velocity_rate.check(stamp, merger.positions, merger.velocities)
+        return merger.velocities
 
     def _estimated_forces(self, feet: LiveDynamics, sample: JointSample) -> Optional[np.ndarray]:
         """The feet's ground forces [N] (world axes) of ``sample``; None (counted, the ZMP and
@@ -729,13 +752,20 @@ class CentroidalNode(ManagedModelNode, Node):
         without_velocities = (
             '; no joint velocities (NaN, empty or stale in joint_states): momentum, ZMP and '
             "capture point take the joints at rest, only the base's motion"
-            if self._without_joint_velocities
+            if self.velocity_source == 'none'
+            else ''
+        )
+        from_positions = (
+            f'; {unmeasured_velocities_words(live.merger.reports(VELOCITY))}: q̇ is the slope '
+            f'of the positions (momentum and capture point lag ~{(ACCELERATION_WINDOW - 1) // 2}'
+            ' samples)'
+            if self.velocity_source == 'positions' and live is not None
             else ''
         )
         return diagnostic_status(
             name,
             WARN if self.rejections.total() or without_velocities else OK,
-            f'{self._joint_rate.rate():.0f} Hz{without_velocities}',
+            f'{self._joint_rate.rate():.0f} Hz{without_velocities}{from_positions}',
             values,
         )
 
@@ -831,6 +861,10 @@ class CentroidalNode(ManagedModelNode, Node):
 
 def _velocity_rate(robot: RobotModel) -> VelocityRate:
     return VelocityRate(robot.num_joints, robot.continuous_joints())
+
+
+def _position_slope(robot: RobotModel) -> PositionSlope:
+    return PositionSlope(robot.num_joints, ACCELERATION_WINDOW, robot.continuous_joints())
 
 
 def _optional(value: Optional[float]):

@@ -85,6 +85,16 @@ def beyond_limits_words(
     return f'{kind} beyond their URDF limits: {listed}: {cause}'
 
 
+def unmeasured_velocities_words(reported: bool) -> str:
+    """Why q̇ comes from the positions: ``reported`` velocities were all exactly 0, else none."""
+    if reported:
+        return (
+            'every velocity in joint_states is exactly 0 (at rest, or not measured: ros2_control '
+            'mock hardware)'
+        )
+    return 'no joint reports a velocity'
+
+
 def velocity_rate_words(robot: RobotModel, factors: np.ndarray, unreported) -> str:
     """The joints whose reported velocities are ``factors`` × the rate of their positions
     (:class:`~robot_dynamics.core.streams.velocity_rate.VelocityRate`; NaN: not judged) further

@@ -114,6 +114,7 @@ from robot_dynamics.core.live.input_findings import (
     RestPoseFindings,
     beyond_limits_words,
     effort_scale_words,
+    unmeasured_velocities_words,
     velocity_rate_words,
 )
 from robot_dynamics.core.live.known_wrench import KnownWrenchInput
@@ -1103,8 +1104,10 @@ class LiveDynamics:
         level = ERROR if peak > 1.0 else WARN if peak > self.settings.torque_warn_ratio else OK
         message = f'highest |tau|/limit {peak:.2f} at {robot.joint_names[worst_joint]}'
         if self.estimator.velocities_from_positions:
+            reported = self.estimator.merger.reports(VELOCITY)
             message += (
-                '; no joint reports a velocity: q̇ is the slope of the positions, q̈ its slope '
+                f'; {unmeasured_velocities_words(reported)}: q̇ is the slope of the positions, '
+                'q̈ its slope '
                 f'(inverse dynamics lags ~{self.settings.acceleration_window - 1} samples)'
             )
         for kind, values_of, beyond in (

@@ -7,6 +7,8 @@ Two estimators with a different trade-off, both least-squares fits over the actu
 * :class:`PolynomialDifferentiator`: polynomial fit read at the newest sample: no delay for
   motion polynomial over the window, higher noise (centroidal_node's ḣ_G).
 
+:class:`PositionSlope` gives both nodes q̇ from the positions when velocities are not measured.
+
 :class:`CausalDifferentiator` keeps the last ``window`` samples (time-stamped, so uneven
 sampling is fine) and returns the least-squares slope of a straight line through them.
 That is the derivative delayed by about half the window span (window 10 at 1 kHz: ~4.5 ms)
@@ -128,6 +130,37 @@ class CausalDifferentiator:
             return 0.0
         times = self._design[0, : self._count]
         return float(times.max() - times.mean())
+
+
+class PositionSlope:
+    """q̇ [rad/s, m/s] of joints whose velocities are not measured (a positions-only driver, or
+    ros2_control's mock hardware sending zeros): the :class:`CausalDifferentiator` slope of
+    their positions [rad, m] over ``window`` samples, continuous joints (indices
+    ``continuous``) unwrapped, delayed by about half the window.
+
+    The slope is taken of the change since :meth:`restart` (the first sample after it gives
+    zeros): a joint at rest gives exactly 0, and positions from before a pause in the stream's
+    use (velocities measured meanwhile) do not enter it.
+    """
+
+    def __init__(self, width: int, window: int, continuous: list):
+        self._slope = CausalDifferentiator(width, window)
+        self._continuous = continuous
+        self._offsets: Optional[np.ndarray] = None  # − the restart's positions, + whole turns
+        self._last = np.zeros(width)
+
+    def restart(self) -> None:
+        self._offsets = None
+
+    def update(self, stamp: float, positions: np.ndarray) -> np.ndarray:
+        if self._offsets is None:
+            self._slope.reset()
+            self._offsets, self._last = -positions, positions
+        continuous = self._continuous
+        jumps = positions[continuous] - self._last[continuous]
+        self._offsets[continuous] -= 2.0 * math.pi * np.round(jumps / (2.0 * math.pi))
+        self._last = positions
+        return self._slope.update(stamp, positions + self._offsets)
 
 
 class PolynomialDifferentiator:

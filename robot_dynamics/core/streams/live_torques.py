@@ -7,8 +7,9 @@ a recent value computes, in ``robot.joint_names`` order:
 * ``inverse_dynamics`` M(q) q̈ + C(q, q̇) q̇ + g(q), with q̈ from the causal least-squares
   slope of the measured velocities (:class:`CausalDifferentiator`, delay ≈ half the
   window) or zero (``acceleration_mode='zero'``); a stream in which no joint reports a
-  velocity (a positions-only driver) gets q̇ as the same slope of its positions (continuous
-  joints unwrapped), and q̈ as the slope of that;
+  velocity (a positions-only driver), or only zeros (ros2_control's mock hardware: exact
+  zeros at every joint, which no measured motion gives), gets q̇ as the same slope of its
+  positions (continuous joints unwrapped), and q̈ as the slope of that;
 * ``residual`` τ_measured − τ_inverse_dynamics when every joint has a recent effort: what the
   rigid-body model does not explain (its negative is the inverse-dynamics route's external torque,
   :class:`~robot_dynamics.core.live.live_dynamics.LiveDynamics`).
@@ -45,7 +46,7 @@ import pinocchio as pin
 from robot_dynamics.core.dynamics import joint_space as dynamics
 from robot_dynamics.core.errors import SettingError
 from robot_dynamics.core.model.model import RobotModel
-from robot_dynamics.core.streams.differentiation import CausalDifferentiator
+from robot_dynamics.core.streams.differentiation import CausalDifferentiator, PositionSlope
 from robot_dynamics.core.streams.effort_model import EffortModel
 from robot_dynamics.core.streams.joint_states import EFFORT, POSITION, VELOCITY, JointStateMerger
 
@@ -135,8 +136,9 @@ class LiveTorqueEstimator:
         self._pinocchio = None if direct is None else (direct.model, direct.data)
         self._effort_model = self._used_effort_model(effort_model)
         self.velocities_from_positions = False  # the last sample's q̇ came from its positions
-        self._positions: Optional[CausalDifferentiator] = None  # their slope, when needed
-        self._continuous = robot.continuous_joints()
+        self._position_slope = PositionSlope(
+            robot.num_joints, acceleration_window, robot.continuous_joints()
+        )
 
     def update(
         self,
@@ -168,11 +170,14 @@ class LiveTorqueEstimator:
             efforts_now = self._effort_model.joint_torques(efforts_now, values[VELOCITY])
         if merger.repeated_stamp:
             return TorqueSample(stamp, q, v, efforts_now, self._gravity(q), None, None)
-        self.velocities_from_positions = (
-            v is None and self._estimate_acceleration and not merger.reports(VELOCITY)
+        from_positions = self._estimate_acceleration and (
+            not merger.reports(VELOCITY) if v is None else not v.any()
         )
-        if self.velocities_from_positions:
-            v = self._position_slope(stamp, q)
+        if from_positions:
+            if not self.velocities_from_positions:
+                self._position_slope.restart()
+            v = self._position_slope.update(stamp, q)
+        self.velocities_from_positions = from_positions
         a = (
             self.differentiator.update(stamp, v)
             if v is not None and self._estimate_acceleration
@@ -226,18 +231,6 @@ class LiveTorqueEstimator:
             return None
         ordered = effort_model.for_joints(self.robot.joint_names)
         return None if ordered.is_identity else ordered
-
-    def _position_slope(self, stamp: float, positions: np.ndarray) -> np.ndarray:
-        """q̇ [rad/s, m/s] of a stream that reports no velocity at all: the causal slope of the
-        positions over ``acceleration_window`` samples (continuous joints unwrapped first)."""
-        if self._positions is None:
-            self._positions = CausalDifferentiator(len(positions), self.differentiator.window)
-            self._turns, self._last_positions = np.zeros(len(positions)), positions
-        continuous = self._continuous
-        jumps = positions[continuous] - self._last_positions[continuous]
-        self._turns[continuous] -= 2.0 * math.pi * np.round(jumps / (2.0 * math.pi))
-        self._last_positions = positions
-        return self._positions.update(stamp, positions + self._turns)
 
     def _gravity(self, positions: np.ndarray) -> np.ndarray:
         """g(q) [N·m, N] at joint positions [rad, m]."""
