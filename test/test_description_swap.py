@@ -240,9 +240,9 @@ def test_a_crashed_listener_is_reported_and_replaced_and_the_new_one_takes_descr
         assert reliability_common.wait_for(
             lambda: any('listener process ended' in reason for reason in refused), 30.0
         )
-        processes.remove_unused_dds_files(
-            owned, ports=False
-        )  # what a crashed process cannot remove
+        # what a crashed process cannot remove, the node removed: its participant's segment
+        segments = {name for name in owned if processes.is_segment(name)}
+        assert segments and not segments & processes.existing_dds_files()
         assert reliability_common.wait_for(
             lambda: listener.pid not in (None, first) and listener.ready.is_set(), 60.0
         )

@@ -43,6 +43,7 @@ from robot_dynamics.core.errors import DescriptionError
 from robot_dynamics.core.model.model import RobotModel
 from robot_dynamics.core.model.urdf import MAX_DESCRIPTION_BYTES
 from robot_dynamics.ros.child_process import start_child_process
+from robot_dynamics.ros.dds_files import dds_files_of, remove_unused_dds_files
 from robot_dynamics.ros.node_log import shorten
 
 LISTENER_NODE_SUFFIX = '_description_listener'
@@ -135,6 +136,7 @@ class DescriptionListener:
         self._closed = threading.Event()
         self._lock = threading.Lock()
         self._process: Optional[subprocess.Popen] = None
+        self._owned: set = set()  # the Fast DDS files of the listener processes
         self.ready = threading.Event()
         """Set once the current listener process has subscribed."""
         self.starts = 0
@@ -225,6 +227,7 @@ class DescriptionListener:
                 elif 'refused' in item:
                     self._on_refused(str(item['refused']))
                 elif item.get('ready'):
+                    self._note_owned_files(self._process)
                     self.ready.set()
             except (
                 ValueError,
@@ -238,15 +241,27 @@ class DescriptionListener:
                 return
 
     def _reap(self) -> Optional[int]:
+        """Wait for the listener process that ended its output (kill it after
+        :data:`STOP_TIMEOUT`) and remove the Fast DDS segments it left: one stuck in its
+        middleware teardown ends by its own watchdog or is killed, with its participant never
+        destroyed. Returns its exit code."""
         with self._lock:
             process = self._process
         if process is None:
             return None
         try:
-            return process.wait(timeout=STOP_TIMEOUT)
+            code = process.wait(timeout=STOP_TIMEOUT)
         except subprocess.TimeoutExpired:
             process.kill()
-            return process.wait()
+            code = process.wait()
+        owned, self._owned = self._owned, set()
+        remove_unused_dds_files(owned, ports=False)
+        return code
+
+    def _note_owned_files(self, process: subprocess.Popen) -> None:
+        """Add the Fast DDS files ``process`` owns now to those removed after it ends (read
+        while it lives: its lock files are held open; after its end nothing tells)."""
+        self._owned |= dds_files_of(process.pid)
 
     def _stop_process(self) -> None:
         """Ask the listener to end (end of its input), kill it if it has not within
@@ -255,6 +270,7 @@ class DescriptionListener:
             process = self._process
         if process is None:
             return
+        self._note_owned_files(process)
         try:
             process.stdin.close()
         except OSError:
