@@ -585,7 +585,9 @@ def test_joint_states_without_measured_velocities_get_them_from_the_positions(ro
             message.header.stamp = _stamp(1.0 + 0.01 * k)
             rig.joint_pub.publish(message)
             time.sleep(0.005)
-        assert wait_for(lambda: rig.linear and rig.linear[-1].header.stamp.nanosec == 390_000_000)
+        assert wait_for(
+            lambda: rig.linear and rig.linear[-1].header.stamp.nanosec == 390_000_000, WAIT
+        )
         # constant joint rates: the positions' slope is exact; Σ m v of pinocchio's fixed arm
         expected = pin.computeCentroidalMomentum(
             arm.model, arm.model.createData(), positions, rate
