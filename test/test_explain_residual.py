@@ -1,6 +1,7 @@
 """The explained residual: recordings with one known term injected each (the term is named and
-its size found), the proving ground's realistic arm driven by motor currents with a payload the
-model lacks (every term's truth known), the command line and the real node's service."""
+its size found), the proving ground's realistic arm driven by motor currents read one sample
+late, with a payload the model lacks (every term's truth known), the command line and the real
+node's service."""
 
 from __future__ import annotations
 
@@ -50,6 +51,8 @@ def _injected(robot: RobotModel, term: str) -> tuple:
         added[:, 3] = 0.3 * a[:, 3]
     elif term == 'effort_scale':
         added[:, 1] = 0.05 * torques[:, 1]
+    elif term == 'effort_delay':  # each effort measured two samples (10 ms) before its state
+        added[2:] = torques[:-2] - torques[2:]
     else:
         loaded = RobotModel.from_urdf_string(ARM_URDF.read_text())
         loaded.attach_payload('tool0', PAYLOAD)
@@ -57,7 +60,10 @@ def _injected(robot: RobotModel, term: str) -> tuple:
     return Recording(time, q, v, torques + added, robot.joint_names), added
 
 
-@pytest.mark.parametrize('term', ['offset', 'friction', 'rotor_inertia', 'effort_scale', 'payload'])
+TERMS = ['offset', 'friction', 'rotor_inertia', 'effort_scale', 'effort_delay', 'payload']
+
+
+@pytest.mark.parametrize('term', TERMS)
 def test_one_injected_term_is_named_and_sized(term):
     robot = RobotModel.from_urdf_string(ARM_URDF.read_text())
     recording, added = _injected(robot, term)
@@ -72,6 +78,12 @@ def test_one_injected_term_is_named_and_sized(term):
         assert shares[term] > 0.6, shares
     if term == 'payload':  # ≈ a scale error per joint along this motion: said so
         assert shares[term] < 0.5 and 'hard to tell apart' in explanation.report(), shares
+    if term == 'effort_delay':
+        assert explanation.effort_delay == pytest.approx(0.010, rel=0.05)
+        assert 'set effort_delay 0.010' in explanation.report(), explanation.report()
+    else:
+        assert abs(explanation.effort_delay) < 0.5 * explanation.period
+        assert 'no delay to set' in explanation.report()
 
 
 def test_each_term_of_the_realistic_arm_is_found_against_its_truth():
@@ -120,6 +132,8 @@ def test_each_term_of_the_realistic_arm_is_found_against_its_truth():
     np.testing.assert_allclose(found['payload'][carrying], truth['payload'][carrying], rtol=0.2)
     assert found['payload'].sum() == pytest.approx(truth['payload'].sum(), rel=0.2)
     assert found['rotor_inertia'].sum() == pytest.approx(truth['rotor_inertia'].sum(), rel=0.2)
+    # the profile's currents are read one sample (1 ms) after they were measured
+    assert explanation.effort_delay == pytest.approx(1e-3, rel=0.2)
     offsets = scene.joint_sensors.offset
     large = np.abs(offsets) > 0.15
     np.testing.assert_allclose(explanation.offsets[large], offsets[large], rtol=0.5)
@@ -156,6 +170,10 @@ def test_the_command_line_explains_the_real_panda_recording():
     for joint in ('panda_joint5', 'panda_joint7'):  # friction column: "<N·m> (<share> %)"
         share = float(rows[joint].split('(')[2].split('%')[0])
         assert share > 50.0, rows[joint]
+    # the URDF's link errors bend the delay's fit (0.8 ms here; 0.0 against the identified
+    # model, whose held-out error grows when the efforts are shifted): not advised from it
+    delay = [line for line in run.stdout.splitlines() if line.startswith('effort delay:')]
+    assert len(delay) == 1 and 'not to be set from this model' in delay[0], run.stdout
 
 
 def test_the_node_explains_what_it_recorded(ros):

@@ -2,10 +2,10 @@
 
 `robot_dynamics explain-residual --urdf M --bag DIR|--csv F`: the residual τ_measured − inverse
 dynamics of the URDF (plus --rotor-inertia, a friction YAML) is fitted at once as effort offsets,
-viscous, Coulomb and Stribeck friction, rotor inertia, per-joint effort scale errors and a payload
-on --payload-link; printed per joint: the residual RMS, what each term explains (N·m and %), what
-stays unexplained (link inertias that differ from the URDF: `robot_dynamics identify`), and what
-to do about the largest term. See docs/motors.md.
+viscous, Coulomb and Stribeck friction, rotor inertia, per-joint effort scale errors, one effort
+delay and a payload on --payload-link; printed per joint: the residual RMS, what each term
+explains (N·m and %), what stays unexplained (link inertias that differ from the URDF:
+`robot_dynamics identify`), and what to do about the largest term. See docs/motors.md.
 
 Exit status: 0 with the table printed; 2 with a one-line reason on stderr.
 """

@@ -71,10 +71,16 @@ def model_residuals(robot: RobotModel, recording: Recording, cutoff_hz: float) -
 def filtered_accelerations(recording: Recording, cutoff_hz: float) -> np.ndarray:
     """q̈ (N, n) [rad/s²]: the derivative of the zero-phase low-passed (``cutoff_hz``)
     velocities of ``recording``."""
-    period = float(np.median(np.diff(recording.time)))
+    return filtered_derivative(recording.velocities, recording.time, cutoff_hz)
+
+
+def filtered_derivative(values: np.ndarray, time: np.ndarray, cutoff_hz: float) -> np.ndarray:
+    """d/dt of ``values`` (N, n) sampled at ``time`` (N,) [s], zero-phase low-passed at
+    ``cutoff_hz`` first (4th-order Butterworth, forwards and backwards)."""
+    period = float(np.median(np.diff(time)))
     numerator, denominator = signal.butter(4, min(cutoff_hz * 2.0 * period, 0.99))
-    smooth = signal.filtfilt(numerator, denominator, recording.velocities, axis=0)
-    return np.gradient(smooth, recording.time, axis=0)
+    smooth = signal.filtfilt(numerator, denominator, values, axis=0)
+    return np.gradient(smooth, time, axis=0)
 
 
 def fit_friction(

@@ -9,9 +9,14 @@ from the zero-phase low-passed velocities, is fitted at once by linear least squ
           + f_s,j exp(−(q̇_j/v_s)²) sgn(q̇_j)                  friction
           + I_a,j q̈_j                                        rotor inertia
           + s_j τ_model,j                                    effort scale error
+          − δ τ̇_model,j                                      effort delay
           + Y_payload(q, q̇, q̈)_j φ                          a payload (10 parameters)
 
-(sgn smoothed over :data:`SIGN_VELOCITY`; v_s chosen from a grid). What no term explains is
+(sgn smoothed over :data:`SIGN_VELOCITY`; v_s chosen from a grid; τ̇_model the derivative of
+the zero-phase low-passed model torques). δ [s], one for every joint, is how long before the
+positions they are paired with the efforts were measured (a drive's torque filter, a bus
+cycle): τ(t − δ) ≈ τ(t) − δ τ̇(t); it is what dynamics_node's ``effort_delay`` takes. What no
+term explains is
 noise, Coulomb switching the smoothed sign misses, and link inertial parameters that differ
 from the URDF: ``robot_dynamics identify`` finds those. A term's contribution on a joint is the
 RMS over the samples of its fitted torque on that joint [N·m]; with correlated terms the split
@@ -29,13 +34,14 @@ from robot_dynamics.core.dynamics.friction import smooth_sign, stribeck_shape
 from robot_dynamics.core.errors import IdentificationRefused
 from robot_dynamics.core.identification.friction_fit import (
     STRIBECK_VELOCITIES,
+    filtered_derivative,
     model_residuals,
 )
 from robot_dynamics.core.identification.payload_regressor import payload_regressor
 from robot_dynamics.core.identification.recording import Recording
 from robot_dynamics.core.model.model import RobotModel
 
-TERMS = ('offset', 'friction', 'rotor_inertia', 'effort_scale', 'payload')
+TERMS = ('offset', 'friction', 'rotor_inertia', 'effort_scale', 'effort_delay', 'payload')
 SIGN_VELOCITY = 0.005
 """Velocity scale [rad/s] of the smoothed sign of the friction terms."""
 MAX_SAMPLES = 20000
@@ -48,6 +54,8 @@ ACTIONS = {
     'friction file from robot_dynamics identify-friction --rotor-inertia / identify)',
     'effort_scale': 'calibrate the effort scale: the torque constants and gear ratios of '
     'effort_model_file, or the torque sensors',
+    'effort_delay': 'set effort_delay to the delay found (the efforts are older than the '
+    'positions they arrive with)',
     'payload': 'identify the payload (~/identify_payload) or set it (~/set_payload, active_tool)',
     'unexplained': 'the link inertias differ from the URDF: identify the robot '
     '(robot_dynamics identify) and use the identified URDF',
@@ -62,8 +70,9 @@ class ResidualExplanation:
     joints together: the part of the term's fitted torque that the other terms cannot fit, ‖(I −
     P₋) Xβ‖/‖Xβ‖ with P₋ the projection on the other terms' columns; low when the recording
     cannot tell the term from the others), ``unexplained_rms`` after the fit; the fitted
-    ``offsets`` [N·m], ``scale_errors`` (relative), ``payload`` 10 parameters about the payload
-    link (pinocchio order) and the ``samples`` used."""
+    ``offsets`` [N·m], ``scale_errors`` (relative), ``effort_delay`` δ [s], ``payload`` 10
+    parameters about the payload link (pinocchio order), the ``samples`` used and the
+    recording's median sample ``period`` [s]."""
 
     joint_names: tuple
     residual_rms: np.ndarray
@@ -72,8 +81,10 @@ class ResidualExplanation:
     unexplained_rms: np.ndarray
     offsets: np.ndarray
     scale_errors: np.ndarray
+    effort_delay: float
     payload: np.ndarray
     samples: int
+    period: float
 
     def dominant(self) -> str:
         """The term with the largest contribution summed over the joints, or 'unexplained'."""
@@ -102,6 +113,7 @@ class ResidualExplanation:
             "of each term's torque, what no other term fits: "
             + ', '.join(f'{t} {100.0 * self.own_share[t]:.0f} %' for t in TERMS)
         )
+        lines.append(self._delay_words())
         dominant = self.dominant()
         lines.append(f'largest: {dominant}: {ACTIONS[dominant]}')
         if self.own_share.get(dominant, 1.0) < 0.5:
@@ -111,6 +123,30 @@ class ResidualExplanation:
                 'them; a motion through more varied poses and speeds separates them)'
             )
         return '\n'.join(lines)
+
+    def _delay_words(self) -> str:
+        delay, period = self.effort_delay, self.period
+        words = (
+            f'effort delay: the efforts fit best as measured {1e3 * delay:.2f} ms '
+            f'({delay / period:.1f} samples) before the positions they arrive with'
+        )
+        if self.dominant() == 'unexplained':
+            return (
+                f'{words}: not to be set from this model, whose link inertias are further off '
+                'than every term (their error bends the fit): identify the robot, then explain '
+                'the residual of its identified model'
+            )
+        if delay >= 0.5 * period:
+            return (
+                f'{words}: set effort_delay {delay:.4f} s (added to the one in use when the '
+                'node recorded it)'
+            )
+        if delay <= -0.5 * period:
+            return (
+                f'{words}: the efforts are newer than the positions (a filter lag of the '
+                'positions, or the stamps)'
+            )
+        return f'{words}: no delay to set'
 
 
 def _share(part: float, total: float) -> str:
@@ -127,13 +163,15 @@ def explain_residual(
         raise IdentificationRefused(
             f'{len(recording.time)} samples: explaining the residual needs at least {MIN_SAMPLES}'
         )
-    residuals, _, accelerations = model_residuals(robot, recording, cutoff_hz)
+    residuals, period, accelerations = model_residuals(robot, recording, cutoff_hz)
+    model_torques = recording.efforts - residuals
+    model_rates = filtered_derivative(recording.efforts, recording.time, cutoff_hz)
     keep = np.unique(np.linspace(0, len(recording.time) - 1, MAX_SAMPLES).astype(int))
     q, v = recording.positions[keep], recording.velocities[keep]
     a, r = accelerations[keep], residuals[keep]
-    model_torques = recording.efforts[keep] - r
+    model = (model_torques[keep], model_rates[keep])
     payload_rows = payload_regressor(robot, payload_link, q, v, a)
-    fits = [_fit(q, v, a, r, model_torques, payload_rows, speed) for speed in STRIBECK_VELOCITIES]
+    fits = [_fit(q, v, a, r, model, payload_rows, speed) for speed in STRIBECK_VELOCITIES]
     design, solution, blocks = min(fits, key=lambda fit: fit[3])[:3]
     n = robot.num_joints
     fitted = {
@@ -148,13 +186,17 @@ def explain_residual(
         _rms(unexplained),
         solution[blocks['offset']][:n],
         solution[blocks['effort_scale']],
+        float(solution[blocks['effort_delay']][0]),
         solution[blocks['payload']],
         len(keep),
+        period,
     )
 
 
-def _fit(q, v, a, r, model_torques, payload_rows, stribeck_velocity) -> tuple:
-    """(design, solution, {term: columns}, residual sum of squares) for one Stribeck velocity."""
+def _fit(q, v, a, r, model, payload_rows, stribeck_velocity) -> tuple:
+    """(design, solution, {term: columns}, residual sum of squares) for one Stribeck velocity;
+    ``model``: the model's torques and their time derivative."""
+    model_torques, model_rates = model
     samples, n = v.shape
 
     def per_joint(values: np.ndarray) -> np.ndarray:
@@ -175,6 +217,7 @@ def _fit(q, v, a, r, model_torques, payload_rows, stribeck_velocity) -> tuple:
         ),
         'rotor_inertia': per_joint(a),
         'effort_scale': per_joint(model_torques),
+        'effort_delay': -model_rates.reshape(-1, 1),  # one δ for every joint
         'payload': payload_rows,
     }
     blocks, start = {}, 0
