@@ -9,11 +9,11 @@ from the zero-phase low-passed velocities, is fitted at once by linear least squ
           + f_s,j exp(−(q̇_j/v_s)²) sgn(q̇_j)                  friction
           + I_a,j q̈_j                                        rotor inertia
           + s_j τ_model,j                                    effort scale error
-          − δ τ̇_model,j                                      effort delay
+          − δ τ̇_measured,j                                   effort delay
           + Y_payload(q, q̇, q̈)_j φ                          a payload (10 parameters)
 
-(sgn smoothed over :data:`SIGN_VELOCITY`; v_s chosen from a grid; τ̇_model the derivative of
-the zero-phase low-passed model torques). δ [s], one for every joint, is how long before the
+(sgn smoothed over :data:`SIGN_VELOCITY`; v_s chosen from a grid; τ̇_measured the derivative
+of the zero-phase low-passed efforts). δ [s], one for every joint, is how long before the
 positions they are paired with the efforts were measured (a drive's torque filter, a bus
 cycle): τ(t − δ) ≈ τ(t) − δ τ̇(t); it is what dynamics_node's ``effort_delay`` takes. What no
 term explains is
@@ -165,13 +165,13 @@ def explain_residual(
         )
     residuals, period, accelerations = model_residuals(robot, recording, cutoff_hz)
     model_torques = recording.efforts - residuals
-    model_rates = filtered_derivative(recording.efforts, recording.time, cutoff_hz)
+    effort_rates = filtered_derivative(recording.efforts, recording.time, cutoff_hz)
     keep = np.unique(np.linspace(0, len(recording.time) - 1, MAX_SAMPLES).astype(int))
     q, v = recording.positions[keep], recording.velocities[keep]
     a, r = accelerations[keep], residuals[keep]
-    model = (model_torques[keep], model_rates[keep])
+    torques = (model_torques[keep], effort_rates[keep])
     payload_rows = payload_regressor(robot, payload_link, q, v, a)
-    fits = [_fit(q, v, a, r, model, payload_rows, speed) for speed in STRIBECK_VELOCITIES]
+    fits = [_fit(q, v, a, r, torques, payload_rows, speed) for speed in STRIBECK_VELOCITIES]
     design, solution, blocks = min(fits, key=lambda fit: fit[3])[:3]
     n = robot.num_joints
     fitted = {
@@ -193,10 +193,10 @@ def explain_residual(
     )
 
 
-def _fit(q, v, a, r, model, payload_rows, stribeck_velocity) -> tuple:
+def _fit(q, v, a, r, torques, payload_rows, stribeck_velocity) -> tuple:
     """(design, solution, {term: columns}, residual sum of squares) for one Stribeck velocity;
-    ``model``: the model's torques and their time derivative."""
-    model_torques, model_rates = model
+    ``torques``: the model's torques and the time derivative of the measured ones."""
+    model_torques, effort_rates = torques
     samples, n = v.shape
 
     def per_joint(values: np.ndarray) -> np.ndarray:
@@ -217,7 +217,7 @@ def _fit(q, v, a, r, model, payload_rows, stribeck_velocity) -> tuple:
         ),
         'rotor_inertia': per_joint(a),
         'effort_scale': per_joint(model_torques),
-        'effort_delay': -model_rates.reshape(-1, 1),  # one δ for every joint
+        'effort_delay': -effort_rates.reshape(-1, 1),  # one δ for every joint
         'payload': payload_rows,
     }
     blocks, start = {}, 0
