@@ -388,7 +388,7 @@ def test_a_realistic_arm_mounted_tilted_or_carrying_a_load_is_told_which(tilt, l
                     sample.time,
                 )
             )
-        message = live.contact_status().message  # the node's diagnostics, once per rest
+    message = live.contact_status().message  # once: the first rest was seen sample by sample
     if load:
         found = re.search(r'the efforts fit \+([0-9.]+) kg at tool0', message)
         assert found and 'efforts fit gravity' not in message, message

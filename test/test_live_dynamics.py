@@ -813,6 +813,29 @@ def test_efforts_at_rest_fitting_a_tilted_gravity_suggest_the_mounting(true_rpy,
     )
 
 
+def test_rests_shorter_than_a_status_period_are_seen_and_the_mounting_said_while_moving():
+    # a pick-and-place cycle: 0.2 s at each of two poses, moving in between (1 kHz); the status
+    # is asked once, while the arm moves
+    robot = RobotModel.from_urdf_file(ARM_URDF)
+    live = LiveDynamics(robot, LiveSettings(acceleration_mode='zero'))
+    tilt = (0.0, math.radians(20), 0.0)
+    first, second = (np.array(pose) for pose in MOUNT_POSES)
+    stamp, moving = 1.0, np.full(7, 0.5)
+    for rest in (first, second):
+        efforts = _efforts_mounted(tilt, rest)
+        for _ in range(200):
+            stamp += 1e-3
+            live.update(JointSample(robot.joint_names, rest, np.zeros(7), efforts, stamp))
+        for k in range(100):
+            stamp += 1e-3
+            q = rest + (second - first) * k / 100
+            live.update(JointSample(robot.joint_names, q, moving, _efforts_mounted(tilt, q), stamp))
+    message = live.contact_status().message
+    assert 'at rest at 2 poses' in message and 'base_orientation [0.000, 0.349, 0.0]' in message, (
+        message
+    )
+
+
 def test_an_unmodelled_load_is_said_with_its_mass_and_centre_and_not_taken_for_a_tilt():
     robot = RobotModel.from_urdf_file(ARM_URDF)
     payload = InertialParameters.point_mass(1.5, [0.0, 0.05, 0.1])

@@ -30,6 +30,9 @@ REST_POSES = 4
 DISTINCT_POSE = 0.3
 """[rad, m] Largest joint difference above which two rest poses are distinct."""
 
+REST_SETTLE = 0.1
+"""[s] How long into a rest its sample for the rest-pose fits is taken."""
+
 MIN_TILT = math.radians(5.0)
 """[rad] Angle between the gravity the efforts at rest fit and the model's that is said."""
 
@@ -172,10 +175,11 @@ class RestPoseFindings:
     vector g (base axes): τ_g = A(q) g, the columns of A the gravity torques for unit gravity
     along the base's x, y and z. A load at the payload link adds Y(q) (m, m c), the static
     columns of the payload regressor (mass m [kg], CoM c [m] in the link's frame). The efforts
-    at the last :data:`REST_POSES` distinct rest poses the checks saw (one check per
-    diagnostics period; joints :data:`DISTINCT_POSE` apart) fit them by least squares. A tilt
-    or a load is the same at every pose while a link's error or an offset is not, so a fit is
-    said only from two poses on, when its unknowns are well conditioned and it leaves under
+    at the last :data:`REST_POSES` distinct rest poses (joints :data:`DISTINCT_POSE` apart; a
+    sample :data:`REST_SETTLE` into each rest: :meth:`note` sees every sample) fit them by least
+    squares. A tilt or a load is the same at every pose while a link's error or an offset is
+    not, so a fit is said only from two poses on (also while the robot moves on), when its
+    unknowns are well conditioned and it leaves under
     30 % of the mismatch the model leaves (itself above 1 N·m). A tilt also needs the fitted |g|
     within 10 % of the model's (a tilt, not a scale) and an angle between :data:`MIN_TILT` and
     :data:`MAX_TILT`; the suggested ``base_orientation`` is roll and pitch (yaw about gravity
@@ -191,13 +195,42 @@ class RestPoseFindings:
         self._twin: Optional[MovingBaseTorques] = None
         self._kinematics: Optional[RobotModel] = None
         self._poses: list = []  # (positions, efforts, A, Y) per distinct rest pose, oldest first
+        self._rests: list = []  # a sample of each rest since the last check
+        # the current rest's first stamp [s] and positions, and whether its sample is taken
+        self._rest_start: Optional[tuple] = None
 
-    def words(self, torques: Optional[TorqueSample], gravity_in_base, mounted: bool) -> str:
-        """The finding with ``torques`` (the latest sample) against the model's
-        ``gravity_in_base`` [m/s²] (``mounted``: from a ``base_orientation``), or ''."""
-        if self._robot.floating_base or not _at_rest_with_efforts(torques):
+    def note(self, torques: TorqueSample) -> None:
+        """Take one sample of the stream (its thread): of each rest, the sample
+        :data:`REST_SETTLE` after it began is kept for the next :meth:`words` (settled, and
+        before the next motion's first acceleration, while the velocities are still small)."""
+        if not _at_rest_with_efforts(torques):
+            self._rest_start = None
+            return
+        start = self._rest_start
+        if start is None or not _same_pose(start[1], torques.positions):  # (or sparse samples)
+            start = self._rest_start = (torques.stamp, torques.positions, False)
+        stamp, positions, taken = start
+        if taken or torques.stamp - stamp < REST_SETTLE:
+            return
+        self._rest_start = (stamp, positions, True)
+        rests = self._rests
+        if rests and _same_pose(rests[-1].positions, torques.positions):
+            rests[-1] = torques
+        else:
+            rests.append(torques)
+            del rests[:-REST_POSES]
+
+    def words(self, latest: Optional[TorqueSample], gravity_in_base, mounted: bool) -> str:
+        """The finding of the rest poses kept and of the ``latest`` sample (when at rest) against
+        the model's ``gravity_in_base`` [m/s²] (``mounted``: from a ``base_orientation``), or
+        ''."""
+        if self._robot.floating_base:
             return ''
-        self._keep_pose(torques)
+        rests, self._rests = self._rests, []
+        if _at_rest_with_efforts(latest):
+            rests.append(latest)
+        for torques in rests:
+            self._keep_pose(torques)
         if len(self._poses) < 2:
             return ''
         efforts = np.concatenate([pose[1] for pose in self._poses])
@@ -265,11 +298,9 @@ class RestPoseFindings:
         if last is not None and np.array_equal(last[0], positions):
             self._poses[-1] = (positions, torques.efforts, last[2], last[3])
             return
-        self._poses = [
-            pose
-            for pose in self._poses
-            if np.max(np.abs(pose[0] - positions), initial=0.0) > DISTINCT_POSE
-        ][-(REST_POSES - 1) :]
+        self._poses = [pose for pose in self._poses if not _same_pose(pose[0], positions)][
+            -(REST_POSES - 1) :
+        ]
         if self._twin is None:
             robot = self._robot
             self._twin = MovingBaseTorques(robot)
@@ -292,6 +323,11 @@ def _fit(rows: np.ndarray, values: np.ndarray, min_singular_ratio: float) -> tup
         return None, math.inf
     solution = np.linalg.lstsq(rows, values, rcond=None)[0]
     return solution, float(np.linalg.norm(values - rows @ solution))
+
+
+def _same_pose(positions: np.ndarray, others: np.ndarray) -> bool:
+    """Whether no joint is more than :data:`DISTINCT_POSE` apart."""
+    return np.max(np.abs(positions - others), initial=0.0) <= DISTINCT_POSE
 
 
 def _at_rest_with_efforts(torques: Optional[TorqueSample]) -> bool:

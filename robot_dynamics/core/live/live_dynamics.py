@@ -337,6 +337,10 @@ class LiveDynamics:
         self.position_jumps = PositionJumps(robot)
         self.velocity_rate = VelocityRate(robot.num_joints, robot.continuous_joints())
         self._rest_findings = RestPoseFindings(robot, payload_link(robot))
+        self._notes_rest_poses = not robot.floating_base and settings.base_state in (
+            'none',
+            'mounting',
+        )
         self._last_wrench: Optional[WrenchEstimate] = None
         self._latest: Optional[TorqueSample] = None
         self._evaluated: Optional[TorqueSample] = None
@@ -649,6 +653,8 @@ class LiveDynamics:
         if self._feet is not None and torques.residual is not None:
             torques = self._with_foot_forces(torques)
         self._latest = torques
+        if self._notes_rest_poses:
+            self._rest_findings.note(torques)
         return torques
 
     def gravity_command(self, torques: TorqueSample) -> Optional[np.ndarray]:
@@ -1216,10 +1222,10 @@ class LiveDynamics:
 
     def _rest_pose_words(self) -> str:
         """:class:`~robot_dynamics.core.live.input_findings.RestPoseFindings`' finding for the
-        latest sample of a base taken upright or mounted, or ''."""
-        mode = self.settings.base_state
-        if mode not in ('none', 'mounting'):
+        rest poses seen, on a fixed base taken upright or mounted, or ''."""
+        if not self._notes_rest_poses:
             return ''
+        mode = self.settings.base_state
         gravity = self.robot.model.gravity.linear if mode == 'none' else self._gravity_in_base()
         return self._rest_findings.words(self._latest, gravity, mounted=mode == 'mounting')
 
