@@ -327,7 +327,7 @@ def _fit(rows: np.ndarray, values: np.ndarray, min_singular_ratio: float) -> tup
 
 def _same_pose(positions: np.ndarray, others: np.ndarray) -> bool:
     """Whether no joint is more than :data:`DISTINCT_POSE` apart."""
-    return np.max(np.abs(positions - others), initial=0.0) <= DISTINCT_POSE
+    return _largest_magnitude(positions - others) <= DISTINCT_POSE
 
 
 def _at_rest_with_efforts(torques: Optional[TorqueSample]) -> bool:
@@ -335,8 +335,13 @@ def _at_rest_with_efforts(torques: Optional[TorqueSample]) -> bool:
         torques is not None
         and torques.efforts is not None
         and torques.velocities is not None
-        and np.max(np.abs(torques.velocities), initial=0.0) <= REST_SPEED_FOR_SCALE
+        and _largest_magnitude(torques.velocities) <= REST_SPEED_FOR_SCALE
     )
+
+
+def _largest_magnitude(values: np.ndarray) -> float:
+    """max |x| (0 for none), in plain floats: a few joints' worth, on every joint state."""
+    return max(map(abs, values.tolist()), default=0.0)
 
 
 def _vector(values: np.ndarray) -> str:
