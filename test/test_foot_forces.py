@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import sysconfig
+import time
 from pathlib import Path
 
 import numpy as np
@@ -435,10 +436,11 @@ def test_the_node_publishes_each_foot_and_the_centre_of_pressure(ros):
         assert np.abs(np.array(inverse[-1].effort) - gravity[6:]).max() > 5.0
 
 
-def test_centroidal_node_takes_its_contacts_and_zmp_from_the_foot_forces(ros):
+def test_centroidal_node_takes_its_contacts_and_zmp_from_the_foot_forces(ros, capfd):
     """The quadruped standing still with its feet on the ground, its left hind foot carrying
     0.5 N: by height all four feet touch, by force three; the ZMP is the forces' centre of
-    pressure."""
+    pressure. Then efforts all exactly 0 (mock hardware): no foot forces, and the log says
+    why."""
     from geometry_msgs.msg import PointStamped, PolygonStamped
     from nav_msgs.msg import Odometry
     from rclpy.parameter import Parameter
@@ -487,9 +489,21 @@ def test_centroidal_node_takes_its_contacts_and_zmp_from_the_foot_forces(ros):
         assert wait_for(lambda: len(zmp) >= 20 and len(polygons) >= 20, 30), dict(
             node.rejections.counts
         )
-    assert len(polygons[-1].polygon.points) == 3  # the unloaded foot is not a support
-    pressure = (points[:, :2] * forces[:, 2:]).sum(axis=0) / forces[:, 2].sum()
-    np.testing.assert_allclose([zmp[-1].point.x, zmp[-1].point.y], pressure, atol=1e-6)
+        assert len(polygons[-1].polygon.points) == 3  # the unloaded foot is not a support
+        pressure = (points[:, :2] * forces[:, 2:]).sum(axis=0) / forces[:, 2].sum()
+        np.testing.assert_allclose([zmp[-1].point.x, zmp[-1].point.y], pressure, atol=1e-6)
+        logged = ''  # a reason is logged at most once a second: several seconds of them
+        for k in range(500):
+            stamp = 10.0 + k / 100
+            message.header.stamp = joint_state((), (), stamp=stamp).header.stamp
+            odom.publish(message)
+            feed.publish(joint_state(robot.joint_names, STANCE, np.zeros(12), 0 * efforts, stamp))
+            time.sleep(0.01)
+            logged += capfd.readouterr().err
+            if 'every effort is exactly 0' in logged:
+                break
+        assert 'no foot forces: every effort is exactly 0' in logged, logged
+        assert node.rejections.counts['no_foot_forces'] > 0
 
 
 def test_offsets_of_a_standing_robot_come_back_from_rest_poses_on_its_feet():

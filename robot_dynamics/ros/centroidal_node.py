@@ -550,10 +550,13 @@ class CentroidalNode(ManagedModelNode, Node):
             self.rejections.reject('no_foot_forces', f'no foot forces: {error}')
             return None
         if result is None or result.feet is None:
-            self.rejections.reject(
-                'no_foot_forces',
-                'no foot forces: joint states without efforts (contact_source force needs them)',
-            )
+            if result is None:
+                why = 'the joint state is incomplete, or its base state missing or stale'
+            elif feet.efforts_all_zero:
+                why = 'every effort is exactly 0, which no torque sensor reads (mock hardware)'
+            else:
+                why = 'joint states without efforts (contact_source force needs them)'
+            self.rejections.reject('no_foot_forces', f'no foot forces: {why}')
             return None
         return result.feet.forces
 

@@ -333,7 +333,7 @@ class LiveDynamics:
         self._detector = self._first_detector(problems)
         self.problems = tuple(problems)
         self._efforts_missing = False
-        self._efforts_all_zero = False  # the last sample's efforts were 0.0 on every joint
+        self.efforts_all_zero = False  # the last sample's efforts were 0.0 on every joint
         self.position_jumps = PositionJumps(robot)
         self.velocity_rate = VelocityRate(robot.num_joints, robot.continuous_joints())
         self._rest_findings = RestPoseFindings(robot, payload_link(robot))
@@ -637,8 +637,8 @@ class LiveDynamics:
         self.position_jumps.check(torques.stamp, torques.positions)
         if torques.velocities is not None and not self.estimator.velocities_from_positions:
             self.velocity_rate.check(torques.stamp, torques.positions, torques.velocities)
-        self._efforts_all_zero = torques.efforts is not None and not torques.efforts.any()
-        if self._efforts_all_zero:  # not measured: a driver that fills its effort field with 0
+        self.efforts_all_zero = torques.efforts is not None and not torques.efforts.any()
+        if self.efforts_all_zero:  # not measured: a driver that fills its effort field with 0
             torques = replace(torques, efforts=None, residual=None)
         if self._moving_base is not None:
             torques = self._on_moving_base(torques)
@@ -1167,7 +1167,7 @@ class LiveDynamics:
                 observer_last_restart=observer.last_restart_reason,
                 friction=repr(observer.friction) if observer.friction is not None else 'none',
             )
-        if self._efforts_missing and self._efforts_all_zero:
+        if self._efforts_missing and self.efforts_all_zero:
             level = WARN
             messages.append(
                 'no external torques: every effort in joint_states is exactly 0, which no '
