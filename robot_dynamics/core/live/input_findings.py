@@ -207,7 +207,8 @@ class RestPoseFindings:
             self._rest_start = None
             return
         start = self._rest_start
-        if start is None or not _same_pose(start[1], torques.positions):  # (or sparse samples)
+        if start is None or not _same_pose(start[1], torques.positions):
+            # a new rest; also a pose jump at rest: samples too sparse to show the motion between
             start = self._rest_start = (torques.stamp, torques.positions, False)
         stamp, positions, taken = start
         if taken or torques.stamp - stamp < REST_SETTLE:
