@@ -10,20 +10,30 @@ import pytest
 from robot_dynamics.instruments import bench_balance, bench_payload
 from robot_dynamics.instruments import contact_proving_ground as contact
 
+SEED, RATE = 0, 250.0
+"""Both benches run the realistic arm of this seed at this rate, so they share its
+identification (`robot_dynamics identify` on another excitation, ~40 s)."""
+
 
 @pytest.fixture(scope='module')
-def contact_result():
+def identified_arm(tmp_path_factory):
+    args = argparse.Namespace(seed=SEED, rate=RATE)
+    return contact.identified_estimation(args, tmp_path_factory.mktemp('identified_arm'))
+
+
+@pytest.fixture(scope='module')
+def contact_result(identified_arm):
     args = argparse.Namespace(
         steps=3,
         free_seconds=5.0,
         calibration=5.0,
-        seed=0,
-        rate=250.0,
+        seed=SEED,
+        rate=RATE,
         force_range=(10.0, 20.0),
         collisions=4,
         identified=True,
     )
-    return contact.measure(args)
+    return contact.measure(args, identified_arm)
 
 
 def test_contact_bench_detects_pushes_and_strikes_on_both_profiles(contact_result):
@@ -119,12 +129,13 @@ def test_payload_bench_summary_flags_an_overconfident_answer():
     assert refused['answered'] == 0 and not refused.get('within_3_sigma', False)
 
 
-def test_residual_bench_each_column_takes_away_what_it_models():
+def test_residual_bench_each_column_takes_away_what_it_models(identified_arm):
     from robot_dynamics.core.contact.momentum_observer import DEFAULT_GAIN
     from robot_dynamics.instruments import bench_residual
 
     result = bench_residual.measure(
-        argparse.Namespace(free_seconds=5.0, seed=0, rate=250.0, observer_gain=None)
+        argparse.Namespace(free_seconds=5.0, seed=SEED, rate=RATE, observer_gain=None),
+        identified_arm,
     )
     assert result['observer_gain_per_s'] == DEFAULT_GAIN
     urdf, zeroed, friction, identified = result['columns']

@@ -100,10 +100,10 @@ class Column:
         }
 
 
-def _columns(folder: Path, args) -> list:
+def _columns(folder: Path, args, identified: Optional[Estimation]) -> list:
     from robot_dynamics.models import ARM_URDF
 
-    identified = identified_estimation(args, folder)
+    identified = identified or identified_estimation(args, folder)
     friction = yaml.safe_load(Path(identified.friction_file).read_text())
     for values in friction['joints'].values():
         values['offset'] = 0.0
@@ -150,10 +150,12 @@ class _Stream:
                     each(column, result, sample)
 
 
-def measure(args) -> dict:
-    """The run of the module docstring; every column's summary and the verdicts."""
+def measure(args, identified: Optional[Estimation] = None) -> dict:
+    """The run of the module docstring; every column's summary and the verdicts.
+    ``identified``: :func:`identified_estimation` of the same ``args`` when already made
+    (None: made here)."""
     with tempfile.TemporaryDirectory(prefix='robot_dynamics_bench_') as folder:
-        columns = _columns(Path(folder), args)
+        columns = _columns(Path(folder), args, identified)
         stream = _Stream(args, columns)
         _zero_offsets(stream)
         _join_excitation(stream)

@@ -429,13 +429,15 @@ def identified_estimation(args, folder: Path) -> Estimation:
     return estimation
 
 
-def measure(args) -> dict:
+def measure(args, identified: Optional[Estimation] = None) -> dict:
     """Each column's summary and the verdict (met when every target holds on the shipped
-    profiles' columns; the identified column shows what identifying the robot changes)."""
+    profiles' columns; the identified column shows what identifying the robot changes).
+    ``identified``: :func:`identified_estimation` of the same ``args`` when already made
+    (None: made here)."""
     summaries = [measure_profile(name, args).summary() for name in PROFILES]
     if getattr(args, 'identified', True):
         with tempfile.TemporaryDirectory(prefix='robot_dynamics_bench_') as folder:
-            estimation = identified_estimation(args, Path(folder))
+            estimation = identified or identified_estimation(args, Path(folder))
             figures = measure_profile('realistic', args, estimation, IDENTIFIED)
         summaries.append(figures.summary())
     return {
