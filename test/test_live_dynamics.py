@@ -913,3 +913,52 @@ def test_a_tilt_and_a_load_are_said_and_model_errors_are_not(
         tilts += 'efforts fit gravity' in message
         loads += 'kg at tool0' in message
     assert (tilts, loads) == (tilts_said, loads_said)
+
+
+def _swinging_arm_status(hold, quantum: float = 0.0, speed: float = 1.0) -> str:
+    """The contact status after 5 s of the arm swinging every joint (1 kHz, asked each second),
+    its efforts the true inverse dynamics (pinocchio's RNEA at the analytic motion) rounded to
+    ``quantum`` [N·m] (0: not), with ``hold``: {joint index: a value its effort keeps}."""
+    robot = RobotModel.from_urdf_file(ARM_URDF)
+    live = LiveDynamics(robot, LiveSettings(acceleration_mode='zero'))
+    amplitude, omega = 0.4 * speed, 2.0 * math.pi * 0.5
+    message = ''
+    for k in range(5000):
+        t = 1.0 + k * 1e-3
+        q = ARM_POSE + amplitude * np.sin(omega * t)
+        v = amplitude * omega * np.cos(omega * t)
+        a = -amplitude * omega**2 * np.sin(omega * t)
+        efforts = pin.rnea(robot.model, robot.data, q, np.full(7, v), np.full(7, a))
+        if quantum:
+            efforts = quantum * np.round(efforts / quantum)
+        for joint, value in hold.items():
+            efforts[joint] = value
+        live.update(JointSample(robot.joint_names, q, np.full(7, v), efforts, t))
+        if k % 1000 == 999:
+            message = live.contact_status().message
+    return message
+
+
+@pytest.mark.parametrize(
+    'hold, quantum, said',
+    [
+        ({3: 0.0}, 0.0, ['fr3_joint4 (0 for 5 s']),  # never written: its first value
+        ({1: -12.5, 3: 0.0}, 0.0, ['fr3_joint2 (-12.5 for 5 s', 'fr3_joint4 (0 for 5 s']),
+        ({}, 0.0, []),
+        ({}, 0.5, []),  # a coarse quantum: the same value at times, never for long
+    ],
+)
+def test_an_effort_that_stops_changing_while_the_arm_moves_is_named(hold, quantum, said):
+    message = _swinging_arm_status(hold, quantum)
+    if not said:
+        assert 'efforts that do not change' not in message, message
+        return
+    assert 'efforts that do not change while the torques they measure do' in message, message
+    for words in said:
+        assert words in message, message
+    named = [f'fr3_joint{i + 1} (' for i in range(7)]
+    assert sum(name in message for name in named) == len(said)
+
+
+def test_an_arm_at_rest_keeps_its_efforts_without_being_told_they_stopped():
+    assert 'efforts that do not change' not in _swinging_arm_status({3: 0.0}, speed=0.0)

@@ -1,7 +1,7 @@
 """What a joint state says about the set-up, in words for the torque-margin and contact
 statuses: positions or velocities beyond the URDF limits (degrees sent for radians), velocities
 that are not the rate of the positions (a sign, a unit, zeros), and efforts one factor from the
-model's gravity torques at rest (a sign or a unit)."""
+model's gravity torques at rest (a sign or a unit) or that stopped changing."""
 
 from __future__ import annotations
 
@@ -45,6 +45,12 @@ MAX_LOAD_REACH = 0.5
 MAX_TILT = math.radians(150.0)
 """[rad] Beyond it a fitted gravity is left to the effort-scale check (−1: a sign, or a robot
 upside down)."""
+
+FROZEN_LOOK_PERIOD = 0.01
+"""[s] Time between the samples the frozen-efforts check looks at."""
+
+FROZEN_SECONDS = 2.0
+"""[s] Shortest time over which an effort that keeps one value is said."""
 
 UNIT_FACTOR = 3.0
 """Efforts this many times the gravity torques at rest (or a third of them, or less) are said
@@ -164,6 +170,78 @@ def effort_scale_words(robot: RobotModel, torques: Optional[TorqueSample]) -> st
         f"at rest the efforts are {factor:.3g} × the model's gravity torques on every loaded "
         f'joint ({joints}): {cause}'
     )
+
+
+class FrozenEfforts:
+    """Joints whose effort stays bit for bit the same while the torque the model needs there
+    changes: a driver that never updates it (a ros2_control effort state interface never
+    written, a sensor that stopped). No sensor holds one value while the torque it measures
+    moves by :data:`MIN_LOADED_TORQUE` or more; nor does a quantum smaller than that. A sample
+    every :data:`FROZEN_LOOK_PERIOD` is looked at (a comparison per joint state otherwise); a
+    joint is said once its effort has kept one value for :data:`FROZEN_SECONDS` or more while
+    the model's torque (inverse dynamics, or gravity on a sample without it) spanned more than
+    :data:`MIN_LOADED_TORQUE` in the samples looked at. Its external torque is then the model's
+    torque less a constant, not a measurement."""
+
+    def __init__(self):
+        self._last_look = -math.inf  # [s]
+        # per joint, since its effort took its value: the value, that stamp [s], and the lowest
+        # and highest model torque [N·m, N]; replaced whole (words() may run on another thread)
+        self._since: Optional[tuple] = None
+
+    def note(self, torques: TorqueSample) -> None:
+        """Take one sample of the stream (its thread); a stamp before the last look starts
+        afresh."""
+        stamp = torques.stamp
+        if stamp < self._last_look:
+            self._since = None
+        elif stamp - self._last_look < FROZEN_LOOK_PERIOD:
+            return
+        self._last_look = stamp
+        efforts = torques.efforts
+        if efforts is None:
+            self._since = None
+            return
+        needed = torques.gravity if torques.inverse_dynamics is None else torques.inverse_dynamics
+        since = self._since
+        if since is None or len(since[0]) != len(efforts):
+            self._since = (efforts, np.full(len(efforts), stamp), needed, needed)
+            return
+        value, start, lowest, highest = since
+        changed = efforts != value
+        self._since = (
+            np.where(changed, efforts, value),
+            np.where(changed, stamp, start),
+            np.where(changed, needed, np.minimum(lowest, needed)),
+            np.where(changed, needed, np.maximum(highest, needed)),
+        )
+
+    def words(self, robot: RobotModel, unreported) -> str:
+        """The joints whose efforts have stopped changing (class docstring); ``unreported``:
+        indices of joints that send no effort (filled in, not measured), left out. '' when
+        none, or every effort is 0 (said elsewhere)."""
+        since = self._since
+        if since is None or not since[0].any():
+            return ''
+        value, start, lowest, highest = since
+        held = self._last_look - start
+        frozen = (held >= FROZEN_SECONDS) & (highest - lowest > MIN_LOADED_TORQUE)
+        frozen[list(unreported)] = False
+        if not frozen.any():
+            return ''
+        listed = listed_names(
+            [
+                f'{robot.joint_names[i]} ({value[i]:.3g} for {held[i]:.0f} s while the model '
+                f'needed {lowest[i]:.3g} to {highest[i]:.3g})'
+                for i in np.flatnonzero(frozen)
+            ],
+            shown=3,
+        )
+        return (
+            f'efforts that do not change while the torques they measure do: {listed}: the driver '
+            'does not update them (an effort state interface never written, or a sensor that '
+            'stopped), so the external torques there are the model less a constant'
+        )
 
 
 class RestPoseFindings:

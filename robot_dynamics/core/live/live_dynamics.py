@@ -111,6 +111,7 @@ from robot_dynamics.core.live.effort_offsets import (
 )
 from robot_dynamics.core.live.filtered_residual import FilteredResidual
 from robot_dynamics.core.live.input_findings import (
+    FrozenEfforts,
     RestPoseFindings,
     beyond_limits_words,
     effort_scale_words,
@@ -337,6 +338,7 @@ class LiveDynamics:
         self.position_jumps = PositionJumps(robot)
         self.velocity_rate = VelocityRate(robot.num_joints, robot.continuous_joints())
         self._rest_findings = RestPoseFindings(robot, payload_link(robot))
+        self._frozen_efforts = FrozenEfforts()
         self._notes_rest_poses = not robot.floating_base and settings.base_state in (
             'none',
             'mounting',
@@ -653,6 +655,7 @@ class LiveDynamics:
         if self._feet is not None and torques.residual is not None:
             torques = self._with_foot_forces(torques)
         self._latest = torques
+        self._frozen_efforts.note(torques)
         if self._notes_rest_poses:
             self._rest_findings.note(torques)
         return torques
@@ -1189,6 +1192,10 @@ class LiveDynamics:
                 '(NaN or empty in joint_states, or old; the observer restarts when they return)'
             )
         messages.extend(self._unreported_by_optional_joints(values))
+        frozen = self._frozen_efforts.words(self.robot, self.estimator.merger.unreported[EFFORT])
+        if frozen:
+            level = worst(level, WARN)
+            messages.append(frozen)
         # a tilt seen at two poses explains what one pose's scale check would take for a unit
         finding = self._rest_pose_words() or effort_scale_words(self.robot, self._latest)
         if finding:
