@@ -387,6 +387,56 @@ def test_panda_held_out_torques_beat_the_published_model_on_every_joint():
     assert result.standard[0:70:10] == pytest.approx(body_parameter_vector(robot)[0::10], rel=0.35)
 
 
+@pytest.mark.skipif(not PANDA_DIR.is_dir(), reason=f'real-robot data not found at {PANDA_DIR}')
+def test_an_effort_delay_put_into_the_real_panda_recording_is_taken_out_by_the_option(
+    tmp_path, capsys
+):
+    """The real Panda's efforts made 10 ms older than its positions (each paired with the
+    positions 10 ms after it was measured, linearly interpolated): identify without
+    --effort-delay fits a worse model, with it as good a one as on the recording as it was."""
+    import json
+
+    from robot_dynamics.cli import main as cli_main
+    from robot_dynamics.core.identification.recording import Recording, clean_recording
+    from robot_dynamics.core.identification.recording_files import write_csv
+
+    recording, _ = clean_recording(read_panda_gaz2019(PANDA_DIR))
+    delay = 0.01
+    time = recording.time
+    kept = time - delay >= time[0]
+    older = np.column_stack([np.interp(time - delay, time, c) for c in recording.efforts.T])
+    for name, efforts in (('as_recorded', recording.efforts), ('older', older)):
+        write_csv(
+            tmp_path / f'{name}.csv',
+            Recording(
+                time[kept],
+                recording.positions[kept],
+                recording.velocities[kept],
+                efforts[kept],
+                recording.joint_names,
+            ),
+        )
+    held_out = {}
+    for name, options in (
+        ('as_recorded', []),
+        ('older', []),
+        ('older', ['--effort-delay', str(delay)]),
+    ):
+        code = cli_main(
+            ['identify', '--urdf', str(PANDA_DIR / 'panda_arm.urdf'), '--csv']
+            + [str(tmp_path / f'{name}.csv'), '--split-time', '10.39', '--rotor-inertia']
+            + ['--decimate', '2', '--format', 'json']
+            + options
+        )
+        assert code == 0
+        report = json.loads(capsys.readouterr().out)
+        held_out[name, bool(options)] = report['rms_consistent_held_out_overall']
+        assert report['effort_delay'] == (delay if options else 0.0)
+    as_recorded = held_out['as_recorded', False]
+    assert held_out['older', False] > 1.04 * as_recorded, held_out
+    assert held_out['older', True] == pytest.approx(as_recorded, rel=0.02), held_out
+
+
 # ------------------------------------------------------------------ command line
 def test_identify_cli_reports_json_and_writes_a_loadable_urdf_and_friction_yaml(
     arm, tmp_path, capsys

@@ -257,3 +257,26 @@ def test_identify_payload_cli_prints_the_rejected_bag_messages(tmp_path, capsys)
         f'{tmp_path / "bag"}: 11 of 100 messages rejected (non_finite: 10, out_of_range: 1)'
         in capsys.readouterr().err
     )
+
+
+def test_an_effort_delay_pairs_each_effort_with_the_state_that_long_before():
+    # closed forms: q(t) = sin t (a revolute joint) and a continuous joint turning at 2 rad/s,
+    # wrapped to (-π, π]; each effort is a function of the state `delay` before its stamp
+    period, delay = 0.001, 0.0043
+    time = np.arange(0.0, 5.0, period)
+    turning = 2.0 * time
+    positions = np.column_stack([np.sin(time), np.angle(np.exp(1j * turning))])
+    velocities = np.column_stack([np.cos(time), np.full(len(time), 2.0)])
+    efforts = np.column_stack([3.0 * np.sin(time - delay), 2.0 * (time - delay)])
+    shifted = Recording(time, positions, velocities, efforts, ('arm', 'wheel')).with_effort_delay(
+        delay
+    )
+    np.testing.assert_allclose(shifted.time, time[time >= delay] - delay, atol=1e-15)
+    assert shifted.num_samples == len(time) - 5  # 5 stamps before t_0 + delay
+    # linear interpolation of sin between samples 1 ms apart: within period² / 8
+    np.testing.assert_allclose(shifted.positions[:, 0], np.sin(shifted.time), atol=2e-7)
+    np.testing.assert_allclose(shifted.velocities[:, 0], np.cos(shifted.time), atol=2e-7)
+    np.testing.assert_allclose(shifted.efforts[:, 0], 3.0 * shifted.positions[:, 0], atol=1e-6)
+    # the continuous joint's positions are its unwrapped angle: no sample through 0 at a turn
+    np.testing.assert_allclose(shifted.positions[:, 1], 2.0 * shifted.time, atol=1e-9)
+    np.testing.assert_allclose(shifted.efforts[:, 1], shifted.positions[:, 1], atol=1e-9)

@@ -47,6 +47,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         'gear ratio, efficiency and sign; default: efforts are joint torques',
     )
     parser.add_argument(
+        '--effort-delay',
+        type=float,
+        default=0.0,
+        metavar='SECONDS',
+        help='the efforts were measured this long before the positions they were recorded with '
+        '(what dynamics_node\'s effort_delay takes, and explain-residual fits): each is paired '
+        'with the state that long before (default %(default)s)',
+    )
+    parser.add_argument(
         '--friction',
         default='viscous,coulomb,offset',
         help='comma-separated per-joint terms from viscous,coulomb,offset,stribeck, or "none" '
@@ -146,6 +155,7 @@ def _check_options(args: argparse.Namespace) -> None:
 
     from robot_dynamics.commands.output_paths import check_writable_file
     from robot_dynamics.core.identification.whole_robot import IdentificationError
+    from robot_dynamics.core.streams.live_torques import MAX_EFFORT_DELAY
 
     for name in ('period', 'cutoff', 'max_gap', 'prior_weight'):
         value = getattr(args, name)
@@ -161,6 +171,11 @@ def _check_options(args: argparse.Namespace) -> None:
         )
     if args.split_time is not None and not math.isfinite(args.split_time):
         raise IdentificationError(f'--split-time must be a finite time [s], got {args.split_time}')
+    if not 0.0 <= args.effort_delay <= MAX_EFFORT_DELAY:
+        raise IdentificationError(
+            f'--effort-delay must be a time in s in [0, {MAX_EFFORT_DELAY:g}], got '
+            f'{args.effort_delay}'
+        )
     if args.decimate < 1:
         raise IdentificationError(f'--decimate must be at least 1, got {args.decimate}')
     for option, value in (('--output', args.output), ('--report', args.report)):
@@ -206,7 +221,9 @@ def _run(args: argparse.Namespace) -> int:
     recording = recording.select_joints(robot.joint_names)
     if effort_model is not None:
         recording = effort_model.converted(recording)
-    _, cleaning = clean_recording(recording)
+    cleaned, cleaning = clean_recording(recording)
+    if args.effort_delay > 0.0:
+        recording = cleaned.with_effort_delay(args.effort_delay)
     data = prepare_for_identification(
         recording, period=args.period, cutoff_hz=args.cutoff, max_gap=args.max_gap
     )
@@ -234,6 +251,7 @@ def _run(args: argparse.Namespace) -> int:
         'jitter_rms': cleaning.jitter_rms,
     }
     report['split_time'] = float(split)
+    report['effort_delay'] = args.effort_delay
     report['sign_velocity'] = dict(
         zip(robot.joint_names, np.broadcast_to(terms.sign_velocity, (robot.num_joints,)).tolist())
     )
@@ -259,6 +277,11 @@ def _run(args: argparse.Namespace) -> int:
             f'fit on t < {split:.3f} s ({train.num_samples} samples), held out '
             f'{0 if held_out is None else held_out.num_samples} samples'
         )
+        if args.effort_delay > 0.0:
+            print(
+                f'efforts paired with the state {1e3 * args.effort_delay:g} ms before them: '
+                f'run dynamics_node with effort_delay {args.effort_delay:g} with this model'
+            )
         print(result.report)
         if {'coulomb', 'stribeck'} & set(terms.friction):
             print(

@@ -95,6 +95,30 @@ class Recording:
             self.joint_names,
         )
 
+    def with_effort_delay(self, delay: float) -> 'Recording':
+        """Each effort paired with the state ``delay`` [s] before its stamp, for efforts
+        measured that long before the positions and velocities they were recorded with
+        (dynamics_node's ``effort_delay``): sample k becomes (t_k − delay, q(t_k − delay),
+        q̇(t_k − delay), τ_k), the state interpolated linearly (positions unwrapped first: a
+        continuous joint's turn is not interpolated through 0); the samples whose instant
+        precedes the recording are dropped. Stamps must increase (:func:`clean_recording`)."""
+        instants = self.time - delay
+        keep = instants >= self.time[0]
+        instants = instants[keep]
+
+        def at_instants(values: np.ndarray) -> np.ndarray:
+            return np.column_stack(
+                [np.interp(instants, self.time, column) for column in values.T]
+            ).reshape(len(instants), -1)
+
+        return Recording(
+            instants,
+            at_instants(np.unwrap(self.positions, axis=0)),
+            at_instants(self.velocities),
+            self.efforts[keep],
+            self.joint_names,
+        )
+
     def __repr__(self) -> str:
         span = f'{self.time[0]:.3f}..{self.time[-1]:.3f} s' if len(self.time) else 'empty'
         return f'Recording({len(self.time)} samples, {span}, joints={list(self.joint_names)})'
