@@ -89,12 +89,12 @@ def test_identify_refuses_a_sign_velocity_that_is_not_auto_or_a_velocity(motion_
     assert_refused(finished, 2, '--sign-velocity must be auto or a number >= 0 [rad/s], got')
 
 
-@pytest.mark.parametrize('value', ['-0.001', 'nan', '0.2'])
+@pytest.mark.parametrize('value', ['-0.001', 'nan', '0.2', 'fast'])
 def test_identify_refuses_an_effort_delay_out_of_its_range(motion_csv, value):
     finished = run_cli(
         'identify', '--urdf', str(ARM_URDF), '--csv', str(motion_csv), '--effort-delay', value
     )
-    assert_refused(finished, 2, '--effort-delay must be a time in s in [0, 0.1], got')
+    assert_refused(finished, 2, '--effort-delay must be auto or a time in s in [0, 0.1], got')
 
 
 def test_identify_refuses_a_split_time_that_is_not_finite(motion_csv):

@@ -388,12 +388,11 @@ def test_panda_held_out_torques_beat_the_published_model_on_every_joint():
 
 
 @pytest.mark.skipif(not PANDA_DIR.is_dir(), reason=f'real-robot data not found at {PANDA_DIR}')
-def test_an_effort_delay_put_into_the_real_panda_recording_is_taken_out_by_the_option(
-    tmp_path, capsys
-):
+def test_an_effort_delay_put_into_the_real_panda_recording_is_found_and_taken_out(tmp_path, capsys):
     """The real Panda's efforts made 10 ms older than its positions (each paired with the
     positions 10 ms after it was measured, linearly interpolated): identify without
-    --effort-delay fits a worse model, with it as good a one as on the recording as it was."""
+    --effort-delay fits a worse model; --effort-delay auto finds the delay, none in the
+    recording as it was, and fits as good a model as on the recording as it was."""
     import json
 
     from robot_dynamics.cli import main as cli_main
@@ -416,25 +415,25 @@ def test_an_effort_delay_put_into_the_real_panda_recording_is_taken_out_by_the_o
                 recording.joint_names,
             ),
         )
-    held_out = {}
-    for name, options in (
-        ('as_recorded', []),
-        ('older', []),
-        ('older', ['--effort-delay', str(delay)]),
-    ):
+    reports = {}
+    for name, delay_option in (('as_recorded', 'auto'), ('older', '0'), ('older', 'auto')):
         code = cli_main(
             ['identify', '--urdf', str(PANDA_DIR / 'panda_arm.urdf'), '--csv']
             + [str(tmp_path / f'{name}.csv'), '--split-time', '10.39', '--rotor-inertia']
-            + ['--decimate', '2', '--format', 'json']
-            + options
+            + ['--decimate', '2', '--format', 'json', '--effort-delay', delay_option]
         )
         assert code == 0
-        report = json.loads(capsys.readouterr().out)
-        held_out[name, bool(options)] = report['rms_consistent_held_out_overall']
-        assert report['effort_delay'] == (delay if options else 0.0)
-    as_recorded = held_out['as_recorded', False]
-    assert held_out['older', False] > 1.04 * as_recorded, held_out
-    assert held_out['older', True] == pytest.approx(as_recorded, rel=0.02), held_out
+        reports[name, delay_option] = json.loads(capsys.readouterr().out)
+    as_recorded, older_unaligned, older_found = reports.values()
+    assert abs(as_recorded['effort_delay_fitted']['value']) < 0.0005  # under half a sample
+    assert as_recorded['effort_delay'] == 0.0 and older_unaligned['effort_delay'] == 0.0
+    found = older_found['effort_delay_fitted']
+    assert found['value'] == pytest.approx(delay, abs=max(0.0015, 3 * found['std'])), found
+    assert older_found['effort_delay'] == found['value']
+    held_out = {key: report['rms_consistent_held_out_overall'] for key, report in reports.items()}
+    reference = held_out['as_recorded', 'auto']
+    assert held_out['older', '0'] > 1.04 * reference, held_out
+    assert held_out['older', 'auto'] == pytest.approx(reference, rel=0.02), held_out
 
 
 # ------------------------------------------------------------------ command line

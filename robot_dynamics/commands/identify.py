@@ -48,12 +48,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         '--effort-delay',
-        type=float,
-        default=0.0,
-        metavar='SECONDS',
+        default='0',
+        metavar='SECONDS|auto',
         help='the efforts were measured this long before the positions they were recorded with '
-        '(what dynamics_node\'s effort_delay takes, and explain-residual fits): each is paired '
-        'with the state that long before (default %(default)s)',
+        '(what dynamics_node\'s effort_delay takes): each is paired with the state that long '
+        'before; auto: fitted on the training part with the base parameters, applied from half '
+        'a sample on (default %(default)s)',
     )
     parser.add_argument(
         '--friction',
@@ -139,6 +139,29 @@ def run(args: argparse.Namespace) -> int:
         return 2
 
 
+def _split(recording, delay: float, args: argparse.Namespace) -> tuple:
+    """(the prepared data, split time [s], training rows (every ``--decimate``-th), held-out
+    rows or None) of the cleaned ``recording`` with each effort paired with the state
+    ``delay`` [s] before it, resampled and filtered."""
+    import numpy as np
+
+    from robot_dynamics.core.identification.recording import prepare_for_identification
+
+    if delay > 0.0:
+        recording = recording.with_effort_delay(delay)
+    data = prepare_for_identification(
+        recording, period=args.period, cutoff_hz=args.cutoff, max_gap=args.max_gap
+    )
+    split = (
+        args.split_time
+        if args.split_time is not None
+        else data.time[0] + args.train_fraction * (data.time[-1] - data.time[0]) + 0.5 * data.period
+    )
+    train = data.rows(np.flatnonzero(data.time < split)[:: args.decimate])
+    held_out = data.rows(data.time >= split) if np.any(data.time >= split) else None
+    return data, split, train, held_out
+
+
 def _nonnegative_number(text: str) -> bool:
     import math
 
@@ -171,10 +194,12 @@ def _check_options(args: argparse.Namespace) -> None:
         )
     if args.split_time is not None and not math.isfinite(args.split_time):
         raise IdentificationError(f'--split-time must be a finite time [s], got {args.split_time}')
-    if not 0.0 <= args.effort_delay <= MAX_EFFORT_DELAY:
+    if args.effort_delay != 'auto' and not (
+        _nonnegative_number(args.effort_delay) and float(args.effort_delay) <= MAX_EFFORT_DELAY
+    ):
         raise IdentificationError(
-            f'--effort-delay must be a time in s in [0, {MAX_EFFORT_DELAY:g}], got '
-            f'{args.effort_delay}'
+            f'--effort-delay must be auto or a time in s in [0, {MAX_EFFORT_DELAY:g}], got '
+            f'{args.effort_delay!r}'
         )
     if args.decimate < 1:
         raise IdentificationError(f'--decimate must be at least 1, got {args.decimate}')
@@ -190,16 +215,14 @@ def _run(args: argparse.Namespace) -> int:
 
     from robot_dynamics.core.identification import identified_model
     from robot_dynamics.core.identification import whole_robot as ident
-    from robot_dynamics.core.identification.recording import (
-        clean_recording,
-        prepare_for_identification,
-    )
+    from robot_dynamics.core.identification.recording import clean_recording
     from robot_dynamics.core.identification.recording_files import (
         read_panda_gaz2019,
         read_recording,
     )
     from robot_dynamics.core.model.model import RobotModel
     from robot_dynamics.core.streams.effort_model import load_effort_model
+    from robot_dynamics.core.streams.live_torques import MAX_EFFORT_DELAY
 
     robot = RobotModel.from_urdf_file(args.urdf)
     friction = '' if args.friction.strip().lower() == 'none' else args.friction
@@ -221,19 +244,16 @@ def _run(args: argparse.Namespace) -> int:
     recording = recording.select_joints(robot.joint_names)
     if effort_model is not None:
         recording = effort_model.converted(recording)
-    cleaned, cleaning = clean_recording(recording)
-    if args.effort_delay > 0.0:
-        recording = cleaned.with_effort_delay(args.effort_delay)
-    data = prepare_for_identification(
-        recording, period=args.period, cutoff_hz=args.cutoff, max_gap=args.max_gap
-    )
-    split = (
-        args.split_time
-        if args.split_time is not None
-        else data.time[0] + args.train_fraction * (data.time[-1] - data.time[0]) + 0.5 * data.period
-    )
-    train = data.rows(np.flatnonzero(data.time < split)[:: args.decimate])
-    held_out = data.rows(data.time >= split) if np.any(data.time >= split) else None
+    recording, cleaning = clean_recording(recording)
+    auto_delay = args.effort_delay == 'auto'
+    delay = 0.0 if auto_delay else float(args.effort_delay)
+    data, split, train, held_out = _split(recording, delay, args)
+    if auto_delay:  # on every training row: consecutive rows give the efforts' rate
+        every_row = data.rows(data.time < split)
+        fitted = ident.fitted_effort_delay(robot, every_row, terms, weighted=not args.ols)
+        if fitted[0] >= 0.5 * cleaning.median_period:
+            delay = min(fitted[0], MAX_EFFORT_DELAY)
+            data, split, train, held_out = _split(recording, delay, args)
     if args.sign_velocity == 'auto':
         sign_velocity = ident.chosen_sign_velocities(robot, train, terms, weighted=not args.ols)
     else:
@@ -251,7 +271,9 @@ def _run(args: argparse.Namespace) -> int:
         'jitter_rms': cleaning.jitter_rms,
     }
     report['split_time'] = float(split)
-    report['effort_delay'] = args.effort_delay
+    report['effort_delay'] = delay
+    if auto_delay:
+        report['effort_delay_fitted'] = {'value': fitted[0], 'std': fitted[1]}
     report['sign_velocity'] = dict(
         zip(robot.joint_names, np.broadcast_to(terms.sign_velocity, (robot.num_joints,)).tolist())
     )
@@ -277,10 +299,16 @@ def _run(args: argparse.Namespace) -> int:
             f'fit on t < {split:.3f} s ({train.num_samples} samples), held out '
             f'{0 if held_out is None else held_out.num_samples} samples'
         )
-        if args.effort_delay > 0.0:
+        if auto_delay:
             print(
-                f'efforts paired with the state {1e3 * args.effort_delay:g} ms before them: '
-                f'run dynamics_node with effort_delay {args.effort_delay:g} with this model'
+                f'effort delay fitted: {1e3 * fitted[0]:.2f} ± {1e3 * fitted[1]:.2f} ms '
+                f'({fitted[0] / cleaning.median_period:.1f} samples)'
+                + ('' if delay else ': under half a sample, none applied')
+            )
+        if delay:
+            print(
+                f'efforts paired with the state {1e3 * delay:.3g} ms before them: run '
+                f'dynamics_node with effort_delay {delay:.4g} with this model'
             )
         print(result.report)
         if {'coulomb', 'stribeck'} & set(terms.friction):

@@ -55,7 +55,7 @@ ACTIONS = {
     'effort_scale': 'calibrate the effort scale: the torque constants and gear ratios of '
     'effort_model_file, or the torque sensors',
     'effort_delay': 'set effort_delay to the delay found (the efforts are older than the '
-    'positions they arrive with), and identify with --effort-delay',
+    'positions they arrive with), and identify with --effort-delay auto',
     'payload': 'identify the payload (~/identify_payload) or set it (~/set_payload, active_tool)',
     'unexplained': 'the link inertias differ from the URDF: identify the robot '
     '(robot_dynamics identify) and use the identified URDF',

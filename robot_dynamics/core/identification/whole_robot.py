@@ -807,6 +807,36 @@ def chosen_sign_velocities(
     return tuple(SIGN_VELOCITIES[k] for k in np.argmin(rms, axis=0))
 
 
+def fitted_effort_delay(
+    robot: RobotModel, train: PreparedData, terms: ModelTerms, weighted: bool = True
+) -> tuple:
+    """(δ, its standard deviation) [s]: how long before the positions the efforts of ``train``
+    were measured, fitted with the base parameters of ``terms`` (the least squares of
+    :func:`identify`) as one more column, −τ̇ of the filtered efforts (τ(t − δ) ≈ τ(t) − δ τ̇,
+    one δ for every joint; τ̇ by central differences inside each segment). A delay is not in
+    the span of the rigid-body columns (a phase, not a gain), so link parameters do not take
+    it up as they bend a fit against a URDF's errors."""
+    _check_joint_order(robot, train)
+    rates = np.zeros_like(train.efforts)
+    for start, stop in train.segments:
+        if stop - start > 1:
+            rates[start:stop] = np.gradient(
+                train.efforts[start:stop], train.time[start:stop], axis=0
+            )
+    if not rates.any():
+        raise InsufficientExcitation(
+            'the effort delay needs consecutive samples whose efforts change (not decimated)'
+        )
+    base = structural_base_parameters(robot, terms)
+    regressor = base.regressor(
+        extended_regressor(robot, train.positions, train.velocities, train.accelerations, terms)
+    )
+    regressor = np.column_stack([regressor, -rates.reshape(-1)])
+    solve = weighted_least_squares if weighted else least_squares
+    fit = solve(regressor, train.efforts.reshape(-1), robot.num_joints, times=train.time)
+    return float(fit.values[-1]), float(fit.std[-1])
+
+
 def _check_joint_order(robot: RobotModel, data: PreparedData) -> None:
     if tuple(data.joint_names) != tuple(robot.joint_names):
         raise IdentificationError(
