@@ -126,6 +126,36 @@ def test_bad_friction_entries_are_refused_naming_joint_and_field(entry, words):
         friction_from_yaml(f'joints:\n  elbow: {entry}\n', NAMES)
 
 
+@pytest.mark.parametrize(
+    'value, words',
+    [('-0.001', 'is negative'), ('.nan', 'is not a finite number'), ('soon', 'is not a finite')],
+)
+def test_a_bad_effort_delay_of_a_friction_file_is_refused(value, words):
+    with pytest.raises(FrictionFileError, match=f'effort_delay of the file {words}'):
+        friction_from_yaml(f'effort_delay: {value}\njoints:\n  elbow: {{viscous: 0.1}}\n', NAMES)
+
+
+@pytest.mark.parametrize('node_delay, said', [(0.0, True), (0.0094, False), (0.0092, False)])
+def test_the_node_says_when_its_effort_delay_is_not_the_one_its_model_was_identified_with(
+    tmp_path, node_delay, said
+):
+    from robot_dynamics.core.live.live_dynamics import LiveDynamics
+    from robot_dynamics.core.live.settings import LiveSettings
+    from robot_dynamics.core.streams.joint_states import JointSample
+
+    friction = tmp_path / 'friction.yaml'
+    friction.write_text('effort_delay: 0.0094\njoints:\n  elbow: {viscous: 0.1}\n')
+    assert friction_from_yaml(friction.read_text(), NAMES).effort_delay == 0.0094
+    live = LiveDynamics(
+        vertical_2r.model(), LiveSettings(friction_file=str(friction), effort_delay=node_delay)
+    )
+    words = 'identified with effort_delay 0.0094 s, and this node runs effort_delay 0 s'
+    assert any(words in problem for problem in live.problems) == said, live.problems
+    if said:  # in the contact status once the stream runs
+        live.update(JointSample(NAMES, (0.1, 0.2), (0.0, 0.0), (1.0, 1.0), 1.0))
+        assert 'set effort_delay 0.0094' in live.contact_status().message
+
+
 def test_the_cli_writes_a_friction_file_the_node_reads(tmp_path):
     import subprocess
     import sys

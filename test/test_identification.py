@@ -494,6 +494,7 @@ def test_identify_cli_reports_json_and_writes_a_loadable_urdf_and_friction_yaml(
     assert identified.num_joints == 7
     friction = yaml.safe_load((tmp_path / 'arm_identified_friction.yaml').read_text())
     assert friction['joints']['fr3_joint7']['viscous'] == pytest.approx(0.3 * 1.6, rel=0.2)
+    assert friction['effort_delay'] == 0.0  # the efforts as recorded: what the node must run
 
 
 def identified_friction(arm, terms, truth, data, noise_seed, tmp_path):

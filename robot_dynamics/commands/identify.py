@@ -284,7 +284,7 @@ def _run(args: argparse.Namespace) -> int:
         )
         friction_path = output.with_name(output.stem + '_friction.yaml')
         friction_path.write_text(
-            identified_model.friction_yaml(robot, terms, result.standard), encoding='utf-8'
+            identified_model.friction_yaml(robot, terms, result.standard, delay), encoding='utf-8'
         )
         report['outputs'] = {'urdf': str(output), 'friction': str(friction_path)}
     if args.report:

@@ -80,6 +80,9 @@ class FrictionModel:
     stribeck_static: Optional[np.ndarray] = None
     stribeck_velocity: Optional[np.ndarray] = None
     sign_velocity: Optional[np.ndarray] = field(default=None)
+    effort_delay: Optional[float] = None
+    """[s] The effort delay the file's model was identified with (``robot_dynamics identify
+    --effort-delay``; dynamics_node's ``effort_delay``); None when the file does not say."""
 
     def __post_init__(self):
         defaults = {
@@ -149,24 +152,30 @@ def friction_from_yaml(text: str, joint_names: Sequence[str]) -> FrictionModel:
         unknown_fields = sorted(set(entry) - set(FILE_KEYS))
         if unknown_fields:
             raise FrictionFileError(f'joint {name} has unknown fields {unknown_fields}')
-        coulomb = _coefficient(entry.get('coulomb', 0.0), name, 'coulomb')
+        coulomb = _coefficient(entry.get('coulomb', 0.0), 'coulomb', f'of joint {name}')
         fallback = {
             'stribeck_static': coulomb,
             'stribeck_velocity': STRIBECK_VELOCITY,
         }
         for key in FILE_KEYS:
-            values[key].append(_coefficient(entry.get(key, fallback.get(key, 0.0)), name, key))
+            values[key].append(
+                _coefficient(entry.get(key, fallback.get(key, 0.0)), key, f'of joint {name}')
+            )
     arrays = {key: np.array(items) for key, items in values.items()}
-    return FrictionModel(tuple(joint_names), **arrays)
+    delay = document.get('effort_delay')
+    if delay is not None:
+        delay = _coefficient(delay, 'effort_delay', 'of the file')
+    return FrictionModel(tuple(joint_names), **arrays, effort_delay=delay)
 
 
-def _coefficient(value, joint: str, key: str) -> float:
+def _coefficient(value, key: str, where: str) -> float:
+    """``value`` of ``key`` checked; ``where`` ('of joint <name>') for the error."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise FrictionFileError(f'{key} of joint {joint} is not a finite number: {value!r}')
+        raise FrictionFileError(f'{key} {where} is not a finite number: {value!r}')
     if key != 'offset' and value < 0.0:
-        raise FrictionFileError(f'{key} of joint {joint} is negative: {value!r}')
+        raise FrictionFileError(f'{key} {where} is negative: {value!r}')
     if key == 'stribeck_velocity' and value <= 0.0:
-        raise FrictionFileError(f'stribeck_velocity of joint {joint} must be > 0 rad/s')
+        raise FrictionFileError(f'stribeck_velocity {where} must be > 0 rad/s')
     return float(value)
 
 

@@ -19,11 +19,14 @@ from robot_dynamics.core.model.inertia import InertialParameters
 from robot_dynamics.core.model.model import RobotModel
 
 
-def friction_yaml(robot: RobotModel, terms: ModelTerms, standard: np.ndarray) -> str:
+def friction_yaml(
+    robot: RobotModel, terms: ModelTerms, standard: np.ndarray, effort_delay: float = 0.0
+) -> str:
     """YAML text of the per-joint terms: rotor_inertia [kg·m²], viscous [N·m·s/rad],
     coulomb [N·m], offset [N·m], with the ``stribeck`` term stribeck_static [N·m] and
     stribeck_velocity [rad/s], and with a smooth sign its sign_velocity [rad/s] (the model of
-    :mod:`robot_dynamics.core.dynamics.friction`)."""
+    :mod:`robot_dynamics.core.dynamics.friction`); and the ``effort_delay`` [s] the efforts
+    were paired with for the fit."""
     lines = [
         '# Identified per-joint terms (robot_dynamics identify). Units: rotor_inertia kg·m²,',
         '# viscous N·m·s/rad, coulomb N·m, offset N·m, stribeck_static N·m,',
@@ -31,6 +34,7 @@ def friction_yaml(robot: RobotModel, terms: ModelTerms, standard: np.ndarray) ->
         '#   + (coulomb + (stribeck_static - coulomb)*exp(-(dq/stribeck_velocity)^2))',
         '#     * tanh(dq/sign_velocity)   (sign(dq) without a sign_velocity)',
         f'model: {robot.name}',
+        f'effort_delay: {float(effort_delay)!r}  # s: identified for dynamics_node\'s effort_delay',
         'joints:',
     ]
     sign_velocities = np.broadcast_to(terms.sign_velocity, (robot.num_joints,))

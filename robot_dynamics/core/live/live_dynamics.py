@@ -149,6 +149,9 @@ MOMENTUM_CHECK_SAMPLES = 50
 MOMENTUM_SWITCH_RATIO = 3.0
 """The position form's step-to-step noise over the velocity form's from which the velocity form
 is kept without waiting for a calibration."""
+EFFORT_DELAY_MISMATCH = 0.0005
+"""[s] How far ``effort_delay`` may be from the one a friction file's model was identified
+with before the status says so (half a sample at 1 kHz)."""
 
 
 @dataclass(frozen=True)
@@ -373,6 +376,13 @@ class LiveDynamics:
         except RobotDynamicsError as error:
             problems.append(f'friction not subtracted: {error}')
             return None
+        identified_for, delay = friction.effort_delay, self.settings.effort_delay
+        if identified_for is not None and abs(identified_for - delay) > EFFORT_DELAY_MISMATCH:
+            problems.append(
+                f'friction_file {path} is of a model identified with effort_delay '
+                f'{identified_for:.4g} s, and this node runs effort_delay {delay:.4g} s: set '
+                f'effort_delay {identified_for:.4g} (the identified URDF was fitted for it too)'
+            )
         return self._without_sensor_joints(friction, problems)
 
     def _without_sensor_joints(self, friction: FrictionModel, problems: list) -> FrictionModel:
