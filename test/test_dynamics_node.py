@@ -847,6 +847,46 @@ def test_velocities_of_the_opposite_sign_are_named_in_the_torque_margins(ros):
         assert wait_for(said, 5)
 
 
+def test_an_effort_that_never_changes_while_the_arm_moves_is_named_in_the_contact_status(ros):
+    """A driver that never writes joint 2's effort (0.0 from the start) while the arm swings:
+    the contact status WARNs naming that joint alone."""
+    from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
+
+    robot = RobotModel.from_urdf_file(ARM_URDF)
+    names, pose = list(robot.joint_names), np.array([0.3, -0.4, 0.1, -1.9, 0.2, 1.7, -0.6])
+    node = make_node(robot_description=ARM_TEXT, diagnostics_period=0.2)
+    with ros(node) as harness:
+        diagnostics = harness.collect(DiagnosticArray, '/diagnostics')
+        publisher = harness.probe.create_publisher(JointState, 'joint_states', SENSOR_QOS)
+        assert wait_for(lambda: publisher.get_subscription_count() >= 1, 5)
+
+        def statuses():
+            name = f'{node.get_name()}: contact'
+            return [s for array in diagnostics for s in array.status if s.name == name]
+
+        def said():
+            return any(
+                status.level == DiagnosticStatus.WARN
+                and 'efforts that do not change while the torques they measure do: fr3_joint2 (0 '
+                in status.message
+                for status in statuses()
+            )
+
+        for k in range(2000):  # 0.6 rad/s sines at 250 Hz for 8 s, or until said
+            t = 0.004 * k
+            positions = pose + 0.3 * np.sin(2.0 * t)
+            velocities = np.full(7, 0.6 * np.cos(2.0 * t))
+            efforts = reference_torques(robot, positions, velocities)[1]
+            efforts[1] = 0.0
+            publisher.publish(joint_state(names, positions, velocities, efforts, 1.0 + t))
+            if k % 50 == 49 and wait_for(said, 0.01):
+                break
+            wait_for(lambda: False, 0.002)
+        assert wait_for(said, 5), [s.message for s in statuses()[-2:]]
+        message = next(s.message for s in reversed(statuses()) if 'do not change' in s.message)
+        assert [f'fr3_joint{i} (' in message for i in range(1, 8)].count(True) == 1, message
+
+
 def _send(harness, node, names, positions, efforts, count):
     """``count`` joint states at rest, 10 ms apart, from 1 s."""
     publisher = harness.probe.create_publisher(JointState, 'joint_states', SENSOR_QOS)
