@@ -13,7 +13,7 @@ import pytest
 
 from robot_dynamics.core.identification.excitation import FourierTrajectory, rest_constrained
 from robot_dynamics.core.identification.recording import Recording
-from robot_dynamics.core.identification.recording_files import write_csv
+from robot_dynamics.core.identification.recording_files import read_recording, write_csv
 from robot_dynamics.core.model.model import RobotModel
 from robot_dynamics.models import ARM_URDF
 
@@ -95,6 +95,44 @@ def test_identify_refuses_an_effort_delay_out_of_its_range(motion_csv, value):
         'identify', '--urdf', str(ARM_URDF), '--csv', str(motion_csv), '--effort-delay', value
     )
     assert_refused(finished, 2, '--effort-delay must be auto or a time in s in [0, 0.1], got')
+
+
+@pytest.fixture(scope='module')
+def one_joint_unmeasured_csv(motion_csv, tmp_path_factory) -> Path:
+    """``motion_csv`` with efforts of a real arm's size, except joint 3's: 0 in every row."""
+    recording = read_recording(motion_csv)
+    efforts = np.sin(np.outer(recording.time, np.arange(1, 8)))
+    efforts[:, 2] = 0.0
+    path = tmp_path_factory.mktemp('unmeasured') / 'joint3.csv'
+    write_csv(
+        path,
+        Recording(
+            recording.time,
+            recording.positions,
+            recording.velocities,
+            efforts,
+            recording.joint_names,
+        ),
+    )
+    return path
+
+
+@pytest.mark.parametrize(
+    'command, code, every_joint',
+    [('identify', 2, True), ('explain-residual', 2, True), ('identify-friction', 2, True)]
+    # unusable input is status 1 for these two (docs/payload.md), and they refuse only when no
+    # joint's effort was measured: they use some joints' efforts
+    + [('identify-payload', 1, False), ('external-wrench', 1, False)],
+)
+def test_efforts_never_measured_are_refused_before_any_fit(
+    motion_csv, one_joint_unmeasured_csv, command, code, every_joint
+):
+    finished = run_cli(command, '--urdf', str(ARM_URDF), '--csv', str(motion_csv))
+    assert_refused(finished, code, 'every effort is 0 in every sample: not measured')
+    assert f'{command} needs measured efforts' in finished.stderr
+    finished = run_cli(command, '--urdf', str(ARM_URDF), '--csv', str(one_joint_unmeasured_csv))
+    words = 'the efforts of fr3_joint3 (0) are that value in every sample: not measured'
+    assert (words in finished.stderr) == every_joint, finished.stderr
 
 
 def test_identify_refuses_a_split_time_that_is_not_finite(motion_csv):

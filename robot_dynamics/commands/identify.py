@@ -242,6 +242,7 @@ def _run(args: argparse.Namespace) -> int:
     if rejected:
         print(f'identify: {args.bag or args.csv}: {rejected}', file=sys.stderr)
     recording = recording.select_joints(robot.joint_names)
+    recording.check_efforts_measured('identify')
     if effort_model is not None:
         recording = effort_model.converted(recording)
     recording, cleaning = clean_recording(recording)

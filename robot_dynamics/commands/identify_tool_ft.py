@@ -47,7 +47,9 @@ def _run(args: argparse.Namespace) -> int:
 
     robot = RobotModel.from_urdf_file(args.urdf)
     recording, _ = clean_recording(
-        read_joint_recording(args.bag, robot, args.topic, 'identify-tool-ft')
+        read_joint_recording(
+            args.bag, robot, args.topic, 'identify-tool-ft', measured_efforts='none'
+        )
     )
     accelerations = filtered_accelerations(recording, 10.0)
     stamps, frame, wrenches = read_wrenches(args.bag, args.ft_topic)

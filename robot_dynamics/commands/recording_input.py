@@ -7,7 +7,9 @@ import sys
 from pathlib import Path
 
 
-def read_joint_recording(path, robot, topic: str, command: str, effort_model=None):
+def read_joint_recording(
+    path, robot, topic: str, command: str, effort_model=None, measured_efforts: str = 'some'
+):
     """The :class:`~robot_dynamics.core.identification.recording.Recording` at ``path`` in
     ``robot.joint_names`` order, efforts in N·m (N for prismatic joints).
 
@@ -15,7 +17,10 @@ def read_joint_recording(path, robot, topic: str, command: str, effort_model=Non
     (:class:`~robot_dynamics.core.streams.effort_model.EffortModel`) converts recorded currents
     or motor torques. Messages the reader refused (NaN, out of range, out of order...) are
     counted on stderr as ``<command>: <path>: <counts>``. Raises what
-    :func:`~robot_dynamics.core.identification.recording_files.read_recording` raises.
+    :func:`~robot_dynamics.core.identification.recording_files.read_recording` raises, and a
+    RecordingError when the efforts the command needs were not measured
+    (:meth:`~robot_dynamics.core.identification.recording.Recording.check_efforts_measured`):
+    ``measured_efforts`` 'every joint', 'some' (not every joint's is constant) or 'none'.
     """
     from robot_dynamics.core.identification.recording_files import read_recording
 
@@ -27,6 +32,8 @@ def read_joint_recording(path, robot, topic: str, command: str, effort_model=Non
     rejected = recording.rejection_summary()
     if rejected:
         print(f'{command}: {path}: {rejected}', file=sys.stderr)
+    if measured_efforts != 'none':
+        recording.check_efforts_measured(command, every_joint=measured_efforts == 'every joint')
     return recording
 
 
@@ -46,5 +53,7 @@ def model_and_recording(args, command: str) -> tuple:
     effort_model = load_effort_model(args.effort_model)
     if effort_model is not None:
         effort_model = effort_model.for_joints(robot.joint_names)
-    recording = read_joint_recording(args.bag or args.csv, robot, args.topic, command, effort_model)
+    recording = read_joint_recording(
+        args.bag or args.csv, robot, args.topic, command, effort_model, 'every joint'
+    )
     return robot, clean_recording(recording)[0]

@@ -119,6 +119,31 @@ class Recording:
             self.joint_names,
         )
 
+    def check_efforts_measured(self, command: str, every_joint: bool = True) -> None:
+        """Raise :class:`RecordingError` naming the joints whose effort is one value in every
+        sample (of two or more): no sensor reads that while the robot moves or holds a pose
+        against gravity and noise; a driver that never writes the effort (ros2_control's mock
+        hardware: 0 everywhere) does. ``every_joint`` False: only when that is so of every
+        joint (a command that uses some joints' efforts). ``command``: what needs them."""
+        if self.num_samples < 2:
+            return
+        constant = np.all(self.efforts == self.efforts[0], axis=0)
+        if not constant.any() or not (every_joint or constant.all()):
+            return
+        if constant.all() and not self.efforts[0].any():
+            which = 'every effort is 0 in every sample'
+        else:
+            which = 'the efforts of ' + ', '.join(
+                f'{name} ({value:g})'
+                for name, value, same in zip(self.joint_names, self.efforts[0], constant)
+                if same
+            )
+            which += ' are that value in every sample'
+        raise RecordingError(
+            f'{which}: not measured (a driver that does not write them, such as ros2_control '
+            f'mock hardware); {command} needs measured efforts'
+        )
+
     def __repr__(self) -> str:
         span = f'{self.time[0]:.3f}..{self.time[-1]:.3f} s' if len(self.time) else 'empty'
         return f'Recording({len(self.time)} samples, {span}, joints={list(self.joint_names)})'
