@@ -178,20 +178,24 @@ class FrozenEfforts:
     written, a sensor that stopped). No sensor holds one value while the torque it measures
     moves by :data:`MIN_LOADED_TORQUE` or more; nor does a quantum smaller than that. A sample
     every :data:`FROZEN_LOOK_PERIOD` is looked at (a comparison per joint state otherwise); a
-    joint is said once its effort has kept one value for :data:`FROZEN_SECONDS` or more while
+    joint is frozen once its effort has kept one value for :data:`FROZEN_SECONDS` or more while
     the model's torque (inverse dynamics, or gravity on a sample without it) spanned more than
-    :data:`MIN_LOADED_TORQUE` in the samples looked at. Its external torque is then the model's
-    torque less a constant, not a measurement."""
+    :data:`MIN_LOADED_TORQUE` in the samples looked at, until its effort changes. Its effort is
+    not a measurement (the live pipeline takes the model's torque there instead)."""
 
-    def __init__(self):
+    def __init__(self, unreported: Callable):
+        self._unreported = unreported  # () -> indices of the joints that send no effort
         self._last_look = -math.inf  # [s]
         # per joint, since its effort took its value: the value, that stamp [s], and the lowest
         # and highest model torque [N·m, N]; replaced whole (words() may run on another thread)
         self._since: Optional[tuple] = None
+        self.joints = np.zeros(0, dtype=int)
+        """Indices of the frozen joints at the last look (the joints that send no effort left
+        out: they are not measured anyway)."""
 
     def note(self, torques: TorqueSample) -> None:
-        """Take one sample of the stream (its thread); a stamp before the last look starts
-        afresh."""
+        """Take one sample of the stream (its thread), its efforts as measured; a stamp before
+        the last look starts afresh."""
         stamp = torques.stamp
         if stamp < self._last_look:
             self._since = None
@@ -200,47 +204,45 @@ class FrozenEfforts:
         self._last_look = stamp
         efforts = torques.efforts
         if efforts is None:
-            self._since = None
+            self._since, self.joints = None, np.zeros(0, dtype=int)
             return
         needed = torques.gravity if torques.inverse_dynamics is None else torques.inverse_dynamics
         since = self._since
         if since is None or len(since[0]) != len(efforts):
             self._since = (efforts, np.full(len(efforts), stamp), needed, needed)
+            self.joints = np.zeros(0, dtype=int)
             return
         value, start, lowest, highest = since
         changed = efforts != value
-        self._since = (
+        self._since = since = (
             np.where(changed, efforts, value),
             np.where(changed, stamp, start),
             np.where(changed, needed, np.minimum(lowest, needed)),
             np.where(changed, needed, np.maximum(highest, needed)),
         )
+        frozen = (stamp - since[1] >= FROZEN_SECONDS) & (since[3] - since[2] > MIN_LOADED_TORQUE)
+        frozen[self._unreported()] = False
+        self.joints = np.flatnonzero(frozen)
 
-    def words(self, robot: RobotModel, unreported) -> str:
-        """The joints whose efforts have stopped changing (class docstring); ``unreported``:
-        indices of joints that send no effort (filled in, not measured), left out. '' when
-        none, or every effort is 0 (said elsewhere)."""
-        since = self._since
-        if since is None or not since[0].any():
+    def words(self, robot: RobotModel) -> str:
+        """The frozen joints (class docstring) in words, or ''."""
+        since, joints = self._since, self.joints
+        if since is None or not joints.size:
             return ''
         value, start, lowest, highest = since
-        held = self._last_look - start
-        frozen = (held >= FROZEN_SECONDS) & (highest - lowest > MIN_LOADED_TORQUE)
-        frozen[list(unreported)] = False
-        if not frozen.any():
-            return ''
         listed = listed_names(
             [
-                f'{robot.joint_names[i]} ({value[i]:.3g} for {held[i]:.0f} s while the model '
-                f'needed {lowest[i]:.3g} to {highest[i]:.3g})'
-                for i in np.flatnonzero(frozen)
+                f'{robot.joint_names[i]} ({value[i]:.3g} for {self._last_look - start[i]:.0f} s '
+                f'while the model needed {lowest[i]:.3g} to {highest[i]:.3g})'
+                for i in joints
             ],
             shown=3,
         )
         return (
             f'efforts that do not change while the torques they measure do: {listed}: the driver '
             'does not update them (an effort state interface never written, or a sensor that '
-            'stopped), so the external torques there are the model less a constant'
+            'stopped); taken as not measured until they change: the model torque is used there '
+            '(no external torque)'
         )
 
 

@@ -341,7 +341,7 @@ class LiveDynamics:
         self.position_jumps = PositionJumps(robot)
         self.velocity_rate = VelocityRate(robot.num_joints, robot.continuous_joints())
         self._rest_findings = RestPoseFindings(robot, payload_link(robot))
-        self._frozen_efforts = FrozenEfforts()
+        self._frozen_efforts = FrozenEfforts(lambda: self.estimator.merger.unreported[EFFORT])
         self._notes_rest_poses = not robot.floating_base and settings.base_state in (
             'none',
             'mounting',
@@ -656,16 +656,17 @@ class LiveDynamics:
             torques = self._on_moving_base(torques)
         if torques.inverse_dynamics is None:
             return torques
+        self._frozen_efforts.note(torques)
         if torques.residual is not None:
-            if len(self.estimator.merger.unreported[EFFORT]):
-                torques = self._with_model_efforts_where_unreported(torques)
+            unmeasured = self._unmeasured_efforts()
+            if len(unmeasured):
+                torques = self._with_model_efforts(torques, unmeasured)
             torques = self._without_offsets(torques)
         if self._carried.known_wrench.current is not None:
             torques = self._with_known_wrench(torques)
         if self._feet is not None and torques.residual is not None:
             torques = self._with_foot_forces(torques)
         self._latest = torques
-        self._frozen_efforts.note(torques)
         if self._notes_rest_poses:
             self._rest_findings.note(torques)
         return torques
@@ -714,11 +715,18 @@ class LiveDynamics:
             base_torques=base_torques,
         )
 
-    def _with_model_efforts_where_unreported(self, torques: TorqueSample) -> TorqueSample:
-        """``torques`` with the joints that report no effort (a gripper's fingers:
-        :attr:`~robot_dynamics.core.streams.joint_states.JointStateMerger.unreported`) given
-        their model torque: no external torque is seen through them."""
-        missing = self.estimator.merger.unreported[EFFORT]
+    def _unmeasured_efforts(self) -> np.ndarray:
+        """Indices of the joints whose efforts are not measurements: those that report none (a
+        gripper's fingers:
+        :attr:`~robot_dynamics.core.streams.joint_states.JointStateMerger.unreported`) and
+        those whose effort stopped changing (:class:`FrozenEfforts`)."""
+        unreported, frozen = self.estimator.merger.unreported[EFFORT], self._frozen_efforts.joints
+        return np.union1d(unreported, frozen) if len(frozen) else unreported
+
+    @staticmethod
+    def _with_model_efforts(torques: TorqueSample, missing: np.ndarray) -> TorqueSample:
+        """``torques`` with the joints ``missing`` (indices) given their model torque: no
+        external torque is seen through them."""
         efforts, residual = torques.efforts.copy(), torques.residual.copy()
         efforts[missing] = torques.inverse_dynamics[missing]
         residual[missing] = 0.0
@@ -1202,7 +1210,7 @@ class LiveDynamics:
                 '(NaN or empty in joint_states, or old; the observer restarts when they return)'
             )
         messages.extend(self._unreported_by_optional_joints(values))
-        frozen = self._frozen_efforts.words(self.robot, self.estimator.merger.unreported[EFFORT])
+        frozen = self._frozen_efforts.words(self.robot)
         if frozen:
             level = worst(level, WARN)
             messages.append(frozen)
