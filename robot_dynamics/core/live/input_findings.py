@@ -50,7 +50,8 @@ FROZEN_LOOK_PERIOD = 0.01
 """[s] Time between the samples the frozen-efforts check looks at."""
 
 FROZEN_SECONDS = 2.0
-"""[s] Shortest time over which an effort that keeps one value is said."""
+"""[s] Shortest time over which an effort that keeps one value is taken as not measured
+(:class:`FrozenEfforts`)."""
 
 UNIT_FACTOR = 3.0
 """Efforts this many times the gravity torques at rest (or a third of them, or less) are said
