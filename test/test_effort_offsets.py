@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from robot_dynamics.core.dynamics import joint_space as dynamics
 from robot_dynamics.core.live.effort_offsets import (
     EffortOffsetsError,
     OffsetsRefused,
@@ -186,8 +187,6 @@ def test_the_node_service_zeroes_writes_the_file_and_refuses_a_moving_robot(ros,
 
     robot = RobotModel.from_urdf_file(ARM_URDF)
     pose = np.array(POSES[2])
-    plain = LiveDynamics(RobotModel.from_urdf_file(ARM_URDF))
-    gravity = plain.torques(JointSample(robot.joint_names, pose, np.zeros(7), (), 1.0)).gravity
     offsets = np.linspace(0.25, -0.2, 7)
     path = tmp_path / 'offsets.yaml'
     node = make_node(
@@ -205,8 +204,10 @@ def test_the_node_service_zeroes_writes_the_file_and_refuses_a_moving_robot(ros,
         def stream(start: float, count: int, speed: float = 0.0) -> None:
             for k in range(count):
                 t = start + 0.002 * k
-                q = pose + speed * t
-                message = joint_state(robot.joint_names, q, np.full(7, speed), gravity + offsets)
+                q = pose + speed * (t - start)
+                # what torque sensors read: the gravity torques where the arm is, plus the offsets
+                efforts = dynamics.gravity_torques(robot, robot.configuration(q)) + offsets
+                message = joint_state(robot.joint_names, q, np.full(7, speed), efforts)
                 message.header.stamp.sec = int(t)
                 message.header.stamp.nanosec = int(round((t - int(t)) * 1e9))
                 feed.publish(message)
