@@ -814,77 +814,72 @@ def test_two_publishers_of_the_same_joints_are_named_in_diagnostics(ros):
         assert node._live.position_jumps.count >= 10
 
 
-def test_velocities_of_the_opposite_sign_are_named_in_the_torque_margins(ros):
-    """A driver whose joint 3 velocity has the opposite sign of its positions' rate: the
-    torque margins status says so and names the joint."""
+SWING_POSE = np.array([0.3, -0.4, 0.1, -1.9, 0.2, 1.7, -0.6])
+
+
+def _swing_until_said(ros, motion, statuses_of, words: str, seconds: float) -> list:
+    """Start a node on the bundled arm, publish ``motion(t)`` (positions, velocities, efforts)
+    at 250 Hz for up to ``seconds`` or until a WARN among ``statuses_of(diagnostics, node)``
+    carries ``words`` (asserted); those statuses."""
     from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 
-    robot = RobotModel.from_urdf_file(ARM_URDF)
-    names, pose = list(robot.joint_names), np.array([0.3, -0.4, 0.1, -1.9, 0.2, 1.7, -0.6])
+    names = list(RobotModel.from_urdf_file(ARM_URDF).joint_names)
     node = make_node(robot_description=ARM_TEXT, diagnostics_period=0.2)
     with ros(node) as harness:
         diagnostics = harness.collect(DiagnosticArray, '/diagnostics')
         publisher = harness.probe.create_publisher(JointState, 'joint_states', SENSOR_QOS)
         assert wait_for(lambda: publisher.get_subscription_count() >= 1, 5)
-        sign = np.array([1, 1, -1, 1, 1, 1, 1])
 
         def said():
             return any(
-                status.level == DiagnosticStatus.WARN
-                and 'velocities are not the rate of the positions: fr3_joint3 -1 ×'
-                in status.message
-                for status in margin_statuses(diagnostics, node)
+                status.level == DiagnosticStatus.WARN and words in status.message
+                for status in statuses_of(diagnostics, node)
             )
 
-        for k in range(1500):  # 0.5 rad/s sines at 250 Hz for 6 s, or until said
+        for k in range(int(seconds / 0.004)):
             t = 0.004 * k
-            positions = pose + 0.2 * np.sin(2.5 * t)
-            velocities = sign * 0.5 * np.cos(2.5 * t)
-            publisher.publish(joint_state(names, positions, velocities, np.ones(7), 1.0 + t))
+            publisher.publish(joint_state(names, *motion(t), 1.0 + t))
             if k % 50 == 49 and wait_for(said, 0.01):
                 break
             wait_for(lambda: False, 0.002)
-        assert wait_for(said, 5)
+        assert wait_for(said, 5), [s.message for s in statuses_of(diagnostics, node)[-2:]]
+        return statuses_of(diagnostics, node)
+
+
+def test_velocities_of_the_opposite_sign_are_named_in_the_torque_margins(ros):
+    """A driver whose joint 3 velocity has the opposite sign of its positions' rate: the
+    torque margins status says so and names the joint."""
+    sign = np.array([1, 1, -1, 1, 1, 1, 1])
+
+    def motion(t):  # 0.5 rad/s sines
+        return SWING_POSE + 0.2 * np.sin(2.5 * t), sign * 0.5 * np.cos(2.5 * t), np.ones(7)
+
+    words = 'velocities are not the rate of the positions: fr3_joint3 -1 ×'
+    _swing_until_said(ros, motion, margin_statuses, words, 6.0)
+
+
+def contact_statuses(diagnostics, node):
+    """Every 'contact' status /diagnostics carried for ``node``, oldest first."""
+    name = f'{node.get_name()}: contact'
+    return [status for array in diagnostics for status in array.status if status.name == name]
 
 
 def test_an_effort_that_never_changes_while_the_arm_moves_is_named_in_the_contact_status(ros):
     """A driver that never writes joint 2's effort (0.0 from the start) while the arm swings:
     the contact status WARNs naming that joint alone."""
-    from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
-
     robot = RobotModel.from_urdf_file(ARM_URDF)
-    names, pose = list(robot.joint_names), np.array([0.3, -0.4, 0.1, -1.9, 0.2, 1.7, -0.6])
-    node = make_node(robot_description=ARM_TEXT, diagnostics_period=0.2)
-    with ros(node) as harness:
-        diagnostics = harness.collect(DiagnosticArray, '/diagnostics')
-        publisher = harness.probe.create_publisher(JointState, 'joint_states', SENSOR_QOS)
-        assert wait_for(lambda: publisher.get_subscription_count() >= 1, 5)
 
-        def statuses():
-            name = f'{node.get_name()}: contact'
-            return [s for array in diagnostics for s in array.status if s.name == name]
+    def motion(t):  # 0.6 rad/s sines, the efforts of the motion but joint 2's
+        positions = SWING_POSE + 0.3 * np.sin(2.0 * t)
+        velocities = np.full(7, 0.6 * np.cos(2.0 * t))
+        efforts = reference_torques(robot, positions, velocities)[1]
+        efforts[1] = 0.0
+        return positions, velocities, efforts
 
-        def said():
-            return any(
-                status.level == DiagnosticStatus.WARN
-                and 'efforts that do not change while the torques they measure do: fr3_joint2 (0 '
-                in status.message
-                for status in statuses()
-            )
-
-        for k in range(2000):  # 0.6 rad/s sines at 250 Hz for 8 s, or until said
-            t = 0.004 * k
-            positions = pose + 0.3 * np.sin(2.0 * t)
-            velocities = np.full(7, 0.6 * np.cos(2.0 * t))
-            efforts = reference_torques(robot, positions, velocities)[1]
-            efforts[1] = 0.0
-            publisher.publish(joint_state(names, positions, velocities, efforts, 1.0 + t))
-            if k % 50 == 49 and wait_for(said, 0.01):
-                break
-            wait_for(lambda: False, 0.002)
-        assert wait_for(said, 5), [s.message for s in statuses()[-2:]]
-        message = next(s.message for s in reversed(statuses()) if 'do not change' in s.message)
-        assert [f'fr3_joint{i} (' in message for i in range(1, 8)].count(True) == 1, message
+    words = 'efforts that do not change while the torques they measure do: fr3_joint2 (0 '
+    statuses = _swing_until_said(ros, motion, contact_statuses, words, 8.0)
+    message = next(s.message for s in reversed(statuses) if 'do not change' in s.message)
+    assert [f'fr3_joint{i} (' in message for i in range(1, 8)].count(True) == 1, message
 
 
 def _send(harness, node, names, positions, efforts, count):
