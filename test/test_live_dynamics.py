@@ -915,15 +915,16 @@ def test_a_tilt_and_a_load_are_said_and_model_errors_are_not(
     assert (tilts, loads) == (tilts_said, loads_said)
 
 
-def _swinging_arm(hold, quantum: float = 0.0, speed: float = 1.0) -> tuple:
+def _swinging_arm(hold, quantum: float = 0.0, speed: float = 1.0, hold_from: float = 0.0):
     """(the contact status, the last external torques [N·m]) after 5 s of the arm swinging
     every joint (1 kHz, the status asked each second), its efforts the true inverse dynamics
     (pinocchio's RNEA at the analytic motion) rounded to ``quantum`` [N·m] (0: not), with
-    ``hold``: {joint index: a value its effort keeps}."""
+    ``hold``: {joint index: a value its effort keeps from ``hold_from`` [s] into the swing on,
+    None: the value it had then}."""
     robot = RobotModel.from_urdf_file(ARM_URDF)
     live = LiveDynamics(robot, LiveSettings(acceleration_mode='zero'))
     amplitude, omega = 0.4 * speed, 2.0 * math.pi * 0.5
-    message = ''
+    message, held = '', dict(hold)
     for k in range(5000):
         t = 1.0 + k * 1e-3
         q = ARM_POSE + amplitude * np.sin(omega * t)
@@ -932,8 +933,9 @@ def _swinging_arm(hold, quantum: float = 0.0, speed: float = 1.0) -> tuple:
         efforts = pin.rnea(robot.model, robot.data, q, np.full(7, v), np.full(7, a))
         if quantum:
             efforts = quantum * np.round(efforts / quantum)
-        for joint, value in hold.items():
-            efforts[joint] = value
+        if k * 1e-3 >= hold_from:
+            for joint, value in held.items():
+                held[joint] = efforts[joint] = efforts[joint] if value is None else value
         result = live.update(JointSample(robot.joint_names, q, np.full(7, v), efforts, t))
         if k % 1000 == 999:
             message = live.contact_status().message
@@ -941,18 +943,23 @@ def _swinging_arm(hold, quantum: float = 0.0, speed: float = 1.0) -> tuple:
 
 
 @pytest.mark.parametrize(
-    'hold, quantum, said',
+    'hold, quantum, speed, hold_from, said',
     [
-        ({3: 0.0}, 0.0, ['fr3_joint4 (0 for 5 s']),  # never written: its first value
-        ({1: -12.5, 3: 0.0}, 0.0, ['fr3_joint2 (-12.5 for 5 s', 'fr3_joint4 (0 for 5 s']),
-        ({}, 0.0, []),
-        ({}, 0.5, []),  # a coarse quantum: the same value at times, never for long
+        ({3: 0.0}, 0.0, 1.0, 0.0, ['fr3_joint4 (0 for 5 s']),  # never written: its first value
+        ({1: -12.5, 3: 0.0}, 0.0, 1.0, 0.0, ['fr3_joint2 (-12.5 for 5 s', 'fr3_joint4 (0 for 5 s']),
+        # gravity spans 0.28 N·m at joint 4, 0.18 at joint 5: far more than the others' steps
+        ({3: 0.0}, 0.0, 0.75, 0.0, ['fr3_joint4 (0 for 5 s']),
+        ({4: None}, 0.0, 1.0, 1.0, ['fr3_joint5 (']),  # a sensor that stopped at 1 s
+        ({4: None}, 0.0, 0.5, 1.0, []),  # its gravity spans 0.04 N·m: left as it is
+        ({}, 0.0, 1.0, 0.0, []),
+        ({}, 0.5, 1.0, 0.0, []),  # a coarse quantum: the same value at times, never for long
+        ({}, 0.1, 0.5, 0.0, []),
     ],
 )
 def test_an_effort_that_stops_changing_while_the_arm_moves_is_named_and_not_measured(
-    hold, quantum, said
+    hold, quantum, speed, hold_from, said
 ):
-    message, external = _swinging_arm(hold, quantum)
+    message, external = _swinging_arm(hold, quantum, speed, hold_from)
     # the true efforts give external torques of the observer's discretisation (and quantum) alone
     assert np.all(np.abs(np.delete(external, list(hold))) < 0.1 + quantum), external
     if not said:

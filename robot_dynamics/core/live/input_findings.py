@@ -53,6 +53,13 @@ FROZEN_SECONDS = 2.0
 """[s] Shortest time over which an effort that keeps one value is taken as not measured
 (:class:`FrozenEfforts`)."""
 
+FROZEN_QUANTA = 5.0
+"""Steps of an effort (its smallest change seen) by which its joint's gravity torque moves
+while the effort keeps one value, for it to be taken as not measured (:class:`FrozenEfforts`)."""
+
+MIN_FROZEN_SPAN = 0.1
+"""[N·m, N] Smallest gravity-torque span judged by the effort's step (:class:`FrozenEfforts`)."""
+
 UNIT_FACTOR = 3.0
 """Efforts this many times the gravity torques at rest (or a third of them, or less) are said
 to be in another unit; a factor closer to 1 can be a load or a tilt (:class:`RestPoseFindings`)."""
@@ -176,20 +183,31 @@ def effort_scale_words(robot: RobotModel, torques: Optional[TorqueSample]) -> st
 class FrozenEfforts:
     """Joints whose effort stays bit for bit the same while the torque the model needs there
     changes: a driver that never updates it (a ros2_control effort state interface never
-    written, a sensor that stopped). No sensor holds one value while the torque it measures
-    moves by :data:`MIN_LOADED_TORQUE` or more; nor does a quantum smaller than that. A sample
-    every :data:`FROZEN_LOOK_PERIOD` is looked at (a comparison per joint state otherwise); a
-    joint is frozen once its effort has kept one value for :data:`FROZEN_SECONDS` or more while
-    the model's torque (inverse dynamics, or gravity on a sample without it) spanned more than
-    :data:`MIN_LOADED_TORQUE` in the samples looked at, until its effort changes. Its effort is
-    not a measurement (the live pipeline takes the model's torque there instead)."""
+    written, a sensor that stopped). A sample every :data:`FROZEN_LOOK_PERIOD` is looked at (a
+    comparison per joint state otherwise); a joint is frozen once its effort has kept one value
+    for :data:`FROZEN_SECONDS` or more, until it changes, while in the samples looked at
 
-    def __init__(self, unreported: Callable):
+    * the model's torque (inverse dynamics, or gravity on a sample without it) spanned more than
+      :data:`MIN_LOADED_TORQUE`: no sensor holds one value while the torque it measures moves
+      that much, nor does a quantum smaller than that; or
+    * (``judge_gravity``: a fixed base, upright or mounted, where g(q) depends on the positions
+      alone) its gravity torque spanned more than :data:`FROZEN_QUANTA` of the effort's step (the
+      smallest change seen on that joint, else the largest of the other joints' smallest changes)
+      and :data:`MIN_FROZEN_SPAN`: the sensor resolves far less than that change. The gravity
+      torque carries no acceleration noise, which the inverse dynamics does.
+
+    Its effort is not a measurement (the live pipeline takes the model's torque there
+    instead)."""
+
+    def __init__(self, unreported: Callable, judge_gravity: bool):
         self._unreported = unreported  # () -> indices of the joints that send no effort
+        self._judge_gravity = judge_gravity
         self._last_look = -math.inf  # [s]
         # per joint, since its effort took its value: the value, that stamp [s], and the lowest
-        # and highest model torque [N·m, N]; replaced whole (words() may run on another thread)
+        # and highest model torques (rows: inverse dynamics, gravity) [N·m, N]; replaced whole
+        # (words() may run on another thread)
         self._since: Optional[tuple] = None
+        self._smallest_step = np.zeros(0)  # per joint [N·m, N]; inf until its effort changed
         self.joints = np.zeros(0, dtype=int)
         """Indices of the frozen joints at the last look (the joints that send no effort left
         out: they are not measured anyway)."""
@@ -207,23 +225,40 @@ class FrozenEfforts:
         if efforts is None:
             self._since, self.joints = None, np.zeros(0, dtype=int)
             return
-        needed = torques.gravity if torques.inverse_dynamics is None else torques.inverse_dynamics
+        model = torques.gravity if torques.inverse_dynamics is None else torques.inverse_dynamics
+        needed = np.stack((model, torques.gravity))
         since = self._since
         if since is None or len(since[0]) != len(efforts):
             self._since = (efforts, np.full(len(efforts), stamp), needed, needed)
+            if len(self._smallest_step) != len(efforts):
+                self._smallest_step = np.full(len(efforts), math.inf)
             self.joints = np.zeros(0, dtype=int)
             return
         value, start, lowest, highest = since
         changed = efforts != value
+        steps = np.where(changed, np.abs(efforts - value), math.inf)
+        self._smallest_step = np.minimum(self._smallest_step, steps)
         self._since = since = (
             np.where(changed, efforts, value),
             np.where(changed, stamp, start),
             np.where(changed, needed, np.minimum(lowest, needed)),
             np.where(changed, needed, np.maximum(highest, needed)),
         )
-        frozen = (stamp - since[1] >= FROZEN_SECONDS) & (since[3] - since[2] > MIN_LOADED_TORQUE)
+        spans = since[3] - since[2]
+        moved = (spans[0] > MIN_LOADED_TORQUE) | (spans[1] > self._resolved_gravity_span())
+        frozen = (stamp - since[1] >= FROZEN_SECONDS) & moved
         frozen[self._unreported()] = False
         self.joints = np.flatnonzero(frozen)
+
+    def _resolved_gravity_span(self) -> np.ndarray:
+        """Per joint, the gravity-torque span [N·m, N] its effort cannot miss (class docstring);
+        inf where it is not judged."""
+        steps = self._smallest_step
+        seen = np.isfinite(steps)
+        if not self._judge_gravity or not seen.any():
+            return np.full(len(steps), math.inf)
+        steps = np.where(seen, steps, steps[seen].max())
+        return np.maximum(FROZEN_QUANTA * steps, MIN_FROZEN_SPAN)
 
     def words(self, robot: RobotModel) -> str:
         """The frozen joints (class docstring) in words, or ''."""
@@ -234,7 +269,7 @@ class FrozenEfforts:
         listed = listed_names(
             [
                 f'{robot.joint_names[i]} ({value[i]:.3g} for {self._last_look - start[i]:.0f} s '
-                f'while the model needed {lowest[i]:.3g} to {highest[i]:.3g})'
+                f'while the model needed {lowest[0, i]:.3g} to {highest[0, i]:.3g})'
                 for i in joints
             ],
             shown=3,

@@ -341,10 +341,14 @@ class LiveDynamics:
         self.position_jumps = PositionJumps(robot)
         self.velocity_rate = VelocityRate(robot.num_joints, robot.continuous_joints())
         self._rest_findings = RestPoseFindings(robot, payload_link(robot))
-        self._frozen_efforts = FrozenEfforts(lambda: self.estimator.merger.unreported[EFFORT])
-        self._notes_rest_poses = not robot.floating_base and settings.base_state in (
+        # a fixed base, upright or mounted: g(q) follows the positions alone
+        gravity_of_positions = not robot.floating_base and settings.base_state in (
             'none',
             'mounting',
+        )
+        self._notes_rest_poses = gravity_of_positions
+        self._frozen_efforts = FrozenEfforts(
+            lambda: self.estimator.merger.unreported[EFFORT], judge_gravity=gravity_of_positions
         )
         self._last_wrench: Optional[WrenchEstimate] = None
         self._latest: Optional[TorqueSample] = None
