@@ -817,10 +817,11 @@ def test_two_publishers_of_the_same_joints_are_named_in_diagnostics(ros):
 SWING_POSE = np.array([0.3, -0.4, 0.1, -1.9, 0.2, 1.7, -0.6])
 
 
-def _swing_until_said(ros, motion, statuses_of, words: str, seconds: float) -> list:
+def _swing_until_said(ros, motion, statuses_of, words: str, seconds: float, then=None) -> list:
     """Start a node on the bundled arm, publish ``motion(t)`` (positions, velocities, efforts)
     at 250 Hz for up to ``seconds`` or until a WARN among ``statuses_of(diagnostics, node)``
-    carries ``words`` (asserted); those statuses."""
+    carries ``words`` (asserted); those statuses. ``then(harness, node)`` runs after, the node
+    still up."""
     from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 
     names = list(RobotModel.from_urdf_file(ARM_URDF).joint_names)
@@ -843,6 +844,8 @@ def _swing_until_said(ros, motion, statuses_of, words: str, seconds: float) -> l
                 break
             wait_for(lambda: False, 0.002)
         assert wait_for(said, 5), [s.message for s in statuses_of(diagnostics, node)[-2:]]
+        if then is not None:
+            then(harness, node)
         return statuses_of(diagnostics, node)
 
 
@@ -866,7 +869,10 @@ def contact_statuses(diagnostics, node):
 
 def test_an_effort_that_never_changes_while_the_arm_moves_is_named_in_the_contact_status(ros):
     """A driver that never writes joint 2's effort (0.0 from the start) while the arm swings:
-    the contact status WARNs naming that joint alone."""
+    the contact status WARNs naming that joint alone, and ~/explain_residual names it as not
+    measured."""
+    from std_srvs.srv import Trigger
+
     robot = RobotModel.from_urdf_file(ARM_URDF)
 
     def motion(t):  # 0.6 rad/s sines, the efforts of the motion but joint 2's
@@ -876,10 +882,18 @@ def test_an_effort_that_never_changes_while_the_arm_moves_is_named_in_the_contac
         efforts[1] = 0.0
         return positions, velocities, efforts
 
+    answers = []
+
+    def explain(harness, node):
+        service = f'/{node.get_name()}/explain_residual'
+        answers.append(harness.call(Trigger, service, Trigger.Request()))
+
     words = 'efforts that do not change while the torques they measure do: fr3_joint2 (0 '
-    statuses = _swing_until_said(ros, motion, contact_statuses, words, 8.0)
+    statuses = _swing_until_said(ros, motion, contact_statuses, words, 8.0, then=explain)
     message = next(s.message for s in reversed(statuses) if 'do not change' in s.message)
     assert [f'fr3_joint{i} (' in message for i in range(1, 8)].count(True) == 1, message
+    assert answers[0].success, answers[0].message
+    assert 'not measured: the efforts of fr3_joint2 (none reported' in answers[0].message
 
 
 def _send(harness, node, names, positions, efforts, count):

@@ -811,7 +811,14 @@ class DynamicsNode(ManagedModelNode, Node):
             return _answer(response, False, f'residual not explained: {error}')
         if explanation is None:
             return _answer(response, False, 'nothing recorded yet')
-        return _answer(response, True, explanation.report())
+        report, unmeasured = explanation.report(), live.unmeasured_effort_names()
+        if unmeasured:
+            report += (
+                f'\nnot measured: the efforts of {", ".join(unmeasured)} (none reported, or '
+                'they stopped changing): recorded as their model torques once found, so their '
+                'rows say nothing of the robot'
+            )
+        return _answer(response, True, report)
 
     @never_raises
     def _calibrate_contact_thresholds(self, request, response):

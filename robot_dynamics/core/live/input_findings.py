@@ -237,7 +237,7 @@ class FrozenEfforts:
         value, start, lowest, highest = since
         changed = efforts != value
         steps = np.where(changed, np.abs(efforts - value), math.inf)
-        self._smallest_step = np.minimum(self._smallest_step, steps)
+        self._smallest_step = np.fmin(self._smallest_step, steps)  # a NaN step: not a step
         self._since = since = (
             np.where(changed, efforts, value),
             np.where(changed, stamp, start),

@@ -727,6 +727,11 @@ class LiveDynamics:
         unreported, frozen = self.estimator.merger.unreported[EFFORT], self._frozen_efforts.joints
         return np.union1d(unreported, frozen) if len(frozen) else unreported
 
+    def unmeasured_effort_names(self) -> list:
+        """Names of the joints whose efforts are not measurements now (the joints that report
+        none, those that stopped changing): their model torques are recorded in their place."""
+        return [self.robot.joint_names[i] for i in self._unmeasured_efforts()]
+
     @staticmethod
     def _with_model_efforts(torques: TorqueSample, missing: np.ndarray) -> TorqueSample:
         """``torques`` with the joints ``missing`` (indices) given their model torque: no
