@@ -6,6 +6,8 @@ real nodes: hand-made joint states with a known external torque (efforts = g(q) 
 rest), and sim_robot pushed through ``~/external_wrench_command`` (its truth topics are the
 reference)."""
 
+import re
+
 import numpy as np
 import pytest
 from rclpy.parameter import Parameter
@@ -161,6 +163,12 @@ def test_calibration_refuses_without_data_then_thresholds_from_the_contact_free_
         expected = np.abs(residuals.mean(axis=0)) + 5.0 * residuals.std(axis=0)
         np.testing.assert_allclose(node._live.thresholds.values, expected, rtol=0.05)
         assert 'fr3_joint1' in answer.message and '5 sigma' in answer.message
+        # white effort noise: half the gain passes less of it
+        said = re.search(
+            r'at observer_gain 25 \(lag 40 ms, against 20\) gives thresholds ([0-9.]+) x',
+            answer.message,
+        )
+        assert said and 0.3 < float(said.group(1)) < 1.0, answer.message
 
 
 def test_missing_efforts_stop_the_observer_and_it_restarts_cleanly_when_they_return(ros):

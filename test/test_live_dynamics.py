@@ -978,3 +978,46 @@ def test_an_effort_that_stops_changing_while_the_arm_moves_is_named_and_not_meas
 
 def test_an_arm_at_rest_keeps_its_efforts_without_being_told_they_stopped():
     assert 'efforts that do not change' not in _swinging_arm({3: 0.0}, speed=0.0)[0]
+
+
+@pytest.mark.parametrize('cause', ['velocity noise', 'a load the model lacks'])
+def test_a_calibration_says_what_half_the_observer_gain_would_give(cause):
+    """The arm swinging 12 s at 1 kHz with its true efforts, and white velocity noise of
+    0.005 rad/s or 1 kg at the flange that the model lacks: the calibration at observer_gain 50
+    gives the thresholds that a pipeline at 25 calibrates on the same samples (within 5 %: the
+    window's first 0.2 s, where the outputs at 25 settle, are left out of them); halving the
+    gain takes the noise out, not the model error."""
+    robot = RobotModel.from_urdf_file(ARM_URDF)
+    truth = RobotModel.from_urdf_file(ARM_URDF)
+    if cause != 'velocity noise':
+        truth.attach_payload('fr3_flange', InertialParameters.point_mass(1.0, [0.0, 0.0, 0.05]))
+    noise = np.random.default_rng(11).normal(
+        0.0, 0.005 if cause == 'velocity noise' else 0.0, (12000, 7)
+    )
+    pipelines = {
+        gain: LiveDynamics(robot, LiveSettings(observer_gain=gain, observer_momentum='velocities'))
+        for gain in (50.0, 25.0)
+    }
+    for k in range(12000):
+        t = 1.0 + k * 1e-3
+        phase = 2.0 * math.pi * 0.5 * t
+        q = ARM_POSE + 0.4 * np.sin(phase + np.arange(7))
+        v = 0.4 * math.pi * np.cos(phase + np.arange(7))
+        a = -0.4 * math.pi**2 * np.sin(phase + np.arange(7))
+        efforts = pin.rnea(truth.model, truth.data, q, v, a)
+        for live in pipelines.values():
+            live.update(JointSample(robot.joint_names, q, v + noise[k], efforts, t))
+    fast, slow = (pipelines[gain].calibrate_thresholds() for gain in (50.0, 25.0))
+    half = fast.half_gain
+    assert half.gain == 25.0
+    np.testing.assert_allclose(half.thresholds, slow.thresholds, rtol=0.05)
+    assert half.ratio == pytest.approx(
+        np.exp(np.mean(np.log(slow.thresholds / fast.thresholds))), rel=0.02
+    )
+    if cause == 'velocity noise':
+        assert half.ratio < 0.7, half
+    else:
+        assert half.ratio > 0.9, half
+    assert 'the same motion at observer_gain 25 (lag 40 ms, against 20) gives thresholds' in (
+        fast.summary()
+    )

@@ -30,6 +30,7 @@ from robot_dynamics.core.contact.momentum_observer import (
     MOMENTUM_SOURCES,
     MomentumObserver,
     ObserverError,
+    outputs_at_gain,
     quieter_momentum_source,
 )
 from robot_dynamics.core.dynamics.friction import (
@@ -164,6 +165,43 @@ def test_a_filter_stage_takes_most_of_the_velocity_noise_out(rod):
         noise[filter_gain] = float(np.std(residual[1000:]))
     assert noise[0.0] == pytest.approx(50.0 * ROD_I0 * sigma, rel=0.15)
     assert noise[200.0] < noise[0.0] / 3.0
+
+
+@pytest.mark.parametrize('momentum', MOMENTUM_SOURCES)
+@pytest.mark.parametrize('filter_gain', [0.0, 150.0])
+def test_outputs_at_half_the_gain_are_those_of_an_observer_at_that_gain(rod, momentum, filter_gain):
+    """The rod under an external torque, white velocity noise, samples 0.3–2 ms apart and a gap
+    that restarts the observers: the outputs of an observer at K_O = 50 /s taken to 25 /s are
+    those of an observer at 25 /s. Each segment starts from the 50 /s output, so they differ by
+    that start's difference decaying: exactly as e^{−K'(t − t_s)} with one stage, and below 1 %
+    of the external torque once settled."""
+    external = 0.004
+    times, positions, velocities, efforts = _rod_motion(external, duration=1.2)
+    velocities = velocities + np.random.default_rng(5).normal(0.0, 0.05, len(times))
+    times = np.where(times > 0.6, times + 0.3, times)  # a gap: both observers restart
+    observers = [
+        MomentumObserver(rod, gain, momentum=momentum, filter_gain=filter_gain)
+        for gain in (50.0, 25.0)
+    ]
+    rows = []
+    for t, q, v, e in zip(times, positions, velocities, efforts):
+        outputs = [
+            each.update(t, np.array([q]), np.array([v]), np.array([e])) for each in observers
+        ]
+        if outputs[0] is not None:
+            restarted = observers[0].outputs_since_restart == 1
+            rows.append((t, outputs[0][0], outputs[1][0], restarted))
+    stamps, at_50, at_25, restarted = (np.array(column) for column in zip(*rows))
+    assert np.count_nonzero(restarted) == 2  # the first output and the one after the gap
+    taken, settled = outputs_at_gain(stamps, at_50[:, None], restarted, 50.0, filter_gain, 25.0)
+    difference = taken[:, 0] - at_25
+    assert 0.2 < np.count_nonzero(settled) / len(settled) < 0.9
+    if filter_gain == 0.0:
+        for start, end in zip(np.flatnonzero(restarted), [*np.flatnonzero(restarted)[1:], None]):
+            elapsed = stamps[start:end] - stamps[start]
+            decay = difference[start] * np.exp(-25.0 * elapsed)
+            np.testing.assert_allclose(difference[start:end], decay, rtol=0, atol=1e-12)
+    assert np.max(np.abs(difference[settled])) < 0.01 * external
 
 
 @pytest.mark.parametrize('filter_gain', [-1.0, math.inf, math.nan])
@@ -389,11 +427,15 @@ def test_calibration_and_thresholds_refuse_unusable_input():
 def test_residual_history_window_keeps_the_last_seconds():
     history = ResidualHistory(100, 2)
     for k in range(250):
-        history.append(k * 0.01, np.array([k, -k], float))
+        history.append(k * 0.01, np.array([k, -k], float), restarted=k % 40 == 0)
     window = history.window(0.505)
     assert window[:, 0].min() == 199 and window[:, 0].max() == 249 and len(window) == 51
+    stamps, values, restarted = history.rows(0.505)  # in time order across the ring's wrap
+    np.testing.assert_array_equal(values[:, 0], np.arange(199, 250))
+    np.testing.assert_allclose(stamps, np.arange(199, 250) * 0.01)
+    assert list(values[restarted, 0]) == [200, 240]
     history.clear()
-    assert len(history.window(10.0)) == 0
+    assert len(history.window(10.0)) == 0 and len(history.rows(10.0)[0]) == 0
 
 
 # ---------------------------------------------------------------------------- external wrench

@@ -465,6 +465,7 @@ def _panda_column(model: Estimation, recording, pushes: dict, settings: dict) ->
         'phantom_rms_nm': _rms(quiet['phantom']),
         'phantom_seconds': round(quiet['free_seconds'], 2),
         'thresholds_nm': quiet['thresholds_nm'],
+        'half_gain_thresholds_ratio': quiet['half_gain_thresholds_ratio'],
         'false_detections': quiet['false_detections'],
         'detected': {
             f'{force:g}': run['detected'] for force, run in zip(PANDA_PUSH_FORCES, (small, large))
@@ -495,7 +496,7 @@ def _replay(live, recording, pushes: list) -> dict:
     robot = live.robot
     frame = robot.frame_id(PANDA_FRAME)
     names = recording.joint_names
-    calibrated = False
+    calibrated, half_gain = False, None
     residuals, phantom, errors = [], [], []
     false_detections, not_released, period = 0, 0, float(np.median(np.diff(recording.time)))
     detected, in_contact = set(), False
@@ -516,7 +517,7 @@ def _replay(live, recording, pushes: list) -> dict:
             rotation = robot.data.oMf[frame].rotation.copy()
             efforts = tau - jacobian[:3].T @ pushes[index][1]
         if not calibrated and time >= PANDA_SPLIT:
-            live.calibrate_thresholds()
+            half_gain = live.calibrate_thresholds().half_gain
             calibrated = True
         result = live.update(
             JointSample(names, q, v, efforts, float(time)), wrench=index is not None
@@ -554,6 +555,7 @@ def _replay(live, recording, pushes: list) -> dict:
         'phantom': phantom,
         'free_seconds': len(phantom) * period,
         'thresholds_nm': live.thresholds.values.round(4).tolist(),
+        'half_gain_thresholds_ratio': None if half_gain is None else round(half_gain.ratio, 4),
         'false_detections': int(false_detections),
         'detected': len(detected),
         'not_released': not_released,
@@ -612,6 +614,7 @@ def _panda_text(panda: dict, met: bool) -> str:
         lambda c: joints(c.get('offline_held_out_rms_nm') or []) or '-',
     )
     row('observer phantom, joints 1-7 [N m]', lambda c: joints(c['phantom_rms_nm']))
+    row('thresholds at half the gain (said)', lambda c: f"{c['half_gain_thresholds_ratio']} x")
     row(
         'false detections, no push',
         lambda c: f"{c['false_detections']} in {c['phantom_seconds']:g} s",

@@ -209,26 +209,40 @@ class ContactDetector:
 
 
 class ResidualHistory:
-    """The last ``capacity`` (stamp [s], τ_ext [N·m]) samples, for threshold calibration."""
+    """The last ``capacity`` (stamp [s], τ_ext [N·m]) samples, for threshold calibration, each
+    flagged when it is the first output of its observer after a restart."""
 
     def __init__(self, capacity: int, num_joints: int):
         self._stamps = np.full(max(1, int(capacity)), -np.inf)
         self._values = np.zeros((len(self._stamps), num_joints))
+        self._restarted = np.zeros(len(self._stamps), dtype=bool)
         self._written = 0
 
     @property
     def capacity(self) -> int:
         return len(self._stamps)
 
-    def append(self, stamp: float, values: np.ndarray) -> None:
+    def append(self, stamp: float, values: np.ndarray, restarted: bool = False) -> None:
         index = self._written % len(self._stamps)
         self._stamps[index] = stamp
         self._values[index] = values
+        self._restarted[index] = restarted
         self._written += 1
 
     def clear(self) -> None:
         self._written = 0
         self._stamps[:] = -np.inf
+
+    def rows(self, duration: float) -> tuple:
+        """(stamps, values, restarted) of the last ``duration`` seconds before the newest
+        sample, in time order."""
+        count = min(self._written, len(self._stamps))
+        if count == 0:
+            return self._stamps[:0].copy(), self._values[:0].copy(), self._restarted[:0].copy()
+        newest = self._stamps[(self._written - 1) % len(self._stamps)]
+        keep = np.flatnonzero(self._stamps >= newest - duration)
+        keep = keep[np.argsort(self._stamps[keep], kind='stable')]
+        return self._stamps[keep], self._values[keep], self._restarted[keep]
 
     def window(self, duration: float) -> np.ndarray:
         """The samples (rows) of the last ``duration`` seconds before the newest one."""

@@ -69,6 +69,57 @@ def observer_lag(gain: float, filter_gain: float = 0.0) -> float:
     return 1.0 / gain + (1.0 / filter_gain if filter_gain > 0.0 else 0.0)
 
 
+SETTLE_TIME_CONSTANTS = 5.0
+"""Time constants of :func:`outputs_at_gain`'s new stages after which its outputs no longer
+carry their start (e^-5: under 1 % of it)."""
+
+
+def outputs_at_gain(
+    stamps: np.ndarray,
+    outputs: np.ndarray,
+    segment_starts: np.ndarray,
+    gain: Union[float, np.ndarray],
+    filter_gain: float,
+    new_gain: Union[float, np.ndarray],
+) -> tuple:
+    """What the observer would have output at ``new_gain`` K' [1/s] (a number or one per joint)
+    for the same inputs as its ``outputs`` [N·m] (rows: samples in time order at ``stamps`` [s])
+    at ``gain`` K_O, its second stage ``filter_gain`` K_F (0: none) kept. Each stage is the
+    exact zero-order-hold low-pass y_k = d_k y_{k−1} + (1 − d_k) x_k, d_k = e^{−K Δt_k}, so its
+    input x_k = (y_k − d_k y_{k−1}) / (1 − d_k) follows from two consecutive outputs: the mean
+    external torques ū are recovered, then low-passed at K'. ``segment_starts`` (a flag per
+    row): the observer restarted before that row, whose predecessor is then not its previous
+    state. Returns (the outputs at K', settled): each segment's new outputs start from its old
+    ones, so the rows within :data:`SETTLE_TIME_CONSTANTS` of the new stages' time constants of
+    a segment's start are not settled."""
+    stamps, outputs = np.asarray(stamps, dtype=float), np.asarray(outputs, dtype=float)
+    steps = np.diff(stamps, prepend=stamps[:1])[:, None]
+    unknown = np.asarray(segment_starts, dtype=bool) | (steps[:, 0] <= 0.0)
+    unknown[:1] = True
+    filters = [filter_gain] if filter_gain > 0.0 else []
+    inputs = outputs
+    for index, stage in enumerate(reversed([gain] + filters)):  # the output's stage first
+        if index:  # the input of the stage before needs two known rows of this stage's input
+            unknown |= np.concatenate([[True], unknown[:-1]])
+        decay = np.exp(-np.asarray(stage, dtype=float) * steps)
+        previous = np.vstack([inputs[:1], inputs[:-1]])
+        with np.errstate(divide='ignore', invalid='ignore'):  # rows of zero step: unknown
+            inputs = (inputs - decay * previous) / (1.0 - decay)
+    decays = [np.exp(-np.asarray(stage, dtype=float) * steps) for stage in [new_gain] + filters]
+    result, since = np.empty_like(outputs), np.empty(len(stamps))
+    states, start = [], -math.inf
+    for k in range(len(stamps)):
+        if unknown[k]:
+            states, start = [outputs[k].copy() for _ in decays], stamps[k]
+        else:
+            value = inputs[k]
+            for stage, decay in enumerate(decays):
+                value = states[stage] = decay[k] * states[stage] + (1.0 - decay[k]) * value
+        result[k], since[k] = states[-1], stamps[k] - start
+    settle = SETTLE_TIME_CONSTANTS * observer_lag(float(np.min(new_gain)), filter_gain)
+    return result, since >= settle
+
+
 def quieter_momentum_source(thresholds: dict) -> str:
     """The source (a key of ``thresholds``: source → calibrated thresholds [N·m] per joint) whose
     thresholds have the lowest geometric mean over the joints: the quieter residual on this
@@ -181,6 +232,8 @@ class MomentumObserver:
         self._any_continuous = bool(self._continuous.any())
         self.restarts = 0
         self.last_restart_reason = 'no sample yet'
+        self.outputs_since_restart = 0
+        """Outputs given since the observer last restarted (1: the last output was the first)."""
         self.reset('first sample')
 
     def reset(self, reason: str = 'reset') -> None:
@@ -282,6 +335,7 @@ class MomentumObserver:
         mean_external *= 1.0 - decay  # a new array: updated in place
         mean_external += decay * self.residual
         self.residual = mean_external
+        self.outputs_since_restart += 1
         if self.filter_gain == 0.0:
             return mean_external.copy()
         kept = math.exp(-self.filter_gain * step)
@@ -321,6 +375,7 @@ class MomentumObserver:
         self.filtered = np.zeros(self.robot.num_joints)
         self._last_step = None
         self.restarts += 1
+        self.outputs_since_restart = 0
         self.last_restart_reason = reason
 
 

@@ -60,6 +60,7 @@ from typing import Callable, NamedTuple, Optional, Sequence
 import numpy as np
 
 from robot_dynamics.core.contact.contact_detection import (
+    MIN_CALIBRATION_SAMPLES,
     ContactCalibrationError,
     ContactDetector,
     ContactUpdate,
@@ -84,6 +85,8 @@ from robot_dynamics.core.contact.momentum_observer import (
     MomentumObserver,
     MomentumTerms,
     external_torques_from_inverse_dynamics,
+    observer_lag,
+    outputs_at_gain,
     quieter_momentum_source,
     step_noise_ratio,
 )
@@ -164,11 +167,31 @@ class Thresholds:
 
 
 @dataclass(frozen=True)
+class HalfGainThresholds:
+    """The thresholds [N·m] the same motion gives at half the observer gain (``gain`` [1/s],
+    its ``lag`` and the gain in use's ``lag_in_use`` [s]): the observer's noise falls with its
+    gain, a model error does not. ``ratio``: their geometric mean over the calibrated ones."""
+
+    gain: float
+    thresholds: np.ndarray
+    ratio: float
+    lag: float
+    lag_in_use: float
+
+    def words(self) -> str:
+        return (
+            f'; the same motion at observer_gain {self.gain:g} (lag {1e3 * self.lag:.0f} ms, '
+            f'against {1e3 * self.lag_in_use:.0f}) gives thresholds {self.ratio:.2f} x these'
+        )
+
+
+@dataclass(frozen=True)
 class ThresholdCalibration:
     """A calibration's thresholds [N·m] (``joint_names`` order) from ``samples`` residuals of the
     last ``duration`` [s] at ``sigma``; with ``observer_momentum`` auto, the momentum source kept
     (``kept_momentum``) and the geometric mean of the velocity thresholds over the position
-    ones (``velocity_ratio``)."""
+    ones (``velocity_ratio``); on the observer's route, the thresholds at half its gain
+    (``half_gain``, None where the window does not give them)."""
 
     joint_names: tuple
     thresholds: np.ndarray
@@ -177,6 +200,7 @@ class ThresholdCalibration:
     duration: float
     kept_momentum: Optional[str] = None
     velocity_ratio: Optional[float] = None
+    half_gain: Optional[HalfGainThresholds] = None
 
     def summary(self) -> str:
         """One line for the operator."""
@@ -189,9 +213,10 @@ class ThresholdCalibration:
             if self.kept_momentum
             else ''
         )
+        slower = '' if self.half_gain is None else self.half_gain.words()
         return (
             f'contact thresholds ({self.sigma:g} sigma over {self.samples} samples of the last '
-            f'{self.duration:g} s, N m): {values}{choice}'
+            f'{self.duration:g} s, N m): {values}{choice}{slower}'
         )
 
 
@@ -902,11 +927,13 @@ class LiveDynamics:
                 stamp, torques.positions, torques.velocities, inputs.efforts, inputs.terms
             )
         with self._lock:
+            observer = self._observer
             if external is not None:
-                self._history.append(stamp, external)
+                self._history.append(stamp, external, _first_output(observer))
             if other is not None:  # after a calibration that kept it, its history is _history
-                kept = self._observer is alternative
-                (self._history if kept else self._alternative_history).append(stamp, other)
+                kept = observer is alternative
+                history = self._history if kept else self._alternative_history
+                history.append(stamp, other, _first_output(alternative))
         if other is not None and stamp >= self._next_momentum_check:
             self._compare_momentum_sources(stamp)
         if torques.residual is None or torques.velocities is None:
@@ -1038,7 +1065,35 @@ class LiveDynamics:
         names = self.robot.joint_names
         self._carried.thresholds = Thresholds(names, thresholds, 'calibrated')
         self._detector = self._new_detector(thresholds)
-        return ThresholdCalibration(names, thresholds, len(residuals), sigma, duration, kept, ratio)
+        half_gain = self._thresholds_at_half_gain(thresholds)
+        return ThresholdCalibration(
+            names, thresholds, len(residuals), sigma, duration, kept, ratio, half_gain
+        )
+
+    def _thresholds_at_half_gain(self, thresholds: np.ndarray) -> Optional[HalfGainThresholds]:
+        """The calibration's window as the observer in use would have given it at half its
+        gain (:func:`~robot_dynamics.core.contact.momentum_observer.outputs_at_gain`), the rows
+        that have settled; None on the inverse-dynamics route or with too few of them."""
+        observer, settings = self._observer, self.settings
+        if observer is None:
+            return None
+        with self._lock:
+            stamps, outputs, restarted = self._history.rows(settings.contact_calibration_duration)
+        if len(stamps) < MIN_CALIBRATION_SAMPLES:
+            return None
+        gain, filter_gain = observer.gain, observer.filter_gain
+        slower, settled = outputs_at_gain(stamps, outputs, restarted, gain, filter_gain, gain / 2)
+        if np.count_nonzero(settled) < MIN_CALIBRATION_SAMPLES:
+            return None
+        at_half = calibrated_thresholds(slower[settled], settings.contact_threshold_sigma)
+        half = settings.observer_gain / 2
+        return HalfGainThresholds(
+            half,
+            at_half,
+            float(np.exp(np.mean(np.log(at_half / thresholds)))),
+            observer_lag(half, filter_gain),
+            settings.observer_lag,
+        )
 
     def _keep_quieter_observer(self, by_positions: np.ndarray, by_velocities: np.ndarray) -> tuple:
         """observer_momentum auto: keep the source with the lower thresholds; returns the source
@@ -1316,6 +1371,11 @@ class _ObserverInputs(NamedTuple):
 
     efforts: np.ndarray
     terms: MomentumTerms
+
+
+def _first_output(observer: Optional[MomentumObserver]) -> bool:
+    """Whether ``observer``'s last output was its first since it (re)started."""
+    return observer is not None and observer.outputs_since_restart == 1
 
 
 def _momentum_in_use(carried: _Carried) -> str:
