@@ -144,6 +144,7 @@ def test_given_thresholds_flag_a_contact_with_minimum_duration_and_release_with_
 def test_calibration_refuses_without_data_then_thresholds_from_the_contact_free_residual(ros):
     node = dynamics_node('/contact_b', robot_description=ARM_TEXT, contact_calibration_duration=0.5)
     with ros(node) as harness:
+        diagnostics = harness.collect(DiagnosticArray, '/diagnostics')
         answer = harness.call(Trigger, '/contact_b/dynamics/calibrate_contact_thresholds')
         assert not answer.success and 'move the robot' in answer.message
         feed = StaticFeed(harness, '/contact_b/joint_states')
@@ -169,6 +170,14 @@ def test_calibration_refuses_without_data_then_thresholds_from_the_contact_free_
             answer.message,
         )
         assert said and 0.3 < float(said.group(1)) < 1.0, answer.message
+
+        def half_gain_in_status():
+            status = contact_status(diagnostics, 'dynamics: contact')
+            values = {} if status is None else {item.key: item.value for item in status.values}
+            return values.get('thresholds_at_half_gain')
+
+        assert wait_for(half_gain_in_status, 5)
+        assert half_gain_in_status() == f'{said.group(1)} x at 25 /s'
 
 
 def test_missing_efforts_stop_the_observer_and_it_restarts_cleanly_when_they_return(ros):

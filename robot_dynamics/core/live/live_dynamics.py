@@ -158,15 +158,6 @@ with before the status says so (half a sample at 1 kHz)."""
 
 
 @dataclass(frozen=True)
-class Thresholds:
-    """Contact thresholds [N·m per joint] for ``joint_names``, ``'given'`` or ``'calibrated'``."""
-
-    joint_names: tuple
-    values: np.ndarray
-    source: str
-
-
-@dataclass(frozen=True)
 class HalfGainThresholds:
     """The thresholds [N·m] the same motion gives at half the observer gain (``gain`` [1/s],
     its ``lag`` and the gain in use's ``lag_in_use`` [s]): the observer's noise falls with its
@@ -183,6 +174,17 @@ class HalfGainThresholds:
             f'; the same motion at observer_gain {self.gain:g} (lag {1e3 * self.lag:.0f} ms, '
             f'against {1e3 * self.lag_in_use:.0f}) gives thresholds {self.ratio:.2f} x these'
         )
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """Contact thresholds [N·m per joint] for ``joint_names``, ``'given'`` or ``'calibrated'``
+    (then, where known, what half the observer gain makes them: ``half_gain``)."""
+
+    joint_names: tuple
+    values: np.ndarray
+    source: str
+    half_gain: Optional[HalfGainThresholds] = None
 
 
 @dataclass(frozen=True)
@@ -1037,8 +1039,11 @@ class LiveDynamics:
         detector, carried = self._detector, self._carried.thresholds
         if detector is None:
             return None
-        source = carried.source if carried is not None else 'given'
-        return Thresholds(self.robot.joint_names, detector.thresholds, source)
+        if carried is None:
+            return Thresholds(self.robot.joint_names, detector.thresholds, 'given')
+        return Thresholds(
+            self.robot.joint_names, detector.thresholds, carried.source, carried.half_gain
+        )
 
     def calibrate_thresholds(self) -> ThresholdCalibration:
         """Thresholds |mean| + sigma·σ of the residual over the last
@@ -1063,9 +1068,9 @@ class LiveDynamics:
             kept, ratio = self._keep_quieter_observer(thresholds, by_velocities)
             thresholds = by_velocities if kept == 'velocities' else thresholds
         names = self.robot.joint_names
-        self._carried.thresholds = Thresholds(names, thresholds, 'calibrated')
-        self._detector = self._new_detector(thresholds)
         half_gain = self._thresholds_at_half_gain(thresholds)
+        self._carried.thresholds = Thresholds(names, thresholds, 'calibrated', half_gain)
+        self._detector = self._new_detector(thresholds)
         return ThresholdCalibration(
             names, thresholds, len(residuals), sigma, duration, kept, ratio, half_gain
         )
@@ -1336,6 +1341,9 @@ class LiveDynamics:
             thresholds_source=thresholds.source if thresholds else f'profile {profile.name}',
             thresholds_nm=' '.join(f'{t:.4g}' for t in detector.thresholds),
         )
+        half_gain = thresholds.half_gain if thresholds else None
+        if half_gain is not None:
+            values['thresholds_at_half_gain'] = f'{half_gain.ratio:.2f} x at {half_gain.gain:g} /s'
         baseline = detector.baseline
         if baseline is not None:
             values['contact_baseline_nm'] = ' '.join(f'{t:.4g}' for t in baseline)
