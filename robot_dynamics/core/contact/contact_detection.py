@@ -245,10 +245,6 @@ class ResidualHistory:
         return self._stamps[keep], self._values[keep], self._restarted[keep]
 
     def window(self, duration: float) -> np.ndarray:
-        """The samples (rows) of the last ``duration`` seconds before the newest one."""
-        count = min(self._written, len(self._stamps))
-        if count == 0:
-            return self._values[:0].copy()
-        newest = self._stamps[(self._written - 1) % len(self._stamps)]
-        keep = self._stamps >= newest - duration
-        return self._values[keep].copy()
+        """The samples (rows, in time order) of the last ``duration`` seconds before the newest
+        one."""
+        return self.rows(duration)[1]

@@ -1059,33 +1059,35 @@ class LiveDynamics:
             )
         duration, sigma = settings.contact_calibration_duration, settings.contact_threshold_sigma
         with self._lock:
-            residuals = self._history.window(duration)
-            other = self._alternative_history.window(duration) if self._alternative else None
+            rows = self._history.rows(duration)
+            other = self._alternative_history.rows(duration) if self._alternative else None
+        residuals = rows[1]
         thresholds = calibrated_thresholds(residuals, sigma)
         kept = ratio = None
         if other is not None:
-            by_velocities = calibrated_thresholds(other, sigma)
+            by_velocities = calibrated_thresholds(other[1], sigma)
             kept, ratio = self._keep_quieter_observer(thresholds, by_velocities)
-            thresholds = by_velocities if kept == 'velocities' else thresholds
+            if kept == 'velocities':
+                thresholds, rows = by_velocities, other
         names = self.robot.joint_names
-        half_gain = self._thresholds_at_half_gain(thresholds)
+        half_gain = self._thresholds_at_half_gain(rows, thresholds)
         self._carried.thresholds = Thresholds(names, thresholds, 'calibrated', half_gain)
         self._detector = self._new_detector(thresholds)
         return ThresholdCalibration(
             names, thresholds, len(residuals), sigma, duration, kept, ratio, half_gain
         )
 
-    def _thresholds_at_half_gain(self, thresholds: np.ndarray) -> Optional[HalfGainThresholds]:
-        """The calibration's window as the observer in use would have given it at half its
-        gain (:func:`~robot_dynamics.core.contact.momentum_observer.outputs_at_gain`), the rows
-        that have settled; None on the inverse-dynamics route or with too few of them."""
+    def _thresholds_at_half_gain(
+        self, rows: tuple, thresholds: np.ndarray
+    ) -> Optional[HalfGainThresholds]:
+        """The calibration's window ``rows`` (:meth:`ResidualHistory.rows` of the observer in
+        use) as that observer would have given it at half its gain
+        (:func:`~robot_dynamics.core.contact.momentum_observer.outputs_at_gain`), the rows that
+        have settled; None on the inverse-dynamics route or with too few of them."""
         observer, settings = self._observer, self.settings
         if observer is None:
             return None
-        with self._lock:
-            stamps, outputs, restarted = self._history.rows(settings.contact_calibration_duration)
-        if len(stamps) < MIN_CALIBRATION_SAMPLES:
-            return None
+        stamps, outputs, restarted = rows
         gain, filter_gain = observer.gain, observer.filter_gain
         slower, settled = outputs_at_gain(stamps, outputs, restarted, gain, filter_gain, gain / 2)
         if np.count_nonzero(settled) < MIN_CALIBRATION_SAMPLES:
@@ -1095,7 +1097,7 @@ class LiveDynamics:
         return HalfGainThresholds(
             half,
             at_half,
-            float(np.exp(np.mean(np.log(at_half / thresholds)))),
+            _geometric_mean_ratio(at_half, thresholds),
             observer_lag(half, filter_gain),
             settings.observer_lag,
         )
@@ -1105,7 +1107,7 @@ class LiveDynamics:
         kept and the geometric mean of the velocity thresholds over the position ones."""
         source = quieter_momentum_source({'positions': by_positions, 'velocities': by_velocities})
         kept = self._keep_momentum_source(source, 'the quieter at a calibration')
-        return kept, float(np.exp(np.mean(np.log(by_velocities / by_positions))))
+        return kept, _geometric_mean_ratio(by_velocities, by_positions)
 
     def _compare_momentum_sources(self, stamp: float) -> None:
         """observer_momentum auto, before a calibration: keep the velocities' observer at once
@@ -1379,6 +1381,11 @@ class _ObserverInputs(NamedTuple):
 
     efforts: np.ndarray
     terms: MomentumTerms
+
+
+def _geometric_mean_ratio(values: np.ndarray, references: np.ndarray) -> float:
+    """The geometric mean over the joints of ``values`` / ``references`` (both positive)."""
+    return float(np.exp(np.mean(np.log(values / references))))
 
 
 def _first_output(observer: Optional[MomentumObserver]) -> bool:
