@@ -156,6 +156,19 @@ def test_synthetic_identification_recovers_the_truth_within_3_sigma_of_its_std(a
     assert fit.noise_std == pytest.approx(noise, rel=0.05)
 
 
+def test_blocked_triangular_factor_is_the_qr_of_the_whole_matrix():
+    rng = np.random.default_rng(3)
+    rows = 5 * ident.QR_BLOCK_ROWS + 17  # several blocks and a short last one
+    # columns scaled over eight decades, as a regressor's are
+    matrix = rng.standard_normal((rows, 30)) * np.logspace(-4, 4, 30)
+    blocked, whole = ident.triangular_factor(matrix), np.linalg.qr(matrix, mode='r')
+    assert blocked.shape == whole.shape == (30, 30)
+    signs = np.sign(np.diag(blocked)) * np.sign(np.diag(whole))
+    np.testing.assert_allclose(signs[:, None] * blocked, whole, rtol=1e-9, atol=1e-9)
+    # and RᵀR is the Gram matrix AᵀA, whichever factorisation made it
+    np.testing.assert_allclose(blocked.T @ blocked, matrix.T @ matrix, rtol=1e-10, atol=1e-6)
+
+
 def test_predicted_std_matches_monte_carlo_spread(arm):
     data = fourier_data(arm, 10.0, 10.0, seed=13)
     base = ident.structural_base_parameters(arm)
