@@ -12,13 +12,18 @@ from robot_dynamics.instruments import contact_proving_ground as contact
 
 SEED, RATE = 0, 250.0
 """Both benches run the realistic arm of this seed at this rate, so they share its
-identification (`robot_dynamics identify` on another excitation, ~40 s)."""
+identification (`robot_dynamics identify` on another excitation)."""
+
+IDENTIFICATION_SECONDS = 30.0
+"""Half the benches' recording: what these tests check comes out within 2 % of the benches'
+figures (the identified model's force error 0.487x the URDF's; 0.483x with 60 s)."""
 
 
 @pytest.fixture(scope='module')
 def identified_arm(tmp_path_factory):
     args = argparse.Namespace(seed=SEED, rate=RATE)
-    return contact.identified_estimation(args, tmp_path_factory.mktemp('identified_arm'))
+    folder = tmp_path_factory.mktemp('identified_arm')
+    return contact.identified_estimation(args, folder, IDENTIFICATION_SECONDS)
 
 
 @pytest.fixture(scope='module')

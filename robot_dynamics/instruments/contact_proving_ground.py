@@ -410,10 +410,12 @@ def identify_model(urdf: str, source: list, output: Path) -> tuple:
     return Estimation(str(output), str(friction)), json.loads(report.getvalue())
 
 
-def identified_estimation(args, folder: Path) -> Estimation:
-    """Record :data:`IDENTIFICATION_SECONDS` of another excitation of the realistic robot (same
-    seed) and identify it (:func:`identify_model`) into ``folder``, as a user would before
-    relying on the wrench."""
+def identified_estimation(
+    args, folder: Path, seconds: float = IDENTIFICATION_SECONDS
+) -> Estimation:
+    """Record ``seconds`` [s] of another excitation of the realistic robot (same seed) and
+    identify it (:func:`identify_model`) into ``folder``, as a user would before relying on the
+    wrench."""
     from robot_dynamics.core.identification.recording_files import write_csv
     from robot_dynamics.models import ARM_URDF
     from robot_dynamics.simulation.reference import scripted_excitation
@@ -422,7 +424,7 @@ def identified_estimation(args, folder: Path) -> Estimation:
     scene.trajectory = scripted_excitation(scene.nominal, seed=IDENTIFICATION_TRAJECTORY_SEED)
     scene.reset()
     recording = folder / 'recording.csv'
-    write_csv(recording, scene.record(IDENTIFICATION_SECONDS, args.rate))
+    write_csv(recording, scene.record(seconds, args.rate))
     estimation, _ = identify_model(
         str(ARM_URDF), ['--csv', str(recording)], folder / 'identified.urdf'
     )
