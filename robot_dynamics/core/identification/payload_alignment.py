@@ -12,7 +12,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import optimize
 
 from robot_dynamics.core.errors import PayloadIdentificationRefused
 from robot_dynamics.core.identification import payload_words as words
@@ -107,6 +106,8 @@ def time_shift(prepared, base) -> float:
             times[inside], base.time, base.positions
         )
         return float(np.mean(difference**2))
+
+    from scipy import optimize  # here: a live node never aligns recordings
 
     result = optimize.minimize_scalar(
         mismatch,

@@ -15,9 +15,8 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, replace
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
-import cvxpy as cp  # imported up front: the first service call must not pay its ~1 s import
 import numpy as np
 
 from robot_dynamics.core.dynamics import regressor
@@ -35,6 +34,9 @@ from robot_dynamics.core.identification.payload_regressor import (
 )
 from robot_dynamics.core.identification.payload_samples import FitData, rms
 from robot_dynamics.core.model.model import RobotModel
+
+if TYPE_CHECKING:
+    import cvxpy as cp
 
 _POINT_MASS_ITERATIONS = 50
 
@@ -186,6 +188,9 @@ def _constrained_fit(rows: np.ndarray, target: np.ndarray) -> np.ndarray:
 
     ‖Y π − r‖² equals ‖R s − p‖² up to a constant, with s = π · norms, R the QR factor of the
     normalised Y and p its projection of r: the solver only ever sees a 10 × 10 problem."""
+    import cvxpy as cp  # here, not at module import: ~0.6 s a node or a command-line run that
+    # never fits a constrained payload would pay (a service's worker process pays it once)
+
     norms = np.linalg.norm(rows, axis=0)
     norms = np.where(norms > 0, norms, 1.0)
     factor = np.linalg.qr(rows / norms, mode='r')
@@ -222,6 +227,8 @@ def _consistent_fit_problem() -> _ConsistentFit:
     """The constrained fit as a parametrised problem, built once per thread (cvxpy problems are
     not thread-safe): cvxpy compiles it on the first solve and afterwards only substitutes the
     data, which costs a fraction of the compilation."""
+    import cvxpy as cp
+
     fit = getattr(_THREAD_FITS, 'fit', None)
     if fit is None:
         factor, projected = cp.Parameter((10, 10)), cp.Parameter(10)
@@ -237,6 +244,8 @@ def _consistent_fit_problem() -> _ConsistentFit:
 
 def _pseudo_inertia_expression(parameters):
     """J(π) as a cvxpy expression (linear in π), pinocchio order."""
+    import cvxpy as cp
+
     m, hx, hy, hz, ixx, ixy, iyy, ixz, iyz, izz = (parameters[k] for k in range(10))
     half_trace = 0.5 * (ixx + iyy + izz)
     return cp.bmat(
