@@ -363,10 +363,10 @@ QR_BLOCK_ROWS = 2048
 
 
 def triangular_factor(matrix: np.ndarray) -> np.ndarray:
-    """R of A = QR (Householder, rows' signs as LAPACK leaves them), by blocks of rows: the R of
-    each block of :data:`QR_BLOCK_ROWS` rows, stacked and factored again (tall-skinny QR, Demmel
-    et al. 2012). The same R up to the sign of each row, as backward-stable as one factorisation,
-    and 2-3x faster on the 10^5-row regressors of a recording."""
+    """R of A = QR by blocks of rows: the R of each block of :data:`QR_BLOCK_ROWS` rows, stacked
+    and factored again (tall-skinny QR, Demmel et al. 2012). The same R as one Householder
+    factorisation up to the sign of each row, as backward-stable, and 2-3x faster on the
+    10^5-row regressors of a recording."""
     if len(matrix) <= 2 * QR_BLOCK_ROWS:
         return np.linalg.qr(matrix, mode='r')
     blocks = [
