@@ -1,8 +1,14 @@
 """The `identify` command line refuses bad input with a one-line reason on stderr and exit
-status 2 (docs/identification.md), never with a Python traceback."""
+status 2 (docs/identification.md), never with a Python traceback.
+
+The refusals are checked through ``cli.main`` in this process (an exception would fail the
+test as a traceback would); one test runs ``python -m robot_dynamics`` to check that the
+installed entry point gives the same status and words."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import subprocess
 import sys
@@ -11,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from robot_dynamics import cli
 from robot_dynamics.core.identification.excitation import FourierTrajectory, rest_constrained
 from robot_dynamics.core.identification.recording import Recording
 from robot_dynamics.core.identification.recording_files import read_recording, write_csv
@@ -20,7 +27,18 @@ from robot_dynamics.models import ARM_URDF
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def run_cli(*arguments: str, timeout: float = 60.0) -> subprocess.CompletedProcess:
+def run_cli(*arguments: str) -> subprocess.CompletedProcess:
+    """``robot_dynamics ARGUMENTS`` through ``cli.main`` here (exit code, stdout, stderr)."""
+    stdout, stderr = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+        try:
+            code = cli.main(list(arguments))
+        except SystemExit as exit_:  # argparse's refusals
+            code = exit_.code
+    return subprocess.CompletedProcess(arguments, code, stdout.getvalue(), stderr.getvalue())
+
+
+def run_cli_process(*arguments: str, timeout: float = 60.0) -> subprocess.CompletedProcess:
     """``python -m robot_dynamics ARGUMENTS`` in a fresh process (exit code, stdout, stderr)."""
     environment = dict(os.environ, ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST')
     return subprocess.run(
@@ -59,8 +77,9 @@ def assert_refused(finished: subprocess.CompletedProcess, code: int, message: st
 def test_identify_names_a_csv_that_is_not_utf8_text(tmp_path):
     junk = tmp_path / 'junk.csv'
     junk.write_bytes(b'time,\x89PNG\r\n\x1a\n\xff\xfe' + bytes(range(256)))
-    finished = run_cli('identify', '--urdf', str(ARM_URDF), '--csv', str(junk))
-    assert_refused(finished, 2, f'cannot read {junk}: not UTF-8 text')
+    arguments = ('identify', '--urdf', str(ARM_URDF), '--csv', str(junk))
+    assert_refused(run_cli(*arguments), 2, f'cannot read {junk}: not UTF-8 text')
+    assert_refused(run_cli_process(*arguments), 2, f'cannot read {junk}: not UTF-8 text')
 
 
 @pytest.mark.parametrize(
