@@ -32,15 +32,18 @@ import tempfile
 from collections import deque
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from robot_dynamics.core.live.effort_offsets import OffsetsRefused, save_effort_offsets
-from robot_dynamics.core.live.live_dynamics import LiveDynamics
 from robot_dynamics.core.live.settings import LiveSettings
 from robot_dynamics.core.model.model import RobotModel
 from robot_dynamics.core.streams.joint_states import JointSample
 from robot_dynamics.models import ARM_URDF
+
+if TYPE_CHECKING:  # the live pipeline (scipy.signal) is imported by the runs, not by --help
+    from robot_dynamics.core.live.live_dynamics import LiveDynamics
 
 PITCH = math.radians(20.0)
 SCENES = {
@@ -64,6 +67,7 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
 def phantom_torque(scene_name: str, profile: str, source: str, duration: float) -> float:
     """RMS [N·m] over joints and samples of the external torques the live pipeline reports for
     the contact-free excitation of ``scene_name`` with ``profile``, base state from ``source``."""
+    from robot_dynamics.core.live.live_dynamics import LiveDynamics
     from robot_dynamics.simulation.scenes import ArmScene
 
     options, _ = SCENES[scene_name]
@@ -238,6 +242,7 @@ def legged_feet(
     orientation, the profile's effort delay) estimates the feet from the measured joint states.
     ``zero_offsets``: the effort offsets are zeroed first on the feet, by the scene's calibration
     script (standing, then each foot lifted in turn), and loaded from their file."""
+    from robot_dynamics.core.live.live_dynamics import LiveDynamics
     from robot_dynamics.simulation.scenes import LeggedScene
 
     scene = LeggedScene(robot_name, _profile(profile), seed)
@@ -322,6 +327,8 @@ def _zero_offsets_on_feet(scene, settings: LiveSettings, path: str) -> None:
     """Run ``scene``'s calibration script through the live pipeline, zero the effort offsets
     at the end of each rest and save the offsets in use to ``path`` (raises
     :class:`OffsetsRefused` when no rest gave any)."""
+    from robot_dynamics.core.live.live_dynamics import LiveDynamics
+
     live = LiveDynamics(scene.nominal, settings)
     rests = list(scene.calibration_rests())
     estimate = None
