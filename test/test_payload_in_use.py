@@ -180,6 +180,18 @@ def test_a_set_payload_on_a_frame_that_is_not_a_link_keeps_the_previous_payload(
         assert sources[-1].data.startswith('tool gripper')
 
 
+def test_a_tools_file_that_could_not_be_read_is_named_when_a_tool_is_refused(ros, tmp_path):
+    bad = tmp_path / 'bad_tools.yaml'
+    bad.write_text(f'tools:\n  gripper:\n    link: {LINK}\n    mass: -2\n')
+    node = make_node(robot_description=ARM_TEXT, tools_file=str(bad))
+    with ros(node):
+        assert wait_for(lambda: node.robot is not None, 20)
+        (refused,) = node.set_parameters([Parameter('active_tool', value='gripper')])
+    assert not refused.successful
+    assert 'tools: [] (tools_file not loaded:' in refused.reason, refused.reason
+    assert 'bad_tools.yaml' in refused.reason and 'mass' in refused.reason, refused.reason
+
+
 def test_a_tool_switch_under_way_when_the_node_is_destroyed_ends_quietly(
     ros, tmp_path, monkeypatch
 ):

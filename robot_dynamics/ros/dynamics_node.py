@@ -289,7 +289,7 @@ class DynamicsNode(ManagedModelNode, Node):
         if tool is None:
             self.get_logger().error(
                 f'active_tool {name!r} is not a tool of tools_file '
-                f'({sorted(self.payload_input.tools)}): no payload'
+                f'({self.payload_input.tools_listing()}): no payload'
             )
             return
         self._payload_in_use = PayloadInUse(tool.link, tool.parameters, 'tool', name)
@@ -345,7 +345,7 @@ class DynamicsNode(ManagedModelNode, Node):
                 return SetParametersResult(
                     successful=False,
                     reason=f'active_tool {name!r} is not a tool of tools_file; tools: '
-                    f'{sorted(self.payload_input.tools)}',
+                    f'{self.payload_input.tools_listing()}',
                 )
             self.payload_input.select_tool(name)
         return SetParametersResult(successful=True)

@@ -85,6 +85,15 @@ class PayloadInput:
     def is_tool(self, name: str) -> bool:
         return name == '' or name in self.tools
 
+    def tools_listing(self) -> str:
+        """The tools' names, and why there are none when tools_file could not be read."""
+        listing = str(sorted(self.tools))
+        return (
+            f'{listing} (tools_file not loaded: {self.tools_problem})'
+            if self.tools_problem
+            else listing
+        )
+
     def select_tool(self, name: str) -> None:
         """Use tool ``name`` ('' : none), built and installed on a thread of its own."""
         if name == '':
