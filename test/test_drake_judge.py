@@ -19,7 +19,6 @@ from robot_dynamics.core.validation.consumers import drake_verdict  # noqa: E402
 from robot_dynamics.instruments import drake_judge  # noqa: E402
 
 CORPUS = Path(__file__).resolve().parent / 'data' / 'broken_urdfs'
-UNIT = '<inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/>'
 
 
 def _inertial(mass, moments=(0.01, 0.01, 0.01), com='0 0 0') -> str:

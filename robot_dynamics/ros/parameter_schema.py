@@ -22,7 +22,7 @@ from __future__ import annotations
 import array
 import math
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 from rcl_interfaces.msg import (
     FloatingPointRange,
@@ -214,11 +214,6 @@ class NodeParameters:
                     reason=f'{parameter.name} {shorten(repr(parameter.value))} {problem}',
                 )
         return SetParametersResult(successful=True)
-
-
-def table_defaults(table: Sequence[ParameterSpec]) -> Mapping[str, Any]:
-    """name → default of every row of ``table``."""
-    return {spec.name: spec.default for spec in table}
 
 
 def converted_value(value, default):
