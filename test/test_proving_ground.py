@@ -464,6 +464,16 @@ def test_a_urdf_mujoco_cannot_compile_names_the_element_and_quotes_mujoco():
 
 
 @pytest.mark.parametrize(
+    'force, moment', [([math.nan, 0.0, 0.0], [0.0] * 3), ([1.0, 0.0], [0.0] * 3), ([1.0] * 3, [])]
+)
+def test_a_push_that_is_not_three_finite_forces_and_moments_is_refused(force, moment):
+    scene = ArmScene(ARM_URDF.read_text(), load_profile('ideal'))
+    with pytest.raises(SceneError, match='finite force'):
+        scene.set_push('tool0', force, moment)
+    scene.step()  # the scene runs on, unpushed
+
+
+@pytest.mark.parametrize(
     'document, message',
     [
         (

@@ -172,6 +172,23 @@ def scripted_excitation(
     return fit_to_limits(raw, limits, np.linspace(0.0, 1.0 / base_frequency, 2001))
 
 
+def checked_push(force: Sequence[float], moment: Sequence[float], error: type) -> tuple:
+    """(force [N], moment [N·m]) as arrays of 3 finite values; raises ``error`` otherwise."""
+    force, moment = (
+        np.asarray(force, dtype=float).reshape(-1),
+        np.asarray(moment, dtype=float).reshape(-1),
+    )
+    if (
+        force.shape != (3,)
+        or moment.shape != (3,)
+        or not np.all(np.isfinite(np.concatenate([force, moment])))
+    ):
+        raise error(
+            'an external wrench needs a finite force (3 values, N) and moment (3 values, N·m)'
+        )
+    return force, moment
+
+
 class ArmSimulation:
     """Forward dynamics of a fixed-base :class:`RobotModel` tracking ``trajectory``.
 
@@ -236,18 +253,7 @@ class ArmSimulation:
     ) -> None:
         """Push ``link`` from the next step on with ``force`` [N] and ``moment`` [N·m], both in
         ``link``'s frame, applied at its origin; an all-zero wrench removes the push."""
-        force, moment = (
-            np.asarray(force, dtype=float).reshape(-1),
-            np.asarray(moment, dtype=float).reshape(-1),
-        )
-        if (
-            force.shape != (3,)
-            or moment.shape != (3,)
-            or not np.all(np.isfinite(np.concatenate([force, moment])))
-        ):
-            raise SimulationError(
-                'an external wrench needs a finite force (3 values, N) and moment (3 values, N·m)'
-            )
+        force, moment = checked_push(force, moment, SimulationError)
         if not np.any(force) and not np.any(moment):
             self.external_wrench, self._wrench_frame = None, None
             return

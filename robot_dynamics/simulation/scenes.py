@@ -47,7 +47,7 @@ from robot_dynamics.simulation.measurement import BodySensors, JointSensors, Mea
 from robot_dynamics.simulation.mujoco_engine import MujocoEngine, Push
 from robot_dynamics.simulation.mujoco_model import Box, SceneLayout, build_scene_model
 from robot_dynamics.simulation.profiles import RobotProfile
-from robot_dynamics.simulation.reference import scripted_excitation
+from robot_dynamics.simulation.reference import checked_push, scripted_excitation
 from robot_dynamics.simulation.truth import ImuReading, Truth, read_truth
 
 SCENES = ('arm', 'legged', 'tilted_base', 'moving_base')
@@ -122,18 +122,7 @@ class _Scene:
     def set_push(self, link: str, force: Sequence[float], moment: Sequence[float]) -> None:
         """Push ``link`` at its origin with ``force`` [N] and ``moment`` [N·m] in its frame from
         the next step; an all-zero wrench removes the push."""
-        force, moment = (
-            np.asarray(force, dtype=float).reshape(-1),
-            np.asarray(moment, dtype=float).reshape(-1),
-        )
-        if (
-            force.shape != (3,)
-            or moment.shape != (3,)
-            or not np.all(np.isfinite(np.concatenate([force, moment])))
-        ):
-            raise SceneError(
-                'an external wrench needs a finite force (3 values, N) and moment (3 values, N·m)'
-            )
+        force, moment = checked_push(force, moment, SceneError)
         self.engine.set_push(
             None if not (np.any(force) or np.any(moment)) else Push(link, force, moment)
         )
