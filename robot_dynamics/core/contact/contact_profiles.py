@@ -26,6 +26,7 @@ import numpy as np
 import yaml
 
 from robot_dynamics.core.errors import RobotDynamicsError
+from robot_dynamics.core.text_files import read_small_text
 
 MAX_PROFILES_FILE_BYTES = 1_000_000
 _DURATIONS = ('min_duration', 'release_duration')
@@ -145,18 +146,8 @@ def load_profiles(path: str) -> dict:
     profiles = dict(SHIPPED_PROFILES)
     if not path:
         return profiles
-    try:
-        with open(path, 'rb') as stream:
-            raw = stream.read(MAX_PROFILES_FILE_BYTES + 1)
-    except OSError as error:
-        raise ContactProfileError(
-            f'contact profiles file {path} cannot be read: {error.strerror or error}'
-        ) from None
-    if len(raw) > MAX_PROFILES_FILE_BYTES:
-        raise ContactProfileError(f'contact profiles file {path} is too large')
-    try:
-        text = raw.decode('utf-8')
-    except UnicodeDecodeError:
-        raise ContactProfileError(f'contact profiles file {path} is not UTF-8 text') from None
+    text = read_small_text(
+        path, MAX_PROFILES_FILE_BYTES, 'contact profiles file', ContactProfileError
+    )
     profiles.update(profiles_from_yaml(text, f'contact profiles file {path}'))
     return profiles

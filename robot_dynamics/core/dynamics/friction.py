@@ -25,6 +25,7 @@ import numpy as np
 import yaml
 
 from robot_dynamics.core.errors import RobotDynamicsError
+from robot_dynamics.core.text_files import read_small_text
 
 FRICTION_KEYS = ('viscous', 'coulomb', 'offset')
 STRIBECK_VELOCITY = 0.05
@@ -181,21 +182,7 @@ def _coefficient(value, key: str, where: str) -> float:
 
 def load_friction_file(path: str, joint_names: Sequence[str]) -> FrictionModel:
     """Read a friction YAML file for ``joint_names`` (:class:`FrictionFileError` when unusable)."""
-    try:
-        with open(path, 'rb') as stream:
-            raw = stream.read(MAX_FRICTION_FILE_BYTES + 1)
-    except OSError as error:
-        raise FrictionFileError(
-            f'friction file {path} cannot be read: {error.strerror or error}'
-        ) from None
-    if len(raw) > MAX_FRICTION_FILE_BYTES:
-        raise FrictionFileError(
-            f'friction file {path} is larger than {MAX_FRICTION_FILE_BYTES} bytes'
-        )
-    try:
-        text = raw.decode('utf-8')
-    except UnicodeDecodeError:
-        raise FrictionFileError(f'friction file {path} is not UTF-8 text') from None
+    text = read_small_text(path, MAX_FRICTION_FILE_BYTES, 'friction file', FrictionFileError)
     try:
         return friction_from_yaml(text, joint_names)
     except FrictionFileError as error:

@@ -31,6 +31,7 @@ from robot_dynamics.core.model.inertia import (
     principal_inertia,
     triangle_margins,
 )
+from robot_dynamics.core.text_files import read_small_text
 
 PAYLOAD_SOURCES = ('none', 'set', 'tool', 'identified')
 INERTIA_KEYS = ('ixx', 'ixy', 'ixz', 'iyy', 'iyz', 'izz')
@@ -106,18 +107,10 @@ def load_tools(path: str) -> dict:
     :class:`ToolsFileError` naming the file, the tool and the field."""
     if not path:
         return {}
+    text = read_small_text(path, MAX_TOOLS_FILE_BYTES, 'tools file', ToolsFileError)
     try:
-        with open(path, 'rb') as stream:
-            raw = stream.read(MAX_TOOLS_FILE_BYTES + 1)
-    except OSError as error:
-        raise ToolsFileError(
-            f'tools file {path} cannot be read: {error.strerror or error}'
-        ) from None
-    if len(raw) > MAX_TOOLS_FILE_BYTES:
-        raise ToolsFileError(f'tools file {path} is larger than {MAX_TOOLS_FILE_BYTES} bytes')
-    try:
-        document = yaml.safe_load(raw.decode('utf-8'))
-    except (UnicodeDecodeError, yaml.YAMLError) as error:
+        document = yaml.safe_load(text)
+    except yaml.YAMLError as error:
         raise ToolsFileError(f'tools file {path} is not YAML text: {error}') from None
     tools = document.get('tools') if isinstance(document, dict) else None
     if not isinstance(tools, dict):

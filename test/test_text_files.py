@@ -1,0 +1,64 @@
+"""The configuration files the nodes load (friction, effort offsets, tools, contact profiles)
+are refused with one error naming the file when they are missing, a directory, over the size
+bound (never read further than it: a file cut short could still parse) or not UTF-8."""
+
+from __future__ import annotations
+
+import pytest
+
+from robot_dynamics.core.contact.contact_profiles import (
+    MAX_PROFILES_FILE_BYTES,
+    ContactProfileError,
+    load_profiles,
+)
+from robot_dynamics.core.dynamics.friction import (
+    MAX_FRICTION_FILE_BYTES,
+    FrictionFileError,
+    load_friction_file,
+)
+from robot_dynamics.core.live.effort_offsets import (
+    MAX_FILE_BYTES,
+    EffortOffsetsError,
+    load_effort_offsets,
+)
+from robot_dynamics.core.live.payload_in_use import (
+    MAX_TOOLS_FILE_BYTES,
+    ToolsFileError,
+    load_tools,
+)
+from robot_dynamics.core.text_files import read_small_text
+
+JOINTS = ('fr3_joint1', 'fr3_joint2')
+LOADERS = [
+    (lambda path: load_friction_file(path, JOINTS), FrictionFileError, MAX_FRICTION_FILE_BYTES),
+    (lambda path: load_effort_offsets(path, JOINTS), EffortOffsetsError, MAX_FILE_BYTES),
+    (load_tools, ToolsFileError, MAX_TOOLS_FILE_BYTES),
+    (load_profiles, ContactProfileError, MAX_PROFILES_FILE_BYTES),
+]
+
+
+@pytest.mark.parametrize('load, error, max_bytes', LOADERS)
+def test_each_loader_names_the_file_and_why_it_cannot_use_it(tmp_path, load, error, max_bytes):
+    # an offsets file over the bound whose first max_bytes are valid YAML: refused, not cut
+    oversize = tmp_path / 'oversize.yaml'
+    oversize.write_text('joints:\n  fr3_joint1: 0.1\n' + '#' * max_bytes + '\n')
+    latin1 = tmp_path / 'latin1.yaml'
+    latin1.write_bytes('joints:\n  fr3_joint1: 0.1  # réglé\n'.encode('latin-1'))
+    cases = [
+        (tmp_path / 'missing.yaml', 'cannot be read: No such file or directory'),
+        (tmp_path, 'cannot be read: Is a directory'),
+        (oversize, f'is larger than {max_bytes} bytes'),
+        (latin1, 'is not UTF-8 text'),
+    ]
+    for path, words in cases:
+        with pytest.raises(error, match=words) as raised:
+            load(str(path))
+        assert str(path) in str(raised.value)
+
+
+def test_a_file_of_exactly_the_bound_is_read(tmp_path):
+    path = tmp_path / 'exact.yaml'
+    path.write_bytes(b'a' * 64)
+    assert read_small_text(str(path), 64, 'test file', ValueError) == 'a' * 64
+    with pytest.raises(ValueError, match='test file .* is larger than 63 bytes'):
+        read_small_text(str(path), 63, 'test file', ValueError)
