@@ -288,8 +288,8 @@ class DynamicsNode(ManagedModelNode, Node):
         tool = self.payload_input.tools.get(name)
         if tool is None:
             self.get_logger().error(
-                f'active_tool {name!r} is not a tool of tools_file '
-                f'({self.payload_input.tools_listing()}): no payload'
+                f'active_tool {name!r} is not a tool of tools_file, no payload; tools: '
+                f'{self.payload_input.tools_listing()}'
             )
             return
         self._payload_in_use = PayloadInUse(tool.link, tool.parameters, 'tool', name)
