@@ -520,6 +520,10 @@ def test_runner_names_an_unusable_parameter_file(ros, tmp_path):
         params_file_arguments(path)
     with pytest.raises(ConfigError, match='cannot read parameter file .*missing.yaml'):
         params_file_arguments(tmp_path / 'missing.yaml')
+    latin1 = tmp_path / 'latin1.yaml'
+    latin1.write_bytes('dynamics:  # réglé\n'.encode('latin-1'))
+    with pytest.raises(ConfigError, match="cannot read parameter file .*latin1.yaml: 'utf-8'"):
+        params_file_arguments(latin1)
     path.write_text('dynamics:\n  ros__parameters: [1, 2]\n')  # rcl's parser refuses it
     with pytest.raises(RuntimeError, match="params file: '--params-file .*list.yaml'"):
         runner_node('dynamics', '/', path)

@@ -505,6 +505,17 @@ def test_bad_profiles_are_refused_before_the_simulation_starts(document, message
         profile.draw(parse_urdf(ARM_URDF.read_text()), 0)
 
 
+def test_a_profile_file_that_is_not_utf8_yaml_is_refused_naming_it(tmp_path):
+    latin1 = tmp_path / 'my_robot.yaml'
+    latin1.write_bytes('name: réglé\n'.encode('latin-1'))
+    with pytest.raises(ProfileError, match=f'robot profile {latin1} is not UTF-8 text'):
+        load_profile(str(latin1))
+    broken = tmp_path / 'broken.yaml'
+    broken.write_text('joints: [\n')
+    with pytest.raises(ProfileError, match=f'robot profile {broken} is not valid YAML'):
+        load_profile(str(broken))
+
+
 def test_realistic_profile_draws_are_reproducible_and_consistent():
     description = parse_urdf(ARM_URDF.read_text())
     profile = load_profile('realistic')

@@ -74,7 +74,7 @@ def params_file_arguments(path: Path) -> list:
     path = Path(path)
     try:
         content = yaml.safe_load(path.read_text())
-    except (OSError, yaml.YAMLError) as error:
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as error:
         raise ConfigError(f'cannot read parameter file {path}: {error}') from None
     if not isinstance(content, dict):
         raise ConfigError(f'parameter file {path} is not a mapping of node names')

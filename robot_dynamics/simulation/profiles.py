@@ -37,7 +37,10 @@ import numpy as np
 import yaml
 
 from robot_dynamics.core.model.urdf import UrdfDescription
+from robot_dynamics.core.text_files import read_small_text
 from robot_dynamics.simulation.errors import ProfileError
+
+MAX_PROFILE_FILE_BYTES = 1_000_000
 
 SHIPPED_PROFILES = ('ideal', 'realistic')
 EFFORT_SOURCES = ('joint_torque_sensor', 'motor_current')
@@ -281,8 +284,9 @@ def load_profile(name_or_path: str) -> RobotProfile:
             f'robot profile "{name_or_path}" is neither a shipped profile '
             f'{list(SHIPPED_PROFILES)} nor a YAML file'
         )
+    text = read_small_text(str(path), MAX_PROFILE_FILE_BYTES, 'robot profile', ProfileError)
     try:
-        document = yaml.safe_load(path.read_text())
+        document = yaml.safe_load(text)
     except yaml.YAMLError as error:
         raise ProfileError(f'robot profile {path} is not valid YAML: {error}') from None
     return profile_from_dict(document, str(path))
