@@ -470,7 +470,7 @@ def test_a_push_that_is_not_three_finite_forces_and_moments_is_refused(force, mo
     scene = ArmScene(ARM_URDF.read_text(), load_profile('ideal'))
     with pytest.raises(SceneError, match='finite force'):
         scene.set_push('tool0', force, moment)
-    scene.step()  # the scene runs on, unpushed
+    scene.step()  # and the scene steps on
 
 
 @pytest.mark.parametrize(
