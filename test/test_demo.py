@@ -2,7 +2,6 @@
 (sim_robot, dynamics_node and centroidal_node in one process, real services)."""
 
 import os
-import re
 import subprocess
 import sys
 import time
@@ -58,12 +57,10 @@ def test_short_demo_identifies_the_hidden_payload_and_writes_summary_and_plots(t
         '/dynamics/identify_payload: ok',
         '/dynamics/validate_inertia: ok',
         'external torque RMS per joint',
+        'support polygon 4 vertices',
         'result: PASS',
     ):
         assert expected in output, f'{expected!r} missing from the demo output:\n{output}'
-    # the last support polygon received: 4 feet, or 3 (seen once beside a busy process, when the
-    # quadruped phase started late and ran 1.6 s: a foot above the contact height at that instant)
-    assert re.search(r'support polygon [34] vertices', output), output
     assert not [line for line in output.splitlines() if FAILURE_LINES.search(line)], output
     report = yaml.safe_load((tmp_path / 'payload_latest.yaml').read_text())
     assert report['success'] and report['used_baseline']

@@ -11,7 +11,7 @@ from nav_msgs.msg import Odometry
 from rclpy.parameter import Parameter
 from ros_harness import wait_for
 from sensor_msgs.msg import Imu, JointState
-from std_srvs.srv import SetBool
+from std_srvs.srv import SetBool, Trigger
 
 from robot_dynamics.core.model.model import RobotModel
 from robot_dynamics.models import ARM_URDF
@@ -125,7 +125,7 @@ def test_realistic_profile_publishes_friction_rotor_torques_and_a_biased_ft_sens
     )  # the tool's weight and inertia, the bias (≤ 0.9 N) and noise
 
 
-def test_legged_scene_feet_carry_the_weight_on_odom_imu_and_contact_truth(ros):
+def test_legged_scene_restarts_and_its_feet_carry_the_weight_on_odom_imu_and_contact_truth(ros):
     node = sim_node('/mj_l', scene='legged', publish_rate=100.0)
     assert node.simulation_rate == 500.0
     feet = ('lf_foot', 'rf_foot', 'lh_foot', 'rh_foot')
@@ -139,6 +139,10 @@ def test_legged_scene_feet_carry_the_weight_on_odom_imu_and_contact_truth(ros):
         odometry = harness.collect(Odometry, '/mj_l/odom', SENSOR_QOS)
         imu = harness.collect(Imu, '/mj_l/sim_robot/imu', SENSOR_QOS)
         cop = harness.collect(PointStamped, '/mj_l/sim_robot/true_cop', SENSOR_QOS)
+        assert wait_for(lambda: node.scene.time > 1.5, 30.0)
+        before = node.scene.time
+        answer = harness.call(Trigger, '/mj_l/sim_robot/restart_motion', Trigger.Request())
+        assert answer.success and node.scene.time < before - 1.0, (before, node.scene.time)
         assert wait_for(
             lambda: node.scene.time > 1.5 and min(len(w) for w in wrenches.values()) >= 100, 30.0
         )

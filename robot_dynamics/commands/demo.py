@@ -173,12 +173,16 @@ class _Demo:
             starts = self.recorder.motion_starts
             with InProcessRunner(floating):
                 self._new_motion(starts)
-                # The phase starts at the first output: the node may load its model after the motion
-                # starts.
+                # The node may load its model seconds after the motion starts (a busy machine):
+                # once it publishes, the script restarts, so the phase shows its standing and
+                # weight shifts, never a lifted foot.
                 self._wait_for(
                     lambda: self.recorder.centroidal_messages, 'the first centroidal outputs'
                 )
-                self._phase('quadruped', max(1.5, 0.2 * self.duration))
+                starts = self.recorder.motion_starts
+                if not self._call('/sim_robot/restart_motion')[0]:
+                    raise DemoStalled('sim_robot could not restart the legged script')
+                self._phase('quadruped', self._quadruped_time(), origin=self._new_motion(starts))
         except DemoStalled as error:
             self.failure = str(error)
             print(f'demo: {error}')
@@ -186,6 +190,14 @@ class _Demo:
             self.executor.shutdown()
             self.recorder.destroy_node()
         return self._report()
+
+    def _quadruped_time(self) -> float:
+        """Simulated seconds of the quadruped phase: 20 % of the demo, at least 1.5 s, at most
+        the legged script's standing and weight shifts after :data:`SETTLE`."""
+        from robot_dynamics.simulation.scenes import LEGGED_PHASES
+
+        weight_shifts_end = next(end for name, _, end in LEGGED_PHASES if name == 'weight_shifts')
+        return min(max(1.5, 0.2 * self.duration), weight_shifts_end - SETTLE)
 
     def _arm_phases(self) -> None:
         link = self.truth[0]

@@ -30,6 +30,8 @@ Topics (relative names; the node's default name is ``sim_robot``):
 * service ``~/attach_payload`` (std_srvs/SetBool): ``true`` attaches the hidden payload
   (``payload_*`` parameters), ``false`` removes it; either way the motion restarts from its
   first sample, so runs with and without the payload repeat the same motion;
+* service ``~/restart_motion`` (std_srvs/Trigger): the motion (arm excitation or legged
+  script) back to its first sample, in every scene, payload unchanged;
 * ``~/motion_start`` (std_msgs/Header, reliable + transient local): published at every start
   of the motion (start-up and each restart), ``stamp`` = the stamp the motion's time zero has
   on the joint_states clock (a sample of motion time t is stamped ``stamp`` + t), ``frame_id``
@@ -63,7 +65,7 @@ from nav_msgs.msg import Odometry
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Header, String
-from std_srvs.srv import SetBool
+from std_srvs.srv import SetBool, Trigger
 
 from robot_dynamics.core.errors import PayloadError, RobotDynamicsError
 from robot_dynamics.core.model.inertia import InertialParameters
@@ -126,6 +128,7 @@ class SimRobot(Node):
         self._motion_start_pub = self.create_publisher(Header, '~/motion_start', DESCRIPTION_QOS)
         self._description_pub.publish(String(data=text))
         self.create_service(SetBool, '~/attach_payload', self._attach_payload)
+        self.create_service(Trigger, '~/restart_motion', self._restart_motion)
         self._create_external_wrench_interface()
         self._restart()
         self._timer = self.create_timer(1.0 / self.publish_rate, self._tick)
@@ -295,6 +298,13 @@ class SimRobot(Node):
         state = 'attached' if request.data and self.payload else 'removed'
         response.success = True
         response.message = f'hidden payload {state}; motion restarted'
+        return response
+
+    @never_raises
+    def _restart_motion(self, request, response):
+        self._restart()
+        response.success = True
+        response.message = 'motion restarted from its first sample'
         return response
 
     # ------------------------------------------------------------------ external wrench
