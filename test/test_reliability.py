@@ -12,11 +12,13 @@ with margins that hold with other CPU-bound work on the machine; the throughput 
 targets are `robot_dynamics bench`'s (docs/reliability.md, docs/performance.md).
 """
 
+import json
 import math
 import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections import Counter
 
@@ -215,6 +217,21 @@ def test_service_storm_answers_every_call_while_the_stream_goes_on(storm):
     # the storm. The >= 99.9 % and p99 <= 2x quiet targets are `bench storm`'s (a busy machine
     # alone brought the quiet 1 kHz stream down to 22 % here).
     assert storm.storm.answered > 0, figures
+
+
+def test_a_storm_client_stuck_after_its_calls_keeps_its_results_and_is_reported():
+    result = {'service': 'validate_inertia', 'answered': True, 'success': True}
+    script = (
+        f'import sys, time; print({json.dumps(result)!r}, flush=True); '
+        "sys.stderr.write('stuck in shutdown'); sys.stderr.flush(); time.sleep(60)"
+    )
+    with tempfile.TemporaryFile(mode='w+') as errors:
+        client = processes.start_node_process(
+            [sys.executable, '-c', script], stdout=subprocess.PIPE, stderr=errors, text=True
+        )
+        results, problem = reliability_storm._client_results(client, [], errors, timeout=3.0)
+    assert results == [result]
+    assert problem.startswith('ended with status -15') and 'stuck in shutdown' in problem, problem
 
 
 def test_node_killed_mid_stream_is_restarted_answers_and_leaves_no_dds_files():

@@ -3,11 +3,14 @@
 The 1 kHz stream measured quiet and while client processes call the node's services
 (:data:`STORM_SERVICES`). Each client is this module run as
 ``python -m robot_dynamics.instruments.reliability_storm NODE_PATH COUNT OFFSET``: it prints
-one JSON line per call (:func:`call_services`).
+one JSON line as each call ends (:func:`call_services`), so a client whose rclpy shutdown hangs
+afterwards (seen once: one of two clients silent for 120 s after its calls) loses no result; the
+hang is cut short with the client's stacks, reported as a client problem.
 """
 
 from __future__ import annotations
 
+import faulthandler
 import json
 import os
 import subprocess
@@ -16,7 +19,7 @@ import tempfile
 import threading
 import time
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Optional
 
 from robot_dynamics.instruments import processes
@@ -38,6 +41,7 @@ class StormReport:
     requested: int
     storm_seconds: float
     node_alive: bool = True
+    client_problems: list = field(default_factory=list)
 
     @property
     def answered_calls(self) -> int:
@@ -62,6 +66,7 @@ class StormReport:
             'storm_answered_fraction': self.storm.answered_fraction,
             'p99_ratio': self.p99_ratio,
             'node_alive': self.node_alive,
+            'client_problems': self.client_problems,
         }
 
 
@@ -99,24 +104,25 @@ def service_storm(
         ) as run:
             quiet_sent = run.feeder.feed(rate, quiet, warmup)
             per_client = [calls // clients + (k < calls % clients) for k in range(clients)]
+            error_files = [tempfile.TemporaryFile(mode='w+') for _ in per_client]
+            printed = [[] for _ in per_client]  # each client's stdout lines, as read
             workers = [
-                _start_service_client(run.node_name, count, offset=k)
+                _start_service_client(run.node_name, count, k, error_files[k])
                 for k, count in enumerate(per_client)
             ]
             # The clients' own start-up (interpreter, rclpy, discovery) is not part of the storm:
             # keep the stream fed while they connect, then release them all at once.
             ready = threading.Thread(
-                target=lambda: [_wait_for_line(worker, 'ready') for worker in workers], daemon=True
+                target=_wait_for_all, args=(workers, 'ready', printed), daemon=True
             )
             ready.start()
             run.feeder.feed(rate, timeout, 0.0, until=lambda: not ready.is_alive())
             for worker in workers:
                 _send_line(worker, 'go')
             # The storm lasts until the last call is answered; the clients' shutdown (rclpy,
-            # interpreter)
-            # comes after it, once released, like their start-up before "go".
+            # interpreter) comes after it, once released, like their start-up before "go".
             done = threading.Thread(
-                target=lambda: [_wait_for_line(worker, 'done') for worker in workers], daemon=True
+                target=_wait_for_all, args=(workers, 'done', printed), daemon=True
             )
             done.start()
             started = time.monotonic()
@@ -125,7 +131,13 @@ def service_storm(
             for worker in workers:
                 _send_line(worker, 'exit')
             time.sleep(1.0)
-            results = [call for worker in workers for call in _client_results(worker)]
+            results, problems = [], []
+            for k, worker in enumerate(workers):
+                calls_made, problem = _client_results(worker, printed[k], error_files[k])
+                results += calls_made
+                error_files[k].close()
+                if problem:
+                    problems.append(f'client {k}: {problem}')
             alive = run.process.poll() is None
             received = list(run.feeder.received)
     return StormReport(
@@ -135,10 +147,13 @@ def service_storm(
         calls,
         storm_seconds,
         alive,
+        problems,
     )
 
 
-def _start_service_client(node_name: str, count: int, offset: int) -> subprocess.Popen:
+def _start_service_client(node_name: str, count: int, offset: int, errors) -> subprocess.Popen:
+    """A storm client process; its stderr goes to the file ``errors`` (read at the end: a pipe
+    nobody reads while the calls run could fill)."""
     command = [
         sys.executable,
         '-m',
@@ -148,15 +163,18 @@ def _start_service_client(node_name: str, count: int, offset: int) -> subprocess
         str(offset),
     ]
     return processes.start_node_process(
-        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errors, text=True
     )
 
 
-def _wait_for_line(worker: subprocess.Popen, expected: str) -> None:
-    """Block until a client process prints ``expected`` (or has ended)."""
-    for line in worker.stdout:
-        if line.strip() == expected:
-            return
+def _wait_for_all(workers: list, expected: str, printed: list) -> None:
+    """Block until every client process has printed the line ``expected`` (or has ended); the
+    lines read are appended to its list in ``printed``."""
+    for worker, lines in zip(workers, printed):
+        for line in worker.stdout:
+            lines.append(line)
+            if line.strip() == expected:
+                break
 
 
 def _send_line(worker: subprocess.Popen, line: str) -> None:
@@ -167,22 +185,33 @@ def _send_line(worker: subprocess.Popen, line: str) -> None:
         pass
 
 
-def _client_results(worker: subprocess.Popen, timeout: float = 120.0) -> list:
-    """The client's JSON result lines, once it has ended (stopped after ``timeout`` seconds)."""
+def _client_results(
+    worker: subprocess.Popen, printed: list, errors, timeout: float = 60.0
+) -> tuple:
+    """The client's JSON result lines (those already read, ``printed``, and the rest once it has
+    ended; stopped after ``timeout`` seconds), and what went wrong with it ('' when it ended with
+    status 0): its status and the end of what it wrote to ``errors``."""
     try:
         output, _ = worker.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         processes.stop_node_process(worker)
         output, _ = worker.communicate()
-    return [json.loads(line) for line in output.splitlines() if line.startswith('{')]
+    lines = printed + output.splitlines()
+    results = [json.loads(line) for line in lines if line.startswith('{')]
+    if worker.returncode == 0:
+        return results, ''
+    errors.seek(0)
+    return results, f'ended with status {worker.returncode}: {errors.read().strip()[-2000:]}'
 
 
-def call_services(
-    node_path: str, count: int, offset: int = 0, timeout: float = 120.0, storm_client: bool = False
-) -> list:
+SHUTDOWN_GRACE = 20.0
+"""Seconds a storm client's rclpy shutdown may take before it prints its stacks and exits 1."""
+
+
+def call_services(node_path: str, count: int, offset: int = 0, timeout: float = 120.0) -> None:
     """Make ``count`` std_srvs/Trigger calls on ``node_path``'s services in turn (starting at
-    :data:`STORM_SERVICES` [offset]); returns one dict per call (service, answered, success,
-    message, seconds). A ``storm_client`` talks to the bench on stdin/stdout: "ready" → "go"
+    :data:`STORM_SERVICES` [offset]), printing one JSON line per call as it ends (service,
+    answered, success, message, seconds). Talks to the bench on stdin/stdout: "ready" → "go"
     before the calls, "done" → "exit" after them."""
     import rclpy
     from std_srvs.srv import Trigger
@@ -190,40 +219,34 @@ def call_services(
     rclpy.init()
     node = rclpy.create_node(f'storm_client_{os.getpid()}')
     clients = {name: node.create_client(Trigger, f'{node_path}/{name}') for name in STORM_SERVICES}
-    results = []
     try:
         for name, client in clients.items():
             if not client.wait_for_service(timeout_sec=30.0):
                 raise ReliabilityRunError(f'service {node_path}/{name} never appeared')
-        if storm_client:  # say "ready", then start on the bench's "go"
-            print('ready', flush=True)
-            sys.stdin.readline()
+        print('ready', flush=True)
+        sys.stdin.readline()
         for k in range(count):
             name = STORM_SERVICES[(k + offset) % len(STORM_SERVICES)]
             started = time.monotonic()
             future = clients[name].call_async(Trigger.Request())
             rclpy.spin_until_future_complete(node, future, timeout_sec=timeout)
             response = future.result() if future.done() else None
-            results.append(
-                {
-                    'service': name,
-                    'answered': response is not None,
-                    'success': bool(response and response.success),
-                    'message': response.message[:200] if response else '',
-                    'seconds': time.monotonic() - started,
-                }
-            )
-        if (
-            storm_client
-        ):  # say "done", then shut down only on the bench's "exit" (after its measurement)
-            print('done', flush=True)
-            sys.stdin.readline()
+            result = {
+                'service': name,
+                'answered': response is not None,
+                'success': bool(response and response.success),
+                'message': response.message[:200] if response else '',
+                'seconds': time.monotonic() - started,
+            }
+            print(json.dumps(result), flush=True)
+        print('done', flush=True)  # then shut down only on the bench's "exit" (its measurement)
+        sys.stdin.readline()
     finally:
+        faulthandler.dump_traceback_later(SHUTDOWN_GRACE, exit=True)
         node.destroy_node()
         rclpy.try_shutdown()
-    return results
+        faulthandler.cancel_dump_traceback_later()
 
 
-if __name__ == '__main__':  # one storm client process: NODE_PATH COUNT OFFSET → JSON lines
-    for result in call_services(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), storm_client=True):
-        print(json.dumps(result), flush=True)
+if __name__ == '__main__':  # one storm client process: NODE_PATH COUNT OFFSET
+    call_services(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]))
