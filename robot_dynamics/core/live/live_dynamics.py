@@ -1259,6 +1259,19 @@ class LiveDynamics:
                 observer_last_restart=observer.last_restart_reason,
                 friction=repr(observer.friction) if observer.friction is not None else 'none',
             )
+        level = worst(level, self._effort_problems(values, messages))
+        level = worst(level, self._detector_values(values, messages))
+        level = worst(level, self._wrench_values(values, messages))
+        self._residual_values(values)
+        level = worst(level, self._feet_values(values, messages))
+        if self.problems:
+            level = worst(level, WARN)
+            messages.extend(self.problems)
+        return LiveStatus(level, '; '.join(messages), values)
+
+    def _effort_problems(self, values: dict, messages: list) -> str:
+        """Efforts or velocities missing, never reported, frozen, or of a wrong scale or unit."""
+        level = OK
         if self._efforts_missing and self.efforts_all_zero:
             level = WARN
             messages.append(
@@ -1283,15 +1296,18 @@ class LiveDynamics:
         messages.extend(self._unreported_by_optional_joints(values))
         frozen = self._frozen_efforts.words(self.robot)
         if frozen:
-            level = worst(level, WARN)
+            level = WARN
             messages.append(frozen)
         # a tilt seen at two poses explains what one pose's scale check would take for a unit
         finding = self._rest_pose_words() or effort_scale_words(self.robot, self._latest)
         if finding:
-            level = worst(level, WARN)
+            level = WARN
             messages.append(finding)
-        level = worst(level, self._detector_values(values, messages))
-        level = worst(level, self._wrench_values(values, messages))
+        return level
+
+    def _residual_values(self, values: dict) -> None:
+        """The residual RMS per joint at rest and in motion: τ_ext's, and the filtered model
+        residual's (``filtered_residual``)."""
         for kind in ('rest', 'moving'):
             rms = self._residual_levels.rms(kind)
             if rms is not None:
@@ -1301,20 +1317,21 @@ class LiveDynamics:
                 rms = self.filtered_residual.rms(kind)
                 if rms is not None:
                     values[f'model_residual_rms_{kind}_nm'] = _listed_values(rms)
+
+    def _feet_values(self, values: dict, messages: list) -> str:
+        """The feet in contact and the base rows' force mismatch (``contact_frames``)."""
         feet = self._last_feet
-        if feet is not None:
-            values.update(
-                feet_in_contact=' '.join(f for f, c in zip(feet.frames, feet.contact) if c),
-                foot_force_mismatch_n=round(self._feet.mean_mismatch, 3),
-            )
-            warning = self._feet.mismatch_warning()
-            if warning:
-                level = worst(level, WARN)
-                messages.append(warning)
-        if self.problems:
-            level = worst(level, WARN)
-            messages.extend(self.problems)
-        return LiveStatus(level, '; '.join(messages), values)
+        if feet is None:
+            return OK
+        values.update(
+            feet_in_contact=' '.join(f for f, c in zip(feet.frames, feet.contact) if c),
+            foot_force_mismatch_n=round(self._feet.mean_mismatch, 3),
+        )
+        warning = self._feet.mismatch_warning()
+        if not warning:
+            return OK
+        messages.append(warning)
+        return WARN
 
     def _rest_pose_words(self) -> str:
         """:class:`~robot_dynamics.core.live.input_findings.RestPoseFindings`' finding for the
