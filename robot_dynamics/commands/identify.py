@@ -20,7 +20,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Optional
+
+if TYPE_CHECKING:  # imported when a command runs: `robot_dynamics --help` stays fast
+    from robot_dynamics.core.identification.recording import PreparedData
+    from robot_dynamics.core.identification.whole_robot import IdentificationResult, ModelTerms
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -209,29 +215,56 @@ def _check_options(args: argparse.Namespace) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    import dataclasses
-
-    import numpy as np
-
-    from robot_dynamics.core.identification import identified_model
     from robot_dynamics.core.identification import whole_robot as ident
+    from robot_dynamics.core.model.model import RobotModel
+
+    robot = RobotModel.from_urdf_file(args.urdf)
+    friction = '' if args.friction.strip().lower() == 'none' else args.friction
+    terms = ident.ModelTerms.parse(friction, args.rotor_inertia, args.stribeck_velocity)
+    recording, cleaning = _read_recording(args, robot)
+    fit = _fit(args, robot, recording, cleaning, terms)
+    report = _report(robot, fit, cleaning)
+    if args.output:
+        report['outputs'] = _write_model(robot, fit, Path(args.output))
+    if args.report:
+        Path(args.report).write_text(
+            json.dumps(report, indent=2, ensure_ascii=False), encoding='utf-8'
+        )
+    if args.format == 'json':
+        print(json.dumps(report, indent=2, ensure_ascii=False))
+    else:
+        _print_text(fit, cleaning, report)
+    return 0
+
+
+@dataclass
+class _Fit:
+    """One identification: the model's terms, the effort delay applied [s] (and, with
+    ``--effort-delay auto``, the fitted one: value and σ), the split time [s], the rows fitted and
+    the result."""
+
+    terms: ModelTerms
+    delay: float
+    fitted_delay: Optional[tuple]
+    split: float
+    train: PreparedData
+    held_out: Optional[PreparedData]
+    result: IdentificationResult
+
+
+def _read_recording(args: argparse.Namespace, robot) -> tuple:
+    """The recording of ``--panda-dir``, ``--bag`` or ``--csv`` on the model's joints, efforts
+    converted by ``--effort-model`` and cleaned; with the cleaning's summary."""
     from robot_dynamics.core.identification.recording import clean_recording
     from robot_dynamics.core.identification.recording_files import (
         read_panda_gaz2019,
         read_recording,
     )
-    from robot_dynamics.core.model.model import RobotModel
     from robot_dynamics.core.streams.effort_model import load_effort_model
-    from robot_dynamics.core.streams.live_torques import MAX_EFFORT_DELAY
 
-    robot = RobotModel.from_urdf_file(args.urdf)
-    friction = '' if args.friction.strip().lower() == 'none' else args.friction
-    terms = ident.ModelTerms.parse(friction, args.rotor_inertia, args.stribeck_velocity)
     effort_model = load_effort_model(args.effort_model)
-    if effort_model is not None:
-        effort_model = effort_model.for_joints(
-            robot.joint_names
-        )  # refuses joints the model lacks, before reading
+    if effort_model is not None:  # refuses joints the model lacks, before reading
+        effort_model = effort_model.for_joints(robot.joint_names)
     if args.panda_dir:
         recording = read_panda_gaz2019(args.panda_dir)
     elif args.bag:
@@ -245,9 +278,20 @@ def _run(args: argparse.Namespace) -> int:
     recording.check_efforts_measured('identify')
     if effort_model is not None:
         recording = effort_model.converted(recording)
-    recording, cleaning = clean_recording(recording)
+    return clean_recording(recording)
+
+
+def _fit(args: argparse.Namespace, robot, recording, cleaning, terms) -> _Fit:
+    """The effort delay (given, or fitted on every training row and applied from half a sample
+    on), the smooth sign's velocity scale, then the fit on the training rows."""
+    import dataclasses
+
+    from robot_dynamics.core.identification import whole_robot as ident
+    from robot_dynamics.core.streams.live_torques import MAX_EFFORT_DELAY
+
     auto_delay = args.effort_delay == 'auto'
     delay = 0.0 if auto_delay else float(args.effort_delay)
+    fitted = None
     data, split, train, held_out = _split(recording, delay, args)
     if auto_delay:  # on every training row: consecutive rows give the efforts' rate
         every_row = data.rows(data.time < split)
@@ -263,7 +307,14 @@ def _run(args: argparse.Namespace) -> int:
     result = ident.identify(
         robot, train, held_out, terms, prior_weight=args.prior_weight, weighted=not args.ols
     )
-    report = result.report.to_dict()
+    return _Fit(terms, delay, fitted, float(split), train, held_out, result)
+
+
+def _report(robot, fit: _Fit, cleaning) -> dict:
+    """The report's dictionary (``--format json``, ``--report``)."""
+    import numpy as np
+
+    report = fit.result.report.to_dict()
     report['cleaning'] = {
         'duplicates_removed': cleaning.duplicates_removed,
         'gaps': cleaning.gaps,
@@ -271,52 +322,53 @@ def _run(args: argparse.Namespace) -> int:
         'median_period': cleaning.median_period,
         'jitter_rms': cleaning.jitter_rms,
     }
-    report['split_time'] = float(split)
-    report['effort_delay'] = delay
-    if auto_delay:
-        report['effort_delay_fitted'] = {'value': fitted[0], 'std': fitted[1]}
-    report['sign_velocity'] = dict(
-        zip(robot.joint_names, np.broadcast_to(terms.sign_velocity, (robot.num_joints,)).tolist())
+    report['split_time'] = fit.split
+    report['effort_delay'] = fit.delay
+    if fit.fitted_delay is not None:
+        report['effort_delay_fitted'] = {'value': fit.fitted_delay[0], 'std': fit.fitted_delay[1]}
+    signs = np.broadcast_to(fit.terms.sign_velocity, (robot.num_joints,)).tolist()
+    report['sign_velocity'] = dict(zip(robot.joint_names, signs))
+    return report
+
+
+def _write_model(robot, fit: _Fit, output: Path) -> dict:
+    """The identified URDF at ``output`` and its friction file beside it; returns their paths."""
+    from robot_dynamics.core.identification import identified_model
+
+    standard = fit.result.standard
+    output.write_text(identified_model.identified_urdf(robot, standard), encoding='utf-8')
+    friction_path = output.with_name(output.stem + '_friction.yaml')
+    friction_path.write_text(
+        identified_model.friction_yaml(robot, fit.terms, standard, fit.delay), encoding='utf-8'
     )
-    if args.output:
-        output = Path(args.output)
-        output.write_text(
-            identified_model.identified_urdf(robot, result.standard), encoding='utf-8'
-        )
-        friction_path = output.with_name(output.stem + '_friction.yaml')
-        friction_path.write_text(
-            identified_model.friction_yaml(robot, terms, result.standard, delay), encoding='utf-8'
-        )
-        report['outputs'] = {'urdf': str(output), 'friction': str(friction_path)}
-    if args.report:
-        Path(args.report).write_text(
-            json.dumps(report, indent=2, ensure_ascii=False), encoding='utf-8'
-        )
-    if args.format == 'json':
-        print(json.dumps(report, indent=2, ensure_ascii=False))
-    else:
-        print(f'recording: {cleaning}')
+    return {'urdf': str(output), 'friction': str(friction_path)}
+
+
+def _print_text(fit: _Fit, cleaning, report: dict) -> None:
+    """The report as text (``--format text``)."""
+    held_out = 0 if fit.held_out is None else fit.held_out.num_samples
+    print(f'recording: {cleaning}')
+    print(
+        f'fit on t < {fit.split:.3f} s ({fit.train.num_samples} samples), held out '
+        f'{held_out} samples'
+    )
+    if fit.fitted_delay is not None:
+        value, sigma = fit.fitted_delay
         print(
-            f'fit on t < {split:.3f} s ({train.num_samples} samples), held out '
-            f'{0 if held_out is None else held_out.num_samples} samples'
+            f'effort delay fitted: {1e3 * value:.2f} ± {1e3 * sigma:.2f} ms '
+            f'({value / cleaning.median_period:.1f} samples)'
+            + ('' if fit.delay else ': under half a sample, none applied')
         )
-        if auto_delay:
-            print(
-                f'effort delay fitted: {1e3 * fitted[0]:.2f} ± {1e3 * fitted[1]:.2f} ms '
-                f'({fitted[0] / cleaning.median_period:.1f} samples)'
-                + ('' if delay else ': under half a sample, none applied')
-            )
-        if delay:
-            print(
-                f'efforts paired with the state {1e3 * delay:.3g} ms before them: run '
-                f'dynamics_node with effort_delay {delay:.4g} with this model'
-            )
-        print(result.report)
-        if {'coulomb', 'stribeck'} & set(terms.friction):
-            print(
-                'smooth sign of the coulomb term, tanh(dq/sigma), sigma [rad/s]: '
-                + ' '.join(f'{value:g}' for value in report['sign_velocity'].values())
-            )
-        for path in report.get('outputs', {}).values():
-            print(f'wrote {path}')
-    return 0
+    if fit.delay:
+        print(
+            f'efforts paired with the state {1e3 * fit.delay:.3g} ms before them: run '
+            f'dynamics_node with effort_delay {fit.delay:.4g} with this model'
+        )
+    print(fit.result.report)
+    if {'coulomb', 'stribeck'} & set(fit.terms.friction):
+        print(
+            'smooth sign of the coulomb term, tanh(dq/sigma), sigma [rad/s]: '
+            + ' '.join(f'{value:g}' for value in report['sign_velocity'].values())
+        )
+    for path in report.get('outputs', {}).values():
+        print(f'wrote {path}')
