@@ -192,9 +192,6 @@ def _check_options(args: argparse.Namespace) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    import numpy as np
-    import yaml
-
     from robot_dynamics.core.identification import excitation
     from robot_dynamics.core.model.model import RobotModel
     from robot_dynamics.models import ARM_URDF
@@ -216,72 +213,23 @@ def _run(args: argparse.Namespace) -> int:
         joints=args.joints,
         torque_limits=_torque_limits(args, robot),
     )
-    trajectory = design.trajectory
-    times = trajectory.sample_times(args.rate)
-    positions, velocities, accelerations = trajectory.evaluate(times)
-    prefix = Path(args.output)
-    paths = {
-        'parameters': prefix.with_name(prefix.name + '.yaml'),
-        'samples': prefix.with_name(prefix.name + '.csv'),
-        'joint_trajectory': prefix.with_name(prefix.name + '_joint_trajectory.yaml'),
-    }
-    summary = {
-        **design.to_dict(),
-        'samples': len(times),
-        'rate_hz': args.rate,
-        'max_limit_violation': excitation.limit_violation(trajectory, limits, times),
-    }
-    paths['parameters'].write_text(yaml.safe_dump(summary, sort_keys=False), encoding='utf-8')
-    header = ['time'] + [
-        f'{joint}/{kind}'
-        for joint in robot.joint_names
-        for kind in ('position', 'velocity', 'acceleration')
-    ]
-    table = np.column_stack(
-        [times, np.stack([positions, velocities, accelerations], axis=2).reshape(len(times), -1)]
-    )
-    np.savetxt(
-        paths['samples'], table, delimiter=',', header=','.join(header), comments='', fmt='%.10g'
-    )
-    message = excitation.joint_trajectory(trajectory, args.rate, args.lead_in)
-    paths['joint_trajectory'].write_text(yaml.safe_dump(message, sort_keys=False), encoding='utf-8')
+    times = design.trajectory.sample_times(args.rate)
+    excess = excitation.limit_violation(design.trajectory, limits, times)
+    paths, message = _write_files(args, robot, design, times, excess)
     published = _publish(message, args.publish, args.wait) if args.publish else False
-    result = {
-        'initial_condition_number': design.initial_condition_number,
-        'condition_number': design.condition_number,
-        'samples': len(times),
-        'max_limit_violation': summary['max_limit_violation'],
-        'worst_torque_margin': summary.get('worst_torque_margin'),
-        'outputs': {key: str(path) for key, path in paths.items()},
-        'published_on': args.publish if published else None,
-    }
     if args.format == 'json':
+        result = {
+            'initial_condition_number': design.initial_condition_number,
+            'condition_number': design.condition_number,
+            'samples': len(times),
+            'max_limit_violation': excess,
+            'worst_torque_margin': design.to_dict().get('worst_torque_margin'),
+            'outputs': {key: str(path) for key, path in paths.items()},
+            'published_on': args.publish if published else None,
+        }
         print(json.dumps(result, indent=2))
     else:
-        print(
-            f'{robot.name}: {trajectory.harmonics} harmonics at {trajectory.base_frequency:g} Hz '
-            f'for {trajectory.duration:g} s, {len(times)} samples at {args.rate:g} Hz'
-        )
-        print(
-            f'condition number {design.initial_condition_number:.2f} (random start) -> '
-            f'{design.condition_number:.2f} after {design.iterations} iterations'
-        )
-        print(
-            f'largest limit excess {summary["max_limit_violation"]:.3g} (<= 0: every limit holds '
-            'at every sample)'
-        )
-        if design.torque_margin is not None:
-            worst = design.torque_margin
-            print(
-                f'worst torque margin: {worst.joint} at t = {worst.time:g} s needs '
-                f'{worst.torque:.4g} N·m of {worst.allowed:.4g} N·m allowed '
-                f'({design.torque_limits.fraction:g} × {worst.effort_limit:g} N·m): '
-                f'{100.0 * worst.usage:.1f} % used, margin {worst.margin:.4g} N·m'
-            )
-        for path in paths.values():
-            print(f'wrote {path}')
-        if published:
-            print(f'published the JointTrajectory on {args.publish}')
+        _print_text(args, robot, design, len(times), excess, paths, published)
     if args.publish and not published:
         print(
             f'excitation: no subscriber on {args.publish} after {args.wait:g} s: nothing '
@@ -292,6 +240,73 @@ def _run(args: argparse.Namespace) -> int:
         )
         return 2
     return 0
+
+
+def _write_files(args: argparse.Namespace, robot, design, times, excess: float) -> tuple:
+    """The design's parameters (YAML), its samples (CSV: time, then position, velocity and
+    acceleration of each joint) and its JointTrajectory (YAML) beside ``--output``; returns
+    their paths and the JointTrajectory message (a dict)."""
+    import numpy as np
+    import yaml
+
+    from robot_dynamics.core.identification import excitation
+
+    prefix = Path(args.output)
+    paths = {
+        'parameters': prefix.with_name(prefix.name + '.yaml'),
+        'samples': prefix.with_name(prefix.name + '.csv'),
+        'joint_trajectory': prefix.with_name(prefix.name + '_joint_trajectory.yaml'),
+    }
+    summary = {
+        **design.to_dict(),
+        'samples': len(times),
+        'rate_hz': args.rate,
+        'max_limit_violation': excess,
+    }
+    paths['parameters'].write_text(yaml.safe_dump(summary, sort_keys=False), encoding='utf-8')
+    header = ['time'] + [
+        f'{joint}/{kind}'
+        for joint in robot.joint_names
+        for kind in ('position', 'velocity', 'acceleration')
+    ]
+    positions, velocities, accelerations = design.trajectory.evaluate(times)
+    table = np.column_stack(
+        [times, np.stack([positions, velocities, accelerations], axis=2).reshape(len(times), -1)]
+    )
+    np.savetxt(
+        paths['samples'], table, delimiter=',', header=','.join(header), comments='', fmt='%.10g'
+    )
+    message = excitation.joint_trajectory(design.trajectory, args.rate, args.lead_in)
+    paths['joint_trajectory'].write_text(yaml.safe_dump(message, sort_keys=False), encoding='utf-8')
+    return paths, message
+
+
+def _print_text(
+    args: argparse.Namespace, robot, design, samples: int, excess: float, paths, published: bool
+) -> None:
+    """The design in words (``--format text``)."""
+    trajectory = design.trajectory
+    print(
+        f'{robot.name}: {trajectory.harmonics} harmonics at {trajectory.base_frequency:g} Hz '
+        f'for {trajectory.duration:g} s, {samples} samples at {args.rate:g} Hz'
+    )
+    print(
+        f'condition number {design.initial_condition_number:.2f} (random start) -> '
+        f'{design.condition_number:.2f} after {design.iterations} iterations'
+    )
+    print(f'largest limit excess {excess:.3g} (<= 0: every limit holds at every sample)')
+    if design.torque_margin is not None:
+        worst = design.torque_margin
+        print(
+            f'worst torque margin: {worst.joint} at t = {worst.time:g} s needs '
+            f'{worst.torque:.4g} N·m of {worst.allowed:.4g} N·m allowed '
+            f'({design.torque_limits.fraction:g} × {worst.effort_limit:g} N·m): '
+            f'{100.0 * worst.usage:.1f} % used, margin {worst.margin:.4g} N·m'
+        )
+    for path in paths.values():
+        print(f'wrote {path}')
+    if published:
+        print(f'published the JointTrajectory on {args.publish}')
 
 
 def _torque_limits(args: argparse.Namespace, robot):
