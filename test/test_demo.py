@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from robot_dynamics.commands.demo import arm_phase_periods, payload_check
+from robot_dynamics.commands.demo import arm_phase_periods, payload_check, verdict
 from robot_dynamics.core.model.inertia import InertialParameters
 from robot_dynamics.instruments.bench_demo import FAILURE_LINES
 
@@ -246,3 +246,13 @@ def test_a_payload_identified_in_another_link_fails(tmp_path):
 def test_a_missing_report_fails(tmp_path):
     result = check(tmp_path / 'payload_latest.yaml')
     assert not result.passed and 'no payload report' in result.reason
+
+
+def test_a_report_within_its_accuracy_fails_when_the_service_answer_never_came(tmp_path):
+    # the node wrote its report, but the demo's call timed out: the run says so, not the report
+    within = check(write_report(tmp_path))
+    assert within.passed
+    late = (False, 'service /dynamics/identify_payload did not answer within 300 s')
+    assert verdict(within, late, '') == (False, f'/dynamics/identify_payload: {late[1]}')
+    assert verdict(within, (True, 'ok'), 'sim_robot stopped') == (False, 'sim_robot stopped')
+    assert verdict(within, (True, 'ok'), '') == (True, 'within 3σ + floor')
