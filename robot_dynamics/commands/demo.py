@@ -349,8 +349,8 @@ STALL_TIMEOUT = 30.0
 """Wall-clock time [s] without a new processed sample after which the demo gives up."""
 SERVICE_TIMEOUT = 300.0
 """Wall-clock time [s] the demo waits for ~/identify_payload and ~/validate_inertia: the node
-runs them at a share of the CPU (``service_cpu_share``), so a machine whose cores are all taken
-makes them minutes long (over 120 s seen with three CPU-bound processes on two cores)."""
+runs them at the lowest priority and a share of the CPU (``service_cpu_share``), so a machine
+whose cores are all taken makes them minutes long."""
 
 
 class DemoStalled(RobotDynamicsError):

@@ -4,8 +4,8 @@ The 1 kHz stream measured quiet and while client processes call the node's servi
 (:data:`STORM_SERVICES`). Each client is this module run as
 ``python -m robot_dynamics.instruments.reliability_storm NODE_PATH COUNT OFFSET``: it prints
 one JSON line as each call ends (:func:`call_services`), so a client whose rclpy shutdown hangs
-afterwards (seen once: one of two clients silent for 120 s after its calls) loses no result; the
-hang is cut short with the client's stacks, reported as a client problem.
+afterwards loses no result; the hang is cut short with the client's stacks, reported as a client
+problem.
 """
 
 from __future__ import annotations
