@@ -80,6 +80,18 @@ def killed_on_failure(process: subprocess.Popen):
 
 
 @pytest.mark.parametrize('module', ['centroidal_node', 'dynamics_node', 'sim_robot'])
+def test_ros_arguments_rcl_cannot_parse_end_the_node_with_its_reason_and_no_traceback(module):
+    # '-p urdf_file' without ':=value': rcl refuses the whole command line at rclpy.init
+    process = start_node(module, f'{module}_bad_arguments', 'urdf_file')
+    with killed_on_failure(process):
+        stdout, stderr = process.communicate(timeout=START_TIMEOUT)
+    assert process.returncode == 1, stderr
+    assert f'{module}: cannot start ROS 2 with these arguments' in stderr, stderr
+    assert "parameter override rule: '-p urdf_file'" in stderr, stderr
+    assert 'Traceback' not in stderr + stdout, stderr
+
+
+@pytest.mark.parametrize('module', ['centroidal_node', 'dynamics_node', 'sim_robot'])
 def test_sigint_ends_the_node_with_status_0_and_no_traceback(ros, module):
     name = f'{module}_shutdown_{os.getpid()}'
     with ros() as harness:

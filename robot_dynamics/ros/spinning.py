@@ -243,8 +243,15 @@ def run_nodes(
     :class:`ShutdownSignals` watched from the start, the nodes built by ``build()`` and spun
     by :func:`spin_nodes`. A signal while they are being built ends the process cleanly after
     the build; a :class:`RobotDynamicsError` or ValueError from the build (a configuration
-    that cannot work) is printed as ``program: reason`` and exits with status 1."""
-    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
+    that cannot work) is printed as ``program: reason`` and exits with status 1, and so are ROS
+    arguments rcl cannot parse (``--ros-args -p name`` without ``:=value``...)."""
+    from rclpy._rclpy_pybind11 import RCLError
+
+    try:
+        rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
+    except RCLError as error:
+        print(f'{program}: cannot start ROS 2 with these arguments: {error}', file=sys.stderr)
+        raise SystemExit(1)
     signals = ShutdownSignals()
     signals.on_request(_watch_teardown)
     try:
