@@ -219,6 +219,14 @@ def test_service_storm_answers_every_call_while_the_stream_goes_on(storm):
     assert storm.storm.answered > 0, figures
 
 
+def test_a_node_under_test_that_ends_before_connecting_is_reported_with_what_it_said():
+    with pytest.raises(stream_feeder.BenchError) as raised:
+        reliability_common.NodeUnderTest('dynamics', ['-p', 'urdf_file'], 'gravity_torques', URDF)
+    message = str(raised.value)
+    assert message.startswith('the node under test ended (exit 1) before connecting'), message
+    assert 'dynamics_node: cannot start ROS 2 with these arguments' in message, message
+
+
 def test_a_storm_client_stuck_after_its_calls_keeps_its_results_and_is_reported():
     result = {'service': 'validate_inertia', 'answered': True, 'success': True}
     script = (

@@ -63,11 +63,15 @@ class NodeUnderTest:
                 keep_messages=keep_messages,
                 deep_history=deep_history,
             )
-            if connect:
-                self.feeder.wait_connected()
         except Exception:
             stop_node(self.process)
             raise
+        if connect:
+            try:
+                self.feeder.wait_connected(process=self.process)
+            except Exception:
+                self.__exit__()
+                raise
 
     def watch_diagnostics(self) -> dict:
         """Latest /diagnostics status of this node, by status-name suffix ('model',

@@ -13,7 +13,6 @@ import statistics
 import time
 from dataclasses import asdict, dataclass
 
-from robot_dynamics.instruments import processes
 from robot_dynamics.instruments.reliability_common import (
     NODE_MODULES,
     NodeUnderTest,
@@ -27,7 +26,7 @@ from robot_dynamics.instruments.reliability_common import (
     wait_for,
     wrong_gravity_outputs,
 )
-from robot_dynamics.instruments.stream_feeder import start_node
+from robot_dynamics.instruments.stream_feeder import kill_node, start_node, stop_node
 
 
 @dataclass
@@ -64,7 +63,7 @@ def restart_recovery(
         stream = run.stream_in_background(rate)
         time.sleep(2.0)
         for _ in range(restarts):
-            removed += len(processes.kill_node_process(run.process))  # a crash leaves its DDS files
+            removed += len(kill_node(run.process))  # a crash leaves its DDS files
             killed_ns = time.time_ns()
             run.process = start_node([NODE_MODULES['dynamics'], *arguments], run.node_name)
             if not wait_for(
@@ -220,7 +219,7 @@ def startup_with_stream(urdf: str, starts: int = 3, rate: float = 1000.0) -> Sta
         description_pub.publish(String(data=open(urdf, encoding='utf-8').read()))
         for label in ['quiet', 'streaming'] * starts:
             stream = run.stream_in_background(rate) if label == 'streaming' else None
-            processes.stop_node_process(run.process)
+            stop_node(run.process)
             diagnostics.clear()
             started = time.monotonic()
             run.process = start_node([NODE_MODULES['dynamics'], *arguments], run.node_name)
