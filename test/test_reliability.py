@@ -18,7 +18,6 @@ import os
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from collections import Counter
 
@@ -233,11 +232,10 @@ def test_a_storm_client_stuck_after_its_calls_keeps_its_results_and_is_reported(
         f'import sys, time; print({json.dumps(result)!r}, flush=True); '
         "sys.stderr.write('stuck in shutdown'); sys.stderr.flush(); time.sleep(60)"
     )
-    with tempfile.TemporaryFile(mode='w+') as errors:
-        client = processes.start_node_process(
-            [sys.executable, '-c', script], stdout=subprocess.PIPE, stderr=errors, text=True
-        )
-        results, problem = reliability_storm._client_results(client, [], errors, timeout=3.0)
+    client = processes.start_keeping_stderr(
+        [sys.executable, '-c', script], stdout=subprocess.PIPE, text=True
+    )
+    results, problem = reliability_storm._client_results(client, [], timeout=3.0)
     assert results == [result]
     assert problem.startswith('ended with status -15') and 'stuck in shutdown' in problem, problem
 

@@ -19,6 +19,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 from typing import Optional, Sequence
 
 from robot_dynamics.ros.child_process import die_with_parent as _die_with_parent
@@ -44,6 +45,38 @@ def start_node_process(command: Sequence[str], **popen_arguments) -> subprocess.
     return subprocess.Popen(
         list(command), preexec_fn=_die_with_parent(os.getpid()), **popen_arguments
     )
+
+
+_STDERR_FILES: dict = {}
+"""The stderr file of each process :func:`start_keeping_stderr` started, by pid: anonymous (gone
+once closed)."""
+
+
+def start_keeping_stderr(command: Sequence[str], **popen_arguments) -> subprocess.Popen:
+    """:func:`start_node_process` with stderr to an anonymous file (a pipe nobody reads while the
+    child runs could fill): read it with :func:`stderr_tail`, close it with
+    :func:`forget_stderr` once done."""
+    errors = tempfile.TemporaryFile(mode='w+')
+    process = start_node_process(command, stderr=errors, **popen_arguments)
+    _STDERR_FILES[process.pid] = errors
+    return process
+
+
+def stderr_tail(process: subprocess.Popen, limit: int = 2000) -> str:
+    """The last ``limit`` characters ``process`` (of :func:`start_keeping_stderr`) wrote to
+    stderr so far; '' for another process or once forgotten."""
+    errors = _STDERR_FILES.get(process.pid)
+    if errors is None:
+        return ''
+    errors.seek(0)
+    return errors.read().strip()[-limit:]
+
+
+def forget_stderr(process: subprocess.Popen) -> None:
+    """Close the stderr file of ``process`` (of :func:`start_keeping_stderr`)."""
+    errors = _STDERR_FILES.pop(process.pid, None)
+    if errors is not None:
+        errors.close()
 
 
 @contextlib.contextmanager

@@ -104,11 +104,9 @@ def service_storm(
         ) as run:
             quiet_sent = run.feeder.feed(rate, quiet, warmup)
             per_client = [calls // clients + (k < calls % clients) for k in range(clients)]
-            error_files = [tempfile.TemporaryFile(mode='w+') for _ in per_client]
             printed = [[] for _ in per_client]  # each client's stdout lines, as read
             workers = [
-                _start_service_client(run.node_name, count, k, error_files[k])
-                for k, count in enumerate(per_client)
+                _start_service_client(run.node_name, count, k) for k, count in enumerate(per_client)
             ]
             # The clients' own start-up (interpreter, rclpy, discovery) is not part of the storm:
             # keep the stream fed while they connect, then release them all at once.
@@ -133,9 +131,8 @@ def service_storm(
             time.sleep(1.0)
             results, problems = [], []
             for k, worker in enumerate(workers):
-                calls_made, problem = _client_results(worker, printed[k], error_files[k])
+                calls_made, problem = _client_results(worker, printed[k])
                 results += calls_made
-                error_files[k].close()
                 if problem:
                     problems.append(f'client {k}: {problem}')
             alive = run.process.poll() is None
@@ -151,9 +148,8 @@ def service_storm(
     )
 
 
-def _start_service_client(node_name: str, count: int, offset: int, errors) -> subprocess.Popen:
-    """A storm client process; its stderr goes to the file ``errors`` (read at the end: a pipe
-    nobody reads while the calls run could fill)."""
+def _start_service_client(node_name: str, count: int, offset: int) -> subprocess.Popen:
+    """A storm client process, its stderr kept (:func:`processes.start_keeping_stderr`)."""
     command = [
         sys.executable,
         '-m',
@@ -162,8 +158,8 @@ def _start_service_client(node_name: str, count: int, offset: int, errors) -> su
         str(count),
         str(offset),
     ]
-    return processes.start_node_process(
-        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errors, text=True
+    return processes.start_keeping_stderr(
+        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
     )
 
 
@@ -185,12 +181,10 @@ def _send_line(worker: subprocess.Popen, line: str) -> None:
         pass
 
 
-def _client_results(
-    worker: subprocess.Popen, printed: list, errors, timeout: float = 60.0
-) -> tuple:
+def _client_results(worker: subprocess.Popen, printed: list, timeout: float = 60.0) -> tuple:
     """The client's JSON result lines (those already read, ``printed``, and the rest once it has
     ended; stopped after ``timeout`` seconds), and what went wrong with it ('' when it ended with
-    status 0): its status and the end of what it wrote to ``errors``."""
+    status 0): its status and the end of its stderr."""
     try:
         output, _ = worker.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -198,10 +192,11 @@ def _client_results(
         output, _ = worker.communicate()
     lines = printed + output.splitlines()
     results = [json.loads(line) for line in lines if line.startswith('{')]
+    said = processes.stderr_tail(worker)
+    processes.forget_stderr(worker)
     if worker.returncode == 0:
         return results, ''
-    errors.seek(0)
-    return results, f'ended with status {worker.returncode}: {errors.read().strip()[-2000:]}'
+    return results, f'ended with status {worker.returncode}: {said}'
 
 
 SHUTDOWN_GRACE = 20.0

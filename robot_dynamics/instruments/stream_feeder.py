@@ -14,7 +14,6 @@ import math
 import os
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from dataclasses import dataclass
@@ -147,44 +146,21 @@ def start_node(module_args: list, node_name: str, lane: str = '/bench'):
         '--log-level',
         'error',
     ] + module_args[1:]
-    errors = tempfile.TemporaryFile(mode='w+')
-    process = processes.start_node_process(command, stdout=subprocess.DEVNULL, stderr=errors)
-    _NODE_ERRORS[process.pid] = errors
-    return process
-
-
-_NODE_ERRORS: dict = {}
-"""The stderr of each node process :func:`start_node` started, by pid: an anonymous file (gone
-once closed) that the node writes its errors to (it logs at level error only)."""
-
-
-def node_errors(process, limit: int = 2000) -> str:
-    """The last ``limit`` characters a node process of :func:`start_node` wrote to stderr."""
-    errors = _NODE_ERRORS.get(process.pid)
-    if errors is None or errors.closed:
-        return ''
-    errors.seek(0)
-    return errors.read().strip()[-limit:]
+    return processes.start_keeping_stderr(command, stdout=subprocess.DEVNULL)
 
 
 def stop_node(process) -> None:
     """End a node process of :func:`start_node` in order (SIGTERM) and close its stderr file."""
     processes.stop_node_process(process)
-    _close_errors(process)
+    processes.forget_stderr(process)
 
 
 def kill_node(process) -> list:
     """Kill a node process of :func:`start_node` (a crash: SIGKILL) and close its stderr file;
     returns the shared-memory files removed (:func:`processes.kill_node_process`)."""
     removed = processes.kill_node_process(process)
-    _close_errors(process)
+    processes.forget_stderr(process)
     return removed
-
-
-def _close_errors(process) -> None:
-    errors = _NODE_ERRORS.pop(process.pid, None)
-    if errors is not None:
-        errors.close()
 
 
 class StreamFeeder:
@@ -283,7 +259,7 @@ class StreamFeeder:
         deadline = time.monotonic() + timeout
         while not self._connected(odom):
             if process is not None and process.poll() is not None:
-                said = node_errors(process)
+                said = processes.stderr_tail(process)  # it logs at level error only
                 raise BenchError(
                     f'the node under test ended (exit {process.returncode}) before connecting'
                     + (f': {said}' if said else '')
