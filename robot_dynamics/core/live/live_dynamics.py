@@ -309,6 +309,35 @@ class LiveDynamics:
         self._use_rotor_inertia(friction, problems)
         self._command_friction = friction if settings.command_friction else None
         self._command_order = self._command_indices(problems)
+        self._set_up_base_motion(problems)
+        self._use_effort_offsets(problems)
+        self._set_up_rest_tracking()
+        self.estimator = LiveTorqueEstimator(
+            robot,
+            settings.stale_timeout,
+            settings.acceleration_mode,
+            settings.acceleration_window,
+            _merger,
+            self._effort_model(problems),
+            settings.effort_delay,
+        )
+        self._set_up_residuals(friction)
+        self._wrench = self._wrench_estimator(problems)
+        self._observed_positions = None  # the joint state the wrench is solved at
+        if self._wrench is not None and self._observer is not None:
+            self._observed_positions = ObservedPositions(settings.observer_lag, HISTORY_MAX_RATE)
+        self._detector = self._first_detector(problems)
+        self.problems = tuple(problems)
+        self._set_up_input_checks()
+        self._last_wrench: Optional[WrenchEstimate] = None
+        self._latest: Optional[TorqueSample] = None
+        self._evaluated: Optional[TorqueSample] = None
+        self._unrecorded: Optional[tuple] = None  # (torques, τ_ext, alternative, its terms)
+
+    # ------------------------------------------------------------------ set-up
+    def _set_up_base_motion(self, problems: list) -> None:
+        """The base state input, the moving-base torques it feeds and the feet's estimator."""
+        settings, robot = self.settings, self.robot
         self.base_state = BaseState(
             settings.base_state,
             robot,
@@ -323,22 +352,20 @@ class LiveDynamics:
         self._motion = BaseMotion.at_rest(robot.model.gravity.linear)
         self._feet = self._foot_estimator(problems)
         self._last_feet: Optional[FootForces] = None
-        self._use_effort_offsets(problems)
-        self._rest = RestWindow(robot.num_joints)
-        self._residual_levels = ResidualLevels(robot.num_joints)
+
+    def _set_up_rest_tracking(self) -> None:
+        """The rest window and residual levels the offsets service and diagnostics read."""
+        self._rest = RestWindow(self.robot.num_joints)
+        self._residual_levels = ResidualLevels(self.robot.num_joints)
         self._kept_stamp = -math.inf
         self._offsets_checked: Optional[np.ndarray] = None
         self._offsets_nonzero = False
         self._base_problem: Optional[str] = None
-        self.estimator = LiveTorqueEstimator(
-            robot,
-            settings.stale_timeout,
-            settings.acceleration_mode,
-            settings.acceleration_window,
-            _merger,
-            self._effort_model(problems),
-            settings.effort_delay,
-        )
+
+    def _set_up_residuals(self, friction: Optional[FrictionModel]) -> None:
+        """The observers, the filtered residual and the residual histories contact
+        calibration reads."""
+        robot, settings = self.robot, self.settings
         self._observer, self._alternative = self._observers(friction)
         # the offsets are measured against the model the outputs use: with the friction file's
         # terms (its own offsets included) when the observer subtracts them
@@ -357,19 +384,18 @@ class LiveDynamics:
         )
         self._lock = threading.Lock()  # history appends (stream) against copies (service)
         self._next_momentum_check = -math.inf
-        self._wrench = self._wrench_estimator(problems)
-        self._observed_positions = None  # the joint state the wrench is solved at
-        if self._wrench is not None and self._observer is not None:
-            self._observed_positions = ObservedPositions(settings.observer_lag, HISTORY_MAX_RATE)
-        self._detector = self._first_detector(problems)
-        self.problems = tuple(problems)
+
+    def _set_up_input_checks(self) -> None:
+        """The checks on each sample's inputs: missing, all-zero or frozen efforts, position
+        jumps, velocity rate and the rest poses noted for the offsets."""
+        robot = self.robot
         self._efforts_missing = False
         self.efforts_all_zero = False  # the last sample's efforts were 0.0 on every joint
         self.position_jumps = PositionJumps(robot)
         self.velocity_rate = VelocityRate(robot.num_joints, robot.continuous_joints())
-        self._rest_findings = RestPoseFindings(robot, payload_link(robot))
+        self._rest_findings = RestPoseFindings(robot, self._payload_link(robot))
         # a fixed base, upright or mounted: g(q) follows the positions alone
-        gravity_of_positions = not robot.floating_base and settings.base_state in (
+        gravity_of_positions = not robot.floating_base and self.settings.base_state in (
             'none',
             'mounting',
         )
@@ -377,12 +403,7 @@ class LiveDynamics:
         self._frozen_efforts = FrozenEfforts(
             lambda: self.estimator.merger.unreported[EFFORT], judge_gravity=gravity_of_positions
         )
-        self._last_wrench: Optional[WrenchEstimate] = None
-        self._latest: Optional[TorqueSample] = None
-        self._evaluated: Optional[TorqueSample] = None
-        self._unrecorded: Optional[tuple] = None  # (torques, τ_ext, alternative, its terms)
 
-    # ------------------------------------------------------------------ set-up
     def _effort_model(self, problems: list) -> Optional[EffortModel]:
         """The effort model in the robot's joints; None (efforts are torques) if it names
         others."""
