@@ -185,6 +185,17 @@ class CentroidalNode(ManagedModelNode, Node):
         self._processing_times = np.zeros(1000)
         self._point_writers: dict = {}
         self._header = Header(frame_id=self.world_frame)  # the outputs' header, restamped per state
+        self._create_outputs()
+        self._outputs = SubscribedOutputs()
+        # robot_description is received and checked in a listener process
+        # (ros.description_listener).
+        self.start_lifecycle(self.parameters['managed'])
+        self._create_inputs()
+        self._warned_best_effort: set = set()
+        self.create_timer(self.diagnostics_period, self._publish_diagnostics)
+
+    def _create_outputs(self) -> None:
+        """The output publishers (the points and vectors in ``world_frame``)."""
         self._com_pub = create_output_publisher(self, PointStamped, '~/com', SENSOR_QOS)
         self._linear_pub = create_output_publisher(
             self, Vector3Stamped, '~/centroidal_momentum/linear', SENSOR_QOS
@@ -205,10 +216,9 @@ class CentroidalNode(ManagedModelNode, Node):
         )
         self._markers_pub = create_output_publisher(self, MarkerArray, '~/markers', 10)
         self._diagnostics_pub = create_output_publisher(self, DiagnosticArray, '/diagnostics', 10)
-        self._outputs = SubscribedOutputs()
-        # robot_description is received and checked in a listener process
-        # (ros.description_listener).
-        self.start_lifecycle(self.parameters['managed'])
+
+    def _create_inputs(self) -> None:
+        """The joint-state, odometry, IMU (when the base state uses it) and wrench inputs."""
         # Raw: joint_state_wire and odometry_wire read the fields used from the bytes (an
         # Odometry object costs more to build than the whole computation of a sample).
         self._joint_state_reader = JointStateReader()
@@ -240,8 +250,6 @@ class CentroidalNode(ManagedModelNode, Node):
                 JOINT_STATE_QOS,
                 event_callbacks=no_event_handlers(),
             )
-        self._warned_best_effort: set = set()
-        self.create_timer(self.diagnostics_period, self._publish_diagnostics)
 
     # ------------------------------------------------------------------ parameters
     def _declare_parameters(self) -> None:

@@ -172,6 +172,34 @@ class DynamicsNode(ManagedModelNode, Node):
         self._buffer_capacity = max(
             2, int(self.buffer_duration * self.parameters['buffer_max_rate'])
         )
+        self._set_up_stream_state()
+        self._create_outputs()
+        self.service_host = ServiceHost(self)
+        self._payload_in_use: Optional[PayloadInUse] = None
+        self.payload_input = PayloadInput(
+            self,
+            self.service_host.node,
+            self.parameters['tools_file'],
+            self._payload_pub,
+            self._use_payload,
+        )
+        self._select_initial_tool()
+        self.add_on_set_parameters_callback(self._on_active_tool)
+        self.add_on_set_parameters_callback(self._on_contact_profile)
+        self.start_lifecycle(self.parameters['managed'])
+        self._create_inputs()
+        self._create_services()
+        if self.effective_mass_rate > 0.0:
+            self.create_timer(1.0 / self.effective_mass_rate, self._update_effective_mass)
+        self.create_timer(self.parameters['diagnostics_period'], self._publish_diagnostics)
+        # off the stream's thread: ~14 ms per 5 s block of a 1 kHz arm
+        self.service_host.node.create_timer(
+            self.parameters['diagnostics_period'], self._update_filtered_residual
+        )
+        self._load_baseline_file()
+
+    def _set_up_stream_state(self) -> None:
+        """Counters, meters and the state the stream and diagnostics share."""
         self.effective_mass_rate = self.parameters['effective_mass_rate']
         self.rejections = RejectionCounter(self.get_logger())
         self._log = RateLimitedLogger(self.get_logger())
@@ -188,6 +216,9 @@ class DynamicsNode(ManagedModelNode, Node):
         # the same, in shared memory for the worker
         self._shared_baseline: Optional[SampleRingBuffer] = None
         self._validation_statuses: list = []
+
+    def _create_outputs(self) -> None:
+        """The output publishers; the stream's topics publish only while subscribed."""
         self._outputs = outputs = SubscribedOutputs()
         self._gravity_topic = TorqueTopic(self, '~/gravity_torques', outputs)
         self._inverse_topic = TorqueTopic(self, '~/inverse_dynamics_torques', outputs)
@@ -200,19 +231,9 @@ class DynamicsNode(ManagedModelNode, Node):
         self._mass_pub = create_output_publisher(self, Vector3Stamped, '~/effective_mass', 10)
         self._payload_pub = create_output_publisher(self, InertiaStamped, '~/payload', LATCHED_QOS)
         self._diagnostics_pub = create_output_publisher(self, DiagnosticArray, '/diagnostics', 10)
-        self.service_host = ServiceHost(self)
-        self._payload_in_use: Optional[PayloadInUse] = None
-        self.payload_input = PayloadInput(
-            self,
-            self.service_host.node,
-            self.parameters['tools_file'],
-            self._payload_pub,
-            self._use_payload,
-        )
-        self._select_initial_tool()
-        self.add_on_set_parameters_callback(self._on_active_tool)
-        self.add_on_set_parameters_callback(self._on_contact_profile)
-        self.start_lifecycle(self.parameters['managed'])
+
+    def _create_inputs(self) -> None:
+        """The joint-state, base-state, known-wrench and F/T sensor inputs."""
         # Raw: joint_state_wire reads the message from its bytes (names decoded once).
         self._joint_state_reader = JointStateReader()
         # with effort_delay the outputs describe an earlier joint state: its header is kept here
@@ -240,6 +261,9 @@ class DynamicsNode(ManagedModelNode, Node):
                 self._tool_bias,
                 self.rejections,
             )
+
+    def _create_services(self) -> None:
+        """The worker and the Trigger services on the companion node."""
         self._worker = ServiceWorker(self.parameters['service_cpu_share'])
         for name, handler in (
             ('~/identify_payload', self._identify_payload),
@@ -251,14 +275,6 @@ class DynamicsNode(ManagedModelNode, Node):
             ('~/explain_residual', self._explain_residual),
         ):
             self.service_host.create_service(Trigger, name, handler)
-        if self.effective_mass_rate > 0.0:
-            self.create_timer(1.0 / self.effective_mass_rate, self._update_effective_mass)
-        self.create_timer(self.parameters['diagnostics_period'], self._publish_diagnostics)
-        # off the stream's thread: ~14 ms per 5 s block of a 1 kHz arm
-        self.service_host.node.create_timer(
-            self.parameters['diagnostics_period'], self._update_filtered_residual
-        )
-        self._load_baseline_file()
 
     # ------------------------------------------------------------------ model
     def _on_model(self, robot: RobotModel) -> None:
