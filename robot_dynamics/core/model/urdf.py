@@ -235,6 +235,28 @@ def parse_urdf(
     fixed or chained leaders) with a warning, for a checker that reads only the inertias;
     :func:`mimic_problems` lists them.
     """
+    _check_text(text, max_bytes)
+    root = _parse_robot_element(text)
+    links = _read_links(root, max_links)
+    joints = _read_joints(root)
+    _check_moving_joint_count(joints, max_moving_joints)
+    root_link = _check_tree(links, joints)
+    warnings = _mimic_warnings(joints, strict_mimics)
+    warnings.extend(_physical_warnings(links, joints))
+    warnings.extend(_massless_link_warnings(links, joints, root_link))
+    return UrdfDescription(
+        name=root.get('name', ''),
+        links=links,
+        joints=joints,
+        root=root_link,
+        text=text,
+        warnings=warnings,
+    )
+
+
+def _check_text(text: str, max_bytes: int) -> None:
+    """Refuse, before any XML parsing, text that is empty, over ``max_bytes`` characters or
+    declares a DOCTYPE / entities."""
     if not isinstance(text, str) or not text.strip():
         raise DescriptionError('robot description is empty')
     if len(text) > max_bytes:
@@ -246,6 +268,11 @@ def parse_urdf(
             'robot description contains a DOCTYPE or ENTITY declaration; these are refused '
             '(entity-expansion attacks). Expand xacro/entities first.'
         )
+
+
+def _parse_robot_element(text: str) -> ElementTree.Element:
+    """The ``<robot>`` root element of ``text``, refused if not XML, not ``<robot>``, or if an
+    element has more than :data:`MAX_ATTRIBUTES_PER_ELEMENT` attributes."""
     try:
         root = ElementTree.fromstring(text)
     except ElementTree.ParseError as error:
@@ -260,6 +287,11 @@ def parse_urdf(
             f'robot description has an element with {most_attributes} attributes, over the limit '
             f'of {MAX_ATTRIBUTES_PER_ELEMENT}'
         )
+    return root
+
+
+def _read_links(root: ElementTree.Element, max_links: int) -> dict:
+    """Links by name, in file order: at least one, at most ``max_links``, no name twice."""
     link_elements = root.findall('link')
     if not link_elements:
         raise DescriptionError('robot description has no <link>')
@@ -267,30 +299,47 @@ def parse_urdf(
         raise DescriptionError(
             f'robot description has {len(link_elements)} links, over the {max_links} limit'
         )
-    warnings: list = []
     links = {}
     for element in link_elements:
         link = _parse_link(element)
         if link.name in links:
             raise DescriptionError(f'link "{link.name}" is defined twice')
         links[link.name] = link
+    return links
+
+
+def _read_joints(root: ElementTree.Element) -> dict:
+    """Joints by name, in file order, no name twice."""
     joints = {}
     for element in root.findall('joint'):
         joint = _parse_joint(element)
         if joint.name in joints:
             raise DescriptionError(f'joint "{joint.name}" is defined twice')
         joints[joint.name] = joint
+    return joints
+
+
+def _check_moving_joint_count(joints: dict, max_moving_joints: int) -> None:
     moving = sum(joint.type in MOVING_JOINT_TYPES for joint in joints.values())
     if moving > max_moving_joints:
         raise DescriptionError(
             f'robot description has {moving} moving joints, over the limit of {max_moving_joints}'
         )
-    root_link = _check_tree(links, joints)
+
+
+def _mimic_warnings(joints: dict, strict_mimics: bool) -> list:
+    """The :func:`mimic_problems` messages as warnings; with ``strict_mimics`` the first one is
+    raised instead."""
     problems = mimic_problems(joints)
     if problems and strict_mimics:
         raise DescriptionError(problems[0][1])
-    warnings.extend(message for _, message in problems)
-    warnings.extend(_physical_warnings(links, joints))
+    return [message for _, message in problems]
+
+
+def _massless_link_warnings(links: dict, joints: dict, root_link: str) -> list:
+    """A warning for each link other than the root that has no ``<inertial>`` but has
+    collision geometry or is moved by a joint (it is treated as massless)."""
+    warnings = []
     moved_by = {joint.child: joint for joint in joints.values() if joint.type in MOVING_JOINT_TYPES}
     for link in links.values():
         if link.inertial is not None or link.name == root_link:
@@ -304,14 +353,7 @@ def parse_urdf(
                 f'link "{link.name}" is moved by joint "{moved_by[link.name].name}" but has no '
                 '<inertial>: treated as massless'
             )
-    return UrdfDescription(
-        name=root.get('name', ''),
-        links=links,
-        joints=joints,
-        root=root_link,
-        text=text,
-        warnings=warnings,
-    )
+    return warnings
 
 
 def _floats(element, attribute: str, count: int, default: tuple, where: str) -> tuple:
@@ -422,6 +464,26 @@ def _parse_joint(element) -> UrdfJoint:
     if not name:
         raise DescriptionError('a <joint> has no name')
     where = f'joint "{name}"'
+    joint_type = _joint_type(element, where)
+    parent, child = _joint_links(element, where)
+    axis = _joint_axis(element, joint_type, where)
+    limit = _joint_limit(element.find('limit'), joint_type, where)
+    mimic = _joint_mimic(element.find('mimic'), joint_type, where)
+    return UrdfJoint(
+        name=name,
+        type=joint_type,
+        parent=parent,
+        child=child,
+        origin=_pose(element.find('origin'), where),
+        axis=axis,
+        limit=limit,
+        mimic=mimic,
+    )
+
+
+def _joint_type(element, where: str) -> str:
+    """The joint's ``type``, refused if unknown to URDF or not one of
+    :data:`SUPPORTED_JOINT_TYPES`."""
     joint_type = element.get('type', '')
     if joint_type not in _KNOWN_JOINT_TYPES:
         raise DescriptionError(f'{where}: unknown joint type "{joint_type}"')
@@ -431,14 +493,28 @@ def _parse_joint(element) -> UrdfJoint:
             f'{", ".join(SUPPORTED_JOINT_TYPES)}); for a free-flying base use '
             'root_joint="floating" instead of a floating joint'
         )
+    return joint_type
+
+
+def _joint_links(element, where: str) -> tuple:
+    """(parent link name, child link name) from ``<parent link>`` and ``<child link>``."""
     parent, child = element.find('parent'), element.find('child')
     if parent is None or not parent.get('link') or child is None or not child.get('link'):
         raise DescriptionError(f'{where}: needs <parent link=...> and <child link=...>')
+    return parent.get('link'), child.get('link')
+
+
+def _joint_axis(element, joint_type: str, where: str) -> tuple:
+    """``<axis xyz>`` in the joint frame (default x), refused if zero on a moving joint."""
     axis = _floats(element.find('axis'), 'xyz', 3, (1.0, 0.0, 0.0), where + ' <axis>')
     if joint_type in MOVING_JOINT_TYPES and math.hypot(*axis) < 1e-9:
         raise DescriptionError(f'{where}: axis has zero length')
-    limit = None
-    limit_element = element.find('limit')
+    return axis
+
+
+def _joint_limit(limit_element, joint_type: str, where: str) -> Optional[JointLimit]:
+    """The ``<limit>`` (required with effort and velocity on revolute and prismatic joints);
+    effort and velocity are taken as magnitudes."""
     if joint_type in ('revolute', 'prismatic') and (
         limit_element is None
         or limit_element.get('effort') is None
@@ -447,48 +523,39 @@ def _parse_joint(element) -> UrdfJoint:
         raise DescriptionError(
             f'{where}: a {joint_type} joint needs <limit effort=... velocity=...> (URDF spec)'
         )
-    if limit_element is not None:
-        # URDF spec: lower/upper default to 0 for revolute and prismatic joints; continuous joints
-        # have none.
-        unbounded = joint_type == 'continuous'
-        limit = JointLimit(
-            lower=-math.inf
-            if unbounded
-            else _number(limit_element, 'lower', where + ' <limit>', 0.0),
-            upper=math.inf
-            if unbounded
-            else _number(limit_element, 'upper', where + ' <limit>', 0.0),
-            effort=abs(_number(limit_element, 'effort', where + ' <limit>', math.inf)),
-            velocity=abs(_number(limit_element, 'velocity', where + ' <limit>', math.inf)),
-        )
-    mimic = None
-    mimic_element = element.find('mimic')
-    if mimic_element is not None and joint_type in MOVING_JOINT_TYPES:
-        leader = mimic_element.get('joint')
-        if not leader:
-            raise DescriptionError(f'{where}: <mimic> without joint=')
-        multiplier = _number(mimic_element, 'multiplier', where + ' <mimic>', 1.0)
-        offset = _number(mimic_element, 'offset', where + ' <mimic>', 0.0)
-        if not (math.isfinite(multiplier) and math.isfinite(offset)):
-            raise DescriptionError(
-                f'{where}: <mimic> multiplier={multiplier} offset={offset} is not finite'
-            )
-        if abs(multiplier) > MAX_MIMIC_MULTIPLIER:
-            raise DescriptionError(
-                f'{where}: <mimic> multiplier={multiplier:g} is beyond the plausible '
-                f'±{MAX_MIMIC_MULTIPLIER:g} (a typo?)'
-            )
-        mimic = Mimic(leader, multiplier, offset)
-    return UrdfJoint(
-        name=name,
-        type=joint_type,
-        parent=parent.get('link'),
-        child=child.get('link'),
-        origin=_pose(element.find('origin'), where),
-        axis=axis,
-        limit=limit,
-        mimic=mimic,
+    if limit_element is None:
+        return None
+    # URDF spec: lower/upper default to 0 for revolute and prismatic joints; continuous joints
+    # have none.
+    unbounded = joint_type == 'continuous'
+    return JointLimit(
+        lower=-math.inf if unbounded else _number(limit_element, 'lower', where + ' <limit>', 0.0),
+        upper=math.inf if unbounded else _number(limit_element, 'upper', where + ' <limit>', 0.0),
+        effort=abs(_number(limit_element, 'effort', where + ' <limit>', math.inf)),
+        velocity=abs(_number(limit_element, 'velocity', where + ' <limit>', math.inf)),
     )
+
+
+def _joint_mimic(mimic_element, joint_type: str, where: str) -> Optional[Mimic]:
+    """The ``<mimic>`` of a moving joint (ignored on a fixed one), with a finite offset and a
+    multiplier within ±:data:`MAX_MIMIC_MULTIPLIER`."""
+    if mimic_element is None or joint_type not in MOVING_JOINT_TYPES:
+        return None
+    leader = mimic_element.get('joint')
+    if not leader:
+        raise DescriptionError(f'{where}: <mimic> without joint=')
+    multiplier = _number(mimic_element, 'multiplier', where + ' <mimic>', 1.0)
+    offset = _number(mimic_element, 'offset', where + ' <mimic>', 0.0)
+    if not (math.isfinite(multiplier) and math.isfinite(offset)):
+        raise DescriptionError(
+            f'{where}: <mimic> multiplier={multiplier} offset={offset} is not finite'
+        )
+    if abs(multiplier) > MAX_MIMIC_MULTIPLIER:
+        raise DescriptionError(
+            f'{where}: <mimic> multiplier={multiplier:g} is beyond the plausible '
+            f'±{MAX_MIMIC_MULTIPLIER:g} (a typo?)'
+        )
+    return Mimic(leader, multiplier, offset)
 
 
 def _check_tree(links: dict, joints: dict) -> str:
