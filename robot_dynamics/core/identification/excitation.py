@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 import numpy as np
 
@@ -509,6 +509,36 @@ def design_excitation(
     )
     limits = limits or ExcitationLimits.from_model(robot)
     _check_within_urdf(robot, limits)
+    centre = _checked_offsets(robot, limits, offsets)
+    moving = _moving_mask(robot, joints)
+    times = np.arange(int(math.floor(duration * rate + 1e-9)) + 1) / rate
+    objective = _Objective(robot, terms, times, evaluation_samples, moving, centre)
+    candidate = _candidate_maker(
+        robot, limits, centre, moving, base_frequency, duration, times, torque_limits
+    )
+    search = _evolve(candidate, objective, seed, (robot.num_joints, harmonics), iterations)
+    if torque_limits is None:
+        return ExcitationDesign(
+            search.best, search.initial, search.value, limits, iterations, search.accepted
+        )
+    best = fit_to_torque_limits(search.best, torque_limits, times)
+    return ExcitationDesign(
+        best,
+        search.initial,
+        objective(best),
+        limits,
+        iterations,
+        search.accepted,
+        torque_limits,
+        torque_margin(best, torque_limits, times),
+    )
+
+
+def _checked_offsets(
+    robot: RobotModel, limits: ExcitationLimits, offsets: Optional[Sequence[float]]
+) -> np.ndarray:
+    """q0 [rad]: ``offsets``, or the middle of each joint's range in ``limits``; refused unless
+    one value per joint strictly inside the limits."""
     centre = limits.center if offsets is None else np.asarray(offsets, dtype=float)
     if (
         centre.shape != (robot.num_joints,)
@@ -518,11 +548,23 @@ def design_excitation(
         raise ExcitationError(
             f'offsets {centre.tolist()} must be one value per joint strictly inside the limits'
         )
-    moving = _moving_mask(robot, joints)
-    times = np.arange(int(math.floor(duration * rate + 1e-9)) + 1) / rate
-    objective = _Objective(robot, terms, times, evaluation_samples, moving, centre)
-    rng = np.random.default_rng(seed)
-    shape = (robot.num_joints, harmonics)
+    return centre
+
+
+def _candidate_maker(
+    robot: RobotModel,
+    limits: ExcitationLimits,
+    centre: np.ndarray,
+    moving: np.ndarray,
+    base_frequency: float,
+    duration: float,
+    times: np.ndarray,
+    torque_limits: Optional[TorqueLimits],
+) -> Callable[[np.ndarray, np.ndarray], FourierTrajectory]:
+    """A function (sine, cosine) → the candidate trajectory of those raw coefficients (n × L):
+    zero for joints outside ``moving``, made rest-to-rest (:func:`rest_constrained`), scaled to
+    ``limits`` at ``times`` [s] and, with ``torque_limits``, to those at about
+    :data:`TORQUE_SEARCH_SAMPLES` of ``times``."""
     search_times = times[:: max(1, len(times) // TORQUE_SEARCH_SAMPLES)]
 
     def candidate(sine, cosine):
@@ -535,6 +577,31 @@ def design_excitation(
             else fit_to_torque_limits(fitted, torque_limits, search_times)
         )
 
+    return candidate
+
+
+@dataclass(frozen=True)
+class _Evolution:
+    """Outcome of :func:`_evolve`: the ``best`` trajectory, the objective of the random start
+    (``initial``) and of ``best`` (``value``), and the number of ``accepted`` steps."""
+
+    best: FourierTrajectory
+    initial: float
+    value: float
+    accepted: int
+
+
+def _evolve(
+    candidate: Callable[[np.ndarray, np.ndarray], FourierTrajectory],
+    objective: _Objective,
+    seed: int,
+    shape: tuple,
+    iterations: int,
+) -> _Evolution:
+    """(1+1) evolution strategy on the raw coefficients (sine, cosine), each of ``shape``
+    (module docstring): a start uniform in ±1, ``iterations`` Gaussian steps from step size
+    0.3, ×1.3 after a step that lowers the objective, ×0.93 after one that does not."""
+    rng = np.random.default_rng(seed)
     coefficients = rng.uniform(-1.0, 1.0, (2,) + shape)
     best = candidate(*coefficients)
     best_value = initial = objective(best)
@@ -553,19 +620,7 @@ def design_excitation(
             step *= 1.3
         else:
             step *= 0.93
-    if torque_limits is None:
-        return ExcitationDesign(best, initial, best_value, limits, iterations, accepted)
-    best = fit_to_torque_limits(best, torque_limits, times)
-    return ExcitationDesign(
-        best,
-        initial,
-        objective(best),
-        limits,
-        iterations,
-        accepted,
-        torque_limits,
-        torque_margin(best, torque_limits, times),
-    )
+    return _Evolution(best, initial, best_value, accepted)
 
 
 def check_design_arguments(

@@ -726,29 +726,52 @@ def identify(
     _check_joint_order(robot, train)
     names = parameter_names(robot, terms)
     base = structural_base_parameters(robot, terms)
+    fits = _fit_training_data(robot, train, terms, names, base, prior_weight, weighted)
+    scores = _held_out_scores(robot, held_out, terms, base, fits)
+    report = _identification_report(robot, train, terms, names, base, fits, scores, prior_weight)
+    return IdentificationResult(report, base, fits.standard, fits.unconstrained, terms, names)
+
+
+@dataclass(frozen=True)
+class _TrainingFits:
+    """What :func:`identify` fits on the training data: ``base_fit``, the base-parameter least
+    squares on ``base_regressor``; standard vectors in :func:`parameter_names` layout:
+    ``prior`` (the URDF's), ``unconstrained`` (prior-weighted) and ``standard`` (consistent);
+    the smallest eigenvalue of J(π_i) per body of the last two [kg·m² or kg]."""
+
+    base_regressor: np.ndarray
+    base_fit: LeastSquaresFit
+    prior: np.ndarray
+    unconstrained: np.ndarray
+    standard: np.ndarray
+    min_eigenvalue_unconstrained: np.ndarray
+    min_eigenvalue_consistent: np.ndarray
+
+
+def _fit_training_data(
+    robot: RobotModel,
+    train: PreparedData,
+    terms: ModelTerms,
+    names: tuple,
+    base: BaseParameters,
+    prior_weight: float,
+    weighted: bool,
+) -> _TrainingFits:
+    """The base-parameter (O/W)LS on ``train``, then the prior-weighted standard-parameter fits
+    (unconstrained and consistent) on its rows whitened by that fit's 1/σ_j [1/(N·m)]."""
     full = extended_regressor(robot, train.positions, train.velocities, train.accelerations, terms)
     torques = train.efforts.reshape(-1)
-    n = robot.num_joints
     base_regressor = base.regressor(full)
-    if weighted:
-        fit = weighted_least_squares(base_regressor, torques, n, times=train.time)
-    else:
-        fit = least_squares(base_regressor, torques, n, times=train.time)
+    solve = weighted_least_squares if weighted else least_squares
+    fit = solve(base_regressor, torques, robot.num_joints, times=train.time)
     row_weights = np.tile(1.0 / fit.noise_std, len(train.time))
-    prior, precision = prior_parameters(robot, terms), prior_precision(robot, terms)
     weighted_full, weighted_torques = full * row_weights[:, None], torques * row_weights
+    prior, precision = prior_parameters(robot, terms), prior_precision(robot, terms)
     unconstrained = prior_weighted_fit(
         weighted_full, weighted_torques, prior, precision, prior_weight
     )
     bodies = num_bodies(robot)
-    nonnegative = [
-        i for i, name in enumerate(names) if name[:2] in ('Ia', 'Fv', 'Fc') and i >= 10 * bodies
-    ]
-    static_levels = [  # Coulomb + Stribeck excess of a joint (the excess alone without Coulomb)
-        [i for i, name in enumerate(names) if name in (f'Fc{j + 1}', f'Fs{j + 1}')]
-        for j in range(n)
-        if f'Fs{j + 1}' in names
-    ]
+    nonnegative, static_levels = _sign_constraints(names, bodies, robot.num_joints)
     standard = consistent_fit(
         weighted_full,
         weighted_torques,
@@ -759,19 +782,79 @@ def identify(
         nonnegative,
         static_levels,
     )
+    return _TrainingFits(
+        base_regressor,
+        fit,
+        prior,
+        unconstrained,
+        standard,
+        pseudo_inertia_eigenvalues(unconstrained, bodies),
+        pseudo_inertia_eigenvalues(standard, bodies),
+    )
+
+
+def _sign_constraints(names: tuple, bodies: int, num_joints: int) -> tuple:
+    """(``nonnegative``, ``nonnegative_sums``) of :func:`consistent_fit`: the indices of the
+    rotor inertia, viscous and Coulomb columns, and per joint with a Stribeck term the indices
+    of its Coulomb and Stribeck columns."""
+    nonnegative = [
+        i for i, name in enumerate(names) if name[:2] in ('Ia', 'Fv', 'Fc') and i >= 10 * bodies
+    ]
+    static_levels = [  # Coulomb + Stribeck excess of a joint (the excess alone without Coulomb)
+        [i for i, name in enumerate(names) if name in (f'Fc{j + 1}', f'Fs{j + 1}')]
+        for j in range(num_joints)
+        if f'Fs{j + 1}' in names
+    ]
+    return nonnegative, static_levels
+
+
+@dataclass(frozen=True)
+class _HeldOutScores:
+    """Per-joint torque RMS [N·m] on the held-out data of the base-parameter fit
+    (``identified``), the URDF (``nominal``) and the consistent fit (``consistent``) over
+    ``samples`` samples; 0 samples and no RMS without held-out data."""
+
+    samples: int = 0
+    identified: Optional[np.ndarray] = None
+    nominal: Optional[np.ndarray] = None
+    consistent: Optional[np.ndarray] = None
+
+
+def _held_out_scores(
+    robot: RobotModel,
+    held_out: Optional[PreparedData],
+    terms: ModelTerms,
+    base: BaseParameters,
+    fits: _TrainingFits,
+) -> _HeldOutScores:
+    """The torque RMS of the three fits on ``held_out`` (none without it)."""
+    if held_out is None:
+        return _HeldOutScores()
+    _check_joint_order(robot, held_out)
+    held_full = extended_regressor(
+        robot, held_out.positions, held_out.velocities, held_out.accelerations, terms
+    )
+    return _HeldOutScores(
+        len(held_out.time),
+        torque_rms(base.regressor(held_full) @ fits.base_fit.values, held_out),
+        torque_rms(held_full @ fits.prior, held_out),
+        torque_rms(held_full @ fits.standard, held_out),
+    )
+
+
+def _identification_report(
+    robot: RobotModel,
+    train: PreparedData,
+    terms: ModelTerms,
+    names: tuple,
+    base: BaseParameters,
+    fits: _TrainingFits,
+    scores: _HeldOutScores,
+    prior_weight: float,
+) -> IdentificationReport:
+    """The report of :func:`identify` from its fits and held-out scores."""
     links = body_link_names(robot)
-    eig_free = pseudo_inertia_eigenvalues(unconstrained, bodies)
-    eig_consistent = pseudo_inertia_eigenvalues(standard, bodies)
-    rms_held = rms_nominal = rms_consistent = None
-    if held_out is not None:
-        _check_joint_order(robot, held_out)
-        held_full = extended_regressor(
-            robot, held_out.positions, held_out.velocities, held_out.accelerations, terms
-        )
-        rms_held = torque_rms(base.regressor(held_full) @ fit.values, held_out)
-        rms_nominal = torque_rms(held_full @ prior, held_out)
-        rms_consistent = torque_rms(held_full @ standard, held_out)
-    report = IdentificationReport(
+    return IdentificationReport(
         model=robot.name,
         joint_names=robot.joint_names,
         friction=terms.friction,
@@ -780,27 +863,28 @@ def identify(
         num_base_parameters=base.num_base,
         zero_columns=base.zero_columns,
         base_parameters=base.expressions(),
-        base_values=fit.values,
-        base_std=fit.std,
-        condition_number=condition_number(base_regressor),
-        noise_std=fit.noise_std,
+        base_values=fits.base_fit.values,
+        base_std=fits.base_fit.std,
+        condition_number=condition_number(fits.base_regressor),
+        noise_std=fits.base_fit.noise_std,
         train_samples=len(train.time),
-        held_out_samples=0 if held_out is None else len(held_out.time),
-        rms_in_sample=torque_rms(base_regressor @ fit.values, train),
-        rms_held_out=rms_held,
-        rms_nominal_held_out=rms_nominal,
-        rms_consistent_held_out=rms_consistent,
+        held_out_samples=scores.samples,
+        rms_in_sample=torque_rms(fits.base_regressor @ fits.base_fit.values, train),
+        rms_held_out=scores.identified,
+        rms_nominal_held_out=scores.nominal,
+        rms_consistent_held_out=scores.consistent,
         prior_weight=prior_weight,
         link_names=links,
         infeasible_links_unconstrained=tuple(
-            link for link, e in zip(links, eig_free) if e < -FEASIBILITY_MARGIN
+            link
+            for link, e in zip(links, fits.min_eigenvalue_unconstrained)
+            if e < -FEASIBILITY_MARGIN
         ),
-        min_eigenvalue_unconstrained=eig_free,
-        min_eigenvalue_consistent=eig_consistent,
-        feasible=bool(np.all(eig_consistent >= -FEASIBILITY_MARGIN)),
-        friction_values=friction_values(robot, terms, standard),
+        min_eigenvalue_unconstrained=fits.min_eigenvalue_unconstrained,
+        min_eigenvalue_consistent=fits.min_eigenvalue_consistent,
+        feasible=bool(np.all(fits.min_eigenvalue_consistent >= -FEASIBILITY_MARGIN)),
+        friction_values=friction_values(robot, terms, fits.standard),
     )
-    return IdentificationResult(report, base, standard, unconstrained, terms, names)
 
 
 SIGN_VELOCITIES = (0.0, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2)
