@@ -1,7 +1,8 @@
 """A third rigid-body library: Drake (pydrake 1.51) loading three published robots of
 example-robot-data gives the same gravity and inverse-dynamics torques as the core
 (pinocchio), to 1e-12 relative (measured: 4e-16): UR5 (fixed base), Panda (fixed base, a
-mimic finger) and Solo12 (floating base).
+mimic finger), Solo12 (floating base) and TIAGo++ (101 moving joints with its two hands, the
+largest published robot there, within the default joint limit).
 
 Drake's URDF parser floats a root link that no joint welds to the world, so the fixed-base
 roots are welded here. URDF ``<dynamics>`` (damping, friction) are stripped: neither side
@@ -41,6 +42,7 @@ ROBOTS = {
     'ur5': ('ur_description/urdf/ur5_robot.urdf', 'fixed'),
     'panda': ('panda_description/urdf/panda.urdf', 'fixed'),
     'solo12': ('solo_description/robots/solo12.urdf', 'floating'),
+    'tiago_dual': ('tiago_description/robots/tiago_dual.urdf', 'fixed'),
 }
 SEEDS = (31, 32, 33)
 RELATIVE_TOLERANCE = 1e-12

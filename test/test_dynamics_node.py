@@ -528,7 +528,7 @@ def test_max_joints_refuses_a_larger_description_and_keeps_the_last_good_model(r
     try:
         assert refused.robot is None and refused.get_parameter('max_joints').value == 7
         assert (
-            'robot description has 8 moving joints, over the limit of 7'
+            'robot description has 8 moving joints, over the limit of 7 (parameter max_joints'
             in refused.model_source.last_error
         )
     finally:

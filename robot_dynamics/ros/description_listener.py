@@ -41,7 +41,7 @@ from typing import BinaryIO, Callable, Optional
 
 from robot_dynamics.core.errors import DescriptionError
 from robot_dynamics.core.model.model import RobotModel
-from robot_dynamics.core.model.urdf import MAX_DESCRIPTION_BYTES
+from robot_dynamics.core.model.urdf import MAX_DESCRIPTION_BYTES, TooManyJoints
 from robot_dynamics.ros.child_process import start_child_process
 from robot_dynamics.ros.dds_files import dds_files_of, remove_unused_dds_files
 from robot_dynamics.ros.node_log import shorten
@@ -74,7 +74,13 @@ def usable_model(text: str, root_joint: str, gravity, max_joints: int) -> RobotM
     """The model of URDF ``text``; raises :class:`DescriptionError` or ValueError saying why
     the node cannot use it (also when it has no moving joints: nothing to compute from
     joint_states). ``gravity`` [m/s²] in the world frame."""
-    robot = RobotModel.from_urdf_string(text, root_joint, gravity, max_moving_joints=max_joints)
+    try:
+        robot = RobotModel.from_urdf_string(text, root_joint, gravity, max_moving_joints=max_joints)
+    except TooManyJoints as error:
+        raise TooManyJoints(
+            f'{error} (parameter max_joints: raise it to load this robot; the model takes about '
+            '70 MB at 100 joints, 0.5 GB at 200)'
+        ) from None
     if robot.num_joints == 0:
         raise DescriptionError(
             f'robot "{shorten(robot.name, 60)}" has no moving joints: nothing to compute from '
