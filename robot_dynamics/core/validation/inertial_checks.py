@@ -100,76 +100,86 @@ def _drake_axis_refusal(context: DescriptionContext, link: UrdfLink) -> str:
 
 
 def mass_findings(context: DescriptionContext, link: UrdfLink) -> list:
+    """Findings on the link's mass (kg), in this order: collision geometry on a massless link
+    ('zero_mass_geometry'), a massless link that a joint moves ('mass'), an inertia without mass
+    ('massless_inertia'). Empty when none applies."""
     mass = link.inertial.mass if link.inertial else 0.0
     findings = []
-    massless_moving = (
-        context.moves(link.name) and context.mass_below(link.name, fixed_only=True) == 0.0
-    )
     if mass == 0.0 and link.collisions and link.name not in context.welded_to_world:
-        count = len(link.collisions)
-        carrier = context.welded_to_massive_body(link.name)
-        findings.append(
-            link_finding(
-                link,
-                'zero_mass_geometry',
-                'info' if carrier else 'warning',
-                f'{"mass=0" if link.inertial else "no <inertial>"} on a link with {count} '
-                f'collision geometr{"y" if count == 1 else "ies"}'
-                + (
-                    f', welded by fixed joints to "{carrier}" that has mass (fine if its inertial '
-                    'includes this part)'
-                    if carrier
-                    else ''
-                ),
-                {'mass': mass, 'collision_geometries': len(link.collisions)},
-                'give the link its real mass and inertia (CAD or weighing); if it is only a '
-                'frame, remove the collision geometry',
-            )
-        )
-    if massless_moving:
-        below = context.mass_below(link.name, fixed_only=False)
-        joint = context.parent_joint.get(link.name)
-        moved_by = f'joint "{joint.name}"' if joint else 'the floating base'
-        if below == 0.0:
-            findings.append(
-                link_finding(
-                    link,
-                    'mass',
-                    'error',
-                    f'{moved_by} moves this link, but it and everything below it are massless',
-                    {'mass': mass, 'mass_below': below},
-                    'give the link its mass and inertia, or make the joint fixed',
-                    'mass_with_tensor' if _tensor_below(context, link.name) else '',
-                )
-            )
-        else:
-            findings.append(
-                link_finding(
-                    link,
-                    'mass',
-                    'error',
-                    f'{moved_by} moves this massless link (the {below:.4g} kg below it hang on '
-                    'further joints): MuJoCo refuses it',
-                    {'mass': mass, 'mass_below': below},
-                    'pinocchio copes; for MuJoCo (and a well-conditioned mass matrix) give it a '
-                    'small mass and inertia (e.g. 1e-3 kg, a few 1e-6 kg·m²), or merge the joints',
-                    'mass_above_joints',
-                )
-            )
+        findings.append(_zero_mass_geometry_finding(context, link, mass))
+    if context.moves(link.name) and context.mass_below(link.name, fixed_only=True) == 0.0:
+        findings.append(_massless_moving_finding(context, link, mass))
     if link.inertial and mass == 0.0 and np.any(link.inertial.tensor()):
-        largest = float(np.abs(link.inertial.tensor()).max())
-        findings.append(
-            link_finding(
-                link,
-                'massless_inertia',
-                'warning',
-                f'mass 0 but inertia entries up to {largest:.3g} kg·m²: a body without mass has no '
-                'rotational inertia',
-                {'mass': mass, 'largest_inertia_entry': largest},
-                'give the link its mass, or set its inertia entries to 0 if it is only a frame',
-            )
-        )
+        findings.append(_massless_inertia_finding(link))
     return findings
+
+
+def _zero_mass_geometry_finding(
+    context: DescriptionContext, link: UrdfLink, mass: float
+) -> Finding:
+    """Collision geometry on a link of ``mass`` 0 kg: a warning, or a note when fixed joints weld
+    the link to a body with mass."""
+    count = len(link.collisions)
+    carrier = context.welded_to_massive_body(link.name)
+    return link_finding(
+        link,
+        'zero_mass_geometry',
+        'info' if carrier else 'warning',
+        f'{"mass=0" if link.inertial else "no <inertial>"} on a link with {count} '
+        f'collision geometr{"y" if count == 1 else "ies"}'
+        + (
+            f', welded by fixed joints to "{carrier}" that has mass (fine if its inertial '
+            'includes this part)'
+            if carrier
+            else ''
+        ),
+        {'mass': mass, 'collision_geometries': len(link.collisions)},
+        'give the link its real mass and inertia (CAD or weighing); if it is only a '
+        'frame, remove the collision geometry',
+    )
+
+
+def _massless_moving_finding(context: DescriptionContext, link: UrdfLink, mass: float) -> Finding:
+    """The 'mass' error for a moving link with no mass (kg) on it or welded to it, worded by
+    whether the links that further joints hang below it have mass."""
+    below = context.mass_below(link.name, fixed_only=False)
+    joint = context.parent_joint.get(link.name)
+    moved_by = f'joint "{joint.name}"' if joint else 'the floating base'
+    if below == 0.0:
+        return link_finding(
+            link,
+            'mass',
+            'error',
+            f'{moved_by} moves this link, but it and everything below it are massless',
+            {'mass': mass, 'mass_below': below},
+            'give the link its mass and inertia, or make the joint fixed',
+            'mass_with_tensor' if _tensor_below(context, link.name) else '',
+        )
+    return link_finding(
+        link,
+        'mass',
+        'error',
+        f'{moved_by} moves this massless link (the {below:.4g} kg below it hang on '
+        'further joints): MuJoCo refuses it',
+        {'mass': mass, 'mass_below': below},
+        'pinocchio copes; for MuJoCo (and a well-conditioned mass matrix) give it a '
+        'small mass and inertia (e.g. 1e-3 kg, a few 1e-6 kg·m²), or merge the joints',
+        'mass_above_joints',
+    )
+
+
+def _massless_inertia_finding(link: UrdfLink) -> Finding:
+    """A warning for non-zero inertia entries (kg·m², CoM frame) on a link of mass 0 kg."""
+    largest = float(np.abs(link.inertial.tensor()).max())
+    return link_finding(
+        link,
+        'massless_inertia',
+        'warning',
+        f'mass 0 but inertia entries up to {largest:.3g} kg·m²: a body without mass has no '
+        'rotational inertia',
+        {'mass': link.inertial.mass, 'largest_inertia_entry': largest},
+        'give the link its mass, or set its inertia entries to 0 if it is only a frame',
+    )
 
 
 def _tensor_below(context: DescriptionContext, link_name: str) -> bool:
@@ -216,11 +226,14 @@ def mesh_notes(link: UrdfLink, geometry: LinkGeometry, massive: bool) -> list:
 def consistency_findings(
     context: DescriptionContext, link: UrdfLink, geometry: Optional[LinkGeometry], recovering: list
 ) -> list:
-    """PSD, triangle inequality and pseudo-inertia. The fix refers to ``recovering`` findings
-    (checks that recovered the intended tensor from the file) when there are any."""
+    """At most one finding on the physical consistency of the link's inertia (kg·m², about the
+    CoM in the CoM frame), the first that applies of: a placeholder tensor, a negative principal
+    moment, a zero principal moment, a triangle-inequality violation, a pseudo-inertia (about the
+    link origin, link frame) that is not positive semi-definite. Empty when the inertia is
+    consistent. The fix refers to ``recovering`` findings (checks that recovered the intended
+    tensor from the file) when there are any."""
     inertial = link.inertial
-    tensor = inertial.tensor()
-    moments, axes = principal_inertia(tensor)
+    moments, axes = principal_inertia(inertial.tensor())
     largest = float(np.max(np.abs(moments)))
     pseudo_eigenvalues = np.linalg.eigvalsh(pseudo_inertia_about_origin(inertial))
     pseudo_min = float(pseudo_eigenvalues[0])
@@ -229,94 +242,146 @@ def consistency_findings(
         'principal_axes': floats(axes.T),
         'pseudo_inertia_min_eigenvalue': pseudo_min,
     }
-    margins = triangle_margins(moments)
-    placeholder = all_entries_equal(inertial)
-    if placeholder:
-        return [
-            link_finding(
-                link,
-                'positive_definite',
-                'error',
-                f'all six inertia entries are {inertial.ixx:.6g}: a placeholder, not a tensor '
-                f'(principal moments {vector_text(moments)} kg·m², two of them zero); no rigid '
-                'body has it',
-                values,
-                _consistent_fix(link, geometry, []),
-            )
-        ]
+    if all_entries_equal(inertial):
+        return [_placeholder_finding(link, geometry, moments, values)]
     if moments[0] < -NEGATIVE_MOMENT_TOLERANCE * largest:
-        negative = [
-            f'{key}={getattr(inertial, key):.6g}'
-            for key in ('ixx', 'iyy', 'izz')
-            if getattr(inertial, key) < 0
-        ]
-        message = (
-            f'not positive semi-definite: principal moments {vector_text(moments)} kg·m² (smallest '
-            f'{moments[0]:.4g} < 0)'
-            + (f'; negative diagonal {", ".join(negative)}' if negative else '')
-            + f'; pseudo-inertia smallest eigenvalue {pseudo_min:.4g}'
-        )
-        return [
-            link_finding(
-                link,
-                'positive_definite',
-                'error',
-                message,
-                values,
-                _consistent_fix(link, geometry, recovering),
-            )
-        ]
-    if moments[0] <= MUJOCO_MIN_VALUE:  # Drake keeps a zero moment, warns about a negative one
-        negative = moments[0] < -DRAKE_INERTIA_TOLERANCE * largest
-        return [
-            link_finding(
-                link,
-                'positive_definite',
-                'error',
-                f'a principal moment is zero: principal moments {vector_text(moments)} kg·m² (a '
-                'body with no extent across one axis: an ideal rod or a point, not a part)',
-                values,
-                _consistent_fix(link, geometry, recovering),
-                *(('', '') if negative else ('zero_moment', _drake_axis_refusal(context, link))),
-            )
-        ]
-    violation = float(-margins.min()) / largest
+        return [_negative_moment_finding(link, geometry, recovering, moments, pseudo_min, values)]
+    if moments[0] <= MUJOCO_MIN_VALUE:
+        return [_zero_moment_finding(context, link, geometry, recovering, moments, values)]
+    violation = float(-triangle_margins(moments).min()) / largest
     if violation > 0.0:
-        k = int(np.argmin(margins))
-        i, j = [index for index in range(3) if index != k]
-        values.update(triangle_margins=floats(margins), violation_percent=100.0 * violation)
-        severity = 'error' if violation > TRIANGLE_TOLERANCE else 'warning'
-        message = (
-            f'principal moments {vector_text(moments)} kg·m² violate the triangle inequality: '
-            f'λ{i + 1} + λ{j + 1} = {moments[i] + moments[j]:.6g} < λ{k + 1} = {moments[k]:.6g} '
-            f'(by {100.0 * violation:.3g} % of λmax); no rigid body has them'
-            + (' (rounding-level)' if severity == 'warning' else '')
-            + f'; pseudo-inertia smallest eigenvalue {pseudo_min:.4g}'
-        )
         return [
-            link_finding(
-                link,
-                'triangle_inequality',
-                severity,
-                message,
-                values,
-                _consistent_fix(link, geometry, recovering),
-                '' if violation > DRAKE_INERTIA_TOLERANCE else 'triangle_rounding',
-            )
+            _triangle_finding(link, geometry, recovering, moments, violation, pseudo_min, values)
         ]
     if pseudo_min < -NEGATIVE_MOMENT_TOLERANCE * float(np.abs(pseudo_eigenvalues).max()):
-        return [
-            link_finding(
-                link,
-                'pseudo_inertia',
-                'error',
-                'pseudo-inertia J is not positive semi-definite (smallest eigenvalue '
-                f'{pseudo_min:.4g})',
-                values,
-                _consistent_fix(link, geometry, recovering),
-            )
-        ]
+        return [_pseudo_inertia_finding(link, geometry, recovering, pseudo_min, values)]
     return []
+
+
+def _placeholder_finding(
+    link: UrdfLink, geometry: Optional[LinkGeometry], moments: np.ndarray, values: dict
+) -> Finding:
+    """The 'positive_definite' error for six equal inertia entries, with the principal
+    ``moments`` (kg·m²) they give."""
+    return link_finding(
+        link,
+        'positive_definite',
+        'error',
+        f'all six inertia entries are {link.inertial.ixx:.6g}: a placeholder, not a tensor '
+        f'(principal moments {vector_text(moments)} kg·m², two of them zero); no rigid '
+        'body has it',
+        values,
+        _consistent_fix(link, geometry, []),
+    )
+
+
+def _negative_moment_finding(
+    link: UrdfLink,
+    geometry: Optional[LinkGeometry],
+    recovering: list,
+    moments: np.ndarray,
+    pseudo_min: float,
+    values: dict,
+) -> Finding:
+    """The 'positive_definite' error for a negative principal moment (kg·m²), naming the
+    negative diagonal entries of the tensor (CoM frame) if any."""
+    inertial = link.inertial
+    negative = [
+        f'{key}={getattr(inertial, key):.6g}'
+        for key in ('ixx', 'iyy', 'izz')
+        if getattr(inertial, key) < 0
+    ]
+    message = (
+        f'not positive semi-definite: principal moments {vector_text(moments)} kg·m² (smallest '
+        f'{moments[0]:.4g} < 0)'
+        + (f'; negative diagonal {", ".join(negative)}' if negative else '')
+        + f'; pseudo-inertia smallest eigenvalue {pseudo_min:.4g}'
+    )
+    return link_finding(
+        link,
+        'positive_definite',
+        'error',
+        message,
+        values,
+        _consistent_fix(link, geometry, recovering),
+    )
+
+
+def _zero_moment_finding(
+    context: DescriptionContext,
+    link: UrdfLink,
+    geometry: Optional[LinkGeometry],
+    recovering: list,
+    moments: np.ndarray,
+    values: dict,
+) -> Finding:
+    """The 'positive_definite' error for a smallest principal moment (kg·m²) at or below
+    MuJoCo's minimum."""
+    # Drake keeps a zero moment, warns about a negative one
+    negative = moments[0] < -DRAKE_INERTIA_TOLERANCE * float(np.max(np.abs(moments)))
+    return link_finding(
+        link,
+        'positive_definite',
+        'error',
+        f'a principal moment is zero: principal moments {vector_text(moments)} kg·m² (a '
+        'body with no extent across one axis: an ideal rod or a point, not a part)',
+        values,
+        _consistent_fix(link, geometry, recovering),
+        *(('', '') if negative else ('zero_moment', _drake_axis_refusal(context, link))),
+    )
+
+
+def _triangle_finding(
+    link: UrdfLink,
+    geometry: Optional[LinkGeometry],
+    recovering: list,
+    moments: np.ndarray,
+    violation: float,
+    pseudo_min: float,
+    values: dict,
+) -> Finding:
+    """The 'triangle_inequality' finding for principal ``moments`` (kg·m²) of which one exceeds
+    the sum of the other two by ``violation`` (a fraction of the largest): an error above
+    TRIANGLE_TOLERANCE, a rounding-level warning up to it."""
+    margins = triangle_margins(moments)
+    k = int(np.argmin(margins))
+    i, j = [index for index in range(3) if index != k]
+    severity = 'error' if violation > TRIANGLE_TOLERANCE else 'warning'
+    message = (
+        f'principal moments {vector_text(moments)} kg·m² violate the triangle inequality: '
+        f'λ{i + 1} + λ{j + 1} = {moments[i] + moments[j]:.6g} < λ{k + 1} = {moments[k]:.6g} '
+        f'(by {100.0 * violation:.3g} % of λmax); no rigid body has them'
+        + (' (rounding-level)' if severity == 'warning' else '')
+        + f'; pseudo-inertia smallest eigenvalue {pseudo_min:.4g}'
+    )
+    return link_finding(
+        link,
+        'triangle_inequality',
+        severity,
+        message,
+        {**values, 'triangle_margins': floats(margins), 'violation_percent': 100.0 * violation},
+        _consistent_fix(link, geometry, recovering),
+        '' if violation > DRAKE_INERTIA_TOLERANCE else 'triangle_rounding',
+    )
+
+
+def _pseudo_inertia_finding(
+    link: UrdfLink,
+    geometry: Optional[LinkGeometry],
+    recovering: list,
+    pseudo_min: float,
+    values: dict,
+) -> Finding:
+    """The 'pseudo_inertia' error for a 4×4 pseudo-inertia (about the link origin, link frame)
+    with the negative smallest eigenvalue ``pseudo_min``."""
+    return link_finding(
+        link,
+        'pseudo_inertia',
+        'error',
+        f'pseudo-inertia J is not positive semi-definite (smallest eigenvalue {pseudo_min:.4g})',
+        values,
+        _consistent_fix(link, geometry, recovering),
+    )
 
 
 def _consistent_fix(link: UrdfLink, geometry: Optional[LinkGeometry], recovering: list) -> str:
