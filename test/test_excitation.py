@@ -212,8 +212,8 @@ def test_cli_publish_sends_the_written_joint_trajectory_to_a_subscriber(ros, tmp
 def test_cli_publish_without_a_subscriber_writes_the_files_publishes_nothing_and_exits_2(
     tmp_path, capsys
 ):
-    """Before, it waited --wait s, published into the void and said "published ..." with exit 0:
-    the trajectory was lost silently."""
+    """With nobody subscribed the trajectory is not published into the void: the files are
+    written, the command says so and exits with status 2."""
     topic = f'/test_excitation/nobody_listens_{os.getpid()}'
     prefix = tmp_path / 'exc'
     started = time.monotonic()

@@ -145,6 +145,11 @@ class ExcitationLimits:
         return 0.5 * (self.lower + self.upper)
 
 
+def sample_times(duration: float, rate: float) -> np.ndarray:
+    """0, 1/``rate``, ... up to and including ``duration`` [s] (``rate`` in Hz)."""
+    return np.arange(int(math.floor(duration * rate + 1e-9)) + 1) / rate
+
+
 @dataclass(frozen=True)
 class FourierTrajectory:
     """A finite Fourier series per joint (module docstring). ``sine``/``cosine`` are the
@@ -177,8 +182,7 @@ class FourierTrajectory:
 
     def sample_times(self, rate: float) -> np.ndarray:
         """0, 1/rate, ... up to and including ``duration`` [s]."""
-        count = int(math.floor(self.duration * rate + 1e-9)) + 1
-        return np.arange(count) / rate
+        return sample_times(self.duration, rate)
 
     def scaled(self, factor: float) -> 'FourierTrajectory':
         return FourierTrajectory(
@@ -511,7 +515,7 @@ def design_excitation(
     _check_within_urdf(robot, limits)
     centre = _checked_offsets(robot, limits, offsets)
     moving = _moving_mask(robot, joints)
-    times = np.arange(int(math.floor(duration * rate + 1e-9)) + 1) / rate
+    times = sample_times(duration, rate)
     objective = _Objective(robot, terms, times, evaluation_samples, moving, centre)
     candidate = _candidate_maker(
         robot, limits, centre, moving, base_frequency, duration, times, torque_limits
