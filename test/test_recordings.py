@@ -149,7 +149,7 @@ def test_unknown_formats_are_refused(tmp_path):
 
 
 def test_csv_with_a_repeated_column_names_it(tmp_path):
-    """Before: accepted, the last a/position column silently won."""
+    """A column named twice is refused by name: neither of the two may silently win."""
     path = tmp_path / 'repeated.csv'
     path.write_text('time,a/position,a/velocity,a/effort,a/position\n0,1,2,3,99\n0.01,1,2,3,98\n')
     with pytest.raises(RecordingError, match='column "a/position" appears more than once'):
@@ -157,7 +157,7 @@ def test_csv_with_a_repeated_column_names_it(tmp_path):
 
 
 def test_csv_with_a_short_row_says_which_line_has_how_many_values(tmp_path):
-    """Before: numpy's 'inhomogeneous shape' text, with no line and no count."""
+    """A row with too few or too many values is refused with its line number and its count."""
     path = tmp_path / 'ragged.csv'
     path.write_text('time,a/position,a/velocity,a/effort\n0,1,2,3\n\n0.01,1,2\n0.02,1,2,3\n')
     with pytest.raises(RecordingError, match='line 4 has 3 values, the header 4 columns'):
@@ -198,7 +198,7 @@ def test_a_bag_whose_joint_always_reports_a_nan_effort_is_refused_naming_it(tmp_
 
 
 def test_rosbag_counts_the_messages_the_merger_rejects_per_reason(tmp_path):
-    """Before: 100 messages, 89 rows and no trace of the 11 refused anywhere."""
+    """The messages the merger refuses are counted per reason and summarised in words."""
     nan_bag(tmp_path / 'bag')
     rec = read_recording(tmp_path / 'bag')
     assert rec.num_samples == 89 and rec.messages == 100
@@ -213,7 +213,7 @@ def test_rosbag_counts_the_messages_the_merger_rejects_per_reason(tmp_path):
 
 
 def test_files_that_are_not_utf8_text_are_refused_by_name(tmp_path):
-    """Before: a bare UnicodeDecodeError that the command-line tools had to catch and word."""
+    """A file that is not UTF-8 text is refused as a RecordingError naming the file."""
     junk = b'time,\x89PNG\r\n\x1a\n\xff\xfe' + bytes(range(256))
     (tmp_path / 'junk.csv').write_bytes(junk)
     with pytest.raises(

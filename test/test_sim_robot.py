@@ -358,7 +358,7 @@ def test_controller_feedback_parameter_puts_the_measurement_noise_into_the_appli
     [{'max_catch_up': -1.0}, {'max_catch_up': 0.0}, {'publish_rate': 250, 'max_catch_up': 1}],
 )
 def test_a_whole_number_is_taken_and_an_impossible_catch_up_falls_back(ros, parameters):
-    # Before: max_catch_up <= 0 published nothing, and publish_rate: 250 (an int) raised at start.
+    # max_catch_up <= 0 would publish nothing: its default is used; an int publish_rate is taken.
     node = sim_node('/sim_f', **parameters)
     requested = parameters['max_catch_up']
     assert node.max_catch_up == (float(requested) if requested > 0 else 0.05)

@@ -149,14 +149,14 @@ def test_polygon_repr_lists_the_vertices():
     ],
 )
 def test_a_non_finite_contact_point_is_refused_by_name(points):
-    """Before: a bare ValueError ('cannot convert float NaN to integer') or an OverflowError."""
+    """A NaN or infinite contact point is refused as NonFiniteSupportError, by name."""
     with pytest.raises(NonFiniteSupportError, match=r'contact points \(x, y\) must be finite'):
         support_polygon(np.array(points))
 
 
 def test_a_non_finite_query_point_vertex_or_ground_height_is_refused():
-    """Before: signed_distance([nan, 0]) returned nan, a margin that compares False with
-    everything."""
+    """A NaN margin would compare False with everything: a non-finite query point, vertex or
+    ground height is refused."""
     for point in ([math.nan, 0.0], [0.5, math.inf, 0.0]):
         with pytest.raises(NonFiniteSupportError, match='point must be finite'):
             UNIT_SQUARE.signed_distance(point)
