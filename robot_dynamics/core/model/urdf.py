@@ -132,6 +132,9 @@ class UrdfGeometry:
 
 @dataclass(frozen=True)
 class UrdfLink:
+    """A ``<link>``: its ``inertial`` (None without ``<inertial>``) and its ``<collision>`` and
+    ``<visual>`` geometries, in file order."""
+
     name: str
     inertial: Optional[UrdfInertial]
     collisions: tuple = ()
@@ -159,6 +162,11 @@ class Mimic:
 
 @dataclass(frozen=True)
 class UrdfJoint:
+    """A ``<joint>`` of a supported ``type``: ``origin`` is the joint frame's pose in the
+    ``parent`` link's frame (at zero joint position the ``child`` link's frame is the joint
+    frame); ``axis`` is a unit-less direction in the joint frame; ``limit`` and ``mimic`` as
+    given (None when absent)."""
+
     name: str
     type: str
     parent: str

@@ -75,6 +75,8 @@ def mirror_twin_name(name: str) -> Optional[str]:
 
 
 def mirror_twin_findings(context: DescriptionContext) -> list:
+    """Findings on left/right twin links (names that differ only by side) of equal mass whose
+    principal moments differ beyond :data:`MIRROR_TOLERANCE`: which of the two is wrong."""
     links = context.description.links
     findings, seen = [], set()
     for name, link in links.items():
@@ -370,6 +372,8 @@ def transmission_findings(
 
 
 def placeholder_findings(context: DescriptionContext) -> list:
+    """A finding on each link of a group that shares one inertia tensor while their masses or
+    geometries differ: a tensor copied as a placeholder."""
     groups: dict = {}
     for link in context.description.links.values():
         if _is_substantial(link) and link.name not in context.implausible:

@@ -39,6 +39,9 @@ from robot_dynamics.core.validation.thresholds import (
 
 
 def geometry_findings(link: UrdfLink, geometry: LinkGeometry) -> list:
+    """Findings of ``link``'s inertial against its geometry (``geometry``, in the link frame
+    [m]): a CoM outside the geometry's bounding box (then nothing else), moments beyond what the
+    geometry can carry, and the patterns a solid mesh reveals."""
     inertial = link.inertial
     com = np.array(inertial.origin.xyz)
     extent = geometry.upper - geometry.lower

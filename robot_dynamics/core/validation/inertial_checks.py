@@ -504,6 +504,9 @@ def all_entries_equal(inertial) -> bool:
 
 
 def is_consistent(tensor: np.ndarray) -> bool:
+    """Whether a 3×3 inertia ``tensor`` [kg·m²] is physically possible: not zero, principal
+    moments non-negative and satisfying the triangle inequality, each within its tolerance
+    relative to the largest moment."""
     moments = np.linalg.eigvalsh(tensor)
     largest = float(np.abs(moments).max())
     return (
