@@ -25,17 +25,9 @@ import sys
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument('--urdf', required=True, help='robot description (URDF file)')
-    source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument(
-        '--bag',
-        help='rosbag2 directory or .mcap/.db3 file with joint states (efforts included), or a '
-        'folder of the Gaz et al. 2019 Panda recording (exciting_traj_*.txt)',
-    )
-    source.add_argument('--csv', help='CSV recording (time, <joint>/position, /velocity, /effort)')
-    parser.add_argument(
-        '--topic', default='/joint_states', help='JointState topic in bags (default %(default)s)'
-    )
+    from robot_dynamics.commands.recording_input import add_recording_arguments
+
+    add_recording_arguments(parser)
     parser.add_argument('--frame', help='frame of the wrench (default: the last link of the chain)')
     parser.add_argument(
         '--gain', type=float, default=50.0, help='observer gain K_O [1/s] (default %(default)s)'

@@ -20,21 +20,9 @@ import sys
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument('--urdf', required=True, help='robot description (URDF file)')
-    source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument(
-        '--bag',
-        help='rosbag2 directory or .mcap/.db3 file with sensor_msgs/JointState, or a folder of '
-        'the Gaz et al. 2019 Panda recording (exciting_traj_*.txt)',
-    )
-    source.add_argument('--csv', help='CSV recording (time, <joint>/position, /velocity, /effort)')
-    parser.add_argument('--topic', default='/joint_states', help='JointState topic in the bag')
-    parser.add_argument(
-        '--effort-model', metavar='FILE.yaml', help='what the recorded efforts are (currents...)'
-    )
-    parser.add_argument(
-        '--rotor-inertia', metavar='YAML', help='friction YAML whose rotor_inertia to use'
-    )
+    from robot_dynamics.commands.recording_input import add_model_and_recording_arguments
+
+    add_model_and_recording_arguments(parser)
     parser.add_argument('--no-stribeck', action='store_true', help='fit viscous + Coulomb only')
     parser.add_argument('--output', help='write the friction YAML here (default: print it)')
 

@@ -3,6 +3,7 @@ and the messages the reader refused reported on stderr under the command's name.
 
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 
@@ -35,6 +36,33 @@ def read_joint_recording(
     if measured_efforts != 'none':
         recording.check_efforts_measured(command, every_joint=measured_efforts == 'every joint')
     return recording
+
+
+def add_recording_arguments(parser: argparse.ArgumentParser) -> None:
+    """--urdf, then --bag or --csv, and --topic: a model and the recording to read with it."""
+    parser.add_argument('--urdf', required=True, help='robot description (URDF file)')
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument(
+        '--bag',
+        help='rosbag2 directory or .mcap/.db3 file with sensor_msgs/JointState, or a folder of '
+        'the Gaz et al. 2019 Panda recording (exciting_traj_*.txt)',
+    )
+    source.add_argument('--csv', help='CSV recording (time, <joint>/position, /velocity, /effort)')
+    parser.add_argument(
+        '--topic', default='/joint_states', help='JointState topic in bags (default %(default)s)'
+    )
+
+
+def add_model_and_recording_arguments(parser: argparse.ArgumentParser) -> None:
+    """The arguments :func:`model_and_recording` reads: those of :func:`add_recording_arguments`,
+    --effort-model and --rotor-inertia."""
+    add_recording_arguments(parser)
+    parser.add_argument(
+        '--effort-model', metavar='FILE.yaml', help='what the recorded efforts are (currents...)'
+    )
+    parser.add_argument(
+        '--rotor-inertia', metavar='YAML', help='friction YAML whose rotor_inertia the model gets'
+    )
 
 
 def model_and_recording(args, command: str) -> tuple:
