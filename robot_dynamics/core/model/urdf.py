@@ -38,10 +38,6 @@ of GB at 1 500), so a hostile description could exhaust memory. The largest publ
 example-robot-data, TIAGo++ with its two hands, has 101."""
 
 
-class TooManyJoints(DescriptionError):
-    """A description has more moving joints than the limit it is parsed with."""
-
-
 MAX_ATTRIBUTES_PER_ELEMENT = 64
 """Largest number of attributes on one element: pinocchio's XML reader checks duplicate
 attributes in quadratic time (1.5 s for 30 000 on one element); no URDF element needs more
@@ -59,6 +55,10 @@ SUPPORTED_JOINT_TYPES = ('revolute', 'continuous', 'prismatic', 'fixed')
 MOVING_JOINT_TYPES = ('revolute', 'continuous', 'prismatic')
 _KNOWN_JOINT_TYPES = SUPPORTED_JOINT_TYPES + ('floating', 'planar')
 _UNSAFE_MARKUP = re.compile(r'<!\s*(DOCTYPE|ENTITY)', re.IGNORECASE)
+
+
+class TooManyJoints(DescriptionError):
+    """A description has more moving joints than the limit it is parsed with."""
 
 
 @dataclass(frozen=True)
