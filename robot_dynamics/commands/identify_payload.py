@@ -5,9 +5,9 @@ Reads sensor_msgs/JointState from a rosbag2 (sqlite3 or mcap; directory or file)
 that are motor currents or motor torques are converted with ``--effort-model``), removes
 the robot's own torques with the URDF or, better, with a baseline recording of the same
 motion without the payload (the two need not start and stop together: the stretch both
-cover is used, and the output says how much), and fits the payload of ``--payload-link``. Bag
-messages the
-merger refuses (NaN, out of range, out of order) are counted per reason on stderr.
+cover is used, and the output says how much), and fits the payload of ``--payload-link``.
+Bag messages the merger refuses (NaN, out of range, out of order) are counted per reason on
+stderr.
 
 Exit status: 0 with an estimate, 2 when the data cannot give one (the reason is printed),
 1 on unusable input (missing file, unknown link or joints, an --output that cannot be
@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Optional
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -87,65 +88,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import json
-
-    import yaml
-
-    from robot_dynamics.commands.output_paths import check_writable_file
-    from robot_dynamics.commands.recording_input import read_joint_recording
     from robot_dynamics.core.errors import RobotDynamicsError
-    from robot_dynamics.core.identification.payload import (
-        PayloadOptions,
-        default_payload_link,
-        identify_payload,
-    )
-    from robot_dynamics.core.model.model import RobotModel
-    from robot_dynamics.core.streams.effort_model import load_effort_model
 
     try:
-        if args.output:
-            check_writable_file(args.output, '--output')
-        robot = RobotModel.from_urdf_file(args.urdf)
-        if not args.payload_link and not robot.joint_names:
-            raise ValueError(f'model "{robot.name}" has no moving link: give --payload-link')
-        link = args.payload_link or default_payload_link(robot)
-        effort_model = load_effort_model(args.effort_model)
-        if effort_model is not None:
-            effort_model = effort_model.for_joints(
-                robot.joint_names
-            )  # refuses joints the model lacks
-        recording = read_joint_recording(
-            args.bag or args.csv or args.recording,
-            robot,
-            args.topic,
-            'identify-payload',
-            effort_model,
-        )
-        baseline = (
-            read_joint_recording(args.baseline, robot, args.topic, 'identify-payload', effort_model)
-            if args.baseline
-            else None
-        )
-        options = PayloadOptions(
-            cutoff_hz=args.cutoff_hz,
-            max_condition_number=args.max_condition_number,
-            effort_scale_uncertainty=args.effort_scale_uncertainty,
-        )
-        report = identify_payload(robot, recording, link, args.mode, baseline, options)
+        report = _identify(args)
     except (RobotDynamicsError, OSError, ValueError, ArithmeticError) as error:
         print(f'identify-payload: {error}', file=sys.stderr)
         return 1
-    write_error = None
-    if args.output:
-        try:
-            with open(args.output, 'w', encoding='utf-8') as handle:
-                yaml.safe_dump(report.to_dict(), handle, sort_keys=False, allow_unicode=True)
-        except OSError as error:
-            write_error = error
-    if args.format == 'json':
-        print(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
-    else:
-        print(report_text(report))
+    write_error = _write_report(args.output, report) if args.output else None
+    _print_report(report, args.format)
     if write_error is not None:
         print(
             f'identify-payload: could not write the report to {args.output} ({write_error}); it is '
@@ -154,6 +105,80 @@ def run(args: argparse.Namespace) -> int:
         )
         return 1
     return 0 if report.success else 2
+
+
+def _identify(args: argparse.Namespace):
+    """The PayloadReport of the recordings ``args`` name; the --output path is checked first so
+    that an unwritable one is refused before the fit."""
+    from robot_dynamics.commands.output_paths import check_writable_file
+    from robot_dynamics.core.identification.payload import PayloadOptions, identify_payload
+    from robot_dynamics.core.model.model import RobotModel
+
+    if args.output:
+        check_writable_file(args.output, '--output')
+    robot = RobotModel.from_urdf_file(args.urdf)
+    link = _payload_link(robot, args.payload_link)
+    recording, baseline = _read_recordings(args, robot)
+    options = PayloadOptions(
+        cutoff_hz=args.cutoff_hz,
+        max_condition_number=args.max_condition_number,
+        effort_scale_uncertainty=args.effort_scale_uncertainty,
+    )
+    return identify_payload(robot, recording, link, args.mode, baseline, options)
+
+
+def _payload_link(robot, requested: Optional[str]) -> str:
+    """``requested``, or the model's last frame when it is empty (ValueError for a model without
+    a moving link)."""
+    from robot_dynamics.core.identification.payload import default_payload_link
+
+    if requested:
+        return requested
+    if not robot.joint_names:
+        raise ValueError(f'model "{robot.name}" has no moving link: give --payload-link')
+    return default_payload_link(robot)
+
+
+def _read_recordings(args: argparse.Namespace, robot) -> tuple:
+    """(the recording carrying the payload, the baseline or None), their efforts converted to
+    joint torques [N·m] by the --effort-model when one is given."""
+    from robot_dynamics.commands.recording_input import read_joint_recording
+    from robot_dynamics.core.streams.effort_model import load_effort_model
+
+    effort_model = load_effort_model(args.effort_model)
+    if effort_model is not None:
+        effort_model = effort_model.for_joints(robot.joint_names)  # refuses joints the model lacks
+    recording = read_joint_recording(
+        args.bag or args.csv or args.recording, robot, args.topic, 'identify-payload', effort_model
+    )
+    baseline = (
+        read_joint_recording(args.baseline, robot, args.topic, 'identify-payload', effort_model)
+        if args.baseline
+        else None
+    )
+    return recording, baseline
+
+
+def _write_report(path: str, report) -> Optional[OSError]:
+    """Write ``report`` as YAML to ``path``; the error when that fails, else None."""
+    import yaml
+
+    try:
+        with open(path, 'w', encoding='utf-8') as handle:
+            yaml.safe_dump(report.to_dict(), handle, sort_keys=False, allow_unicode=True)
+    except OSError as error:
+        return error
+    return None
+
+
+def _print_report(report, output_format: str) -> None:
+    """``report`` on stdout as JSON or as :func:`report_text`."""
+    import json
+
+    if output_format == 'json':
+        print(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
+    else:
+        print(report_text(report))
 
 
 def report_text(report) -> str:

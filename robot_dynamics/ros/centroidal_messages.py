@@ -11,7 +11,7 @@ from geometry_msgs.msg import Point, Point32, PolygonStamped, Vector3Stamped
 from sensor_msgs.msg import JointState
 from visualization_msgs.msg import Marker, MarkerArray
 
-from robot_dynamics.core.floating_base.centroidal import BalanceReport
+from robot_dynamics.core.floating_base.centroidal import BalanceReport, CentroidalState
 
 MARGIN_NAMES = ('zmp', 'capture_point', 'com_projection')
 """``name`` of every ~/stability_margins message, in the order of its ``position`` entries [m]."""
@@ -68,10 +68,32 @@ def balance_markers(
     """centroidal_node's ~/markers: CoM, its ground projection, the momentum arrows
     (``arrow_scale`` [m per kg·m/s and per kg·m²/s]), ZMP, LIPM ZMP (``lipm_marker``), capture
     point and support polygon outline at ``ground`` [m], all in the world frame of ``header``."""
-    state = report.state
-    projection = np.array([state.com[0], state.com[1], ground])
-    markers = [
-        make_marker(header, 'com', Marker.SPHERE, (0.9, 0.9, 0.1), (0.06, 0.06, 0.06), state.com),
+    return MarkerArray(
+        markers=[
+            *_com_and_momentum_markers(header, report.state, ground, arrow_scale),
+            _point_marker(header, 'zmp', (1.0, 0.2, 0.2), report.zmp),
+            lipm_marker,
+            _point_marker(header, 'capture_point', (0.1, 0.8, 0.9), report.capture_point),
+            _support_polygon_marker(header, report.polygon.vertices, ground),
+        ]
+    )
+
+
+def _deletion(header, namespace: str) -> Marker:
+    """The deletion of marker 0 of ``namespace``, for a figure that is undefined."""
+    return Marker(header=header, ns=namespace, id=0, action=Marker.DELETE)
+
+
+def _com_and_momentum_markers(
+    header, state: CentroidalState, ground: float, arrow_scale: float
+) -> list:
+    """A sphere at the CoM, a flat disc at its projection on the ground z = ``ground`` [m] and the
+    linear and angular momentum arrows from the CoM (``arrow_scale`` [m per kg·m/s and per
+    kg·m²/s]); world frame."""
+    com = state.com
+    projection = np.array([com[0], com[1], ground])
+    return [
+        make_marker(header, 'com', Marker.SPHERE, (0.9, 0.9, 0.1), (0.06, 0.06, 0.06), com),
         make_marker(
             header,
             'com_projection',
@@ -84,52 +106,40 @@ def balance_markers(
             header,
             'linear_momentum',
             (0.1, 0.5, 1.0),
-            state.com,
-            state.com + arrow_scale * state.linear_momentum,
+            com,
+            com + arrow_scale * state.linear_momentum,
         ),
         arrow(
             header,
             'angular_momentum',
             (0.8, 0.2, 0.9),
-            state.com,
-            state.com + arrow_scale * state.angular_momentum,
+            com,
+            com + arrow_scale * state.angular_momentum,
         ),
     ]
-    if report.zmp is None:
-        markers.append(Marker(header=header, ns='zmp', id=0, action=Marker.DELETE))
-    else:
-        markers.append(
-            make_marker(
-                header, 'zmp', Marker.SPHERE, (1.0, 0.2, 0.2), (0.04, 0.04, 0.04), report.zmp
-            )
-        )
-    markers.append(lipm_marker)
-    if report.capture_point is None:
-        markers.append(Marker(header=header, ns='capture_point', id=0, action=Marker.DELETE))
-    else:
-        markers.append(
-            make_marker(
-                header,
-                'capture_point',
-                Marker.SPHERE,
-                (0.1, 0.8, 0.9),
-                (0.04, 0.04, 0.04),
-                report.capture_point,
-            )
-        )
-    vertices = report.polygon.vertices
+
+
+def _point_marker(header, namespace: str, rgb: tuple, position) -> Marker:
+    """A 4 cm sphere at ``position`` [m, world frame], or its deletion when ``position`` is
+    None."""
+    if position is None:
+        return _deletion(header, namespace)
+    return make_marker(header, namespace, Marker.SPHERE, rgb, (0.04, 0.04, 0.04), position)
+
+
+def _support_polygon_marker(header, vertices, ground: float) -> Marker:
+    """The outline through the support polygon's (x, y) ``vertices`` [m, world frame] at height
+    ``ground`` [m], closed when it has more than two; its deletion below two vertices."""
     if len(vertices) < 2:
-        markers.append(Marker(header=header, ns='support_polygon', id=0, action=Marker.DELETE))
-    else:
-        outline = make_marker(
-            header,
-            'support_polygon',
-            Marker.LINE_STRIP,
-            (0.2, 0.9, 0.3),
-            (0.01, 0.0, 0.0),
-            np.zeros(3),
-        )
-        closed = np.vstack([vertices, vertices[:1]]) if len(vertices) > 2 else vertices
-        outline.points = [Point(x=float(x), y=float(y), z=float(ground)) for x, y in closed]
-        markers.append(outline)
-    return MarkerArray(markers=markers)
+        return _deletion(header, 'support_polygon')
+    outline = make_marker(
+        header,
+        'support_polygon',
+        Marker.LINE_STRIP,
+        (0.2, 0.9, 0.3),
+        (0.01, 0.0, 0.0),
+        np.zeros(3),
+    )
+    closed = np.vstack([vertices, vertices[:1]]) if len(vertices) > 2 else vertices
+    outline.points = [Point(x=float(x), y=float(y), z=float(ground)) for x, y in closed]
+    return outline

@@ -132,6 +132,26 @@ def build_scene_model(
 ) -> SceneModel:
     """Compile the scene: the URDF with ``true_robot``'s inertials and rotor inertias, plus what
     ``layout`` adds. Raises :class:`SceneError` with MuJoCo's reason and the element it names."""
+    _check_simulable(description, layout)
+    spec = robot_spec(description)
+    _set_options(spec, layout)
+    root = spec.worldbody.first_body()
+    _mount_root(root, layout)
+    if true_robot.perturbs_links:
+        _apply_links(spec, true_robot)
+    _configure_robot_geoms(spec, layout)
+    _add_motors(spec, joint_names, true_robot)
+    environment = _add_environment(spec, layout)
+    has_payload = layout.payload_link is not None
+    if has_payload:
+        _add_payload_body(spec, layout.payload_link)
+    _add_sensors(spec, root, has_payload)
+    model = _compile(spec, description.name)
+    return _indexed(model, description, joint_names, layout, environment, has_payload)
+
+
+def _check_simulable(description: UrdfDescription, layout: SceneLayout) -> None:
+    """Refuse (SceneError) a mount other than :data:`MOUNTS` and a robot with mimic joints."""
     if layout.mount not in MOUNTS:
         raise SceneError(f'mount must be one of {list(MOUNTS)}, got {layout.mount!r}')
     mimic = [name for name, joint in description.joints.items() if joint.mimic is not None]
@@ -140,21 +160,31 @@ def build_scene_model(
             f'robot "{description.name}": mimic joints {mimic} are not simulated by the MuJoCo '
             f'engine; use engine: pinocchio'
         )
-    spec = robot_spec(description)
+
+
+def _set_options(spec: mujoco.MjSpec, layout: SceneLayout) -> None:
+    """Gravity [m/s², world frame] and time step [s]; the no-slip solver when there is a
+    floor."""
     spec.option.gravity = list(layout.gravity)
     spec.option.timestep = layout.timestep
     if layout.floor_height is not None:
         spec.option.noslip_iterations = NOSLIP_ITERATIONS
-    root = spec.worldbody.first_body()
+
+
+def _mount_root(root, layout: SceneLayout) -> None:
+    """Place the root link at the layout's position [m] and roll-pitch-yaw [rad] in the world,
+    then give it the joints of its mount (none when world-fixed)."""
     root.pos = list(layout.root_position)
     root.quat = list(_quaternion_wxyz(layout.root_rpy))
     if layout.mount == 'free':
         root.add_freejoint()
     elif layout.mount == 'scripted':
         _add_scripted_base(root)
-    if true_robot.perturbs_links:
-        _apply_links(spec, true_robot)
-    _configure_robot_geoms(spec, layout)
+
+
+def _add_motors(spec: mujoco.MjSpec, joint_names: Sequence[str], true_robot: TrueRobot) -> None:
+    """A torque motor per joint, unlimited in control and force, and the joint's reflected rotor
+    inertia [kg·m²] as armature."""
     for name in joint_names:
         joint = spec.joint(name)
         joint.armature = true_robot.drives[name].armature
@@ -165,10 +195,11 @@ def build_scene_model(
             trntype=mujoco.mjtTrn.mjTRN_JOINT,
             ctrllimited=mujoco.mjtLimited.mjLIMITED_FALSE,
         )
-    environment = _add_environment(spec, layout)
-    payload_body = None
-    if layout.payload_link is not None:
-        payload_body = _add_payload_body(spec, layout.payload_link)
+
+
+def _add_sensors(spec: mujoco.MjSpec, root, has_payload: bool) -> None:
+    """The IMU site at the root link's origin with its gyro, accelerometer and orientation
+    sensors; with a payload, the force and torque sensors at its F/T site."""
     root.add_site(name=IMU_SITE)
     for name, sensor_type in (
         ('imu_gyro', mujoco.mjtSensor.mjSENS_GYRO),
@@ -178,7 +209,7 @@ def build_scene_model(
         spec.add_sensor(
             name=name, type=sensor_type, objtype=mujoco.mjtObj.mjOBJ_SITE, objname=IMU_SITE
         )
-    if payload_body is not None:
+    if has_payload:
         for name, sensor_type in (
             ('ft_force', mujoco.mjtSensor.mjSENS_FORCE),
             ('ft_torque', mujoco.mjtSensor.mjSENS_TORQUE),
@@ -186,11 +217,14 @@ def build_scene_model(
             spec.add_sensor(
                 name=name, type=sensor_type, objtype=mujoco.mjtObj.mjOBJ_SITE, objname=FT_SITE
             )
+
+
+def _compile(spec: mujoco.MjSpec, robot: str) -> mujoco.MjModel:
+    """The compiled model; SceneError quoting MuJoCo when it refuses ``spec``."""
     try:
-        model = spec.compile()
+        return spec.compile()
     except ValueError as error:
-        raise SceneError(_compile_message(description.name, error)) from None
-    return _indexed(model, description, joint_names, layout, environment, payload_body is not None)
+        raise SceneError(_compile_message(robot, error)) from None
 
 
 def _indexed(
