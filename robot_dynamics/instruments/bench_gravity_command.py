@@ -52,68 +52,16 @@ def run(args: argparse.Namespace) -> int:
 
 def measure(rate: float, duration: float, pairs: int, warmup: float) -> dict:
     """The run of the module docstring; per-phase p50 latencies [ms] and the verdicts."""
-    from std_msgs.msg import Float64MultiArray
-
     from robot_dynamics.core.model.model import RobotModel
-    from robot_dynamics.instruments.reliability_common import wait_for
-    from robot_dynamics.instruments.stream_feeder import (
-        BenchError,
-        StreamFeeder,
-        bench_node_name,
-        output_topic,
-        start_node,
-        stop_node,
-        wait_for_stragglers,
-        wait_until_quiet,
-    )
+    from robot_dynamics.instruments.stream_feeder import stop_node
     from robot_dynamics.models import model_path
-    from robot_dynamics.ros.topics import JOINT_STATE_QOS
 
     urdf = str(model_path('fr3_arm.urdf'))
     robot = RobotModel.from_urdf_file(urdf)
-    names = robot.joint_names
-    order = list(reversed(range(len(names))))
-    module = 'robot_dynamics.ros.dynamics_node'
-    node = bench_node_name(module)
-    joints = ', '.join(names[index] for index in order)
-    process = start_node(
-        [module, '-p', f'urdf_file:={urdf}', '-p', f'command_joints:=[{joints}]'], node
-    )
-    commands: list = []
+    order = list(reversed(range(len(robot.joint_names))))
+    node, process = _start_dynamics_node(urdf, robot.joint_names, order)
     try:
-        with StreamFeeder(
-            output_topic(node, 'gravity_torques'),
-            'gravity_torques',
-            urdf,
-            'fixed',
-            efforts=True,
-            keep_messages=True,
-        ) as feeder:
-            command_topic = output_topic(node, 'gravity_command')
-            feeder.node.create_subscription(
-                Float64MultiArray,
-                command_topic,
-                lambda message, info: commands.append(
-                    (time.time_ns(), info['received_timestamp'], tuple(message.data))
-                ),
-                JOINT_STATE_QOS,
-            )
-            feeder.wait_connected(process=process)
-            if not wait_for(lambda: feeder.node.count_publishers(command_topic) >= 1, 30.0):
-                raise BenchError('dynamics_node never published ~/gravity_command')
-            feeder.feed(rate, max(warmup, 1.0))  # the node sees the command's subscriber
-            phases = []
-            for _ in range(max(1, pairs)):
-                # each feed sends the same positions: a late answer to the previous one would
-                # match this one's messages
-                wait_until_quiet([commands, feeder.received], quiet=0.2, limit=2.0)
-                feeder.received.clear()
-                feeder.received_by_middleware.clear()
-                feeder.messages.clear()
-                commands.clear()
-                sent = feeder.feed(rate, duration)
-                wait_for_stragglers(feeder, len(sent))
-                phases.append(_phase(sent, feeder, commands, order))
+        phases = _both_subscribed(node, process, urdf, order, (rate, duration, warmup), pairs)
         alone = [
             {
                 'torques_p50_ms': _torques_alone(node, process, urdf, rate, duration, warmup),
@@ -123,6 +71,84 @@ def measure(rate: float, duration: float, pairs: int, warmup: float) -> dict:
         ]
     finally:
         stop_node(process)
+    return _summary(rate, duration, phases, alone)
+
+
+def _start_dynamics_node(urdf: str, names: list, order: list) -> tuple:
+    """(node name, process): dynamics_node on ``urdf`` with ``command_joints`` the joints
+    ``names`` taken in ``order`` (indices into ``names``)."""
+    from robot_dynamics.instruments.stream_feeder import bench_node_name, start_node
+
+    module = 'robot_dynamics.ros.dynamics_node'
+    node = bench_node_name(module)
+    joints = ', '.join(names[index] for index in order)
+    process = start_node(
+        [module, '-p', f'urdf_file:={urdf}', '-p', f'command_joints:=[{joints}]'], node
+    )
+    return node, process
+
+
+def _both_subscribed(node: str, process, urdf: str, order: list, feed: tuple, pairs: int) -> list:
+    """:func:`_phase` of each of ``pairs`` phases (at least one) with both outputs subscribed by
+    one feeder; ``feed``: (rate [Hz], duration [s], warm-up [s])."""
+    from std_msgs.msg import Float64MultiArray
+
+    from robot_dynamics.instruments.stream_feeder import StreamFeeder, output_topic
+    from robot_dynamics.ros.topics import JOINT_STATE_QOS
+
+    rate, duration, warmup = feed
+    commands: list = []
+    with StreamFeeder(
+        output_topic(node, 'gravity_torques'),
+        'gravity_torques',
+        urdf,
+        'fixed',
+        efforts=True,
+        keep_messages=True,
+    ) as feeder:
+        command_topic = output_topic(node, 'gravity_command')
+        feeder.node.create_subscription(
+            Float64MultiArray,
+            command_topic,
+            lambda message, info: commands.append(
+                (time.time_ns(), info['received_timestamp'], tuple(message.data))
+            ),
+            JOINT_STATE_QOS,
+        )
+        feeder.wait_connected(process=process)
+        _wait_for_command_publisher(feeder, command_topic)
+        feeder.feed(rate, max(warmup, 1.0))  # the node sees the command's subscriber
+        return [_feed_phase(feeder, commands, order, rate, duration) for _ in range(max(1, pairs))]
+
+
+def _feed_phase(feeder, commands: list, order: list, rate: float, duration: float) -> dict:
+    """Feed one phase of ``duration`` [s] at ``rate`` [Hz] with both outputs subscribed, once
+    the previous phase's answers have stopped arriving; its :func:`_phase`."""
+    from robot_dynamics.instruments.stream_feeder import wait_for_stragglers, wait_until_quiet
+
+    # each feed sends the same positions: a late answer to the previous one would match this
+    # one's messages
+    wait_until_quiet([commands, feeder.received], quiet=0.2, limit=2.0)
+    feeder.received.clear()
+    feeder.received_by_middleware.clear()
+    feeder.messages.clear()
+    commands.clear()
+    sent = feeder.feed(rate, duration)
+    wait_for_stragglers(feeder, len(sent))
+    return _phase(sent, feeder, commands, order)
+
+
+def _wait_for_command_publisher(feeder, command_topic: str) -> None:
+    from robot_dynamics.instruments.reliability_common import wait_for
+    from robot_dynamics.instruments.stream_feeder import BenchError
+
+    if not wait_for(lambda: feeder.node.count_publishers(command_topic) >= 1, 30.0):
+        raise BenchError('dynamics_node never published ~/gravity_command')
+
+
+def _summary(rate: float, duration: float, phases: list, alone: list) -> dict:
+    """:func:`measure`'s result: the phases with both outputs subscribed, the pairs of phases
+    with each on its own, the median p50 ratios (command / torques) and the verdicts."""
     ratio = _median_ratio(phases, 'command_p50_ms', 'torques_p50_ms')
     exact = all(
         p['unmatched_commands'] <= p['sent'] - p['torques'] and p['commands'] > 0 for p in phases
@@ -174,7 +200,6 @@ def _command_alone(node: str, process, urdf: str, robot, order: list, feed: tupl
 
     from robot_dynamics.instruments.reliability_common import wait_for
     from robot_dynamics.instruments.stream_feeder import (
-        BenchError,
         StreamFeeder,
         output_topic,
         wait_until_quiet,
@@ -196,8 +221,7 @@ def _command_alone(node: str, process, urdf: str, robot, order: list, feed: tupl
             JOINT_STATE_QOS,
         )
         feeder.wait_connected(process=process)
-        if not wait_for(lambda: feeder.node.count_publishers(command_topic) >= 1, 30.0):
-            raise BenchError('dynamics_node never published ~/gravity_command')
+        _wait_for_command_publisher(feeder, command_topic)
         feeder.feed(rate, max(warmup, 1.0))
         # the warm-up's last commands: each feed repeats the same positions
         wait_until_quiet([commands], quiet=0.2, limit=2.0)

@@ -489,33 +489,21 @@ def _replay(live, recording, pushes: list) -> dict:
     still raised counts as not released. The :data:`PANDA_RELEASE` s after each push (the
     observer's decay, the detector's release) count neither as phantom nor as false
     detections."""
-    import pinocchio as pin
-
     from robot_dynamics.core.streams.joint_states import JointSample
 
-    robot = live.robot
-    frame = robot.frame_id(PANDA_FRAME)
+    frame = live.robot.frame_id(PANDA_FRAME)
     names = recording.joint_names
-    calibrated, half_gain = False, None
-    residuals, phantom, errors = [], [], []
-    false_detections, not_released, period = 0, 0, float(np.median(np.diff(recording.time)))
-    detected, in_contact = set(), False
     settle = SETTLE_TIME_CONSTANTS * live.settings.observer_lag
+    calibrated, half_gain = False, None
     filtered, next_diagnostics = [], float(recording.time[0]) + 1.0
+    held_out = []
     for time, q, v, tau in zip(
         recording.time, recording.positions, recording.velocities, recording.efforts
     ):
-        index = next(
-            (k for k, (start, _) in enumerate(pushes) if 0.0 <= time - start < PANDA_PUSH_SECONDS),
-            None,
-        )
-        efforts = tau
+        index = _acting_push(pushes, time)
+        efforts, rotation = tau, None
         if index is not None:
-            jacobian = pin.computeFrameJacobian(
-                robot.model, robot.data, robot.configuration(q), frame, pin.LOCAL_WORLD_ALIGNED
-            )
-            rotation = robot.data.oMf[frame].rotation.copy()
-            efforts = tau - jacobian[:3].T @ pushes[index][1]
+            efforts, rotation = _pushed_efforts(live.robot, frame, q, tau, pushes[index][1])
         if not calibrated and time >= PANDA_SPLIT:
             half_gain = live.calibrate_thresholds().half_gain
             calibrated = True
@@ -527,43 +515,112 @@ def _replay(live, recording, pushes: list) -> dict:
             next_diagnostics += 1.0
         if result is None or time < PANDA_SPLIT + 0.5:
             continue
-        rising = result.contact.changed and result.contact.in_contact
-        if index is None:
-            released = all(
-                not 0.0 <= time - start - PANDA_PUSH_SECONDS < PANDA_RELEASE for start, _ in pushes
-            )
-            if released:
-                residuals.append(_model_residual(live))
-                phantom.append(result.external_torques)
-                false_detections += rising
-            in_contact = result.contact.in_contact
-            continue
-        start, force = pushes[index]
-        if time - start < period / 2 and in_contact:
-            not_released += 1
-        in_contact = result.contact.in_contact
-        if rising:
-            detected.add(index)
-        if time - start >= settle:
-            errors.append(rotation @ result.wrench.force - force)
+        held_out.append(_held_out_sample(live, result, time, index, rotation, pushes, settle))
     filtered.append(live.filtered_residual.update(final=True))
+    period = float(np.median(np.diff(recording.time)))
+    return _replay_figures(live, held_out, pushes, period, filtered, half_gain)
+
+
+def _acting_push(pushes: list, time: float) -> Optional[int]:
+    """Index into ``pushes`` of the push acting at ``time`` [s] (None: none)."""
+    return next(
+        (k for k, (start, _) in enumerate(pushes) if 0.0 <= time - start < PANDA_PUSH_SECONDS),
+        None,
+    )
+
+
+def _pushed_efforts(robot, frame: int, q, tau, force) -> tuple:
+    """(``tau`` − J(q)ᵀ ``force`` [N·m]: the link-side torques ``tau`` as the sensors would show
+    the push ``force`` [N, world] at ``frame``; the rotation world ← ``frame`` at ``q``)."""
+    import pinocchio as pin
+
+    jacobian = pin.computeFrameJacobian(
+        robot.model, robot.data, robot.configuration(q), frame, pin.LOCAL_WORLD_ALIGNED
+    )
+    rotation = robot.data.oMf[frame].rotation.copy()
+    return tau - jacobian[:3].T @ force, rotation
+
+
+@dataclass(frozen=True)
+class _HeldOutSample:
+    """What the pipeline showed at one held-out sample."""
+
+    time: float  # [s]
+    push: Optional[int]  # index of the push acting (None: none)
+    rising: bool  # the contact rose at this sample
+    in_contact: bool
+    free: bool = False  # no push acting nor releasing: counted as phantom and false detection
+    residual: Optional[np.ndarray] = None  # free: the model residual [N·m]
+    phantom: Optional[np.ndarray] = None  # free: the observer's external torques [N·m]
+    force_error: Optional[np.ndarray] = None  # push settled: wrench − push force [N, world]
+
+
+def _held_out_sample(
+    live, result, time: float, push: Optional[int], rotation, pushes: list, settle: float
+) -> _HeldOutSample:
+    """``result``, the pipeline's output for the sample at ``time`` [s], as a
+    :class:`_HeldOutSample`; ``rotation``: world ← :data:`PANDA_FRAME` while a push acts;
+    ``settle`` [s]: from a push's start to its first force error."""
+    rising = result.contact.changed and result.contact.in_contact
+    in_contact = result.contact.in_contact
+    if push is None:
+        if not _released(pushes, time):
+            return _HeldOutSample(time, None, rising, in_contact)
+        residual = _model_residual(live)
+        return _HeldOutSample(
+            time,
+            None,
+            rising,
+            in_contact,
+            free=True,
+            residual=residual,
+            phantom=result.external_torques,
+        )
+    start, force = pushes[push]
+    error = rotation @ result.wrench.force - force if time - start >= settle else None
+    return _HeldOutSample(time, push, rising, in_contact, force_error=error)
+
+
+def _released(pushes: list, time: float) -> bool:
+    """No push ended less than :data:`PANDA_RELEASE` s before ``time`` [s]."""
+    return all(not 0.0 <= time - start - PANDA_PUSH_SECONDS < PANDA_RELEASE for start, _ in pushes)
+
+
+def _replay_figures(
+    live, held_out: list, pushes: list, period: float, filtered: list, half_gain
+) -> dict:
+    """:func:`_replay`'s result from its ``held_out`` samples, in order; ``period`` [s]: the
+    recording's sample period; ``filtered``: every evaluation of the filtered residual."""
+    free = [sample for sample in held_out if sample.free]
     stamps = np.concatenate([rows.stamps for rows in filtered])
     filtered_rows = np.concatenate([rows.residuals for rows in filtered])[stamps >= PANDA_SPLIT]
     return {
         'filtered_residual_rms_nm': _rms(filtered_rows),
-        'residuals': residuals,
-        'phantom': phantom,
-        'free_seconds': len(phantom) * period,
+        'residuals': [sample.residual for sample in free],
+        'phantom': [sample.phantom for sample in free],
+        'free_seconds': len(free) * period,
         'thresholds_nm': live.thresholds.values.round(4).tolist(),
         'half_gain_thresholds_ratio': None if half_gain is None else round(half_gain.ratio, 4),
-        'false_detections': int(false_detections),
-        'detected': len(detected),
-        'not_released': not_released,
-        'force_errors': errors,
+        'false_detections': int(sum(sample.rising for sample in free)),
+        'detected': len({s.push for s in held_out if s.push is not None and s.rising}),
+        'not_released': _not_released(held_out, pushes, period),
+        'force_errors': [s.force_error for s in held_out if s.force_error is not None],
         'observer_gain_per_s': float(live.observer.gain[0]),
         'observer_filter_gain_per_s': live.settings.observer_filter_gain,
         'wrench_reference': live.settings.wrench_reference,
     }
+
+
+def _not_released(held_out: list, pushes: list, period: float) -> int:
+    """How many ``held_out`` samples within half a sample ``period`` [s] of their push's start
+    find the contact of the sample before them still raised."""
+    count, in_contact = 0, False
+    for sample in held_out:
+        if sample.push is not None:
+            if sample.time - pushes[sample.push][0] < period / 2 and in_contact:
+                count += 1
+        in_contact = sample.in_contact
+    return count
 
 
 def _model_residual(live) -> np.ndarray:
