@@ -196,3 +196,10 @@ def test_cli_prints_mass_and_energy_along_a_trajectory(tmp_path, capsys):
 def test_cli_refuses_static_poses_without_a_direction(capsys):
     assert cli_main(['effective-mass', '--poses', '2']) == 2
     assert '--direction' in capsys.readouterr().err
+
+
+def test_cli_names_an_unknown_frame_before_asking_for_a_direction(capsys):
+    assert cli_main(['effective-mass', '--poses', '2', '--frame', 'nope']) == 2
+    error = capsys.readouterr().err
+    assert 'frame "nope" is not a frame of model "fr3_arm"' in error and 'tool0' in error
+    assert '--direction' not in error

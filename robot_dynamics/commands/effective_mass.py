@@ -53,13 +53,14 @@ def _run(args: argparse.Namespace) -> int:
     from robot_dynamics.models import ARM_URDF
 
     robot = RobotModel.from_urdf_file(args.urdf or ARM_URDF)
+    frame = args.frame or default_payload_link(robot)
+    robot.frame_id(frame, EffectiveMassError)  # an unknown frame is named before anything else
     motion = motion_from_arguments(args, robot)
     if motion.is_static and args.direction is None:
         raise EffectiveMassError(
             'static poses do not move the frame, so there is no direction of motion: give '
             '--direction X Y Z (or a --trajectory)'
         )
-    frame = args.frame or default_payload_link(robot)
     samples = effective_mass_along(robot, motion, frame, args.direction)
     result = _summary(robot.name, frame, motion.label, samples)
     if args.format == 'json':
