@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 
 
@@ -143,6 +144,9 @@ def _payload_shape(args: argparse.Namespace, robot) -> tuple:
     from robot_dynamics.core.model.inertia import box_inertia, cylinder_inertia
 
     link = args.payload_link or default_payload_link(robot)
+    for option, lengths in (('--box', args.box), ('--cylinder', args.cylinder)):
+        if lengths and not all(math.isfinite(length) and length > 0.0 for length in lengths):
+            raise ValueError(f'{option} takes positive finite lengths [m], got {list(lengths)}')
     if args.box:
         return link, args.com_offset, box_inertia(1.0, args.box), f'box {args.box} m'
     if args.cylinder:
