@@ -214,6 +214,7 @@ def test_cli_reports_the_minimum_over_its_seeded_poses(rod, capsys):
         (['--trajectory', '/nonexistent.csv'], 'cannot read'),
         (['--box', '0.1', '-1', '0.1'], '--box takes positive finite lengths [m]'),
         (['--cylinder', 'nan', '0.1'], '--cylinder takes positive finite lengths [m]'),
+        (['--tool', 'gripper'], '--tool names a tool of --tools-file'),
     ],
 )
 def test_cli_refuses_bad_input_with_exit_2(extra, words, capsys):

@@ -154,7 +154,9 @@ def _payload_shape(args: argparse.Namespace, robot) -> tuple:
         label = f'cylinder r {radius:g} m, length {length:g} m'
         return link, args.com_offset, cylinder_inertia(1.0, radius, length), label
     if args.tool:
-        tools = load_tools(args.tools_file or '')
+        if not args.tools_file:
+            raise ValueError('--tool names a tool of --tools-file: give the tools file too')
+        tools = load_tools(args.tools_file)
         if args.tool not in tools:
             raise ValueError(f'--tool {args.tool!r} is not in --tools-file ({sorted(tools)})')
         tool = tools[args.tool]
