@@ -15,7 +15,6 @@ from typing import NamedTuple, Optional, Sequence
 import numpy as np
 import pinocchio as pin
 from diagnostic_msgs.msg import DiagnosticStatus
-from geometry_msgs.msg import Point
 from visualization_msgs.msg import Marker
 
 from robot_dynamics.core.floating_base.centroidal import BalanceReport, BalanceSettings
@@ -28,6 +27,7 @@ from robot_dynamics.core.floating_base.centroidal_checks import (
     lipm_zmp_from_momentum_rate,
 )
 from robot_dynamics.core.model.model import RobotModel
+from robot_dynamics.ros.centroidal_messages import make_marker, marker_deletion
 from robot_dynamics.ros.diagnostics import diagnostic_status
 
 FRICTION_COEFFICIENT = 0.7
@@ -95,13 +95,10 @@ class CentroidalChecks:
         """A flat orange disc at the LIPM ZMP, or the deletion of it."""
         lipm = self.lipm_zmp
         if lipm is None:
-            return Marker(header=header, ns='lipm_zmp', id=0, action=Marker.DELETE)
-        marker = Marker(header=header, ns='lipm_zmp', id=0, type=Marker.CYLINDER, action=Marker.ADD)
-        marker.pose.position = Point(x=float(lipm[0]), y=float(lipm[1]), z=float(lipm[2]))
-        marker.pose.orientation.w = 1.0
-        marker.scale.x, marker.scale.y, marker.scale.z = 0.05, 0.05, 0.006
-        marker.color.r, marker.color.g, marker.color.b, marker.color.a = 1.0, 0.6, 0.1, 1.0
-        return marker
+            return marker_deletion(header, 'lipm_zmp')
+        return make_marker(
+            header, 'lipm_zmp', Marker.CYLINDER, (1.0, 0.6, 0.1), (0.05, 0.05, 0.006), lipm
+        )
 
     # ------------------------------------------------------------------ diagnostics thread
     def status(

@@ -37,6 +37,9 @@ def polygon_stamped(header, polygon) -> PolygonStamped:
 
 
 def make_marker(header, namespace: str, kind: int, rgb: tuple, scale: tuple, position) -> Marker:
+    """Marker 0 of ``namespace``, of ``kind`` (Marker.SPHERE, CYLINDER...), colour ``rgb``
+    (opaque), ``scale`` [m] along its axes, at ``position`` [m] in ``header``'s frame, axes
+    aligned with it."""
     marker = Marker(header=header, ns=namespace, id=0, type=kind, action=Marker.ADD)
     marker.pose.position = to_point(position)
     marker.pose.orientation.w = 1.0
@@ -79,7 +82,7 @@ def balance_markers(
     )
 
 
-def _deletion(header, namespace: str) -> Marker:
+def marker_deletion(header, namespace: str) -> Marker:
     """The deletion of marker 0 of ``namespace``, for a figure that is undefined."""
     return Marker(header=header, ns=namespace, id=0, action=Marker.DELETE)
 
@@ -123,7 +126,7 @@ def _point_marker(header, namespace: str, rgb: tuple, position) -> Marker:
     """A 4 cm sphere at ``position`` [m, world frame], or its deletion when ``position`` is
     None."""
     if position is None:
-        return _deletion(header, namespace)
+        return marker_deletion(header, namespace)
     return make_marker(header, namespace, Marker.SPHERE, rgb, (0.04, 0.04, 0.04), position)
 
 
@@ -131,7 +134,7 @@ def _support_polygon_marker(header, vertices, ground: float) -> Marker:
     """The outline through the support polygon's (x, y) ``vertices`` [m, world frame] at height
     ``ground`` [m], closed when it has more than two; its deletion below two vertices."""
     if len(vertices) < 2:
-        return _deletion(header, 'support_polygon')
+        return marker_deletion(header, 'support_polygon')
     outline = make_marker(
         header,
         'support_polygon',
