@@ -368,6 +368,15 @@ def test_a_whole_number_is_taken_and_an_impossible_catch_up_falls_back(ros, para
         assert wait_for(lambda: len(states) >= 10, 5.0)
 
 
+@pytest.mark.parametrize('name, default', [('seed', 0), ('trajectory_seed', 1)])
+def test_a_negative_seed_falls_back_to_its_default_and_the_robot_runs(ros, name, default):
+    node = sim_node('/sim_s', **{name: -3})
+    assert node.value(name) == default
+    with ros(node) as harness:
+        states = harness.collect(JointState, '/sim_s/joint_states', SENSOR_QOS)
+        assert wait_for(lambda: len(states) >= 10, 5.0)
+
+
 def test_a_runtime_parameter_change_is_refused_with_the_reason(ros):
     from rcl_interfaces.srv import SetParameters
 

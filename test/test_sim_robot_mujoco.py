@@ -107,6 +107,14 @@ def test_push_truth_is_the_jacobian_transpose_of_the_applied_wrench(ros):
     )
 
 
+def test_a_negative_profile_seed_falls_back_to_0_and_the_profile_is_drawn_with_it(ros):
+    node = sim_node('/mj_n', robot_profile='realistic', profile_seed=-1)
+    assert node.scene.true_robot.drawn_values()['profile_seed'] == 0
+    with ros(node) as harness:
+        states = harness.collect(JointState, '/mj_n/joint_states', SENSOR_QOS)
+        assert wait_for(lambda: len(states) >= 10, 15.0)
+
+
 def test_realistic_profile_publishes_friction_rotor_torques_and_a_biased_ft_sensor(ros):
     node = sim_node('/mj_r', robot_profile='realistic', profile_seed=3, payload_mass=1.5)
     drawn = node.scene.true_robot.drawn_values()

@@ -45,7 +45,7 @@ SIM_ROBOT_PARAMETERS = (
         "mujoco: 'ideal', 'realistic' or a profile YAML path (the true robot's deviations from "
         'its URDF and its sensors)',
     ),
-    P('profile_seed', 0, 'mujoco: seed of every draw of the robot profile'),
+    P('profile_seed', 0, 'mujoco: seed of every draw of the robot profile', low=0),
     P('scene', 'arm', 'mujoco: the scene', choices=SCENES),
     P(
         'base_tilt',
@@ -101,7 +101,7 @@ SIM_ROBOT_PARAMETERS = (
     P('position_noise', 0.0, '1-sigma noise on published positions', 'rad', **NON_NEGATIVE),
     P('velocity_noise', 0.001, '1-sigma noise on published velocities', 'rad/s', **NON_NEGATIVE),
     P('effort_noise', 0.02, '1-sigma noise on published efforts', 'N m', **NON_NEGATIVE),
-    P('seed', 0, 'seed of the noise generator'),
+    P('seed', 0, 'seed of the noise generator', low=0),
     # excitation tracked by the arm
     P(
         'excitation_frequency',
@@ -111,7 +111,7 @@ SIM_ROBOT_PARAMETERS = (
         **POSITIVE,
     ),
     P('excitation_harmonics', 4, 'harmonics of the Fourier excitation', low=1),
-    P('trajectory_seed', 1, 'seed of the excitation coefficients'),
+    P('trajectory_seed', 1, 'seed of the excitation coefficients', low=0),
     P(
         'max_acceleration',
         3.0,
