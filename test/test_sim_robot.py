@@ -328,6 +328,11 @@ def test_floating_node_publishes_odom_pose_in_world_and_twist_in_base_frame(ros)
 def test_node_names_the_bad_parameter(ros):
     with pytest.raises(SimulationError, match='payload_com needs 3 values'):
         sim_node('/sim_d', payload_mass=1.0, payload_com=[0.1, 0.2])
+    hidden = r'hidden payload \(payload_mass, payload_com, payload_inertia\): payload '
+    with pytest.raises(SimulationError, match=hidden + 'CoM must be 3 finite numbers'):
+        sim_node('/sim_d', payload_mass=1.0, payload_com=[math.nan, 0.0, 0.0])
+    with pytest.raises(SimulationError, match=hidden + 'inertia violates the triangle inequality'):
+        sim_node('/sim_d', payload_mass=1.0, payload_inertia=[1.0, 0.0, 0.0, 0.01, 0.0, 0.01])
     with pytest.raises(SimulationError, match="root_joint must be 'fixed' or 'floating'"):
         sim_node('/sim_d', root_joint='wheeled')
 

@@ -68,6 +68,7 @@ from std_msgs.msg import Header, String
 from std_srvs.srv import SetBool, Trigger
 
 from robot_dynamics.core.errors import PayloadError, RobotDynamicsError
+from robot_dynamics.core.live.payload_in_use import checked_payload
 from robot_dynamics.core.model.inertia import InertialParameters
 from robot_dynamics.core.model.model import RobotModel
 from robot_dynamics.core.model.urdf import read_description_file
@@ -272,7 +273,12 @@ class SimRobot(Node):
                 f'izz) [kg m^2]; got {len(com)} and {len(inertia)}'
             )
         ixx, ixy, ixz, iyy, iyz, izz = (float(x) for x in inertia)
-        return InertialParameters(mass, com, [[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
+        try:
+            return checked_payload(mass, com, [[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
+        except PayloadError as error:
+            raise SimulationError(
+                f'hidden payload (payload_mass, payload_com, payload_inertia): {error}'
+            ) from None
 
     # ------------------------------------------------------------------ payload service
     def _set_payload(self, attached: bool) -> None:
