@@ -2,7 +2,7 @@
 
 Each sub-command lives in ``robot_dynamics/commands/<module>.py`` (``bench`` in
 ``robot_dynamics/instruments/``) and provides
-``add_arguments(parser)`` and ``run(args) -> int`` (the exit code); the first line of
+``add_arguments(parser)`` and ``run(args) -> int`` (the exit code); the first paragraph of
 the module docstring is its one-line help. Heavy imports happen inside ``run``.
 """
 
@@ -38,7 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
             if error.name != module_name:
                 raise
             continue
-        help_line = (module.__doc__ or name).strip().splitlines()[0]
+        help_line = ' '.join((module.__doc__ or name).strip().split('\n\n')[0].split())
         subparser = subparsers.add_parser(
             name,
             help=help_line,
