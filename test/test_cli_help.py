@@ -1,6 +1,6 @@
-"""`robot_dynamics --help` lists every command with a whole sentence, and building the command line loads none of the
-numerical libraries a command needs only when it runs (scipy.signal, cvxpy, MuJoCo, rclpy):
-help and argument refusals answer before those imports."""
+"""`robot_dynamics --help` lists every command with a whole sentence, and building the command
+line loads none of the numerical libraries a command needs only when it runs (scipy.signal,
+cvxpy, MuJoCo, rclpy): help and argument refusals answer before those imports."""
 
 from __future__ import annotations
 
