@@ -54,6 +54,20 @@ def test_cleaning_removes_exact_repeats_nan_rows_and_sorts():
     assert 'repeated rows' in str(report)
 
 
+def test_cleaning_removes_rows_beyond_the_live_merger_range():
+    """A value beyond ±1e6 (a corrupt sample, which the live joint-state merger refuses) is
+    removed like a NaN; a value at the bound is kept."""
+    rec = sine_recording(np.arange(0.0, 0.1, 0.001))
+    efforts, velocities = rec.efforts.copy(), rec.velocities.copy()
+    efforts[20, 0], velocities[40, 1], efforts[60, 1] = 1e308, -2e6, 1e6
+    clean, report = clean_recording(
+        Recording(rec.time, rec.positions, velocities, efforts, rec.joint_names)
+    )
+    assert report.non_finite_removed == 2
+    assert clean.num_samples == rec.num_samples - 2
+    assert 1e6 in clean.efforts[:, 1]
+
+
 def hold_then_move_recording() -> Recording:
     """1 kHz, noise-free: both joints hold where the sine motion starts for 1 s (q̇ = 0,
     constant effort), then follow it for 1 s; efforts quantised to 0.01 N·m."""

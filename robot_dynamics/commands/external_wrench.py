@@ -1,18 +1,20 @@
 """External joint torques and the external wrench at a frame from a recorded bag or CSV (CSV out).
 
 Runs the generalized-momentum observer (no joint accelerations; ``--gain`` K_O [1/s],
-``--filter-gain`` K_F [1/s] of its optional second stage, ``--momentum`` positions|velocities,
-optional ``--friction-file`` from ``robot_dynamics identify``)
+``--filter-gain`` K_F [1/s] of its optional second stage, ``--momentum``
+auto|positions|velocities, optional ``--friction-file`` from ``robot_dynamics identify``)
 and the damped least-squares wrench
 τ_ext = Jᵀ F at ``--frame`` (default: the last link of the chain) over every sample: the same
 core calls dynamics_node makes live (docs/contact.md). Output columns: ``time`` [s],
 ``<joint>/external_torque`` [N·m], ``force_x..z`` [N] and ``torque_x..z`` [N·m] on the frame at
 its origin in its axes, ``identifiable`` (resolved wrench directions of 6; fewer for chains with
-fewer than 6 joints or near singular poses). A row that restarted the observer (the first two
-with positions, the first with velocities, and the same after a gap in the stamps) is empty.
+fewer than 6 joints or near singular poses). Rows are the recording's samples in time order,
+without non-finite, corrupt (beyond ±1e6) and repeated ones (counted on stderr). A row that
+restarted the observer (the first two with positions, the first with velocities, and the same
+after a gap in the stamps) is empty; a recording where every row is empty is refused.
 
-Exit status: 0 on success, 1 on unusable input (missing file, unknown frame or joints, an
---output that cannot be written).
+Exit status: 0 on success, 1 on unusable input (missing file, unknown frame or joints, no
+sample the observer could answer, an --output that cannot be written).
 
 Example:
   robot_dynamics external-wrench --urdf arm.urdf --bag run/ --frame tool0 --output wrench.csv
@@ -41,10 +43,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         '--momentum',
-        choices=('positions', 'velocities'),
-        default='positions',
-        help="the observer's momentum: from joint-position increments or p = M q_dot "
-        '(default %(default)s)',
+        choices=('auto', 'positions', 'velocities'),
+        default='auto',
+        help="the observer's momentum: from joint-position increments, p = M q_dot, or auto "
+        "(as dynamics_node: positions unless their residual is 3x noisier from step to step; "
+        'default %(default)s)',
     )
     parser.add_argument('--friction-file', help='friction YAML written by robot_dynamics identify')
     parser.add_argument(
@@ -74,6 +77,7 @@ def run(args: argparse.Namespace) -> int:
             else None
         )
         recording = read_joint_recording(args.bag or args.csv, robot, args.topic, 'external-wrench')
+        recording = _cleaned(recording, args.bag or args.csv)
         series = external_wrench_series(
             robot,
             recording,
@@ -84,9 +88,15 @@ def run(args: argparse.Namespace) -> int:
             momentum=args.momentum,
             filter_gain=args.filter_gain,
         )
+        _check_answered(series)
     except (RobotDynamicsError, OSError, ValueError, ArithmeticError) as error:
         print(f'external-wrench: {error}', file=sys.stderr)
         return 1
+    if series.momentum_reason:
+        print(
+            f'external-wrench: momentum from velocities: {series.momentum_reason}',
+            file=sys.stderr,
+        )
     text = csv_text(series)
     if not args.output:
         sys.stdout.write(text)
@@ -107,6 +117,36 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cleaned(recording, path):
+    """``recording`` without non-finite, corrupt and repeated rows, what was removed said on
+    stderr."""
+    from robot_dynamics.core.identification.recording import clean_recording
+
+    cleaned, report = clean_recording(recording)
+    removed = {
+        'non-finite or corrupt': report.non_finite_removed,
+        'repeated': report.duplicates_removed,
+    }
+    said = ', '.join(f'{count} {kind}' for kind, count in removed.items() if count)
+    if said:
+        print(f'external-wrench: {path}: rows removed: {said}', file=sys.stderr)
+    return cleaned
+
+
+def _check_answered(series) -> None:
+    """Raise ValueError when the observer answered no sample (every interval a gap)."""
+    import numpy as np
+
+    from robot_dynamics.core.contact.momentum_observer import DEFAULT_MAX_GAP
+
+    if np.isnan(series.torques).all():
+        period = float(np.median(np.diff(series.time)))
+        raise ValueError(
+            f'the observer answered no sample: the stamps are {period:.6g} s apart (median), '
+            f'longer than the {DEFAULT_MAX_GAP:g} s it bridges (are they in seconds?)'
+        )
+
+
 def csv_text(series) -> str:
     """The series as CSV text (empty cells where the observer restarted)."""
     import numpy as np
@@ -119,8 +159,8 @@ def csv_text(series) -> str:
     lines = [','.join(header)]
     for k, stamp in enumerate(series.time):
         if np.isnan(series.torques[k]).any():
-            lines.append(f'{stamp!r}' + ',' * (len(header) - 1))
+            lines.append(repr(float(stamp)) + ',' * (len(header) - 1))
             continue
         values = [f'{x:.9g}' for x in np.concatenate([series.torques[k], series.wrenches[k]])]
-        lines.append(','.join([f'{stamp!r}'] + values + [str(int(series.identifiable[k]))]))
+        lines.append(','.join([repr(float(stamp))] + values + [str(int(series.identifiable[k]))]))
     return '\n'.join(lines) + '\n'

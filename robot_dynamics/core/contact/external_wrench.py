@@ -161,6 +161,10 @@ class ExternalWrenchSeries:
     torques: np.ndarray
     wrenches: np.ndarray
     identifiable: np.ndarray
+    momentum: str = 'positions'
+    """The observer's momentum source used: 'positions' or 'velocities'."""
+    momentum_reason: str = ''
+    """Why ``auto`` kept the velocities ('' when the source was given or positions were kept)."""
 
 
 def external_wrench_series(
@@ -171,38 +175,77 @@ def external_wrench_series(
     friction=None,
     damping: float = DEFAULT_DAMPING,
     singular_threshold: float = DEFAULT_SINGULAR_THRESHOLD,
-    momentum: str = 'positions',
+    momentum: str = 'auto',
     filter_gain: float = 0.0,
 ) -> ExternalWrenchSeries:
     """Run the momentum observer
     (:class:`~robot_dynamics.core.contact.momentum_observer.MomentumObserver`)
     and :class:`WrenchEstimator` over ``recording`` (a
     :class:`~robot_dynamics.core.identification.recording.Recording`
-    in model joint order; ``momentum``: the observer's source, 'positions' or 'velocities'): the
-    same core calls dynamics_node makes per message, the wrench solved with the Jacobian of the
-    sample one observer time constant 1/K_O earlier, as there."""
-    from robot_dynamics.core.contact.momentum_observer import MomentumObserver, observer_lag
+    in model joint order): the same core calls dynamics_node makes per message, the wrench solved
+    with the Jacobian of the sample one observer time constant 1/K_O earlier, as there.
+
+    ``momentum``: the observer's source, 'positions', 'velocities' or 'auto' (as dynamics_node's
+    ``observer_momentum`` before a calibration: positions, unless their residual over the whole
+    recording is too noisy next to the velocities'
+    (:func:`~robot_dynamics.core.contact.momentum_observer.positions_too_noisy`))."""
+    from robot_dynamics.core.contact.momentum_observer import (
+        MOMENTUM_SOURCES,
+        observer_lag,
+        positions_too_noisy,
+    )
 
     if tuple(recording.joint_names) != robot.joint_names:
         raise WrenchEstimationError(
             f'recording joints {list(recording.joint_names)} are not the model joints '
             f'{list(robot.joint_names)} in order'
         )
-    observer = MomentumObserver(robot, gain, friction, momentum=momentum, filter_gain=filter_gain)
-    estimator = WrenchEstimator(robot, frame, damping, singular_threshold)
+    sources = MOMENTUM_SOURCES if momentum == 'auto' else (momentum,)
+    residuals = {
+        source: _observer_residuals(robot, recording, gain, friction, source, filter_gain)
+        for source in sources
+    }
+    reason = ''
+    if momentum == 'auto':
+        both = np.all(np.isfinite(residuals['positions']), axis=1) & np.all(
+            np.isfinite(residuals['velocities']), axis=1
+        )
+        reason = positions_too_noisy(residuals['positions'][both], residuals['velocities'][both])
+        momentum = 'velocities' if reason else 'positions'
+    torques = residuals[momentum]
     count = len(recording.time)
-    torques, wrenches = np.full((count, robot.num_joints), np.nan), np.full((count, 6), np.nan)
-    identifiable = np.zeros(count, dtype=int)
+    wrenches, identifiable = np.full((count, 6), np.nan), np.zeros(count, dtype=int)
+    estimator = WrenchEstimator(robot, frame, damping, singular_threshold)
     described = ObservedPositions(observer_lag(gain, filter_gain))
     for k in range(count):
         described.add(recording.time[k], recording.positions[k])
-        residual = observer.update(
-            recording.time[k], recording.positions[k], recording.velocities[k], recording.efforts[k]
-        )
-        if residual is None:
+        if np.isnan(torques[k]).any():
             continue
-        estimate = estimator.estimate(described.at(recording.time[k]), residual)
-        torques[k], wrenches[k], identifiable[k] = residual, estimate.wrench, estimate.identifiable
+        estimate = estimator.estimate(described.at(recording.time[k]), torques[k])
+        wrenches[k], identifiable[k] = estimate.wrench, estimate.identifiable
     return ExternalWrenchSeries(
-        recording.time.copy(), robot.joint_names, frame, torques, wrenches, identifiable
+        recording.time.copy(),
+        robot.joint_names,
+        frame,
+        torques,
+        wrenches,
+        identifiable,
+        momentum,
+        reason,
     )
+
+
+def _observer_residuals(robot, recording, gain, friction, momentum, filter_gain) -> np.ndarray:
+    """The observer's residual r [N·m] at every sample of ``recording`` (rows), NaN where it
+    restarted."""
+    from robot_dynamics.core.contact.momentum_observer import MomentumObserver
+
+    observer = MomentumObserver(robot, gain, friction, momentum=momentum, filter_gain=filter_gain)
+    residuals = np.full((len(recording.time), robot.num_joints), np.nan)
+    for k, stamp in enumerate(recording.time):
+        residual = observer.update(
+            stamp, recording.positions[k], recording.velocities[k], recording.efforts[k]
+        )
+        if residual is not None:
+            residuals[k] = residual
+    return residuals

@@ -143,6 +143,29 @@ def step_noise_ratio(by_positions: np.ndarray, by_velocities: np.ndarray) -> flo
     return float(np.exp(np.mean(np.log(ratios))))
 
 
+MOMENTUM_SWITCH_RATIO = 3.0
+"""The position form's step-to-step noise over the velocity form's (:func:`step_noise_ratio`)
+from which the velocity form is kept (``observer_momentum`` auto)."""
+
+
+def positions_too_noisy(by_positions: np.ndarray, by_velocities: np.ndarray) -> str:
+    """Why the velocity form should be kept over the position form, from both forms' residuals
+    over the same samples (rows: samples, columns: joints [N·m]): the reason in words when the
+    position form is :data:`MOMENTUM_SWITCH_RATIO` × noisier from step to step, else ''.
+    Position increments divided by the stamps' intervals are only as good as the stamps: a
+    driver that stamps joint states when it publishes them rather than when it samples them
+    makes the position form unusable. Fewer than 2 samples: ''."""
+    if len(by_positions) < 2:
+        return ''
+    ratio = step_noise_ratio(by_positions, by_velocities)
+    if ratio < MOMENTUM_SWITCH_RATIO:
+        return ''
+    return (
+        f"the positions' residual {ratio:.3g}× noisier from step to step (joint-state stamps that "
+        'are not the sampling instants?)'
+    )
+
+
 class ObserverError(RobotDynamicsError):
     """The observer cannot be set up as requested (gain, friction model, sample shape)."""
 

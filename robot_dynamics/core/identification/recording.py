@@ -3,7 +3,7 @@
 A :class:`Recording` is one recorded motion in model joint order. Real logs are rarely
 clean (non-real-time loggers repeat rows, skip ticks and jitter), so
 :func:`clean_recording` sorts, drops stale repeated rows (kept when the robot stands
-still: an exact repeat is then genuine) and non-finite rows, and measures the gaps,
+still: an exact repeat is then genuine) and non-finite or corrupt rows, and measures the gaps,
 and :func:`prepare_for_identification` resamples to a uniform grid, splits at gaps,
 low-pass filters velocities and efforts with the *same* zero-phase Butterworth filter (so
 they stay time-aligned on both sides of τ = Y π) and differentiates the filtered velocity.
@@ -21,6 +21,7 @@ import numpy as np
 from scipy import signal
 
 from robot_dynamics.core.errors import RobotDynamicsError
+from robot_dynamics.core.streams.joint_states import MAX_ABS_VALUE
 
 
 class RecordingError(RobotDynamicsError):
@@ -155,7 +156,8 @@ class CleaningReport:
 
     ``duplicates_removed``: rows dropped as stale logger repeats (the previous row's stamp,
     or its exact values while some joint moves; see :func:`clean_recording`);
-    ``non_finite_removed``: rows with NaN/Inf; ``gaps``: intervals longer than 1.5 median
+    ``non_finite_removed``: rows with NaN/Inf or a value beyond ±``MAX_ABS_VALUE`` (corrupt, as
+    the live joint-state merger refuses them); ``gaps``: intervals longer than 1.5 median
     periods; ``max_gap`` / ``median_period`` / ``jitter_rms`` [s] (jitter: RMS deviation of
     the non-gap intervals from the median period).
     """
@@ -169,15 +171,16 @@ class CleaningReport:
 
     def __str__(self) -> str:
         return (
-            f'{self.duplicates_removed} repeated rows and {self.non_finite_removed} non-finite '
-            f'rows removed; median period {self.median_period * 1e3:.3f} ms, jitter '
+            f'{self.duplicates_removed} repeated rows and {self.non_finite_removed} non-finite or '
+            f'corrupt rows removed; median period {self.median_period * 1e3:.3f} ms, jitter '
             f'{self.jitter_rms * 1e3:.3f} ms RMS, {self.gaps} gaps (longest '
             f'{self.max_gap * 1e3:.2f} ms)'
         )
 
 
 def clean_recording(rec: Recording) -> tuple:
-    """Sort by time, drop non-finite rows and stale repeats; returns (Recording, CleaningReport).
+    """Sort by time, drop non-finite or corrupt rows (a value beyond ±``MAX_ABS_VALUE``) and
+    stale repeats; returns (Recording, CleaningReport).
 
     A row is a stale repeat (a logger that read the same robot state twice) when
 
@@ -197,9 +200,9 @@ def clean_recording(rec: Recording) -> tuple:
     velocities, efforts = rec.velocities[order], rec.efforts[order]
     finite = (
         np.isfinite(time)
-        & np.all(np.isfinite(positions), axis=1)
-        & np.all(np.isfinite(velocities), axis=1)
-        & np.all(np.isfinite(efforts), axis=1)
+        & np.all(np.abs(positions) <= MAX_ABS_VALUE, axis=1)
+        & np.all(np.abs(velocities) <= MAX_ABS_VALUE, axis=1)
+        & np.all(np.abs(efforts) <= MAX_ABS_VALUE, axis=1)
     )
     time, positions, velocities, efforts = (
         time[finite],
@@ -221,7 +224,8 @@ def clean_recording(rec: Recording) -> tuple:
     )
     if len(time) < 2:
         raise RecordingError(
-            f'only {len(time)} usable samples left after removing repeated and non-finite rows'
+            f'only {len(time)} usable samples left after removing repeated and non-finite or '
+            'corrupt rows'
         )
     intervals = np.diff(time)
     median_period = float(np.median(intervals))

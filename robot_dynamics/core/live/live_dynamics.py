@@ -87,8 +87,8 @@ from robot_dynamics.core.contact.momentum_observer import (
     external_torques_from_inverse_dynamics,
     observer_lag,
     outputs_at_gain,
+    positions_too_noisy,
     quieter_momentum_source,
-    step_noise_ratio,
 )
 from robot_dynamics.core.dynamics import joint_space as dynamics
 from robot_dynamics.core.dynamics.base_motion import BaseMotion, MovingBaseTorques
@@ -149,9 +149,6 @@ MOMENTUM_CHECK_PERIOD = 1.0
 momentum forms' residuals are compared."""
 MOMENTUM_CHECK_SAMPLES = 50
 """Fewest samples of each form in a comparison."""
-MOMENTUM_SWITCH_RATIO = 3.0
-"""The position form's step-to-step noise over the velocity form's from which the velocity form
-is kept without waiting for a calibration."""
 EFFORT_DELAY_MISMATCH = 0.0005
 """[s] How far ``effort_delay`` may be from the one a friction file's model was identified
 with before the status says so (half a sample at 1 kHz)."""
@@ -1132,23 +1129,17 @@ class LiveDynamics:
 
     def _compare_momentum_sources(self, stamp: float) -> None:
         """observer_momentum auto, before a calibration: keep the velocities' observer at once
-        when the positions' residual is :data:`MOMENTUM_SWITCH_RATIO` × noisier from step to step
-        over the last :data:`MOMENTUM_CHECK_PERIOD` s. Position increments divided by the stamps'
-        intervals are only as good as the stamps: a driver that stamps joint states when it
-        publishes them rather than when it samples them makes the position form unusable."""
+        when the positions' residual is too noisy over the last :data:`MOMENTUM_CHECK_PERIOD` s
+        (:func:`~robot_dynamics.core.contact.momentum_observer.positions_too_noisy`)."""
         self._next_momentum_check = stamp + MOMENTUM_CHECK_PERIOD
         with self._lock:
             by_positions = self._history.window(MOMENTUM_CHECK_PERIOD)
             by_velocities = self._alternative_history.window(MOMENTUM_CHECK_PERIOD)
         if min(len(by_positions), len(by_velocities)) < MOMENTUM_CHECK_SAMPLES:
             return
-        ratio = step_noise_ratio(by_positions, by_velocities)
-        if ratio >= MOMENTUM_SWITCH_RATIO:
-            self._keep_momentum_source(
-                'velocities',
-                f'the positions\' residual {ratio:.3g}× noisier from step to step (joint-state '
-                'stamps that are not the sampling instants?)',
-            )
+        reason = positions_too_noisy(by_positions, by_velocities)
+        if reason:
+            self._keep_momentum_source('velocities', reason)
 
     def _keep_momentum_source(self, source: str, reason: str) -> str:
         """Run only the observer of ``source`` from now on; returns the source kept (the one
