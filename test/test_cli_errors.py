@@ -170,3 +170,27 @@ def test_identify_refuses_an_unwritable_output_before_the_fit(tmp_path, option):
             'identify', '--urdf', str(ARM_URDF), '--csv', missing, option, str(target)
         )
         assert_refused(finished, 2, f'{option} {target}: cannot write there')
+
+
+SINGLE_LINK_URDF = """<robot name="single"><link name="base"><inertial><mass value="1"/>
+<inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial></link></robot>"""
+
+
+@pytest.mark.parametrize(
+    'command, code',
+    [('identify', 2), ('explain-residual', 2), ('identify-friction', 2), ('excitation', 2)]
+    + [('identify-payload', 1), ('external-wrench', 1), ('effective-mass', 2), ('capacity', 2)],
+)
+def test_a_model_without_a_moving_joint_is_refused_by_name(motion_csv, tmp_path, command, code):
+    """A one-link robot: a clear refusal, not an empty result (identify-friction exited 0),
+    a library message, or a crash (effective-mass: a segmentation fault in pinocchio)."""
+    urdf = tmp_path / 'single.urdf'
+    urdf.write_text(SINGLE_LINK_URDF)
+    arguments = {
+        'excitation': ['--output', str(tmp_path / 'design')],
+        'effective-mass': ['--poses', '1', '--direction', '1', '0', '0'],
+        'capacity': [],
+    }.get(command, ['--csv', str(motion_csv)])
+    finished = run_cli_process(command, '--urdf', str(urdf), *arguments)
+    assert_refused(finished, code, 'model "single" has no moving joint')
+    assert list(tmp_path.iterdir()) == [urdf]

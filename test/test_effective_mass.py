@@ -193,6 +193,25 @@ def test_cli_prints_mass_and_energy_along_a_trajectory(tmp_path, capsys):
     )
 
 
+def test_a_frame_fixed_to_the_world_is_refused_offline_and_reported_live():
+    """No joint moves fr3_link0: its effective mass would be infinite in every direction. The
+    core refuses it by name; the live reading reports it (WARN) instead of raising."""
+    from robot_dynamics.core.live.effective_mass_reading import effective_mass_reading
+    from robot_dynamics.core.live.status import WARN
+    from robot_dynamics.core.streams.live_torques import TorqueSample
+
+    arm = RobotModel.from_urdf_file(ARM_URDF)
+    q, v = np.zeros(arm.num_joints), np.full(arm.num_joints, 0.3)
+    with pytest.raises(em.EffectiveMassError, match='"fr3_link0" is fixed to the world'):
+        em.effective_mass_at(arm, q, v, 'fr3_link0', [1.0, 0.0, 0.0])
+    zeros = np.zeros(arm.num_joints)
+    reading = effective_mass_reading(
+        arm, TorqueSample(2.0, q, v, zeros, zeros, zeros, zeros), 'fr3_link0'
+    )
+    assert reading.value is None and reading.level == WARN
+    assert 'effective_mass_frame "fr3_link0" is fixed to the world' in reading.problem
+
+
 def test_cli_refuses_static_poses_without_a_direction(capsys):
     assert cli_main(['effective-mass', '--poses', '2']) == 2
     assert '--direction' in capsys.readouterr().err

@@ -110,6 +110,7 @@ def _run(args: argparse.Namespace) -> int:
     from robot_dynamics.models import ARM_URDF
 
     robot = RobotModel.from_urdf_file(args.urdf or ARM_URDF)
+    robot.check_moving_joints()
     if args.rotor_inertia:
         from robot_dynamics.core.dynamics.friction import load_friction_file
 

@@ -53,8 +53,9 @@ def _run(args: argparse.Namespace) -> int:
     from robot_dynamics.models import ARM_URDF
 
     robot = RobotModel.from_urdf_file(args.urdf or ARM_URDF)
+    robot.check_moving_joints()
     frame = args.frame or default_payload_link(robot)
-    robot.frame_id(frame, EffectiveMassError)  # an unknown frame is named before anything else
+    robot.frame_id(frame, EffectiveMassError, moving=True)  # named before anything else
     motion = motion_from_arguments(args, robot)
     if motion.is_static and args.direction is None:
         raise EffectiveMassError(

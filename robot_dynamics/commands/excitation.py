@@ -198,6 +198,7 @@ def _run(args: argparse.Namespace) -> int:
 
     _check_options(args)
     robot = RobotModel.from_urdf_file(args.urdf or ARM_URDF)
+    robot.check_moving_joints()
     limits = excitation.ExcitationLimits.from_model(
         robot, args.max_acceleration, args.velocity_fraction, args.position_margin
     )

@@ -69,8 +69,7 @@ def run(args: argparse.Namespace) -> int:
         if args.output:
             check_writable_file(args.output, '--output')
         robot = RobotModel.from_urdf_file(args.urdf)
-        if not robot.joint_names:
-            raise ValueError(f'model "{robot.name}" has no moving joint')
+        robot.check_moving_joints()
         friction = (
             load_friction_file(args.friction_file, robot.joint_names)
             if args.friction_file

@@ -219,6 +219,7 @@ def _run(args: argparse.Namespace) -> int:
     from robot_dynamics.core.model.model import RobotModel
 
     robot = RobotModel.from_urdf_file(args.urdf)
+    robot.check_moving_joints()
     friction = '' if args.friction.strip().lower() == 'none' else args.friction
     terms = ident.ModelTerms.parse(friction, args.rotor_inertia, args.stribeck_velocity)
     recording, cleaning = _read_recording(args, robot)

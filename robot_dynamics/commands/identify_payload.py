@@ -117,6 +117,7 @@ def _identify(args: argparse.Namespace):
     if args.output:
         check_writable_file(args.output, '--output')
     robot = RobotModel.from_urdf_file(args.urdf)
+    robot.check_moving_joints()
     link = _payload_link(robot, args.payload_link)
     recording, baseline = _read_recordings(args, robot)
     options = PayloadOptions(

@@ -74,6 +74,7 @@ def model_and_recording(args, command: str) -> tuple:
     from robot_dynamics.core.streams.effort_model import load_effort_model
 
     robot = RobotModel.from_urdf_file(args.urdf)
+    robot.check_moving_joints()
     if args.rotor_inertia:
         robot.set_rotor_inertia(
             load_friction_file(args.rotor_inertia, robot.joint_names).rotor_inertia

@@ -70,9 +70,11 @@ class EffectiveMass:
 
 
 def frame_linear_jacobian(robot: RobotModel, q: np.ndarray, frame: str) -> np.ndarray:
-    """J (3 × n): frame-origin velocity [m/s] in world-aligned axes per joint velocity (reduced)."""
+    """J (3 × n): frame-origin velocity [m/s] in world-aligned axes per joint velocity (reduced).
+    :class:`EffectiveMassError` for a frame the model lacks or one fixed to the world (no joint
+    moves it: its effective mass would be infinite in every direction)."""
     _check_fixed_base(robot)
-    frame_id = robot.frame_id(frame, EffectiveMassError)
+    frame_id = robot.frame_id(frame, EffectiveMassError, moving=True)
     pin.computeJointJacobians(robot.model, robot.data, q)
     pin.updateFramePlacements(robot.model, robot.data)
     jacobian = pin.getFrameJacobian(robot.model, robot.data, frame_id, pin.LOCAL_WORLD_ALIGNED)

@@ -93,7 +93,7 @@ def effective_mass_reading(
             stamp=stamp,
         )
     try:
-        robot.frame_id(frame, EffectiveMassError, 'effective_mass_frame')
+        robot.frame_id(frame, EffectiveMassError, 'effective_mass_frame', moving=True)
     except EffectiveMassError as error:
         return EffectiveMassReading(frame, problem=str(error), level=WARN, stamp=stamp)
     q, v = robot.configuration(sample.positions), robot.tangent(sample.velocities)

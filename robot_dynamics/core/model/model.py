@@ -274,6 +274,14 @@ class RobotModel:
         """Total mass of the moving model, payload included [kg]."""
         return float(pin.computeTotalMass(self.model))
 
+    def check_moving_joints(self) -> None:
+        """Raise :class:`DescriptionError` when no joint of the model moves: there is nothing a
+        joint state, a torque or a recording could describe."""
+        if self.num_joints == 0:
+            raise DescriptionError(
+                f'model "{self.name}" has no moving joint: nothing to compute from joint states'
+            )
+
     def frame_id(
         self,
         name: str,
