@@ -194,3 +194,14 @@ def test_a_model_without_a_moving_joint_is_refused_by_name(motion_csv, tmp_path,
     finished = run_cli_process(command, '--urdf', str(urdf), *arguments)
     assert_refused(finished, code, 'model "single" has no moving joint')
     assert list(tmp_path.iterdir()) == [urdf]
+
+
+@pytest.mark.parametrize(
+    'command, code',
+    [('identify', 2), ('explain-residual', 2), ('identify-friction', 2)]
+    + [('identify-payload', 1), ('external-wrench', 1), ('identify-tool-ft', 2)],
+)
+def test_a_mistyped_recording_path_is_said_not_to_exist(tmp_path, command, code):
+    missing = tmp_path / 'no_such_bag'
+    finished = run_cli(command, '--urdf', str(ARM_URDF), '--bag', str(missing))
+    assert_refused(finished, code, f'recording {missing}: no such file or directory')

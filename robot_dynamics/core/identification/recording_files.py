@@ -387,6 +387,8 @@ def read_recording(path, effort_model: Optional['EffortModel'] = None, **kw) -> 
 
 def _read_any(path: Path, **kw) -> Recording:
     """:func:`read_recording` without the effort conversion."""
+    if not path.exists():
+        raise RecordingError(f'recording {path}: no such file or directory')
     if path.is_dir():
         if (path / _PANDA_FILES[0]).is_file():
             recording = read_panda_gaz2019(path)
