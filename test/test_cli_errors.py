@@ -205,3 +205,51 @@ def test_a_mistyped_recording_path_is_said_not_to_exist(tmp_path, command, code)
     missing = tmp_path / 'no_such_bag'
     finished = run_cli(command, '--urdf', str(ARM_URDF), '--bag', str(missing))
     assert_refused(finished, code, f'recording {missing}: no such file or directory')
+
+
+@pytest.mark.parametrize(
+    'command, code, read, option',
+    [
+        ('identify', 2, 'model', '--output'),
+        ('identify', 2, 'recording', '--report'),
+        ('identify-payload', 1, 'recording', '--output'),
+        ('identify-friction', 2, 'recording', '--output'),
+        ('external-wrench', 1, 'model', '--output'),
+    ],
+)
+def test_an_output_that_is_an_input_is_refused_and_the_input_kept(
+    motion_csv, tmp_path, command, code, read, option
+):
+    model, recording = tmp_path / 'arm.urdf', tmp_path / 'motion.csv'
+    model.write_text(ARM_URDF.read_text())
+    recording.write_bytes(motion_csv.read_bytes())
+    target = {'model': model, 'recording': recording}[read]
+    before = target.read_bytes()
+    finished = run_cli(command, '--urdf', str(model), '--csv', str(recording), option, str(target))
+    assert_refused(finished, code, f'{option} {target}: cannot write there, the command reads it')
+    assert target.read_bytes() == before
+
+
+def test_excitation_refuses_outputs_that_overwrite_an_input_or_name_no_file(tmp_path):
+    friction = tmp_path / 'design.yaml'
+    friction.write_text('joints: {}\n')
+    finished = run_cli(
+        'excitation', '--friction', str(friction), '--output', str(tmp_path / 'design')
+    )
+    assert_refused(finished, 2, f'--output {friction}: cannot write there, the command reads it')
+    assert friction.read_text() == 'joints: {}\n'
+    for prefix in ('', f'{tmp_path}/'):
+        finished = run_cli('excitation', '--output', prefix)
+        assert_refused(finished, 2, '--output is a prefix of file names')
+    assert list(tmp_path.iterdir()) == [friction]
+
+
+def test_identify_checks_the_friction_file_beside_its_output_before_the_fit(motion_csv, tmp_path):
+    (tmp_path / 'identified_friction.yaml').mkdir()
+    output = tmp_path / 'identified.urdf'
+    finished = run_cli(
+        'identify', '--urdf', str(ARM_URDF), '--csv', str(motion_csv), '--output', str(output)
+    )
+    assert_refused(finished, 2, '--output (its friction file)')
+    assert 'it is a directory' in finished.stderr
+    assert not output.exists()

@@ -164,8 +164,9 @@ def _check_options(args: argparse.Namespace) -> None:
     own check, then what only this CLI uses (whole samples, --lead-in, --wait, the output
     folder)."""
     import math
+    import os
 
-    from robot_dynamics.commands.output_paths import check_writable_folder
+    from robot_dynamics.commands.output_paths import check_writable_file
     from robot_dynamics.core.identification.excitation import (
         ExcitationError,
         check_design_arguments,
@@ -188,7 +189,13 @@ def _check_options(args: argparse.Namespace) -> None:
         value = getattr(args, name)
         if not (value >= 0.0 and math.isfinite(value)):
             raise ExcitationError(f'--{name.replace("_", "-")} must be a number ≥ 0, got {value}')
-    check_writable_folder(Path(args.output).parent, '--output')
+    if not Path(args.output).name or args.output.endswith(('/', os.sep)):
+        raise ExcitationError(
+            f'--output is a prefix of file names (PREFIX.yaml, PREFIX.csv, ...), got '
+            f'{args.output!r}: end it with a name, e.g. {os.path.join(args.output, "excitation")}'
+        )
+    for path in _output_paths(args.output).values():
+        check_writable_file(path, '--output', (args.urdf, args.friction))
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -243,6 +250,16 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _output_paths(prefix: str) -> dict:
+    """The files written for the output ``prefix``: parameters, samples and joint_trajectory."""
+    prefix = Path(prefix)
+    return {
+        'parameters': prefix.with_name(prefix.name + '.yaml'),
+        'samples': prefix.with_name(prefix.name + '.csv'),
+        'joint_trajectory': prefix.with_name(prefix.name + '_joint_trajectory.yaml'),
+    }
+
+
 def _write_files(args: argparse.Namespace, robot, design, times, excess: float) -> tuple:
     """The design's parameters (YAML), its samples (CSV: time, then position, velocity and
     acceleration of each joint) and its JointTrajectory (YAML) beside ``--output``; returns
@@ -252,12 +269,7 @@ def _write_files(args: argparse.Namespace, robot, design, times, excess: float) 
 
     from robot_dynamics.core.identification import excitation
 
-    prefix = Path(args.output)
-    paths = {
-        'parameters': prefix.with_name(prefix.name + '.yaml'),
-        'samples': prefix.with_name(prefix.name + '.csv'),
-        'joint_trajectory': prefix.with_name(prefix.name + '_joint_trajectory.yaml'),
-    }
+    paths = _output_paths(args.output)
     summary = {
         **design.to_dict(),
         'samples': len(times),

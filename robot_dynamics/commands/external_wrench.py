@@ -67,7 +67,8 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         if args.output:
-            check_writable_file(args.output, '--output')
+            reads = (args.urdf, args.bag, args.csv, args.friction_file)
+            check_writable_file(args.output, '--output', reads)
         robot = RobotModel.from_urdf_file(args.urdf)
         robot.check_moving_joints()
         friction = (

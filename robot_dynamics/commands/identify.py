@@ -209,9 +209,14 @@ def _check_options(args: argparse.Namespace) -> None:
         )
     if args.decimate < 1:
         raise IdentificationError(f'--decimate must be at least 1, got {args.decimate}')
+    reads = (args.urdf, args.bag, args.csv, args.effort_model)
     for option, value in (('--output', args.output), ('--report', args.report)):
         if value is not None:
-            check_writable_file(value, option)
+            check_writable_file(value, option, reads)
+    if args.output is not None:
+        check_writable_file(
+            _friction_path(Path(args.output)), '--output (its friction file)', reads
+        )
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -332,13 +337,18 @@ def _report(robot, fit: _Fit, cleaning) -> dict:
     return report
 
 
+def _friction_path(output: Path) -> Path:
+    """Where the friction file of an identified URDF written at ``output`` goes: beside it."""
+    return output.with_name(output.stem + '_friction.yaml')
+
+
 def _write_model(robot, fit: _Fit, output: Path) -> dict:
     """The identified URDF at ``output`` and its friction file beside it; returns their paths."""
     from robot_dynamics.core.identification import identified_model
 
     standard = fit.result.standard
     output.write_text(identified_model.identified_urdf(robot, standard), encoding='utf-8')
-    friction_path = output.with_name(output.stem + '_friction.yaml')
+    friction_path = _friction_path(output)
     friction_path.write_text(
         identified_model.friction_yaml(robot, fit.terms, standard, fit.delay), encoding='utf-8'
     )

@@ -40,9 +40,13 @@ def run(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
+    from robot_dynamics.commands.output_paths import check_writable_file
     from robot_dynamics.commands.recording_input import model_and_recording
     from robot_dynamics.core.identification.friction_fit import fit_friction, friction_file_text
 
+    if args.output:
+        reads = (args.urdf, args.bag, args.csv, args.effort_model, args.rotor_inertia)
+        check_writable_file(args.output, '--output', reads)
     robot, recording = model_and_recording(args, 'identify-friction')
     fit = fit_friction(robot, recording, stribeck=not args.no_stribeck)
     for note in fit.notes:

@@ -115,7 +115,8 @@ def _identify(args: argparse.Namespace):
     from robot_dynamics.core.model.model import RobotModel
 
     if args.output:
-        check_writable_file(args.output, '--output')
+        reads = (args.urdf, args.bag, args.csv, args.recording, args.baseline, args.effort_model)
+        check_writable_file(args.output, '--output', reads)
     robot = RobotModel.from_urdf_file(args.urdf)
     robot.check_moving_joints()
     link = _payload_link(robot, args.payload_link)

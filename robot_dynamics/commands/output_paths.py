@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Sequence
 
 
 def check_writable_folder(folder, option: str) -> None:
@@ -21,12 +22,21 @@ def check_writable_folder(folder, option: str) -> None:
         )
 
 
-def check_writable_file(path, option: str) -> None:
+def check_writable_file(path, option: str, reads: Sequence = ()) -> None:
     """Raise OSError with a one-line reason naming ``option`` unless ``path`` can be written as a
-    file (new in a writable directory, or an existing writable file)."""
+    file (new in a writable directory, or an existing writable file) and is none of the files
+    the command ``reads`` (paths; None for an option not given): writing would destroy one."""
     path = Path(path)
     if path.is_dir():
         raise IsADirectoryError(f'{option} {path}: cannot write there, it is a directory')
     check_writable_folder(path.parent, f'{option} {path}')
-    if path.exists() and not os.access(path, os.W_OK):
+    if not path.exists():
+        return
+    if not os.access(path, os.W_OK):
         raise PermissionError(f'{option} {path}: cannot write there, the file is not writable')
+    for source in reads:
+        if source is not None and Path(source).exists() and os.path.samefile(path, source):
+            named = '' if str(source) == str(path) else f' (as {source})'
+            raise FileExistsError(
+                f'{option} {path}: cannot write there, the command reads it{named}'
+            )
