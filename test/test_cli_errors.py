@@ -93,11 +93,22 @@ def test_identify_names_a_csv_that_is_not_utf8_text(tmp_path):
         ('--prior-weight', '0'),
         ('--cutoff', 'nan'),
         ('--max-gap', '0'),
+        ('--stribeck-velocity', '0'),
+        ('--stribeck-velocity', '-1'),
+        ('--stribeck-velocity', 'nan'),
     ],
 )
 def test_identify_range_checks_numeric_options_before_reading(motion_csv, option, value):
     finished = run_cli('identify', '--urdf', str(ARM_URDF), '--csv', str(motion_csv), option, value)
     assert_refused(finished, 2, f'{option} must be a positive number, got')
+
+
+@pytest.mark.parametrize('value', [',', '', ' , '])
+def test_identify_refuses_a_friction_list_without_a_term(motion_csv, value):
+    finished = run_cli(
+        'identify', '--urdf', str(ARM_URDF), '--csv', str(motion_csv), '--friction', value
+    )
+    assert_refused(finished, 2, '--friction lists no term')
 
 
 @pytest.mark.parametrize('value', ['-0.01', 'nan', 'fast'])

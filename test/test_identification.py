@@ -604,3 +604,10 @@ def test_chosen_sign_velocity_recovers_each_joints_smooth_sign_and_the_file_keep
 def test_a_negative_sign_velocity_is_refused():
     with pytest.raises(ident.IdentificationError, match='sign velocity'):
         ident.ModelTerms(('coulomb',), sign_velocity=-0.01)
+
+
+@pytest.mark.parametrize('velocity', [0.0, -0.05, float('nan'), float('inf')])
+def test_model_terms_refuse_a_stribeck_velocity_that_is_not_a_positive_velocity(velocity):
+    """exp(−(q̇/v_s)²) needs 0 < v_s < ∞ (at 0 it divides by zero)."""
+    with pytest.raises(ident.IdentificationError, match='stribeck velocity must be a positive'):
+        ident.ModelTerms(('stribeck',), stribeck_velocity=velocity)

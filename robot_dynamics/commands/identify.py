@@ -186,7 +186,12 @@ def _check_options(args: argparse.Namespace) -> None:
     from robot_dynamics.core.identification.whole_robot import IdentificationError
     from robot_dynamics.core.streams.live_torques import MAX_EFFORT_DELAY
 
-    for name in ('period', 'cutoff', 'max_gap', 'prior_weight'):
+    if args.friction.strip().lower() != 'none' and not args.friction.replace(',', '').strip():
+        raise IdentificationError(
+            f'--friction lists no term, got {args.friction!r}: give terms from '
+            'viscous,coulomb,offset,stribeck, or none'
+        )
+    for name in ('period', 'cutoff', 'max_gap', 'prior_weight', 'stribeck_velocity'):
         value = getattr(args, name)
         if not (value > 0.0 and math.isfinite(value)):
             raise IdentificationError(

@@ -117,6 +117,11 @@ class ModelTerms:
                 f'unknown friction terms {unknown}; choose from {list(FRICTION_TERMS)}'
             )
         object.__setattr__(self, 'friction', tuple(t for t in FRICTION_TERMS if t in self.friction))
+        if not (0.0 < self.stribeck_velocity < math.inf):
+            raise IdentificationError(
+                f'stribeck velocity must be a positive velocity [rad/s], got '
+                f'{self.stribeck_velocity!r}'
+            )
         sign_velocity = np.asarray(self.sign_velocity, dtype=float)
         if sign_velocity.ndim > 1 or not np.all(np.isfinite(sign_velocity) & (sign_velocity >= 0)):
             raise IdentificationError(
