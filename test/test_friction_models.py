@@ -49,11 +49,12 @@ def test_each_model_equals_its_closed_form():
     assert smooth.torques(np.array([0.01, 0.0]))[0] == pytest.approx(0.5 * math.tanh(1.0))
 
 
-def _swept_recording(seconds_per_speed: float = 2.0, seed: int = 3) -> Recording:
-    """Both joints swept back and forth at 0.02, 0.05, 0.15, 0.5 rad/s under PD + model
-    feed-forward; the efforts are the motor torques (friction included) + 0.01 N·m noise."""
+def _swept_recording(
+    seconds_per_speed: float = 2.0, seed: int = 3, speeds: tuple = (0.02, 0.05, 0.15, 0.5)
+) -> Recording:
+    """Both joints swept back and forth at ``speeds`` [rad/s] under PD + model feed-forward; the
+    efforts are the motor torques (friction included) + 0.01 N·m noise."""
     robot, step = vertical_2r.model(), 1e-3
-    speeds = (0.02, 0.05, 0.15, 0.5)
     count = int(len(speeds) * seconds_per_speed / step)
     rng = np.random.default_rng(seed)
     q, v = np.array([0.3, -0.8]), np.zeros(2)
@@ -96,6 +97,17 @@ def test_friction_is_identified_back_within_five_percent():
     np.testing.assert_allclose(
         again.torques(np.array([0.1, -0.1])), model.torques(np.array([0.1, -0.1]))
     )
+
+
+def test_a_recording_that_never_moves_slowly_fits_no_stribeck_level_out_of_range():
+    """Swept at 0.5 and 1 rad/s only, exp(−(q̇/v_s)²) is almost 0 on every fitted sample for
+    every v_s of the grid: no Stribeck term is fitted (said per joint), and the other terms
+    still come back."""
+    fit = fit_friction(vertical_2r.model(), _swept_recording(speeds=(0.5, 1.0)))
+    assert [note.split(':')[0] for note in fit.notes if 'Stribeck' in note] == list(NAMES)
+    np.testing.assert_allclose(fit.model.stribeck_static, fit.model.coulomb)
+    np.testing.assert_allclose(fit.model.viscous, TRUE.viscous, rtol=0.1)
+    np.testing.assert_allclose(fit.model.coulomb, TRUE.coulomb, rtol=0.1)
 
 
 def test_a_joint_that_moves_one_way_only_is_refused_by_name():

@@ -10,7 +10,8 @@ for each characteristic velocity v_s of a grid, keeping the v_s with the lowest 
 (only q̈ is low-passed; a filter on the velocities or efforts would mix the friction of different
 speeds). Any recording works; constant-velocity sweeps, both directions and several speeds
 (from 0.01 to 1 rad/s), separate the terms best. Friction levels that come out negative are set
-to 0 and said.
+to 0 and said; a v_s the recording hardly moves that slowly for is not tried (said when none is
+left: no Stribeck term).
 """
 
 from __future__ import annotations
@@ -28,6 +29,10 @@ from robot_dynamics.core.model.model import RobotModel
 
 STRIBECK_VELOCITIES = (0.005, 0.01, 0.02, 0.05, 0.1, 0.2)
 """Grid of characteristic velocities [rad/s] the Stribeck fit chooses from."""
+MIN_STRIBECK_SUPPORT = 0.05
+"""A characteristic velocity v_s is tried only when the Stribeck column exp(−(q̇/v_s)²) has at
+least this RMS over a joint's fitted samples (its peak is 1): with less, the recording hardly
+moves that slowly, and the level is extrapolated from the column's tail (thousands of N·m)."""
 MIN_MOVING_FRACTION = 0.2
 """A joint needs |q̇| above its Stribeck range on this share of the samples, both directions."""
 
@@ -103,22 +108,31 @@ def fit_friction(
         steady = _steady(recording.velocities[:, j], window)
         velocity, residual = recording.velocities[steady, j], residuals[steady, j]
         _check_motion(name, velocity)
-        best = min((_joint_fit(velocity, residual, speed) for speed in grid), key=lambda f: f[0])
+        candidates = _supported(grid, velocity)
+        if candidates == (None,) and grid != (None,):
+            notes.append(
+                f'{name}: too few samples near or below {max(grid):g} rad/s to fit a Stribeck '
+                'term: none fitted; sweep the joint at 0.01-0.05 rad/s as well'
+            )
+        best = min(
+            (_joint_fit(velocity, residual, speed) for speed in candidates), key=lambda f: f[0]
+        )
         rms, coefficients, speed = best
         viscous, coulomb, offset = coefficients[:3]
         static = coulomb + (coefficients[3] if speed is not None else 0.0)
-        if coulomb < 0.0 or static < 0.0:
+        if min(viscous, coulomb, static) < 0.0:
             notes.append(
-                f'{name}: a negative friction level came out ({coulomb:.3g} N·m): set to 0'
+                f'{name}: a negative friction level came out (viscous {viscous:.3g} N·m·s/rad, '
+                f'Coulomb {coulomb:.3g}, static {static:.3g} N·m): set to 0'
             )
-            coulomb, static = max(coulomb, 0.0), max(static, 0.0)
+            viscous, coulomb, static = max(viscous, 0.0), max(coulomb, 0.0), max(static, 0.0)
         for key, value in zip(values, (viscous, coulomb, offset, static, speed or 0.05)):
             values[key][j] = value
         before[j] = float(np.sqrt(np.mean(residual**2)))
         after[j] = rms
     model = FrictionModel(
         robot.joint_names,
-        np.maximum(values['viscous'], 0.0),
+        values['viscous'],
         values['coulomb'],
         values['offset'],
         rotor_inertia=robot.rotor_inertia,
@@ -126,6 +140,20 @@ def fit_friction(
         stribeck_velocity=values['velocity'],
     )
     return FrictionFit(model, before, after, tuple(notes))
+
+
+def _supported(grid: tuple, velocity: np.ndarray) -> tuple:
+    """The characteristic velocities of ``grid`` (None: no Stribeck term) whose Stribeck column
+    over ``velocity`` [rad/s] has an RMS of at least :data:`MIN_STRIBECK_SUPPORT`; (None,) when
+    none has."""
+    if grid == (None,):
+        return grid
+    kept = tuple(
+        v_s
+        for v_s in grid
+        if np.sqrt(np.mean(np.exp(-2.0 * (velocity / v_s) ** 2))) >= MIN_STRIBECK_SUPPORT
+    )
+    return kept or (None,)
 
 
 def _steady(velocity: np.ndarray, window: int) -> np.ndarray:
