@@ -264,3 +264,39 @@ def test_identify_checks_the_friction_file_beside_its_output_before_the_fit(moti
     assert_refused(finished, 2, '--output (its friction file)')
     assert 'it is a directory' in finished.stderr
     assert not output.exists()
+
+
+@pytest.mark.parametrize(
+    'arguments, code, words',
+    [
+        (['identify', '--period', '1e-12'], 2, 'a 1e-12 s grid would hold'),
+        (['identify-payload', '--cutoff-hz', '1e9'], 2, 'too slowly for the 1e+09 Hz filter'),
+        (['excitation', '--rate', '1e9'], 2, 'more than the 1e+07 a design writes'),
+        (['excitation', '--duration', '1e12'], 2, 'more than the 1e+07 a design writes'),
+    ],
+)
+def test_sizes_that_would_need_terabytes_are_refused_before_allocating(
+    motion_csv, tmp_path, arguments, code, words
+):
+    command, *options = arguments
+    recording = read_recording(motion_csv)
+    measured = tmp_path / 'measured.csv'
+    write_csv(
+        measured,
+        Recording(
+            recording.time,
+            recording.positions,
+            recording.velocities,
+            np.sin(np.outer(recording.time, np.arange(1, 8))),
+            recording.joint_names,
+        ),
+    )
+    source = (
+        ['--output', str(tmp_path / 'design')]
+        if command == 'excitation'
+        else ['--urdf', str(ARM_URDF), '--csv', str(measured)]
+    )
+    finished = run_cli(command, *source, *options)
+    assert finished.returncode == code, (finished.stdout, finished.stderr)
+    assert words in finished.stdout + finished.stderr
+    assert 'Traceback' not in finished.stdout + finished.stderr

@@ -570,3 +570,11 @@ def test_cli_refuses_an_impossible_payload_with_joint_and_time(tmp_path, capsys)
     error = capsys.readouterr().err
     assert 'joint fr3_joint' in error and 'at t = ' in error and 'no scaling' in error
     assert not (tmp_path / 'exc.yaml').exists()
+
+
+@pytest.mark.parametrize('topic', ['bad topic!', '', '/', '1abc'])
+def test_cli_refuses_a_publish_topic_ros_would_refuse_before_writing(tmp_path, capsys, topic):
+    arguments = ['excitation', '--output', str(tmp_path / 'design'), '--publish', topic]
+    assert cli_main(arguments) == 2
+    assert f'--publish {topic!r} is not a ROS topic name' in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []

@@ -196,6 +196,25 @@ def _check_options(args: argparse.Namespace) -> None:
         )
     for path in _output_paths(args.output).values():
         check_writable_file(path, '--output', (args.urdf, args.friction))
+    if args.publish is not None:
+        _check_topic(args.publish)
+
+
+def _check_topic(topic: str) -> None:
+    """Refuse a ``--publish`` topic that is not a valid ROS 2 name (rclpy's own rules), or any
+    topic where rclpy is missing, before any file is written."""
+    from robot_dynamics.core.identification.excitation import ExcitationError
+
+    try:
+        from rclpy.expand_topic_name import expand_topic_name
+        from rclpy.validate_full_topic_name import validate_full_topic_name
+    except ImportError:
+        raise ExcitationError('--publish needs ROS 2 (rclpy), which this Python lacks') from None
+    try:
+        validate_full_topic_name(expand_topic_name(topic, 'excitation_publisher', '/'))
+    except Exception as error:  # rclpy raises ValueError or InvalidTopicNameException
+        reason = str(error).split(', at ')[0]
+        raise ExcitationError(f'--publish {topic!r} is not a ROS topic name: {reason}') from None
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -224,7 +243,7 @@ def _run(args: argparse.Namespace) -> int:
     times = design.trajectory.sample_times(args.rate)
     excess = excitation.limit_violation(design.trajectory, limits, times)
     paths, message = _write_files(args, robot, design, times, excess)
-    published = _publish(message, args.publish, args.wait) if args.publish else False
+    published = _publish(message, args.publish, args.wait) if args.publish is not None else False
     if args.format == 'json':
         result = {
             'initial_condition_number': design.initial_condition_number,

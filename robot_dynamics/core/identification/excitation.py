@@ -627,6 +627,11 @@ def _evolve(
     return _Evolution(best, initial, best_value, accepted)
 
 
+MAX_SAMPLES = 10_000_000
+"""Most output samples of a design (about 3 hours at 1 kHz; the CSV of a 7-joint arm would take
+about 4 GB)."""
+
+
 def check_design_arguments(
     duration: float,
     harmonics: int,
@@ -638,7 +643,7 @@ def check_design_arguments(
 ) -> None:
     """Raises :class:`ExcitationError` unless ``duration`` [s], ``base_frequency`` [Hz] and
     ``rate`` [Hz] are positive finite numbers with a whole number of periods
-    (:func:`whole_periods`),
+    (:func:`whole_periods`) and at most :data:`MAX_SAMPLES` samples,
     ``harmonics`` ≥ 2, ``iterations`` and ``seed`` ≥ 0 and ``evaluation_samples`` ≥ 2: the
     arguments :func:`design_excitation` checks first. Cheap (no model), so a CLI can check
     its options before loading one."""
@@ -648,6 +653,11 @@ def check_design_arguments(
             'must be positive finite numbers'
         )
     whole_periods(duration, base_frequency)
+    if duration * rate > MAX_SAMPLES:
+        raise ExcitationError(
+            f'{duration:g} s at {rate:g} Hz is {duration * rate:.3g} samples, more than the '
+            f'{MAX_SAMPLES:.0e} a design writes: shorten the duration or lower the rate'
+        )
     if harmonics < 2:
         raise ExcitationError(
             f'need at least 2 harmonics for a rest-to-rest motion, got {harmonics}'

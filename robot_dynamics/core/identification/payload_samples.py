@@ -165,6 +165,11 @@ def _prepared(recording, options, label):
     """Filtered data and the in-band white-noise σ of the efforts [N·m] for one recording."""
     try:
         cleaned, cleaning = clean_recording(recording)
+        nyquist = 0.5 / cleaning.median_period
+        if nyquist < 2.0 * options.cutoff_hz:
+            raise PayloadIdentificationRefused(
+                words.sampled_too_slowly(label, 2 * nyquist, options.cutoff_hz)
+            )
         period = min(cleaning.median_period, 0.2 / options.cutoff_hz)
         prepared = prepare_for_identification(
             cleaned,
@@ -174,11 +179,6 @@ def _prepared(recording, options, label):
         )
     except RecordingError as error:
         raise PayloadIdentificationRefused(words.unusable_recording(label, error)) from None
-    nyquist = 0.5 / cleaning.median_period
-    if nyquist < 2.0 * options.cutoff_hz:
-        raise PayloadIdentificationRefused(
-            words.sampled_too_slowly(label, 2 * nyquist, options.cutoff_hz)
-        )
     if options.effort_noise is not None:
         sample_noise = options.effort_noise
     else:

@@ -296,6 +296,12 @@ class PreparedData:
         )
 
 
+MAX_UPSAMPLING = 100
+"""Most grid samples :func:`prepare_for_identification` makes per recorded sample (a 1 ms grid
+for a 10 Hz recording): a denser grid adds no information, only memory (a 1e-12 s period asked
+for terabytes)."""
+
+
 def prepare_for_identification(
     rec: Recording,
     period: float = 0.001,
@@ -314,17 +320,26 @@ def prepare_for_identification(
     * ``edge_trim`` [s] dropped at both ends of every segment (filter transients);
     * the unfiltered efforts on the grid are kept as ``measured_efforts``.
 
-    Raises :class:`RecordingError` when no segment is long enough.
+    Raises :class:`RecordingError` when no segment is long enough, or when the grid would hold
+    more than :data:`MAX_UPSAMPLING` samples per recorded one.
     """
     if not (period > 0.0 and cutoff_hz > 0.0 and cutoff_hz < 0.5 / period):
         raise RecordingError(
             f'cutoff {cutoff_hz} Hz must be positive and below the Nyquist frequency '
             f'{0.5 / period:g} Hz of the {period} s grid'
         )
-    rec, _ = clean_recording(rec)
+    rec, cleaning = clean_recording(rec)
     numerator, denominator = signal.butter(order, cutoff_hz, fs=1.0 / period)
     breaks = np.flatnonzero(np.diff(rec.time) > max_gap) + 1
-    bounds = zip(np.concatenate([[0], breaks]), np.concatenate([breaks, [len(rec.time)]]))
+    starts, stops = np.concatenate([[0], breaks]), np.concatenate([breaks, [len(rec.time)]])
+    grid_samples = float(np.sum(rec.time[stops - 1] - rec.time[starts])) / period
+    if grid_samples > MAX_UPSAMPLING * len(rec.time):
+        raise RecordingError(
+            f'a {period:g} s grid would hold {grid_samples:.3g} samples, more than '
+            f'{MAX_UPSAMPLING} per recorded one (median period {cleaning.median_period:.3g} s): '
+            "choose a period near the recording's"
+        )
+    bounds = zip(starts, stops)
     pieces = [
         piece
         for start, stop in bounds
