@@ -300,3 +300,21 @@ def test_sizes_that_would_need_terabytes_are_refused_before_allocating(
     assert finished.returncode == code, (finished.stdout, finished.stderr)
     assert words in finished.stdout + finished.stderr
     assert 'Traceback' not in finished.stdout + finished.stderr
+
+
+@pytest.mark.parametrize('command', ['identify-friction', 'explain-residual'])
+def test_stamps_in_milliseconds_are_refused_by_their_spacing(motion_csv, tmp_path, command):
+    recording = read_recording(motion_csv)
+    in_milliseconds = tmp_path / 'milliseconds.csv'
+    write_csv(
+        in_milliseconds,
+        Recording(
+            recording.time * 1000.0,
+            recording.positions,
+            recording.velocities,
+            np.sin(np.outer(recording.time, np.arange(1, 8))),
+            recording.joint_names,
+        ),
+    )
+    finished = run_cli(command, '--urdf', str(ARM_URDF), '--csv', str(in_milliseconds))
+    assert_refused(finished, 2, 'the samples are 10 s apart (median), more than 0.1 s')

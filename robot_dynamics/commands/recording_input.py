@@ -67,9 +67,10 @@ def add_model_and_recording_arguments(parser: argparse.ArgumentParser) -> None:
 
 def model_and_recording(args, command: str) -> tuple:
     """(robot, cleaned recording) of a command's --urdf, --rotor-inertia (a friction YAML whose
-    rotor inertia the model gets), --effort-model and --bag / --csv with --topic."""
+    rotor inertia the model gets), --effort-model and --bag / --csv with --topic; a recording
+    sampled more slowly than 10 Hz is refused (stamps in milliseconds?)."""
     from robot_dynamics.core.dynamics.friction import load_friction_file
-    from robot_dynamics.core.identification.recording import clean_recording
+    from robot_dynamics.core.identification.recording import check_sample_period, clean_recording
     from robot_dynamics.core.model.model import RobotModel
     from robot_dynamics.core.streams.effort_model import load_effort_model
 
@@ -85,4 +86,6 @@ def model_and_recording(args, command: str) -> tuple:
     recording = read_joint_recording(
         args.bag or args.csv, robot, args.topic, command, effort_model, 'every joint'
     )
-    return robot, clean_recording(recording)[0]
+    cleaned, report = clean_recording(recording)
+    check_sample_period(report)
+    return robot, cleaned

@@ -243,6 +243,22 @@ def clean_recording(rec: Recording) -> tuple:
     return Recording(time, positions, velocities, efforts, rec.joint_names), report
 
 
+SLOWEST_SAMPLE_PERIOD = 0.1
+"""[s] Median time between samples beyond which a recording cannot carry accelerations or
+friction (joint states arrive at 10 Hz or faster; stamps in milliseconds read as seconds look
+like 1000× slower)."""
+
+
+def check_sample_period(report: CleaningReport) -> None:
+    """Raise :class:`RecordingError` when the cleaned recording of ``report`` is sampled more
+    slowly than one sample per :data:`SLOWEST_SAMPLE_PERIOD`."""
+    if report.median_period > SLOWEST_SAMPLE_PERIOD:
+        raise RecordingError(
+            f'the samples are {report.median_period:.6g} s apart (median), more than '
+            f'{SLOWEST_SAMPLE_PERIOD:g} s: are the stamps in seconds?'
+        )
+
+
 @dataclass
 class PreparedData:
     """Uniformly sampled, filtered signals ready for a regressor.
