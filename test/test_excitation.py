@@ -578,3 +578,27 @@ def test_cli_refuses_a_publish_topic_ros_would_refuse_before_writing(tmp_path, c
     assert cli_main(arguments) == 2
     assert f'--publish {topic!r} is not a ROS topic name' in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_torque_limits_report_the_friction_coefficients_they_add(vertical_arm):
+    """The design's record of its friction is the coefficients (null without friction), not a
+    Python repr a reader cannot use."""
+    from robot_dynamics.core.model.inertia import InertialParameters
+
+    limits = _torque_limits(vertical_arm).to_dict()
+    assert limits['friction'] == {
+        name: {
+            'viscous': viscous,
+            'coulomb': coulomb,
+            'offset': offset,
+            'stribeck_static': coulomb,
+            'stribeck_velocity': 0.05,
+            'sign_velocity': 0.0,
+            'rotor_inertia': 0.0,
+        }
+        for name, viscous, coulomb, offset in zip(
+            vertical_arm.joint_names, (0.3, 0.1), (0.4, 0.2), (0.05, -0.02)
+        )
+    }
+    payload = InertialParameters.point_mass(0.5, np.zeros(3))
+    assert ex.TorqueLimits(vertical_arm, 0.8, payload, 'link2').to_dict()['friction'] is None

@@ -121,6 +121,19 @@ class FrictionModel:
             self.viscous * velocities + (self.coulomb + self._excess * decay) * sign + self.offset
         )
 
+    def coefficients(self) -> dict:
+        """{joint: {viscous, coulomb, offset, stribeck_static, stribeck_velocity, sign_velocity,
+        rotor_inertia}} (floats, the units above) for the joints with any friction or rotor
+        inertia: the file's content, for a report."""
+        fields = ('viscous', 'coulomb', 'offset', 'stribeck_static')
+        fields += ('stribeck_velocity', 'sign_velocity', 'rotor_inertia')
+        table = {name: [float(value) for value in getattr(self, name)] for name in fields}
+        return {
+            joint: {name: table[name][j] for name in fields}
+            for j, joint in enumerate(self.joint_names)
+            if any(table[name][j] for name in fields if name not in ('stribeck_velocity',))
+        }
+
     def __repr__(self) -> str:
         largest = float(np.max(np.abs(self.coulomb), initial=0.0))
         stribeck = bool(np.any(self.stribeck_static != self.coulomb))

@@ -357,7 +357,7 @@ class TorqueLimits:
             'payload_link': self.payload_link,
             'payload_mass': self.payload.mass if self.payload is not None else 0.0,
             'payload_com': self.payload.com.tolist() if self.payload is not None else None,
-            'friction': repr(self.friction),
+            'friction': self.friction.coefficients() or None,
         }
 
     def __repr__(self) -> str:
