@@ -167,6 +167,18 @@ def test_csv_with_a_short_row_says_which_line_has_how_many_values(tmp_path):
         read_csv(path)
 
 
+def test_csv_with_a_cell_that_is_not_a_number_names_its_line_and_column(tmp_path):
+    path = tmp_path / 'typo.csv'
+    path.write_text('time,a/position,a/velocity,a/effort\n0,1,2,3\n\n0.01,1,2,3\n0.02,1,,3\n')
+    with pytest.raises(RecordingError, match='line 5, column "a/velocity": \'\' is not a number'):
+        read_csv(path)
+    path.write_text('time,a/position,a/velocity,a/effort\n0,1,2,3\n0.01,abc,2,3\n')
+    with pytest.raises(
+        RecordingError, match='line 3, column "a/position": \'abc\' is not a number'
+    ):
+        read_csv(path)
+
+
 def nan_bag(path, samples: int = 100, joint_names=('j1', 'j2')) -> Recording:
     """A bag of ``samples`` messages, every 10th with a NaN effort and the 6th with a position
     beyond the merger's ±1e6 range: 11 messages the merger must refuse."""
@@ -228,6 +240,20 @@ def test_files_that_are_not_utf8_text_are_refused_by_name(tmp_path):
     ):
         (tmp_path / name).write_bytes(junk)
     with pytest.raises(RecordingError, match='exciting_traj_time.txt: not UTF-8 text'):
+        read_panda_gaz2019(tmp_path)
+
+
+def test_panda_files_that_are_empty_or_hold_a_word_are_named(tmp_path):
+    names = ('time', 'positions', 'velocity', 'torques')
+    for name in names:
+        (tmp_path / f'exciting_traj_{name}.txt').write_text(
+            '0 0 0 0 0 0 0\n' if name != 'time' else ''
+        )
+    with pytest.raises(RecordingError, match='exciting_traj_time.txt holds no numbers'):
+        read_panda_gaz2019(tmp_path)
+    (tmp_path / 'exciting_traj_time.txt').write_text('0\n0.001\n')
+    (tmp_path / 'exciting_traj_positions.txt').write_text('0 0 0 0 0 0 0\n0 abc 0 0 0 0 0\n')
+    with pytest.raises(RecordingError, match="exciting_traj_positions.txt: .*'abc'"):
         read_panda_gaz2019(tmp_path)
 
 

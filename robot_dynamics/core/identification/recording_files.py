@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import csv
 import math
+import warnings
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -121,15 +122,36 @@ def read_csv(path, joint_names: Optional[Sequence[str]] = None) -> Recording:
                 f'CSV recording {path}: line {line} has {len(row)} values, the header '
                 f'{len(header)} columns'
             )
-    try:
-        table = np.array([[float(cell) for cell in row] for row in rows[1:] if row], dtype=float)
-    except ValueError as error:
-        raise RecordingError(f'CSV recording {path}: {error}') from None
+    table = np.array(
+        [_numbers(path, line, row, header) for line, row in enumerate(rows[1:], start=2) if row],
+        dtype=float,
+    )
     columns = {kind: table[:, [index[f'{joint}/{kind}'] for joint in names]] for kind in _FIELDS}
     recording = Recording(
         table[:, 0], columns['position'], columns['velocity'], columns['effort'], tuple(names)
     )
     return recording.select_joints(joint_names) if joint_names is not None else recording
+
+
+def _numbers(path: Path, line: int, row: list, header: list) -> list:
+    """The cells of CSV ``row`` (at ``line``, numbered from 1) as floats; RecordingError naming
+    the line and column of a cell that is not a number."""
+    try:
+        return [float(cell) for cell in row]
+    except ValueError:
+        column = next(k for k, cell in enumerate(row) if not _is_number(cell))
+        raise RecordingError(
+            f'CSV recording {path}: line {line}, column "{header[column]}": '
+            f'{row[column]!r} is not a number'
+        ) from None
+
+
+def _is_number(cell: str) -> bool:
+    try:
+        float(cell)
+    except ValueError:
+        return False
+    return True
 
 
 def write_csv(path, rec: Recording) -> None:
@@ -361,11 +383,18 @@ def read_panda_gaz2019(folder) -> Recording:
 
 
 def _load_numbers(path: Path) -> np.ndarray:
-    """The whitespace-separated numbers of a text file, as a 1-D or 2-D array."""
+    """The whitespace-separated numbers of a text file, as a 1-D or 2-D array; RecordingError
+    naming the file when it holds none or something that is not a number."""
     try:
-        return np.loadtxt(path, ndmin=1)
+        with warnings.catch_warnings():
+            warnings.simplefilter('error', UserWarning)  # numpy's "input contained no data"
+            return np.loadtxt(path, ndmin=1)
     except UnicodeDecodeError as error:
         raise _not_utf8(path, error) from None
+    except UserWarning:
+        raise RecordingError(f'{path} holds no numbers') from None
+    except ValueError as error:
+        raise RecordingError(f'{path}: {error}') from None
 
 
 def _not_utf8(path: Path, error: UnicodeDecodeError) -> RecordingError:
