@@ -318,3 +318,27 @@ def test_stamps_in_milliseconds_are_refused_by_their_spacing(motion_csv, tmp_pat
     )
     finished = run_cli(command, '--urdf', str(ARM_URDF), '--csv', str(in_milliseconds))
     assert_refused(finished, 2, 'the samples are 10 s apart (median), more than 0.1 s')
+
+
+INVERTED_RANGE_URDF = """<robot name="inverted"><link name="base"/><link name="l1"><inertial>
+<mass value="1"/><origin xyz="0.1 0 0"/><inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0"
+izz="0.01"/></inertial></link><joint name="j1" type="revolute"><parent link="base"/>
+<child link="l1"/><axis xyz="0 1 0"/><limit lower="1" upper="-1" effort="10" velocity="2"/>
+</joint></robot>"""
+
+
+@pytest.mark.parametrize(
+    'command, arguments, code, words',
+    [
+        ('validate', [], 2, 'joint "j1": lower limit 1 is above upper limit -1'),
+        ('capacity', [], 2, 'joint j1 has its lower limit above its upper one'),
+        ('effective-mass', ['--direction', '1', '0', '0'], 2, 'joint j1 has its lower limit'),
+    ],
+)
+def test_a_joint_range_with_lower_above_upper_is_named(tmp_path, command, arguments, code, words):
+    urdf = tmp_path / 'inverted.urdf'
+    urdf.write_text(INVERTED_RANGE_URDF)
+    source = [str(urdf)] if command == 'validate' else ['--urdf', str(urdf)]
+    finished = run_cli(command, *source, *arguments)
+    assert finished.returncode == code, (finished.stdout, finished.stderr)
+    assert words in finished.stdout + finished.stderr

@@ -172,6 +172,14 @@ CASES = {
         {''},
         set(),
     ),
+    'joint range with lower above upper': (
+        _robot(
+            _link('a', _inertial(1.0)),
+            _joint('ja', 'base', 'a').replace('lower="-1" upper="1"', 'lower="1" upper="-1"'),
+        ),
+        {''},
+        set(),
+    ),
     'robot without a name': (
         _robot(_link('a', _inertial(1.0)), _joint('ja', 'base', 'a'), name=''),
         {''},

@@ -145,7 +145,7 @@ def judge_inertials(text: str) -> DrakeVerdict:
         with captured_drake_log() as records:
             try:
                 plant = _welded_plant(text)
-            except RuntimeError as error:
+            except (RuntimeError, SystemExit) as error:  # a failed internal condition: SystemExit
                 message = str(error)
                 joint = joints.get(next(iter(_NAMED_JOINT.findall(message)), ''))
                 edited = (

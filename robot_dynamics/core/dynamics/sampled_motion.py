@@ -48,12 +48,19 @@ class SampledMotion:
 
 def random_poses(robot: RobotModel, count: int, seed: int = 0) -> SampledMotion:
     """``count`` static poses uniform within the URDF position limits (±π where a joint has
-    none), from ``seed``; ``times`` are the pose indices 0, 1, ..."""
+    none), from ``seed``; ``times`` are the pose indices 0, 1, ... :class:`MotionFileError`
+    when a joint's range is empty (lower limit above upper)."""
     if count < 1:
         raise MotionFileError(f'need at least 1 pose, got {count}')
     rng = np.random.default_rng(seed)
     lower = np.where(np.isfinite(robot.limits.lower), robot.limits.lower, -math.pi)
     upper = np.where(np.isfinite(robot.limits.upper), robot.limits.upper, math.pi)
+    empty = [name for name, low, high in zip(robot.joint_names, lower, upper) if low > high]
+    if empty:
+        raise MotionFileError(
+            f'joint {empty[0]} has its lower limit above its upper one in the URDF: no pose is '
+            'within its range (robot_dynamics validate reports it)'
+        )
     positions = rng.uniform(lower, upper, (count, robot.num_joints))
     zeros = np.zeros_like(positions)
     return SampledMotion(

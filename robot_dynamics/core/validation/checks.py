@@ -22,6 +22,7 @@ Wensing, Kim & Slotine 2017):
   moments; mirror images (CoM mirrored through a coordinate plane) with unflipped products;
   identical placeholder inertias on links that differ in mass; ``<mimic>`` couplings that
   cannot be modelled (a finding, not a refusal of the file); transmissions of unknown joints;
+  joint ranges whose lower limit is above the upper;
   a ``<robot>`` without a name.
 
 Severities follow the consumers: an error wherever MuJoCo or Drake refuses the link or the
@@ -59,6 +60,7 @@ from robot_dynamics.core.model.urdf import (
 from robot_dynamics.core.validation.consumers import CONSUMERS, link_finding
 from robot_dynamics.core.validation.context import DescriptionContext
 from robot_dynamics.core.validation.cross_link_checks import (
+    joint_range_findings,
     mimic_findings,
     mirror_sign_findings,
     mirror_twin_findings,
@@ -186,6 +188,7 @@ def validate_description(
     root = _robot_element(description.text)
     findings.extend(mimic_findings(description, root))
     findings.extend(transmission_findings(description, root))
+    findings.extend(joint_range_findings(description))
     order = {name: index for index, name in enumerate(description.links)}
     findings.sort(
         key=lambda finding: (order.get(finding.link, -1), -SEVERITIES.index(finding.severity))

@@ -211,6 +211,14 @@ CONSUMERS = {
         'pybullet': 'ignores transmissions',
         'pinocchio': 'ignores transmissions',
     },
+    'joint_range': {
+        'mujoco': 'loads it: the range is kept as written and the URDF import leaves the joint '
+        'unlimited',
+        'drake': 'refuses the file (a failed condition: "pos_lower_limits <= pos_upper_limits")',
+        'pybullet': 'loads the limits as written',
+        'pinocchio': 'loads the limits as written: every check against them (capacity, excitation, '
+        'limit diagnostics) sees an empty range',
+    },
     'placeholder': _ACCEPTED_WRONG,
     'geometry_bound': _ACCEPTED_WRONG,
     'com_in_geometry': {

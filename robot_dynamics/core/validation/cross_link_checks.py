@@ -343,6 +343,25 @@ def mimic_findings(description: UrdfDescription, root: Optional[ElementTree.Elem
     return findings
 
 
+def joint_range_findings(description: UrdfDescription) -> list:
+    """A joint whose lower limit is above its upper one (no position is within its range; Drake
+    refuses the whole file, naming no link: the finding is on ``''``)."""
+    return [
+        Finding(
+            '',
+            'joint_range',
+            'error',
+            f'joint "{joint.name}": lower limit {joint.limit.lower:g} is above upper limit '
+            f'{joint.limit.upper:g}: no position is within its range, and Drake refuses the file',
+            {'joint': joint.name, 'lower': joint.limit.lower, 'upper': joint.limit.upper},
+            'swap the two values, or set the range the joint really has',
+            CONSUMERS['joint_range'],
+        )
+        for joint in description.joints.values()
+        if joint.limit is not None and joint.limit.lower > joint.limit.upper
+    ]
+
+
 def transmission_findings(
     description: UrdfDescription, root: Optional[ElementTree.Element]
 ) -> list:
