@@ -342,3 +342,16 @@ def test_a_joint_range_with_lower_above_upper_is_named(tmp_path, command, argume
     finished = run_cli(command, *source, *arguments)
     assert finished.returncode == code, (finished.stdout, finished.stderr)
     assert words in finished.stdout + finished.stderr
+
+
+@pytest.mark.parametrize(
+    'arguments, words',
+    [
+        (['capacity', '--seed', '-1'], 'argument --seed: must be ≥ 0, got -1'),
+        (['effective-mass', '--seed', '-1'], 'argument --seed: must be ≥ 0, got -1'),
+        (['capacity', '--poses', '100000000'], 'argument --poses: must be ≥ 1 and ≤ 1e+06'),
+        (['capacity', '--poses', 'many'], "argument --poses: 'many' is not a whole number"),
+    ],
+)
+def test_pose_counts_and_seeds_out_of_range_are_refused_by_option(arguments, words):
+    assert_refused(run_cli(*arguments), 2, words)

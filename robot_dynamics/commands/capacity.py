@@ -20,15 +20,21 @@ import json
 import math
 import sys
 
+MAX_POSES = 1_000_000
+"""Most random poses a command evaluates (about a minute of a 7-joint arm's gravity torques)."""
+
 
 def add_motion_arguments(parser: argparse.ArgumentParser, default_poses: int) -> None:
     """--poses N / --trajectory F and --seed: the samples a command evaluates."""
+    from robot_dynamics.commands.argument_types import whole_number
+
     source = parser.add_mutually_exclusive_group()
     source.add_argument(
         '--poses',
-        type=int,
+        type=whole_number(1, MAX_POSES),
         default=default_poses,
-        help='number of seeded random static poses within the joint limits (default %(default)s)',
+        help='number of seeded random static poses within the joint limits, at most '
+        f'{MAX_POSES:g} (default %(default)s)',
     )
     source.add_argument(
         '--trajectory',
@@ -36,7 +42,10 @@ def add_motion_arguments(parser: argparse.ArgumentParser, default_poses: int) ->
         help='trajectory CSV: time, <joint>/position[, /velocity, /acceleration]',
     )
     parser.add_argument(
-        '--seed', type=int, default=0, help='seed of the random poses (default %(default)s)'
+        '--seed',
+        type=whole_number(0),
+        default=0,
+        help='seed of the random poses (default %(default)s)',
     )
 
 

@@ -39,6 +39,7 @@ from pathlib import Path
 
 import numpy as np
 
+from robot_dynamics.commands.argument_types import whole_number
 from robot_dynamics.instruments import processes
 from robot_dynamics.instruments.compute_figures import (
     CORE_RATIO_TARGET,
@@ -182,13 +183,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         '--runs',
-        type=_integer_at_least(1),
+        type=whole_number(1),
         help='demo: runs in a row (default 20); descriptions: runs of the description storm '
         '(default 5)',
     )
     parser.add_argument(
         '--busy-cores',
-        type=_integer_at_least(0),
+        type=whole_number(0),
         default=0,
         help="demo, descriptions: CPU-bound competitors ('while True: pass') running meanwhile "
         '(default 0)',
@@ -204,18 +205,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         extra = getattr(importlib.import_module(module), 'add_bench_arguments', None)
         if extra is not None:
             extra(parser)
-
-
-def _integer_at_least(minimum: int):
-    """An argparse type: an integer not below ``minimum``."""
-
-    def parse(text: str) -> int:
-        value = int(text)
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f'must be at least {minimum}, got {value}')
-        return value
-
-    return parse
 
 
 def run(args: argparse.Namespace) -> int:
