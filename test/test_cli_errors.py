@@ -355,3 +355,29 @@ def test_a_joint_range_with_lower_above_upper_is_named(tmp_path, command, argume
 )
 def test_pose_counts_and_seeds_out_of_range_are_refused_by_option(arguments, words):
     assert_refused(run_cli(*arguments), 2, words)
+
+
+@pytest.mark.parametrize(
+    'option, value, words',
+    [
+        ('--split-time', '0', '--split-time 0 s is not after the start of the recording (5.05 s)'),
+        ('--decimate', '100000', '--decimate 100000 leaves 1 of the'),
+    ],
+)
+def test_identify_names_the_option_that_leaves_nothing_to_fit(
+    motion_csv, tmp_path, option, value, words
+):
+    recording = read_recording(motion_csv)
+    measured = tmp_path / 'measured.csv'
+    write_csv(
+        measured,
+        Recording(
+            recording.time + 5.0,
+            recording.positions,
+            recording.velocities,
+            np.sin(np.outer(recording.time, np.arange(1, 8))),
+            recording.joint_names,
+        ),
+    )
+    finished = run_cli('identify', '--urdf', str(ARM_URDF), '--csv', str(measured), option, value)
+    assert_refused(finished, 2, words)

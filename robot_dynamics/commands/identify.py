@@ -152,6 +152,7 @@ def _split(recording, delay: float, args: argparse.Namespace) -> tuple:
     import numpy as np
 
     from robot_dynamics.core.identification.recording import prepare_for_identification
+    from robot_dynamics.core.identification.whole_robot import IdentificationError
 
     if delay > 0.0:
         recording = recording.with_effort_delay(delay)
@@ -163,7 +164,18 @@ def _split(recording, delay: float, args: argparse.Namespace) -> tuple:
         if args.split_time is not None
         else data.time[0] + args.train_fraction * (data.time[-1] - data.time[0]) + 0.5 * data.period
     )
-    train = data.rows(np.flatnonzero(data.time < split)[:: args.decimate])
+    training = np.flatnonzero(data.time < split)
+    if len(training) == 0:
+        raise IdentificationError(
+            f'--split-time {split:g} s is not after the start of the recording '
+            f'({data.time[0]:g} s): no sample to fit on (it is a time in the recording\'s stamps)'
+        )
+    if len(training) < 100 * args.decimate and args.decimate > 1:
+        raise IdentificationError(
+            f'--decimate {args.decimate} leaves {len(training[:: args.decimate])} of the '
+            f'{len(training)} training samples: keep at least 100'
+        )
+    train = data.rows(training[:: args.decimate])
     held_out = data.rows(data.time >= split) if np.any(data.time >= split) else None
     return data, split, train, held_out
 
