@@ -1,6 +1,7 @@
 """Inertia validation: the broken-URDF corpus, recovered values, bundled models, bad input, CLI."""
 
 import json
+import os
 import re
 import time
 from pathlib import Path
@@ -505,6 +506,27 @@ def test_entity_expansion_in_a_xacro_file_is_refused_quickly(tmp_path):
     assert [f.check for f in report.findings] == ['parse'] and report.summary().startswith(
         'robot description: refused'
     )
+
+
+def test_a_xacro_find_resolves_through_package_path_and_is_named_without_it(
+    tmp_path, monkeypatch, capsys
+):
+    """$(find NAME) of a package the ament index lacks: the refusal says to give --package-path;
+    with it, the include is found and the robot validated; the environment is left as it was."""
+    monkeypatch.delenv('AMENT_PREFIX_PATH', raising=False)
+    package = tmp_path / 'my_description'
+    (package / 'urdf').mkdir(parents=True)
+    (package / 'urdf' / 'arm.xacro').write_text(ARM_URDF.read_text())
+    top = tmp_path / 'top.urdf.xacro'
+    top.write_text(
+        '<robot name="top" xmlns:xacro="http://www.ros.org/wiki/xacro">'
+        '<xacro:include filename="$(find my_description)/urdf/arm.xacro"/></robot>'
+    )
+    assert cli_main(['validate', str(top)]) == 2
+    assert 'give --package-path NAME=DIR' in capsys.readouterr().out
+    assert cli_main(['validate', str(top), '--package-path', f'my_description={package}']) == 0
+    assert 'top: 10 links' in capsys.readouterr().out
+    assert 'AMENT_PREFIX_PATH' not in os.environ
 
 
 @pytest.mark.parametrize(

@@ -3,7 +3,8 @@
 Exit code 0 when clean (or only notes), 1 when there are warnings, 2 when there are errors,
 so a robot-description repository can run it in CI. Meshes are read only through
 package://NAME/ (from --package-path NAME=DIR, then the ament index) and, for file:// or
-plain paths, under the model's directory or an --allow-root.
+plain paths, under the model's directory or an --allow-root. A xacro's $(find NAME) is
+resolved the same way.
 
 Example:
   robot_dynamics validate my_robot.urdf.xacro --package-path my_robot_description=./ --format yaml
@@ -21,7 +22,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action='append',
         default=[],
         metavar='NAME=DIR',
-        help='directory of ROS package NAME for package://NAME/ meshes (repeatable)',
+        help='directory of ROS package NAME for package://NAME/ meshes and xacro $(find NAME) '
+        '(repeatable)',
     )
     parser.add_argument(
         '--allow-root',

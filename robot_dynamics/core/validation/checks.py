@@ -41,6 +41,9 @@ in ``report``.
 
 from __future__ import annotations
 
+import contextlib
+import os
+import tempfile
 import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 from typing import Mapping, Optional, Sequence
@@ -115,12 +118,13 @@ def validate_file(
     allowed_roots: Sequence[str] = (),
     floating_base: bool = False,
 ) -> ValidationReport:
-    """Validate a URDF or xacro file (``.xacro`` is expanded with the ``xacro`` package, then
-    parsed by the same safe parser). Never raises for a bad file: a 'parse' error finding."""
+    """Validate a URDF or xacro file (``.xacro`` is expanded with the ``xacro`` package, its
+    ``$(find NAME)`` resolved from ``package_paths`` first, then parsed by the same safe parser).
+    Never raises for a bad file: a 'parse' error finding."""
     path = Path(path)
     try:
         if path.suffix == '.xacro':
-            text = _expand_xacro(path)
+            text = _expand_xacro(path, package_paths or {})
         else:
             text = read_description_file(path)
     except RobotDynamicsError as error:
@@ -128,7 +132,7 @@ def validate_file(
     return validate_urdf_text(text, package_paths, allowed_roots, floating_base)
 
 
-def _expand_xacro(path: Path) -> str:
+def _expand_xacro(path: Path, package_paths: Mapping[str, str]) -> str:
     if not path.is_file() or path.stat().st_size > MAX_DESCRIPTION_BYTES:
         raise DescriptionError(
             f'xacro file {path} is missing or over the {MAX_DESCRIPTION_BYTES}-byte limit'
@@ -136,11 +140,43 @@ def _expand_xacro(path: Path) -> str:
     import xacro  # only the CLI needs it; a node never expands xacro from the ROS graph
 
     try:
-        return xacro.process_file(str(path)).toxml()
+        with _ament_index_with(package_paths):
+            return xacro.process_file(str(path)).toxml()
     except BaseException as error:  # xacro raises XacroException, XML errors, and even SystemExit
         if isinstance(error, KeyboardInterrupt):
             raise
-        raise DescriptionError(f'xacro cannot expand {path}: {error}') from None
+        reason = str(error).replace("<class 'OSError'>: ", '')
+        if 'AMENT_PREFIX_PATH' in reason or 'not found' in reason.lower():
+            reason = (
+                f'{reason.split(" Environment variable")[0]} (a $(find NAME) of a package this '
+                'machine does not know: give --package-path NAME=DIR)'
+            )
+        raise DescriptionError(f'xacro cannot expand {path}: {reason}') from None
+
+
+@contextlib.contextmanager
+def _ament_index_with(package_paths: Mapping[str, str]):
+    """The ament index (``AMENT_PREFIX_PATH``) extended, while inside, by a temporary prefix that
+    holds each of ``package_paths`` (name → directory), so that xacro's ``$(find NAME)`` finds
+    it there first."""
+    if not package_paths:
+        yield
+        return
+    before = os.environ.get('AMENT_PREFIX_PATH')
+    with tempfile.TemporaryDirectory(prefix='robot_dynamics_ament_') as prefix:
+        index = Path(prefix, 'share', 'ament_index', 'resource_index', 'packages')
+        index.mkdir(parents=True)
+        for name, directory in package_paths.items():
+            (index / name).touch()
+            Path(prefix, 'share', name).symlink_to(Path(directory).resolve())
+        os.environ['AMENT_PREFIX_PATH'] = os.pathsep.join(filter(None, [prefix, before]))
+        try:
+            yield
+        finally:
+            if before is None:
+                os.environ.pop('AMENT_PREFIX_PATH', None)
+            else:
+                os.environ['AMENT_PREFIX_PATH'] = before
 
 
 def parse_failure_report(reason: str, robot_name: str = '') -> ValidationReport:
