@@ -215,6 +215,15 @@ def test_cli_reports_the_minimum_over_its_seeded_poses(rod, capsys):
         (['--box', '0.1', '-1', '0.1'], '--box takes positive finite lengths [m]'),
         (['--cylinder', 'nan', '0.1'], '--cylinder takes positive finite lengths [m]'),
         (['--tool', 'gripper'], '--tool names a tool of --tools-file'),
+        (
+            ['--tool', 'gripper', '--com-offset', '0.5', '0', '0'],
+            '--tool gripper sets the payload link and CoM (its tools-file entry): drop '
+            '--com-offset',
+        ),
+        (
+            ['--tool', 'gripper', '--payload-link', 'rod', '--com-offset', '0', '0', '0'],
+            'drop --payload-link and --com-offset',
+        ),
     ],
 )
 def test_cli_refuses_bad_input_with_exit_2(extra, words, capsys):

@@ -68,7 +68,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         '--com-offset',
         type=float,
         nargs=3,
-        default=(0.0, 0.0, 0.0),
         metavar=('X', 'Y', 'Z'),
         help='payload CoM in the payload link frame [m] (default 0 0 0)',
     )
@@ -145,6 +144,10 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
+_TOOL_SETS = {'--payload-link': 'payload_link', '--com-offset': 'com_offset'}
+"""The options whose values a --tool brings itself (option → argument name)."""
+
+
 def _payload_shape(args: argparse.Namespace, robot) -> tuple:
     """(link, CoM offset [m], inertia per kilogram Î [m²] or None, words) of the options."""
     import numpy as np
@@ -154,16 +157,23 @@ def _payload_shape(args: argparse.Namespace, robot) -> tuple:
     from robot_dynamics.core.model.inertia import box_inertia, cylinder_inertia
 
     link = args.payload_link or default_payload_link(robot)
+    offset = args.com_offset or (0.0, 0.0, 0.0)
     for option, lengths in (('--box', args.box), ('--cylinder', args.cylinder)):
         if lengths and not all(math.isfinite(length) and length > 0.0 for length in lengths):
             raise ValueError(f'{option} takes positive finite lengths [m], got {list(lengths)}')
     if args.box:
-        return link, args.com_offset, box_inertia(1.0, args.box), f'box {args.box} m'
+        return link, offset, box_inertia(1.0, args.box), f'box {args.box} m'
     if args.cylinder:
         radius, length = args.cylinder
         label = f'cylinder r {radius:g} m, length {length:g} m'
-        return link, args.com_offset, cylinder_inertia(1.0, radius, length), label
+        return link, offset, cylinder_inertia(1.0, radius, length), label
     if args.tool:
+        given = [name for name, value in _TOOL_SETS.items() if getattr(args, value) is not None]
+        if given:
+            raise ValueError(
+                f'--tool {args.tool} sets the payload link and CoM (its tools-file entry): drop '
+                f'{" and ".join(given)}'
+            )
         if not args.tools_file:
             raise ValueError('--tool names a tool of --tools-file: give the tools file too')
         tools = load_tools(args.tools_file)
@@ -173,7 +183,7 @@ def _payload_shape(args: argparse.Namespace, robot) -> tuple:
         parameters = tool.parameters
         shape = np.asarray(parameters.inertia_com) / parameters.mass
         return tool.link, parameters.com, shape, f'tool {args.tool}'
-    return link, args.com_offset, None, 'point mass'
+    return link, offset, None, 'point mass'
 
 
 def _change(value: float, reference: float) -> str:
