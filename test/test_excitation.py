@@ -602,3 +602,13 @@ def test_torque_limits_report_the_friction_coefficients_they_add(vertical_arm):
     }
     payload = InertialParameters.point_mass(0.5, np.zeros(3))
     assert ex.TorqueLimits(vertical_arm, 0.8, payload, 'link2').to_dict()['friction'] is None
+
+
+@pytest.mark.parametrize('extra', [[], ['--payload-mass', '2'], ['--ignore-torque-limits']])
+def test_cli_names_an_unknown_payload_link_whether_or_not_a_payload_uses_it(
+    tmp_path, capsys, extra
+):
+    arguments = ['excitation', '--output', str(tmp_path / 'design'), '--payload-link', 'nosuch']
+    assert cli_main(arguments + extra) == 2
+    assert 'payload link "nosuch" is not a frame of model "fr3_arm"' in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []

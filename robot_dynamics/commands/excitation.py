@@ -225,6 +225,8 @@ def _run(args: argparse.Namespace) -> int:
     _check_options(args)
     robot = RobotModel.from_urdf_file(args.urdf or ARM_URDF)
     robot.check_moving_joints()
+    if args.payload_link:  # named even where no payload mass uses it
+        robot.frame_id(args.payload_link, excitation.ExcitationError, 'payload link', moving=True)
     limits = excitation.ExcitationLimits.from_model(
         robot, args.max_acceleration, args.velocity_fraction, args.position_margin
     )
