@@ -381,3 +381,10 @@ def test_identify_names_the_option_that_leaves_nothing_to_fit(
     )
     finished = run_cli('identify', '--urdf', str(ARM_URDF), '--csv', str(measured), option, value)
     assert_refused(finished, 2, words)
+
+
+def test_identify_tool_ft_refuses_an_empty_tool_name(tmp_path):
+    finished = run_cli(
+        'identify-tool-ft', '--urdf', str(ARM_URDF), '--bag', str(tmp_path), '--name', ' '
+    )
+    assert_refused(finished, 2, '--name must name the tool')

@@ -290,9 +290,12 @@ def test_identify_tool_ft_from_a_recorded_bag(tmp_path):
                 ft, nanoseconds, store.serialize_cdr(message, 'geometry_msgs/msg/WrenchStamped')
             )
     command = [sys.executable, '-m', 'robot_dynamics', 'identify-tool-ft', '--urdf', str(ARM_URDF)]
-    run = subprocess.run(command + ['--bag', str(bag)], capture_output=True, text=True, timeout=300)
+    name = 'gripper: v2 #1'  # YAML syntax in a name is quoted in the printed entry
+    run = subprocess.run(
+        command + ['--bag', str(bag), '--name', name], capture_output=True, text=True, timeout=300
+    )
     assert run.returncode == 0, run.stderr
-    entry = yaml.safe_load(run.stdout[run.stdout.index('tools:') :])['tools']['tool']
+    entry = yaml.safe_load(run.stdout[run.stdout.index('tools:') :])['tools'][name]
     assert entry['link'] == 'tool0' and abs(entry['mass'] - TOOL.mass) < 0.005
     assert np.linalg.norm(np.array(entry['com']) - TOOL.com) < 0.002
     np.testing.assert_allclose(entry['ft_bias'][:3], scene.body_sensors.ft_bias[:3], atol=0.1)

@@ -37,6 +37,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     import numpy as np
+    import yaml
 
     from robot_dynamics.commands.recording_input import read_joint_recording
     from robot_dynamics.core.identification.friction_fit import filtered_accelerations
@@ -45,6 +46,8 @@ def _run(args: argparse.Namespace) -> int:
     from robot_dynamics.core.live.ft_sensor import FtSensor, JointMotion
     from robot_dynamics.core.model.model import RobotModel
 
+    if not args.name.strip():
+        raise ValueError('--name must name the tool, got an empty name')
     robot = RobotModel.from_urdf_file(args.urdf)
     recording, _ = clean_recording(
         read_joint_recording(
@@ -62,10 +65,11 @@ def _run(args: argparse.Namespace) -> int:
         sensor.take(float(stamp), frame, wrench, joints)
     fit = sensor.identify_tool()
     print(fit.summary())
-    tool = fit.tool
-    print(
-        f'tools:\n  {args.name}:\n    link: {frame}\n    mass: {tool.mass:.6g}\n'
-        f'    com: {np.round(tool.com, 6).tolist()}\n'
-        f'    ft_bias: {np.round(fit.bias, 6).tolist()}'
-    )
+    entry = {
+        'link': frame,
+        'mass': float(f'{fit.tool.mass:.6g}'),
+        'com': np.round(fit.tool.com, 6).tolist(),
+        'ft_bias': np.round(fit.bias, 6).tolist(),
+    }
+    print(yaml.safe_dump({'tools': {args.name: entry}}, sort_keys=False), end='')
     return 0
