@@ -212,6 +212,37 @@ def test_a_frame_fixed_to_the_world_is_refused_offline_and_reported_live():
     assert 'effective_mass_frame "fr3_link0" is fixed to the world' in reading.problem
 
 
+MIMIC_URDF = """<robot name="mimic"><link name="base"/>
+<link name="l1"><inertial><mass value="1"/><origin xyz="0 0 0.1"/>
+<inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial></link>
+<link name="l2"><inertial><mass value="1"/><origin xyz="0 0 0.1"/>
+<inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial></link>
+<joint name="j1" type="revolute"><parent link="base"/><child link="l1"/><axis xyz="0 1 0"/>
+<limit lower="-1" upper="1" effort="10" velocity="2"/></joint>
+<joint name="j2" type="revolute"><parent link="l1"/><child link="l2"/><origin xyz="0 0 0.3"/>
+<axis xyz="0 1 0"/><limit lower="-1" upper="1" effort="10" velocity="2"/>
+<mimic joint="j1" multiplier="2" offset="0"/></joint></robot>"""
+
+
+def test_a_mimic_follower_moves_with_its_leader_in_the_effective_mass():
+    """l2 turns by 3 q1 (its joint follows j1 × 2); by hand, with one independent joint,
+    M(q1) = 0.02 + 0.09 (2 + 2 cos 2q1) + 0.09 and the l2 origin's x velocity is 0.3 cos q1 · q̇1,
+    so m_x = M / (0.3 cos q1)². The end of the chain is the follower's link, l2."""
+    from robot_dynamics.core.identification.payload import default_payload_link
+
+    robot = RobotModel.from_urdf_string(MIMIC_URDF)
+    assert robot.joint_names == ('j1',) and default_payload_link(robot) == 'l2'
+    q1, rate = 0.4, 0.7
+    generalized = 0.02 + 0.09 * (2.0 + 2.0 * math.cos(2.0 * q1)) + 0.09
+    expected = generalized / (0.3 * math.cos(q1)) ** 2
+    sample = em.effective_mass_at(robot, robot.configuration([q1]), [rate], 'l2', [1, 0, 0])
+    assert sample.mass == pytest.approx(expected, rel=1e-12)
+    assert sample.velocity[0] == pytest.approx(0.3 * math.cos(q1) * rate, rel=1e-12)
+    motion = SampledMotion(np.zeros(1), np.array([[q1]]), np.array([[rate]]), np.zeros((1, 1)), '')
+    along = em.effective_mass_along(robot, motion, 'l2')[0]  # along the velocity: |u·J| = 0.3 m
+    assert along.mass == pytest.approx(generalized / 0.3**2, rel=1e-12)
+
+
 def test_cli_refuses_static_poses_without_a_direction(capsys):
     assert cli_main(['effective-mass', '--poses', '2']) == 2
     assert '--direction' in capsys.readouterr().err

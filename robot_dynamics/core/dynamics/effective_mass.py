@@ -105,8 +105,10 @@ def effective_mass_at(
     direction: Optional[Sequence[float]] = None,
     time: float = 0.0,
 ) -> EffectiveMass:
-    """m_u and E_u at one state (q, v): u = ``direction`` or, when None, along the frame's
-    velocity (:class:`EffectiveMassError` when the frame is at rest)."""
+    """m_u and E_u at one state: pinocchio ``q`` and the joint velocities ``v`` [rad/s, m/s] in
+    ``robot.joint_names`` order (a mimic follower moves with its leader); u = ``direction`` or,
+    when None, along the frame's velocity (:class:`EffectiveMassError` when the frame is at
+    rest)."""
     velocity = frame_linear_jacobian(robot, q, frame) @ np.asarray(v, dtype=float)
     if direction is None:
         speed = float(np.linalg.norm(velocity))
@@ -140,7 +142,7 @@ def effective_mass_along(
                 effective_mass_at(
                     robot,
                     robot.configuration(position),
-                    robot.tangent(velocity),
+                    velocity,
                     frame,
                     direction,
                     time,

@@ -89,6 +89,7 @@ from robot_dynamics.core.identification.payload_samples import (
 )
 from robot_dynamics.core.identification.recording import Recording
 from robot_dynamics.core.model.model import RobotModel
+from robot_dynamics.core.model.urdf import MOVING_JOINT_TYPES
 
 __all__ = [
     'MODES',
@@ -102,10 +103,10 @@ __all__ = [
 
 def default_payload_link(robot: RobotModel) -> str:
     """The link at the end of the chain, where a payload usually sits: the child of the last
-    moving joint, then down single fixed joints (fr3_link7 → fr3_flange → tool0); the root
-    link when no joint moves."""
+    moving joint (a mimic follower included), then down single fixed joints (fr3_link7 →
+    fr3_flange → tool0); the root link when no joint moves."""
     description = robot.description
-    moving = [joint for joint in description.joints.values() if joint.name in robot.joint_names]
+    moving = [joint for joint in description.joints.values() if joint.type in MOVING_JOINT_TYPES]
     if not moving:
         return description.root
     link = moving[-1].child

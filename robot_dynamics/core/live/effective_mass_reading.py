@@ -96,7 +96,7 @@ def effective_mass_reading(
         robot.frame_id(frame, EffectiveMassError, 'effective_mass_frame', moving=True)
     except EffectiveMassError as error:
         return EffectiveMassReading(frame, problem=str(error), level=WARN, stamp=stamp)
-    q, v = robot.configuration(sample.positions), robot.tangent(sample.velocities)
+    q, v = robot.configuration(sample.positions), sample.velocities
     try:
         value = effective_mass_at(robot, q, v, frame, time=stamp)
         at_rest = value.speed < REST_SPEED
