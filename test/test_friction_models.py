@@ -110,6 +110,15 @@ def test_a_recording_that_never_moves_slowly_fits_no_stribeck_level_out_of_range
     np.testing.assert_allclose(fit.model.coulomb, TRUE.coulomb, rtol=0.1)
 
 
+def test_a_recording_of_a_few_samples_is_refused_with_the_count():
+    swept = _swept_recording(seconds_per_speed=0.05)
+    recording = Recording(
+        swept.time[:199], swept.positions[:199], swept.velocities[:199], swept.efforts[:199], NAMES
+    )
+    with pytest.raises(FrictionFitRefused, match='199 samples: a friction fit needs at least 200'):
+        fit_friction(vertical_2r.model(), recording)
+
+
 def test_a_joint_that_moves_one_way_only_is_refused_by_name():
     recording = _swept_recording(seconds_per_speed=0.5)
     forward = recording.velocities[:, 1] > 0.0

@@ -33,6 +33,8 @@ MIN_STRIBECK_SUPPORT = 0.05
 """A characteristic velocity v_s is tried only when the Stribeck column exp(−(q̇/v_s)²) has at
 least this RMS over a joint's fitted samples (its peak is 1): with less, the recording hardly
 moves that slowly, and the level is extrapolated from the column's tail (thousands of N·m)."""
+MIN_SAMPLES = 200
+"""Fewest samples a friction fit takes (the q̈ filter alone needs more than 15)."""
 MIN_MOVING_FRACTION = 0.2
 """A joint needs |q̇| above its Stribeck range on this share of the samples, both directions."""
 
@@ -97,7 +99,11 @@ def fit_friction(
 ) -> FrictionFit:
     """Identify every joint's friction from ``recording`` (module docstring; joints in
     ``robot.joint_names`` order); raises :class:`FrictionFitRefused` naming a joint the
-    recording does not move both ways."""
+    recording does not move both ways, or that has fewer than :data:`MIN_SAMPLES` samples."""
+    if len(recording.time) < MIN_SAMPLES:
+        raise FrictionFitRefused(
+            f'{len(recording.time)} samples: a friction fit needs at least {MIN_SAMPLES}'
+        )
     residuals, period, _ = model_residuals(robot, recording, cutoff_hz)
     window = max(1, int(round(1.0 / (cutoff_hz * period))))
     n = robot.num_joints
