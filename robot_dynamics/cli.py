@@ -9,7 +9,9 @@ the module docstring is its one-line help. Heavy imports happen inside ``run``.
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
+import os
 import sys
 
 SUBCOMMANDS = {
@@ -54,13 +56,40 @@ INTERRUPTED = 130
 """Exit status after Ctrl-C (128 + SIGINT, as a shell reports it)."""
 
 
+BROKEN_PIPE = 141
+"""Exit status when the reader of stdout went away (128 + SIGPIPE, as a shell reports it)."""
+
+_OUTPUT_ERRORS = (errno.EPIPE, errno.ENOSPC, errno.EIO, errno.EFBIG, errno.EDQUOT)
+"""errno values of a stdout that cannot take the output (closed pipe, full or failing disk)."""
+
+
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        return int(args.run(args) or 0)
+        status = int(args.run(args) or 0)
+        sys.stdout.flush()
+        return status
     except KeyboardInterrupt:  # Ctrl-C: every command has stopped what it started on the way out
         print(f'robot_dynamics {args.command}: interrupted', file=sys.stderr)
         return INTERRUPTED
+    except OSError as error:
+        if error.errno not in _OUTPUT_ERRORS:
+            raise
+        _detach_stdout()
+        if error.errno == errno.EPIPE:  # `| head`: the reader has what it wanted
+            return BROKEN_PIPE
+        print(f'robot_dynamics {args.command}: cannot write the output: {error}', file=sys.stderr)
+        return 1
+
+
+def _detach_stdout() -> None:
+    """Point stdout at /dev/null, so that the interpreter's own flush at exit does not fail on the
+    same broken or full output again."""
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
+    except (OSError, ValueError):  # no file descriptor (stdout replaced in-process)
+        pass
 
 
 if __name__ == '__main__':

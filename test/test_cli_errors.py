@@ -388,3 +388,24 @@ def test_identify_tool_ft_refuses_an_empty_tool_name(tmp_path):
         'identify-tool-ft', '--urdf', str(ARM_URDF), '--bag', str(tmp_path), '--name', ' '
     )
     assert_refused(finished, 2, '--name must name the tool')
+
+
+def test_an_output_that_cannot_be_written_is_said_in_one_line():
+    """stdout on a full disk: one line on stderr and exit 1; stdout a pipe whose reader has
+    gone (`| head`): exit 141 (128 + SIGPIPE), silently. Never a traceback."""
+    arguments = [sys.executable, '-m', 'robot_dynamics', 'validate', str(ARM_URDF)]
+    environment = dict(os.environ, ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST')
+    with open('/dev/full', 'w') as full:
+        finished = subprocess.run(
+            arguments, stdout=full, stderr=subprocess.PIPE, text=True, env=environment, timeout=60
+        )
+    assert finished.returncode == 1, finished.stderr
+    assert finished.stderr == (
+        'robot_dynamics validate: cannot write the output: [Errno 28] No space left on device\n'
+    )
+    reader_gone = subprocess.Popen(
+        arguments, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment
+    )
+    reader_gone.stdout.close()
+    _, errors = reader_gone.communicate(timeout=60)
+    assert reader_gone.returncode == 141 and errors == ''
