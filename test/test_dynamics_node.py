@@ -337,6 +337,23 @@ def set_parameters(harness, node, **values):
     ).results
 
 
+def test_a_payload_link_given_before_the_model_that_names_no_link_is_logged_by_name(ros):
+    """At launch no model is loaded to check payload_link against: once the model comes, a value
+    that is none of its links is logged naming the parameter, and the end of the chain is used."""
+    from rcl_interfaces.msg import Log
+    from rclpy.qos import DurabilityPolicy, QoSProfile
+
+    node = make_node(robot_description=ARM_TEXT, payload_link='no_link')
+    with ros(node) as harness:
+        logs = harness.collect(
+            Log, '/rosout', QoSProfile(depth=1000, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+        )
+        assert wait_for(lambda: node.robot is not None, 10)
+        assert node.payload_link(node.robot) == 'tool0'
+        words = 'parameter payload_link \'no_link\' is not a link of robot model "fr3_arm"'
+        assert wait_for(lambda: any(words in log.msg for log in logs), 10)
+
+
 def test_a_runtime_parameter_change_takes_effect_or_is_refused_with_the_reason(ros):
     node = make_node(robot_description=ARM_TEXT, payload_link='fr3_link7', stale_timeout=0.2)
     with ros(node) as harness:

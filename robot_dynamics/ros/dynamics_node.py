@@ -164,6 +164,7 @@ class DynamicsNode(ManagedModelNode, Node):
     def __init__(self, node_name: str = 'dynamics', **kwargs):
         Node.__init__(self, node_name, **kwargs)
         self._live: Optional[LiveDynamics] = None  # before the parameters: payload_link's check
+        self._unknown_payload_link: tuple = ()  # (model, link) last logged by payload_link()
         # model installs come from the builder and the service threads
         self._swap_lock = threading.Lock()
         self.parameters = NodeParameters(self, DYNAMICS_PARAMETERS)
@@ -423,8 +424,21 @@ class DynamicsNode(ManagedModelNode, Node):
         return super().destroy_node()
 
     def payload_link(self, robot: RobotModel) -> str:
-        """The ``payload_link`` parameter (read at each use), or the end of ``robot``'s chain."""
-        return self.parameters['payload_link'] or default_payload_link(robot)
+        """The ``payload_link`` parameter (read at each use) when it is a link of ``robot``, else
+        the end of ``robot``'s chain. A parameter given before the model came (at launch, or
+        with the description on a topic) that names none of its links is logged by name, once
+        per model and value."""
+        link = self.parameters['payload_link']
+        if link and link in robot.description.links:
+            return link
+        fallback = default_payload_link(robot)
+        if link and self._unknown_payload_link != (robot.name, link):
+            self._unknown_payload_link = (robot.name, link)
+            self.get_logger().error(
+                f'parameter payload_link {link!r} is not a link of robot model "{robot.name}"; '
+                f'using the end of its chain, {fallback!r}'
+            )
+        return fallback
 
     @property
     def robot(self) -> Optional[RobotModel]:
