@@ -73,6 +73,8 @@ def test_the_lifecycle_transitions_load_start_stop_and_forget(ros):
         assert _change(harness, 'managed_dynamics', Transition.TRANSITION_ACTIVATE)
         stream(20)
         assert wait_for(lambda: len(gravity) >= 10, 30)
+        (profile,) = node.set_parameters([Parameter('contact_profile', value='sensitive')])
+        assert profile.successful, profile.reason
         assert _change(harness, 'managed_dynamics', Transition.TRANSITION_DEACTIVATE)
         wait_for(lambda: False, 0.3)
         before = len(gravity)
@@ -81,6 +83,9 @@ def test_the_lifecycle_transitions_load_start_stop_and_forget(ros):
         assert len(gravity) == before
         assert _change(harness, 'managed_dynamics', Transition.TRANSITION_CLEANUP)
         assert node.robot is None and _state(harness, 'managed_dynamics') == 'unconfigured'
+        assert _change(harness, 'managed_dynamics', Transition.TRANSITION_CONFIGURE)
+        assert node._live.contact_profile.name == 'sensitive'  # what the parameter reads
+        assert _change(harness, 'managed_dynamics', Transition.TRANSITION_CLEANUP)
         # the same transition from the ROS 2 command line, where it is installed and its
         # `service call` runs on this rclpy (the shared ros2cli needs rclpy's init context
         # manager, which Jazzy's rclpy 7 lacks)

@@ -28,6 +28,7 @@ from robot_dynamics.models import ARM_URDF
 
 pytest.importorskip('rclpy')
 from geometry_msgs.msg import InertiaStamped  # noqa: E402
+from rcl_interfaces.srv import SetParametersAtomically  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import String  # noqa: E402
 
@@ -178,6 +179,48 @@ def test_a_set_payload_on_a_frame_that_is_not_a_link_keeps_the_previous_payload(
         _feed(harness, node, 10)
         assert _settled(gravity, gravity_with(GRIPPER))
         assert sources[-1].data.startswith('tool gripper')
+
+
+ELSEWHERE_TOOLS = f"""{TOOLS}  ghost:
+    link: no_such_link
+    mass: 1.0
+  base_mount:
+    link: fr3_link0
+    mass: 1.0
+"""
+
+
+def test_active_tool_reads_what_is_in_use_whatever_was_asked(ros, tmp_path):
+    """A tool on a link the model lacks, or on one no joint moves, is refused by `ros2 param
+    set` (the parameter keeps its value); one asked at launch that cannot be used reads ''; a
+    request that also holds a refused parameter changes nothing at all."""
+    tools = tmp_path / 'tools.yaml'
+    tools.write_text(ELSEWHERE_TOOLS)
+    node = make_node(robot_description=ARM_TEXT, tools_file=str(tools), active_tool='ghost')
+    name = node.get_name()
+    with ros(node) as harness:
+        sources = harness.collect(String, f'/{name}/payload_source', LATCHED_QOS)
+        assert wait_for(lambda: node.get_parameter('active_tool').value == '', 20)
+        assert wait_for(lambda: node.robot is not None, 20)
+        for tool, words in (
+            ('ghost', 'link of tool \'ghost\' "no_such_link" is not a frame of model "fr3_arm"'),
+            ('base_mount', 'link of tool \'base_mount\' "fr3_link0" is fixed to the world'),
+        ):
+            (refused,) = set_parameters(harness, node, active_tool=tool)
+            assert not refused.successful and words in refused.reason, refused.reason
+            assert node.get_parameter('active_tool').value == ''
+        before = len(sources)
+        request = SetParametersAtomically.Request(
+            parameters=[
+                Parameter('active_tool', value='gripper').to_parameter_msg(),
+                Parameter('payload_mode', value='bogus').to_parameter_msg(),
+            ]
+        )
+        service = f'/{name}/set_parameters_atomically'
+        refused = harness.call(SetParametersAtomically, service, request, timeout=10).result
+        assert not refused.successful and 'payload_mode' in refused.reason, refused.reason
+        wait_for(lambda: False, 1.0)
+        assert node.get_parameter('active_tool').value == '' and len(sources) == before
 
 
 def test_a_tools_file_that_could_not_be_read_is_named_when_a_tool_is_refused(ros, tmp_path):

@@ -54,6 +54,7 @@ import sys
 import threading
 import time
 from collections import deque
+from dataclasses import replace
 from typing import NamedTuple, Optional
 
 import numpy as np
@@ -61,6 +62,7 @@ from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from geometry_msgs.msg import InertiaStamped, Vector3Stamped, WrenchStamped
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.node import Node
+from rclpy.parameter import Parameter
 from sensor_msgs.msg import JointState
 from std_srvs.srv import Trigger
 
@@ -185,8 +187,10 @@ class DynamicsNode(ManagedModelNode, Node):
             self._use_payload,
         )
         self._select_initial_tool()
-        self.add_on_set_parameters_callback(self._on_active_tool)
-        self.add_on_set_parameters_callback(self._on_contact_profile)
+        # checked while being set, acted on only once every parameter of the request is accepted
+        self.add_on_set_parameters_callback(self._check_active_tool)
+        self.add_on_set_parameters_callback(self._check_contact_profile)
+        self.add_post_set_parameters_callback(self._after_parameters_set)
         self.start_lifecycle(self.parameters['managed'])
         self._create_inputs()
         self._create_services()
@@ -281,9 +285,10 @@ class DynamicsNode(ManagedModelNode, Node):
     def _on_model(self, robot: RobotModel) -> None:
         """Install ``robot`` (called on the model source's builder thread while the stream runs)."""
         previous = self._live
-        if previous is None:
+        if previous is None:  # the start, or a configure after a cleanup: the profile set now
+            settings = replace(self.settings, contact_profile=self.parameters['contact_profile'])
             live = LiveDynamics(
-                robot, self.settings, self._new_recording(robot.num_joints), self.payload_link
+                robot, settings, self._new_recording(robot.num_joints), self.payload_link
             )
         elif previous.robot.joint_names == robot.joint_names:
             live = previous.with_model(robot)
@@ -305,9 +310,10 @@ class DynamicsNode(ManagedModelNode, Node):
         tool = self.payload_input.tools.get(name)
         if tool is None:
             self.get_logger().error(
-                f'active_tool {name!r} is not a tool of tools_file, no payload; tools: '
-                f'{self.payload_input.tools_listing()}'
+                f'active_tool {name!r} is not a tool of tools_file, no payload (active_tool set '
+                f"to ''); tools: {self.payload_input.tools_listing()}"
             )
+            self.set_parameters([Parameter('active_tool', value='')])
             return
         self._payload_in_use = PayloadInUse(tool.link, tool.parameters, 'tool', name)
 
@@ -328,9 +334,15 @@ class DynamicsNode(ManagedModelNode, Node):
         try:
             loaded = live.with_payload(payload.link, payload.parameters)
         except PayloadError as error:
-            self.get_logger().error(f'payload {payload.describe()} dropped: {error}')
+            dropped_tool = payload.source == 'tool'
+            self.get_logger().error(
+                f'payload {payload.describe()} dropped: {error}'
+                + (" (active_tool set to '')" if dropped_tool else '')
+            )
             self._payload_in_use = None
             self.payload_input.publish(None)
+            if dropped_tool:
+                self.set_parameters([Parameter('active_tool', value='')])
             return live
         self.payload_input.publish(payload)
         return loaded
@@ -353,32 +365,57 @@ class DynamicsNode(ManagedModelNode, Node):
         self._payload_in_use = payload
         return None
 
-    def _on_active_tool(self, parameters: list) -> SetParametersResult:
+    def _check_active_tool(self, parameters: list) -> SetParametersResult:
+        """Refuse an active_tool that is no tool of tools_file, or whose link the model in use
+        lacks or does not move."""
         for parameter in parameters:
-            if parameter.name != 'active_tool':
-                continue
-            name = parameter.value
-            if not isinstance(name, str) or not self.payload_input.is_tool(name):
-                return SetParametersResult(
-                    successful=False,
-                    reason=f'active_tool {name!r} is not a tool of tools_file; tools: '
-                    f'{self.payload_input.tools_listing()}',
-                )
-            self.payload_input.select_tool(name)
+            name = converted_value(parameter.value, '')
+            if parameter.name != 'active_tool' or not isinstance(name, str):
+                continue  # a value of the wrong type: the parameter table refuses it
+            problem = self._tool_problem(name)
+            if problem:
+                return SetParametersResult(successful=False, reason=problem)
         return SetParametersResult(successful=True)
 
-    def _on_contact_profile(self, parameters: list) -> SetParametersResult:
+    def _tool_problem(self, name: str) -> str:
+        if not self.payload_input.is_tool(name):
+            return (
+                f'active_tool {name!r} is not a tool of tools_file; tools: '
+                f'{self.payload_input.tools_listing()}'
+            )
+        live = self._live
+        if not name or live is None:
+            return ''
+        link = self.payload_input.tools[name].link
+        try:
+            live.robot.frame_id(link, PayloadError, f'link of tool {name!r}', moving=True)
+        except PayloadError as error:
+            return str(error)
+        return ''
+
+    def _check_contact_profile(self, parameters: list) -> SetParametersResult:
+        """Refuse a contact_profile that is no profile, or one that does not fit the model."""
         for parameter in parameters:
-            if parameter.name != 'contact_profile':
-                continue
+            name = converted_value(parameter.value, '')
+            if parameter.name != 'contact_profile' or not isinstance(name, str):
+                continue  # a value of the wrong type: the parameter table refuses it
             live = self._live
             try:
                 if live is None:
                     raise ContactProfileError('no robot model loaded yet')
-                live.use_contact_profile(converted_value(parameter.value, ''))
+                live.check_contact_profile(name)
             except ContactProfileError as error:
                 return SetParametersResult(successful=False, reason=str(error))
         return SetParametersResult(successful=True)
+
+    def _after_parameters_set(self, parameters: list) -> None:
+        """Act on an active_tool or contact_profile every callback has accepted."""
+        for parameter in parameters:
+            value = converted_value(parameter.value, '')
+            if parameter.name == 'active_tool':
+                self.payload_input.select_tool(value)
+            elif parameter.name == 'contact_profile' and self._live is not None:
+                self._live.use_contact_profile(value)
 
     def _new_recording(self, num_joints: int) -> SampleRingBuffer:
         """The ring buffer identify_payload reads, sized by buffer_duration × buffer_max_rate; the

@@ -599,10 +599,21 @@ class LiveDynamics:
             max_rate=HISTORY_MAX_RATE,
         )
 
+    def check_contact_profile(self, name: str) -> None:
+        """Raise :class:`~robot_dynamics.core.contact.contact_profiles.ContactProfileError`
+        (with the names there are) unless :meth:`use_contact_profile` can switch to ``name``."""
+        self._contact_detector(name)
+
     def use_contact_profile(self, name: str) -> None:
         """Switch to contact profile ``name`` from the next sample on; raises
         :class:`~robot_dynamics.core.contact.contact_profiles.ContactProfileError` (with the
         names there are) for an unknown one or one that does not fit the model."""
+        profile, detector = self._contact_detector(name)
+        self._carried.profile = profile
+        self._detector = detector
+
+    def _contact_detector(self, name: str) -> tuple:
+        """(profile ``name``, the contact detector with it and the thresholds carried)."""
         profile = self._carried.profiles.get(name)
         if profile is None:
             raise ContactProfileError(
@@ -610,9 +621,7 @@ class LiveDynamics:
             )
         carried = self._carried.thresholds
         same = carried is not None and carried.joint_names == self.robot.joint_names
-        detector = self._new_detector(carried.values if same else None, profile)
-        self._carried.profile = profile
-        self._detector = detector
+        return profile, self._new_detector(carried.values if same else None, profile)
 
     @property
     def contact_profile(self) -> ContactProfile:
