@@ -394,6 +394,18 @@ def test_a_runtime_parameter_change_takes_effect_or_is_refused_with_the_reason(r
         assert node.get_parameter('payload_mode').value == 'full'
 
 
+@pytest.mark.parametrize('topic', ['bad topic', '1abc', '/'])
+def test_an_ft_sensor_topic_ros_would_refuse_is_named_and_none_used(topic):
+    """The subscription would raise in the constructor: the parameter check refuses the name
+    (logged with it) and the node runs without an F/T sensor."""
+    node = make_node(urdf_file=str(ARM_URDF), ft_sensor_topic=topic)
+    try:
+        assert node.get_parameter('ft_sensor_topic').value == ''
+        assert node.robot is not None
+    finally:
+        node.destroy_node()
+
+
 @pytest.mark.parametrize(
     'name, given, used, reported',
     [

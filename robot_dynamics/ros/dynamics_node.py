@@ -451,11 +451,18 @@ class DynamicsNode(ManagedModelNode, Node):
             live.recording.close()
 
     def destroy_node(self):
-        self.payload_input.close()
-        if self.model_source is not None:
-            self.model_source.close()
-        self._worker.shutdown()
-        for buffer in (self._live.recording if self._live else None, self._shared_baseline):
+        """Release what the node holds, also when its construction stopped half-way (rclpy's
+        shutdown destroys such a node too): only the parts that exist."""
+        for part, release in (
+            ('payload_input', 'close'),
+            ('model_source', 'close'),
+            ('_worker', 'shutdown'),
+        ):
+            held = getattr(self, part, None)
+            if held is not None:
+                getattr(held, release)()
+        live = getattr(self, '_live', None)
+        for buffer in (live.recording if live else None, getattr(self, '_shared_baseline', None)):
             if buffer is not None:
                 buffer.close()
         return super().destroy_node()

@@ -48,7 +48,7 @@ from robot_dynamics.ros.diagnostics import DIAGNOSTICS_PERIOD
 from robot_dynamics.ros.joint_state_wire import JOINT_STATE_STAMPS
 from robot_dynamics.ros.lifecycle import MANAGED
 from robot_dynamics.ros.model_source import MODEL_SOURCE_PARAMETERS
-from robot_dynamics.ros.parameter_schema import NON_NEGATIVE, POSITIVE
+from robot_dynamics.ros.parameter_schema import NON_NEGATIVE, POSITIVE, topic_name_or_empty
 from robot_dynamics.ros.parameter_schema import ParameterSpec as P
 from robot_dynamics.ros.service_worker import DEFAULT_CPU_SHARE
 
@@ -421,6 +421,8 @@ DYNAMICS_PARAMETERS = MODEL_SOURCE_PARAMETERS + (
         '',
         'geometry_msgs/WrenchStamped of a wrist F/T sensor (frame_id: a frame of the URDF), '
         'compensated for its bias and the payload in use on ~/compensated_wrench; empty: none',
+        check=topic_name_or_empty,
+        requirement='is not a ROS topic name',
     ),
     # feet (floating base)
     P(

@@ -149,6 +149,27 @@ NON_NEGATIVE = dict(low=0.0, high=math.inf, high_open=True)
 """The range of a non-negative, finite number."""
 
 
+def topic_name_or_empty(name: str, node: Optional[Node] = None) -> bool:
+    """Empty, or a name rclpy accepts for a topic of ``node`` (relative names expanded in its
+    namespace)."""
+    if not name:
+        return True
+    from rclpy.expand_topic_name import expand_topic_name
+    from rclpy.validate_full_topic_name import validate_full_topic_name
+
+    try:
+        validate_full_topic_name(
+            expand_topic_name(
+                name,
+                node.get_name() if node else 'node',
+                node.get_namespace() if node else '/',
+            )
+        )
+    except Exception:  # rclpy raises ValueError or InvalidTopicNameException
+        return False
+    return True
+
+
 def three_finite_numbers(values, _node: Optional[Node] = None) -> bool:
     """3 finite numbers (a vector in space)."""
     return len(values) == 3 and all(map(math.isfinite, values))
