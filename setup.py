@@ -28,9 +28,9 @@ setup(
     license='Apache-2.0',
     entry_points={
         'console_scripts': [
-            'dynamics_node = robot_dynamics.ros.dynamics_node:main',
-            'centroidal_node = robot_dynamics.ros.centroidal_node:main',
-            'sim_robot = robot_dynamics.ros.sim_robot:main',
+            'dynamics_node = robot_dynamics.ros.entry_points:dynamics_node',
+            'centroidal_node = robot_dynamics.ros.entry_points:centroidal_node',
+            'sim_robot = robot_dynamics.ros.entry_points:sim_robot',
             'robot_dynamics = robot_dynamics.cli:main',
         ],
     },

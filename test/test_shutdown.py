@@ -120,6 +120,36 @@ def test_sigint_ends_the_node_with_status_0_and_no_traceback(ros, module):
     assert 'Traceback' not in stderr + stdout, stderr
 
 
+@pytest.mark.parametrize('module', ['centroidal_node', 'dynamics_node', 'sim_robot'])
+@pytest.mark.parametrize('number', [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_while_the_console_script_imports_ends_it_quietly(module, number):
+    """The console script (what `ros2 run` starts) imports for about a second before the node
+    exists; a signal 0.3 s in lands there (on a slower machine: later, where the node's own
+    handling answers): status 0, no traceback."""
+    environment = dict(
+        os.environ,
+        ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST',
+        ROS_DOMAIN_ID=os.environ['ROS_DOMAIN_ID'],
+    )
+    script = (
+        f'import sys; from robot_dynamics.ros.entry_points import {module}; sys.exit({module}())'
+    )
+    process = processes.start_node_process(
+        [sys.executable, '-c', script, '--ros-args', '-p', f'urdf_file:={ARM_URDF}'],
+        cwd=ROOT,
+        env=environment,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    with killed_on_failure(process):
+        time.sleep(0.3)
+        process.send_signal(number)
+        stdout, stderr = process.communicate(timeout=START_TIMEOUT)
+    assert process.returncode == 0, stderr
+    assert 'Traceback' not in stderr + stdout, stderr
+
+
 def test_sigterm_ends_an_idle_relay_promptly(ros):
     # The relay has no output of its own to wait for: once it is in the graph it is given time
     # to spin, then stopped while idle (no input, no timer): the signal itself must wake it.
