@@ -172,6 +172,20 @@ def test_service_refusals_are_answered_in_operator_words(ros, tmp_path):
     assert not any(block.exists() for block in blocks)
 
 
+def test_every_service_of_a_node_without_a_model_says_so(ros, tmp_path):
+    """The description is awaited on the topic: no service pretends the robot has not moved."""
+    node = make_node(tmp_path, robot_description='')
+    services = ('identify_payload', 'record_baseline', 'explain_residual', 'validate_inertia')
+    services += ('zero_effort_offsets', 'calibrate_contact_thresholds')
+    with ros(node) as harness:
+        for service in services:
+            answer = harness.call(Trigger, f'/{node.get_name()}/{service}')
+            assert not answer.success and answer.message == 'no robot model loaded yet', (
+                service,
+                answer.message,
+            )
+
+
 def test_validate_inertia_service_reports_the_same_findings_as_the_cli(ros, tmp_path):
     urdf = CORPUS / 'triangle_violation.urdf'
     node = make_node(tmp_path, robot_description=urdf.read_text(), payload_link='')

@@ -638,6 +638,8 @@ class DynamicsNode(ManagedModelNode, Node):
 
     @never_raises
     def _record_baseline(self, request, response):
+        if self._live is None:
+            return _answer(response, False, 'no robot model loaded yet')
         recording = self._snapshot()
         if recording is None:
             return _answer(
@@ -671,7 +673,9 @@ class DynamicsNode(ManagedModelNode, Node):
             'identify_payload'
         )
         live = self._live
-        if live is None or _recorded(live.recording) < 2:
+        if live is None:
+            return _answer(response, False, 'no robot model loaded yet')
+        if _recorded(live.recording) < 2:
             return _answer(response, False, nothing)
         baseline = self._shared_baseline
         link = self.payload_link(live.robot)
@@ -863,7 +867,9 @@ class DynamicsNode(ManagedModelNode, Node):
 
     def _explain_residual(self, request, response):
         live = self._live
-        if live is None or _recorded(live.recording) < 2:
+        if live is None:
+            return _answer(response, False, 'no robot model loaded yet')
+        if _recorded(live.recording) < 2:
             return _answer(
                 response, False, 'nothing recorded yet: move the robot (efforts published)'
             )
