@@ -354,6 +354,23 @@ def test_a_payload_link_given_before_the_model_that_names_no_link_is_logged_by_n
         assert wait_for(lambda: any(words in log.msg for log in logs), 10)
 
 
+def test_a_parameter_the_node_does_not_have_is_named_with_the_nearest_it_has(ros):
+    from rcl_interfaces.msg import Log
+    from rclpy.qos import DurabilityPolicy, QoSProfile
+
+    node = make_node(robot_description=ARM_TEXT, payload_lnk='tool0')
+    with ros(node) as harness:
+        logs = harness.collect(
+            Log, '/rosout', QoSProfile(depth=1000, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+        )
+        words = (
+            'parameter payload_lnk is not a parameter of this node: ignored; did you mean '
+            'payload_link'
+        )
+        assert wait_for(lambda: any(words in log.msg for log in logs), 10)
+        assert not node.has_parameter('payload_lnk')
+
+
 def test_a_runtime_parameter_change_takes_effect_or_is_refused_with_the_reason(ros):
     node = make_node(robot_description=ARM_TEXT, payload_link='fr3_link7', stale_timeout=0.2)
     with ros(node) as harness:

@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from robot_dynamics.ros.entry_points import NODE_MODULES
+
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = 'robot_dynamics'
 LAUNCH_FILES = sorted((ROOT / 'launch').glob('*.launch.py'))
@@ -298,7 +300,8 @@ def test_launched_node_names_match_parameter_file_sections_and_modules():
     ]
     assert {name for _, name in ours} == sections
     for executable, name in ours:
-        assert scripts[executable].split(':')[0] == node_class(name).__module__
+        assert scripts[executable] == f'robot_dynamics.ros.entry_points:{executable}'
+        assert NODE_MODULES[executable] == node_class(name).__module__
 
 
 # ---------------------------------------------------------------------- parameter files

@@ -114,8 +114,13 @@ from robot_dynamics.ros.joint_state_wire import (
 )
 from robot_dynamics.ros.lifecycle import ManagedModelNode
 from robot_dynamics.ros.node_log import RateLimitedLogger, RejectionCounter, never_raises, shorten
-from robot_dynamics.ros.parameter_schema import NodeParameters, converted_value
+from robot_dynamics.ros.parameter_schema import (
+    NodeParameters,
+    converted_value,
+    warn_unknown_parameters,
+)
 from robot_dynamics.ros.payload_input import PayloadInput
+from robot_dynamics.ros.rclpy_compat import add_post_set_callback
 from robot_dynamics.ros.service_host import ServiceHost
 from robot_dynamics.ros.service_worker import (
     ServiceWorker,
@@ -190,7 +195,7 @@ class DynamicsNode(ManagedModelNode, Node):
         # checked while being set, acted on only once every parameter of the request is accepted
         self.add_on_set_parameters_callback(self._check_active_tool)
         self.add_on_set_parameters_callback(self._check_contact_profile)
-        self.add_post_set_parameters_callback(self._after_parameters_set)
+        add_post_set_callback(self, self._after_parameters_set)
         self.start_lifecycle(self.parameters['managed'])
         self._create_inputs()
         self._create_services()
@@ -202,6 +207,7 @@ class DynamicsNode(ManagedModelNode, Node):
             self.parameters['diagnostics_period'], self._update_filtered_residual
         )
         self._load_baseline_file()
+        warn_unknown_parameters(self)
 
     def _set_up_stream_state(self) -> None:
         """Counters, meters and the state the stream and diagnostics share."""

@@ -21,19 +21,27 @@ def _stop_before_start(_number, _frame) -> None:
     os._exit(0)
 
 
-def _main_of(module_name: str):
+NODE_MODULES = {
+    'dynamics_node': 'robot_dynamics.ros.dynamics_node',
+    'centroidal_node': 'robot_dynamics.ros.centroidal_node',
+    'sim_robot': 'robot_dynamics.ros.sim_robot',
+}
+"""Console script → the module whose ``main`` it runs."""
+
+
+def _main_of(script: str):
     for number in STOP_SIGNALS:
         signal.signal(number, _stop_before_start)
-    return importlib.import_module(module_name).main()
+    return importlib.import_module(NODE_MODULES[script]).main()
 
 
 def dynamics_node():
-    return _main_of('robot_dynamics.ros.dynamics_node')
+    return _main_of('dynamics_node')
 
 
 def centroidal_node():
-    return _main_of('robot_dynamics.ros.centroidal_node')
+    return _main_of('centroidal_node')
 
 
 def sim_robot():
-    return _main_of('robot_dynamics.ros.sim_robot')
+    return _main_of('sim_robot')

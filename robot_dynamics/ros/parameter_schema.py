@@ -20,6 +20,7 @@ a change is checked the same way and refused with the reason.
 from __future__ import annotations
 
 import array
+import difflib
 import math
 from dataclasses import dataclass
 from typing import Any, Callable, Optional, Sequence
@@ -34,7 +35,7 @@ from rclpy.node import Node
 from rclpy.parameter import Parameter
 
 from robot_dynamics.ros.node_log import shorten
-from robot_dynamics.ros.rclpy_compat import parameter_type
+from robot_dynamics.ros.rclpy_compat import parameter_overrides, parameter_type
 
 _WRONG_TYPE = object()
 _LARGEST_INTEGER = 2**63 - 1
@@ -235,6 +236,21 @@ class NodeParameters:
                     reason=f'{parameter.name} {shorten(repr(parameter.value))} {problem}',
                 )
         return SetParametersResult(successful=True)
+
+
+def warn_unknown_parameters(node: Node) -> list:
+    """Log a warning for each parameter given to ``node`` (``-p``, a parameter file) that it does
+    not have, with the nearest names it has (a typo is otherwise ignored without a word);
+    returns the unknown names."""
+    unknown = [name for name in parameter_overrides(node) if not node.has_parameter(name)]
+    known = [name for name in node.get_parameters_by_prefix('')]
+    for name in unknown:
+        near = difflib.get_close_matches(name, known, n=3, cutoff=0.6)
+        hint = f'; did you mean {" or ".join(near)}?' if near else ''
+        node.get_logger().warning(
+            f'parameter {shorten(name)} is not a parameter of this node: ignored{hint}'
+        )
+    return unknown
 
 
 def converted_value(value, default):

@@ -14,12 +14,17 @@ Kilted 9.1.2, the two releases CI runs the whole test suite on:
   ``rclpy.event_handler`` from Iron on, in ``rclpy.qos_event`` on Humble.
 - :func:`parameter_type`: ``Parameter.Type`` is an ``Enum`` on Jazzy and Humble, an ``IntEnum``
   on Kilted, so only its ``value`` is the ``rcl_interfaces/ParameterType`` number everywhere.
+- :func:`add_post_set_callback`: post-set parameter callbacks exist from Iron on; on Humble the
+  callback runs as an on-set callback (before every check of the request has passed).
+- :func:`parameter_overrides`: the names given to a node (``-p``, parameter files) that rclpy
+  keeps in a private attribute on every release (no public accessor exists).
 
 A module that is present but fails to import (a broken install) raises here instead of
 silently choosing the older API."""
 
 from __future__ import annotations
 
+from rcl_interfaces.msg import SetParametersResult
 from rclpy.parameter import Parameter
 
 try:
@@ -42,7 +47,27 @@ def parameter_type(value) -> int:
     return Parameter.Type.from_parameter_value(value).value
 
 
+def add_post_set_callback(node, callback) -> None:
+    """Call ``callback(parameters)`` once a set of ``node``'s parameters has been accepted."""
+    if hasattr(node, 'add_post_set_parameters_callback'):
+        node.add_post_set_parameters_callback(callback)
+        return
+
+    def on_set(parameters):  # Humble
+        callback(parameters)
+        return SetParametersResult(successful=True)
+
+    node.add_on_set_parameters_callback(on_set)
+
+
+def parameter_overrides(node) -> tuple:
+    """The names of the parameters given to ``node`` at its start (declared or not)."""
+    return tuple(getattr(node, '_parameter_overrides', {}))
+
+
 __all__ = [
+    'add_post_set_callback',
+    'parameter_overrides',
     'EventsExecutor',
     'PublisherEventCallbacks',
     'SubscriptionEventCallbacks',

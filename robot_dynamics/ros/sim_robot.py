@@ -74,7 +74,7 @@ from robot_dynamics.core.model.model import RobotModel
 from robot_dynamics.core.model.urdf import read_description_file
 from robot_dynamics.models import ARM_URDF, QUADRUPED_URDF
 from robot_dynamics.ros.node_log import RateLimitedLogger, never_raises, shorten
-from robot_dynamics.ros.parameter_schema import NodeParameters
+from robot_dynamics.ros.parameter_schema import NodeParameters, warn_unknown_parameters
 from robot_dynamics.ros.sim_messages import SceneOutputs
 from robot_dynamics.ros.sim_robot_parameters import (
     SIM_ROBOT_PARAMETERS,
@@ -133,6 +133,7 @@ class SimRobot(Node):
         self._create_external_wrench_interface()
         self._restart()
         self._timer = self.create_timer(1.0 / self.publish_rate, self._tick)
+        warn_unknown_parameters(self)
 
     def _start_scene(self) -> str:
         """The MuJoCo scene of the parameters; returns the published description."""
