@@ -20,7 +20,7 @@ from robot_dynamics.core.model.model import RobotModel
 from robot_dynamics.models import ARM_URDF, QUADRUPED_URDF
 
 pytest.importorskip('rclpy')
-from diagnostic_msgs.msg import DiagnosticArray  # noqa: E402
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus  # noqa: E402
 from geometry_msgs.msg import PointStamped, PolygonStamped, Vector3Stamped, WrenchStamped  # noqa: E402
 from nav_msgs.msg import Odometry  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
@@ -103,12 +103,16 @@ class Rig:
         base_pose=None,
         base_twist=None,
         frame='odom',
+        child_frame='base',
     ):
+        """A joint state stamped ``stamp`` [s], after odometry of ``child_frame`` (pose
+        [x, y, z, qx, qy, qz, qw] in ``frame``, twist in ``child_frame`` axes) when
+        ``base_pose`` is given."""
         if base_pose is not None:
             odom = Odometry()
             odom.header.stamp = _stamp(stamp)
             odom.header.frame_id = frame
-            odom.child_frame_id = 'base'
+            odom.child_frame_id = child_frame
             p, o = odom.pose.pose.position, odom.pose.pose.orientation
             p.x, p.y, p.z, o.x, o.y, o.z, o.w = (float(x) for x in base_pose)
             t = odom.twist.twist
@@ -134,6 +138,14 @@ class Rig:
             for status in array.status:
                 if status.name == f'{self.node.get_name()}: {part}' and status.values:
                     return {kv.key: kv.value for kv in status.values} | {'message': status.message}
+        return None
+
+    def level(self, part: str):
+        """The level of this node's latest diagnostic status ``part`` (None until one)."""
+        for array in reversed(self.diagnostics):
+            for status in array.status:
+                if status.name == f'{self.node.get_name()}: {part}':
+                    return status.level
         return None
 
     def message(self, part: str) -> str:
@@ -412,6 +424,7 @@ def test_fixed_base_arm_is_placed_at_the_base_pose_parameter(ros):
                 base_pose=[2.0, 1.0, 0.3, *heading.as_quat()],
                 base_twist=twist,
                 frame='world',
+                child_frame=arm.description.root,
             )
             assert wait_for(
                 lambda: rig.node.base_source.newest_odometry_stamp == stamp, timeout=WAIT
@@ -652,6 +665,98 @@ def test_bad_inputs_are_counted_and_the_node_keeps_working(quadruped, ros):
         rig.close()
 
 
+@pytest.mark.parametrize('child_frame', ['nowhere', 'lf_shank'])
+def test_odometry_of_a_frame_not_fixed_to_the_base_is_refused_as_dynamics_node_refuses_it(
+    quadruped, quadruped_rig, child_frame
+):
+    """Odometry whose child_frame_id the model lacks, or names a frame a joint moves (the
+    shank): centroidal_node and dynamics_node on the same odom topic both count it as
+    odom_unknown_frame; centroidal_node says so in its inputs status and publishes nothing from
+    it (the floating base waits for usable odometry). The same pose then given for the base
+    link, by name or by an empty child_frame_id, is used."""
+    from robot_dynamics.ros.dynamics_node import DynamicsNode
+
+    rig = quadruped_rig()
+    dynamics = rig.harness.add(
+        DynamicsNode(
+            namespace=rig.namespace,
+            parameter_overrides=[
+                Parameter('robot_description', value=QUADRUPED_URDF.read_text()),
+                Parameter('root_joint', value='floating'),
+                Parameter('base_state', value='odom'),
+            ],
+        )
+    )
+    assert wait_for(
+        lambda: dynamics.robot is not None and rig.odom_pub.get_subscription_count() == 2,
+        timeout=WAIT,
+    )
+    pose, names = standing_pose(quadruped), quadruped.joint_names
+    for k in range(3):
+        rig.send(1.0 + 0.002 * k, names, STANCE, None, pose, np.zeros(6), child_frame=child_frame)
+    for node in (rig.node, dynamics):
+        counts = node.rejections.counts
+        assert wait_for(lambda c=counts: c['odom_unknown_frame'] == 3, timeout=WAIT), dict(counts)
+    assert wait_for(
+        lambda: (rig.status('inputs') or {}).get('rejected_odom_unknown_frame') == '3',
+        timeout=WAIT,
+    ), rig.status('inputs')
+    assert not rig.com
+    for k, base_link in enumerate(('base', '')):
+        rig.send(2.0 + 0.002 * k, names, STANCE, None, pose, np.zeros(6), child_frame=base_link)
+    assert wait_for(lambda: len(rig.com) == 2, timeout=WAIT), dict(rig.node.rejections.counts)
+    assert {message.header.stamp.sec for message in rig.com} == {2}
+    assert rig.node.rejections.counts['odom_unknown_frame'] == 3
+
+
+IMU_ORIGIN, IMU_RPY = (0.1, 0.2, 0.05), (0.3, 0.0, 0.5 * np.pi)
+DECK_ARM_URDF = f"""<robot name="deck_arm">
+  <link name="base"><inertial><mass value="2"/><inertia ixx="0.1" ixy="0" ixz="0" iyy="0.1"
+    iyz="0" izz="0.1"/></inertial></link>
+  <link name="imu_link"/>
+  <joint name="imu_mount" type="fixed"><parent link="base"/><child link="imu_link"/>
+    <origin xyz="{' '.join(map(str, IMU_ORIGIN))}" rpy="{' '.join(map(str, IMU_RPY))}"/></joint>
+  <link name="arm"><inertial><origin xyz="0.3 0 0"/><mass value="1"/><inertia ixx="0.01"
+    ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial></link>
+  <joint name="shoulder" type="revolute"><parent link="base"/><child link="arm"/>
+    <axis xyz="0 1 0"/><limit lower="-3" upper="3" effort="50" velocity="3"/></joint>
+</robot>"""
+"""A base link with an IMU frame fixed on it (offset and turned) and one arm joint."""
+
+
+def test_odometry_of_a_frame_fixed_on_the_base_is_carried_to_the_base_link(ros):
+    """Odometry of imu_link (pose world ← imu, twist in imu axes at the imu origin): the node
+    takes the base pose world ← imu · imu ← base and the twist at the base origin in base axes,
+    so CoM and momentum equal pinocchio's for the base's own pose and twist."""
+    robot = RobotModel.from_urdf_string(DECK_ARM_URDF, root_joint='floating')
+    base_imu = pin.SE3(Rotation.from_euler('xyz', IMU_RPY).as_matrix(), np.array(IMU_ORIGIN))
+    world_base = pin.SE3(Rotation.from_euler('xyz', (0.2, -0.1, 0.7)).as_matrix(), np.ones(3))
+    base_twist = pin.Motion(np.array([0.4, -0.2, 0.1, 0.3, -0.5, 0.8]))  # base axes, origin
+    imu_pose = pin.SE3ToXYZQUAT(world_base * base_imu)
+    imu_twist = base_imu.actInv(base_twist).vector
+    rig = Rig(ros, DECK_ARM_URDF, root_joint='floating')
+    try:
+        for stamp in (1.0, 1.002):
+            rig.send(stamp, ['shoulder'], [0.4], [0.7], imu_pose, imu_twist, child_frame='imu_link')
+        counts = rig.node.rejections.counts
+        assert wait_for(lambda: len(rig.com) == 2 and len(rig.angular) == 2, timeout=WAIT), dict(
+            counts
+        )
+        q = robot.configuration(np.array([0.4]), pin.SE3ToXYZQUAT(world_base))
+        expected = centroidal_state(robot, q, robot.tangent(np.array([0.7]), base_twist.vector))
+        point, linear, angular = rig.com[-1].point, rig.linear[-1].vector, rig.angular[-1].vector
+        np.testing.assert_allclose([point.x, point.y, point.z], expected.com, atol=1e-9)
+        np.testing.assert_allclose(
+            [linear.x, linear.y, linear.z], expected.linear_momentum, atol=1e-9
+        )
+        np.testing.assert_allclose(
+            [angular.x, angular.y, angular.z], expected.angular_momentum, atol=1e-9
+        )
+        assert not counts
+    finally:
+        rig.close()
+
+
 def test_rviz_config_shows_what_the_node_publishes():
     """config/robot_dynamics.rviz subscribes to the default node's topics and enables every
     marker namespace the node emits (see the standing-still test)."""
@@ -785,6 +890,56 @@ def test_contact_frames_takes_one_name_or_a_list(quadruped, quadruped_rig, given
         dict(rig.node.rejections.counts),
     )
     assert len(rig.polygon[-1].polygon.points) == len(frames)
+
+
+NOWHERE = 'parameter contact_frames: "nowhere" is not a frame of model "quadruped"'
+"""How the node names a contact_frames entry the quadruped lacks (log, diagnostics)."""
+
+
+def test_a_contact_frame_the_model_lacks_is_left_out_and_named_with_its_parameter(
+    quadruped, quadruped_rig, capfd
+):
+    """contact_frames [nowhere, lf_foot, rf_foot]: the log and the model status (WARN) name the
+    parameter and the missing frame; CoM and momentum are published, the support polygon is the
+    two feet the model has, and no joint state is refused."""
+    rig = quadruped_rig(contact_frames=['nowhere', 'lf_foot', 'rf_foot'])
+    pose = standing_pose(quadruped)
+    rig.send(1.0, quadruped.joint_names, STANCE, base_pose=pose, base_twist=np.zeros(6))
+    counts = rig.node.rejections.counts
+    assert wait_for(lambda: rig.polygon and rig.com, timeout=WAIT), dict(counts)
+    assert len(rig.polygon[-1].polygon.points) == 2
+    assert wait_for(lambda: NOWHERE in rig.message('model'), timeout=WAIT), rig.message('model')
+    assert rig.level('model') == DiagnosticStatus.WARN
+    assert rig.status('model')['contact_frames_left_out'] == 'nowhere'
+    assert f'{NOWHERE} (its links: base, lf_hip' in capfd.readouterr().err
+    assert not rig.node.model_error and 'no_model' not in counts
+
+
+def test_contact_frames_the_model_has_none_of_refuse_it_and_each_rejection_says_why(
+    quadruped, quadruped_rig, capfd
+):
+    """contact_frames [nowhere]: no contact point can be placed, so the model is not used. The
+    log, each refused joint state and the model status (ERROR) name the parameter; nothing is
+    published."""
+    rig = quadruped_rig(contact_frames=['nowhere'])
+    pose, counts = standing_pose(quadruped), rig.node.rejections.counts
+    for k in range(3):
+        rig.send(
+            1.0 + 0.002 * k, quadruped.joint_names, STANCE, base_pose=pose, base_twist=np.zeros(6)
+        )
+    assert wait_for(lambda: counts['no_model'] == 3, timeout=WAIT), dict(counts)
+    why = f'no usable robot model: {NOWHERE}'
+    assert wait_for(lambda: rig.message('model').startswith(why), timeout=WAIT), rig.message(
+        'model'
+    )
+    assert rig.level('model') == DiagnosticStatus.ERROR
+    assert wait_for(
+        lambda: (rig.status('inputs') or {}).get('rejected_no_model') == '3', timeout=WAIT
+    )
+    logged = capfd.readouterr().err
+    assert f'model "quadruped" not usable for centroidal dynamics: {NOWHERE}' in logged
+    assert f'rejected input (no_model, 1 so far): {why}' in logged
+    assert rig.node.robot is None and not rig.com
 
 
 @pytest.mark.parametrize(

@@ -4,8 +4,9 @@ Topics (relative names; the node's default name is ``centroidal``):
 
 * subscribes ``joint_states`` (sensor_msgs/JointState, merged by name), ``robot_description``
   (std_msgs/String, transient local; same intake and hot swap as dynamics_node), ``odom``
-  (nav_msgs/Odometry: pose in ``header.frame_id`` = ``world_frame``, twist in the base
-  frame ``child_frame_id``) and, when ``contact_wrench_topics`` is set, one
+  (nav_msgs/Odometry: pose of ``child_frame_id``, a frame fixed to the base link (empty: the
+  base link), in ``header.frame_id`` = ``world_frame``, twist in ``child_frame_id``; another
+  child frame is refused as ``odom_unknown_frame``) and, when ``contact_wrench_topics`` is set, one
   geometry_msgs/WrenchStamped per contact frame (the force the ground applies to that
   foot, expressed in and about the contact frame);
 * publishes, for every complete joint state (stamp copied from it, frame ``world_frame``):
@@ -26,6 +27,10 @@ With ``contact_source: force`` the feet's ground forces are estimated from the j
 (:class:`~robot_dynamics.core.floating_base.foot_forces.FootForceEstimator`, base motion from
 ``odom``) and give the contacts (above ``contact_force_threshold``), the support polygon and the
 ZMP (the wrench route); a joint state without efforts or fresh odom falls back to heights.
+
+A ``contact_frames`` entry the model lacks is left out (the log and the model status name the
+parameter; the wrench route is then off for that model); a model with none of them is not used,
+and each joint state refused says why.
 
 A fixed-base robot (``root_joint: fixed``) is computed as the same robot on a free-flyer
 whose pose is the ``base_pose`` parameter (twist zero), or the odometry once ``odom``
@@ -62,6 +67,7 @@ from robot_dynamics.core.floating_base.centroidal import (
     CentroidalMonitor,
     CentroidalState,
     OdometryError,
+    base_odometry,
     base_pose_from_odometry,
     floating_base_model,
 )
@@ -73,7 +79,7 @@ from robot_dynamics.core.live.input_findings import (
 from robot_dynamics.core.live.live_dynamics import LiveDynamics
 from robot_dynamics.core.live.settings import ACCELERATION_WINDOW, LiveSettings
 from robot_dynamics.core.model.model import RobotModel
-from robot_dynamics.core.streams.base_state import BaseStateError
+from robot_dynamics.core.streams.base_state import BaseStateError, RigidMount, rigid_mount
 from robot_dynamics.core.streams.differentiation import PositionSlope
 from robot_dynamics.core.streams.joint_states import (
     VELOCITY,
@@ -91,7 +97,12 @@ from robot_dynamics.ros.centroidal_messages import (
     polygon_stamped,
     vector_stamped,
 )
-from robot_dynamics.ros.centroidal_parameters import CENTROIDAL_PARAMETERS
+from robot_dynamics.ros.centroidal_parameters import (
+    CENTROIDAL_PARAMETERS,
+    ContactFrames,
+    contact_frames_on,
+    missing_contact_frames_words,
+)
 from robot_dynamics.ros.diagnostics import (
     PositionJumpNotes,
     RateMeter,
@@ -106,9 +117,9 @@ from robot_dynamics.ros.joint_state_wire import (
 )
 from robot_dynamics.ros.lifecycle import ManagedModelNode
 from robot_dynamics.ros.node_log import RateLimitedLogger, RejectionCounter
-from robot_dynamics.ros.odometry_wire import OdometryWireError, read_odometry
+from robot_dynamics.ros.odometry_wire import OdometryFields, OdometryWireError, read_odometry
 from robot_dynamics.ros.output_bytes import XyzMessageWriter
-from robot_dynamics.ros.parameter_schema import NodeParameters
+from robot_dynamics.ros.parameter_schema import NodeParameters, warn_unknown_parameters
 from robot_dynamics.ros.spinning import run_nodes
 from robot_dynamics.ros.topics import (
     JOINT_STATE_QOS,
@@ -148,10 +159,16 @@ class _LiveModel:
     jumps: PositionJumps
     velocity_rate: VelocityRate
     position_slope: PositionSlope
+    contacts: ContactFrames
     feet: Optional[LiveDynamics] = None
+    contacts_note: str = ''
+    """What the model lacks of ``contact_frames`` and what is left out for it ('' when
+    nothing)."""
     pending: deque = field(default_factory=lambda: deque(maxlen=PENDING_LIMIT))
     """Complete joint samples of this model waiting for their odometry
     (:meth:`CentroidalNode._drain`)."""
+    odometry_mounts: dict = field(default_factory=dict)
+    """{odometry child frame: its :class:`RigidMount` on the base}, of the frames seen."""
 
 
 class CentroidalNode(ManagedModelNode, Node):
@@ -193,6 +210,7 @@ class CentroidalNode(ManagedModelNode, Node):
         self._create_inputs()
         self._warned_best_effort: set = set()
         self.create_timer(self.diagnostics_period, self._publish_diagnostics)
+        warn_unknown_parameters(self)
 
     def _create_outputs(self) -> None:
         """The output publishers (the points and vectors in ``world_frame``)."""
@@ -293,14 +311,19 @@ class CentroidalNode(ManagedModelNode, Node):
 
     # ------------------------------------------------------------------ model
     def _on_model(self, robot: RobotModel) -> None:
-        """Install ``robot`` (called on the model source's builder thread while the stream runs)."""
+        """Install ``robot`` (called on the model source's builder thread while the stream runs).
+        A ``contact_frames`` entry the model lacks is left out (logged, in diagnostics); the
+        model is refused when it has none of them."""
         try:
             floating = floating_base_model(robot)
+            contacts = contact_frames_on(floating, self.contact_frame_names)
             # The ZMP and flight test use |g| of the model's gravity (the gravity parameter).
-            self.settings = replace(
-                self.settings, gravity=float(np.linalg.norm(robot.model.gravity.linear))
+            settings = replace(
+                self.settings,
+                gravity=float(np.linalg.norm(robot.model.gravity.linear)),
+                contact_frames=contacts.names,
             )
-            monitor = CentroidalMonitor(floating, self.settings)
+            monitor = CentroidalMonitor(floating, settings)
         except (DescriptionError, ValueError) as error:
             self.model_error = str(error)
             self.get_logger().error(
@@ -308,13 +331,19 @@ class CentroidalNode(ManagedModelNode, Node):
             )
             return
         self.model_error = ''
+        self.settings = settings
+        note = self._contacts_note(floating, contacts)
+        if note:
+            self.get_logger().error(note)
         previous = self._live
         merger = (
             previous.merger
             if previous and previous.robot.joint_names == floating.joint_names
             else self._new_merger(floating)
         )
-        feet = self._foot_forces(floating) if self.contact_source == 'force' else None
+        feet = (
+            self._foot_forces(floating, contacts.names) if self.contact_source == 'force' else None
+        )
         self.base_source.use_model(floating)
         self._live = _LiveModel(
             floating,
@@ -324,9 +353,27 @@ class CentroidalNode(ManagedModelNode, Node):
             PositionJumps(floating),
             _velocity_rate(floating),
             _position_slope(floating),
+            contacts,
             feet,
+            note,
         )
         self.last_report = None
+
+    def _contacts_note(self, robot: RobotModel, contacts: ContactFrames) -> str:
+        """What ``robot`` lacks of ``contact_frames`` and what is left out for it, in words
+        ('' when it has them all)."""
+        if not contacts.missing:
+            return ''
+        wrenches = (
+            '; contact_wrench_topics not used with this model (the ZMP comes from the estimated '
+            'rate of momentum)'
+            if self.wrench_topics
+            else ''
+        )
+        return (
+            f'{missing_contact_frames_words(robot, contacts.missing)}: left out, contacts and '
+            f'support polygon from {", ".join(contacts.names)} only{wrenches}'
+        )
 
     def _new_merger(self, floating: RobotModel) -> JointStateMerger:
         return JointStateMerger(
@@ -342,7 +389,7 @@ class CentroidalNode(ManagedModelNode, Node):
         restarted = replace(
             live,
             merger=self._new_merger(live.robot),
-            monitor=CentroidalMonitor(live.robot, self.settings),
+            monitor=CentroidalMonitor(live.robot, live.monitor.settings),
             jumps=PositionJumps(live.robot),
             velocity_rate=_velocity_rate(live.robot),
             position_slope=_position_slope(live.robot),
@@ -358,16 +405,16 @@ class CentroidalNode(ManagedModelNode, Node):
         )
         return restarted
 
-    def _foot_forces(self, floating: RobotModel) -> Optional[LiveDynamics]:
-        """The live pipeline that estimates the feet's ground forces from the joint torques
-        (its own copy of the model; the base's motion from the same base_state), or None with
-        the reason logged."""
+    def _foot_forces(self, floating: RobotModel, contact_frames: tuple) -> Optional[LiveDynamics]:
+        """The live pipeline that estimates the ground forces on ``contact_frames`` from the
+        joint torques (its own copy of the model; the base's motion from the same base_state),
+        or None with the reason logged."""
         twin = RobotModel(floating.description, True, floating.model.gravity.linear)
         settings = LiveSettings(
             base_state=self.parameters['base_state'],
             base_orientation=tuple(self.parameters['base_orientation']),
             imu_frame=self.parameters['imu_frame'],
-            contact_frames=self.contact_frame_names,
+            contact_frames=contact_frames,
             external_torque_method='inverse_dynamics',
             contact_profile='off',
         )
@@ -382,6 +429,7 @@ class CentroidalNode(ManagedModelNode, Node):
         """Forget the model (lifecycle cleanup)."""
         self._live = None
         self.last_report = None
+        self.model_error = ''
 
     def destroy_node(self):
         if self.model_source is not None:
@@ -421,34 +469,67 @@ class CentroidalNode(ManagedModelNode, Node):
         self._drain_waiting()
 
     def _on_odometry(self, serialized: bytes) -> None:
-        """One serialized nav_msgs/Odometry (the subscription is raw)."""
+        """One serialized nav_msgs/Odometry (the subscription is raw), used once a model is
+        loaded and when ``base_state`` takes odometry. A child frame the model lacks, or one a
+        joint moves, is counted as ``odom_unknown_frame`` (as dynamics_node does); other
+        unusable messages as ``bad_odometry``."""
         self._odom_rate.tick()
+        live = self._live
+        if live is None or not self.base_source.uses_odom:
+            return
         try:
-            odometry = read_odometry(serialized)
-            frame = odometry.frame_id
-            if frame and frame.lstrip('/') != self.world_frame.lstrip('/'):
-                raise OdometryError(
-                    f'odom pose is in "{frame}", not in world_frame "{self.world_frame}"'
-                )
-            self.base_source.take_odom(
-                odometry.stamp,
-                odometry.position,
-                odometry.orientation,
-                odometry.linear,
-                odometry.angular,
-            )
-            live = self._live
-            if live is not None and live.feet is not None:
-                live.feet.take_base_odom(
-                    odometry.stamp, '', odometry.orientation, odometry.linear, odometry.angular
-                )
-        except (OdometryError, OdometryWireError, BaseStateError) as error:
+            self._take_odometry(live, read_odometry(serialized))
+        except BaseStateError as error:
+            self.rejections.reject(f'odom_{error.reason}', str(error))
+            return
+        except (OdometryError, OdometryWireError) as error:
             self.rejections.reject('bad_odometry', str(error))
             return
         except Exception as error:  # a node never dies from a message
             self.rejections.reject('internal_error', repr(error))
             return
         self._drain_waiting()
+
+    def _take_odometry(self, live: _LiveModel, odometry: OdometryFields) -> None:
+        """Give ``odometry`` to the base source (carried to the base link) and the foot-force
+        pipeline. Raises BaseStateError with a reason (``unknown_frame``: its child frame; the
+        foot-force pipeline's base-state checks) and OdometryError for the rest."""
+        frame = odometry.frame_id
+        if frame and frame.lstrip('/') != self.world_frame.lstrip('/'):
+            raise OdometryError(
+                f'odom pose is in "{frame}", not in world_frame "{self.world_frame}"'
+            )
+        mount = self._odometry_mount(live, odometry.child_frame_id)
+        stamp = odometry.stamp
+        self.base_source.take_odom(
+            stamp,
+            *base_odometry(
+                mount,
+                odometry.position,
+                odometry.orientation,
+                odometry.linear,
+                odometry.angular,
+            ),
+        )
+        if live.feet is not None:
+            live.feet.take_base_odom(
+                stamp,
+                odometry.child_frame_id,
+                odometry.orientation,
+                odometry.linear,
+                odometry.angular,
+            )
+
+    @staticmethod
+    def _odometry_mount(live: _LiveModel, child_frame: str) -> RigidMount:
+        """Where the odometry's ``child_frame`` (empty: the base link) sits on the base link of
+        ``live``'s model; raises BaseStateError ('unknown_frame') for a frame the model lacks or
+        one a joint moves (:func:`~robot_dynamics.core.streams.base_state.rigid_mount`)."""
+        name = child_frame or live.robot.description.root
+        mount = live.odometry_mounts.get(name)
+        if mount is None:
+            mount = live.odometry_mounts[name] = rigid_mount(live.robot, name)
+        return mount
 
     def _drain_waiting(self) -> None:
         """A base-state sample arrived: compute the joint states that waited for it."""
@@ -487,9 +568,14 @@ class CentroidalNode(ManagedModelNode, Node):
         if not self.accepts_joint_states():
             return
         if live is None:
-            self.rejections.reject('no_model', 'no robot model loaded yet')
+            self.rejections.reject('no_model', self._no_model_words())
             return
         self._guarded(self._take_joint_state, live, serialized)
+
+    def _no_model_words(self) -> str:
+        """Why there is no model to compute with."""
+        error = self.model_error
+        return f'no usable robot model: {error}' if error else 'no robot model loaded yet'
 
     def _guarded(self, step, *args) -> None:
         try:
@@ -598,7 +684,7 @@ class CentroidalNode(ManagedModelNode, Node):
         if sample.foot_forces is not None:
             report = monitor.report(stamped, foot_forces=sample.foot_forces)
         else:
-            report = monitor.report(stamped, self._fresh_wrenches(sample.stamp))
+            report = monitor.report(stamped, self._fresh_wrenches(live, sample.stamp))
         if report.stamp_not_newer:
             self.rejections.reject(
                 'repeated_stamp',
@@ -622,8 +708,11 @@ class CentroidalNode(ManagedModelNode, Node):
             self.rejections.reject(error.reason, str(error))
             return None
 
-    def _fresh_wrenches(self, stamp: float) -> Optional[tuple]:
-        if not self.wrench_topics:
+    def _fresh_wrenches(self, live: _LiveModel, stamp: float) -> Optional[tuple]:
+        """(forces [N], torques [N·m]) of the contact wrenches, each in its contact frame, when
+        all are within ``stale_timeout`` of ``stamp`` [s]; None without the wrench route (not
+        set, or ``live``'s model lacks a contact frame)."""
+        if not self.wrench_topics or live.contacts.missing:
             return None
         if any(w is None or abs(w[0] - stamp) > self.stale_timeout for w in self._wrenches):
             self.rejections.reject(
@@ -697,8 +786,7 @@ class CentroidalNode(ManagedModelNode, Node):
                 self._balance_status(),
                 self.checks.status(
                     f'{self.get_name()}: centroidal checks',
-                    self.contact_frame_names,
-                    self._wrenches,
+                    *self._checked_wrenches(),
                     self.stale_timeout,
                 ),
             ]
@@ -706,21 +794,37 @@ class CentroidalNode(ManagedModelNode, Node):
         except Exception as error:  # a timer never takes the node down either
             self.rejections.reject('internal_error', f'diagnostics: {error!r}')
 
+    def _checked_wrenches(self) -> tuple:
+        """(contact frame names, their wrenches) for the friction checks; no wrenches when the
+        model in use lacks a contact frame (the wrench route is off then)."""
+        live = self._live
+        if live is None or not live.contacts.missing:
+            return self.contact_frame_names, self._wrenches
+        return live.contacts.names, []
+
     def _model_status(self) -> DiagnosticStatus:
+        """``<node>: model``: ERROR naming why no model is usable, WARN naming the
+        ``contact_frames`` the model in use lacks."""
         if self.model_source is None:
             return self.unconfigured_status()
-        return model_status(
-            self.get_name(),
-            self.robot,
-            self.model_source,
-            {
-                'root_joint': self.model_source.root_joint,
-                'contact_frames': ' '.join(self.contact_frame_names),
-                'contact_source': self.contact_source,
-                'base_state': self.base_source.mode,
-            },
-            self.model_error,
+        live = self._live
+        values = {
+            'root_joint': self.model_source.root_joint,
+            'contact_frames': ' '.join(self.contact_frame_names),
+            'contact_source': self.contact_source,
+            'base_state': self.base_source.mode,
+        }
+        if live is not None and live.contacts.missing:
+            values['contact_frames_left_out'] = ' '.join(live.contacts.missing)
+        status = model_status(
+            self.get_name(), self.robot, self.model_source, values, self.model_error
         )
+        if live is None and self.model_error:
+            status.message = self._no_model_words()
+        elif live is not None and live.contacts_note and not self.model_error:
+            status.level = max(status.level, WARN)
+            status.message = f'{status.message}; {live.contacts_note}'
+        return status
 
     def _input_status(self) -> DiagnosticStatus:
         name = f'{self.get_name()}: inputs'

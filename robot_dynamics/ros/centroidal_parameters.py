@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
+from typing import NamedTuple, Sequence
 
+from robot_dynamics.core.errors import DescriptionError
 from robot_dynamics.core.floating_base.centroidal import (
     FLIGHT_VERTICAL_ACCELERATION,
     OdometryError,
     base_pose_from_odometry,
 )
+from robot_dynamics.core.model.model import RobotModel, listed_names
 from robot_dynamics.core.streams.base_state import BASE_STATES
 from robot_dynamics.core.streams.joint_states import STALE_TIMEOUT
 from robot_dynamics.ros.base_state_input import BASE_STATE_INPUT_PARAMETERS
@@ -222,3 +225,35 @@ CENTROIDAL_PARAMETERS = _model_source_parameters() + (
     P('diagnostics_period', DIAGNOSTICS_PERIOD, 'period of /diagnostics', 's', **POSITIVE),
 )
 """Every parameter of centroidal_node, in the order of config/robot_dynamics.yaml."""
+
+
+class ContactFrames(NamedTuple):
+    """The ``contact_frames`` parameter on one model: the ``names`` of the frames the model has
+    (the parameter's order), their ``indices`` in the parameter (which pair them with
+    ``contact_wrench_topics``) and the names the model lacks (``missing``)."""
+
+    names: tuple
+    indices: tuple
+    missing: tuple
+
+
+def contact_frames_on(robot: RobotModel, requested: Sequence[str]) -> ContactFrames:
+    """``requested`` (the ``contact_frames`` parameter) split into the frames ``robot`` has and
+    those it lacks. Raises DescriptionError, naming the parameter, when frames are requested
+    and ``robot`` has none of them: no contact point could be placed."""
+    indices = tuple(i for i, name in enumerate(requested) if robot.model.existFrame(name))
+    missing = tuple(name for name in requested if not robot.model.existFrame(name))
+    if missing and not indices:
+        words = missing_contact_frames_words(robot, missing)
+        raise DescriptionError(f'{words}: no contact frame left')
+    return ContactFrames(tuple(requested[i] for i in indices), indices, missing)
+
+
+def missing_contact_frames_words(robot: RobotModel, missing: Sequence[str]) -> str:
+    """'parameter contact_frames: "x" is not a frame of model "m" (its links: ...)'."""
+    quoted = ', '.join(f'"{name}"' for name in missing)
+    verb = 'is not a frame' if len(missing) == 1 else 'are not frames'
+    return (
+        f'parameter contact_frames: {quoted} {verb} of model "{robot.name}" (its links: '
+        f'{listed_names(robot.description.links)})'
+    )

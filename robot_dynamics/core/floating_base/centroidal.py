@@ -42,6 +42,7 @@ from robot_dynamics.core.floating_base.support_polygon import (
     support_polygon,
 )
 from robot_dynamics.core.model.model import RobotModel
+from robot_dynamics.core.streams.base_state import RigidMount
 from robot_dynamics.core.streams.differentiation import (
     NonFiniteSampleError,
     PolynomialDifferentiator,
@@ -100,6 +101,27 @@ def base_velocity_from_odometry(
     linear = _finite_floats(linear_body, 3, 'odometry linear velocity', OdometryError)
     angular = _finite_floats(angular_body, 3, 'odometry angular velocity', OdometryError)
     return np.array(linear + angular)
+
+
+def base_odometry(
+    mount: RigidMount,
+    position_xyz: Sequence[float],
+    quaternion_xyzw: Sequence[float],
+    linear_body: Sequence[float],
+    angular_body: Sequence[float],
+) -> tuple:
+    """The base link's odometry from that of a frame fixed on it (``mount``: the frame's
+    rotation R and position p on the base): (position [m], quaternion x, y, z, w) in the world,
+    then the twist in base axes at the base origin, ω_b = R ω_c and v_b = R v_c + p × ω_b
+    (linear [m/s], angular [rad/s]). Raises :class:`OdometryError` for a non-finite or non-unit
+    pose or a non-finite twist."""
+    if mount.is_base:
+        return position_xyz, quaternion_xyzw, linear_body, angular_body
+    world_child = pin.XYZQUATToSE3(base_pose_from_odometry(position_xyz, quaternion_xyzw))
+    base_child = pin.SE3(mount.rotation, mount.position)
+    world_base = pin.SE3ToXYZQUAT(world_child * base_child.inverse())
+    twist = base_child.act(pin.Motion(base_velocity_from_odometry(linear_body, angular_body)))
+    return world_base[:3], world_base[3:], twist.linear, twist.angular
 
 
 def floating_base_model(robot: RobotModel) -> RobotModel:
