@@ -412,7 +412,7 @@ def test_a_runtime_parameter_change_takes_effect_or_is_refused_with_the_reason(r
 
 
 @pytest.mark.parametrize('topic', ['bad topic', '1abc', '/'])
-def test_an_ft_sensor_topic_ros_would_refuse_is_named_and_none_used(topic):
+def test_an_ft_sensor_topic_ros_would_refuse_is_named_and_none_used(ros, topic):
     """The subscription would raise in the constructor: the parameter check refuses the name
     (logged with it) and the node runs without an F/T sensor."""
     node = make_node(urdf_file=str(ARM_URDF), ft_sensor_topic=topic)
@@ -1068,3 +1068,17 @@ def test_a_best_effort_joint_state_publisher_is_named_in_diagnostics(ros):
             )
 
         assert wait_for(named, 10)
+
+
+@pytest.mark.parametrize(
+    'name, given, used',
+    [('diagnostics_period', 1e-6, 1.0), ('effort_scale_uncertainty', float('inf'), 0.02)],
+)
+def test_a_timer_period_that_would_spin_or_an_infinite_uncertainty_falls_back(
+    ros, name, given, used
+):
+    node = make_node(urdf_file=str(ARM_URDF), **{name: given})
+    try:
+        assert node.get_parameter(name).value == used
+    finally:
+        node.destroy_node()

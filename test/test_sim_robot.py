@@ -373,6 +373,14 @@ def test_a_whole_number_is_taken_and_an_impossible_catch_up_falls_back(ros, para
         assert wait_for(lambda: len(states) >= 10, 5.0)
 
 
+def test_a_publish_rate_that_would_take_a_core_falls_back_to_its_default(ros):
+    node = sim_node('/sim_r', publish_rate=1e6)
+    assert node.publish_rate == 250.0
+    with ros(node) as harness:
+        states = harness.collect(JointState, '/sim_r/joint_states', SENSOR_QOS)
+        assert wait_for(lambda: len(states) >= 10, 5.0)
+
+
 @pytest.mark.parametrize('name, default', [('seed', 0), ('trajectory_seed', 1)])
 def test_a_negative_seed_falls_back_to_its_default_and_the_robot_runs(ros, name, default):
     node = sim_node('/sim_s', **{name: -3})

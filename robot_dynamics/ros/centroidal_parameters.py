@@ -25,7 +25,12 @@ from robot_dynamics.ros.diagnostics import DIAGNOSTICS_PERIOD
 from robot_dynamics.ros.joint_state_wire import JOINT_STATE_STAMPS
 from robot_dynamics.ros.lifecycle import MANAGED
 from robot_dynamics.ros.model_source import MODEL_SOURCE_PARAMETERS
-from robot_dynamics.ros.parameter_schema import NON_NEGATIVE, POSITIVE, three_finite_numbers
+from robot_dynamics.ros.parameter_schema import (
+    DIAGNOSTICS_PERIODS,
+    NON_NEGATIVE,
+    POSITIVE,
+    three_finite_numbers,
+)
 from robot_dynamics.ros.parameter_schema import ParameterSpec as P
 
 MAX_RATE_WINDOW = 1000
@@ -222,7 +227,13 @@ CENTROIDAL_PARAMETERS = _model_source_parameters() + (
         check=_finite,
         requirement='is not a finite number',
     ),
-    P('diagnostics_period', DIAGNOSTICS_PERIOD, 'period of /diagnostics', 's', **POSITIVE),
+    P(
+        'diagnostics_period',
+        DIAGNOSTICS_PERIOD,
+        'period of /diagnostics',
+        's',
+        **DIAGNOSTICS_PERIODS,
+    ),
 )
 """Every parameter of centroidal_node, in the order of config/robot_dynamics.yaml."""
 

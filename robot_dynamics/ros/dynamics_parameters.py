@@ -48,7 +48,12 @@ from robot_dynamics.ros.diagnostics import DIAGNOSTICS_PERIOD
 from robot_dynamics.ros.joint_state_wire import JOINT_STATE_STAMPS
 from robot_dynamics.ros.lifecycle import MANAGED
 from robot_dynamics.ros.model_source import MODEL_SOURCE_PARAMETERS
-from robot_dynamics.ros.parameter_schema import NON_NEGATIVE, POSITIVE, topic_name_or_empty
+from robot_dynamics.ros.parameter_schema import (
+    DIAGNOSTICS_PERIODS,
+    NON_NEGATIVE,
+    POSITIVE,
+    topic_name_or_empty,
+)
 from robot_dynamics.ros.parameter_schema import ParameterSpec as P
 from robot_dynamics.ros.service_worker import DEFAULT_CPU_SHARE
 
@@ -137,7 +142,13 @@ DYNAMICS_PARAMETERS = MODEL_SOURCE_PARAMETERS + (
         low_open=True,
         high=1.0,
     ),
-    P('diagnostics_period', DIAGNOSTICS_PERIOD, 'period of /diagnostics', 's', **POSITIVE),
+    P(
+        'diagnostics_period',
+        DIAGNOSTICS_PERIOD,
+        'period of /diagnostics',
+        's',
+        **DIAGNOSTICS_PERIODS,
+    ),
     # payload identification
     P(
         'payload_link',
@@ -161,6 +172,7 @@ DYNAMICS_PARAMETERS = MODEL_SOURCE_PARAMETERS + (
         'assumed 1σ relative scale error of each joint\'s efforts (torque constants, gear ratios, '
         'sensor gains), carried into the 1σ of identify_payload; 0 for calibrated efforts',
         low=0.0,
+        high=1.0,
     ),
     P(
         'tools_file',

@@ -149,6 +149,10 @@ POSITIVE = dict(low=0.0, low_open=True, high=math.inf, high_open=True)
 NON_NEGATIVE = dict(low=0.0, high=math.inf, high_open=True)
 """The range of a non-negative, finite number."""
 
+DIAGNOSTICS_PERIODS = dict(low=0.01, high=math.inf, high_open=True)
+"""The range of a diagnostics period [s]: at most 100 Hz, so that a mistyped value does not make
+its timer take a core."""
+
 
 def topic_name_or_empty(name: str, node: Optional[Node] = None) -> bool:
     """Empty, or a name rclpy accepts for a topic of ``node`` (relative names expanded in its

@@ -73,7 +73,15 @@ SIM_ROBOT_PARAMETERS = (
     P('root_joint', 'fixed', "'fixed': dynamic arm simulation; 'floating': kinematic base sway"),
     GRAVITY,
     # timing
-    P('publish_rate', 250.0, 'joint_states (and odom) rate', 'Hz', **POSITIVE),
+    P(
+        'publish_rate',
+        250.0,
+        'joint_states (and odom) rate',
+        'Hz',
+        low=0.0,
+        low_open=True,
+        high=10000.0,
+    ),
     P(
         'simulation_rate',
         0.0,
