@@ -189,6 +189,7 @@ def test_missing_or_stale_base_state_stops_the_outputs_and_says_why():
         ('camera_9', (0, 0, 0), 'unknown_frame'),
         ('arm', (0, 0, 0), 'unknown_frame'),  # moved by the hinge
         ('imu_link', (0, float('nan'), 0), 'non_finite'),
+        ('imu_link', (0, 2e3, 0), 'out_of_range'),  # beyond ±1000 rad/s
     ],
 )
 def test_a_bad_imu_message_is_refused_by_reason_and_changes_nothing(frame, gyro, reason):
@@ -198,6 +199,22 @@ def test_a_bad_imu_message_is_refused_by_reason_and_changes_nothing(frame, gyro,
         state.take_imu(1.001, frame, gyro, (0, 0, G))
     assert raised.value.reason == reason
     np.testing.assert_allclose(state.motion_at(1.0).specific_force, (0, 0, G))
+
+
+def test_one_absurd_imu_or_odometry_sample_is_refused_and_spoils_nothing():
+    """A specific force of 1e300 m/s² (beyond ±1e4) or a base speed of 1e5 m/s (beyond ±1e3)
+    is no measurement: refused, and the smoothed state stays what the good samples made it."""
+    imu = BaseState('imu', lever(), (0.0, 0.0, -G))
+    imu.take_imu(1.0, 'imu_link', (0, 0, 0), (0, 0, G))
+    with pytest.raises(BaseStateError, match='beyond ±10000 m/s²') as raised:
+        imu.take_imu(1.001, 'imu_link', (0, 0, 0), (1e300, 0, G))
+    assert raised.value.reason == 'out_of_range'
+    imu.take_imu(1.002, 'imu_link', (0, 0, 0), (0, 0, G))
+    np.testing.assert_allclose(imu.motion_at(1.002).specific_force, (0, 0, G))
+    odometry = BaseState('odom', lever(), (0.0, 0.0, -G))
+    with pytest.raises(BaseStateError, match='beyond ±1000 m/s') as raised:
+        odometry.take_odom(1.0, 'base', (0, 0, 0, 1), (1e5, 0, 0), (0, 0, 0))
+    assert raised.value.reason == 'out_of_range'
 
 
 @pytest.mark.parametrize('quaternion', [(0, 0, 0, 0), (0, float('nan'), 0, 1), (0, 0, 0, 3)])

@@ -434,6 +434,7 @@ def test_an_ft_sensor_topic_ros_would_refuse_is_named_and_none_used(ros, topic):
         ('acceleration_mode', 5, 'estimated', 'estimated'),
         ('gravity', [0, 0, -10], [0.0, 0.0, -10.0], [0.0, 0.0, -10.0]),
         ('gravity', [0.0, -9.81], [0.0, 0.0, -9.81], [0.0, 0.0, -9.81]),
+        ('gravity', [0.0, 0.0, 1e308], [0.0, 0.0, -9.81], [0.0, 0.0, -9.81]),  # norm > 100
     ],
 )
 def test_a_parameter_of_another_type_is_converted_or_falls_back_to_its_default(

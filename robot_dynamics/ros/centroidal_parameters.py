@@ -29,7 +29,7 @@ from robot_dynamics.ros.parameter_schema import (
     DIAGNOSTICS_PERIODS,
     NON_NEGATIVE,
     POSITIVE,
-    three_finite_numbers,
+    plausible_gravity,
 )
 from robot_dynamics.ros.parameter_schema import ParameterSpec as P
 
@@ -38,9 +38,9 @@ MAX_RATE_WINDOW = 1000
 
 
 def _downward(gravity, _node=None) -> bool:
-    """3 finite numbers along −z of the world (the ZMP formula's assumption), within 1e-6 of
-    their norm."""
-    if not three_finite_numbers(gravity):
+    """A plausible gravity (:func:`plausible_gravity`) along −z of the world (the ZMP formula's
+    assumption), within 1e-6 of its norm."""
+    if not plausible_gravity(gravity):
         return False
     norm = math.sqrt(sum(g * g for g in gravity))
     return gravity[2] < 0.0 and math.hypot(gravity[0], gravity[1]) <= 1e-6 * norm
@@ -69,8 +69,8 @@ def _model_source_parameters() -> tuple:
                 row,
                 description='gravity vector in the world frame, along -z (its norm is the ZMP g)',
                 check=_downward,
-                requirement='is not 3 finite numbers [m/s²] pointing along -z of world_frame (the '
-                'ZMP formula assumes it)',
+                requirement='is not 3 finite numbers [m/s²] of norm at most 100, pointing along '
+                '-z of world_frame (the ZMP formula assumes it)',
             )
         rows.append(row)
     return tuple(rows)

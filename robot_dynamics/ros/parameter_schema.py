@@ -180,13 +180,22 @@ def three_finite_numbers(values, _node: Optional[Node] = None) -> bool:
     return len(values) == 3 and all(map(math.isfinite, values))
 
 
+MAX_GRAVITY = 100.0
+"""[m/s²] Largest gravity accepted (Jupiter's is 24.8): a larger value is a typo."""
+
+
+def plausible_gravity(values, _node: Optional[Node] = None) -> bool:
+    """3 finite numbers of norm at most :data:`MAX_GRAVITY` [m/s²]."""
+    return three_finite_numbers(values) and math.hypot(*values) <= MAX_GRAVITY
+
+
 GRAVITY = ParameterSpec(
     'gravity',
     [0.0, 0.0, -9.81],
     'gravity vector in the world frame',
     'm/s²',
-    check=three_finite_numbers,
-    requirement='is not 3 finite numbers [m/s²]',
+    check=plausible_gravity,
+    requirement=f'is not 3 finite numbers of norm at most {MAX_GRAVITY:g} [m/s²]',
 )
 """The gravity parameter every node has."""
 

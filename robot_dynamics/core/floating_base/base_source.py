@@ -39,8 +39,10 @@ from robot_dynamics.core.floating_base.centroidal import BaseStateBuffer
 from robot_dynamics.core.model.model import RobotModel
 from robot_dynamics.core.streams.base_state import (
     BASE_STATES,
+    MAX_ANGULAR_VELOCITY,
     BaseStateError,
     BaseStateUnavailable,
+    measured,
     quaternion_matrix,
     rigid_mount,
 )
@@ -116,8 +118,9 @@ class CentroidalBaseSource:
             )
         rotation, _ = self._mount(frame)
         gyro = np.asarray(angular_velocity, dtype=float)
-        if gyro.shape != (3,) or not np.all(np.isfinite(gyro)):
+        if gyro.shape != (3,):
             raise BaseStateError('non_finite', f'IMU angular velocity {gyro.tolist()} is unusable')
+        gyro = measured(gyro, 'IMU angular_velocity', MAX_ANGULAR_VELOCITY, 'rad/s')
         world_imu = quaternion_matrix(orientation_xyzw)
         self._attitudes.append(_Attitude(float(stamp), world_imu @ rotation.T, rotation @ gyro))
 

@@ -149,6 +149,28 @@ def quaternion_matrix(xyzw: Sequence[float]) -> np.ndarray:
     )
 
 
+MAX_ANGULAR_VELOCITY = 1.0e3
+"""[rad/s] Largest base angular velocity accepted from an IMU or odometry (a gyro saturates
+near 35 rad/s): beyond it a message is corrupt."""
+MAX_ACCELERATION = 1.0e4
+"""[m/s²] Largest specific force accepted from an IMU (about 1000 g; accelerometers saturate
+at a few hundred m/s²)."""
+MAX_SPEED = 1.0e3
+"""[m/s] Largest base speed accepted from odometry."""
+
+
+def measured(values, name: str, bound: float, unit: str) -> np.ndarray:
+    """``values`` as an array; :class:`BaseStateError` ('non_finite') when one is not finite,
+    ('out_of_range') when one is beyond ±``bound`` [``unit``]: no sensor of a robot's base
+    reports that, and one such sample would spoil every estimate smoothed over it."""
+    array = _finite(values, name)
+    if np.max(np.abs(array), initial=0.0) > bound:
+        raise BaseStateError(
+            'out_of_range', f'{name} {array.tolist()} is beyond ±{bound:g} {unit}: corrupt'
+        )
+    return array
+
+
 def _finite(values, name: str) -> np.ndarray:
     array = np.asarray(values, dtype=float)
     # One sum proves finiteness unless it overflows; only then look at each entry.
@@ -236,8 +258,12 @@ class BaseState:
         if orientation_xyzw is not None:
             world_imu = quaternion_matrix(_finite(orientation_xyzw, 'IMU orientation'))
             self._imu_attitude = world_imu @ mount.rotation.T
-        gyro = mount.rotation @ _finite(angular_velocity, 'IMU angular_velocity')
-        force = mount.rotation @ _finite(linear_acceleration, 'IMU linear_acceleration')
+        gyro = mount.rotation @ measured(
+            angular_velocity, 'IMU angular_velocity', MAX_ANGULAR_VELOCITY, 'rad/s'
+        )
+        force = mount.rotation @ measured(
+            linear_acceleration, 'IMU linear_acceleration', MAX_ACCELERATION, 'm/s²'
+        )
         self._check_order(self._imu, stamp, 'IMU')
         smooth = self._imu_smooth.update(stamp, np.concatenate([gyro, force]))
         gyro, force = smooth[:3], smooth[3:]
@@ -261,8 +287,10 @@ class BaseState:
         body twist (linear [m/s], angular [rad/s]) in ``child_frame`` axes."""
         mount = self._mount(child_frame or self.robot.description.root)
         world_child = quaternion_matrix(_finite(orientation_xyzw, 'odometry orientation'))
-        omega = _finite(angular_velocity, 'odometry angular velocity')
-        velocity = _finite(linear_velocity, 'odometry linear velocity')
+        omega = measured(
+            angular_velocity, 'odometry angular velocity', MAX_ANGULAR_VELOCITY, 'rad/s'
+        )
+        velocity = measured(linear_velocity, 'odometry linear velocity', MAX_SPEED, 'm/s')
         if not mount.is_base:
             omega, velocity = mount.rotation @ omega, mount.rotation @ velocity
             velocity = velocity - cross(omega, mount.position)  # at the base origin
