@@ -73,6 +73,25 @@ def test_a_payload_no_rigid_body_can_have_is_refused_with_the_reason(mass, inert
         checked_payload(mass, (0, 0, 0), inertia)
 
 
+@pytest.mark.parametrize(
+    'mass, com, words',
+    [
+        (1e30, (0, 0, 0), r'payload mass must be a number in \[0, 10000\] kg'),
+        (1.0, (0, 0, 1e6), 'is over 10 m from its link'),
+    ],
+)
+def test_a_payload_no_robot_carries_is_refused_with_the_reason(mass, com, words):
+    with pytest.raises(PayloadError, match=words):
+        checked_payload(mass, com, np.eye(3) * 1e-3)
+
+
+def test_a_payload_on_a_joint_frame_is_refused_naming_the_links():
+    robot = RobotModel.from_urdf_file(ARM_URDF)
+    with pytest.raises(PayloadError, match='"fr3_joint3" is a joint of model "fr3_arm", not a link'):
+        robot.attach_payload('fr3_joint3', GRIPPER)
+    assert robot.payload is None
+
+
 def test_tools_file_round_trip_and_bad_presets_name_file_tool_and_field(tmp_path):
     path = tmp_path / 'tools.yaml'
     path.write_text(TOOLS)

@@ -65,14 +65,28 @@ def inertia_matrix(ixx, ixy, ixz, iyy, iyz, izz) -> np.ndarray:
     return np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]], dtype=float)
 
 
+MAX_PAYLOAD_MASS = 1.0e4
+"""[kg] Heaviest payload accepted (the largest industrial arms carry about 2.3 t)."""
+MAX_PAYLOAD_COM_DISTANCE = 10.0
+"""[m] Farthest payload CoM accepted from its link's origin."""
+
+
 def checked_payload(mass: float, com: Sequence[float], inertia: np.ndarray) -> InertialParameters:
     """The payload's :class:`InertialParameters`; raises :class:`PayloadError` saying why no
-    rigid body has them. ``mass`` [kg], ``com`` [m], ``inertia`` about the CoM [kg·m²]."""
+    rigid body has them, or why no robot carries them (a mass over :data:`MAX_PAYLOAD_MASS`, a
+    CoM over :data:`MAX_PAYLOAD_COM_DISTANCE` from the link). ``mass`` [kg], ``com`` [m],
+    ``inertia`` about the CoM [kg·m²]."""
     com, inertia = np.asarray(com, dtype=float), np.asarray(inertia, dtype=float)
-    if not (math.isfinite(mass) and mass >= 0.0):
-        raise PayloadError(f'payload mass must be a finite number >= 0 kg, got {mass!r}')
+    if not (math.isfinite(mass) and 0.0 <= mass <= MAX_PAYLOAD_MASS):
+        raise PayloadError(
+            f'payload mass must be a number in [0, {MAX_PAYLOAD_MASS:g}] kg, got {mass!r}'
+        )
     if com.shape != (3,) or not np.all(np.isfinite(com)):
         raise PayloadError(f'payload CoM must be 3 finite numbers [m], got {com.tolist()}')
+    if np.linalg.norm(com) > MAX_PAYLOAD_COM_DISTANCE:
+        raise PayloadError(
+            f'payload CoM {com.tolist()} m is over {MAX_PAYLOAD_COM_DISTANCE:g} m from its link'
+        )
     if inertia.shape != (3, 3) or not np.all(np.isfinite(inertia)):
         raise PayloadError('payload inertia must be 6 finite numbers [kg·m²]')
     moments, _ = principal_inertia(inertia)

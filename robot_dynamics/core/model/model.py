@@ -475,6 +475,11 @@ class RobotModel:
             and np.all(np.isfinite(payload.inertia_com))
         ):
             raise PayloadError(f'payload parameters are not finite and non-negative: {payload!r}')
+        if self.model.existFrame(link_name) and link_name not in self.description.links:
+            raise PayloadError(
+                f'payload link "{link_name}" is a joint of model "{self.name}", not a link; name '
+                f'one of its links: {listed_names(self.description.links)}'
+            )
         frame = self.model.frames[
             self.frame_id(link_name, PayloadError, 'payload link', moving=True)
         ]
