@@ -87,7 +87,8 @@ def test_a_payload_no_robot_carries_is_refused_with_the_reason(mass, com, words)
 
 def test_a_payload_on_a_joint_frame_is_refused_naming_the_links():
     robot = RobotModel.from_urdf_file(ARM_URDF)
-    with pytest.raises(PayloadError, match='"fr3_joint3" is a joint of model "fr3_arm", not a link'):
+    words = '"fr3_joint3" is a joint of model "fr3_arm", not a link'
+    with pytest.raises(PayloadError, match=words):
         robot.attach_payload('fr3_joint3', GRIPPER)
     assert robot.payload is None
 
