@@ -460,6 +460,18 @@ def test_full_mode_estimate_is_physically_consistent():
     assert np.linalg.eigvalsh(pseudo).min() >= -1e-8
 
 
+def test_noise_free_efforts_of_the_same_load_find_no_payload_however_small_the_sigma():
+    """Efforts computed from the model (no noise) give a σ at rounding level: a fitted mass of a
+    fraction of a milligram then passes the 3σ test, yet it is no payload."""
+    arm = true_robot(payload=None)
+    motion = fourier_motion(arm, duration=6.0, rate=250.0, seed=3)
+    recording = measured(motion, arm, effort_noise=0.0, velocity_noise=0.0)
+    baseline = measured(motion, arm, effort_noise=0.0, velocity_noise=0.0, time_offset=100.0)
+    report = identify_payload(arm, recording, LINK, 'mass_com', baseline=baseline)
+    assert not report.success and 'no payload is detectable' in report.reason, report.reason
+    assert abs(report.mass) < 1e-3 and report.com is None
+
+
 @needs_panda_data
 def test_panda_recording_without_payload_finds_no_payload_and_bounds_its_mass():
     robot = RobotModel.from_urdf_file(PANDA / 'panda_arm.urdf')

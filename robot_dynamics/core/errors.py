@@ -66,8 +66,8 @@ class PayloadIdentificationRefused(IdentificationRefused):
 
 class NoPayloadDetected(PayloadIdentificationRefused):
     """The fitted ``mass`` [kg] is within ``payload_estimate.DETECTION_SIGMAS`` standard
-    deviations ``mass_std`` [kg] of zero: nothing distinguishable from no payload (empty
-    gripper)."""
+    deviations ``mass_std`` [kg] of zero, or below ``payload_estimate.LIGHTEST_PAYLOAD``:
+    nothing distinguishable from no payload (empty gripper)."""
 
     def __init__(self, mass: float, mass_std: float, message: str):
         super().__init__(message)

@@ -24,6 +24,10 @@ INERTIA_KEYS = ('ixx', 'ixy', 'ixz', 'iyy', 'iyz', 'izz')
 DETECTION_SIGMAS = 3.0
 """A fitted mass below this many standard deviations cannot be told apart from no payload:
 the identification is refused (there is no centre of mass to report)."""
+LIGHTEST_PAYLOAD = 1e-3
+"""[kg] A fitted mass below this is no payload, however small its σ: noise-free efforts (a
+simulation, efforts computed from a model) give σ at rounding level, and a 0.2 mg "payload"
+with a CoM metres away would pass the σ test."""
 
 _KEY_INDEX = ((0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2))
 
@@ -46,12 +50,16 @@ def payload_estimate(parameters: np.ndarray, covariance: np.ndarray, mode: str) 
     """The estimate of pinocchio-order ``parameters`` (about the payload link origin) and their
     10×10 ``covariance``; the inertia only in ``mode`` 'full'. Raises
     :class:`~robot_dynamics.core.errors.NoPayloadDetected` when the mass is within
-    :data:`DETECTION_SIGMAS` σ of zero."""
+    :data:`DETECTION_SIGMAS` σ of zero or below :data:`LIGHTEST_PAYLOAD`."""
     mass, first_moment = float(parameters[0]), parameters[1:4]
     mass_std = float(math.sqrt(covariance[0, 0]))
     if not mass > DETECTION_SIGMAS * mass_std:
         raise NoPayloadDetected(
             mass, mass_std, words.no_payload_detected(mass, mass_std, DETECTION_SIGMAS)
+        )
+    if mass < LIGHTEST_PAYLOAD:
+        raise NoPayloadDetected(
+            mass, mass_std, words.payload_too_light(mass, mass_std, LIGHTEST_PAYLOAD)
         )
     com = first_moment / mass
     jacobian = np.zeros((3, 4))

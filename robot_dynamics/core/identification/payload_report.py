@@ -86,7 +86,8 @@ class PayloadReport:
     realisable (J(π) ⪰ 0; m > 0 for a point mass); ``solve_time`` [s]. On a refusal
     ``success`` is False, ``reason`` says why, the estimate fields are ``None`` and the fields
     already measured are kept; when no payload is detectable (fitted mass within
-    :data:`~robot_dynamics.core.identification.payload_estimate.DETECTION_SIGMAS` σ of zero)
+    :data:`~robot_dynamics.core.identification.payload_estimate.DETECTION_SIGMAS` σ of zero,
+    or below :data:`~robot_dynamics.core.identification.payload_estimate.LIGHTEST_PAYLOAD`)
     ``mass`` and ``mass_std`` say how little could be there.
     """
 

@@ -260,6 +260,14 @@ def no_payload_detected(mass: float, mass_std: float, sigmas: float) -> str:
     )
 
 
+def payload_too_light(mass: float, mass_std: float, lightest: float) -> str:
+    return (
+        f'no payload is detectable in this data: the fitted mass is {mass:.3g} ± {mass_std:.2g} '
+        f'kg, under {lightest * 1e3:g} g, which is no payload (the recording and the baseline '
+        'carry the same load)'
+    )
+
+
 # ---------------------------------------------------------------------------- the report
 def report_stretch_text(report: PayloadReport) -> str:
     """'with baseline covering 70 % of the payload recording, 13.6 s used' (or '19.6 s used')."""
