@@ -231,6 +231,23 @@ def test_a_buffer_larger_than_the_free_shared_memory_is_refused_not_a_crash_late
     assert set(os.listdir('/dev/shm')) <= before
 
 
+def test_a_buffer_too_large_to_map_is_refused_without_a_resource_tracker_traceback():
+    """1e12 samples (a buffer_duration of 1e9 s): refused before any block is made, in a fresh
+    process whose stderr would show the tracker's KeyError traceback."""
+    script = (
+        'from robot_dynamics.core.streams.ring_buffer import SampleRingBuffer, SharedMemoryFull\n'
+        'try:\n'
+        '    SampleRingBuffer(10**12, 7)\n'
+        'except SharedMemoryFull as error:\n'
+        '    print(error)\n'
+    )
+    finished = subprocess.run(
+        [sys.executable, '-c', script], capture_output=True, text=True, timeout=60
+    )
+    assert finished.returncode == 0 and 'no room for a' in finished.stdout, finished
+    assert finished.stderr == ''
+
+
 def test_copy_until_a_count_leaves_out_later_samples():
     with SampleRingBuffer(capacity=8, num_joints=1) as buffer:
         for k in range(5):

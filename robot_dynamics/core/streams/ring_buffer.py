@@ -36,7 +36,10 @@ call already under way finishes on that still-mapped memory; a call made after c
 
 from __future__ import annotations
 
+import errno
+import math
 import os
+import shutil
 import weakref
 from dataclasses import dataclass
 from multiprocessing import resource_tracker
@@ -289,7 +292,17 @@ class SampleRingBuffer:
 def _create_shared_memory(size: int) -> SharedMemory:
     """A new block of ``size`` bytes with its memory reserved now: a block on a full /dev/shm
     (tmpfs, e.g. Docker's 64 MB default) would otherwise kill the writer with SIGBUS on the
-    first write to a missing page. Raises :class:`SharedMemoryFull` when the space is not there."""
+    first write to a missing page. Raises :class:`SharedMemoryFull` when the space is not there
+    (checked before the block is made when /dev/shm can be measured: a block too large to map
+    fails inside CPython after the block was announced to the resource tracker, which then
+    prints a KeyError traceback)."""
+    free = _free_shared_memory()
+    if size > free:
+        raise SharedMemoryFull(
+            errno.ENOSPC,
+            f'no room for a {size}-byte recording in shared memory (/dev/shm has {free} bytes '
+            'free); lower buffer_duration or enlarge /dev/shm',
+        )
     shm = SharedMemory(create=True, size=size)
     descriptor = getattr(shm, '_fd', -1)  # CPython keeps the POSIX descriptor open here
     if descriptor >= 0 and hasattr(os, 'posix_fallocate'):
@@ -304,6 +317,14 @@ def _create_shared_memory(size: int) -> SharedMemory:
                 f'{error.strerror}; lower buffer_duration or enlarge /dev/shm',
             ) from None
     return shm
+
+
+def _free_shared_memory() -> float:
+    """Free bytes of /dev/shm, where POSIX shared memory lives on Linux (inf elsewhere)."""
+    try:
+        return float(shutil.disk_usage('/dev/shm').free)
+    except OSError:
+        return math.inf
 
 
 def _attach_shared_memory(name: str) -> SharedMemory:
