@@ -146,6 +146,7 @@ def test_tool_switch_and_set_payload_reach_every_output_from_the_next_sample(ros
         external = harness.collect(JointState, f'/{name}/external_torques', SENSOR_QOS)
         sources = harness.collect(String, f'/{name}/payload_source', LATCHED_QOS)
         payloads = harness.collect(InertiaStamped, f'/{name}/payload', LATCHED_QOS)
+        assert wait_for(lambda: bool(sources), 20) and sources[0].data == 'none'  # from the start
         _feed(harness, node, 20, loaded)  # the robot carries the gripper
         assert _settled(gravity, gravity_with())
         assert np.max(np.abs(external[-1].effort)) > 1.0  # the gripper's weight, unexplained

@@ -66,6 +66,7 @@ class PayloadInput:
     ):
         self._node, self._use, self._payload_pub = node, use, payload_pub
         self._source_pub = create_output_publisher(node, String, '~/payload_source', LATCHED_QOS)
+        self._source_pub.publish(String(data='none'))  # a late subscriber learns there is none
         self._lock = threading.RLock()  # one change at a time, in arrival order
         self._closed = False
         self.tools: dict = {}
