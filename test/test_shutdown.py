@@ -46,9 +46,8 @@ def start_node(
         PYTHONFAULTHANDLER='1',
     )  # a crash in C prints where it happened
     target = f'robot_dynamics.{module}' if '.' in module else f'robot_dynamics.ros.{module}'
-    return processes.start_node_process(
+    return start_python(
         [
-            sys.executable,
             '-m',
             target,
             '--ros-args',
@@ -60,6 +59,14 @@ def start_node(
             f'urdf_file:={ARM_URDF}',
             *(argument for parameter in parameters for argument in ('-p', parameter)),
         ],
+        environment,
+    )
+
+
+def start_python(arguments: list, environment: dict) -> subprocess.Popen:
+    """``python ARGUMENTS`` from the repository root, its output captured as text."""
+    return processes.start_node_process(
+        [sys.executable, *arguments],
         cwd=ROOT,
         env=environment,
         stdout=subprocess.PIPE,
@@ -134,13 +141,8 @@ def test_a_signal_while_the_console_script_imports_ends_it_quietly(module, numbe
     script = (
         f'import sys; from robot_dynamics.ros.entry_points import {module}; sys.exit({module}())'
     )
-    process = processes.start_node_process(
-        [sys.executable, '-c', script, '--ros-args', '-p', f'urdf_file:={ARM_URDF}'],
-        cwd=ROOT,
-        env=environment,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
+    process = start_python(
+        ['-c', script, '--ros-args', '-p', f'urdf_file:={ARM_URDF}'], environment
     )
     with killed_on_failure(process):
         time.sleep(0.3)
@@ -308,13 +310,8 @@ def test_a_teardown_that_hangs_reports_its_stacks_and_ends_with_status_1(ros, tm
         os.environ, ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST', ROS_LOG_DIR=str(tmp_path)
     )
     with ros() as harness:
-        process = processes.start_node_process(
-            [sys.executable, '-c', STUCK_NODE.format(name=name, namespace=NAMESPACE)],
-            cwd=ROOT,
-            env=environment,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
+        process = start_python(
+            ['-c', STUCK_NODE.format(name=name, namespace=NAMESPACE)], environment
         )
         with killed_on_failure(process):
             reason = came_up(harness, process, name)
