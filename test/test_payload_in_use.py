@@ -223,6 +223,7 @@ def test_active_tool_reads_what_is_in_use_whatever_was_asked(ros, tmp_path):
         sources = harness.collect(String, f'/{name}/payload_source', LATCHED_QOS)
         assert wait_for(lambda: node.get_parameter('active_tool').value == '', 20)
         assert wait_for(lambda: node.robot is not None, 20)
+        assert wait_for(lambda: bool(sources), 20)  # the latched 'none' of the start
         for tool, words in (
             ('ghost', 'link of tool \'ghost\' "no_such_link" is not a frame of model "fr3_arm"'),
             ('base_mount', 'link of tool \'base_mount\' "fr3_link0" is fixed to the world'),
