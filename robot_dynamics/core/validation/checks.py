@@ -146,7 +146,12 @@ def _expand_xacro(path: Path, package_paths: Mapping[str, str]) -> str:
         if isinstance(error, KeyboardInterrupt):
             raise
         reason = str(error).replace("<class 'OSError'>: ", '')
-        if 'AMENT_PREFIX_PATH' in reason or 'not found' in reason.lower():
+        if 'ament_index_python' in reason:
+            reason += (
+                " (xacro resolves $(find NAME) with ament_index_python, part of ROS 2: expand "
+                'the file where ROS 2 is installed)'
+            )
+        elif 'AMENT_PREFIX_PATH' in reason or 'not found' in reason.lower():
             reason = (
                 f'{reason.split(" Environment variable")[0]} (a $(find NAME) of a package this '
                 'machine does not know: give --package-path NAME=DIR)'
