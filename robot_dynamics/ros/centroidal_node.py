@@ -120,7 +120,7 @@ from robot_dynamics.ros.node_log import RateLimitedLogger, RejectionCounter
 from robot_dynamics.ros.odometry_wire import OdometryFields, OdometryWireError, read_odometry
 from robot_dynamics.ros.output_bytes import XyzMessageWriter
 from robot_dynamics.ros.parameter_schema import NodeParameters, warn_unknown_parameters
-from robot_dynamics.ros.spinning import run_nodes
+from robot_dynamics.ros.spinning import run_nodes, steady_timer
 from robot_dynamics.ros.topics import (
     JOINT_STATE_QOS,
     SENSOR_QOS,
@@ -209,7 +209,7 @@ class CentroidalNode(ManagedModelNode, Node):
         self.start_lifecycle(self.parameters['managed'])
         self._create_inputs()
         self._warned_best_effort: set = set()
-        self.create_timer(self.diagnostics_period, self._publish_diagnostics)
+        steady_timer(self, self.diagnostics_period, self._publish_diagnostics)
         warn_unknown_parameters(self)
 
     def _create_outputs(self) -> None:

@@ -230,7 +230,7 @@ CENTROIDAL_PARAMETERS = _model_source_parameters() + (
     P(
         'diagnostics_period',
         DIAGNOSTICS_PERIOD,
-        'period of /diagnostics',
+        'period of /diagnostics on the steady clock (also with use_sim_time)',
         's',
         **DIAGNOSTICS_PERIODS,
     ),

@@ -129,7 +129,7 @@ from robot_dynamics.ros.service_worker import (
     identify_payload_job,
     validate_inertia_job,
 )
-from robot_dynamics.ros.spinning import run_nodes
+from robot_dynamics.ros.spinning import run_nodes, steady_timer
 from robot_dynamics.ros.topics import (
     JOINT_STATE_QOS,
     LATCHED_QOS,
@@ -200,11 +200,13 @@ class DynamicsNode(ManagedModelNode, Node):
         self._create_inputs()
         self._create_services()
         if self.effective_mass_rate > 0.0:
-            self.create_timer(1.0 / self.effective_mass_rate, self._update_effective_mass)
-        self.create_timer(self.parameters['diagnostics_period'], self._publish_diagnostics)
+            steady_timer(self, 1.0 / self.effective_mass_rate, self._update_effective_mass)
+        steady_timer(self, self.parameters['diagnostics_period'], self._publish_diagnostics)
         # off the stream's thread: ~14 ms per 5 s block of a 1 kHz arm
-        self.service_host.node.create_timer(
-            self.parameters['diagnostics_period'], self._update_filtered_residual
+        steady_timer(
+            self.service_host.node,
+            self.parameters['diagnostics_period'],
+            self._update_filtered_residual,
         )
         self._load_baseline_file()
         warn_unknown_parameters(self)

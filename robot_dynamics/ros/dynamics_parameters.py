@@ -145,7 +145,7 @@ DYNAMICS_PARAMETERS = MODEL_SOURCE_PARAMETERS + (
     P(
         'diagnostics_period',
         DIAGNOSTICS_PERIOD,
-        'period of /diagnostics',
+        'period of /diagnostics on the steady clock (also with use_sim_time)',
         's',
         **DIAGNOSTICS_PERIODS,
     ),

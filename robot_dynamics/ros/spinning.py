@@ -144,6 +144,18 @@ class NodeSpinner:
         self.executor.shutdown()
 
 
+def steady_timer(node: Node, period: float, callback: Callable[[], None]):
+    """A timer of ``node`` every ``period`` seconds of the steady (monotonic) clock, whatever
+    ``use_sim_time`` says: for the nodes' housekeeping (diagnostics, effective mass).
+
+    Timers on the node's ROS clock stand still while a bag is paused and, on rclpy's
+    EventsExecutor with simulated time, can stop for minutes: with ``/clock`` ten times faster
+    than real time and the executor busy, the executor dispatched one ROS-time timer dozens of
+    times at the same instant, each call moving its next expiry one period on, so the next
+    diagnostics came that many periods of simulated time later (docs/reliability.md)."""
+    return node.create_timer(period, callback, clock=Clock(clock_type=ClockType.STEADY_TIME))
+
+
 class ShutdownSignals:
     """SIGINT and SIGTERM as one stop request, acted on at once.
 
