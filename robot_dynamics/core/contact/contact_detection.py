@@ -91,6 +91,29 @@ def calibrated_thresholds(residuals: np.ndarray, sigma: float = DEFAULT_SIGMA) -
     return np.maximum(thresholds, MIN_THRESHOLD)
 
 
+def check_below_effort_limits(
+    names: Sequence[str], thresholds: np.ndarray, effort_limits: np.ndarray
+) -> None:
+    """Refuse calibrated ``thresholds`` [N·m] at or above their joints' URDF ``effort_limits``
+    (unknown limits: inf or 0, not checked): no contact the joints can feel would reach them, so
+    the residual they came from was no model error but broken inputs."""
+    limits = np.asarray(effort_limits, dtype=float)
+    known = np.isfinite(limits) & (limits > 0.0)
+    above = [
+        f'{name} {threshold:.3g} ≥ {limit:.3g}'
+        for name, threshold, limit, checked in zip(names, thresholds, limits, known)
+        if checked and threshold >= limit
+    ]
+    if above:
+        raise ContactCalibrationError(
+            f"calibrated thresholds at or above the joints' effort limits ({', '.join(above)} "
+            'N·m): no contact could reach them. The residual over the window is not a model '
+            'error: joint-state stamps that are not the sampling instants (set '
+            'observer_momentum: velocities), efforts in another unit (effort_model_file) or a '
+            'contact during the window; the thresholds are unchanged'
+        )
+
+
 class RecentSamples:
     """The (stamp [s], value) samples of the last ``span`` seconds (at up to ``max_rate`` [Hz]).
     A value is kept as the array itself, not a copy: the caller never writes it again."""

@@ -67,6 +67,7 @@ from robot_dynamics.core.contact.contact_detection import (
     ResidualHistory,
     ThresholdError,
     calibrated_thresholds,
+    check_below_effort_limits,
     checked_thresholds,
 )
 from robot_dynamics.core.contact.contact_profiles import (
@@ -381,6 +382,7 @@ class LiveDynamics:
         )
         self._lock = threading.Lock()  # history appends (stream) against copies (service)
         self._next_momentum_check = -math.inf
+        self._momentum_compared = False  # observer_momentum auto: compared the forms once
 
     def _set_up_input_checks(self) -> None:
         """The checks on each sample's inputs: missing, all-zero or frozen efforts, position
@@ -902,7 +904,7 @@ class LiveDynamics:
         if self._observed_positions is not None:
             self._observed_positions.add(stamp, torques.positions)
         if external is not None:
-            detector = self._detector
+            detector = None if self._momentum_undecided() else self._detector
             if detector is not None:
                 contact = detector.update(stamp, external)
                 if not self._carried.profile.raise_contact:
@@ -1097,6 +1099,7 @@ class LiveDynamics:
             if kept == 'velocities':
                 thresholds, rows = by_velocities, other
         names = self.robot.joint_names
+        check_below_effort_limits(names, thresholds, self.robot.limits.effort)
         half_gain = self._thresholds_at_half_gain(rows, thresholds)
         self._carried.thresholds = Thresholds(names, thresholds, 'calibrated', half_gain)
         self._detector = self._new_detector(thresholds)
@@ -1139,16 +1142,24 @@ class LiveDynamics:
     def _compare_momentum_sources(self, stamp: float) -> None:
         """observer_momentum auto, before a calibration: keep the velocities' observer at once
         when the positions' residual is too noisy over the last :data:`MOMENTUM_CHECK_PERIOD` s
-        (:func:`~robot_dynamics.core.contact.momentum_observer.positions_too_noisy`)."""
-        self._next_momentum_check = stamp + MOMENTUM_CHECK_PERIOD
+        (:func:`~robot_dynamics.core.contact.momentum_observer.positions_too_noisy`): first as
+        soon as :data:`MOMENTUM_CHECK_SAMPLES` samples of each exist."""
         with self._lock:
             by_positions = self._history.window(MOMENTUM_CHECK_PERIOD)
             by_velocities = self._alternative_history.window(MOMENTUM_CHECK_PERIOD)
         if min(len(by_positions), len(by_velocities)) < MOMENTUM_CHECK_SAMPLES:
             return
+        self._next_momentum_check = stamp + MOMENTUM_CHECK_PERIOD
+        self._momentum_compared = True
         reason = positions_too_noisy(by_positions, by_velocities)
         if reason:
             self._keep_momentum_source('velocities', reason)
+
+    def _momentum_undecided(self) -> bool:
+        """observer_momentum auto before its first comparison: the position form's residual may
+        still be the noise of stamps that are not the sampling instants (kN·m), so no contact is
+        raised from it yet."""
+        return self._alternative is not None and not self._momentum_compared
 
     def _keep_momentum_source(self, source: str, reason: str) -> str:
         """Run only the observer of ``source`` from now on; returns the source kept (the one
@@ -1375,6 +1386,12 @@ class LiveDynamics:
                 '~/calibrate_contact_thresholds'
             )
             return WARN
+        if self._momentum_undecided():
+            messages.append(
+                'contact detection waits for observer_momentum auto to compare the momentum '
+                f'forms over {MOMENTUM_CHECK_SAMPLES} samples'
+            )
+            return OK
         values.update(
             in_contact=detector.in_contact,
             contacts=detector.contacts,
