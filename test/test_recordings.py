@@ -271,6 +271,33 @@ def test_rosbag_counts_messages_whose_stamp_steps_back(tmp_path):
     assert rec.rejected == {'out_of_order': 2}
 
 
+def test_a_bag_whose_time_restarts_is_cleaned_to_its_longest_part_and_says_so(tmp_path):
+    """A driver restarted with a new clock 1.2 s into a recording (bag time goes on, header
+    stamps go back 1.17 s): the merge starts again there (the restart's first two messages are
+    out of order until the third shows it), the rows go back in time, and the cleaning keeps
+    the longest part with its own values, not the two parts sorted into each other."""
+    from robot_dynamics.core.identification.recording import clean_recording, time_restart_note
+
+    stamps = [1.0 + 0.01 * k for k in range(120)] + [0.05 + 0.01 * k for k in range(80)]
+    values = np.arange(len(stamps), dtype=float)  # a joint position that tells each row apart
+    write_joint_state_bag(
+        tmp_path / 'bag',
+        [
+            (round(stamp * 1e9), ['a'], np.array([value]), np.array([0.5]), np.array([2.0]))
+            for stamp, value in zip(stamps, values)
+        ],
+    )
+    rec = read_rosbag(tmp_path / 'bag')
+    assert rec.rejected == {'out_of_order': 2} and len(rec.time) == 198
+    cleaned, report = clean_recording(rec)
+    assert np.array_equal(cleaned.positions[:, 0], values[:120])
+    assert report.time_restarts == (pytest.approx((2.19, 0.07)),)
+    assert report.part_used == pytest.approx((1.0, 2.19)) and report.other_parts_removed == 78
+    note = time_restart_note(rec)
+    assert note == report.restart_note() and '2.190 s → 0.070 s' in note and '78 rows' in note
+    assert time_restart_note(cleaned) == ''
+
+
 def test_identify_payload_cli_prints_the_rejected_bag_messages(tmp_path, capsys):
     from robot_dynamics.cli import main
     from robot_dynamics.core.model.model import RobotModel
@@ -283,6 +310,23 @@ def test_identify_payload_cli_prints_the_rejected_bag_messages(tmp_path, capsys)
         f'{tmp_path / "bag"}: 11 of 100 messages rejected (non_finite: 10, out_of_range: 1)'
         in capsys.readouterr().err
     )
+
+
+def test_identify_payload_cli_says_where_the_stamps_go_back(tmp_path, capsys):
+    from robot_dynamics.cli import main
+    from robot_dynamics.core.model.model import RobotModel
+    from robot_dynamics.models import ARM_URDF
+
+    joints = RobotModel.from_urdf_file(ARM_URDF).joint_names
+    stamps = [10.0 + 0.005 * k for k in range(300)] + [5.0 + 0.005 * k for k in range(100)]
+    write_joint_state_bag(
+        tmp_path / 'bag',
+        [(round(stamp * 1e9), joints, np.zeros(7), np.zeros(7), np.zeros(7)) for stamp in stamps],
+    )
+    main(['identify-payload', '--urdf', str(ARM_URDF), '--bag', str(tmp_path / 'bag')])
+    said = capsys.readouterr().err
+    assert f'{tmp_path / "bag"}: the stamps go back (11.495 s → 5.010 s' in said, said
+    assert 'the longest part, 10.000..11.495 s, is used and 98 rows' in said, said
 
 
 def test_an_effort_delay_pairs_each_effort_with_the_state_that_long_before():

@@ -278,7 +278,7 @@ class _Fit:
 def _read_recording(args: argparse.Namespace, robot) -> tuple:
     """The recording of ``--panda-dir``, ``--bag`` or ``--csv`` on the model's joints, efforts
     converted by ``--effort-model`` and cleaned; with the cleaning's summary."""
-    from robot_dynamics.core.identification.recording import clean_recording
+    from robot_dynamics.core.identification.recording import clean_recording, time_restart_note
     from robot_dynamics.core.identification.recording_files import (
         read_panda_gaz2019,
         read_recording,
@@ -294,9 +294,9 @@ def _read_recording(args: argparse.Namespace, robot) -> tuple:
         recording = read_recording(args.bag, topic=args.topic)
     else:
         recording = read_recording(args.csv)
-    rejected = recording.rejection_summary()
-    if rejected:
-        print(f'identify: {args.bag or args.csv}: {rejected}', file=sys.stderr)
+    for note in (recording.rejection_summary(), time_restart_note(recording)):
+        if note:
+            print(f'identify: {args.bag or args.csv}: {note}', file=sys.stderr)
     recording = recording.select_joints(robot.joint_names)
     recording.check_efforts_measured('identify')
     if effort_model is not None:

@@ -17,12 +17,15 @@ def read_joint_recording(
     ``topic``: the JointState topic, read in bags only; ``effort_model``
     (:class:`~robot_dynamics.core.streams.effort_model.EffortModel`) converts recorded currents
     or motor torques. Messages the reader refused (NaN, out of range, out of order...) are
-    counted on stderr as ``<command>: <path>: <counts>``. Raises what
+    counted on stderr as ``<command>: <path>: <counts>``, and where the stamps go back, with the
+    part the commands use
+    (:func:`~robot_dynamics.core.identification.recording.clean_recording`). Raises what
     :func:`~robot_dynamics.core.identification.recording_files.read_recording` raises, and a
     RecordingError when the efforts the command needs were not measured
     (:meth:`~robot_dynamics.core.identification.recording.Recording.check_efforts_measured`):
     ``measured_efforts`` 'every joint', 'some' (not every joint's is constant) or 'none'.
     """
+    from robot_dynamics.core.identification.recording import time_restart_note
     from robot_dynamics.core.identification.recording_files import read_recording
 
     is_bag = (
@@ -30,9 +33,9 @@ def read_joint_recording(
     )
     extra = {'topic': topic} if is_bag else {}
     recording = read_recording(path, effort_model, joint_names=robot.joint_names, **extra)
-    rejected = recording.rejection_summary()
-    if rejected:
-        print(f'{command}: {path}: {rejected}', file=sys.stderr)
+    for note in (recording.rejection_summary(), time_restart_note(recording)):
+        if note:
+            print(f'{command}: {path}: {note}', file=sys.stderr)
     if measured_efforts != 'none':
         recording.check_efforts_measured(command, every_joint=measured_efforts == 'every joint')
     return recording

@@ -14,6 +14,7 @@ accelerations rad/s² (m/s²); efforts N·m (N), the measured joint torque.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Optional, Sequence
 
@@ -159,7 +160,10 @@ class CleaningReport:
     ``non_finite_removed``: rows with NaN/Inf or a value beyond ±``MAX_ABS_VALUE`` (corrupt, as
     the live joint-state merger refuses them); ``gaps``: intervals longer than 1.5 median
     periods; ``max_gap`` / ``median_period`` / ``jitter_rms`` [s] (jitter: RMS deviation of
-    the non-gap intervals from the median period).
+    the non-gap intervals from the median period); ``time_restarts``: (stamp before, stamp
+    after) [s] where the stamps went back more than :data:`TIME_RESTART_STEP` in the order read,
+    ``part_used`` the first and last stamp of the part kept and ``other_parts_removed`` the rows
+    of the other parts.
     """
 
     duplicates_removed: int
@@ -168,6 +172,9 @@ class CleaningReport:
     median_period: float
     jitter_rms: float
     non_finite_removed: int = 0
+    time_restarts: tuple = ()
+    other_parts_removed: int = 0
+    part_used: tuple = ()
 
     def __str__(self) -> str:
         return (
@@ -175,7 +182,11 @@ class CleaningReport:
             f'corrupt rows removed; median period {self.median_period * 1e3:.3f} ms, jitter '
             f'{self.jitter_rms * 1e3:.3f} ms RMS, {self.gaps} gaps (longest '
             f'{self.max_gap * 1e3:.2f} ms)'
-        )
+        ) + (f'; {self.restart_note()}' if self.time_restarts else '')
+
+    def restart_note(self) -> str:
+        """Where the stamps went back and which part was used, in words ('' if they never did)."""
+        return _restart_words(self.time_restarts, self.part_used, self.other_parts_removed)
 
 
 def clean_recording(rec: Recording) -> tuple:
@@ -193,8 +204,12 @@ def clean_recording(rec: Recording) -> tuple:
     still whose signals are noise-free or quantised (simulation, a held pose), and dropping
     it would turn every static hold into a gap. (Should a logger repeat a standstill row, the
     repeated values are still the true standstill state, so keeping it costs nothing.)
+    Stamps that go back by more than :data:`TIME_RESTART_STEP` in the order read (a bag played
+    twice, a simulation reset, a driver restarted with a new clock) split the recording: sorted
+    together, its parts would interleave two motions. The longest part is kept (reported).
     Raises :class:`RecordingError` when fewer than 2 samples remain.
     """
+    rec, restarts, part_used, others = _longest_part(rec)
     order = np.argsort(rec.time, kind='stable')
     time, positions = rec.time[order], rec.positions[order]
     velocities, efforts = rec.velocities[order], rec.efforts[order]
@@ -239,8 +254,60 @@ def clean_recording(rec: Recording) -> tuple:
         median_period=median_period,
         jitter_rms=jitter,
         non_finite_removed=int(np.count_nonzero(~finite)),
+        time_restarts=restarts,
+        other_parts_removed=others,
+        part_used=part_used,
     )
     return Recording(time, positions, velocities, efforts, rec.joint_names), report
+
+
+TIME_RESTART_STEP = 0.1
+"""[s] How far the stamps of a recording must go back, from one row to the next as read, for
+its time to have restarted (the live node's default ``stale_timeout``); smaller steps back
+are messages out of order, sorted."""
+
+
+def time_restart_note(rec: Recording) -> str:
+    """Where the stamps of ``rec`` go back (:data:`TIME_RESTART_STEP`) and which part
+    :func:`clean_recording` uses, in words; '' when they never go back."""
+    _, restarts, used, others = _longest_part(rec)
+    return _restart_words(restarts, used, others)
+
+
+def _restart_words(restarts: tuple, used: tuple, others: int) -> str:
+    if not restarts:
+        return ''
+    jumps = ', '.join(f'{before:.3f} s → {after:.3f} s' for before, after in restarts)
+    return (
+        f'the stamps go back ({jumps}: a bag played twice, a clock or a driver restarted): '
+        f'the longest part, {used[0]:.3f}..{used[1]:.3f} s, is used and {others} rows of the '
+        'others are left out'
+    )
+
+
+def _longest_part(rec: Recording) -> tuple:
+    """(the part of ``rec`` between two time restarts with the most rows, the restarts as
+    (stamp before, stamp after) pairs, (first, last) stamp of that part, rows of the other
+    parts); ``rec`` itself when its time never restarted."""
+    time = rec.time
+    finite = np.flatnonzero(np.isfinite(time))
+    steps = np.diff(time[finite])
+    backs = np.flatnonzero(steps < -TIME_RESTART_STEP)
+    if not len(backs):
+        return rec, (), (), 0
+    restarts = tuple((float(time[finite[k]]), float(time[finite[k + 1]])) for k in backs)
+    bounds = [0, *(int(finite[k + 1]) for k in backs), len(time)]
+    start, end = max(zip(bounds[:-1], bounds[1:]), key=lambda part: part[1] - part[0])
+    part = Recording(
+        time[start:end],
+        rec.positions[start:end],
+        rec.velocities[start:end],
+        rec.efforts[start:end],
+        rec.joint_names,
+    )
+    kept = part.time[np.isfinite(part.time)]
+    used = (float(kept.min()), float(kept.max())) if len(kept) else (math.nan, math.nan)
+    return part, restarts, used, len(time) - (end - start)
 
 
 SLOWEST_SAMPLE_PERIOD = 0.1

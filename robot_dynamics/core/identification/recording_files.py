@@ -30,8 +30,12 @@ from typing import TYPE_CHECKING, Optional, Sequence
 import numpy as np
 
 from robot_dynamics.core.errors import JointStateError
-from robot_dynamics.core.identification.recording import Recording, RecordingError
-from robot_dynamics.core.streams.joint_states import JointStateMerger
+from robot_dynamics.core.identification.recording import (
+    TIME_RESTART_STEP,
+    Recording,
+    RecordingError,
+)
+from robot_dynamics.core.streams.joint_states import JointStateMerger, TimeWentBack
 
 if TYPE_CHECKING:
     from robot_dynamics.core.streams.effort_model import EffortModel
@@ -260,7 +264,11 @@ def _bag_messages(path: Path, topic: str, message_type: str) -> list:
 
 
 def _merged_recording(messages: list, joint_names: tuple, source: str) -> BagRecording:
-    merger = JointStateMerger(joint_names)
+    """The rows of ``messages`` merged as the live node merges joint states; where their time
+    restarts (a bag of a loop, a restarted driver) the merge starts again, and the rows go back
+    in time there (:func:`~robot_dynamics.core.identification.recording.clean_recording` keeps
+    the longest part)."""
+    merger = JointStateMerger(joint_names, stale_timeout=TIME_RESTART_STEP)
     rows, rejected, nans, known = [], Counter(), Counter(), frozenset(joint_names)
     for names, positions, velocities, efforts, stamp in messages:
         not_numbers = _nans_of_joints(names, (positions, velocities, efforts), known)
@@ -269,7 +277,11 @@ def _merged_recording(messages: list, joint_names: tuple, source: str) -> BagRec
             nans.update(not_numbers)
             continue
         try:
-            merger.update(names, positions, velocities, efforts, stamp)
+            try:
+                merger.update(names, positions, velocities, efforts, stamp)
+            except TimeWentBack:
+                merger = JointStateMerger(joint_names, stale_timeout=TIME_RESTART_STEP)
+                merger.update(names, positions, velocities, efforts, stamp)
         except JointStateError as error:
             rejected[error.reason] += 1
             continue

@@ -134,7 +134,10 @@ def _rate_cause(factor: float) -> str:
         return "the opposite sign (the driver's velocities and positions follow two conventions)"
     if abs(factor / math.degrees(1.0) - 1.0) <= 0.1:
         return 'degrees per second beside positions in radians'
-    return 'another unit, or the motor side of the gearbox (the gear ratio times the joint\'s)'
+    return (
+        "another unit, the motor side of the gearbox (the gear ratio times the joint's), or "
+        'joint-state stamps that are not the sampling instants (joint_state_stamps)'
+    )
 
 
 def effort_scale_words(robot: RobotModel, torques: Optional[TorqueSample]) -> str:

@@ -21,9 +21,10 @@ gripper driver publishing at a few hertz beside an arm at 1 kHz.
 Stamps never go back: an older sample is refused (``out_of_order``), except that a merger with a
 ``stale_timeout`` says when the stream's time itself restarted (a bag played in a loop, a
 simulation reset, a driver restarted with a new clock): :data:`RESTART_SAMPLES` consecutive
-samples, each newer than the one before and all more than ``stale_timeout`` older than the
+samples, none older than the one before and all more than ``stale_timeout`` older than the
 newest held, raise ``time_went_back`` (:class:`TimeWentBack`) on the last one. A late message or
-a stray stamp of 0 is one sample and stays an ``out_of_order`` refusal.
+a stray stamp of 0 is one sample and stays an ``out_of_order`` refusal; a driver restarted with
+its stamps left at 0 restarts the stream, whose repeated stamps then give g(q) only.
 
 Stamps are in seconds (float). Positions rad/m, velocities rad/s or m/s, efforts N·m/N.
 """
@@ -83,10 +84,15 @@ class TimeWentBack(JointStateError):
     stream afresh (a new merger) and gives it this sample again."""
 
     def __init__(self, stamp: float, jump: float):
+        cause = (
+            'a driver that leaves its stamps at 0 (set joint_state_stamps: arrival)'
+            if stamp == 0.0
+            else 'a bag played in a loop, a simulation reset or a restarted driver'
+        )
         super().__init__(
             'time_went_back',
             f'joint state time went back {jump:.3f} s (to {stamp:.6f} s) and goes on from there: '
-            'a bag played in a loop, a simulation reset or a restarted driver',
+            f'{cause}',
         )
         self.stamp, self.jump = stamp, jump
 
@@ -334,13 +340,13 @@ class JointStateMerger:
         if newest - stamp <= self.stale_timeout:
             self._earlier_run = []
             return _out_of_order(stamp)
-        if run and stamp <= run[-1]:  # not going on from the run: a new one starts
+        if run and stamp < run[-1]:  # not going on from the run: a new one starts
             run.clear()
         run.append(stamp)
         if len(run) < RESTART_SAMPLES:
             return _out_of_order(stamp)
         self._earlier_run = []
-        return TimeWentBack(stamp, newest - stamp)
+        return TimeWentBack(stamp, newest - run[0])
 
     def _just_unreported(self, missing: np.ndarray, names: tuple, fields: tuple, targets) -> bool:
         """Whether the ``missing`` entries (rows ``fields`` of joints ``targets`` of the layout
