@@ -41,6 +41,7 @@ from robot_dynamics.ros.description_listener import (
     description_problem,  # noqa: E402
     listener_node_name,
 )
+from robot_dynamics.ros.node_log import LOG_TEXT_LIMIT  # noqa: E402
 
 URDF = str(ARM_URDF)
 GOOD = ARM_URDF.read_text()
@@ -203,6 +204,8 @@ def test_the_listener_refuses_exactly_what_the_node_refuses_and_sends_only_usabl
         ]
     problem = description_problem(GOOD, 'fixed', GRAVITY, 6)
     assert problem and forwarded([GOOD], settings(max_joints=6)) == [('refused', problem)]
+    assert problem.endswith('raise max_joints to load it (~70 MB at 100 joints, 0.5 GB at 200)')
+    assert len(problem) <= LOG_TEXT_LIMIT  # logged whole
 
 
 def test_the_listener_refuses_an_oversized_message_by_length_and_never_resends_the_model():

@@ -1,6 +1,7 @@
 """dynamics_node through real rclpy topics: intake, outputs, hot swap and bad input."""
 
 import math
+import time
 from pathlib import Path
 
 import numpy as np
@@ -575,7 +576,7 @@ def test_max_joints_refuses_a_larger_description_and_keeps_the_last_good_model(r
     try:
         assert refused.robot is None and refused.get_parameter('max_joints').value == 7
         assert (
-            'robot description has 8 moving joints, over the limit of 7 (parameter max_joints'
+            'robot description has 8 moving joints, over the limit of 7: raise max_joints'
             in refused.model_source.last_error
         )
     finally:
@@ -1083,3 +1084,52 @@ def test_a_timer_period_that_would_spin_or_an_infinite_uncertainty_falls_back(
         assert node.get_parameter(name).value == used
     finally:
         node.destroy_node()
+
+
+def test_a_rejection_warns_in_the_next_status_with_its_reason_and_then_no_more(ros):
+    """One late joint state in a steady stream: the next joint_states status is a WARN that
+    names the reason, its count and its words; the statuses after it are OK again."""
+    from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
+
+    node = make_node(robot_description=ARM_TEXT, diagnostics_period=0.2)
+    names = list(RobotModel.from_urdf_file(ARM_URDF).joint_names)
+    with ros(node) as harness:
+        diagnostics = harness.collect(DiagnosticArray, '/diagnostics')
+        publisher = harness.probe.create_publisher(JointState, 'joint_states', SENSOR_QOS)
+        assert wait_for(lambda: node.count_publishers('joint_states') >= 1, 5)
+
+        def joint_states_statuses():
+            return [
+                status
+                for array in list(diagnostics)
+                for status in array.status
+                if status.name == f'{node.get_name()}: joint_states'
+            ]
+
+        def stream_until(condition, stamp, late_at=None) -> float:
+            deadline = time.monotonic() + 10.0
+            while not condition() and time.monotonic() < deadline:
+                stamp += 0.01
+                publisher.publish(joint_state(names, np.zeros(7), stamp=stamp))
+                if late_at is not None and stamp >= late_at:
+                    publisher.publish(joint_state(names, np.zeros(7), stamp=stamp - 0.05))
+                    late_at = None
+                time.sleep(0.01)
+            assert condition()
+            return stamp
+
+        stamp = stream_until(lambda: node._processed >= 20, 10.0)
+        warned = 'rejected since the last status: out_of_order 1 (stamp'
+        stamp = stream_until(
+            lambda: any(warned in status.message for status in joint_states_statuses()),
+            stamp,
+            late_at=stamp + 0.1,
+        )
+        (warning,) = [status for status in joint_states_statuses() if warned in status.message]
+        assert warning.level == DiagnosticStatus.WARN, warning
+        after = len(joint_states_statuses())
+        stream_until(lambda: len(joint_states_statuses()) >= after + 2, stamp)
+        assert all(
+            status.level == DiagnosticStatus.OK for status in joint_states_statuses()[after:]
+        ), joint_states_statuses()[after:]
+        assert node.rejections.counts['out_of_order'] == 1

@@ -422,3 +422,13 @@ def test_validate_inertia_reads_meshes_only_where_its_parameters_allow(ros, tmp_
             5,
         )
         assert published('base', DiagnosticStatus.OK)  # one status per link, clean links too
+
+
+def test_a_report_that_cannot_be_written_is_said_in_the_answer(ros, tmp_path):
+    blocker = tmp_path / 'not_a_directory'
+    blocker.write_text('')
+    node = make_node(tmp_path, report_directory=str(blocker / 'reports'))
+    with ros(node) as harness:
+        response = harness.call(Trigger, f'/{node.get_name()}/validate_inertia')
+    assert response.success, response.message
+    assert f'could not write the validation report to {blocker / "reports"}' in response.message

@@ -36,6 +36,7 @@ def test_the_lifecycle_transitions_load_start_stop_and_forget(ros):
     from lifecycle_msgs.msg import Transition
     from rclpy.parameter import Parameter
     from sensor_msgs.msg import JointState
+    from std_srvs.srv import Trigger
     from test_dynamics_node import joint_state
 
     from robot_dynamics.ros.dynamics_node import DynamicsNode
@@ -66,6 +67,11 @@ def test_the_lifecycle_transitions_load_start_stop_and_forget(ros):
         assert _state(harness, 'managed_dynamics') == 'unconfigured'
         stream(20)
         assert node.robot is None and not gravity
+        answer = harness.call(Trigger, '/managed_dynamics/validate_inertia')
+        assert not answer.success and answer.message == (
+            'the node is unconfigured (managed: true): configure it (ros2 lifecycle set '
+            '/managed_dynamics configure)'
+        )
         assert _change(harness, 'managed_dynamics', Transition.TRANSITION_CONFIGURE)
         assert node.robot is not None and _state(harness, 'managed_dynamics') == 'inactive'
         stream(20)

@@ -277,3 +277,11 @@ def test_a_tool_switch_under_way_when_the_node_is_destroyed_ends_quietly(
         for thread in threads:
             thread.join(10.0)
     assert not failures, [f'{f.exc_type.__name__}: {f.exc_value}' for f in failures]
+
+
+def test_a_tool_asked_without_a_tools_file_says_the_file_is_missing(ros):
+    node = make_node(robot_description=ARM_TEXT)
+    with ros(node) as harness:
+        (refused,) = set_parameters(harness, node, active_tool='gripper')
+    assert not refused.successful
+    assert "active_tool 'gripper': no tools_file is set (it is read at start" in refused.reason

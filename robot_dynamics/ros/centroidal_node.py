@@ -877,10 +877,11 @@ class CentroidalNode(ManagedModelNode, Node):
             if self.velocity_source == 'positions' and live is not None
             else ''
         )
+        news = self.rejections.news()
         return diagnostic_status(
             name,
-            WARN if self.rejections.total() or without_velocities else OK,
-            f'{self._joint_rate.rate():.0f} Hz{without_velocities}{from_positions}',
+            WARN if news or without_velocities else OK,
+            f'{self._joint_rate.rate():.0f} Hz{without_velocities}{from_positions}{news}',
             values,
         )
 

@@ -78,8 +78,7 @@ def usable_model(text: str, root_joint: str, gravity, max_joints: int) -> RobotM
         robot = RobotModel.from_urdf_string(text, root_joint, gravity, max_moving_joints=max_joints)
     except TooManyJoints as error:
         raise TooManyJoints(
-            f'{error} (parameter max_joints: raise it to load this robot; the model takes about '
-            '70 MB at 100 joints, 0.5 GB at 200)'
+            f'{error}: raise max_joints to load it (~70 MB at 100 joints, 0.5 GB at 200)'
         ) from None
     if robot.num_joints == 0:
         raise DescriptionError(

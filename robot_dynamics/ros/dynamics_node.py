@@ -387,6 +387,11 @@ class DynamicsNode(ManagedModelNode, Node):
 
     def _tool_problem(self, name: str) -> str:
         if not self.payload_input.is_tool(name):
+            if not self.parameters['tools_file']:
+                return (
+                    f'active_tool {name!r}: no tools_file is set (it is read at start: give it '
+                    'at launch)'
+                )
             return (
                 f'active_tool {name!r} is not a tool of tools_file; tools: '
                 f'{self.payload_input.tools_listing()}'
@@ -633,7 +638,7 @@ class DynamicsNode(ManagedModelNode, Node):
     def _clear_payload_buffer(self, request, response):
         live = self._live
         if live is None:
-            return _answer(response, False, 'no robot model loaded yet')
+            return _answer(response, False, self.no_model_words())
         try:
             live.recording.clear()
         except RingBufferError:
@@ -647,7 +652,7 @@ class DynamicsNode(ManagedModelNode, Node):
     @never_raises
     def _record_baseline(self, request, response):
         if self._live is None:
-            return _answer(response, False, 'no robot model loaded yet')
+            return _answer(response, False, self.no_model_words())
         recording = self._snapshot()
         if recording is None:
             return _answer(
@@ -682,7 +687,7 @@ class DynamicsNode(ManagedModelNode, Node):
         )
         live = self._live
         if live is None:
-            return _answer(response, False, 'no robot model loaded yet')
+            return _answer(response, False, self.no_model_words())
         if _recorded(live.recording) < 2:
             return _answer(response, False, nothing)
         baseline = self._shared_baseline
@@ -724,13 +729,13 @@ class DynamicsNode(ManagedModelNode, Node):
                 None, 'identified' if applied else 'identified (not applied)'
             )
             self._save_identified(link, report)
-        return _answer(response, report.success, report.summary())
+        return _answer(response, report.success, report.summary() + _not_written(write_error))
 
     @never_raises
     def _validate_inertia(self, request, response):
         live = self._live
         if live is None:
-            return _answer(response, False, 'no robot model loaded yet')
+            return _answer(response, False, self.no_model_words())
         try:
             report, write_error = self._worker.run(
                 validate_inertia_job,
@@ -747,7 +752,11 @@ class DynamicsNode(ManagedModelNode, Node):
         if write_error:
             self._log.warn('report', write_error)
         self._publish_diagnostics()
-        return _answer(response, report.worst_severity() != 'error', report.summary())
+        return _answer(
+            response,
+            report.worst_severity() != 'error',
+            report.summary() + _not_written(write_error),
+        )
 
     def _snapshot(self):
         """A copy of the recording as a Recording, or None with fewer than 2 samples."""
@@ -857,7 +866,7 @@ class DynamicsNode(ManagedModelNode, Node):
     def _zero_effort_offsets(self, request, response):
         live = self._live
         if live is None:
-            return _answer(response, False, 'no robot model loaded yet')
+            return _answer(response, False, self.no_model_words())
         try:
             estimate = live.zero_effort_offsets(self.payload_link(live.robot))
         except OffsetsRefused as error:
@@ -876,7 +885,7 @@ class DynamicsNode(ManagedModelNode, Node):
     def _explain_residual(self, request, response):
         live = self._live
         if live is None:
-            return _answer(response, False, 'no robot model loaded yet')
+            return _answer(response, False, self.no_model_words())
         if _recorded(live.recording) < 2:
             return _answer(
                 response, False, 'nothing recorded yet: move the robot (efforts published)'
@@ -912,7 +921,7 @@ class DynamicsNode(ManagedModelNode, Node):
     def _calibrate_contact_thresholds(self, request, response):
         live = self._live
         if live is None:
-            return _answer(response, False, 'no robot model loaded yet')
+            return _answer(response, False, self.no_model_words())
         try:
             calibration = live.calibrate_thresholds()
         except ContactCalibrationError as error:
@@ -1014,8 +1023,8 @@ class DynamicsNode(ManagedModelNode, Node):
             jumps = self._jump_notes.new_jumps(self, live.robot, live.position_jumps, values)
         if jumps:
             return diagnostic_status(name, WARN, jumps, values)
-        level = WARN if self.rejections.total() else OK
-        return diagnostic_status(name, level, f'{rate:.0f} Hz', values)
+        news = self.rejections.news()
+        return diagnostic_status(name, WARN if news else OK, f'{rate:.0f} Hz{news}', values)
 
     def _live_statuses(self) -> list:
         """Torque margins, contact, effective mass and known wrench, from the live pipeline."""
@@ -1063,6 +1072,11 @@ def _recorded_seconds(buffer: SampleRingBuffer) -> float:
         return buffer.duration()
     except RingBufferError:
         return 0.0
+
+
+def _not_written(write_error: str) -> str:
+    """'' or '; <why the report file was not written>' for a service's answer."""
+    return f'; {write_error}' if write_error else ''
 
 
 def _answer(response, success: bool, message: str):

@@ -33,6 +33,7 @@ class ManagedModelNode(LifecycleNodeMixin):
     def start_lifecycle(self, managed: bool) -> None:
         LifecycleNodeMixin.__init__(self, enable_communication_interface=managed)
         self.managed, self.active, self.dropped_inactive = managed, not managed, 0
+        self.finalized = False
         self.model_source = None if managed else ModelSource(self, self._on_model, self.parameters)
 
     def unconfigured_status(self) -> DiagnosticStatus:
@@ -42,6 +43,17 @@ class ManagedModelNode(LifecycleNodeMixin):
             DiagnosticStatus.WARN,
             'unconfigured (managed: configure loads the model)',
             {'managed': 'true'},
+        )
+
+    def no_model_words(self) -> str:
+        """Why a service has no model to work on, and what to do, in words."""
+        if not self.managed or self.model_source is not None:
+            return 'no robot model loaded yet'
+        if self.finalized:
+            return 'the node is finalized (managed: shut down): start it again'
+        return (
+            f'the node is unconfigured (managed: true): configure it (ros2 lifecycle set '
+            f'{self.get_fully_qualified_name()} configure)'
         )
 
     def accepts_joint_states(self) -> bool:
@@ -71,7 +83,7 @@ class ManagedModelNode(LifecycleNodeMixin):
         return TransitionCallbackReturn.SUCCESS
 
     def on_shutdown(self, state) -> TransitionCallbackReturn:
-        self.active = False
+        self.active, self.finalized = False, True
         self._forget_model()
         return TransitionCallbackReturn.SUCCESS
 

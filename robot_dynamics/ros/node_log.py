@@ -48,16 +48,34 @@ class RejectionCounter:
 
     def __init__(self, logger):
         self.counts: Counter = Counter()
+        self.last_message: dict = {}  # reason -> the latest rejection's words
         self._log = RateLimitedLogger(logger)
+        self._said: Counter = Counter()
 
     def reject(self, reason: str, message: str) -> None:
         self.counts[reason] += 1
+        self.last_message[reason] = message
         self._log.warn(
             reason, f'rejected input ({reason}, {self.counts[reason]} so far): {message}'
         )
 
     def total(self) -> int:
         return sum(self.counts.values())
+
+    def news(self) -> str:
+        """The rejections since the previous call (a diagnostics period), most frequent reason
+        first with its latest words, e.g. '; rejected since the last status: out_of_order 410
+        (stamp 12.3 s is older than ...)'; '' when there were none."""
+        counts = Counter(self.counts)
+        recent, self._said = counts - self._said, counts
+        if not recent:
+            return ''
+        reasons = recent.most_common()
+        listed = ', '.join(f'{reason} {count}' for reason, count in reasons[:4])
+        return (
+            f'; rejected since the last status: {listed} '
+            f'({shorten(self.last_message.get(reasons[0][0], ""))})'
+        )
 
 
 def never_raises(handler):
