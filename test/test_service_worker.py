@@ -101,6 +101,17 @@ def test_a_failing_job_is_charged_on_the_fake_clocks_too(fresh_budget):
     assert clocks.sleeps == [pytest.approx(0.09, rel=1e-9)]
 
 
+def test_a_long_job_delays_the_next_one_by_at_most_the_longest_wait(fresh_budget):
+    """A 20 s job at a 2 % share would take 1000 s to earn back; the next job waits
+    MAX_PACING_WAIT and the debt is forgiven, the one after it is paced as usual."""
+    clocks = FakeClocks()
+    clocks.paced(0.02, 20.0)
+    clocks.paced(0.02, 0.01)
+    assert clocks.sleeps == [pytest.approx(service_worker.MAX_PACING_WAIT, rel=1e-9)]
+    clocks.paced(0.02, 0.0)  # −0.01 + 0.02 · 0.01 (the job's wall time): waits 0.49 s
+    assert clocks.sleeps[1] == pytest.approx(0.49, rel=1e-9)
+
+
 def test_back_to_back_jobs_use_at_most_the_share_of_a_core(fresh_budget):
     """The one real-time check (default clocks): a lower bound only, which load cannot break."""
     started = time.monotonic()

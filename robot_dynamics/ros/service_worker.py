@@ -233,6 +233,11 @@ CPU_BURST_S = 0.1
 """CPU time [s] the worker may use at full speed after being idle: isolated calls (even the
 first one, which also compiles the identification problem) are never paced."""
 
+MAX_PACING_WAIT = 2.0
+"""Longest wait [s] before a job: a long job (an explain_residual of ~20 s of CPU) overdraws the
+budget by what would take its share many minutes to earn; the next call waits this long at most,
+its debt forgiven, and the calls queued behind it are answered."""
+
 _cpu_credit = CPU_BURST_S
 _credit_since = 0.0
 """In the worker process: CPU seconds it may still use without waiting, as of time.monotonic()
@@ -249,7 +254,8 @@ def _paced(
 ):
     """Run ``job(*arguments)`` (in the worker) within a CPU budget: the worker earns ``cpu_share``
     seconds of CPU per second, keeps at most :data:`CPU_BURST_S` of it, and a job that finds the
-    budget overdrawn first waits until it is even again (a token bucket over CPU time).
+    budget overdrawn first waits until it is even again, :data:`MAX_PACING_WAIT` at most (a
+    token bucket over CPU time).
 
     ``clock`` (wall, [s]), ``cpu_clock`` (this process's CPU time, [s]) and ``sleep`` are the
     time sources; tests pass fake ones to check the pacing arithmetic exactly."""
@@ -257,7 +263,7 @@ def _paced(
     now = clock()
     credit = min(CPU_BURST_S, _cpu_credit + (now - _credit_since) * cpu_share)
     if credit < 0.0:
-        sleep(-credit / cpu_share)
+        sleep(min(-credit / cpu_share, MAX_PACING_WAIT))
         credit, now = 0.0, clock()
     cpu_started = cpu_clock()
     try:
