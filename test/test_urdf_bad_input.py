@@ -66,6 +66,16 @@ BAD_DESCRIPTIONS = {
     'not_xml': ('<robot name="bad"><link name="base"></robot>', 'not valid XML'),
     'empty': ('   ', 'empty'),
     'wrong_root_element': ('<sdf><link name="base"/></sdf>', '<sdf>'),
+    'unexpanded_xacro_macro': (
+        '<robot name="x" xmlns:xacro="http://www.ros.org/wiki/xacro"><link name="base"/>'
+        '<xacro:macro name="leg" params="n"><link name="l${n}"/></xacro:macro></robot>',
+        "xacro, not URDF ('<xacro:macro>'): expand it first",
+    ),
+    'unexpanded_xacro_expression': (
+        '<robot name="x"><link name="base"><visual><geometry><mesh filename="$(find arm)/a.stl"/>'
+        '</geometry></visual></link></robot>',
+        "xacro, not URDF ('$(find arm)/a.stl')",
+    ),
     'no_links': ('<robot name="bad"/>', 'no <link>'),
     'cycle_through_root': (
         _robot(

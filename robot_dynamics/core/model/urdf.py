@@ -302,7 +302,24 @@ def _parse_robot_element(text: str) -> ElementTree.Element:
             f'robot description has an element with {most_attributes} attributes, over the limit '
             f'of {MAX_ATTRIBUTES_PER_ELEMENT}'
         )
+    _refuse_xacro(root)
     return root
+
+
+def _refuse_xacro(root: ElementTree.Element) -> None:
+    """Refuse a xacro file given as URDF: its macros, properties and includes would be ignored
+    (a robot with fewer links) and its ``${...}`` expressions read as numbers."""
+    for element in root.iter():
+        if 'xacro' in element.tag.partition('}')[0]:
+            found = f'<xacro:{element.tag.partition("}")[2]}>'
+        else:
+            found = next((v for v in element.attrib.values() if '${' in v or '$(' in v), None)
+        if found is not None:
+            raise DescriptionError(
+                f'robot description is xacro, not URDF ({found[:60]!r}): '
+                'expand it first (`xacro robot.urdf.xacro > robot.urdf`, or a launch file that '
+                'runs xacro into robot_description); `robot_dynamics validate` expands it itself'
+            )
 
 
 def _read_links(root: ElementTree.Element, max_links: int) -> dict:
