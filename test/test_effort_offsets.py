@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from robot_dynamics.core.contact.contact_detection import ContactCalibrationError
 from robot_dynamics.core.dynamics import joint_space as dynamics
 from robot_dynamics.core.live.effort_offsets import (
     EffortOffsetsError,
@@ -118,6 +119,9 @@ def test_offsets_a_friction_file_already_holds_are_not_zeroed_a_second_time(tmp_
         live.update(JointSample(robot.joint_names, pose, zeros, efforts, 0.004 * k))
     estimate = live.zero_effort_offsets('tool0')
     np.testing.assert_allclose(estimate.offsets, 0.0, atol=1e-9)
+    # a calibration now reads only residuals with these offsets: none yet
+    with pytest.raises(ContactCalibrationError, match='only 0 residual samples'):
+        live.calibrate_thresholds()
     for k in range(400, 800):
         result = live.update(JointSample(robot.joint_names, pose, zeros, efforts, 0.004 * k))
     np.testing.assert_allclose(result.external_torques, 0.0, atol=1e-6)

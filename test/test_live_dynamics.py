@@ -352,6 +352,7 @@ def test_calibration_refuses_before_any_sample_and_then_installs_its_thresholds(
     np.testing.assert_allclose(calibration.thresholds, expected, rtol=1e-9)
     np.testing.assert_allclose(live.thresholds.values, expected, rtol=1e-9)
     assert live.thresholds.source == 'calibrated' and '400 samples' in calibration.summary()
+    assert calibration.at_rest and 'at rest over the whole window' in calibration.summary()
     # a residual whose thresholds would pass the elbow's 4 N·m effort limit: no model error
     for k, row in enumerate(rng.normal(0.0, [0.02, 2.0], size=(400, 2))):
         live.update(JointSample(NAMES, POSE, (0.0, 0.0), gravity_2r() + row, 1.5 + 0.001 * k))
@@ -1039,3 +1040,4 @@ def test_a_calibration_says_what_half_the_observer_gain_would_give(cause):
     assert 'the same motion at observer_gain 25 (lag 40 ms, against 20) gives thresholds' in (
         fast.summary()
     )
+    assert not fast.at_rest and 'at rest' not in fast.summary()

@@ -155,9 +155,10 @@ class ResidualLevels:
         velocities: Optional[np.ndarray],
         accelerations: Optional[np.ndarray],
         residual: np.ndarray,
-    ) -> None:
+    ) -> bool:
+        """Add one sample; returns whether it was at rest (False without velocities)."""
         if velocities is None or not len(velocities):
-            return
+            return False
         still = -REST_SPEED <= velocities.min() and velocities.max() <= REST_SPEED
         if still and accelerations is not None:
             still = (
@@ -170,6 +171,7 @@ class ResidualLevels:
         count = self._counts[kind] = self._counts[kind] + 1
         squares = self._squares[kind]
         squares += (residual * residual - squares) / min(count, self._samples)
+        return still
 
     def rms(self, kind: str) -> Optional[np.ndarray]:
         """The RMS per joint of ``kind`` ('rest' or 'moving'), None before its first sample."""

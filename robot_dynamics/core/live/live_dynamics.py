@@ -191,7 +191,8 @@ class ThresholdCalibration:
     last ``duration`` [s] at ``sigma``; with ``observer_momentum`` auto, the momentum source kept
     (``kept_momentum``) and the geometric mean of the velocity thresholds over the position
     ones (``velocity_ratio``); on the observer's route, the thresholds at half its gain
-    (``half_gain``, None where the window does not give them)."""
+    (``half_gain``, None where the window does not give them); ``at_rest``: no sample of the
+    window moved."""
 
     joint_names: tuple
     thresholds: np.ndarray
@@ -201,6 +202,7 @@ class ThresholdCalibration:
     kept_momentum: Optional[str] = None
     velocity_ratio: Optional[float] = None
     half_gain: Optional[HalfGainThresholds] = None
+    at_rest: bool = False
 
     def summary(self) -> str:
         """One line for the operator."""
@@ -214,9 +216,16 @@ class ThresholdCalibration:
             else ''
         )
         slower = '' if self.half_gain is None else self.half_gain.words()
+        rest = (
+            '; the robot was at rest over the whole window: these are the sensors\' noise alone, '
+            'too low for motion (false contacts once it moves): calibrate while it moves as it '
+            'will'
+            if self.at_rest
+            else ''
+        )
         return (
             f'contact thresholds ({self.sigma:g} sigma over {self.samples} samples of the last '
-            f'{self.duration:g} s, N m): {values}{choice}{slower}'
+            f'{self.duration:g} s, N m): {values}{choice}{slower}{rest}'
         )
 
 
@@ -354,6 +363,7 @@ class LiveDynamics:
     def _set_up_rest_tracking(self) -> None:
         """The rest window and residual levels the offsets service and diagnostics read."""
         self._rest = RestWindow(self.robot.num_joints)
+        self._moved_at = -math.inf  # stamp [s] of the last sample in motion (not at rest)
         self._residual_levels = ResidualLevels(self.robot.num_joints)
         self._kept_stamp = -math.inf
         self._offsets_checked: Optional[np.ndarray] = None
@@ -817,8 +827,10 @@ class LiveDynamics:
             torques = replace(
                 torques, efforts=torques.efforts - offsets, residual=torques.residual - offsets
             )
-        if kept:
-            self._residual_levels.add(torques.velocities, torques.accelerations, torques.residual)
+        if kept and not self._residual_levels.add(
+            torques.velocities, torques.accelerations, torques.residual
+        ):
+            self._moved_at = stamp
         return torques
 
     def zero_effort_offsets(self, payload_link: str) -> OffsetEstimate:
@@ -839,6 +851,10 @@ class LiveDynamics:
             carried.rest_poses = carried.rest_poses + [FootRestPose(pose, gravity, touching)]
             estimate = estimate_offsets_on_feet(self._feet, carried.rest_poses)
         carried.offsets = estimate.offsets
+        with self._lock:  # a calibration must not mix residuals of the former offsets in
+            for history in (self._history, self._alternative_history):
+                if history is not None:
+                    history.clear()
         return estimate
 
     def _gravity_in_base(self) -> np.ndarray:
@@ -1103,8 +1119,9 @@ class LiveDynamics:
         half_gain = self._thresholds_at_half_gain(rows, thresholds)
         self._carried.thresholds = Thresholds(names, thresholds, 'calibrated', half_gain)
         self._detector = self._new_detector(thresholds)
+        at_rest = self._moved_at < rows[0][0]
         return ThresholdCalibration(
-            names, thresholds, len(residuals), sigma, duration, kept, ratio, half_gain
+            names, thresholds, len(residuals), sigma, duration, kept, ratio, half_gain, at_rest
         )
 
     def _thresholds_at_half_gain(
