@@ -15,6 +15,7 @@ from conftest import SHARED_DATA
 from ros_harness import wait_for
 
 from robot_dynamics.core.dynamics import joint_space
+from robot_dynamics.core.errors import IdentificationRefused
 from robot_dynamics.core.identification.recording import Recording
 from robot_dynamics.core.identification.recording_files import write_csv
 from robot_dynamics.core.identification.residual_terms import explain_residual
@@ -84,6 +85,20 @@ def test_one_injected_term_is_named_and_sized(term):
     else:
         assert abs(explanation.effort_delay) < 0.5 * explanation.period
         assert 'no delay to set' in explanation.report()
+
+
+def test_a_robot_at_rest_is_refused_with_what_to_do():
+    """Still, with 1e-5 rad of position noise and an offset: at rest the offsets, a payload and
+    the effort scale are one another (the fit gave 17 000 % shares), so no explanation."""
+    robot = RobotModel.from_urdf_string(ARM_URDF.read_text())
+    rng = np.random.default_rng(4)
+    time = np.arange(0.0, 10.0, 0.005)
+    q = np.array([0.0, -0.5, 0.0, -2.0, 0.0, 1.5, 0.8]) + rng.normal(0.0, 1e-5, (len(time), 7))
+    v = np.gradient(q, time, axis=0) * 0.01  # a driver's filtered velocity: near zero
+    efforts = np.array([joint_space.gravity_torques(robot, row) for row in q]) + 0.3
+    recording = Recording(time, q, v, efforts, robot.joint_names)
+    with pytest.raises(IdentificationRefused, match='the robot hardly moved .*excitation'):
+        explain_residual(robot, recording, 'tool0')
 
 
 def test_each_term_of_the_realistic_arm_is_found_against_its_truth():

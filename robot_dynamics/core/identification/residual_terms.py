@@ -153,6 +153,11 @@ def _share(part: float, total: float) -> str:
     return f'{100.0 * part / total:3.0f}%' if total > 0.0 else '  -%'
 
 
+SLOWEST_MOTION = 0.05
+"""[rad/s or m/s] A recording whose joints never move faster than this is refused: what the terms
+explain at rest is their confusion, not the robot."""
+
+
 def explain_residual(
     robot: RobotModel, recording: Recording, payload_link: str, cutoff_hz: float = 10.0
 ) -> ResidualExplanation:
@@ -162,6 +167,14 @@ def explain_residual(
     if len(recording.time) < MIN_SAMPLES:
         raise IdentificationRefused(
             f'{len(recording.time)} samples: explaining the residual needs at least {MIN_SAMPLES}'
+        )
+    fastest = float(np.max(np.abs(recording.velocities))) if recording.velocities.size else 0.0
+    if fastest < SLOWEST_MOTION:
+        raise IdentificationRefused(
+            f'the robot hardly moved (fastest joint speed {fastest:.3g}, below '
+            f'{SLOWEST_MOTION:g} rad/s): at rest, offsets, a payload and the effort scale cannot '
+            'be told apart, nor friction, rotor inertia or a delay; move it through its range '
+            '(`robot_dynamics excitation`), then call again'
         )
     residuals, period, accelerations = model_residuals(robot, recording, cutoff_hz)
     model_torques = recording.efforts - residuals
