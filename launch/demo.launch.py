@@ -96,6 +96,7 @@ def generate_launch_description() -> LaunchDescription:
         DeclareLaunchArgument(
             'rviz',
             default_value='true',
+            choices=_robot_launch(share).BOOLEAN_CHOICES,
             description='start rviz2 and robot_state_publisher (its TF)',
         ),
         DeclareLaunchArgument(

@@ -8,8 +8,8 @@ Both nodes read `config/robot_dynamics.yaml` (every parameter with its default a
 comment; copy it and pass `config_file:=`). `urdf_file` and `root_joint` override the file
 only when given: by default the model comes from the `robot_description` topic
 (robot_state_publisher). `joint_states`, `robot_description` and `odom` are resolved in
-`namespace`. `use_sim_time:=true` needs a `/clock` publisher (a simulator) for the periodic
-outputs (/diagnostics); the torques follow joint_states either way.
+`namespace`. `use_sim_time:=true` needs a `/clock` publisher (a simulator) for the nodes' clock;
+the torques follow joint_states and /diagnostics the steady clock either way.
 """
 
 import os
@@ -22,6 +22,8 @@ from launch_ros.actions import Node
 from launch import LaunchDescription
 
 PACKAGE = 'robot_dynamics'
+BOOLEAN_CHOICES = ['true', 'false', 'True', 'False', '1', '0']
+"""What a yes-or-no argument takes; anything else (`maybe`, `yes`) stops the launch by name."""
 
 
 def dynamics_nodes(namespace: str, config_file: str, use_sim_time: bool, overrides: dict) -> list:
@@ -79,6 +81,7 @@ def generate_launch_description() -> LaunchDescription:
         DeclareLaunchArgument(
             'use_sim_time',
             default_value='false',
+            choices=BOOLEAN_CHOICES,
             description='use the /clock topic (a simulator must publish it)',
         ),
         DeclareLaunchArgument(

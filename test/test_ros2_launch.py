@@ -383,6 +383,25 @@ def test_show_args_offers_only_arguments_that_work(installed, launch_file):
     )
 
 
+@pytest.mark.parametrize(
+    'launch_file, argument',
+    [('robot_dynamics.launch.py', 'use_sim_time:=maybe'), ('demo.launch.py', 'rviz:=yes')],
+)
+def test_a_yes_or_no_argument_that_is_neither_stops_the_launch_by_name(
+    installed, launch_file, argument
+):
+    ran = subprocess.run(
+        ['ros2', 'launch', PACKAGE, launch_file, argument],
+        env=installed,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    name, value = argument.split(':=')
+    assert ran.returncode != 0, ran.stdout + ran.stderr
+    assert f'Argument "{name}" provided value "{value}" is not valid' in ran.stdout + ran.stderr
+
+
 def test_robot_launch_with_a_user_config_in_a_namespace_then_sigint_to_launch(
     ros, installed, tmp_path
 ):
