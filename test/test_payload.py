@@ -799,3 +799,10 @@ def test_constrained_fit_reuses_its_compiled_problem_with_each_call_s_data():
         else:
             assert fitted[0] >= -1e-7
             assert np.linalg.eigvalsh(pseudo_inertia_from_vector(fitted)).min() >= -1e-6
+
+
+def test_a_detection_limit_below_a_gram_is_given_in_its_own_digits():
+    from robot_dynamics.core.identification.payload_words import no_payload_detected
+
+    words = no_payload_detected(1e-6, 1e-5, 3.0)  # a baseline of the same motion: σ ~ 10 mg
+    assert 'a payload lighter than 3e-05 kg cannot be told apart from none' in words, words

@@ -255,7 +255,7 @@ def no_payload_detected(mass: float, mass_std: float, sigmas: float) -> str:
     return (
         f'no payload is detectable in this data: the fitted mass is {mass:.4f} ± {mass_std:.4f} '
         f'kg, within {sigmas:g}σ of zero, so there is no centre of mass to report (a payload '
-        f'lighter than {sigmas * mass_std:.3f} kg cannot be told apart from none with this '
+        f'lighter than {sigmas * mass_std:.3g} kg cannot be told apart from none with this '
         'motion: record a longer motion or a baseline)'
     )
 
