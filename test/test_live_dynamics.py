@@ -1041,3 +1041,19 @@ def test_a_calibration_says_what_half_the_observer_gain_would_give(cause):
         fast.summary()
     )
     assert not fast.at_rest and 'at rest' not in fast.summary()
+
+
+def test_recorded_seconds_leave_out_a_jump_of_the_clock():
+    """1 s of joint states, the clock an hour on, 0.5 s more: the recording spans 3601.5 s and
+    holds 1.5 s of them; once the samples before the jump have left the buffer, 2 s."""
+    with SampleRingBuffer(2000, 2) as recording:
+        live = LiveDynamics(two_r(), LiveSettings(), recording)
+        stamps = [1.0 + 0.001 * k for k in range(1001)]
+        stamps += [3602.0 + 0.001 * k for k in range(501)]
+        for stamp in stamps:
+            live.update(JointSample(NAMES, POSE, (0.0, 0.0), gravity_2r(), stamp))
+        assert recording.duration() == pytest.approx(3601.5)
+        assert live.recorded_seconds() == pytest.approx(1.5)
+        for k in range(501, 2501):
+            live.update(JointSample(NAMES, POSE, (0.0, 0.0), gravity_2r(), 3602.0 + 0.001 * k))
+        assert live.recorded_seconds() == pytest.approx(1.999) == recording.duration()

@@ -994,7 +994,7 @@ class DynamicsNode(ManagedModelNode, Node):
         live = self._live
         stale = ()
         if live is not None:
-            values['recorded_s'] = _recorded_seconds(live.recording)
+            values['recorded_s'] = live.recorded_seconds()
             values['buffer_bytes'] = live.recording.nbytes
             stale = live.stale_joints()
             values['stale_joints'] = ' '.join(stale)
@@ -1063,15 +1063,6 @@ def _recorded(buffer: SampleRingBuffer) -> int:
         return len(buffer)
     except RingBufferError:
         return 0
-
-
-def _recorded_seconds(buffer: SampleRingBuffer) -> float:
-    """Time span of ``buffer`` [s]; 0 once it is closed (also when a model swap on the stream
-    thread closes it while validate_inertia's diagnostics read it on the service thread)."""
-    try:
-        return buffer.duration()
-    except RingBufferError:
-        return 0.0
 
 
 def _not_written(write_error: str) -> str:

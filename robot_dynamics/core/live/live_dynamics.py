@@ -53,6 +53,7 @@ from __future__ import annotations
 import math
 import threading
 import time
+from collections import deque
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, NamedTuple, Optional, Sequence
@@ -142,7 +143,7 @@ from robot_dynamics.core.streams.live_torques import (
     TorqueSample,
 )
 from robot_dynamics.core.streams.position_jumps import PositionJumps
-from robot_dynamics.core.streams.ring_buffer import SampleRingBuffer
+from robot_dynamics.core.streams.ring_buffer import RingBufferError, SampleRingBuffer
 from robot_dynamics.core.streams.velocity_rate import VelocityRate
 
 MOMENTUM_CHECK_PERIOD = 1.0
@@ -309,6 +310,8 @@ class LiveDynamics:
         _merger: Optional[JointStateMerger] = None,
     ):
         self.robot, self.settings, self.recording = robot, settings, recording
+        self._recording_gaps: deque = deque()  # (sample index, gap [s]) in the recording
+        self._last_recorded = math.inf
         self._payload_link, self._clock = payload_link, clock
         self._carried = _carried if _carried is not None else _Carried(settings)
         problems: list = []
@@ -661,6 +664,30 @@ class LiveDynamics:
             _merger=self.estimator.merger if same else None,
         )
 
+    def _note_recording_gap(self, stamp: float) -> None:
+        """Before the recording takes the sample at ``stamp`` [s]: keep the gap before it when it
+        is longer than ``stale_timeout`` (a paused stream, a clock that jumped on)."""
+        previous, self._last_recorded = self._last_recorded, stamp
+        if stamp - previous > self.settings.stale_timeout:
+            self._recording_gaps.append((self.recording.written, stamp - previous))
+
+    def recorded_seconds(self) -> float:
+        """Seconds of joint states in the recording [s]: its span less the gaps longer than
+        ``stale_timeout`` in it; 0 without a recording or once it is closed (a model swap)."""
+        recording, gaps = self.recording, self._recording_gaps
+        if recording is None:
+            return 0.0
+        try:
+            span, held, written = recording.duration(), len(recording), recording.written
+        except RingBufferError:
+            return 0.0
+        while gaps and gaps[0][0] <= written - held:  # the sample before it is gone
+            gaps.popleft()
+        try:
+            return max(0.0, span - sum(gap for _, gap in gaps))
+        except RuntimeError:  # the stream appended meanwhile (a call from a service thread)
+            return span
+
     def restarted(self) -> LiveDynamics:
         """The pipeline of this model with its stream started afresh, for joint states whose
         time went back (:class:`~robot_dynamics.core.streams.joint_states.TimeWentBack`: a bag
@@ -986,6 +1013,7 @@ class LiveDynamics:
         if torques.residual is None or torques.velocities is None:
             return
         if self.recording is not None:
+            self._note_recording_gap(stamp)
             self.recording.append(stamp, torques.positions, torques.velocities, torques.efforts)
         if self.filtered_residual is not None:
             efforts = torques.efforts  # the known wrench's torques are no model error
