@@ -154,6 +154,7 @@ def test_ros2_param_set_switches_the_real_nodes_profile(ros):
         (off,) = set_parameters(harness, node, contact_profile=False)
         assert off.successful, off.reason
         assert node._live.contact_profile.name == 'off'
+        assert node.get_parameter('contact_profile').value == 'off'  # its name, not false
         (wrong,) = set_parameters(harness, node, contact_profile=float('nan'))
         assert not wrong.successful and wrong.reason == 'contact_profile nan is not a string'
         assert node._live.contact_profile.name == 'off'

@@ -60,6 +60,13 @@ def add_post_set_callback(node, callback) -> None:
     node.add_on_set_parameters_callback(on_set)
 
 
+def add_pre_set_callback(node, callback) -> None:
+    """Let ``callback(parameters) -> parameters`` rewrite a set of ``node``'s parameters before
+    they are checked (rclpy ≥ 5); on Humble's rclpy, which has no such hook, nothing."""
+    if hasattr(node, 'add_pre_set_parameters_callback'):
+        node.add_pre_set_parameters_callback(callback)
+
+
 def parameter_overrides(node) -> tuple:
     """The names of the parameters given to ``node`` at its start (declared or not)."""
     return tuple(getattr(node, '_parameter_overrides', {}))
@@ -67,6 +74,7 @@ def parameter_overrides(node) -> tuple:
 
 __all__ = [
     'add_post_set_callback',
+    'add_pre_set_callback',
     'parameter_overrides',
     'EventsExecutor',
     'PublisherEventCallbacks',
