@@ -205,8 +205,9 @@ def clean_recording(rec: Recording) -> tuple:
     it would turn every static hold into a gap. (Should a logger repeat a standstill row, the
     repeated values are still the true standstill state, so keeping it costs nothing.)
     Stamps that go back by more than :data:`TIME_RESTART_STEP` in the order read (a bag played
-    twice, a simulation reset, a driver restarted with a new clock) split the recording: sorted
-    together, its parts would interleave two motions. The longest part is kept (reported).
+    twice, a simulation reset, a driver restarted with a new clock) split the recording when
+    every part has :data:`MIN_PART_ROWS` rows: sorted together, its parts would interleave two
+    motions. The longest part is kept (reported).
     Raises :class:`RecordingError` when fewer than 2 samples remain.
     """
     rec, restarts, part_used, others = _longest_part(rec)
@@ -267,6 +268,11 @@ its time to have restarted (the live node's default ``stale_timeout``); smaller 
 are messages out of order, sorted."""
 
 
+MIN_PART_ROWS = 10
+"""Rows each part between two steps back must have for the steps to be restarts of the time;
+with a shorter part the rows are in no order (sorted as they are)."""
+
+
 def time_restart_note(rec: Recording) -> str:
     """Where the stamps of ``rec`` go back (:data:`TIME_RESTART_STEP`) and which part
     :func:`clean_recording` uses, in words; '' when they never go back."""
@@ -295,9 +301,12 @@ def _longest_part(rec: Recording) -> tuple:
     backs = np.flatnonzero(steps < -TIME_RESTART_STEP)
     if not len(backs):
         return rec, (), (), 0
-    restarts = tuple((float(time[finite[k]]), float(time[finite[k + 1]])) for k in backs)
     bounds = [0, *(int(finite[k + 1]) for k in backs), len(time)]
-    start, end = max(zip(bounds[:-1], bounds[1:]), key=lambda part: part[1] - part[0])
+    parts = list(zip(bounds[:-1], bounds[1:]))
+    if min(end - start for start, end in parts) < MIN_PART_ROWS:
+        return rec, (), (), 0  # rows in no order (a shuffled file), not a restart: sorted
+    restarts = tuple((float(time[finite[k]]), float(time[finite[k + 1]])) for k in backs)
+    start, end = max(parts, key=lambda part: part[1] - part[0])
     part = Recording(
         time[start:end],
         rec.positions[start:end],
