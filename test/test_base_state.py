@@ -201,6 +201,20 @@ def test_a_bad_imu_message_is_refused_by_reason_and_changes_nothing(frame, gyro,
     np.testing.assert_allclose(state.motion_at(1.0).specific_force, (0, 0, G))
 
 
+def test_while_every_imu_message_is_refused_no_outputs_say_why_and_zeros_are_no_orientation():
+    """An IMU in a frame the model lacks: the joint states wait for a usable one and say what
+    was refused. An all-zero orientation (an IMU without a filter that kept covariance 0) is
+    none: its gyro and accelerometer are taken."""
+    live = LiveDynamics(lever(), LiveSettings(base_state='imu'))
+    with pytest.raises(BaseStateError):
+        live.take_base_imu(1.0, 'camera_9', (0, 0, 0), (0, 0, G))
+    with pytest.raises(JointStateError, match='no usable imu message yet .*camera_9'):
+        live.torques(JointSample(('hinge',), (0.0,), (0.0,), (), 1.0))
+    live.take_base_imu(1.001, 'imu_link', (0, 0, 0), (0, 0, G), (0.0, 0.0, 0.0, 0.0))
+    torques = live.torques(JointSample(('hinge',), (0.0,), (0.0,), (), 1.001))
+    assert np.all(np.isfinite(torques.gravity)) and live.base_state.attitude() is None
+
+
 def test_one_absurd_imu_or_odometry_sample_is_refused_and_spoils_nothing():
     """A specific force of 1e300 m/s² (beyond ±1e4) or a base speed of 1e5 m/s (beyond ±1e3)
     is no measurement: refused, and the smoothed state stays what the good samples made it."""
@@ -491,3 +505,36 @@ def test_a_ur5_mounted_at_20_degrees_and_taken_upright_is_told_its_mounting():
         message = live.contact_status().message
     assert "efforts fit gravity 20.0° from the model's" in message, message
     assert 'base_orientation [0.000, 0.349, 0.0] fits them' in message
+
+
+def test_a_mounting_in_degrees_is_refused_and_the_model_status_keeps_saying_so(ros):
+    """base_orientation [0, 90, 0] is 90 rad, not 90°: refused at start (upright used), and the
+    model status says so at every period, not only in one log line."""
+    from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
+    from test_dynamics_node import make_node
+
+    node = make_node(
+        urdf_file=str(ARM_URDF),
+        base_state='mounting',
+        base_orientation=[0.0, 90.0, 0.0],
+        diagnostics_period=0.2,
+    )
+    with ros(node) as harness:
+        diagnostics = harness.collect(DiagnosticArray, '/diagnostics')
+
+        def model_statuses():
+            return [
+                status
+                for array in list(diagnostics)
+                for status in array.status
+                if status.name == f'{node.get_name()}: model'
+            ]
+
+        assert wait_for(lambda: len(model_statuses()) >= 2, 20)
+        statuses = model_statuses()
+    for status in statuses:
+        assert status.level == DiagnosticStatus.WARN, status
+        assert (
+            'parameters refused at start: base_orientation [0.0, 90.0, 0.0] is not 3 finite '
+            'angles within ±2π [rad] (degrees?); using [0.0, 0.0, 0.0]'
+        ) in status.message, status.message

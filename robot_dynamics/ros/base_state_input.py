@@ -20,7 +20,7 @@ from robot_dynamics.core.live.live_dynamics import LiveDynamics
 from robot_dynamics.core.streams.base_state import BaseStateError
 from robot_dynamics.ros.node_log import RejectionCounter
 from robot_dynamics.ros.odometry_wire import OdometryWireError, read_odometry
-from robot_dynamics.ros.parameter_schema import ParameterSpec, three_finite_numbers
+from robot_dynamics.ros.parameter_schema import ParameterSpec, three_angles
 from robot_dynamics.ros.topics import JOINT_STATE_QOS, stamp_seconds
 
 BASE_STATE_INPUT_PARAMETERS = (
@@ -29,8 +29,8 @@ BASE_STATE_INPUT_PARAMETERS = (
         [0.0, 0.0, 0.0],
         'roll, pitch, yaw of the base in the world for base_state mounting',
         'rad',
-        check=three_finite_numbers,
-        requirement='is not 3 finite numbers [rad]',
+        check=three_angles,
+        requirement='is not 3 finite angles within ±2π [rad] (degrees?)',
     ),
     ParameterSpec(
         'imu_frame',

@@ -817,7 +817,12 @@ class CentroidalNode(ManagedModelNode, Node):
         if live is not None and live.contacts.missing:
             values['contact_frames_left_out'] = ' '.join(live.contacts.missing)
         status = model_status(
-            self.get_name(), self.robot, self.model_source, values, self.model_error
+            self.get_name(),
+            self.robot,
+            self.model_source,
+            values,
+            self.model_error,
+            self.parameters.refused,
         )
         if live is None and self.model_error:
             status.message = self._no_model_words()

@@ -72,12 +72,28 @@ DIAGNOSTICS_PERIOD = 1.0
 
 
 def model_status(
-    node_name: str, robot, source, values: dict, model_error: str = ''
+    node_name: str,
+    robot,
+    source,
+    values: dict,
+    model_error: str = '',
+    refused: Optional[dict] = None,
 ) -> DiagnosticStatus:
     """The ``<node>: model`` status both nodes publish: the model in use (``robot``, a
     RobotModel or None), where it came from and how many descriptions were loaded or refused
     (``source``, the node's ModelSource), plus the node's own ``values``. ERROR without a model
-    or when the latest one could not be used (``model_error``), WARN after a refused description."""
+    or when the latest one could not be used (``model_error``), WARN after a refused description
+    or with parameters ``refused`` at start (name → words, :class:`NodeParameters`)."""
+    status = _model_status(node_name, robot, source, values, model_error)
+    if refused:
+        listed = '; '.join(f'{name} {words}' for name, words in refused.items())
+        status.level = max(status.level, DiagnosticStatus.WARN)
+        status.message += f'; parameters refused at start: {listed}'
+        status.values.append(KeyValue(key='parameters_refused', value=listed))
+    return status
+
+
+def _model_status(node_name: str, robot, source, values: dict, model_error: str):
     name = f'{node_name}: model'
     if robot is None:
         return diagnostic_status(

@@ -958,8 +958,9 @@ class DynamicsNode(ManagedModelNode, Node):
         robot = self.robot
         if self.model_source is None:
             return self.unconfigured_status()
+        refused = self.parameters.refused
         if robot is None:
-            return model_status(self.get_name(), None, self.model_source, {})
+            return model_status(self.get_name(), None, self.model_source, {}, refused=refused)
         payload = robot.payload
         return model_status(
             self.get_name(),
@@ -970,6 +971,7 @@ class DynamicsNode(ManagedModelNode, Node):
                 'warnings': '; '.join(robot.warnings),
                 'payload': f'{payload[1].mass:.4g} kg on {payload[0]}' if payload else 'none',
             },
+            refused=refused,
         )
 
     def _input_status(self) -> DiagnosticStatus:

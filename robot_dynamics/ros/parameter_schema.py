@@ -180,6 +180,11 @@ def three_finite_numbers(values, _node: Optional[Node] = None) -> bool:
     return len(values) == 3 and all(map(math.isfinite, values))
 
 
+def three_angles(values, _node: Optional[Node] = None) -> bool:
+    """3 finite angles within ±2π [rad] (a larger one is most likely in degrees)."""
+    return three_finite_numbers(values) and all(abs(value) <= math.tau for value in values)
+
+
 MAX_GRAVITY = 100.0
 """[m/s²] Largest gravity accepted (Jupiter's is 24.8): a larger value is a typo."""
 
@@ -200,8 +205,9 @@ GRAVITY = ParameterSpec(
 """The gravity parameter every node has."""
 
 
-def declare_parameter(node: Node, spec: ParameterSpec):
-    """Declare ``spec`` on ``node`` and return the value the node uses (module docstring)."""
+def declare_parameter(node: Node, spec: ParameterSpec, refused: Optional[dict] = None):
+    """Declare ``spec`` on ``node`` and return the value the node uses (module docstring); a
+    given value refused is logged and kept in ``refused`` (name → words)."""
     node.declare_parameter(
         spec.name,
         spec.default,
@@ -210,9 +216,10 @@ def declare_parameter(node: Node, spec: ParameterSpec):
     given = node.get_parameter(spec.name).value
     value, problem = spec.problem(given, node)
     if problem:
-        node.get_logger().error(
-            f'parameter {spec.name} {shorten(repr(given))} {problem}; using {spec.default!r}'
-        )
+        words = f'{shorten(repr(given))} {problem}; using {spec.default!r}'
+        node.get_logger().error(f'parameter {spec.name} {words}')
+        if refused is not None:
+            refused[spec.name] = words
         value = spec.default
     node.set_parameters([Parameter(spec.name, value=value)])
     node.set_descriptor(spec.name, spec.descriptor(value))
@@ -221,12 +228,14 @@ def declare_parameter(node: Node, spec: ParameterSpec):
 
 class NodeParameters:
     """A node's parameters, declared from its ``table`` (in table order): ``parameters[name]``
-    is the value in use (a runtime parameter's current value, read at each use)."""
+    is the value in use (a runtime parameter's current value, read at each use); ``refused``:
+    the values given at start that were refused (name → words), for the model status."""
 
     def __init__(self, node: Node, table: Sequence[ParameterSpec]):
         self._node = node
         self._specs = {spec.name: spec for spec in table}
-        self._values = {spec.name: declare_parameter(node, spec) for spec in table}
+        self.refused: dict = {}
+        self._values = {spec.name: declare_parameter(node, spec, self.refused) for spec in table}
         if any(spec.runtime for spec in table):
             node.add_on_set_parameters_callback(self._check_change)
 

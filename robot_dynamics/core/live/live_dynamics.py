@@ -128,7 +128,11 @@ from robot_dynamics.core.live.settings import HISTORY_MAX_RATE, LiveSettings
 from robot_dynamics.core.live.status import ERROR, OK, WARN, LiveStatus, worst
 from robot_dynamics.core.model.inertia import InertialParameters
 from robot_dynamics.core.model.model import RobotModel, listed_names
-from robot_dynamics.core.streams.base_state import BaseState, BaseStateUnavailable
+from robot_dynamics.core.streams.base_state import (
+    BaseState,
+    BaseStateError,
+    BaseStateUnavailable,
+)
 from robot_dynamics.core.streams.effort_model import EffortModel, EffortModelError
 from robot_dynamics.core.streams.joint_states import (
     EFFORT,
@@ -907,11 +911,21 @@ class LiveDynamics:
         self, stamp: float, frame: str, angular_velocity, linear_acceleration, orientation=None
     ):
         """One IMU sample for the base state (:meth:`BaseState.take_imu`)."""
-        self.base_state.take_imu(stamp, frame, angular_velocity, linear_acceleration, orientation)
+        try:
+            self.base_state.take_imu(
+                stamp, frame, angular_velocity, linear_acceleration, orientation
+            )
+        except BaseStateError as error:
+            self.base_state.note_refused('imu', error)
+            raise
 
     def take_base_odom(self, stamp: float, child_frame: str, orientation, linear, angular):
         """One odometry sample for the base state (:meth:`BaseState.take_odom`)."""
-        self.base_state.take_odom(stamp, child_frame, orientation, linear, angular)
+        try:
+            self.base_state.take_odom(stamp, child_frame, orientation, linear, angular)
+        except BaseStateError as error:
+            self.base_state.note_refused('odom', error)
+            raise
 
     def _with_known_wrench(self, sample: TorqueSample) -> TorqueSample:
         """``sample`` with Jᵀ F of the known wrench taken off its inverse dynamics and added to

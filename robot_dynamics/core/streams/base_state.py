@@ -227,6 +227,7 @@ class BaseState:
         self._odom_smooth = _LowPass(smoothing_time)
         self._imu_attitude: Optional[np.ndarray] = None
         self._odom_attitude: Optional[np.ndarray] = None
+        self._refused: dict = {}  # topic → why its latest message was refused
 
     @property
     def uses_imu(self) -> bool:
@@ -253,8 +254,10 @@ class BaseState:
     ) -> None:
         """One IMU sample: ``stamp`` [s], ``frame`` (its header.frame_id; ``imu_frame`` wins when
         set), gyro [rad/s] and accelerometer specific force [m/s²] in that frame, and the frame's
-        attitude in the world (quaternion x, y, z, w; None: not given)."""
+        attitude in the world (quaternion x, y, z, w; None or all zeros: not given)."""
         mount = self._mount(self.imu_frame or frame)
+        if orientation_xyzw is not None and not any(orientation_xyzw):
+            orientation_xyzw = None  # all zeros: an IMU without orientation that did not say so
         if orientation_xyzw is not None:
             world_imu = quaternion_matrix(_finite(orientation_xyzw, 'IMU orientation'))
             self._imu_attitude = world_imu @ mount.rotation.T
@@ -347,8 +350,19 @@ class BaseState:
             return self._mounted_attitude
         return None
 
+    def note_refused(self, topic: str, error: BaseStateError) -> None:
+        """Keep why the latest ``topic`` ('imu' or 'odom') message was refused, for the status
+        while none has been taken."""
+        self._refused[topic] = str(error)
+
     def _fresh(self, reading: Optional[_Reading], stamp: float, topic: str) -> _Reading:
         if reading is None:
+            refused = self._refused.get(topic)
+            if refused:
+                raise BaseStateUnavailable(
+                    f'no usable {topic} message yet (base_state {self.mode}): every one refused, '
+                    f'the latest: {refused}'
+                )
             raise BaseStateUnavailable(
                 f'no {topic} message yet (base_state {self.mode}): no outputs until one arrives'
             )
