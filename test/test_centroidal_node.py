@@ -246,6 +246,58 @@ def test_standing_still_publishes_zmp_at_com_projection_inside_the_polygon(
     } <= namespaces
 
 
+def test_standing_with_no_foot_on_the_ground_is_a_warning_that_names_the_lowest(
+    quadruped, quadruped_rig
+):
+    """Odometry 0.5 m higher than the feet stand (a ground_height or odom offset): not falling,
+    so not in flight, and no foot within contact_height_threshold: the balance status says so."""
+    rig = quadruped_rig()
+    pose = standing_pose(quadruped) + [0.0, 0.0, 0.5, 0.0, 0.0, 0.0, 0.0]
+    for k in range(30):
+        rig.send(
+            1.0 + 0.002 * k, quadruped.joint_names, STANCE, base_pose=pose, base_twist=np.zeros(6)
+        )
+    words = 'no contact frame touches the ground (within contact_height_threshold 0.02 m'
+    assert wait_for(lambda: words in rig.message('balance'), timeout=WAIT), rig.message('balance')
+    assert rig.level('balance') == DiagnosticStatus.WARN
+    assert 'foot at z = 0.500 m' in rig.message('balance'), rig.message('balance')
+
+
+def test_odometry_much_slower_than_the_joint_states_of_a_moving_base_is_said(
+    quadruped, quadruped_rig
+):
+    """The base walking forward at 0.5 m/s with odometry at every tenth joint state: each joint
+    state takes a pose up to ten samples old, which the inputs status says."""
+    rig = quadruped_rig()
+    start = standing_pose(quadruped)
+    for k in range(300):
+        stamp = 1.0 + 0.002 * k
+        pose = start + [0.5 * 0.002 * k, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]
+        rig.send(
+            stamp,
+            quadruped.joint_names,
+            STANCE,
+            base_pose=pose if k % 10 == 0 else None,
+            base_twist=[0.5, 0.0, 0.0, 0.0, 0.0, 0.0],
+        )
+
+    def said():
+        return [
+            status
+            for array in list(rig.diagnostics)
+            for status in array.status
+            if status.name == f'{rig.node.get_name()}: inputs'
+            and 'odometry at' in status.message
+            and 'publish odometry at the rate of the joint states' in status.message
+        ]
+
+    assert wait_for(lambda: bool(said()), timeout=WAIT), [
+        status.message for array in rig.diagnostics for status in array.status
+    ][-5:]
+    assert said()[-1].level == DiagnosticStatus.WARN
+    assert 'while the CoM moves at 0.50 m/s' in said()[-1].message, said()[-1].message
+
+
 def test_noisy_odometry_lengthens_the_rate_window_and_diagnostics_say_so(quadruped, quadruped_rig):
     """5 mm/s and 5 mrad/s of white noise on the odometry twist of a robot standing still: the
     node's ḣ_G fit grows from 9 samples until the predicted ZMP noise meets zmp_noise_limit."""

@@ -882,12 +882,30 @@ class CentroidalNode(ManagedModelNode, Node):
             if self.velocity_source == 'positions' and live is not None
             else ''
         )
+        slow = self._slow_odometry_words()
         news = self.rejections.news()
         return diagnostic_status(
             name,
-            WARN if news or without_velocities else OK,
-            f'{self._joint_rate.rate():.0f} Hz{without_velocities}{from_positions}{news}',
+            WARN if news or without_velocities or slow else OK,
+            f'{self._joint_rate.rate():.0f} Hz{without_velocities}{from_positions}{slow}{news}',
             values,
+        )
+
+    def _slow_odometry_words(self) -> str:
+        """'' or why a moving base's odometry is too slow for the joint states: each takes the
+        newest pose, up to one odometry period old, so the CoM and ZMP lag the motion."""
+        odom_rate, joint_rate = self._odom_rate.rate(), self._joint_rate.rate()
+        report = self.last_report
+        if not self.base_source.uses_odom or report is None or not odom_rate:
+            return ''
+        speed = float(np.linalg.norm(report.state.com_velocity))
+        if odom_rate * SLOW_ODOMETRY_RATIO >= joint_rate or speed < MOVING_BASE_SPEED:
+            return ''
+        return (
+            f'; odometry at {odom_rate:.0f} Hz beside joint states at {joint_rate:.0f} Hz while '
+            f'the CoM moves at {speed:.2f} m/s: each joint state takes a pose up to '
+            f'{1e3 / odom_rate:.0f} ms old (CoM up to {speed / odom_rate * 1e3:.0f} mm behind, '
+            'the ZMP further): publish odometry at the rate of the joint states'
         )
 
     def _input_findings(self, live: _LiveModel, values: dict) -> str:
@@ -935,6 +953,21 @@ class CentroidalNode(ManagedModelNode, Node):
         topics = ('joint_states', 'odom', *self.wrench_topics)
         return best_effort_note(self, topics, values, self._warned_best_effort)
 
+    def _no_contact_words(self, report) -> str:
+        """The balance status when no contact frame touches the ground and the robot is not in
+        flight (a standing robot whose feet are not where the contact set-up says)."""
+        how = (
+            f'within contact_height_threshold {self.parameters["contact_height_threshold"]:g} m '
+            f'of ground_height {report.ground_height:g} m'
+            if self.contact_source == 'height'
+            else 'by its estimated force'
+        )
+        return (
+            f'no contact frame touches the ground ({how}; lowest: {_lowest_contact_words(report)})'
+            ' while the robot is not in flight: no support polygon; check contact_frames, '
+            "ground_height and odom's height"
+        )
+
     def _balance_status(self) -> DiagnosticStatus:
         name = f'{self.get_name()}: balance'
         report = self.last_report
@@ -960,6 +993,8 @@ class CentroidalNode(ManagedModelNode, Node):
             return diagnostic_status(name, WARN, 'airborne: no ZMP', values)
         if report.zmp is None:
             return diagnostic_status(name, OK, 'estimating the rate of momentum', values)
+        if not report.in_contact.any() and len(report.contacts.names):
+            return diagnostic_status(name, WARN, self._no_contact_words(report), values)
         if report.zmp_margin is not None and report.zmp_margin < 0.0:
             return diagnostic_status(
                 name, WARN, f'ZMP {-report.zmp_margin:.3f} m outside the support polygon', values
@@ -978,6 +1013,19 @@ class CentroidalNode(ManagedModelNode, Node):
             else f'ZMP margin {report.zmp_margin:.3f} m'
         )
         return diagnostic_status(name, OK, margin, values)
+
+
+SLOW_ODOMETRY_RATIO = 4.0
+"""Odometry this many times slower than the joint states is too slow for a moving base."""
+MOVING_BASE_SPEED = 0.05
+"""[m/s] CoM speed from which slow odometry is said."""
+
+
+def _lowest_contact_words(report) -> str:
+    """Which contact frame is lowest, and how high, in words."""
+    heights = report.contacts.positions[:, 2]
+    lowest = int(np.argmin(heights))
+    return f'{report.contacts.names[lowest]} at z = {heights[lowest]:.3f} m'
 
 
 def _velocity_rate(robot: RobotModel) -> VelocityRate:
