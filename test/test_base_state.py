@@ -511,7 +511,7 @@ def test_a_mounting_in_degrees_is_refused_and_the_model_status_keeps_saying_so(r
     """base_orientation [0, 90, 0] is 90 rad, not 90°: refused at start (upright used), and the
     model status says so at every period, not only in one log line."""
     from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
-    from test_dynamics_node import make_node
+    from test_dynamics_node import make_node, statuses_named
 
     node = make_node(
         urdf_file=str(ARM_URDF),
@@ -523,12 +523,7 @@ def test_a_mounting_in_degrees_is_refused_and_the_model_status_keeps_saying_so(r
         diagnostics = harness.collect(DiagnosticArray, '/diagnostics')
 
         def model_statuses():
-            return [
-                status
-                for array in list(diagnostics)
-                for status in array.status
-                if status.name == f'{node.get_name()}: model'
-            ]
+            return statuses_named(diagnostics, f'{node.get_name()}: model')
 
         assert wait_for(lambda: len(model_statuses()) >= 2, 20)
         statuses = model_statuses()

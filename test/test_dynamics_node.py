@@ -710,6 +710,11 @@ def test_external_torques_are_withheld_without_fresh_efforts(ros):
         np.testing.assert_allclose(inverse_out[-1].effort, model_torque, atol=1e-9)
 
 
+def statuses_named(diagnostics, name: str) -> list:
+    """Every status called ``name`` that ``diagnostics`` (collected arrays) carried, in order."""
+    return [status for array in list(diagnostics) for status in array.status if status.name == name]
+
+
 def joint_states_warn(diagnostics, *words) -> bool:
     """Whether /diagnostics carried a WARN joint_states status whose message holds every one of
     ``words``."""
@@ -1099,12 +1104,7 @@ def test_a_rejection_warns_in_the_next_status_with_its_reason_and_then_no_more(r
         assert wait_for(lambda: node.count_publishers('joint_states') >= 1, 5)
 
         def joint_states_statuses():
-            return [
-                status
-                for array in list(diagnostics)
-                for status in array.status
-                if status.name == f'{node.get_name()}: joint_states'
-            ]
+            return statuses_named(diagnostics, f'{node.get_name()}: joint_states')
 
         def stream_until(condition, stamp, late_at=None) -> float:
             deadline = time.monotonic() + 10.0
