@@ -120,7 +120,7 @@ from robot_dynamics.ros.parameter_schema import (
     warn_unknown_parameters,
 )
 from robot_dynamics.ros.payload_input import PayloadInput
-from robot_dynamics.ros.rclpy_compat import add_post_set_callback, add_pre_set_callback
+from robot_dynamics.ros.rclpy_compat import add_post_set_callback
 from robot_dynamics.ros.service_host import ServiceHost
 from robot_dynamics.ros.service_worker import (
     ServiceWorker,
@@ -193,7 +193,6 @@ class DynamicsNode(ManagedModelNode, Node):
         )
         self._select_initial_tool()
         # checked while being set, acted on only once every parameter of the request is accepted
-        add_pre_set_callback(self, _profile_off_as_named)
         self.add_on_set_parameters_callback(self._check_active_tool)
         self.add_on_set_parameters_callback(self._check_contact_profile)
         add_post_set_callback(self, self._after_parameters_set)
@@ -1066,17 +1065,6 @@ def _recorded(buffer: SampleRingBuffer) -> int:
         return len(buffer)
     except RingBufferError:
         return 0
-
-
-def _profile_off_as_named(parameters: list) -> list:
-    """``ros2 param set <node> contact_profile off`` sends YAML's false: the profile ``off``,
-    kept as its name (``ros2 param get`` and ``dump`` then show what was typed)."""
-    return [
-        Parameter('contact_profile', value='off')
-        if parameter.name == 'contact_profile' and parameter.value is False
-        else parameter
-        for parameter in parameters
-    ]
 
 
 def _not_written(write_error: str) -> str:

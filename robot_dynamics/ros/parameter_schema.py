@@ -35,7 +35,11 @@ from rclpy.node import Node
 from rclpy.parameter import Parameter
 
 from robot_dynamics.ros.node_log import shorten
-from robot_dynamics.ros.rclpy_compat import parameter_overrides, parameter_type
+from robot_dynamics.ros.rclpy_compat import (
+    add_pre_set_callback,
+    parameter_overrides,
+    parameter_type,
+)
 
 _WRONG_TYPE = object()
 _LARGEST_INTEGER = 2**63 - 1
@@ -237,6 +241,7 @@ class NodeParameters:
         self.refused: dict = {}
         self._values = {spec.name: declare_parameter(node, spec, self.refused) for spec in table}
         if any(spec.runtime for spec in table):
+            add_pre_set_callback(node, self._named_switches)
             node.add_on_set_parameters_callback(self._check_change)
 
     def __getitem__(self, name: str):
@@ -245,6 +250,20 @@ class NodeParameters:
             return self._values[name]
         value = converted_value(self._node.get_parameter(name).value, spec.default)
         return spec.default if value is _WRONG_TYPE else value
+
+    def _named_switches(self, parameters: list) -> list:
+        """A YAML boolean set on a runtime text parameter (`ros2 param set <node>
+        contact_profile off` sends false) is kept as the word typed, 'on' or 'off'
+        (:func:`converted_value`): ``ros2 param get`` and ``dump`` then show it."""
+        return [
+            Parameter(parameter.name, value=converted_value(parameter.value, ''))
+            if isinstance(parameter.value, bool)
+            and parameter.name in self._specs
+            and self._specs[parameter.name].runtime
+            and isinstance(self._specs[parameter.name].default, str)
+            else parameter
+            for parameter in parameters
+        ]
 
     def _check_change(self, parameters: list) -> SetParametersResult:
         for parameter in parameters:
