@@ -58,7 +58,7 @@ def test_odom_gives_its_pose_and_twist_and_a_fixed_base_waits_at_base_pose(robot
     np.testing.assert_array_equal(base.at(1.0)[0], POSE)  # before any odometry
     quaternion = Rotation.from_euler('z', 0.7).as_quat()
     base.take_odom(1.0, [1.0, 2.0, 0.3], quaternion, [0.2, 0.0, 0.0], [0.0, 0.0, 0.1])
-    pose, twist = base.at(1.01)
+    pose, twist = base.at(1.0)
     np.testing.assert_allclose(pose, [1.0, 2.0, 0.3, *quaternion], atol=1e-12)
     np.testing.assert_allclose(twist, [0.2, 0.0, 0.0, 0.0, 0.0, 0.1])
     with pytest.raises(BaseSourceUnavailable) as stale:
@@ -67,6 +67,55 @@ def test_odom_gives_its_pose_and_twist_and_a_fixed_base_waits_at_base_pose(robot
     with pytest.raises(BaseSourceUnavailable) as waiting:
         source('odom', robot, floating=True).at(1.0)
     assert waiting.value.reason == 'no_odometry'
+
+
+def arc(start_xy, yaw, speed, yaw_rate, elapsed):
+    """Position and yaw of a base driving at ``speed`` [m/s] along its x axis while turning at
+    ``yaw_rate`` [rad/s] (a constant body twist: a circle), ``elapsed`` [s] after ``start_xy``,
+    ``yaw``."""
+    turned = yaw_rate * elapsed
+    forward, left = speed * math.sin(turned) / yaw_rate, speed * (1 - math.cos(turned)) / yaw_rate
+    c, s = math.cos(yaw), math.sin(yaw)
+    return start_xy[0] + c * forward - s * left, start_xy[1] + s * forward + c * left, yaw + turned
+
+
+@pytest.mark.parametrize('elapsed', [0.04, -0.03, 0.001])
+def test_odom_is_carried_along_its_twist_to_the_joint_states_stamp(robot, elapsed):
+    """Odometry of a base circling at a constant body twist, read by a joint state stamped
+    ``elapsed`` after (or before) it: the pose on the circle at that stamp (closed form)."""
+    base = source('odom', robot)
+    yaw, speed, yaw_rate = 0.7, 0.5, 1.2
+    base.take_odom(
+        1.0,
+        [1.0, 2.0, 0.3],
+        Rotation.from_euler('z', yaw).as_quat(),
+        [speed, 0.0, 0.0],
+        [0.0, 0.0, yaw_rate],
+    )
+    pose, twist = base.at(1.0 + elapsed)
+    x, y, heading = arc((1.0, 2.0), yaw, speed, yaw_rate, elapsed)
+    np.testing.assert_allclose(pose[:3], [x, y, 0.3], atol=1e-12)
+    assert Rotation.from_quat(pose[3:]).approx_equal(Rotation.from_euler('z', heading), atol=1e-12)
+    np.testing.assert_allclose(twist, [speed, 0.0, 0.0, 0.0, 0.0, yaw_rate])
+
+
+def test_imu_attitude_is_carried_along_its_gyro_to_the_joint_states_stamp(robot):
+    """A base rolling at 0.8 rad/s about its own x axis, its IMU read 30 ms later: the attitude
+    turned by 0.024 rad more about that axis."""
+    base = source('imu', robot, imu_frame='base')
+    world_base = Rotation.from_euler('xyz', (0.2, -0.1, 0.4))
+    base.take_imu(2.0, '', world_base.as_quat(), [0.8, 0.0, 0.0])
+    pose, _ = base.at(2.03)
+    expected = world_base * Rotation.from_euler('x', 0.8 * 0.03)
+    assert Rotation.from_quat(pose[3:]).approx_equal(expected, atol=1e-12)
+
+
+def test_the_largest_change_of_the_odometry_twist_is_per_second_between_samples(robot):
+    base = source('odom', robot)
+    for k, (forward, turn) in enumerate([(0.0, 0.0), (0.1, 0.0), (0.1, 0.05), (0.1, 0.05)]):
+        base.take_odom(0.1 * k, [0, 0, 0], [0, 0, 0, 1], [forward, 0, 0], [0, 0, turn])
+    linear, angular = base.odometry.largest_twist_change()
+    assert linear == pytest.approx(1.0) and angular == pytest.approx(0.5)
 
 
 def test_imu_attitude_and_gyro_are_carried_from_the_imu_frame_to_the_base(robot):

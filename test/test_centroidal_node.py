@@ -27,6 +27,7 @@ from rclpy.parameter import Parameter  # noqa: E402
 from ros_harness import wait_for  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import String  # noqa: E402
+from test_centroidal_base_source import arc  # noqa: E402
 from visualization_msgs.msg import MarkerArray  # noqa: E402
 
 from robot_dynamics.ros.centroidal_node import CentroidalNode  # noqa: E402
@@ -263,39 +264,70 @@ def test_standing_with_no_foot_on_the_ground_is_a_warning_that_names_the_lowest(
     assert 'foot at z = 0.500 m' in rig.message('balance'), rig.message('balance')
 
 
-def test_odometry_much_slower_than_the_joint_states_of_a_moving_base_is_said(
+def _inputs_statuses(rig, words):
+    return [
+        status
+        for array in list(rig.diagnostics)
+        for status in array.status
+        if status.name == f'{rig.node.get_name()}: inputs' and words in status.message
+    ]
+
+
+def test_slow_odometry_of_a_circling_base_is_carried_along_its_twist_to_each_joint_state(
     quadruped, quadruped_rig
 ):
-    """The base walking forward at 0.5 m/s with odometry at every tenth joint state: each joint
-    state takes a pose up to ten samples old, which the inputs status says."""
+    """The base circling at 0.5 m/s and 1 rad/s, odometry at every tenth joint state: each
+    joint state's CoM is the one at the pose on the circle at its own stamp (closed form), and a
+    constant twist is not said to be too slow."""
     rig = quadruped_rig()
     start = standing_pose(quadruped)
-    for k in range(300):
+    speed, yaw_rate, count = 0.5, 1.0, 300
+    true_poses = {}
+    for k in range(count):
         stamp = 1.0 + 0.002 * k
-        pose = start + [0.5 * 0.002 * k, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]
+        x, y, yaw = arc(start[:2], 0.0, speed, yaw_rate, stamp - 1.0)
+        pose = np.array([x, y, start[2], *Rotation.from_euler('z', yaw).as_quat()])
+        true_poses[_stamp(stamp).nanosec] = pose
         rig.send(
             stamp,
             quadruped.joint_names,
             STANCE,
             base_pose=pose if k % 10 == 0 else None,
-            base_twist=[0.5, 0.0, 0.0, 0.0, 0.0, 0.0],
+            base_twist=[speed, 0.0, 0.0, 0.0, 0.0, yaw_rate],
         )
+    assert wait_for(lambda: len(rig.com) >= count - 10, timeout=WAIT), len(rig.com)
+    for com in list(rig.com):
+        pose = true_poses[com.header.stamp.nanosec]
+        expected = centroidal_state(quadruped, quadruped.configuration(STANCE, pose), np.zeros(18))
+        np.testing.assert_allclose([com.point.x, com.point.y, com.point.z], expected.com, atol=1e-9)
+    assert wait_for(lambda: bool(_inputs_statuses(rig, 'Hz')), timeout=WAIT)
+    assert not _inputs_statuses(rig, 'publish odometry at the rate of the joint states')
 
-    def said():
-        return [
-            status
-            for array in list(rig.diagnostics)
-            for status in array.status
-            if status.name == f'{rig.node.get_name()}: inputs'
-            and 'odometry at' in status.message
-            and 'publish odometry at the rate of the joint states' in status.message
-        ]
 
-    assert wait_for(lambda: bool(said()), timeout=WAIT), [
+def test_slow_odometry_of_an_accelerating_base_is_said(quadruped, quadruped_rig):
+    """The base speeding up at 1 m/s² with odometry at every tenth joint state: the pose carried
+    along each odometry's twist misses the acceleration, which the inputs status says."""
+    rig = quadruped_rig()
+    start = standing_pose(quadruped)
+    for k in range(300):
+        elapsed = 0.002 * k
+        pose = start + [0.5 * elapsed**2, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]
+        rig.send(
+            1.0 + elapsed,
+            quadruped.joint_names,
+            STANCE,
+            base_pose=pose if k % 10 == 0 else None,
+            base_twist=[elapsed, 0.0, 0.0, 0.0, 0.0, 0.0],
+        )
+    words = 'publish odometry at the rate of the joint states'
+    assert wait_for(lambda: bool(_inputs_statuses(rig, words)), timeout=WAIT), [
         status.message for array in rig.diagnostics for status in array.status
     ][-5:]
-    assert said()[-1].level == DiagnosticStatus.WARN
-    assert 'while the CoM moves at 0.50 m/s' in said()[-1].message, said()[-1].message
+    said = _inputs_statuses(rig, words)[-1]
+    assert said.level == DiagnosticStatus.WARN
+    assert "the base's twist changes by up to 1.00 m/s² and 0.00 rad/s²" in said.message, (
+        said.message
+    )
 
 
 def test_noisy_odometry_lengthens_the_rate_window_and_diagnostics_say_so(quadruped, quadruped_rig):

@@ -892,20 +892,21 @@ class CentroidalNode(ManagedModelNode, Node):
         )
 
     def _slow_odometry_words(self) -> str:
-        """'' or why a moving base's odometry is too slow for the joint states: each takes the
-        newest pose, up to one odometry period old, so the CoM and ZMP lag the motion."""
+        """'' or why the odometry is too slow for the joint states: each takes the pose carried
+        along the nearest odometry's twist, which misses how the twist changes in between."""
         odom_rate, joint_rate = self._odom_rate.rate(), self._joint_rate.rate()
-        report = self.last_report
-        if not self.base_source.uses_odom or report is None or not odom_rate:
+        if not self.base_source.uses_odom or not odom_rate:
             return ''
-        speed = float(np.linalg.norm(report.state.com_velocity))
-        if odom_rate * SLOW_ODOMETRY_RATIO >= joint_rate or speed < MOVING_BASE_SPEED:
+        linear, angular = self.base_source.odometry.largest_twist_change()
+        slow = odom_rate * SLOW_ODOMETRY_RATIO < joint_rate
+        if not slow or (linear < MISSED_ACCELERATION and angular < MISSED_ANGULAR_ACCELERATION):
             return ''
         return (
             f'; odometry at {odom_rate:.0f} Hz beside joint states at {joint_rate:.0f} Hz while '
-            f'the CoM moves at {speed:.2f} m/s: each joint state takes a pose up to '
-            f'{1e3 / odom_rate:.0f} ms old (CoM up to {speed / odom_rate * 1e3:.0f} mm behind, '
-            'the ZMP further): publish odometry at the rate of the joint states'
+            f"the base's twist changes by up to {linear:.2f} m/s² and {angular:.2f} rad/s² "
+            f'between its messages: each joint state takes the pose carried along a twist up to '
+            f'{1e3 / odom_rate:.0f} ms old, which misses those accelerations (the ZMP jumps at '
+            'each odometry message): publish odometry at the rate of the joint states'
         )
 
     def _input_findings(self, live: _LiveModel, values: dict) -> str:
@@ -1017,8 +1018,11 @@ class CentroidalNode(ManagedModelNode, Node):
 
 SLOW_ODOMETRY_RATIO = 4.0
 """Odometry this many times slower than the joint states is too slow for a moving base."""
-MOVING_BASE_SPEED = 0.05
-"""[m/s] CoM speed from which slow odometry is said."""
+MISSED_ACCELERATION = 0.1
+"""[m/s²] Change of the odometry's linear velocity per second from which slow odometry is said
+(at a 0.5 m CoM height it moves the ZMP by ~5 mm: z a / g)."""
+MISSED_ANGULAR_ACCELERATION = 0.1
+"""[rad/s²] The same for the odometry's angular velocity."""
 
 
 def _lowest_contact_words(report) -> str:

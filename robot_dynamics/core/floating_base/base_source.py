@@ -18,8 +18,11 @@ quaternion x, y, z, w) and the base twist in the base frame (``v[0:6]``: linear 
 * ``odom+imu``: position and linear velocity from odometry, attitude and angular velocity from
   the IMU.
 
-A source's sample nearest to the joint state's stamp is used if within ``max_age`` [s]; else
-:class:`BaseSourceUnavailable` says which topic is missing or stale. A message that cannot be
+A source's sample nearest to the joint state's stamp is used if within ``max_age`` [s], carried
+to the joint state's stamp along its own twist held constant (a pose moved by exp(ν Δt) in the
+base frame, an IMU attitude by exp(ω Δt)): exact for a base gliding or turning at a constant body
+twist, whatever the rates of the two topics; else :class:`BaseSourceUnavailable` says which topic
+is missing or stale. A message that cannot be
 used raises :class:`~robot_dynamics.core.streams.base_state.BaseStateError` with a counting
 reason.
 """
@@ -139,7 +142,8 @@ class CentroidalBaseSource:
         return mounts[name]
 
     def at(self, stamp: float) -> tuple:
-        """(pose q[0:7], twist v[0:6]) at ``stamp`` [s]; raises BaseSourceUnavailable."""
+        """(pose q[0:7], twist v[0:6]) at ``stamp`` [s], the pose carried from the nearest
+        sample's stamp along its twist; raises BaseSourceUnavailable."""
         mode = self.mode
         if mode in ('none', 'mounting'):
             return self.fixed_pose, np.zeros(6)
@@ -149,9 +153,15 @@ class CentroidalBaseSource:
             if odometry is None:
                 return self.fixed_pose, np.zeros(6)  # a fixed base before any odometry
             pose, twist = odometry.pose, odometry.twist
+            if odometry.stamp != stamp:
+                placement = pin.XYZQUATToSE3(pose) * pin.exp6(twist * (stamp - odometry.stamp))
+                pose = pin.SE3ToXYZQUAT(placement)
         if self.uses_imu:
             attitude = self._nearest_attitude(stamp)
-            quaternion = pin.Quaternion(attitude.rotation).coeffs()
+            rotation = attitude.rotation
+            if attitude.stamp != stamp:
+                rotation = rotation @ pin.exp3(attitude.angular_velocity * (stamp - attitude.stamp))
+            quaternion = pin.Quaternion(rotation).coeffs()
             pose = np.concatenate([pose[:3], quaternion])
             twist = np.concatenate([twist[:3], attitude.angular_velocity])
         return pose, twist

@@ -184,6 +184,21 @@ class BaseStateBuffer:
             return None
         return best
 
+    def largest_twist_change(self) -> tuple:
+        """(linear [m/s²], angular [rad/s²]): the largest change per second of the body twist
+        between two consecutive kept samples, (0, 0) with fewer than two. A base state carried
+        along a constant twist between samples misses these accelerations."""
+        linear = angular = 0.0
+        states = list(self._states)
+        for before, after in zip(states, states[1:]):
+            interval = after.stamp - before.stamp
+            if interval <= 0.0:  # a repeated or out-of-order stamp tells no rate
+                continue
+            step = (after.twist - before.twist) / interval
+            linear = max(linear, float(np.linalg.norm(step[:3])))
+            angular = max(angular, float(np.linalg.norm(step[3:])))
+        return linear, angular
+
     @property
     def newest_stamp(self) -> float:
         """Stamp of the newest kept sample [s] (−inf when empty)."""
