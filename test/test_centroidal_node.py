@@ -749,6 +749,32 @@ def test_bad_inputs_are_counted_and_the_node_keeps_working(quadruped, ros):
         rig.close()
 
 
+def test_odometry_all_refused_is_said_with_its_reason_while_no_state_is_complete(
+    quadruped, quadruped_rig
+):
+    """Odometry in another frame than world_frame, every message: no output, and the inputs
+    status gives the reason, not only a counter."""
+    rig = quadruped_rig()
+    pose = standing_pose(quadruped)
+    for k in range(20):
+        stamp = 1.0 + 0.002 * k
+        rig.send(
+            stamp,
+            quadruped.joint_names,
+            STANCE,
+            base_pose=pose,
+            base_twist=np.zeros(6),
+            frame='map',
+        )
+    words = 'odom pose is in "map", not in world_frame "odom"'
+    assert wait_for(lambda: bool(_inputs_statuses(rig, words)), timeout=WAIT), [
+        status.message for array in rig.diagnostics for status in array.status
+    ][-5:]
+    said = _inputs_statuses(rig, words)[-1]
+    assert said.level == DiagnosticStatus.WARN and said.message.startswith('no complete state yet')
+    assert not rig.com
+
+
 @pytest.mark.parametrize('child_frame', ['nowhere', 'lf_shank'])
 def test_odometry_of_a_frame_not_fixed_to_the_base_is_refused_as_dynamics_node_refuses_it(
     quadruped, quadruped_rig, child_frame

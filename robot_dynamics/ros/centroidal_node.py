@@ -853,7 +853,8 @@ class CentroidalNode(ManagedModelNode, Node):
                 name,
                 WARN,
                 f'no complete state yet (joint_states and the base state: base_state '
-                f'{self.base_source.mode}){self._never_received()}{self._best_effort_note(values)}',
+                f'{self.base_source.mode}){self._never_received()}{self.rejections.news()}'
+                f'{self._best_effort_note(values)}',
                 values,
             )
         age = time.monotonic() - self._last_report_wall
@@ -861,7 +862,8 @@ class CentroidalNode(ManagedModelNode, Node):
             return diagnostic_status(
                 name,
                 WARN,
-                f'stale: last complete state {age:.1f} s ago{self._best_effort_note(values)}',
+                f'stale: last complete state {age:.1f} s ago{self.rejections.news()}'
+                f'{self._best_effort_note(values)}',
                 values,
             )
         live = self._live
