@@ -351,6 +351,12 @@ def test_a_joint_range_with_lower_above_upper_is_named(tmp_path, command, argume
         (['effective-mass', '--seed', '-1'], 'argument --seed: must be ≥ 0, got -1'),
         (['capacity', '--poses', '100000000'], 'argument --poses: must be ≥ 1 and ≤ 1e+06'),
         (['capacity', '--poses', 'many'], "argument --poses: 'many' is not a whole number"),
+        (['bench', 'contact', '--free-seconds', '-5'], 'argument --free-seconds: must be > 0'),
+        (['bench', 'contact', '--rate', '-250'], 'argument --rate: must be > 0, got -250'),
+        (['bench', 'realtime', '--duration', '0'], 'argument --duration: must be > 0, got 0'),
+        (['bench', 'payload', '--seeds', '0'], 'argument --seeds: must be ≥ 1, got 0'),
+        (['bench', 'storm', '--service-cpu-share', '2'], 'must be > 0 and ≤ 1, got 2'),
+        (['bench', 'dynamics', '--warmup', 'nan'], 'argument --warmup: must be ≥ 0, got nan'),
     ],
 )
 def test_pose_counts_and_seeds_out_of_range_are_refused_by_option(arguments, words):

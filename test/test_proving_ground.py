@@ -15,9 +15,9 @@ from robot_dynamics.core.model.inertia import InertialParameters
 from robot_dynamics.core.model.model import RobotModel
 from robot_dynamics.core.model.urdf import parse_urdf
 from robot_dynamics.models import ARM_URDF
-from robot_dynamics.simulation.errors import ProfileError, SceneError
+from robot_dynamics.simulation.errors import ProfileError, SceneError, SimulationError
 from robot_dynamics.simulation.measurement import JointSensors
-from robot_dynamics.simulation.mujoco_engine import MujocoEngine
+from robot_dynamics.simulation.mujoco_engine import MujocoEngine, Push
 from robot_dynamics.simulation.mujoco_model import Box, SceneLayout, build_scene_model
 from robot_dynamics.simulation.profiles import load_profile, profile_from_dict
 from robot_dynamics.simulation.reference import ArmSimulation, scripted_excitation
@@ -497,12 +497,63 @@ def test_a_push_that_is_not_three_finite_forces_and_moments_is_refused(force, mo
         ({'effort_source': 'strain_gauge'}, 'effort_source must be one of'),
         ({'sensors': {'effort_delay': 1.5}}, 'effort_delay is a whole number'),
         ({'joints': {'default': {'friction': 1.0}}}, r"unknown field\(s\) \['friction'\]"),
+        ({'joints': {'per_joint': ['fr3_joint1']}}, 'joints.per_joint must be a mapping'),
+        ({'links': {'per_link': ['fr3_link1']}}, 'links.per_link must be a mapping'),
+        ({'sensors': {'effort_delay': 10**20}}, 'effort_delay is at most 10000 samples'),
+        (
+            {'links': {'per_link': {'fr3_link3': {'com': [0, 0, True]}}}},
+            'link "fr3_link3": com must be 3 finite numbers',
+        ),
+        ({'links': {'spread': {'mass': 1.2}}}, 'links.spread.mass is a fraction below 1'),
+        ({'links': {'spread': {'inertia': 1.0}}}, 'links.spread.inertia is a fraction below 1'),
     ],
 )
 def test_bad_profiles_are_refused_before_the_simulation_starts(document, message):
     with pytest.raises(ProfileError, match=message):
         profile = profile_from_dict({'name': 'bad', **document})
         profile.draw(parse_urdf(ARM_URDF.read_text()), 0)
+
+
+def test_a_diverged_step_names_the_push_it_diverged_under():
+    scene = ArmScene(ARM_URDF.read_text(), load_profile('ideal'))
+    scene.engine.set_push(Push('tool0', np.array([1e9, 0.0, 0.0]), np.zeros(3)))
+    with pytest.raises(SimulationError, match='diverged .* under a push of 1e\\+09 N .* "tool0"'):
+        for _ in range(10):
+            scene.step()
+
+
+def test_a_link_without_an_inertial_takes_the_mass_a_profile_gives_it_at_its_origin():
+    """fr3_flange has no <inertial> in the URDF: the profile's mass is a point mass at the
+    link's origin (CoM and inertia as given, else zero)."""
+    profile = profile_from_dict({'links': {'per_link': {'fr3_flange': {'mass': 0.2}}}})
+    mass, com, inertia = profile.draw(parse_urdf(ARM_URDF.read_text()), 0).links['fr3_flange']
+    assert mass == 0.2
+    np.testing.assert_array_equal(com, np.zeros(3))
+    np.testing.assert_array_equal(inertia, np.zeros((3, 3)))
+
+
+def test_numbers_written_with_an_exponent_and_no_point_are_numbers(tmp_path):
+    """PyYAML reads 1e-5 as text (YAML 1.1); a profile says what a user means."""
+    path = tmp_path / 'mine.yaml'
+    path.write_text('name: mine\nsensors: {position_step: 1e-5, effort_step: 2E-3}\n')
+    sensors = load_profile(str(path)).sensors
+    assert (sensors.position_step, sensors.effort_step) == (1e-5, 2e-3)
+
+
+def test_a_profile_whose_links_mujoco_refuses_is_named_as_the_cause():
+    """A zero mass the profile sets on a moving link: MuJoCo refuses the model, and the
+    message names the profile, not only the URDF."""
+    profile = profile_from_dict(
+        {'name': 'mine', 'links': {'per_link': {'fr3_link3': {'mass': 0.0}}}}
+    )
+    with pytest.raises(SceneError, match='Fix the URDF or the link values of profile "mine"'):
+        ArmScene(ARM_URDF.read_text(), profile)
+
+
+def test_a_urdf_link_named_like_the_payload_body_is_refused_by_name():
+    text = ARM_URDF.read_text().replace('"fr3_flange"', '"payload"')
+    with pytest.raises(SceneError, match='the URDF has a link named "payload"'):
+        ArmScene(text, load_profile('ideal'))
 
 
 def test_a_profile_file_that_is_not_utf8_yaml_is_refused_naming_it(tmp_path):

@@ -17,7 +17,7 @@ from robot_dynamics.core.model.model import RobotModel
 from robot_dynamics.models import ARM_URDF
 from robot_dynamics.ros.sim_robot import SimRobot
 from robot_dynamics.ros.topics import SENSOR_QOS, stamp_seconds
-from robot_dynamics.simulation.errors import ProfileError, SceneError
+from robot_dynamics.simulation.errors import ProfileError, SceneError, SimulationError
 
 G = 9.81
 
@@ -190,3 +190,31 @@ def test_bad_scene_input_stops_the_node_with_the_reason(ros):
         sim_node('/mj_b', obstacles=['0.5 0.5'])
     with pytest.raises(ProfileError, match='neither a shipped profile'):
         sim_node('/mj_b', robot_profile='/nonexistent/profile.yaml')
+
+
+def test_use_sim_time_and_a_floating_root_on_mujoco_stop_the_node_with_the_reason(ros):
+    with pytest.raises(SimulationError, match='sim_robot runs on the wall clock'):
+        sim_node('/mj_t', use_sim_time=True)
+    with pytest.raises(SimulationError, match='scene legged'):
+        sim_node('/mj_t', root_joint='floating')
+
+
+def test_a_diverged_simulation_says_why_and_restart_motion_resumes_it(ros):
+    """MuJoCo's state made non-finite: the stream stops with the reason; restart_motion says
+    what had stopped it and the joint states flow again. A push beyond 10 kN is refused, and
+    use_sim_time, which would stop the wall-clock timer, is refused at runtime."""
+    node = sim_node('/mj_d')
+    with ros(node) as harness:
+        states = harness.collect(JointState, '/mj_d/joint_states', SENSOR_QOS)
+        assert wait_for(lambda: len(states) > 10, 15.0)
+        assert not node.set_parameters([Parameter('use_sim_time', value=True)])[0].successful
+        with pytest.raises(SceneError, match='beyond what a robot meets'):
+            node.scene.set_push('tool0', [1e6, 0.0, 0.0], [0.0] * 3)
+        node.scene.engine.data.qvel[:] = math.nan
+        assert wait_for(lambda: node._stopped_by is not None, 15.0)
+        assert 'MuJoCo integration diverged' in node._stopped_by
+        answer = harness.call(Trigger, '/mj_d/sim_robot/restart_motion', Trigger.Request())
+        assert answer.success and 'it had stopped: MuJoCo integration diverged' in answer.message
+        before = len(states)
+        assert wait_for(lambda: len(states) > before + 50, 15.0)
+    assert all(np.all(np.isfinite(m.position)) for m in states[before:])

@@ -26,7 +26,7 @@ from robot_dynamics.core.live.payload_in_use import (
     ToolsFileError,
     load_tools,
 )
-from robot_dynamics.core.text_files import read_small_text
+from robot_dynamics.core.text_files import load_yaml, read_small_text
 
 JOINTS = ('fr3_joint1', 'fr3_joint2')
 LOADERS = [
@@ -62,3 +62,11 @@ def test_a_file_of_exactly_the_bound_is_read(tmp_path):
     assert read_small_text(str(path), 64, 'test file', ValueError) == 'a' * 64
     with pytest.raises(ValueError, match='test file .* is larger than 63 bytes'):
         read_small_text(str(path), 63, 'test file', ValueError)
+
+
+def test_numbers_with_an_exponent_and_no_point_are_read_as_numbers():
+    """YAML 1.1 (PyYAML) reads 1e-5 as text; these files read it as the number a user wrote,
+    as ROS 2 parameter files do. Quoted, or not a number, it stays text."""
+    document = load_yaml('a: 1e-5\nb: -2E3\nc: 1.5e2\nd: "1e-5"\ne: 1e\nf: 7\n')
+    assert document == {'a': 1e-5, 'b': -2000.0, 'c': 150.0, 'd': '1e-5', 'e': '1e', 'f': 7}
+    assert isinstance(document['f'], int)

@@ -1,7 +1,31 @@
 """The small configuration files the nodes load (friction, effort offsets, tools, contact
-profiles): read with a size bound and as UTF-8, every failure one error that names the file."""
+profiles): read with a size bound and as UTF-8, every failure one error that names the file;
+their YAML read with numbers as a user writes them."""
 
 from __future__ import annotations
+
+import re
+
+import yaml
+
+
+class _NumberLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, which follows YAML 1.1: there ``1e-5`` and ``2E3`` are strings
+    (a float needs a point: ``1.0e-5``). Here they are numbers, as in YAML 1.2 and ROS 2's
+    parameter files."""
+
+
+_NumberLoader.add_implicit_resolver(
+    'tag:yaml.org,2002:float',
+    re.compile(r'^[-+]?[0-9][0-9_]*(?:\.[0-9_]*)?[eE][-+]?[0-9]+$'),
+    list('-+0123456789'),
+)
+
+
+def load_yaml(text: str):
+    """``text`` parsed as YAML (safe: plain data only), ``1e-5`` read as a number; raises
+    yaml.YAMLError."""
+    return yaml.load(text, Loader=_NumberLoader)
 
 
 def read_small_text(path: str, max_bytes: int, what: str, error: type) -> str:

@@ -39,7 +39,7 @@ from pathlib import Path
 
 import numpy as np
 
-from robot_dynamics.commands.argument_types import whole_number
+from robot_dynamics.commands.argument_types import number, whole_number
 from robot_dynamics.instruments import processes
 from robot_dynamics.instruments.compute_figures import (
     CORE_RATIO_TARGET,
@@ -112,17 +112,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         '--duration',
-        type=float,
+        type=number(0.0, above=True),
         help='seconds of measured feed per phase (default 4; soak: per node, default 20)',
     )
     parser.add_argument(
         '--pairs',
-        type=int,
+        type=whole_number(1),
         default=5,
         help='relay/node phase pairs (default 5); the ratios are medians over the pairs',
     )
     parser.add_argument(
-        '--rate', type=float, help='feed rate [Hz] (default: 1000 dynamics, 500 centroidal)'
+        '--rate',
+        type=number(0.0, above=True),
+        help='feed rate [Hz] (default: 1000 dynamics, 500 centroidal)',
     )
     parser.add_argument(
         '--urdf', help='robot model to measure (default: the bundled arm or quadruped)'
@@ -158,14 +160,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         '--warmup',
-        type=float,
+        type=number(0.0),
         default=1.0,
         help='seconds fed before each phase is measured (default 1)',
     )
     parser.add_argument('--format', choices=('text', 'json'), default='text')
     parser.add_argument(
         '--count',
-        type=int,
+        type=whole_number(1),
         help='reliability runs: fuzzed messages (core; 5%% of it over ROS), service calls, '
         'restarts or description swaps',
     )
@@ -178,7 +180,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         '--service-cpu-share',
-        type=float,
+        type=number(0.0, 1.0, above=True),
         help="storm: the node's service_cpu_share (default: the node's default, 0.02)",
     )
     parser.add_argument(
@@ -196,7 +198,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         '--rss-bound-mib',
-        type=float,
+        type=number(0.0, above=True),
         default=16.0,
         help='soak: largest accepted resident-memory growth of a node once its buffers are full '
         '[MiB] (default 16)',

@@ -37,6 +37,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from robot_dynamics.commands.argument_types import number, whole_number
+
 TARGETS = {
     'delay_median_ms': 15.0,
     'delay_p99_ms': 40.0,
@@ -65,36 +67,36 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument(
         '--collisions',
-        type=int,
+        type=whole_number(0),
         default=12,
         help='contact, mujoco: places along the tool path where a box is struck (default 12)',
     )
     group.add_argument(
-        '--steps', type=int, default=20, help='contact: pushes at the tool (default 20)'
+        '--steps', type=whole_number(1), default=20, help='contact: pushes at the tool (default 20)'
     )
     group.add_argument(
         '--free-seconds',
-        type=float,
+        type=number(0.0, above=True),
         default=120.0,
         help='contact, residual: seconds of contact-free motion counted for false detections '
         '(default 120)',
     )
     group.add_argument(
         '--calibration',
-        type=float,
+        type=number(0.0, above=True),
         default=10.0,
         help='contact: seconds of contact-free motion the thresholds are calibrated on (default '
         '10)',
     )
     group.add_argument(
         '--observer-gain',
-        type=float,
+        type=number(0.0, above=True),
         default=None,
         help='contact and residual: the momentum observer\'s K_O [1/s] (default: the node\'s)',
     )
     group.add_argument(
         '--observer-filter-gain',
-        type=float,
+        type=number(0.0),
         default=None,
         help="contact (mujoco) and residual: K_F of the observer's second low-pass stage [1/s] "
         "(default: the node's, none)",
@@ -108,7 +110,7 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument(
         '--seed',
-        type=int,
+        type=whole_number(0),
         default=0,
         help='contact, residual: seed of the pushes and of the profile draw (default 0)',
     )
@@ -121,7 +123,7 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument(
         '--position-noise',
-        type=float,
+        type=number(0.0),
         default=None,
         help="contact: 1-sigma noise on published positions [rad] (default: sim_robot's, 0)",
     )

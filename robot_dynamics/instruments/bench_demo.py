@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
+from robot_dynamics.commands.argument_types import number
 from robot_dynamics.instruments.processes import (
     busy_cores,
     start_node_process,
@@ -40,7 +41,7 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group('bench demo')
     group.add_argument(
         '--demo-duration',
-        type=float,
+        type=number(0.0, above=True),
         help="demo: the demo's --duration [s] (default: the demo's own default)",
     )
     group.add_argument(

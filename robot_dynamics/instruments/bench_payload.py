@@ -22,6 +22,8 @@ import json
 
 import numpy as np
 
+from robot_dynamics.commands.argument_types import whole_number
+
 MASS_TARGET = 0.010  # [kg]
 COM_TARGET = 0.002  # [m]
 SIGMA_TARGET = 3.0
@@ -33,7 +35,10 @@ PROFILES = ('ideal', 'realistic, no scale error', 'realistic')
 def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group('bench payload')
     group.add_argument(
-        '--seeds', type=int, default=5, help='payload: profile draws per profile (default 5)'
+        '--seeds',
+        type=whole_number(1),
+        default=5,
+        help='payload: profile draws per profile (default 5)',
     )
 
 

@@ -62,6 +62,7 @@ import numpy as np
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import WrenchStamped
 from nav_msgs.msg import Odometry
+from rcl_interfaces.msg import SetParametersResult
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Header, String
@@ -100,12 +101,27 @@ from robot_dynamics.simulation.scenes import (
     make_scene,
 )
 
+WALL_CLOCK_WORDS = (
+    'sim_robot runs on the wall clock and publishes no /clock: use_sim_time must stay false '
+    '(it would wait for a /clock nothing publishes)'
+)
+
+
+def _refuse_sim_time(parameters: list) -> SetParametersResult:
+    """``ros2 param set sim_robot use_sim_time true`` would stop the simulation's timer."""
+    for parameter in parameters:
+        if parameter.name == 'use_sim_time' and parameter.value:
+            return SetParametersResult(successful=False, reason=WALL_CLOCK_WORDS)
+    return SetParametersResult(successful=True)
+
 
 class SimRobot(Node):
     """Publishes the simulated robot's description, joint states and (floating base) odometry."""
 
     def __init__(self, node_name: str = 'sim_robot', **kwargs):
         super().__init__(node_name, **kwargs)
+        self._stopped_by: Optional[str] = None  # why a failure stopped the simulation
+        self._resumed_from: Optional[str] = None
         self._declare_parameters()
         self.scene = None
         self.simulation: Optional[ArmSimulation] = None
@@ -237,6 +253,9 @@ class SimRobot(Node):
         of at least 1000 Hz (500 Hz on the legged scene): so the published steps are exactly
         1/``publish_rate`` apart."""
         self.parameters = NodeParameters(self, SIM_ROBOT_PARAMETERS)
+        if self.get_parameter('use_sim_time').value:
+            raise SimulationError(WALL_CLOCK_WORDS)
+        self.add_on_set_parameters_callback(_refuse_sim_time)
         self.simulation_rate = self.value('simulation_rate') or smallest_whole_multiple(
             self.value('publish_rate'),
             minimum_simulation_rate(self.value('engine'), self.value('scene')),
@@ -246,6 +265,11 @@ class SimRobot(Node):
         if self.root_joint not in ('fixed', 'floating'):
             raise SimulationError(
                 f"root_joint must be 'fixed' or 'floating', got {self.root_joint!r}"
+            )
+        if self.root_joint == 'floating' and self.engine == 'mujoco':
+            raise SimulationError(
+                "root_joint floating is engine pinocchio's kinematic quadruped; on engine mujoco "
+                'a floating base stands on the legged scene: scene legged'
             )
         self.gravity = list(self.value('gravity'))
         self.publish_rate = self.value('publish_rate')
@@ -304,14 +328,14 @@ class SimRobot(Node):
         self._restart()
         state = 'attached' if request.data and self.payload else 'removed'
         response.success = True
-        response.message = f'hidden payload {state}; motion restarted'
+        response.message = f'hidden payload {state}; motion restarted{self._resumed_words()}'
         return response
 
     @never_raises
     def _restart_motion(self, request, response):
         self._restart()
         response.success = True
-        response.message = 'motion restarted from its first sample'
+        response.message = f'motion restarted from its first sample{self._resumed_words()}'
         return response
 
     # ------------------------------------------------------------------ external wrench
@@ -378,7 +402,13 @@ class SimRobot(Node):
 
     # ------------------------------------------------------------------ stream
     def _restart(self) -> None:
-        """Motion back to its first sample; the stamps continue from the wall clock."""
+        """Motion back to its first sample; the stamps continue from the wall clock. A
+        simulation stopped by a failure publishes again."""
+        if self._stopped_by is not None:  # the push it diverged under would stop it again
+            self._resumed_from, self._stopped_by = self._stopped_by, None
+            if self.scene is not None:
+                self.scene.engine.set_push(None)
+            self._timer.reset()
         if self.simulation is not None:
             self.simulation.reset()
         if self.scene is not None:
@@ -397,8 +427,18 @@ class SimRobot(Node):
             Exception
         ) as error:  # e.g. leg IK out of reach: stop cleanly, say why; a timer never raises
             reason = str(error) if isinstance(error, RobotDynamicsError) else repr(error)
-            self.get_logger().error(f'simulation stopped: {shorten(reason)}')
+            self.get_logger().error(
+                f'simulation stopped: {shorten(reason)}; ~/restart_motion starts it again'
+            )
             self._timer.cancel()
+            self._stopped_by = reason
+
+    def _resumed_words(self) -> str:
+        """What a restart resumed ('' when the simulation was running), said once."""
+        resumed, self._resumed_from = self._resumed_from, None
+        return (
+            '' if resumed is None else f' (it had stopped: {shorten(resumed)}; any push is removed)'
+        )
 
     def _step(self) -> None:
         elapsed = time.monotonic() - self._start_wall

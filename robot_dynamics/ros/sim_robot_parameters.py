@@ -12,7 +12,7 @@ from robot_dynamics.ros.parameter_schema import (
     GRAVITY,
     NON_NEGATIVE,
     POSITIVE,
-    three_finite_numbers,
+    three_angles,
 )
 from robot_dynamics.ros.parameter_schema import ParameterSpec as P
 from robot_dynamics.simulation.reference import FEEDBACK_MODES
@@ -52,8 +52,8 @@ SIM_ROBOT_PARAMETERS = (
         [0.0, 0.0, 0.0],
         'mujoco, scene tilted_base: roll, pitch, yaw of the arm base',
         'rad',
-        check=three_finite_numbers,
-        requirement='is not 3 finite angles [rad]',
+        check=three_angles,
+        requirement='is not 3 finite angles within ±2π [rad] (degrees?)',
     ),
     P('base_motion', 'mobile', 'mujoco, scene moving_base: the base motion', choices=BASE_MOTIONS),
     P(

@@ -193,6 +193,7 @@ class MujocoEngine:
         ``base_acceleration`` (six coordinate accelerations [m/s², rad/s²]) exactly."""
         model, data, scene = self.model, self.data, self.scene
         time, q, v = self.time, self.positions(), self.velocities()
+        unstable = _instability_warnings(data)
         mujoco.mj_step1(model, data)  # kinematics, mass matrix, contacts at (q_k, q̇_k)
         pose, twist = self.base_pose(), self.base_twist()
         friction = self.friction(v)
@@ -202,15 +203,20 @@ class MujocoEngine:
         external = self._apply_push()
         if base_acceleration is not None:
             self._drive_base(np.asarray(base_acceleration, dtype=float))
-        unstable = data.warning[mujoco.mjtWarning.mjWARN_BADQACC].number
         mujoco.mj_step2(model, data)  # forces, acceleration, semi-implicit Euler
         acceleration = data.qacc[scene.dof_index].copy()
-        if data.warning[mujoco.mjtWarning.mjWARN_BADQACC].number != unstable or not (
+        if _instability_warnings(data) != unstable or not (
             np.all(np.isfinite(acceleration)) and np.all(np.isfinite(data.qpos))
         ):
-            raise SimulationError(
-                'MuJoCo integration diverged (non-finite state): lower the gains or the step'
+            pushed = (
+                ''
+                if self.push is None
+                else f'under a push of {np.linalg.norm(self.push.force):.3g} N and '
+                f'{np.linalg.norm(self.push.moment):.3g} N m on "{self.push.link}" (a smaller '
+                'push, or '
             )
+            advice = f'{pushed}lower gains or a smaller step' + (')' if pushed else '')
+            raise SimulationError(f'MuJoCo integration diverged (non-finite state) {advice}')
         rotor = self.armature * acceleration
         motor = np.asarray(motor_torques, dtype=float).copy()
         return EngineStep(
@@ -259,3 +265,17 @@ def _rotation_xyzw(quaternion: Sequence[float]) -> np.ndarray:
     matrix = np.zeros(9)
     mujoco.mju_quat2Mat(matrix, np.array([w, x, y, z], dtype=float) / np.linalg.norm([w, x, y, z]))
     return matrix.reshape(3, 3)
+
+
+def _instability_warnings(data: mujoco.MjData) -> int:
+    """How many times MuJoCo found a non-finite or huge position, velocity or acceleration (it
+    then resets the state to the model's rest pose, silently but for this count)."""
+    warnings = data.warning
+    return sum(
+        warnings[kind].number
+        for kind in (
+            mujoco.mjtWarning.mjWARN_BADQPOS,
+            mujoco.mjtWarning.mjWARN_BADQVEL,
+            mujoco.mjtWarning.mjWARN_BADQACC,
+        )
+    )

@@ -146,7 +146,13 @@ def build_scene_model(
     if has_payload:
         _add_payload_body(spec, layout.payload_link)
     _add_sensors(spec, root, has_payload)
-    model = _compile(spec, description.name)
+    fix = (
+        f'Fix the URDF or the link values of profile "{true_robot.profile.name}" (its spreads or '
+        'per_link entries)'
+        if true_robot.perturbs_links
+        else 'Fix the URDF'
+    )
+    model = _compile(spec, description.name, fix)
     return _indexed(model, description, joint_names, layout, environment, has_payload)
 
 
@@ -219,12 +225,13 @@ def _add_sensors(spec: mujoco.MjSpec, root, has_payload: bool) -> None:
             )
 
 
-def _compile(spec: mujoco.MjSpec, robot: str) -> mujoco.MjModel:
-    """The compiled model; SceneError quoting MuJoCo when it refuses ``spec``."""
+def _compile(spec: mujoco.MjSpec, robot: str, fix: str) -> mujoco.MjModel:
+    """The compiled model; SceneError quoting MuJoCo when it refuses ``spec``, then ``fix``
+    (what to change)."""
     try:
         return spec.compile()
     except ValueError as error:
-        raise SceneError(_compile_message(robot, error)) from None
+        raise SceneError(_compile_message(robot, error, fix)) from None
 
 
 def _indexed(
@@ -354,6 +361,11 @@ def _add_payload_body(spec: mujoco.MjSpec, link: str):
     parent = spec.body(link)
     if parent is None:
         raise SceneError(f'payload link "{link}" is not a link of the robot')
+    if spec.body(PAYLOAD_BODY) is not None:
+        raise SceneError(
+            f'the URDF has a link named "{PAYLOAD_BODY}", the name of the body the proving ground '
+            'adds for its hidden payload: rename that link'
+        )
     body = parent.add_body(name=PAYLOAD_BODY)
     body.explicitinertial = True
     body.mass, body.inertia = 0.0, [0.0, 0.0, 0.0]
@@ -361,14 +373,14 @@ def _add_payload_body(spec: mujoco.MjSpec, link: str):
     return body
 
 
-def _compile_message(robot: str, error: Exception) -> str:
+def _compile_message(robot: str, error: Exception, fix: str = 'Fix the URDF') -> str:
     """MuJoCo's reason, quoted, with the element it names first."""
     reason = ' '.join(str(error).split())
     element = re.search(r"Element name '([^']*)'", reason)
     named = f'element "{element.group(1)}": ' if element and element.group(1) else ''
     return (
-        f'MuJoCo cannot compile robot "{robot}": {named}MuJoCo says "{reason}". Fix the URDF or '
-        'use engine: pinocchio'
+        f'MuJoCo cannot compile robot "{robot}": {named}MuJoCo says "{reason}". {fix} or use '
+        'engine: pinocchio'
     )
 
 

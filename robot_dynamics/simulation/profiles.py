@@ -37,10 +37,12 @@ import numpy as np
 import yaml
 
 from robot_dynamics.core.model.urdf import UrdfDescription
-from robot_dynamics.core.text_files import read_small_text
+from robot_dynamics.core.text_files import load_yaml, read_small_text
 from robot_dynamics.simulation.errors import ProfileError
 
 MAX_PROFILE_FILE_BYTES = 1_000_000
+MAX_EFFORT_DELAY = 10_000
+"""[samples] The longest effort delay a profile may set (10 s at 1 kHz)."""
 
 SHIPPED_PROFILES = ('ideal', 'realistic')
 EFFORT_SOURCES = ('joint_torque_sensor', 'motor_current')
@@ -191,10 +193,11 @@ class RobotProfile:
             if values.mass is not None
             else inertial.mass * (1.0 + spread.mass * draws[0])
         )
+        nominal_com = np.zeros(3) if inertial is None else np.array(inertial.origin.xyz, float)
         com = (
             np.array(values.com, float)
             if values.com is not None
-            else np.array(inertial.origin.xyz, float) + spread.com * draws[1:4]
+            else nominal_com + spread.com * draws[1:4]
         )
         if values.inertia is not None:
             inertia = _tensor(values.inertia)
@@ -286,7 +289,7 @@ def load_profile(name_or_path: str) -> RobotProfile:
         )
     text = read_small_text(str(path), MAX_PROFILE_FILE_BYTES, 'robot profile', ProfileError)
     try:
-        document = yaml.safe_load(text)
+        document = load_yaml(text)
     except yaml.YAMLError as error:
         raise ProfileError(f'robot profile {path} is not valid YAML: {error}') from None
     return profile_from_dict(document, str(path))
@@ -327,8 +330,16 @@ def profile_from_dict(document, source: str = '') -> RobotProfile:
     spread = _numbers(
         links.get('spread') or {}, LinkSpread, f'{where}: links.spread', non_negative=True
     )
+    for key in ('mass', 'inertia'):
+        if spread.get(key, 0.0) >= 1.0:
+            raise ProfileError(
+                f'{where}: links.spread.{key} is a fraction below 1 (±{spread[key]:g} can draw a '
+                f'link with no {key}, or a negative one), got {spread[key]:g}'
+            )
+    per_link = links.get('per_link') or {}
+    _mapping(per_link, f'{where}: links.per_link')
     link_values = {}
-    for link, values in (links.get('per_link') or {}).items():
+    for link, values in per_link.items():
         link_values[str(link)] = _link_values(values, f'{where}: link "{link}"')
     _known(links, ('spread', 'per_link'), f'{where}: links')
     _known(joints, ('default', 'per_joint'), f'{where}: joints')
@@ -336,8 +347,10 @@ def profile_from_dict(document, source: str = '') -> RobotProfile:
         **_numbers(joints.get('default') or {}, JointDrive, f'{where}: joints.default')
     )
     _check_drive(default, f'{where}: joints.default')
+    per_joint_values = joints.get('per_joint') or {}
+    _mapping(per_joint_values, f'{where}: joints.per_joint')
     per_joint = {}
-    for joint, values in (joints.get('per_joint') or {}).items():
+    for joint, values in per_joint_values.items():
         fields = _numbers(values or {}, JointDrive, f'{where}: joint "{joint}"')
         _check_drive(replace(default, **fields), f'{where}: joint "{joint}"')
         per_joint[str(joint)] = fields
@@ -348,6 +361,11 @@ def profile_from_dict(document, source: str = '') -> RobotProfile:
         raise ProfileError(
             f'{where}: sensors.effort_delay is a whole number of samples, got '
             f'{sensors["effort_delay"]}'
+        )
+    if sensors.get('effort_delay', 0) > MAX_EFFORT_DELAY:
+        raise ProfileError(
+            f'{where}: sensors.effort_delay is at most {MAX_EFFORT_DELAY} samples, got '
+            f'{sensors["effort_delay"]:g}'
         )
     sensors['effort_delay'] = int(sensors.get('effort_delay', 0))
     return RobotProfile(
@@ -426,7 +444,10 @@ def _link_values(values, where: str) -> LinkValues:
         if value is not None and (
             not isinstance(value, list)
             or len(value) != size
-            or not all(isinstance(x, (int, float)) and math.isfinite(x) for x in value)
+            or not all(
+                isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+                for x in value
+            )
         ):
             raise ProfileError(f'{where}: {key} must be {size} finite numbers, got {value!r}')
     return LinkValues(

@@ -172,8 +172,15 @@ def scripted_excitation(
     return fit_to_limits(raw, limits, np.linspace(0.0, 1.0 / base_frequency, 2001))
 
 
+MAX_PUSH_FORCE = 10_000.0
+"""[N] Largest push force accepted (a ton's weight: beyond any contact a robot survives)."""
+MAX_PUSH_MOMENT = 1_000.0
+"""[N·m] Largest push moment accepted."""
+
+
 def checked_push(force: Sequence[float], moment: Sequence[float], error: type) -> tuple:
-    """(force [N], moment [N·m]) as arrays of 3 finite values; raises ``error`` otherwise."""
+    """(force [N], moment [N·m]) as arrays of 3 finite values of norm at most
+    :data:`MAX_PUSH_FORCE` and :data:`MAX_PUSH_MOMENT`; raises ``error`` otherwise."""
     force, moment = (
         np.asarray(force, dtype=float).reshape(-1),
         np.asarray(moment, dtype=float).reshape(-1),
@@ -185,6 +192,12 @@ def checked_push(force: Sequence[float], moment: Sequence[float], error: type) -
     ):
         raise error(
             'an external wrench needs a finite force (3 values, N) and moment (3 values, N·m)'
+        )
+    if np.linalg.norm(force) > MAX_PUSH_FORCE or np.linalg.norm(moment) > MAX_PUSH_MOMENT:
+        raise error(
+            f'an external wrench of {np.linalg.norm(force):.3g} N and {np.linalg.norm(moment):.3g} '
+            f'N m is beyond what a robot meets (at most {MAX_PUSH_FORCE:g} N and '
+            f'{MAX_PUSH_MOMENT:g} N m)'
         )
     return force, moment
 

@@ -26,7 +26,7 @@ import numpy as np
 import yaml
 
 from robot_dynamics.core.errors import RobotDynamicsError
-from robot_dynamics.core.text_files import read_small_text
+from robot_dynamics.core.text_files import load_yaml, read_small_text
 
 MAX_PROFILES_FILE_BYTES = 1_000_000
 _DURATIONS = ('min_duration', 'release_duration')
@@ -84,7 +84,7 @@ def profiles_from_yaml(text: str, source: str) -> dict:
     """name → :class:`ContactProfile` of a profiles YAML (``profiles: {name: {...}}``);
     ``source`` names the file in errors."""
     try:
-        document = yaml.safe_load(text)
+        document = load_yaml(text)
     except yaml.YAMLError as error:
         raise ContactProfileError(f'{source} is not valid YAML: {error}') from None
     profiles = document.get('profiles') if isinstance(document, dict) else None

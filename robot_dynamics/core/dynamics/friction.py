@@ -25,7 +25,7 @@ import numpy as np
 import yaml
 
 from robot_dynamics.core.errors import RobotDynamicsError
-from robot_dynamics.core.text_files import read_small_text
+from robot_dynamics.core.text_files import load_yaml, read_small_text
 
 FRICTION_KEYS = ('viscous', 'coulomb', 'offset')
 STRIBECK_VELOCITY = 0.05
@@ -147,7 +147,7 @@ def friction_from_yaml(text: str, joint_names: Sequence[str]) -> FrictionModel:
     """Parse friction YAML text (``joints: {name: {viscous, coulomb, offset, ...}}``) for
     ``joint_names``."""
     try:
-        document = yaml.safe_load(text)
+        document = load_yaml(text)
     except yaml.YAMLError as error:
         raise FrictionFileError(f'friction file is not valid YAML: {error}') from None
     joints = document.get('joints') if isinstance(document, dict) else None

@@ -36,7 +36,7 @@ from robot_dynamics.core.errors import RobotDynamicsError
 from robot_dynamics.core.floating_base.foot_forces import FootForceEstimator
 from robot_dynamics.core.identification.payload_regressor import payload_regressor
 from robot_dynamics.core.model.model import RobotModel
-from robot_dynamics.core.text_files import read_small_text
+from robot_dynamics.core.text_files import load_yaml, read_small_text
 
 REST_SPEED = 0.01
 """Largest |q̇| [rad/s, m/s] of any joint for a sample to count as at rest
@@ -293,7 +293,7 @@ def load_effort_offsets(path: str, joint_names: Sequence[str]) -> np.ndarray:
     """Offsets [N·m] in ``joint_names`` order from file ``path`` (joints it lacks: 0)."""
     text = read_small_text(path, MAX_FILE_BYTES, 'effort offsets file', EffortOffsetsError)
     try:
-        document = yaml.safe_load(text)
+        document = load_yaml(text)
     except yaml.YAMLError as error:
         raise EffortOffsetsError(f'effort offsets file {path} is not YAML text: {error}') from None
     joints = document.get('joints') if isinstance(document, dict) else None

@@ -31,7 +31,7 @@ from robot_dynamics.core.model.inertia import (
     principal_inertia,
     triangle_margins,
 )
-from robot_dynamics.core.text_files import read_small_text
+from robot_dynamics.core.text_files import load_yaml, read_small_text
 
 PAYLOAD_SOURCES = ('none', 'set', 'tool', 'identified')
 INERTIA_KEYS = ('ixx', 'ixy', 'ixz', 'iyy', 'iyz', 'izz')
@@ -123,7 +123,7 @@ def load_tools(path: str) -> dict:
         return {}
     text = read_small_text(path, MAX_TOOLS_FILE_BYTES, 'tools file', ToolsFileError)
     try:
-        document = yaml.safe_load(text)
+        document = load_yaml(text)
     except yaml.YAMLError as error:
         raise ToolsFileError(f'tools file {path} is not YAML text: {error}') from None
     tools = document.get('tools') if isinstance(document, dict) else None
@@ -162,7 +162,7 @@ def save_tool(path: str, name: str, link: str, parameters: InertialParameters) -
     document = {'tools': {}}
     if file.exists():
         load_tools(path)  # refuses to overwrite a file it cannot read back
-        document = yaml.safe_load(file.read_text(encoding='utf-8'))
+        document = load_yaml(file.read_text(encoding='utf-8'))
     inertia = parameters.inertia_com
     document['tools'][name] = {
         'link': link,

@@ -167,6 +167,8 @@ class EffortModel:
         an empty model (every joint publishes torque)."""
         import yaml
 
+        from robot_dynamics.core.text_files import load_yaml
+
         path = Path(path)
         try:
             text = path.read_text(encoding='utf-8')
@@ -179,7 +181,7 @@ class EffortModel:
                 f'cannot read effort model {path}: not UTF-8 text ({error.reason})'
             ) from None
         try:
-            entries = yaml.safe_load(text)
+            entries = load_yaml(text)
         except yaml.YAMLError as error:
             raise EffortModelError(f'effort model {path} is not valid YAML: {error}') from None
         return cls.from_dict({} if entries is None else entries, f'effort model {path}')
