@@ -93,6 +93,8 @@ def test_identify_payload_service_recovers_a_known_payload_and_applies_it(ros, t
         response = harness.call(Trigger, f'/{node.get_name()}/identify_payload')
         assert response.success, response.message
         assert 'kg' in response.message
+        assert '; now the payload in use' in response.message
+        assert "; saved as tool 'identified_gripper' in" in response.message
         assert wait_for(lambda: bool(payloads), 5)
         message = payloads[-1]
         assert message.header.frame_id == LINK

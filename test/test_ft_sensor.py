@@ -265,8 +265,26 @@ def test_identify_tool_ft_from_a_recorded_bag(tmp_path):
             '/joint_states', 'sensor_msgs/msg/JointState', typestore=store
         )
         ft = writer.add_connection('/ft_sensor', 'geometry_msgs/msg/WrenchStamped', typestore=store)
-        for sample in samples[::4]:  # 250 Hz
+
+        def write_wrench(nanoseconds, values):
+            message = types['geometry_msgs/msg/WrenchStamped'](
+                header=header(
+                    stamp=time_type(sec=nanoseconds // 10**9, nanosec=nanoseconds % 10**9),
+                    frame_id='tool0',
+                ),
+                wrench=wrench_type(force=vector(*values[:3]), torque=vector(*values[3:])),
+            )
+            writer.write(
+                ft, nanoseconds, store.serialize_cdr(message, 'geometry_msgs/msg/WrenchStamped')
+            )
+
+        # the recorder heard the sensor 0.2 s before the joint states: a ragged start
+        for k in range(10):
+            write_wrench(8 * 10**8 + k * 10**6, samples[0].ft_wrench)
+        for index, sample in enumerate(samples[::4]):  # 250 Hz
             nanoseconds = int(round(sample.time * 1e9)) + 10**9
+            if index == 100:
+                write_wrench(nanoseconds, [math.nan] * 6)
             stamp = header(
                 stamp=time_type(sec=nanoseconds // 10**9, nanosec=nanoseconds % 10**9),
                 frame_id='',
@@ -295,6 +313,7 @@ def test_identify_tool_ft_from_a_recorded_bag(tmp_path):
         command + ['--bag', str(bag), '--name', name], capture_output=True, text=True, timeout=300
     )
     assert run.returncode == 0, run.stderr
+    assert 'skipped 11 of 3011 F/T readings: no_joint_state 10, non_finite 1' in run.stderr
     entry = yaml.safe_load(run.stdout[run.stdout.index('tools:') :])['tools'][name]
     assert entry['link'] == 'tool0' and abs(entry['mass'] - TOOL.mass) < 0.005
     assert np.linalg.norm(np.array(entry['com']) - TOOL.com) < 0.002

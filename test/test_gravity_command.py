@@ -55,6 +55,15 @@ def test_a_command_joint_the_model_lacks_is_named_and_no_command_is_made():
     assert live.gravity_command(torques) is None
 
 
+def test_a_command_joint_named_twice_is_named_and_no_command_is_made():
+    live = LiveDynamics(
+        vertical_2r.model(), LiveSettings(command_joints=('shoulder', 'shoulder', 'elbow'))
+    )
+    assert any("['shoulder'] more than once" in problem for problem in live.problems)
+    torques = live.torques(JointSample(NAMES_2R, (0.1, 0.2), (0.0, 0.0), (), 1.0))
+    assert live.gravity_command(torques) is None
+
+
 def test_the_node_publishes_gravity_torques_reordered_exactly(ros):
     robot = RobotModel.from_urdf_file(ARM_URDF)
     order = list(reversed(robot.joint_names))

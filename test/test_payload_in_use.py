@@ -32,7 +32,7 @@ from rcl_interfaces.srv import SetParametersAtomically  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import String  # noqa: E402
 
-from robot_dynamics.ros.topics import LATCHED_QOS, SENSOR_QOS  # noqa: E402
+from robot_dynamics.ros.topics import DESCRIPTION_QOS, LATCHED_QOS, SENSOR_QOS  # noqa: E402
 
 LINK = 'fr3_link7'
 POSE = np.array([0.2, -0.6, 0.3, -2.0, 0.4, 1.6, 0.5])
@@ -110,6 +110,24 @@ def test_tools_file_round_trip_and_bad_presets_name_file_tool_and_field(tmp_path
         load_tools(str(bad))
 
 
+@pytest.mark.parametrize(
+    'entry, words',
+    [
+        ('mass: 1.5, centre_of_mass: [0, 0, 0.1]', r"unknown field\(s\) \['centre_of_mass'\]"),
+        ('mass: 1.5, inertia: {Ixx: 0.5}', 'inertia must be a mapping of'),
+        ('mass: true', 'mass must be a finite number, got True'),
+        ('mass: 1.0, com: "123"', "com must be 3 finite numbers, got '123'"),
+        ('com: [0, 0, 0.1]', r'mass \[kg\] is missing'),
+        ('mass: 1.0, ft_bias: [1, 2]', 'ft_bias must be 6 finite numbers'),
+    ],
+)
+def test_a_tool_with_a_misspelled_or_mistyped_field_is_refused_by_name(tmp_path, entry, words):
+    path = tmp_path / 'tools.yaml'
+    path.write_text(f'tools:\n  gripper: {{link: {LINK}, {entry}}}\n')
+    with pytest.raises(ToolsFileError, match=f'tool gripper: {words}'):
+        load_tools(str(path))
+
+
 # ---------------------------------------------------------------------- the real node
 _SAMPLES = itertools.count()  # every joint state of the module a new stamp, 1 ms apart
 
@@ -177,6 +195,7 @@ def test_tool_switch_and_set_payload_reach_every_output_from_the_next_sample(ros
         removed.header.frame_id = LINK
         setter.publish(removed)
         assert wait_for(lambda: sources[-1].data == 'none', 20)
+        assert wait_for(lambda: payloads[-1].inertia.m == 0.0, 20)  # a driver learns it is gone
         _feed(harness, node, 20)
         assert _settled(gravity, gravity_with())
 
@@ -285,3 +304,55 @@ def test_a_tool_asked_without_a_tools_file_says_the_file_is_missing(ros):
         (refused,) = set_parameters(harness, node, active_tool='gripper')
     assert not refused.successful
     assert "active_tool 'gripper': no tools_file is set (it is read at start" in refused.reason
+
+
+def test_the_last_tool_asked_is_the_one_in_use_however_fast_the_switches_come(ros, tmp_path):
+    """Twenty switches 1 ms apart, each built on a thread of its own: the payload in use is the
+    last one asked, whatever order the threads run in."""
+    tools = tmp_path / 'tools.yaml'
+    tools.write_text(TOOLS)
+    node = make_node(robot_description=ARM_TEXT, tools_file=str(tools))
+    name = node.get_name()
+    with ros(node) as harness:
+        gravity = harness.collect(JointState, f'/{name}/gravity_torques', SENSOR_QOS)
+        _feed(harness, node, 5)
+        for k in range(20):
+            node.set_parameters([Parameter('active_tool', value=('camera', 'gripper')[k % 2])])
+            wait_for(lambda: False, 0.001)
+        wait_for(lambda: False, 1.0)
+        _feed(harness, node, 10)
+        assert _settled(gravity, gravity_with(GRIPPER))
+        assert node.get_parameter('active_tool').value == 'gripper'
+
+
+def test_a_tool_chosen_before_the_model_is_used_once_it_loads(ros, tmp_path):
+    tools = tmp_path / 'tools.yaml'
+    tools.write_text(TOOLS)
+    node = make_node(tools_file=str(tools))  # the description comes later, on its topic
+    name = node.get_name()
+    with ros(node) as harness:
+        assert node.set_parameters([Parameter('active_tool', value='gripper')])[0].successful
+        gravity = harness.collect(JointState, f'/{name}/gravity_torques', SENSOR_QOS)
+        description = harness.probe.create_publisher(String, 'robot_description', DESCRIPTION_QOS)
+        description.publish(String(data=ARM_TEXT))
+        _feed(harness, node, 10)
+        assert _settled(gravity, gravity_with(GRIPPER))
+
+
+def test_active_tool_reads_empty_once_another_payload_is_set(ros, tmp_path):
+    tools = tmp_path / 'tools.yaml'
+    tools.write_text(TOOLS)
+    node = make_node(robot_description=ARM_TEXT, tools_file=str(tools), active_tool='gripper')
+    name = node.get_name()
+    with ros(node) as harness:
+        gravity = harness.collect(JointState, f'/{name}/gravity_torques', SENSOR_QOS)
+        _feed(harness, node, 5)
+        assert _settled(gravity, gravity_with(GRIPPER))
+        setter = harness.probe.create_publisher(InertiaStamped, f'/{name}/set_payload', 10)
+        assert wait_for(lambda: setter.get_subscription_count() >= 1, 20)
+        camera = InertiaStamped()
+        camera.header.frame_id, camera.inertia.m = LINK, 0.4
+        setter.publish(camera)
+        assert wait_for(lambda: node.get_parameter('active_tool').value == '', 20)
+        _feed(harness, node, 10)
+        assert _settled(gravity, gravity_with(InertialParameters.point_mass(0.4, (0, 0, 0))))

@@ -5,6 +5,7 @@ bound (never read further than it: a file cut short could still parse) or not UT
 from __future__ import annotations
 
 import pytest
+import yaml
 
 from robot_dynamics.core.contact.contact_profiles import (
     MAX_PROFILES_FILE_BYTES,
@@ -70,3 +71,9 @@ def test_numbers_with_an_exponent_and_no_point_are_read_as_numbers():
     document = load_yaml('a: 1e-5\nb: -2E3\nc: 1.5e2\nd: "1e-5"\ne: 1e\nf: 7\n')
     assert document == {'a': 1e-5, 'b': -2000.0, 'c': 150.0, 'd': '1e-5', 'e': '1e', 'f': 7}
     assert isinstance(document['f'], int)
+
+
+def test_a_key_given_twice_is_refused_and_a_merge_may_be_overridden():
+    with pytest.raises(yaml.YAMLError, match="found the key 'gripper' twice"):
+        load_yaml('tools:\n  gripper: {mass: 1}\n  gripper: {mass: 2}\n')
+    assert load_yaml('base: &b {mass: 1}\ntool: {<<: *b, mass: 2}\n')['tool'] == {'mass': 2}

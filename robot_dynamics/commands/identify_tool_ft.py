@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections import Counter
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -43,7 +44,7 @@ def _run(args: argparse.Namespace) -> int:
     from robot_dynamics.core.identification.friction_fit import filtered_accelerations
     from robot_dynamics.core.identification.recording import clean_recording
     from robot_dynamics.core.identification.recording_files import read_wrenches
-    from robot_dynamics.core.live.ft_sensor import FtSensor, JointMotion
+    from robot_dynamics.core.live.ft_sensor import FtSensor, FtSensorError, JointMotion
     from robot_dynamics.core.model.model import RobotModel
 
     if not args.name.strip():
@@ -57,12 +58,24 @@ def _run(args: argparse.Namespace) -> int:
     accelerations = filtered_accelerations(recording, 10.0)
     stamps, frame, wrenches = read_wrenches(args.bag, args.ft_topic)
     sensor = FtSensor(robot)
+    skipped = Counter()
     for stamp, wrench in zip(stamps, wrenches):
         k = int(np.clip(np.searchsorted(recording.time, stamp), 0, len(recording.time) - 1))
         joints = JointMotion(
             recording.time[k], recording.positions[k], recording.velocities[k], accelerations[k]
         )
-        sensor.take(float(stamp), frame, wrench, joints)
+        try:
+            sensor.take(float(stamp), frame, wrench, joints)
+        except FtSensorError as error:
+            if error.reason == 'unknown_frame':
+                raise
+            skipped[error.reason] += 1  # as the node skips them: the recording's ragged ends
+    if skipped:
+        print(
+            f'skipped {sum(skipped.values())} of {len(stamps)} F/T readings: '
+            + ', '.join(f'{reason} {count}' for reason, count in skipped.most_common()),
+            file=sys.stderr,
+        )
     fit = sensor.identify_tool()
     print(fit.summary())
     entry = {

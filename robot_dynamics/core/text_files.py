@@ -12,7 +12,25 @@ import yaml
 class _NumberLoader(yaml.SafeLoader):
     """PyYAML's safe loader, which follows YAML 1.1: there ``1e-5`` and ``2E3`` are strings
     (a float needs a point: ``1.0e-5``). Here they are numbers, as in YAML 1.2 and ROS 2's
-    parameter files."""
+    parameter files. A key given twice in one mapping is refused (PyYAML keeps the last)."""
+
+    def construct_mapping(self, node, deep=False):
+        seen = set()
+        for key_node, _ in node.value:
+            if key_node.tag == 'tag:yaml.org,2002:merge' or not isinstance(
+                key_node, yaml.ScalarNode
+            ):
+                continue  # '<<' merges (an explicit key then overrides), complex keys
+            key = self.construct_object(key_node)
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    'while reading a mapping',
+                    node.start_mark,
+                    f'found the key {key!r} twice',
+                    key_node.start_mark,
+                )
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
 
 
 _NumberLoader.add_implicit_resolver(
@@ -23,8 +41,8 @@ _NumberLoader.add_implicit_resolver(
 
 
 def load_yaml(text: str):
-    """``text`` parsed as YAML (safe: plain data only), ``1e-5`` read as a number; raises
-    yaml.YAMLError."""
+    """``text`` parsed as YAML (safe: plain data only), ``1e-5`` read as a number, a key given
+    twice refused; raises yaml.YAMLError."""
     return yaml.load(text, Loader=_NumberLoader)
 
 

@@ -184,6 +184,7 @@ class DynamicsNode(ManagedModelNode, Node):
         self._create_outputs()
         self.service_host = ServiceHost(self)
         self._payload_in_use: Optional[PayloadInUse] = None
+        self._untying_tool = False  # active_tool set to '' to follow the payload in use
         self.payload_input = PayloadInput(
             self,
             self.service_host.node,
@@ -357,10 +358,12 @@ class DynamicsNode(ManagedModelNode, Node):
 
     def _use_payload(self, payload: Optional[PayloadInUse]) -> Optional[str]:
         """Install the pipeline with ``payload`` (None: no payload); None, or why not (the
-        previous pipeline stays)."""
+        previous pipeline stays). Before a model is loaded the payload waits for it (the model
+        refuses it then if it lacks its link)."""
         live = self._live
         if live is None:
-            return 'no robot model loaded yet'
+            self._payload_in_use = payload
+            return None
         try:
             if payload is None:
                 loaded = live.without_payload()
@@ -371,6 +374,7 @@ class DynamicsNode(ManagedModelNode, Node):
         if not self._install(loaded, replacing=live):
             return 'the model changed meanwhile; send it again'
         self._payload_in_use = payload
+        self._untie_active_tool()
         return None
 
     def _check_active_tool(self, parameters: list) -> SetParametersResult:
@@ -425,7 +429,7 @@ class DynamicsNode(ManagedModelNode, Node):
         """Act on an active_tool or contact_profile every callback has accepted."""
         for parameter in parameters:
             value = converted_value(parameter.value, '')
-            if parameter.name == 'active_tool':
+            if parameter.name == 'active_tool' and not self._untying_tool:
                 self.payload_input.select_tool(value)
             elif parameter.name == 'contact_profile' and self._live is not None:
                 self._live.use_contact_profile(value)
@@ -721,15 +725,27 @@ class DynamicsNode(ManagedModelNode, Node):
             self._log.warn('report', write_error)
         if report.success:
             self._joint_payload = (report.mass, report.mass_std)
-            self._publish_payload(link, report)
             applied = self.parameters['apply_identified_payload'] and self._apply_payload(
                 live, link, report
             )
-            self.payload_input.publish(
-                None, 'identified' if applied else 'identified (not applied)'
-            )
-            self._save_identified(link, report)
-        return _answer(response, report.success, report.summary() + _not_written(write_error))
+            if applied:
+                self.payload_input.publish_identified(self._payload_message(link, report))
+            outcome = self._identified_use_words(applied) + self._save_identified(link, report)
+        else:
+            outcome = ''
+        return _answer(
+            response, report.success, report.summary() + outcome + _not_written(write_error)
+        )
+
+    def _identified_use_words(self, applied: bool) -> str:
+        """What became of an identified payload, for the service's answer."""
+        if applied:
+            return '; now the payload in use'
+        in_use = self._payload_in_use
+        return (
+            '; not applied (apply_identified_payload false or refused): the payload in use is '
+            f'{in_use.describe() if in_use else "none"}'
+        )
 
     @never_raises
     def _validate_inertia(self, request, response):
@@ -789,7 +805,7 @@ class DynamicsNode(ManagedModelNode, Node):
         if previous is not None:
             previous.close()
 
-    def _publish_payload(self, link: str, report) -> None:
+    def _payload_message(self, link: str, report) -> InertiaStamped:
         message = InertiaStamped()
         message.header.stamp = self.get_clock().now().to_msg()
         message.header.frame_id = link
@@ -800,7 +816,7 @@ class DynamicsNode(ManagedModelNode, Node):
         inertia = report.inertia or {}
         for key in ('ixx', 'ixy', 'ixz', 'iyy', 'iyz', 'izz'):
             setattr(message.inertia, key, float(inertia.get(key, 0.0)))
-        self._payload_pub.publish(message)
+        return message
 
     def _apply_payload(self, live: LiveDynamics, link: str, report) -> bool:
         parameters = report.inertial_parameters()
@@ -817,25 +833,42 @@ class DynamicsNode(ManagedModelNode, Node):
             )
             return False
         self._payload_in_use = PayloadInUse(link, parameters, 'identified')
+        self._untie_active_tool()
         self.get_logger().info(f'payload applied to the live model: {parameters!r}')
         return True
 
-    def _save_identified(self, link: str, report) -> None:
-        """Save the identified payload as tool ``save_identified_payload_as`` in tools_file."""
+    def _untie_active_tool(self) -> None:
+        """``active_tool`` reads '' once the payload in use is no tool (set, identified, none),
+        without that setting removing the payload in use."""
+        payload = self._payload_in_use
+        if (payload is not None and payload.source == 'tool') or not self.parameters['active_tool']:
+            return
+        self._untying_tool = True
+        try:
+            self.set_parameters([Parameter('active_tool', value='')])
+        finally:
+            self._untying_tool = False
+
+    def _save_identified(self, link: str, report) -> str:
+        """Save the identified payload as tool ``save_identified_payload_as`` in tools_file;
+        what happened, for the service's answer ('' when no save is asked)."""
         name, path = self.parameters['save_identified_payload_as'], self.parameters['tools_file']
         parameters = report.inertial_parameters()
         if not name or parameters is None:
-            return
+            return ''
         if not path:
-            self.get_logger().error('save_identified_payload_as needs tools_file: not saved')
-            return
+            words = f'not saved as tool {name!r}: save_identified_payload_as needs tools_file'
+            self.get_logger().error(words)
+            return f'; {words}'
         try:
             save_tool(path, name, link, parameters)
             self.payload_input.tools = load_tools(path)
         except (OSError, ToolsFileError) as error:
-            self.get_logger().error(f'identified payload not saved as tool {name!r}: {error}')
-            return
+            words = f'not saved as tool {name!r}: {error}'
+            self.get_logger().error(f'identified payload {words}')
+            return f'; {words}'
         self.get_logger().info(f'identified payload saved as tool {name!r} in {path}')
+        return f'; saved as tool {name!r} in {path}'
 
     def _report_directory(self) -> str:
         return self.parameters['report_directory'] or os.path.join(

@@ -9,18 +9,19 @@ by ``active_tool``, and ``~/payload`` / ``~/payload_source`` (transient local).
   outputs use it from the next joint state on. A refused payload (negative mass, an inertia no
   rigid body has, a frame that is not a link) is logged with the reason and the previous one is
   kept.
-* ``~/payload`` carries the payload last set, selected or identified, ``~/payload_source`` where
-  it came from (``set``, ``tool <name>``, ``identified``, ``identified (not applied)``, ``none``).
+* ``~/payload`` carries the payload in use (a zero mass when none), ``~/payload_source`` where it
+  came from (``set``, ``tool <name>``, ``identified``, ``none``).
 """
 
 from __future__ import annotations
 
+import itertools
 import threading
 from typing import Callable, Optional
 
 from geometry_msgs.msg import InertiaStamped
 from rclpy.node import Node
-from std_msgs.msg import String
+from std_msgs.msg import Header, String
 
 from robot_dynamics.core.errors import PayloadError
 from robot_dynamics.core.live.payload_in_use import (
@@ -67,7 +68,9 @@ class PayloadInput:
         self._node, self._use, self._payload_pub = node, use, payload_pub
         self._source_pub = create_output_publisher(node, String, '~/payload_source', LATCHED_QOS)
         self._source_pub.publish(String(data='none'))  # a late subscriber learns there is none
-        self._lock = threading.RLock()  # one change at a time, in arrival order
+        self._lock = threading.RLock()  # one change at a time
+        self._requests = itertools.count(1)
+        self._latest_request = 0  # a change asked for before it is superseded, not installed
         self._closed = False
         self.tools: dict = {}
         self.tools_problem = ''
@@ -102,7 +105,10 @@ class PayloadInput:
         else:
             tool = self.tools[name]
             payload = PayloadInUse(tool.link, tool.parameters, 'tool', name)
-        threading.Thread(target=self._change, args=(payload, f'tool {name!r}'), daemon=True).start()
+        request = self._latest_request = next(self._requests)
+        threading.Thread(
+            target=self._change, args=(payload, f'tool {name!r}', request), daemon=True
+        ).start()
 
     def _on_set_payload(self, message: InertiaStamped) -> None:
         inertia = message.inertia
@@ -122,11 +128,14 @@ class PayloadInput:
             if parameters.mass == 0.0
             else PayloadInUse(message.header.frame_id, parameters, 'set')
         )
-        self._change(payload, '~/set_payload')
+        request = self._latest_request = next(self._requests)
+        self._change(payload, '~/set_payload', request)
 
-    def _change(self, payload: Optional[PayloadInUse], what: str) -> None:
+    def _change(self, payload: Optional[PayloadInUse], what: str, request: int) -> None:
+        """Install ``payload`` unless a later change was asked meanwhile (tool switches run on
+        threads of their own, which take the lock in any order)."""
         with self._lock:
-            if self._closed:
+            if self._closed or request != self._latest_request:
                 return
             problem = self._use(payload)
             if problem:
@@ -135,17 +144,27 @@ class PayloadInput:
             self.publish(payload)
 
     def publish(self, payload: Optional[PayloadInUse], source: str = '') -> None:
-        """``~/payload`` (unless none) and ``~/payload_source`` for ``payload``; nothing once
-        closed."""
+        """``~/payload`` (none: a zero mass, as ``~/set_payload`` removes one) and
+        ``~/payload_source`` for ``payload``; nothing once closed."""
         with self._lock:
             if self._closed:
                 return
-            if payload is not None:
-                stamp = self._node.get_clock().now().to_msg()
+            stamp = self._node.get_clock().now().to_msg()
+            if payload is None:
+                self._payload_pub.publish(InertiaStamped(header=Header(stamp=stamp)))
+            else:
                 self._payload_pub.publish(inertia_message(payload.link, payload.parameters, stamp))
             self._source_pub.publish(
                 String(data=source or (payload.describe() if payload else 'none'))
             )
+
+    def publish_identified(self, message: InertiaStamped) -> None:
+        """``~/payload`` ``message``, an identified payload just installed, and its source."""
+        with self._lock:
+            if self._closed:
+                return
+            self._payload_pub.publish(message)
+            self._source_pub.publish(String(data='identified'))
 
     def close(self) -> None:
         """No payload is installed or published once this returns (a change under way on a tool

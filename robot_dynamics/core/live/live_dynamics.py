@@ -531,7 +531,7 @@ class LiveDynamics:
 
     def _command_indices(self, problems: list) -> Optional[np.ndarray]:
         """Model indices of ``command_joints`` in their order (model order when empty); None,
-        with the joints named in ``problems``, when the model lacks some."""
+        with the joints named in ``problems``, when the model lacks some or one comes twice."""
         names, wanted = self.robot.joint_names, self.settings.command_joints
         if not wanted:
             return np.arange(len(names))
@@ -540,6 +540,13 @@ class LiveDynamics:
             problems.append(
                 f'no ~/gravity_command: command_joints names joints model "{self.robot.name}" '
                 f'does not have: {missing}'
+            )
+            return None
+        twice = sorted({name for name in wanted if wanted.count(name) > 1})
+        if twice:
+            problems.append(
+                f'no ~/gravity_command: command_joints names {twice} more than once (a '
+                "controller's joint list names each joint once)"
             )
             return None
         return np.array([names.index(name) for name in wanted], dtype=int)

@@ -132,28 +132,51 @@ def load_tools(path: str) -> dict:
     return {str(name): _preset(path, str(name), entry) for name, entry in tools.items()}
 
 
+TOOL_KEYS = ('link', 'mass', 'com', 'inertia', 'ft_bias')
+
+
 def _preset(path: str, name: str, entry) -> ToolPreset:
     where = f'tools file {path}, tool {name}'
     if not isinstance(entry, dict) or not isinstance(entry.get('link'), str):
         raise ToolsFileError(f'{where}: needs a mapping with a link name')
-    try:
-        mass = float(entry.get('mass'))
-        com = [float(x) for x in entry.get('com', (0.0, 0.0, 0.0))]
-        inertia = entry.get('inertia') or {}
-        inertia = inertia_matrix(*(float(inertia.get(key, 0.0)) for key in INERTIA_KEYS))
-        bias = entry.get('ft_bias')
-        bias = None if bias is None else np.array([float(x) for x in bias])
-    except (TypeError, ValueError, AttributeError) as error:
+    unknown = sorted(str(key) for key in set(entry) - set(TOOL_KEYS))
+    if unknown:
+        raise ToolsFileError(f'{where}: unknown field(s) {unknown}; known: {list(TOOL_KEYS)}')
+    if 'mass' not in entry:
+        raise ToolsFileError(f'{where}: mass [kg] is missing')
+    inertia = entry.get('inertia') or {}
+    if not isinstance(inertia, dict) or set(inertia) - set(INERTIA_KEYS):
         raise ToolsFileError(
-            f'{where}: mass, com, inertia or ft_bias is not numbers: {error}'
-        ) from None
-    if bias is not None and (bias.shape != (6,) or not np.all(np.isfinite(bias))):
-        raise ToolsFileError(f'{where}: ft_bias must be 6 finite numbers [N, N·m]')
+            f'{where}: inertia must be a mapping of {list(INERTIA_KEYS)} [kg·m²], got {inertia!r}'
+        )
+    mass = _tool_numbers(where, 'mass', [entry['mass']])[0]
+    com = _tool_numbers(where, 'com', entry.get('com', (0.0, 0.0, 0.0)), 3)
+    inertia = inertia_matrix(
+        *_tool_numbers(where, 'inertia', [inertia.get(key, 0.0) for key in INERTIA_KEYS])
+    )
+    bias = entry.get('ft_bias')
+    bias = None if bias is None else np.array(_tool_numbers(where, 'ft_bias', bias, 6))
     try:
         parameters = checked_payload(mass, com, inertia)
     except PayloadError as error:
         raise ToolsFileError(f'{where}: {error}') from None
     return ToolPreset(name, entry['link'], parameters, bias)
+
+
+def _tool_numbers(where: str, field: str, values, count: Optional[int] = None) -> list:
+    """``values`` as finite floats (numbers only: no text, no true/false), ``count`` of them."""
+    if (
+        not isinstance(values, (list, tuple))
+        or (count is not None and len(values) != count)
+        or not all(
+            isinstance(x, (int, float)) and not isinstance(x, bool) and np.isfinite(x)
+            for x in values
+        )
+    ):
+        shape = f'{count} finite numbers' if count else 'a finite number'
+        shown = values[0] if count is None and isinstance(values, list) else values
+        raise ToolsFileError(f'{where}: {field} must be {shape}, got {shown!r}')
+    return [float(x) for x in values]
 
 
 def save_tool(path: str, name: str, link: str, parameters: InertialParameters) -> None:
