@@ -46,20 +46,18 @@ def test_the_command_is_gravity_in_the_controllers_order_plus_friction_at_the_ve
         np.testing.assert_allclose(live.gravity_command(torques), expected[::-1], atol=1e-12)
 
 
-def test_a_command_joint_the_model_lacks_is_named_and_no_command_is_made():
-    live = LiveDynamics(
-        vertical_2r.model(), LiveSettings(command_joints=('shoulder', 'elbow', 'wrist_9'))
-    )
-    assert any('wrist_9' in problem for problem in live.problems)
-    torques = live.torques(JointSample(NAMES_2R, (0.1, 0.2), (0.0, 0.0), (), 1.0))
-    assert live.gravity_command(torques) is None
-
-
-def test_a_command_joint_named_twice_is_named_and_no_command_is_made():
-    live = LiveDynamics(
-        vertical_2r.model(), LiveSettings(command_joints=('shoulder', 'shoulder', 'elbow'))
-    )
-    assert any("['shoulder'] more than once" in problem for problem in live.problems)
+@pytest.mark.parametrize(
+    'joints, words',
+    [
+        (('shoulder', 'elbow', 'wrist_9'), 'wrist_9'),
+        (('shoulder', 'shoulder', 'elbow'), "['shoulder'] more than once"),
+    ],
+)
+def test_command_joints_the_model_lacks_or_named_twice_are_named_and_no_command_is_made(
+    joints, words
+):
+    live = LiveDynamics(vertical_2r.model(), LiveSettings(command_joints=joints))
+    assert any(words in problem for problem in live.problems)
     torques = live.torques(JointSample(NAMES_2R, (0.1, 0.2), (0.0, 0.0), (), 1.0))
     assert live.gravity_command(torques) is None
 

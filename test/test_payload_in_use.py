@@ -200,7 +200,7 @@ def test_tool_switch_and_set_payload_reach_every_output_from_the_next_sample(ros
         assert _settled(gravity, gravity_with())
 
 
-def test_a_set_payload_on_a_frame_that_is_not_a_link_keeps_the_previous_payload(ros, tmp_path):
+def test_a_set_payload_elsewhere_keeps_the_tool_and_one_on_a_link_unties_active_tool(ros, tmp_path):
     tools = tmp_path / 'tools.yaml'
     tools.write_text(TOOLS)
     node = make_node(robot_description=ARM_TEXT, tools_file=str(tools), active_tool='gripper')
@@ -219,6 +219,12 @@ def test_a_set_payload_on_a_frame_that_is_not_a_link_keeps_the_previous_payload(
         _feed(harness, node, 10)
         assert _settled(gravity, gravity_with(GRIPPER))
         assert sources[-1].data.startswith('tool gripper')
+        camera = InertiaStamped()  # no tool: active_tool follows the payload in use
+        camera.header.frame_id, camera.inertia.m = LINK, 0.4
+        setter.publish(camera)
+        assert wait_for(lambda: node.get_parameter('active_tool').value == '', 20)
+        _feed(harness, node, 10)
+        assert _settled(gravity, gravity_with(InertialParameters.point_mass(0.4, (0, 0, 0))))
 
 
 ELSEWHERE_TOOLS = f"""{TOOLS}  ghost:
@@ -337,22 +343,3 @@ def test_a_tool_chosen_before_the_model_is_used_once_it_loads(ros, tmp_path):
         description.publish(String(data=ARM_TEXT))
         _feed(harness, node, 10)
         assert _settled(gravity, gravity_with(GRIPPER))
-
-
-def test_active_tool_reads_empty_once_another_payload_is_set(ros, tmp_path):
-    tools = tmp_path / 'tools.yaml'
-    tools.write_text(TOOLS)
-    node = make_node(robot_description=ARM_TEXT, tools_file=str(tools), active_tool='gripper')
-    name = node.get_name()
-    with ros(node) as harness:
-        gravity = harness.collect(JointState, f'/{name}/gravity_torques', SENSOR_QOS)
-        _feed(harness, node, 5)
-        assert _settled(gravity, gravity_with(GRIPPER))
-        setter = harness.probe.create_publisher(InertiaStamped, f'/{name}/set_payload', 10)
-        assert wait_for(lambda: setter.get_subscription_count() >= 1, 20)
-        camera = InertiaStamped()
-        camera.header.frame_id, camera.inertia.m = LINK, 0.4
-        setter.publish(camera)
-        assert wait_for(lambda: node.get_parameter('active_tool').value == '', 20)
-        _feed(harness, node, 10)
-        assert _settled(gravity, gravity_with(InertialParameters.point_mass(0.4, (0, 0, 0))))
