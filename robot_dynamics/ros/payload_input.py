@@ -143,7 +143,7 @@ class PayloadInput:
                 return
             self.publish(payload)
 
-    def publish(self, payload: Optional[PayloadInUse], source: str = '') -> None:
+    def publish(self, payload: Optional[PayloadInUse]) -> None:
         """``~/payload`` (none: a zero mass, as ``~/set_payload`` removes one) and
         ``~/payload_source`` for ``payload``; nothing once closed."""
         with self._lock:
@@ -154,9 +154,7 @@ class PayloadInput:
                 self._payload_pub.publish(InertiaStamped(header=Header(stamp=stamp)))
             else:
                 self._payload_pub.publish(inertia_message(payload.link, payload.parameters, stamp))
-            self._source_pub.publish(
-                String(data=source or (payload.describe() if payload else 'none'))
-            )
+            self._source_pub.publish(String(data=payload.describe() if payload else 'none'))
 
     def publish_identified(self, message: InertiaStamped) -> None:
         """``~/payload`` ``message``, an identified payload just installed, and its source."""
