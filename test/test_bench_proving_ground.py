@@ -140,7 +140,9 @@ def test_residual_bench_each_column_takes_away_what_it_models(identified_arm):
     from robot_dynamics.instruments import bench_residual
 
     result = bench_residual.measure(
-        argparse.Namespace(free_seconds=5.0, seed=SEED, rate=RATE, observer_gain=None),
+        argparse.Namespace(
+            free_seconds=5.0, seed=SEED, rate=RATE, observer_gain=None, small_forces=(8.0,)
+        ),
         identified_arm,
     )
     assert result['observer_gain_per_s'] == DEFAULT_GAIN

@@ -82,7 +82,8 @@ class Column:
         motion = np.sqrt(np.mean(np.square(self.phantom_motion), axis=0))
         rest = np.sqrt(np.mean(np.square(self.phantom_rest), axis=0))
         forces = np.asarray(self.force_errors)
-        all_detected = [f for f in SMALL_FORCES if self.detected_small.get(f) == SMALL_DIRECTIONS]
+        tried = sorted(self.detected_small)
+        all_detected = [f for f in tried if self.detected_small[f] == SMALL_DIRECTIONS]
         return {
             'column': self.name,
             'phantom_motion_rms_nm': motion.round(4).tolist(),
@@ -91,9 +92,7 @@ class Column:
             'thresholds_nm': self.live.thresholds.values.round(4).tolist(),
             'false_detections': self.false_detections,
             'force_rms_n': float(np.sqrt(np.mean(np.sum(forces**2, axis=1)))),
-            'detected_of_6': {
-                f'{force:g}': self.detected_small.get(force, 0) for force in SMALL_FORCES
-            },
+            'detected_of_6': {f'{force:g}': self.detected_small[force] for force in tried},
             'smallest_push_detected_n': min(all_detected) if all_detected else None,
             'offsets_nm': self.live.effort_offsets.round(4).tolist(),
             'zeroing': self.zeroing,
@@ -170,7 +169,9 @@ def measure(args, identified: Optional[Estimation] = None) -> dict:
         stream.run(3.0, lambda c, r, s: c.phantom_rest.append(r.external_torques))
         _filtered_free_motion(stream, free_start, free_end)
         _join_excitation(stream)
-        _pushes(stream, np.random.default_rng(args.seed))
+        _pushes(
+            stream, np.random.default_rng(args.seed), getattr(args, 'small_forces', SMALL_FORCES)
+        )
     summaries = [column.summary() for column in columns]
     urdf, identified = summaries[0], summaries[-1]
     ratios = np.array(urdf['phantom_motion_rms_nm']) / np.array(identified['phantom_motion_rms_nm'])
@@ -234,13 +235,14 @@ def _filtered_free_motion(stream: _Stream, start: float, end: float) -> None:
         column.filtered_motion = rows.residuals[inside].tolist()
 
 
-def _pushes(stream: _Stream, rng: np.random.Generator) -> None:
-    """Ten pushes of 10–20 N (force error once settled), then the small ones (detection)."""
+def _pushes(stream: _Stream, rng: np.random.Generator, small_forces: tuple) -> None:
+    """Ten pushes of 10–20 N (force error once settled), then :data:`SMALL_DIRECTIONS` of each
+    of ``small_forces`` [N] (detection)."""
     settle = SETTLE_TIME_CONSTANTS * stream.columns[0].live.settings.observer_lag
     for _ in range(10):
         force = rng.uniform(10.0, 20.0) * _direction(rng)
         _push(stream, force, 0.6, settle, record_error=True)
-    for magnitude in SMALL_FORCES:
+    for magnitude in small_forces:
         for _ in range(SMALL_DIRECTIONS):
             _push(stream, magnitude * _direction(rng), 0.6, settle, record_error=False)
 
@@ -265,8 +267,7 @@ def _push(stream: _Stream, force, duration: float, settle: float, record_error: 
     stream.run(duration, each, wrench=record_error)
     stream.scene.set_push(PUSH_LINK, np.zeros(3), np.zeros(3))
     if not record_error:
-        magnitude = float(np.linalg.norm(force))
-        key = min(SMALL_FORCES, key=lambda f: abs(f - magnitude))
+        key = round(float(np.linalg.norm(force)), 9)
         for column in stream.columns:
             column.detected_small[key] = column.detected_small.get(key, 0) + (
                 column.name in detected
@@ -348,8 +349,8 @@ def _text(result: dict) -> str:
     )
     row('false detections (free)', lambda c: str(c['false_detections']))
     row('force error RMS, 10-20 N [N]', lambda c: f'{c["force_rms_n"]:.3f}')
-    for force in SMALL_FORCES:
-        row(f'{force:g} N pushes detected (of 6)', lambda c: str(c['detected_of_6'][f'{force:g}']))
+    for force in result['columns'][0]['detected_of_6']:
+        row(f'{force} N pushes detected (of 6)', lambda c: str(c['detected_of_6'][force]))
     row(
         'smallest push always detected',
         lambda c: (
