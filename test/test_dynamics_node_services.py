@@ -130,6 +130,9 @@ def test_identify_payload_service_recovers_a_known_payload_and_applies_it(ros, t
         np.testing.assert_allclose(offline['com'], report['com'], rtol=1e-9, atol=1e-12)
         # Applied: the live model's gravity torques now include the payload.
         assert wait_for(lambda: node.robot.payload is not None, 5)
+        status = {kv.key: kv.value for kv in node._model_status().values}
+        assert status['identified_payload'].startswith(f'{report["mass"]:.4g} ± ')
+        assert status['identified_payload'].endswith(f' m in {LINK}')
         q = node.robot.configuration(recording.positions[-1])
         applied = node.robot.joint_part(dynamics.gravity_torques(node.robot, q))
         expected = truth.joint_part(

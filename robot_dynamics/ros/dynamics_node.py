@@ -265,6 +265,7 @@ class DynamicsNode(ManagedModelNode, Node):
         )
         self.ft_sensor_input = None
         self._joint_payload: Optional[tuple] = None  # (mass, 1σ) [kg] identified from torques
+        self._identified_words = 'none'  # the last identified payload, for the model status
         if self.parameters['ft_sensor_topic']:
             self.ft_sensor_input = FtSensorInput(
                 self,
@@ -725,6 +726,7 @@ class DynamicsNode(ManagedModelNode, Node):
             self._log.warn('report', write_error)
         if report.success:
             self._joint_payload = (report.mass, report.mass_std)
+            self._identified_words = _identified_payload_words(link, report)
             applied = self.parameters['apply_identified_payload'] and self._apply_payload(
                 live, link, report
             )
@@ -1002,6 +1004,7 @@ class DynamicsNode(ManagedModelNode, Node):
                 'joints': ' '.join(robot.joint_names),
                 'warnings': '; '.join(robot.warnings),
                 'payload': f'{payload[1].mass:.4g} kg on {payload[0]}' if payload else 'none',
+                'identified_payload': self._identified_words,
             },
             refused=refused,
         )
@@ -1103,6 +1106,15 @@ def _recorded(buffer: SampleRingBuffer) -> int:
 def _not_written(write_error: str) -> str:
     """'' or '; <why the report file was not written>' for a service's answer."""
     return f'; {write_error}' if write_error else ''
+
+
+def _identified_payload_words(link: str, report) -> str:
+    """The last identified payload in one line: mass ± 1σ [kg] and CoM [m] in ``link``."""
+    spread = '' if report.mass_std is None else f' ± {report.mass_std:.2g}'
+    com = (
+        '' if report.com is None else ', CoM (' + ', '.join(f'{c:.4f}' for c in report.com) + ') m'
+    )
+    return f'{report.mass:.4g}{spread} kg{com} in {link}'
 
 
 def _answer(response, success: bool, message: str):
