@@ -15,7 +15,8 @@ import pytest
 
 PACKAGE = pathlib.Path(__file__).resolve().parents[1] / 'robot_dynamics'
 CORE_LAYERS = (
-    ('errors', 'small_algebra', 'text_files'),
+    ('errors', 'small_algebra'),
+    ('text_files',),
     ('model',),
     ('dynamics',),
     ('streams',),

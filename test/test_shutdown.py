@@ -219,14 +219,13 @@ def test_a_burst_of_sigints_during_shutdown_still_ends_in_a_clean_exit(ros, modu
     'module, number',
     [
         ('dynamics_node', signal.SIGINT),
-        ('sim_robot', signal.SIGTERM),
         ('centroidal_node', signal.SIGTERM),
     ],
 )
 def test_a_node_on_a_stopped_sim_clock_still_stops_on_a_signal(ros, module, number):
-    """use_sim_time with no /clock: the ROS clock stands still (sim_robot's motion timer with
-    it), the signal still ends the node; the analysis nodes' diagnostics go on, on the steady
-    clock (a paused bag must not silence them)."""
+    """use_sim_time with no /clock: the ROS clock stands still, the signal still ends the node;
+    its diagnostics go on, on the steady clock (a paused bag must not silence them). sim_robot,
+    the clock of its own simulation, refuses use_sim_time (test_sim_robot_mujoco.py)."""
     name = f'{module}_sim_time_{os.getpid()}'
     with ros() as harness:
         diagnostics = harness.collect(DiagnosticArray, '/diagnostics')
@@ -234,15 +233,14 @@ def test_a_node_on_a_stopped_sim_clock_still_stops_on_a_signal(ros, module, numb
         with killed_on_failure(process):
             reason = came_up(harness, process, name)
             assert not reason, reason
-            if module != 'sim_robot':
 
-                def arrays_from_the_node():
-                    return sum(
-                        any(status.name.startswith(f'{name}:') for status in message.status)
-                        for message in list(diagnostics)
-                    )
+            def arrays_from_the_node():
+                return sum(
+                    any(status.name.startswith(f'{name}:') for status in message.status)
+                    for message in list(diagnostics)
+                )
 
-                assert wait_for(lambda: arrays_from_the_node() >= 2, 30.0), list(diagnostics)
+            assert wait_for(lambda: arrays_from_the_node() >= 2, 30.0), list(diagnostics)
             assert process.poll() is None, process.communicate()[1]
             process.send_signal(number)
             stdout, stderr = process.communicate(timeout=5.0)

@@ -8,6 +8,12 @@ import re
 
 import yaml
 
+from robot_dynamics.core.errors import RobotDynamicsError
+
+
+class DuplicateKeyError(yaml.constructor.ConstructorError, RobotDynamicsError):
+    """A key given twice in one YAML mapping (a yaml.YAMLError, as the loaders catch)."""
+
 
 class _NumberLoader(yaml.SafeLoader):
     """PyYAML's safe loader, which follows YAML 1.1: there ``1e-5`` and ``2E3`` are strings
@@ -23,7 +29,7 @@ class _NumberLoader(yaml.SafeLoader):
                 continue  # '<<' merges (an explicit key then overrides), complex keys
             key = self.construct_object(key_node)
             if key in seen:
-                raise yaml.constructor.ConstructorError(
+                raise DuplicateKeyError(
                     'while reading a mapping',
                     node.start_mark,
                     f'found the key {key!r} twice',

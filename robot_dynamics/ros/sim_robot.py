@@ -266,7 +266,9 @@ class SimRobot(Node):
             raise SimulationError(
                 f"root_joint must be 'fixed' or 'floating', got {self.root_joint!r}"
             )
-        if self.root_joint == 'floating' and self.engine == 'mujoco':
+        if (self.root_joint, self.engine) == ('floating', 'mujoco') and self.value(
+            'scene'
+        ) != 'legged':
             raise SimulationError(
                 "root_joint floating is engine pinocchio's kinematic quadruped; on engine mujoco "
                 'a floating base stands on the legged scene: scene legged'
