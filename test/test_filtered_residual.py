@@ -9,6 +9,9 @@ recording's figure against `identify`'s own held-out score is in `bench residual
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -130,3 +133,25 @@ def test_a_floating_or_moving_base_has_no_filtered_residual():
     arm = RobotModel.from_urdf_file(ARM_URDF)
     mounted = LiveSettings(base_state='mounting', base_orientation=(0.0, 0.3, 0.0))
     assert LiveDynamics(arm, mounted).filtered_residual is None
+
+
+def test_its_filter_library_is_loaded_with_the_model_not_by_every_node_at_start():
+    """scipy.signal takes about a second to import: centroidal_node and sim_robot never filter
+    and start without it; dynamics_node loads it with the model, so the first block on the
+    services thread does not hold the stream for that second."""
+    pytest.importorskip('rclpy', reason='the node modules import rclpy')
+    script = (
+        'import sys\n'
+        'import robot_dynamics.ros.centroidal_node, robot_dynamics.ros.sim_robot\n'
+        'import robot_dynamics.ros.dynamics_node\n'
+        'before = "scipy.signal" in sys.modules\n'
+        'from robot_dynamics.core.live.live_dynamics import LiveDynamics\n'
+        'from robot_dynamics.core.model.model import RobotModel\n'
+        'from robot_dynamics.models import ARM_URDF\n'
+        'LiveDynamics(RobotModel.from_urdf_file(ARM_URDF))\n'
+        'print(before, "scipy.signal" in sys.modules)\n'
+    )
+    done = subprocess.run(
+        [sys.executable, '-c', script], capture_output=True, text=True, timeout=120
+    )
+    assert done.stdout.split() == ['False', 'True'], done.stderr

@@ -19,7 +19,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import signal
 
 from robot_dynamics.core.dynamics import joint_space
 from robot_dynamics.core.dynamics.friction import FrictionModel, smooth_sign, stribeck_shape
@@ -84,6 +83,8 @@ def filtered_accelerations(recording: Recording, cutoff_hz: float) -> np.ndarray
 def filtered_derivative(values: np.ndarray, time: np.ndarray, cutoff_hz: float) -> np.ndarray:
     """d/dt of ``values`` (N, n) sampled at ``time`` (N,) [s], zero-phase low-passed at
     ``cutoff_hz`` first (4th-order Butterworth, forwards and backwards)."""
+    from scipy import signal  # ~1 s to import: not at the start of every node that imports this
+
     period = float(np.median(np.diff(time)))
     numerator, denominator = signal.butter(4, min(cutoff_hz * 2.0 * period, 0.99))
     smooth = signal.filtfilt(numerator, denominator, values, axis=0)

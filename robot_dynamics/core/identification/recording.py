@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 from typing import Optional, Sequence
 
 import numpy as np
-from scipy import signal
 
 from robot_dynamics.core.errors import RobotDynamicsError
 from robot_dynamics.core.streams.joint_states import MAX_ABS_VALUE
@@ -420,6 +419,8 @@ def prepare_for_identification(
             f'cutoff {cutoff_hz} Hz must be positive and below the Nyquist frequency '
             f'{0.5 / period:g} Hz of the {period} s grid'
         )
+    from scipy import signal  # ~1 s to import: not at the start of every node that imports this
+
     rec, cleaning = clean_recording(rec)
     numerator, denominator = signal.butter(order, cutoff_hz, fs=1.0 / period)
     breaks = np.flatnonzero(np.diff(rec.time) > max_gap) + 1
@@ -518,6 +519,8 @@ def _zero_phase(
     the whole padded stretch (scipy's default), and ~3 filter time constants of padding
     keep the edge transient inside the trimmed edge.
     """
+    from scipy import signal
+
     design = np.column_stack([np.ones(window), np.arange(window)])
     head = np.linalg.lstsq(design, values[:window], rcond=None)[0][0]
     tail = np.linalg.lstsq(design, values[::-1][:window], rcond=None)[0][0]

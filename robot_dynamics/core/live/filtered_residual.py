@@ -67,6 +67,9 @@ class FilteredResidual:
     from a thread other than the stream's."""
 
     def __init__(self, robot: RobotModel, friction: Optional[FrictionModel]):
+        # imported with the model: on the first block it would hold the stream's thread ~1 s
+        import scipy.signal  # noqa: F401
+
         self.robot, self.friction = robot, friction
         self._data = robot.model.createData()  # the stream's thread uses robot.data
         self._window = _SampleWindow(robot.num_joints)
