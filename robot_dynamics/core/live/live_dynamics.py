@@ -1053,7 +1053,7 @@ class LiveDynamics:
             torques.accelerations,
             external_torques_from_inverse_dynamics(torques.residual),
             self._motion,
-            self.base_state.attitude(),
+            self.base_state.attitude(torques.stamp),
             None if self._moving_base is None else self._moving_base_rows,
         )
         return replace(
