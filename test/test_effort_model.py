@@ -229,8 +229,10 @@ def test_a_bad_file_is_refused_naming_the_joint_and_the_reason(tmp_path, text, r
 
 
 def test_a_missing_file_and_a_joint_the_robot_lacks_are_refused(tmp_path):
-    with pytest.raises(EffortModelError, match='cannot read effort model .*missing.yaml'):
+    with pytest.raises(EffortModelError, match='effort model .*missing.yaml cannot be read'):
         EffortModel.from_yaml(tmp_path / 'missing.yaml')
+    with pytest.raises(EffortModelError, match='effort model /dev/zero is not a regular file'):
+        EffortModel.from_yaml('/dev/zero')  # never read to its end
     model = EffortModel.from_yaml(
         write(tmp_path, 'elbow: {effort: motor_torque, gear_ratio: 10}\n')
     )

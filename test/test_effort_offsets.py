@@ -221,9 +221,14 @@ def test_the_node_service_zeroes_writes_the_file_and_refuses_a_moving_robot(ros,
         moving = harness.call(Trigger, f'/{name}/zero_effort_offsets')
         assert not moving.success and 'the robot moves' in moving.message
         stream(22.0, 300)
+        path.write_text(ARM_TEXT)  # another file where the offsets would go: left as it is
+        kept = harness.call(Trigger, f'/{name}/zero_effort_offsets')
+        assert kept.success and 'one pose' in kept.message, kept.message
+        assert 'NOT saved' in kept.message and 'not an effort offsets file' in kept.message
+        assert path.read_text() == ARM_TEXT
+        path.unlink()
         answer = harness.call(Trigger, f'/{name}/zero_effort_offsets')
-        assert answer.success, answer.message
-        assert 'one pose' in answer.message and str(path) in answer.message
+        assert answer.success and f'saved to {path}' in answer.message, answer.message
         np.testing.assert_allclose(
             load_effort_offsets(str(path), robot.joint_names), offsets, atol=1e-9
         )

@@ -1,9 +1,16 @@
 """The configuration files the nodes load (friction, effort offsets, tools, contact profiles)
-are refused with one error naming the file when they are missing, a directory, over the size
-bound (never read further than it: a file cut short could still parse) or not UTF-8."""
+are refused with one error naming the file when they are missing, not a regular file (a
+directory, a FIFO, a device), over the size bound (never read further than it: a file cut short
+could still parse) or not UTF-8. The files the project writes are replaced whole or not at all,
+with names YAML would read as something else quoted."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
+import numpy as np
 import pytest
 import yaml
 
@@ -21,13 +28,15 @@ from robot_dynamics.core.live.effort_offsets import (
     MAX_FILE_BYTES,
     EffortOffsetsError,
     load_effort_offsets,
+    replacing_words,
+    save_effort_offsets,
 )
 from robot_dynamics.core.live.payload_in_use import (
     MAX_TOOLS_FILE_BYTES,
     ToolsFileError,
     load_tools,
 )
-from robot_dynamics.core.text_files import load_yaml, read_small_text
+from robot_dynamics.core.text_files import load_yaml, read_small_text, yaml_scalar
 
 JOINTS = ('fr3_joint1', 'fr3_joint2')
 LOADERS = [
@@ -45,9 +54,13 @@ def test_each_loader_names_the_file_and_why_it_cannot_use_it(tmp_path, load, err
     oversize.write_text('joints:\n  fr3_joint1: 0.1\n' + '#' * max_bytes + '\n')
     latin1 = tmp_path / 'latin1.yaml'
     latin1.write_bytes('joints:\n  fr3_joint1: 0.1  # réglé\n'.encode('latin-1'))
+    fifo = tmp_path / 'fifo.yaml'
+    os.mkfifo(fifo)  # opening it would wait for a writer
     cases = [
         (tmp_path / 'missing.yaml', 'cannot be read: No such file or directory'),
-        (tmp_path, 'cannot be read: Is a directory'),
+        (tmp_path, 'is not a regular file'),
+        (fifo, 'is not a regular file'),
+        ('/dev/zero', 'is not a regular file'),
         (oversize, f'is larger than {max_bytes} bytes'),
         (latin1, 'is not UTF-8 text'),
     ]
@@ -77,3 +90,57 @@ def test_a_key_given_twice_is_refused_and_a_merge_may_be_overridden():
     with pytest.raises(yaml.YAMLError, match="found the key 'gripper' twice"):
         load_yaml('tools:\n  gripper: {mass: 1}\n  gripper: {mass: 2}\n')
     assert load_yaml('base: &b {mass: 1}\ntool: {<<: *b, mass: 2}\n')['tool'] == {'mass': 2}
+
+
+ODD_NAMES = ('on', '1.5', 'null', 'j#2', 'j #3', 'j: 5', "'quoted'", '[7]', 'yes', '', 'elbow')
+
+
+def test_names_yaml_reads_as_something_else_are_quoted_and_read_back():
+    for name in ODD_NAMES + ('a\nb', 'wrist/roll', 'été'):
+        assert load_yaml(f'{yaml_scalar(name)}: 1') == {name: 1}, name
+    assert yaml_scalar('fr3_joint1') == 'fr3_joint1'  # a plain name stays as it is
+
+
+def test_offsets_of_joints_with_odd_names_are_read_back_by_the_node(tmp_path):
+    path = tmp_path / 'offsets.yaml'
+    offsets = np.linspace(-0.3, 0.3, len(ODD_NAMES))
+    save_effort_offsets(str(path), ODD_NAMES, offsets)
+    np.testing.assert_array_equal(load_effort_offsets(str(path), ODD_NAMES), offsets)
+
+
+def test_offsets_replace_only_an_offsets_file(tmp_path):
+    path = tmp_path / 'offsets.yaml'
+    assert replacing_words(str(path)) == ''  # nothing there yet
+    save_effort_offsets(str(path), JOINTS, np.array([0.1, -0.2]))
+    assert replacing_words(str(path)) == ''
+    for other in ('<robot name="arm"/>\n', 'joints:\n  fr3_joint1: {viscous: 0.3}\n'):
+        path.write_text(other)  # a URDF, a friction file
+        assert 'is not an effort offsets file' in replacing_words(str(path))
+
+
+def test_a_write_that_fails_leaves_the_old_file_whole_and_names_the_file(tmp_path):
+    """A file-size limit (as a full disk) stops the write: the old file is still there, whole,
+    with no temporary file beside it, and the error names the file."""
+    path = tmp_path / 'friction.yaml'
+    path.write_text('joints: {}\n')
+    os.chmod(path, 0o640)
+    script = (
+        'import resource, signal, sys\n'
+        'from robot_dynamics.core.text_files import FileWriteError, write_text_atomic\n'
+        'signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n'
+        'resource.setrlimit(resource.RLIMIT_FSIZE, (1000, 1000))\n'
+        'try:\n'
+        '    write_text_atomic(sys.argv[1], "x" * 5000)\n'
+        'except FileWriteError as error:\n'
+        '    print(error)\n'
+        'print(repr(open(sys.argv[1]).read()))\n'
+        'write_text_atomic(sys.argv[1], "joints:\\n  j: 0.5\\n")\n'
+    )
+    done = subprocess.run(
+        [sys.executable, '-c', script, str(path)], capture_output=True, text=True, timeout=60
+    )
+    assert f'{path} cannot be written: File too large' in done.stdout, done
+    assert repr('joints: {}\n') in done.stdout  # the old file, whole, after the failed write
+    assert path.read_text() == 'joints:\n  j: 0.5\n'  # the second write, whole
+    assert os.stat(path).st_mode & 0o777 == 0o640  # the file's mode kept
+    assert sorted(os.listdir(tmp_path)) == ['friction.yaml']

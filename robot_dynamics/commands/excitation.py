@@ -285,10 +285,13 @@ def _write_files(args: argparse.Namespace, robot, design, times, excess: float) 
     """The design's parameters (YAML), its samples (CSV: time, then position, velocity and
     acceleration of each joint) and its JointTrajectory (YAML) beside ``--output``; returns
     their paths and the JointTrajectory message (a dict)."""
+    import io
+
     import numpy as np
     import yaml
 
     from robot_dynamics.core.identification import excitation
+    from robot_dynamics.core.text_files import write_text_atomic
 
     paths = _output_paths(args.output)
     summary = {
@@ -297,7 +300,7 @@ def _write_files(args: argparse.Namespace, robot, design, times, excess: float) 
         'rate_hz': args.rate,
         'max_limit_violation': excess,
     }
-    paths['parameters'].write_text(yaml.safe_dump(summary, sort_keys=False), encoding='utf-8')
+    write_text_atomic(paths['parameters'], yaml.safe_dump(summary, sort_keys=False))
     header = ['time'] + [
         f'{joint}/{kind}'
         for joint in robot.joint_names
@@ -307,11 +310,11 @@ def _write_files(args: argparse.Namespace, robot, design, times, excess: float) 
     table = np.column_stack(
         [times, np.stack([positions, velocities, accelerations], axis=2).reshape(len(times), -1)]
     )
-    np.savetxt(
-        paths['samples'], table, delimiter=',', header=','.join(header), comments='', fmt='%.10g'
-    )
+    samples = io.StringIO()
+    np.savetxt(samples, table, delimiter=',', header=','.join(header), comments='', fmt='%.10g')
+    write_text_atomic(paths['samples'], samples.getvalue())
     message = excitation.joint_trajectory(design.trajectory, args.rate, args.lead_in)
-    paths['joint_trajectory'].write_text(yaml.safe_dump(message, sort_keys=False), encoding='utf-8')
+    write_text_atomic(paths['joint_trajectory'], yaml.safe_dump(message, sort_keys=False))
     return paths, message
 
 

@@ -43,6 +43,7 @@ def _run(args: argparse.Namespace) -> int:
     from robot_dynamics.commands.output_paths import check_writable_file
     from robot_dynamics.commands.recording_input import model_and_recording
     from robot_dynamics.core.identification.friction_fit import fit_friction, friction_file_text
+    from robot_dynamics.core.text_files import write_text_atomic
 
     if args.output:
         reads = (args.urdf, args.bag, args.csv, args.effort_model, args.rotor_inertia)
@@ -58,7 +59,7 @@ def _run(args: argparse.Namespace) -> int:
         )
     text = friction_file_text(robot, fit)
     if args.output:
-        Path(args.output).write_text(text, encoding='utf-8')
+        write_text_atomic(Path(args.output), text)
         print(f'identify-friction: wrote {args.output}', file=sys.stderr)
     else:
         print(text, end='')

@@ -1,14 +1,24 @@
 """The small configuration files the nodes load (friction, effort offsets, tools, contact
 profiles): read with a size bound and as UTF-8, every failure one error that names the file;
-their YAML read with numbers as a user writes them."""
+their YAML read with numbers as a user writes them; and the files the project writes, each
+replaced whole or not at all."""
 
 from __future__ import annotations
 
+import json
+import os
 import re
+import stat
+import tempfile
+from pathlib import Path
 
 import yaml
 
 from robot_dynamics.core.errors import RobotDynamicsError
+
+
+class FileWriteError(RobotDynamicsError):
+    """A file that could not be written (the file named, the system's reason)."""
 
 
 class DuplicateKeyError(yaml.constructor.ConstructorError, RobotDynamicsError):
@@ -57,6 +67,8 @@ def read_small_text(path: str, max_bytes: int, what: str, error: type) -> str:
     ``path`` when it cannot be read (the system's reason), is over ``max_bytes`` bytes (never
     read further than that) or is not UTF-8."""
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):  # a FIFO would block, /dev/zero never end
+            raise error(f'{what} {path} is not a regular file')
         with open(path, 'rb') as stream:
             raw = stream.read(max_bytes + 1)
     except OSError as failure:
@@ -67,3 +79,32 @@ def read_small_text(path: str, max_bytes: int, what: str, error: type) -> str:
         return raw.decode('utf-8')
     except UnicodeDecodeError:
         raise error(f'{what} {path} is not UTF-8 text') from None
+
+
+def yaml_scalar(text: str) -> str:
+    """``text`` as a one-line YAML scalar that :func:`load_yaml` reads back as the same string:
+    as it is when that holds for a plain name, else double-quoted (``on``, ``1.5``, ``null``,
+    ``a: b`` and ``j #2`` are not names to YAML)."""
+    if re.fullmatch(r'[A-Za-z_][A-Za-z0-9_./-]*', text) and load_yaml(text) == text:
+        return text
+    return json.dumps(text, ensure_ascii=False)  # a JSON string is a YAML double-quoted scalar
+
+
+def write_text_atomic(path, text: str) -> None:
+    """Write ``text`` (UTF-8) to ``path`` whole or not at all: into a new file beside it, then
+    renamed over it, so a full disk or a crash never leaves a cut-off file where the old one
+    was. Raises :class:`FileWriteError` naming ``path``."""
+    target = Path(path)
+    try:
+        handle, temporary = tempfile.mkstemp(prefix=f'.{target.name}.', dir=target.parent)
+    except OSError as failure:
+        raise FileWriteError(f'{target} cannot be written: {failure.strerror or failure}') from None
+    try:
+        with os.fdopen(handle, 'w', encoding='utf-8') as stream:
+            stream.write(text)
+        mode = stat.S_IMODE(os.stat(target).st_mode) if target.exists() else 0o644
+        os.chmod(temporary, mode)
+        os.replace(temporary, target)
+    except OSError as failure:
+        Path(temporary).unlink(missing_ok=True)
+        raise FileWriteError(f'{target} cannot be written: {failure.strerror or failure}') from None

@@ -69,11 +69,16 @@ from std_srvs.srv import Trigger
 from robot_dynamics.core.contact.contact_detection import ContactCalibrationError
 from robot_dynamics.core.contact.contact_profiles import ContactProfileError
 from robot_dynamics.core.dynamics.joint_reactions import KnownWrenchError
-from robot_dynamics.core.errors import JointStateError, PayloadError
+from robot_dynamics.core.errors import JointStateError, PayloadError, RobotDynamicsError
 from robot_dynamics.core.identification.payload import default_payload_link
 from robot_dynamics.core.live import status as live_status
 from robot_dynamics.core.live.effective_mass_reading import EffectiveMassReading
-from robot_dynamics.core.live.effort_offsets import OffsetsRefused, save_effort_offsets
+from robot_dynamics.core.live.effort_offsets import (
+    EffortOffsetsError,
+    OffsetsRefused,
+    replacing_words,
+    save_effort_offsets,
+)
 from robot_dynamics.core.live.live_dynamics import LiveDynamics
 from robot_dynamics.core.live.payload_in_use import (
     PayloadInUse,
@@ -909,11 +914,14 @@ class DynamicsNode(ManagedModelNode, Node):
         path = self.parameters['effort_offsets_file']
         saved = '; not saved (effort_offsets_file is empty)'
         if path:
+            refusal = replacing_words(path)
             try:
+                if refusal:
+                    raise EffortOffsetsError(refusal)
                 save_effort_offsets(path, live.robot.joint_names, estimate.offsets)
                 saved = f'; saved to {path}'
-            except OSError as error:
-                saved = f'; NOT saved to {path}: {error}'
+            except (OSError, RobotDynamicsError) as error:
+                saved = f'; NOT saved: {error}'
         values = ', '.join(f'{value:+.4f}' for value in estimate.offsets)
         return _answer(response, True, f'{estimate.message}; offsets [N·m]: {values}{saved}')
 

@@ -92,7 +92,9 @@ class ManagedModelNode(LifecycleNodeMixin):
         left to the garbage collector it keeps the DDS participant (and its /dev/shm segment)
         alive past the process's orderly end."""
         result = super().destroy_node()
-        self._state_machine.destroy_when_not_in_use()
+        machine = getattr(self, '_state_machine', None)  # None when __init__ failed before it
+        if machine is not None:
+            machine.destroy_when_not_in_use()
         return result
 
     def _forget_model(self) -> None:

@@ -55,6 +55,7 @@ from robot_dynamics.core.identification.recording import Recording
 from robot_dynamics.core.model.model import RobotModel
 from robot_dynamics.core.model.urdf import parse_urdf
 from robot_dynamics.core.streams.ring_buffer import RingBufferError, RingBufferHandle
+from robot_dynamics.core.text_files import FileWriteError, write_text_atomic
 from robot_dynamics.core.validation.checks import validate_description
 
 
@@ -163,9 +164,9 @@ def write_report(directory: str, kind: str, content: dict) -> str:
     try:
         folder.mkdir(parents=True, exist_ok=True)
         text = yaml.dump(content, Dumper=_YAML_DUMPER, sort_keys=False)
-        (folder / f'{kind}_{time.strftime("%Y%m%d_%H%M%S")}.yaml').write_text(text)
-        (folder / f'{kind}_latest.yaml').write_text(text)
-    except OSError as error:
+        write_text_atomic(folder / f'{kind}_{time.strftime("%Y%m%d_%H%M%S")}.yaml', text)
+        write_text_atomic(folder / f'{kind}_latest.yaml', text)
+    except (OSError, FileWriteError) as error:
         return f'could not write the {kind} report to {folder}: {error}'
     return ''
 

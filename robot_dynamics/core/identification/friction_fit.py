@@ -25,6 +25,7 @@ from robot_dynamics.core.dynamics.friction import FrictionModel, smooth_sign, st
 from robot_dynamics.core.errors import IdentificationRefused
 from robot_dynamics.core.identification.recording import Recording
 from robot_dynamics.core.model.model import RobotModel
+from robot_dynamics.core.text_files import yaml_scalar
 
 STRIBECK_VELOCITIES = (0.005, 0.01, 0.02, 0.05, 0.1, 0.2)
 """Grid of characteristic velocities [rad/s] the Stribeck fit chooses from."""
@@ -185,6 +186,11 @@ def _joint_fit(velocity: np.ndarray, residual: np.ndarray, stribeck_velocity) ->
 
 def _check_motion(name: str, velocity: np.ndarray) -> None:
     threshold = 0.02
+    if velocity.size == 0:  # it never moves steadily (np.mean would give NaN and pass)
+        raise FrictionFitRefused(
+            f'joint {name} never moves steadily faster than 0.005 rad/s: friction needs it '
+            'moving both ways; sweep it at a few constant speeds'
+        )
     forward = np.mean(velocity > threshold)
     backward = np.mean(velocity < -threshold)
     if forward < MIN_MOVING_FRACTION / 2 or backward < MIN_MOVING_FRACTION / 2:
@@ -201,12 +207,12 @@ def friction_file_text(robot: RobotModel, fit: FrictionFit) -> str:
     lines = [
         '# Friction identified by robot_dynamics identify-friction; model in',
         '# robot_dynamics/core/dynamics/friction.py. Units: N m, N m s/rad, rad/s, kg m^2.',
-        f'model: {robot.name}',
+        f'model: {yaml_scalar(robot.name)}',
         'joints:',
     ]
     for j, name in enumerate(robot.joint_names):
         lines += [
-            f'  {name}:',
+            f'  {yaml_scalar(name)}:',
             f'    viscous: {float(model.viscous[j])!r}',
             f'    coulomb: {float(model.coulomb[j])!r}',
             f'    offset: {float(model.offset[j])!r}',

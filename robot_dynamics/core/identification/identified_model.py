@@ -17,6 +17,7 @@ from robot_dynamics.core.dynamics.regressor import body_link_names
 from robot_dynamics.core.identification.whole_robot import ModelTerms, friction_values
 from robot_dynamics.core.model.inertia import InertialParameters
 from robot_dynamics.core.model.model import RobotModel
+from robot_dynamics.core.text_files import yaml_scalar
 
 
 def friction_yaml(
@@ -33,7 +34,7 @@ def friction_yaml(
         '# stribeck_velocity rad/s, sign_velocity rad/s; tau = ... + viscous*dq + offset',
         '#   + (coulomb + (stribeck_static - coulomb)*exp(-(dq/stribeck_velocity)^2))',
         '#     * tanh(dq/sign_velocity)   (sign(dq) without a sign_velocity)',
-        f'model: {robot.name}',
+        f'model: {yaml_scalar(robot.name)}',
         f'effort_delay: {float(effort_delay)!r}  # s: identified for dynamics_node\'s effort_delay',
         'joints:',
     ]
@@ -47,7 +48,7 @@ def friction_yaml(
             values['stribeck_velocity'] = terms.stribeck_velocity
         if sign_velocity > 0.0 and {'coulomb', 'stribeck_static'} & set(values):
             values['sign_velocity'] = float(sign_velocity)
-        lines.append(f'  {joint}:')
+        lines.append(f'  {yaml_scalar(joint)}:')
         lines.extend(f'    {term}: {value!r}' for term, value in values.items())
     return '\n'.join(lines) + '\n'
 

@@ -25,6 +25,7 @@ File (``effort_offsets_file``)::
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Sequence
@@ -36,7 +37,12 @@ from robot_dynamics.core.errors import RobotDynamicsError
 from robot_dynamics.core.floating_base.foot_forces import FootForceEstimator
 from robot_dynamics.core.identification.payload_regressor import payload_regressor
 from robot_dynamics.core.model.model import RobotModel
-from robot_dynamics.core.text_files import load_yaml, read_small_text
+from robot_dynamics.core.text_files import (
+    load_yaml,
+    read_small_text,
+    write_text_atomic,
+    yaml_scalar,
+)
 
 REST_SPEED = 0.01
 """Largest |q̇| [rad/s, m/s] of any joint for a sample to count as at rest
@@ -320,13 +326,42 @@ def load_effort_offsets(path: str, joint_names: Sequence[str]) -> np.ndarray:
     return offsets
 
 
+def replacing_words(path: str) -> str:
+    """'' when offsets may be written to ``path``: no file there, or one of effort offsets
+    (a 'joints' mapping of numbers, for any model); else why they may not (another file, such as
+    a friction file or a URDF given by mistake, would be lost)."""
+    if not os.path.lexists(path):
+        return ''
+    try:
+        text = read_small_text(path, MAX_FILE_BYTES, 'effort offsets file', EffortOffsetsError)
+        document = load_yaml(text)
+    except (EffortOffsetsError, yaml.YAMLError):
+        document = None
+    joints = document.get('joints') if isinstance(document, dict) else None
+    if (
+        isinstance(document, dict)
+        and set(document) == {'joints'}
+        and isinstance(joints, dict)
+        and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in joints.values())
+    ):
+        return ''
+    return (
+        f'{path} exists and is not an effort offsets file: left as it is (set '
+        'effort_offsets_file to a new path, or remove that file)'
+    )
+
+
 def save_effort_offsets(path: str, joint_names: Sequence[str], offsets: np.ndarray) -> None:
-    """Write ``offsets`` [N·m] to ``path`` (module docstring's format)."""
+    """Write ``offsets`` [N·m] to ``path`` (module docstring's format), replacing the file
+    whole (:func:`~robot_dynamics.core.text_files.write_text_atomic`); check
+    :func:`replacing_words` first."""
     lines = [
         '# Effort offsets [N·m] subtracted from the measured efforts (robot_dynamics).',
         'joints:',
     ]
-    lines += [f'  {name}: {float(value)!r}' for name, value in zip(joint_names, offsets)]
+    lines += [
+        f'  {yaml_scalar(name)}: {float(value)!r}' for name, value in zip(joint_names, offsets)
+    ]
     file = Path(path)
     file.parent.mkdir(parents=True, exist_ok=True)
-    file.write_text('\n'.join(lines) + '\n', encoding='utf-8')
+    write_text_atomic(file, '\n'.join(lines) + '\n')

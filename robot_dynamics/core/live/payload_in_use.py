@@ -31,7 +31,7 @@ from robot_dynamics.core.model.inertia import (
     principal_inertia,
     triangle_margins,
 )
-from robot_dynamics.core.text_files import load_yaml, read_small_text
+from robot_dynamics.core.text_files import load_yaml, read_small_text, write_text_atomic
 
 PAYLOAD_SOURCES = ('none', 'set', 'tool', 'identified')
 INERTIA_KEYS = ('ixx', 'ixy', 'ixz', 'iyy', 'iyz', 'izz')
@@ -199,4 +199,4 @@ def save_tool(path: str, name: str, link: str, parameters: InertialParameters) -
         ),
     }
     file.parent.mkdir(parents=True, exist_ok=True)
-    file.write_text(yaml.safe_dump(document, sort_keys=False), encoding='utf-8')
+    write_text_atomic(file, yaml.safe_dump(document, sort_keys=False))

@@ -56,6 +56,10 @@ _NOT_APPLICABLE = {
 }
 
 
+MAX_FILE_BYTES = 1_000_000
+"""Largest effort model file read [bytes] (one joint's entry takes about a hundred)."""
+
+
 class EffortModelError(RobotDynamicsError):
     """An effort model cannot be used: unreadable file, unknown joint, bad kind or constant."""
 
@@ -167,19 +171,10 @@ class EffortModel:
         an empty model (every joint publishes torque)."""
         import yaml
 
-        from robot_dynamics.core.text_files import load_yaml
+        from robot_dynamics.core.text_files import load_yaml, read_small_text
 
         path = Path(path)
-        try:
-            text = path.read_text(encoding='utf-8')
-        except OSError as error:
-            raise EffortModelError(
-                f'cannot read effort model {path}: {error.strerror or error}'
-            ) from None
-        except UnicodeDecodeError as error:
-            raise EffortModelError(
-                f'cannot read effort model {path}: not UTF-8 text ({error.reason})'
-            ) from None
+        text = read_small_text(path, MAX_FILE_BYTES, 'effort model', EffortModelError)
         try:
             entries = load_yaml(text)
         except yaml.YAMLError as error:
