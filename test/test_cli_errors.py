@@ -103,6 +103,12 @@ def test_identify_range_checks_numeric_options_before_reading(motion_csv, option
     assert_refused(finished, 2, f'{option} must be a positive number, got')
 
 
+def test_identify_refuses_a_prior_weight_that_breaks_the_solver(motion_csv):
+    arguments = ('identify', '--urdf', str(ARM_URDF), '--csv', str(motion_csv))
+    finished = run_cli(*arguments, '--prior-weight', '1e300')
+    assert_refused(finished, 2, '--prior-weight must be at most 1e+09, got 1e+300')
+
+
 @pytest.mark.parametrize('value', [',', '', ' , '])
 def test_identify_refuses_a_friction_list_without_a_term(motion_csv, value):
     finished = run_cli(

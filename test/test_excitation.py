@@ -292,6 +292,8 @@ def test_cli_publish_without_a_subscriber_writes_the_files_publishes_nothing_and
         ),
         ('--rate', '0', 'rate (0.0 Hz) must be positive finite'),
         ('--rate', '100.05', 'whole number of samples'),
+        ('--rate', '4', 'rate 4 Hz is under 10 samples per period of the highest harmonic'),
+        ('--base-frequency', '1e9', 'under 10 samples per period'),
         ('--harmonics', '1', 'at least 2 harmonics'),
         ('--lead-in', '-1', '--lead-in must be a number ≥ 0'),
         ('--seed', '-1', 'seed (-1) must be ≥ 0'),
@@ -415,6 +417,23 @@ def _lagrangian_torques(times, trajectory, payload_mass=0.5):
         + np.array([0.3, 0.1]) * velocities
         + np.array([0.4, 0.2]) * np.sign(velocities)
         + [0.05, -0.02]
+    )
+
+
+def test_the_prediction_has_the_models_rotor_inertia(vertical_arm):
+    """τ gains I_a q̈ per joint: the closed form of a rotor inertia (the friction file's, which
+    `robot_dynamics excitation --friction` sets on the model)."""
+    import vertical_2r
+
+    rng = np.random.default_rng(4)
+    q, qd, qdd = (rng.uniform(-1.0, 1.0, (5, 2)) for _ in range(3))
+    without = _torque_limits(vertical_arm).predicted_torques(q, qd, qdd)
+    geared = vertical_2r.model(5.0, 2.0)
+    geared.set_rotor_inertia([50.0, 0.3])
+    np.testing.assert_allclose(
+        _torque_limits(geared).predicted_torques(q, qd, qdd) - without,
+        qdd * [50.0, 0.3],
+        atol=1e-9,
     )
 
 

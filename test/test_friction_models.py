@@ -133,6 +133,19 @@ def test_a_joint_that_moves_one_way_only_is_refused_by_name():
         fit_friction(vertical_2r.model(), one_way)
 
 
+def test_a_joint_that_never_moves_is_refused_by_name():
+    recording = _swept_recording(seconds_per_speed=0.5)
+    still = Recording(
+        time=recording.time,
+        positions=recording.positions * [1.0, 0.0],
+        velocities=recording.velocities * [1.0, 0.0],
+        efforts=recording.efforts,
+        joint_names=NAMES,
+    )
+    with pytest.raises(FrictionFitRefused, match='joint elbow never moves'):
+        fit_friction(vertical_2r.model(), still)
+
+
 @pytest.mark.parametrize(
     'entry, words',
     [

@@ -323,6 +323,7 @@ class TorqueLimits:
         self.prediction = RobotModel(
             robot.description, robot.floating_base, robot.model.gravity.linear
         )
+        self.prediction.set_rotor_inertia(robot.rotor_inertia)
         if payload is not None:
             if payload_link is None:
                 raise ExcitationError('an expected payload needs the link it is fixed to')
@@ -632,6 +633,11 @@ MAX_SAMPLES = 10_000_000
 about 4 GB)."""
 
 
+SAMPLES_PER_PERIOD = 10
+"""Fewest samples per period of the highest harmonic at which a design's limits are checked:
+between samples a sinusoid then rises at most 1 − cos(π/10) ≈ 5 % of its amplitude above them."""
+
+
 def check_design_arguments(
     duration: float,
     harmonics: int,
@@ -643,8 +649,8 @@ def check_design_arguments(
 ) -> None:
     """Raises :class:`ExcitationError` unless ``duration`` [s], ``base_frequency`` [Hz] and
     ``rate`` [Hz] are positive finite numbers with a whole number of periods
-    (:func:`whole_periods`) and at most :data:`MAX_SAMPLES` samples,
-    ``harmonics`` ≥ 2, ``iterations`` and ``seed`` ≥ 0 and ``evaluation_samples`` ≥ 2: the
+    (:func:`whole_periods`) and at most :data:`MAX_SAMPLES` samples, ``rate`` at least
+    :data:`SAMPLES_PER_PERIOD` samples per period of the highest harmonic, ``harmonics`` ≥ 2, ``iterations`` and ``seed`` ≥ 0 and ``evaluation_samples`` ≥ 2: the
     arguments :func:`design_excitation` checks first. Cheap (no model), so a CLI can check
     its options before loading one."""
     if not all(value > 0.0 and math.isfinite(value) for value in (duration, base_frequency, rate)):
@@ -661,6 +667,14 @@ def check_design_arguments(
     if harmonics < 2:
         raise ExcitationError(
             f'need at least 2 harmonics for a rest-to-rest motion, got {harmonics}'
+        )
+    highest = harmonics * base_frequency
+    if rate < SAMPLES_PER_PERIOD * highest:
+        raise ExcitationError(
+            f'rate {rate:g} Hz is under {SAMPLES_PER_PERIOD} samples per period of the highest '
+            f'harmonic ({harmonics} × {base_frequency:g} Hz = {highest:g} Hz): the limits are '
+            'checked at the samples, and between them the motion could break them; raise the '
+            'rate or lower the harmonics or the base frequency'
         )
     if iterations < 0 or seed < 0 or evaluation_samples < 2:
         raise ExcitationError(
