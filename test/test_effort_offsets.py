@@ -238,6 +238,18 @@ def test_the_node_service_zeroes_writes_the_file_and_refuses_a_moving_robot(ros,
         np.testing.assert_allclose(external[-1].effort, 0.0, atol=1e-9)
 
 
+def test_residual_levels_leave_out_a_residual_whose_square_is_not_finite():
+    from robot_dynamics.core.live.effort_offsets import ResidualLevels
+
+    levels, still = ResidualLevels(2, samples=4), np.zeros(2)
+    levels.add(still, still, np.array([0.3, 0.4]))
+    levels.add(still, still, np.array([1e300, np.nan]))  # offsets of 1e300 N·m, a NaN
+    np.testing.assert_allclose(levels.rms('rest'), [0.3, 0.4])
+    for _ in range(100):  # the average forgets its past as a 4-sample one does
+        levels.add(still, still, np.array([0.1, 0.2]))
+    np.testing.assert_allclose(levels.rms('rest'), [0.1, 0.2])
+
+
 def test_diagnostics_carry_the_residual_rms_at_rest_and_in_motion():
     """A robot whose efforts are the model's plus a 0.3 N·m offset on the first joint and a
     viscous friction 0.5 q̇ on the second, at rest and then swinging smoothly from rest

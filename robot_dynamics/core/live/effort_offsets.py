@@ -149,7 +149,9 @@ class ResidualLevels:
     """RMS per joint [N·m] of the inverse-dynamics residual (τ_measured − model, offsets taken
     off) at rest (every |q̇| ≤ :data:`REST_SPEED` and every estimated |q̈| ≤
     :data:`REST_ACCELERATION`: not a start from rest) and in motion, each a moving average over its
-    last ``samples`` samples: what the model leaves unexplained, for diagnostics. One stream."""
+    last ``samples`` samples: what the model leaves unexplained, for diagnostics. A residual
+    whose square is not finite (offsets or friction of 1e300 N·m) is left out: it would hold
+    the averages at inf or NaN for good. One stream."""
 
     def __init__(self, num_joints: int, samples: int = 1000):
         self._samples = samples
@@ -173,10 +175,14 @@ class ResidualLevels:
                 <= accelerations.max()
                 <= (REST_ACCELERATION)
             )
+        with np.errstate(over='ignore', invalid='ignore'):
+            squared = residual * residual
+        if not np.all(np.isfinite(squared)):
+            return still
         kind = 'rest' if still else 'moving'
         count = self._counts[kind] = self._counts[kind] + 1
         squares = self._squares[kind]
-        squares += (residual * residual - squares) / min(count, self._samples)
+        squares += (squared - squares) / min(count, self._samples)
         return still
 
     def rms(self, kind: str) -> Optional[np.ndarray]:
