@@ -240,6 +240,9 @@ def test_cli_refuses_bad_input_with_exit_2(extra, words, capsys):
         ('time,motor/position', ['0,0.1', '1,nan', '2,0.3'], 'NaN'),
         ('time,motor/position', ['0,0.1', '1'], 'line 3'),
         ('time,motor/speed', ['0,0.1'], 'is not <joint>/position'),
+        ('time,motor/position,motor/position', ['0,0.1,0.1'], 'appears more than once'),
+        ('time,motor/position', ['0,0.1', '1,abc'], 'line 3, column "motor/position": \'abc\''),
+        ('time,motor/position', ['0,0.1', ',0.2'], 'line 3, column "time": \'\' is not a'),
     ],
 )
 def test_trajectory_files_that_do_not_fit_the_model_are_refused(rod, tmp_path, header, rows, words):

@@ -102,6 +102,8 @@ def read_trajectory_csv(path, robot: RobotModel) -> SampledMotion:
             raise MotionFileError(
                 f'trajectory {path}: joint "{joint}" is not in model "{robot.name}"'
             )
+        if (joint, kind) in columns:
+            raise MotionFileError(f'trajectory {path}: column "{column}" appears more than once')
         columns[(joint, kind)] = index
     missing = [name for name in robot.joint_names if (name, 'position') not in columns]
     if missing:
@@ -144,13 +146,24 @@ def _read_table(path: Path) -> tuple:
                 f'trajectory {path}: line {line} has {len(row)} values, the header {len(header)} '
                 'columns'
             )
-    try:
-        table = np.array([[float(cell) for cell in row] for row in rows[1:]])
-    except ValueError as error:
-        raise MotionFileError(f'trajectory {path}: {error}') from None
+    table = np.array([_numbers(path, line, row, header) for line, row in enumerate(rows[1:], 2)])
     if not np.all(np.isfinite(table)):
         raise MotionFileError(f'trajectory {path} holds NaN or Inf values')
     return header, table
+
+
+def _numbers(path: Path, line: int, row: list, header: list) -> list:
+    """The cells of ``row`` (file line ``line``) as floats; raises :class:`MotionFileError`
+    with the line and column of a cell that is not a number."""
+    values = []
+    for cell, column in zip(row, header):
+        try:
+            values.append(float(cell))
+        except ValueError:
+            raise MotionFileError(
+                f'trajectory {path}: line {line}, column "{column}": {cell!r} is not a number'
+            ) from None
+    return values
 
 
 def _joint_columns(table: np.ndarray, columns: dict, joint_names, kind: str):
