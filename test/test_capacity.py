@@ -254,6 +254,21 @@ def test_trajectory_files_that_do_not_fit_the_model_are_refused(rod, tmp_path, h
         read_trajectory_csv(path, rod)
 
 
+def test_a_huge_ratio_is_printed_in_a_few_digits(tmp_path, capsys):
+    """A rotor inertia of 1e300 kg·m² (a friction file accepts it) gives a torque ratio of
+    ~1e301: printed as 1e+301, not as 300 digits."""
+    friction = tmp_path / 'friction.yaml'
+    friction.write_text('joints:\n  motor: {rotor_inertia: 1.0e300}\n')
+    trajectory = tmp_path / 'swing.csv'
+    trajectory.write_text(
+        'time,motor/position,motor/velocity,motor/acceleration\n0,0,0,1\n1,0,0,1\n'
+    )
+    arguments = ['capacity', '--urdf', str(ROD_URDF), '--trajectory', str(trajectory)]
+    assert cli_main(arguments + ['--rotor-inertia', str(friction)]) == 0
+    output = capsys.readouterr().out
+    assert '1e+301' in output and max(len(line) for line in output.splitlines()) < 200, output
+
+
 def test_trajectory_without_derivative_columns_is_differentiated(rod, tmp_path):
     times = np.linspace(0.0, 1.0, 101)
     path = tmp_path / 'positions.csv'

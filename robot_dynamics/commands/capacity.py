@@ -206,7 +206,7 @@ def _text(report, per_sample: bool) -> str:
         at = f'{joint.limiting_time:g}' if joint.limiting_sample >= 0 else '-'
         lines.append(
             f'{joint.name:<20} {joint.effort_limit:>11.4g} {joint.worst_torque:>14.4g} '
-            f'{joint.worst_ratio:>7.3f} {joint.worst_time:>9g} {mass:>17} {at:>9}'
+            f'{joint.worst_ratio:>7.4g} {joint.worst_time:>9g} {mass:>17} {at:>9}'
         )
     if report.limiting_joint is None:
         lines.append('max payload: unlimited (no joint with an effort limit carries it)')
