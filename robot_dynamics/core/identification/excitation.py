@@ -650,8 +650,9 @@ def check_design_arguments(
     """Raises :class:`ExcitationError` unless ``duration`` [s], ``base_frequency`` [Hz] and
     ``rate`` [Hz] are positive finite numbers with a whole number of periods
     (:func:`whole_periods`) and at most :data:`MAX_SAMPLES` samples, ``rate`` at least
-    :data:`SAMPLES_PER_PERIOD` samples per period of the highest harmonic, ``harmonics`` ≥ 2, ``iterations`` and ``seed`` ≥ 0 and ``evaluation_samples`` ≥ 2: the
-    arguments :func:`design_excitation` checks first. Cheap (no model), so a CLI can check
+    :data:`SAMPLES_PER_PERIOD` samples per period of the highest harmonic, ``harmonics`` ≥ 2,
+    ``iterations`` and ``seed`` ≥ 0 and ``evaluation_samples`` ≥ 2: the arguments
+    :func:`design_excitation` checks first. Cheap (no model), so a CLI can check
     its options before loading one."""
     if not all(value > 0.0 and math.isfinite(value) for value in (duration, base_frequency, rate)):
         raise ExcitationError(
