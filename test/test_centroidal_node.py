@@ -1556,3 +1556,37 @@ def test_base_state_imu_waits_for_the_imu_and_counts_why(ros):
         assert not rig.com
     finally:
         rig.close()
+
+
+def test_contact_source_force_without_contact_frames_says_so_at_start_and_in_each_rejection(
+    quadruped, quadruped_rig, capfd
+):
+    """contact_source force and contact_frames []: no foot force can be estimated, and the start
+    log and each rejection name the missing contact_frames (not the efforts)."""
+    rig = quadruped_rig(contact_frames=[], contact_source='force')
+    pose, counts = standing_pose(quadruped), rig.node.rejections.counts
+    rig.send(1.0, quadruped.joint_names, STANCE, base_pose=pose, base_twist=np.zeros(6))
+    assert wait_for(lambda: counts['no_foot_forces'] >= 1, timeout=WAIT), dict(counts)
+    logged = capfd.readouterr().err
+    why = 'no contact_frames given (contact_source force needs them)'
+    assert f'contact_source force: {why}' in logged
+    assert f'rejected input (no_foot_forces, 1 so far): no foot forces: {why}' in logged
+    assert 'without efforts' not in logged
+
+
+def test_with_contact_source_force_the_root_link_is_left_out_of_the_contact_frames(
+    quadruped, quadruped_rig, capfd
+):
+    """contact_source force and contact_frames [base, lf_foot, rf_foot]: no joint torque shows a
+    force on the root link, so base is left out, named with why in the log and the model status
+    (WARN); the two feet go on."""
+    rig = quadruped_rig(contact_frames=['base', 'lf_foot', 'rf_foot'], contact_source='force')
+    why = (
+        'parameter contact_frames: contact frame base is the root link (or fixed to it): no '
+        'joint torque shows a force there'
+    )
+    assert wait_for(lambda: why in rig.message('model'), timeout=WAIT), rig.message('model')
+    assert rig.level('model') == DiagnosticStatus.WARN
+    assert rig.status('model')['contact_frames_left_out'] == 'base'
+    assert rig.node._live.contacts.names == ('lf_foot', 'rf_foot')
+    assert why in capfd.readouterr().err

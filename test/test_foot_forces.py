@@ -588,3 +588,45 @@ def test_a_legged_scene_script_must_be_one_it_knows():
 
     with pytest.raises(SceneError, match="'calibration'"):
         LeggedScene('quadruped', load_profile('ideal'), script='walk')
+
+
+@pytest.mark.parametrize(
+    'frames, words',
+    [
+        (('lf_foot', 'lf_foot', 'rf_foot'), 'contact frame lf_foot given twice'),
+        (
+            ('base', 'lf_foot'),
+            'contact frame base is the root link (or fixed to it): no joint torque shows a force',
+        ),
+    ],
+)
+def test_a_contact_frame_given_twice_or_on_the_root_link_is_refused_by_name(frames, words):
+    with pytest.raises(SettingError, match=re.escape(words)):
+        FootForceEstimator(quadruped(), frames)
+
+
+def test_the_live_feet_leave_out_the_entries_the_model_cannot_take_and_go_on():
+    """contact_frames with an unknown frame, the root link and a repeat among the four feet:
+    each is named in the problems; the feet go on with the forces they would have alone, one
+    row per entry (the left-out ones NaN, out of contact) so each entry keeps its place."""
+    robot = quadruped()
+    forces = np.array([[5.0, 0, 60], [0, -5.0, 60], [0, 0, 0.5], [0, 0, 55]])
+    efforts, _ = torques_for_forces(robot, STANCE, forces)
+    given = ('lf_foot', 'nowhere', 'base', 'lf_foot', 'rf_foot', 'lh_foot', 'rh_foot')
+    result = live_inverse_dynamics(robot, given, STANCE, efforts)
+    (problem,) = [p for p in result.problems if 'foot' in p]
+    for words in (
+        'contact frame nowhere is not a frame of model "quadruped"',
+        'contact frame base is the root link',
+        'contact frame lf_foot given twice',
+        'the feet lf_foot rf_foot lh_foot rh_foot go on',
+    ):
+        assert words in problem, problem
+    assert result.feet.frames == given
+    np.testing.assert_allclose(result.feet.forces[[0, 4, 5, 6]], forces, atol=1e-6)
+    assert np.isnan(result.feet.forces[1:4]).all()
+    assert result.feet.contact == (True, False, False, False, True, False, True)
+    alone = live_inverse_dynamics(robot, FEET, STANCE, efforts)
+    np.testing.assert_allclose(result.inverse_dynamics, alone.inverse_dynamics, atol=1e-9)
+    none_left = LiveDynamics(robot, LiveSettings(contact_frames=('base', 'nowhere')))
+    assert any(p.startswith('no foot forces: contact frame nowhere') for p in none_left.problems)

@@ -167,3 +167,58 @@ def test_every_readme_row_names_a_parameter_with_its_default_and_unit(section, n
             number = isinstance(spec.default, (int, float)) and not isinstance(spec.default, bool)
             if match['unit'] or (number and spec.unit):
                 assert match['unit'] == spec.unit, f'{name}: README unit {match["unit"]!r}'
+
+
+def started(name: str, cli: list, overrides: tuple = ()):
+    """The node ``name`` on the bundled arm, started with ``--ros-args`` ``cli`` (parsed by rcl,
+    as from the command line) and ``overrides``."""
+    from rclpy.parameter import Parameter
+
+    from robot_dynamics.ros.centroidal_node import CentroidalNode
+    from robot_dynamics.ros.dynamics_node import DynamicsNode
+
+    node_type = {'dynamics': DynamicsNode, 'centroidal': CentroidalNode}[name]
+    given = [Parameter('robot_description', value=ARM_URDF.read_text()), *overrides]
+    return node_type(
+        name,
+        namespace='/schema_check',
+        cli_args=['--ros-args', *cli],
+        parameter_overrides=given,
+    )
+
+
+@pytest.mark.parametrize('node_name', ['dynamics', 'centroidal'])
+def test_an_empty_list_as_rcl_gives_it_is_the_empty_list(ros, node_name, capfd, tmp_path):
+    """`-p "contact_frames:=[]"` and `contact_frames: []` in a parameter file reach the node
+    untyped (None): the empty list, with no refusal and no error; a number list given empty is
+    refused as the empty list it is."""
+    file = tmp_path / 'params.yaml'
+    file.write_text(f'/schema_check/{node_name}:\n  ros__parameters:\n    contact_frames: []\n')
+    for cli in (['-p', 'contact_frames:=[]'], ['--params-file', str(file)]):
+        node = started(node_name, cli)
+        try:
+            assert node.parameters['contact_frames'] == []
+            assert list(node.get_parameter('contact_frames').value) == []
+            assert node.parameters.refused == {}
+        finally:
+            node.destroy_node()
+        assert 'contact_frames' not in capfd.readouterr().err
+    node = started(node_name, ['-p', 'gravity:=[]'])
+    try:
+        assert node.parameters.refused['gravity'].startswith('[] is not 3 finite numbers')
+    finally:
+        node.destroy_node()
+
+
+@pytest.mark.parametrize('node_name', ['dynamics', 'centroidal'])
+def test_a_contact_frame_given_twice_is_taken_once_and_named(ros, node_name, capfd):
+    """contact_frames [a, a, b]: the node uses [a, b] (the parameter then holds it), and the log
+    and the refusals of the model status name the repeated frame."""
+    node = started(node_name, ['-p', 'contact_frames:=[tool0, tool0, fr3_link7]'])
+    try:
+        assert node.parameters['contact_frames'] == ['tool0', 'fr3_link7']
+        assert list(node.get_parameter('contact_frames').value) == ['tool0', 'fr3_link7']
+        assert 'contact frame tool0 given twice' in node.parameters.refused['contact_frames']
+    finally:
+        node.destroy_node()
+    assert 'contact frame tool0 given twice' in capfd.readouterr().err

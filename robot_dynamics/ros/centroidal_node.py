@@ -28,9 +28,12 @@ With ``contact_source: force`` the feet's ground forces are estimated from the j
 ``odom``) and give the contacts (above ``contact_force_threshold``), the support polygon and the
 ZMP (the wrench route); a joint state without efforts or fresh odom falls back to heights.
 
-A ``contact_frames`` entry the model lacks is left out (the log and the model status name the
-parameter; the wrench route is then off for that model); a model with none of them is not used,
-and each joint state refused says why.
+A ``contact_frames`` entry the model lacks, an entry given twice and, with ``contact_source:
+force``, the root link (or a frame fixed to it: no joint torque shows a force there) are left
+out (the log and the model status name the parameter and why; the wrench route is then off for
+that model); a model with none of them left is not used, and each joint state refused says why.
+``contact_source: force`` without ``contact_frames`` estimates no force: the log at start and
+each rejection say so, and contacts come from heights.
 
 A fixed-base robot (``root_joint: fixed``) is computed as the same robot on a free-flyer
 whose pose is the ``base_pose`` parameter (twist zero), or the odometry once ``odom``
@@ -145,6 +148,10 @@ class _JointSample(NamedTuple):
     positions: np.ndarray
     velocities: np.ndarray
     foot_forces: Optional[np.ndarray] = None
+
+
+NO_CONTACT_FRAMES = 'no contact_frames given (contact_source force needs them)'
+"""Why no foot force is estimated with contact_source force and no contact_frames."""
 
 
 @dataclass(frozen=True)
@@ -281,6 +288,10 @@ class CentroidalNode(ManagedModelNode, Node):
         self.fixed_base_pose = base_pose_from_odometry(base_pose[:3], base_pose[3:])
         self.wrench_topics = tuple(parameters['contact_wrench_topics'])
         self.contact_source = parameters['contact_source']
+        if self.contact_source == 'force' and not self.contact_frame_names:
+            self.get_logger().error(
+                f'contact_source force: {NO_CONTACT_FRAMES}; contacts come from heights'
+            )
         if self.wrench_topics and len(self.wrench_topics) != len(self.contact_frame_names):
             self.get_logger().error(
                 f'contact_wrench_topics has {len(self.wrench_topics)} entries but contact_frames '
@@ -316,7 +327,9 @@ class CentroidalNode(ManagedModelNode, Node):
         model is refused when it has none of them."""
         try:
             floating = floating_base_model(robot)
-            contacts = contact_frames_on(floating, self.contact_frame_names)
+            contacts = contact_frames_on(
+                floating, self.contact_frame_names, need_joint=self.contact_source == 'force'
+            )
             # The ZMP and flight test use |g| of the model's gravity (the gravity parameter).
             settings = replace(
                 self.settings,
@@ -360,9 +373,10 @@ class CentroidalNode(ManagedModelNode, Node):
         self.last_report = None
 
     def _contacts_note(self, robot: RobotModel, contacts: ContactFrames) -> str:
-        """What ``robot`` lacks of ``contact_frames`` and what is left out for it, in words
-        ('' when it has them all)."""
-        if not contacts.missing:
+        """The ``contact_frames`` entries left out on ``robot`` (a frame it lacks, an entry
+        given twice, with contact_source force the root link) and why, in words ('' when
+        none)."""
+        if not contacts.left_out:
             return ''
         wrenches = (
             '; contact_wrench_topics not used with this model (the ZMP comes from the estimated '
@@ -370,9 +384,12 @@ class CentroidalNode(ManagedModelNode, Node):
             if self.wrench_topics
             else ''
         )
+        reasons = [f'parameter contact_frames: {reason}' for reason in contacts.refused]
+        if contacts.missing:
+            reasons.insert(0, missing_contact_frames_words(robot, contacts.missing))
         return (
-            f'{missing_contact_frames_words(robot, contacts.missing)}: left out, contacts and '
-            f'support polygon from {", ".join(contacts.names)} only{wrenches}'
+            f'{"; ".join(reasons)}: left out, contacts and support polygon from '
+            f'{", ".join(contacts.names)} only{wrenches}'
         )
 
     def _new_merger(self, floating: RobotModel) -> JointStateMerger:
@@ -408,7 +425,9 @@ class CentroidalNode(ManagedModelNode, Node):
     def _foot_forces(self, floating: RobotModel, contact_frames: tuple) -> Optional[LiveDynamics]:
         """The live pipeline that estimates the ground forces on ``contact_frames`` from the
         joint torques (its own copy of the model; the base's motion from the same base_state),
-        or None with the reason logged."""
+        or None with the reason logged (none without ``contact_frames``, said at start)."""
+        if not contact_frames:
+            return None
         twin = RobotModel(floating.description, True, floating.model.gravity.linear)
         settings = LiveSettings(
             base_state=self.parameters['base_state'],
@@ -611,6 +630,8 @@ class CentroidalNode(ManagedModelNode, Node):
         forces = None
         if live.feet is not None:
             forces = self._estimated_forces(live.feet, fields)
+        elif self.contact_source == 'force' and not self.contact_frame_names:
+            self.rejections.reject('no_foot_forces', f'no foot forces: {NO_CONTACT_FRAMES}')
         sample = _JointSample(
             message.sec, message.nanosec, stamp, merger.positions, velocities, forces
         )
@@ -712,7 +733,7 @@ class CentroidalNode(ManagedModelNode, Node):
         """(forces [N], torques [N·m]) of the contact wrenches, each in its contact frame, when
         all are within ``stale_timeout`` of ``stamp`` [s]; None without the wrench route (not
         set, or ``live``'s model lacks a contact frame)."""
-        if not self.wrench_topics or live.contacts.missing:
+        if not self.wrench_topics or live.contacts.left_out:
             return None
         if any(w is None or abs(w[0] - stamp) > self.stale_timeout for w in self._wrenches):
             self.rejections.reject(
@@ -798,7 +819,7 @@ class CentroidalNode(ManagedModelNode, Node):
         """(contact frame names, their wrenches) for the friction checks; no wrenches when the
         model in use lacks a contact frame (the wrench route is off then)."""
         live = self._live
-        if live is None or not live.contacts.missing:
+        if live is None or not live.contacts.left_out:
             return self.contact_frame_names, self._wrenches
         return live.contacts.names, []
 
@@ -814,8 +835,11 @@ class CentroidalNode(ManagedModelNode, Node):
             'contact_source': self.contact_source,
             'base_state': self.base_source.mode,
         }
-        if live is not None and live.contacts.missing:
-            values['contact_frames_left_out'] = ' '.join(live.contacts.missing)
+        if live is not None and live.contacts.left_out:
+            taken = live.contacts.indices
+            values['contact_frames_left_out'] = ' '.join(
+                name for i, name in enumerate(self.contact_frame_names) if i not in taken
+            )
         status = model_status(
             self.get_name(),
             self.robot,

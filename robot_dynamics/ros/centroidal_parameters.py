@@ -16,6 +16,7 @@ from robot_dynamics.core.floating_base.centroidal import (
     OdometryError,
     base_pose_from_odometry,
 )
+from robot_dynamics.core.floating_base.contact_frame_choice import chosen_contact_frames
 from robot_dynamics.core.model.model import RobotModel, listed_names
 from robot_dynamics.core.streams.base_state import BASE_STATES
 from robot_dynamics.core.streams.joint_states import STALE_TIMEOUT
@@ -117,6 +118,7 @@ CENTROIDAL_PARAMETERS = _model_source_parameters() + (
         'contact_frames',
         [],
         'frames whose origins are the contact points (feet soles); one name or a list',
+        distinct='contact frame',
     ),
     P(
         'contact_wrench_topics',
@@ -239,25 +241,38 @@ CENTROIDAL_PARAMETERS = _model_source_parameters() + (
 
 
 class ContactFrames(NamedTuple):
-    """The ``contact_frames`` parameter on one model: the ``names`` of the frames the model has
-    (the parameter's order), their ``indices`` in the parameter (which pair them with
-    ``contact_wrench_topics``) and the names the model lacks (``missing``)."""
+    """The ``contact_frames`` parameter on one model: the ``names`` of the frames taken (the
+    parameter's order), their ``indices`` in the parameter (which pair them with
+    ``contact_wrench_topics``), the names the model lacks (``missing``) and the other entries
+    left out, each with why in words (``refused``)."""
 
     names: tuple
     indices: tuple
     missing: tuple
+    refused: tuple = ()
+
+    @property
+    def left_out(self) -> bool:
+        """Whether some entry is left out (the wrench route is then off)."""
+        return bool(self.missing or self.refused)
 
 
-def contact_frames_on(robot: RobotModel, requested: Sequence[str]) -> ContactFrames:
-    """``requested`` (the ``contact_frames`` parameter) split into the frames ``robot`` has and
-    those it lacks. Raises DescriptionError, naming the parameter, when frames are requested
-    and ``robot`` has none of them: no contact point could be placed."""
-    indices = tuple(i for i, name in enumerate(requested) if robot.model.existFrame(name))
-    missing = tuple(name for name in requested if not robot.model.existFrame(name))
-    if missing and not indices:
-        words = missing_contact_frames_words(robot, missing)
+def contact_frames_on(
+    robot: RobotModel, requested: Sequence[str], need_joint: bool = False
+) -> ContactFrames:
+    """``requested`` (the ``contact_frames`` parameter) split into the frames ``robot`` can take
+    and those it cannot (:func:`chosen_contact_frames`; ``need_joint``: the root link and frames
+    fixed to it refused, as where forces come from the joint torques). Raises DescriptionError,
+    naming the parameter, when frames are requested and none is taken: no contact point could be
+    placed."""
+    choice = chosen_contact_frames(robot, requested, need_joint)
+    if choice.left_out and not choice.names:
+        words = '; '.join(
+            ([missing_contact_frames_words(robot, choice.missing)] if choice.missing else [])
+            + [f'parameter contact_frames: {reason}' for reason in choice.refused]
+        )
         raise DescriptionError(f'{words}: no contact frame left')
-    return ContactFrames(tuple(requested[i] for i in indices), indices, missing)
+    return ContactFrames(choice.names, choice.indices, choice.missing, choice.refused)
 
 
 def missing_contact_frames_words(robot: RobotModel, missing: Sequence[str]) -> str:

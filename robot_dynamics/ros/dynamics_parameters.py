@@ -448,6 +448,7 @@ DYNAMICS_PARAMETERS = MODEL_SOURCE_PARAMETERS + (
         [],
         'contact points (frames of the URDF, e.g. the feet) whose ground forces are estimated '
         'from the joint torques (floating-base models)',
+        distinct='contact frame',
     ),
     P(
         'foot_contact_force',

@@ -12,9 +12,12 @@ At start-up whatever type a parameter file or launch gives a parameter is accept
 the default's type (:func:`converted_value`: a whole number for a float...) and checked; a value
 of another type, out of its range or failing its check is logged as an error and the default is
 used: one bad configuration value must not stop the node (nor make a timer spin with a zero
-period). A read-only parameter then holds the value in use, and ``set_parameters`` is refused
-with a reason instead of being accepted and ignored. A runtime parameter is read at each use;
-a change is checked the same way and refused with the reason.
+period). A list whose entries name distinct things (``distinct``: the contact frames) keeps an
+entry given twice once and records that as refused. rcl gives an empty list (``-p "name:=[]"``,
+YAML ``[]``) no type: it arrives as None and is read as the empty list. A read-only parameter
+then holds the value in use, and ``set_parameters`` is refused with a reason instead of being
+accepted and ignored. A runtime parameter is read at each use; a change is checked the same way
+and refused with the reason.
 """
 
 from __future__ import annotations
@@ -66,6 +69,9 @@ class ParameterSpec:
     runtime: bool = False
     check: Optional[Callable[[Any, Node], bool]] = None
     requirement: str = ''
+    distinct: str = ''
+    """For a list: what one entry is ('contact frame'); an entry given again is then left out,
+    named in the refusal ('contact frame lf_foot given twice'), and the others used."""
 
     def problem(self, value, node: Optional[Node] = None) -> tuple:
         """(the value to use, '') or (None, why ``value`` is refused)."""
@@ -218,16 +224,34 @@ def declare_parameter(node: Node, spec: ParameterSpec, refused: Optional[dict] =
         ParameterDescriptor(description=spec.description, dynamic_typing=True),
     )
     given = node.get_parameter(spec.name).value
+    if given is None and isinstance(spec.default, (list, tuple)):
+        given = []  # an empty list, which rcl gives no type
     value, problem = spec.problem(given, node)
     if problem:
-        words = f'{shorten(repr(given))} {problem}; using {spec.default!r}'
+        value = spec.default
+    elif spec.distinct:
+        value, problem = _without_repeats(value, spec.distinct)
+    if problem:
+        words = f'{shorten(repr(given))} {problem}; using {value!r}'
         node.get_logger().error(f'parameter {spec.name} {words}')
         if refused is not None:
             refused[spec.name] = words
-        value = spec.default
     node.set_parameters([Parameter(spec.name, value=value)])
     node.set_descriptor(spec.name, spec.descriptor(value))
     return value
+
+
+def _without_repeats(values: list, entry: str) -> tuple:
+    """(``values`` with each entry kept once, in order; '' or the repeated ones in words, each
+    called ``entry``)."""
+    kept = list(dict.fromkeys(values))
+    repeated = [value for value in kept if values.count(value) > 1]
+    words = ', '.join(f'{entry} {value} given {_times(values.count(value))}' for value in repeated)
+    return kept, words and f'has {words}: each taken once'
+
+
+def _times(count: int) -> str:
+    return 'twice' if count == 2 else f'{count} times'
 
 
 class NodeParameters:
@@ -297,7 +321,8 @@ def warn_unknown_parameters(node: Node) -> list:
 def converted_value(value, default):
     """``value`` as the type of ``default``, or ``_WRONG_TYPE``. A whole number is taken for a
     float (``stale_timeout: 1``), a whole float for an integer (``31.0``), a list of numbers
-    for a list of floats, a single string for a list of strings (one element), and a YAML
+    for a list of floats, a single string for a list of strings (one element), an untyped value
+    (None: how rcl gives an empty list) for an empty list, and a YAML
     boolean for a string as 'on' / 'off' (YAML 1.1, which `ros2 param set` uses, reads ``off`` as
     false)."""
     if isinstance(default, bool):
@@ -317,6 +342,8 @@ def converted_value(value, default):
             return 'on' if value else 'off'
         return value if isinstance(value, str) else _WRONG_TYPE
     if isinstance(default, (list, tuple)):
+        if value is None:  # rcl gives an empty list (`-p "name:=[]"`, YAML `[]`) no type
+            return []
         element = default[0] if len(default) else ''  # an empty default is a list of names
         if isinstance(value, str) and isinstance(element, str):
             return [value]

@@ -45,6 +45,10 @@ import pinocchio as pin
 
 from robot_dynamics.core.dynamics.base_motion import BaseMotion, MovingBaseTorques
 from robot_dynamics.core.errors import SettingError
+from robot_dynamics.core.floating_base.contact_frame_choice import (
+    choice_words,
+    chosen_contact_frames,
+)
 from robot_dynamics.core.model.model import RobotModel
 from robot_dynamics.core.small_algebra import (
     add,
@@ -91,6 +95,23 @@ class FootForces:
     """Σ J_cᵀ f*_c [N·m, N] (``joint_names`` order): the joint torques the ground's forces take
     off inverse dynamics, with the forces of the feet in contact balanced against the base rows
     (module docstring); zero with no foot in contact."""
+
+    def placed(self, frames: tuple, places: Sequence[int]) -> 'FootForces':
+        """These feet at ``places`` of the longer list ``frames``; the others (entries left
+        out) with NaN forces, out of contact."""
+        forces = np.full((len(frames), 3), np.nan)
+        forces[list(places)] = self.forces
+        contact = [False] * len(frames)
+        for place, touching in zip(places, self.contact):
+            contact[place] = touching
+        return FootForces(
+            tuple(frames),
+            forces,
+            tuple(contact),
+            self.cop,
+            self.force_mismatch,
+            self.contact_torques,
+        )
 
 
 @dataclass(frozen=True)
@@ -140,6 +161,12 @@ class FootForceEstimator:
             )
         if not frames:
             raise SettingError('foot forces need at least one contact frame')
+        choice = chosen_contact_frames(robot, tuple(frames))
+        if choice.left_out:
+            raise SettingError(
+                f'{choice_words(robot, choice)}; name each contact frame once, a link that a '
+                'joint moves'
+            )
         self.weight = weight = robot.total_mass() * float(
             np.linalg.norm(robot.model.gravity.linear)
         )

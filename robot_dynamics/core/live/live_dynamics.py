@@ -97,6 +97,10 @@ from robot_dynamics.core.dynamics.base_motion import BaseMotion, MovingBaseTorqu
 from robot_dynamics.core.dynamics.friction import FrictionModel, load_friction_file
 from robot_dynamics.core.dynamics.joint_reactions import KnownWrench
 from robot_dynamics.core.errors import RobotDynamicsError
+from robot_dynamics.core.floating_base.contact_frame_choice import (
+    choice_words,
+    chosen_contact_frames,
+)
 from robot_dynamics.core.floating_base.foot_forces import FootForceEstimator, FootForces
 from robot_dynamics.core.identification.payload import default_payload_link
 from robot_dynamics.core.live.effective_mass_reading import (
@@ -251,8 +255,9 @@ class LiveResult:
       in its axes), only when asked for;
     * ``known_torques`` Jᵀ F_known of the known wrench in use (None without one);
     * ``problems``: the set-up problems of this model, in words;
-    * ``feet``: the ground forces, contacts and centre of pressure of ``contact_frames`` (None
-      without them or without efforts).
+    * ``feet``: the ground forces, contacts and centre of pressure of ``contact_frames``, one
+      row per entry (an entry the model cannot take: NaN force, no contact; None without them
+      or without efforts).
     """
 
     stamp: float
@@ -512,10 +517,20 @@ class LiveDynamics:
                 problems.append(f'effort offsets not applied: {error}')
 
     def _foot_estimator(self, problems: list) -> Optional[FootForceEstimator]:
-        """The feet of ``contact_frames``, or None (without them, or a problem in words)."""
+        """The feet of the ``contact_frames`` the model can take, the others left out with why
+        in ``problems``; None (without them, or a problem in words)."""
         frames, robot = self.settings.contact_frames, self.robot
+        self._feet_places: Optional[tuple] = None  # the feet's places in contact_frames
         if not frames:
             return None
+        if robot.floating_base:
+            choice = chosen_contact_frames(robot, frames)
+            if choice.left_out and choice.names:
+                problems.append(
+                    f'foot forces: {choice_words(robot, choice)}: left out (NaN force, no '
+                    f'contact); the feet {" ".join(choice.names)} go on'
+                )
+                frames, self._feet_places = choice.names, choice.indices
         force = self.settings.foot_contact_force
         try:
             feet = FootForceEstimator(robot, frames, force or None, 0.5 * force if force else None)
@@ -990,8 +1005,15 @@ class LiveDynamics:
             estimate,
             torques.known_torques,
             self.problems,
-            None if torques.ground_torques is None else self._last_feet,
+            None if torques.ground_torques is None else self._reported_feet(),
         )
+
+    def _reported_feet(self) -> Optional[FootForces]:
+        """The last feet, one row per ``contact_frames`` entry (an entry left out: NaN)."""
+        feet, places = self._last_feet, self._feet_places
+        if feet is None or places is None:
+            return feet
+        return feet.placed(self.settings.contact_frames, places)
 
     def _explained_by_wrench(
         self,
