@@ -106,6 +106,13 @@ def test_a_file_adds_profiles_and_bad_fields_are_named(tmp_path):
         bad.write_text(text)
         with pytest.raises(ContactProfileError, match=f'bad.yaml.*{words}'):
             load_profiles(str(bad))
+    # a refused file whose profile is asked for: both said, the file's reason first
+    bad.write_text('profiles:\n  gentle: {threshold_scale: 2.0}\n  broken: {threshold_scale: -1}\n')
+    live = LiveDynamics(
+        vertical_2r.model(), LiveSettings(contact_profiles_file=str(bad), contact_profile='gentle')
+    )
+    problem = next(p for p in live.problems if 'profile broken' in p)
+    assert problem.index('profile broken') < problem.index("contact_profile 'gentle' unknown")
 
 
 def test_ros2_param_set_switches_the_real_nodes_profile(ros):

@@ -44,6 +44,17 @@ def test_the_command_is_gravity_in_the_controllers_order_plus_friction_at_the_ve
         )
         torques = live.torques(JointSample(NAMES_2R, q, qd, (), 1.0))
         np.testing.assert_allclose(live.gravity_command(torques), expected[::-1], atol=1e-12)
+    # link-side torque sensors: the residual leaves the motors' friction out, the command not
+    from robot_dynamics.core.streams.effort_model import EffortModel, JointEffort
+
+    sensors = EffortModel(NAMES_2R, (JointEffort('torque'), JointEffort('torque')))
+    live = LiveDynamics(
+        vertical_2r.model(),
+        LiveSettings(command_friction=True, friction_file=str(friction_file), effort_model=sensors),
+    )
+    assert any('friction not subtracted on' in problem for problem in live.problems)
+    torques = live.torques(JointSample(NAMES_2R, q, qd, (), 1.0))
+    np.testing.assert_allclose(live.gravity_command(torques), gravity + friction, atol=1e-12)
 
 
 @pytest.mark.parametrize(

@@ -294,10 +294,11 @@ class _Carried:
         self.rest_poses: list = []
         self.profile = self.profiles.get(settings.contact_profile, SHIPPED_PROFILES['default'])
         if settings.contact_profile not in self.profiles:
-            self.profile_problem = (
+            unknown = (
                 f'contact_profile {settings.contact_profile!r} unknown (profiles: '
                 f'{sorted(self.profiles)}): using default'
-            )
+            )  # after the file's refusal, which is why it is unknown
+            self.profile_problem = '; '.join(filter(None, (self.profile_problem, unknown)))
 
 
 class LiveDynamics:
@@ -324,9 +325,11 @@ class LiveDynamics:
         self._payload_link, self._clock = payload_link, clock
         self._carried = _carried if _carried is not None else _Carried(settings)
         problems: list = []
-        friction = self._friction(problems)
+        in_file = self._friction(problems)
+        friction = None if in_file is None else self._without_sensor_joints(in_file, problems)
         self._use_rotor_inertia(friction, problems)
-        self._command_friction = friction if settings.command_friction else None
+        # the motors have their friction whatever the efforts measure: the command gets it all
+        self._command_friction = in_file if settings.command_friction else None
         self._command_order = self._command_indices(problems)
         self._set_up_base_motion(problems)
         self._use_effort_offsets(problems)
@@ -456,7 +459,7 @@ class LiveDynamics:
                 f'{identified_for:.4g} s, and this node runs effort_delay {delay:.4g} s: set '
                 f'effort_delay {identified_for:.4g} (the identified URDF was fitted for it too)'
             )
-        return self._without_sensor_joints(friction, problems)
+        return friction
 
     def _without_sensor_joints(self, friction: FrictionModel, problems: list) -> FrictionModel:
         """``friction`` with no friction on the joints whose efforts the effort model calls
@@ -1320,7 +1323,7 @@ class LiveDynamics:
         worst_joint = int(np.argmax(margins))
         peak = float(margins[worst_joint])
         level = ERROR if peak > 1.0 else WARN if peak > self.settings.torque_warn_ratio else OK
-        message = f'highest |tau|/limit {peak:.2f} at {robot.joint_names[worst_joint]}'
+        message = f'highest |tau|/limit {peak:.3g} at {robot.joint_names[worst_joint]}'
         if self.estimator.velocities_from_positions:
             reported = self.estimator.merger.reports(VELOCITY)
             message += (
