@@ -137,13 +137,12 @@ def test_a_floating_or_moving_base_has_no_filtered_residual():
 
 def test_its_filter_library_is_loaded_with_the_model_not_by_every_node_at_start():
     """scipy.signal takes about a second to import: centroidal_node and sim_robot never filter
-    and start without it; dynamics_node loads it with the model, so the first block on the
-    services thread does not hold the stream for that second."""
+    and start without it; dynamics_node imports it at start, and a LiveDynamics that will filter
+    (a fixed base) has it, so the first block on the services thread does not import it."""
     pytest.importorskip('rclpy', reason='the node modules import rclpy')
     script = (
         'import sys\n'
         'import robot_dynamics.ros.centroidal_node, robot_dynamics.ros.sim_robot\n'
-        'import robot_dynamics.ros.dynamics_node\n'
         'before = "scipy.signal" in sys.modules\n'
         'from robot_dynamics.core.live.live_dynamics import LiveDynamics\n'
         'from robot_dynamics.core.model.model import RobotModel\n'

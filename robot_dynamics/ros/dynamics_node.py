@@ -58,6 +58,7 @@ from dataclasses import replace
 from typing import NamedTuple, Optional
 
 import numpy as np
+import scipy.signal  # noqa: F401  the filtered residual's filters (~1 s): at start, not at a model
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from geometry_msgs.msg import InertiaStamped, Vector3Stamped, WrenchStamped
 from rcl_interfaces.msg import SetParametersResult

@@ -67,7 +67,7 @@ class FilteredResidual:
     from a thread other than the stream's."""
 
     def __init__(self, robot: RobotModel, friction: Optional[FrictionModel]):
-        # imported with the model: on the first block it would hold the stream's thread ~1 s
+        # with the model at the latest: on the first block it would hold the stream ~1 s
         import scipy.signal  # noqa: F401
 
         self.robot, self.friction = robot, friction
