@@ -74,6 +74,7 @@ from robot_dynamics.core.floating_base.centroidal import (
     base_pose_from_odometry,
     floating_base_model,
 )
+from robot_dynamics.core.floating_base.contact_frame_choice import ContactFrameChoice
 from robot_dynamics.core.live.input_findings import (
     beyond_limits_words,
     unmeasured_velocities_words,
@@ -102,7 +103,6 @@ from robot_dynamics.ros.centroidal_messages import (
 )
 from robot_dynamics.ros.centroidal_parameters import (
     CENTROIDAL_PARAMETERS,
-    ContactFrames,
     contact_frames_on,
     missing_contact_frames_words,
 )
@@ -166,7 +166,7 @@ class _LiveModel:
     jumps: PositionJumps
     velocity_rate: VelocityRate
     position_slope: PositionSlope
-    contacts: ContactFrames
+    contacts: ContactFrameChoice
     feet: Optional[LiveDynamics] = None
     contacts_note: str = ''
     """What the model lacks of ``contact_frames`` and what is left out for it ('' when
@@ -372,7 +372,7 @@ class CentroidalNode(ManagedModelNode, Node):
         )
         self.last_report = None
 
-    def _contacts_note(self, robot: RobotModel, contacts: ContactFrames) -> str:
+    def _contacts_note(self, robot: RobotModel, contacts: ContactFrameChoice) -> str:
         """The ``contact_frames`` entries left out on ``robot`` (a frame it lacks, an entry
         given twice, with contact_source force the root link) and why, in words ('' when
         none)."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
-from typing import NamedTuple, Sequence
+from typing import Sequence
 
 from robot_dynamics.core.errors import DescriptionError
 from robot_dynamics.core.floating_base.centroidal import (
@@ -16,7 +16,10 @@ from robot_dynamics.core.floating_base.centroidal import (
     OdometryError,
     base_pose_from_odometry,
 )
-from robot_dynamics.core.floating_base.contact_frame_choice import chosen_contact_frames
+from robot_dynamics.core.floating_base.contact_frame_choice import (
+    ContactFrameChoice,
+    chosen_contact_frames,
+)
 from robot_dynamics.core.model.model import RobotModel, listed_names
 from robot_dynamics.core.streams.base_state import BASE_STATES
 from robot_dynamics.core.streams.joint_states import STALE_TIMEOUT
@@ -240,26 +243,9 @@ CENTROIDAL_PARAMETERS = _model_source_parameters() + (
 """Every parameter of centroidal_node, in the order of config/robot_dynamics.yaml."""
 
 
-class ContactFrames(NamedTuple):
-    """The ``contact_frames`` parameter on one model: the ``names`` of the frames taken (the
-    parameter's order), their ``indices`` in the parameter (which pair them with
-    ``contact_wrench_topics``), the names the model lacks (``missing``) and the other entries
-    left out, each with why in words (``refused``)."""
-
-    names: tuple
-    indices: tuple
-    missing: tuple
-    refused: tuple = ()
-
-    @property
-    def left_out(self) -> bool:
-        """Whether some entry is left out (the wrench route is then off)."""
-        return bool(self.missing or self.refused)
-
-
 def contact_frames_on(
     robot: RobotModel, requested: Sequence[str], need_joint: bool = False
-) -> ContactFrames:
+) -> ContactFrameChoice:
     """``requested`` (the ``contact_frames`` parameter) split into the frames ``robot`` can take
     and those it cannot (:func:`chosen_contact_frames`; ``need_joint``: the root link and frames
     fixed to it refused, as where forces come from the joint torques). Raises DescriptionError,
@@ -272,7 +258,7 @@ def contact_frames_on(
             + [f'parameter contact_frames: {reason}' for reason in choice.refused]
         )
         raise DescriptionError(f'{words}: no contact frame left')
-    return ContactFrames(choice.names, choice.indices, choice.missing, choice.refused)
+    return choice
 
 
 def missing_contact_frames_words(robot: RobotModel, missing: Sequence[str]) -> str:
