@@ -45,6 +45,7 @@ from robot_dynamics.core.streams.base_state import (
     MAX_ANGULAR_VELOCITY,
     BaseStateError,
     BaseStateUnavailable,
+    carried_attitude,
     measured,
     quaternion_matrix,
     rigid_mount,
@@ -158,9 +159,9 @@ class CentroidalBaseSource:
                 pose = pin.SE3ToXYZQUAT(placement)
         if self.uses_imu:
             attitude = self._nearest_attitude(stamp)
-            rotation = attitude.rotation
-            if attitude.stamp != stamp:
-                rotation = rotation @ pin.exp3(attitude.angular_velocity * (stamp - attitude.stamp))
+            rotation = carried_attitude(
+                attitude.rotation, attitude.stamp, attitude.angular_velocity, stamp
+            )
             quaternion = pin.Quaternion(rotation).coeffs()
             pose = np.concatenate([pose[:3], quaternion])
             twist = np.concatenate([twist[:3], attitude.angular_velocity])

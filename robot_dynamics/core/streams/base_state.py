@@ -198,11 +198,22 @@ class _Attitude:
     rotation: np.ndarray  # world ← base
 
     def at(self, stamp: Optional[float], angular_velocity: np.ndarray) -> np.ndarray:
-        """The attitude carried to ``stamp`` [s] along the body rate ``angular_velocity``
-        [rad/s, base axes]; as measured for None."""
-        if stamp is None or stamp == self.stamp:
+        """The attitude carried to ``stamp`` [s] (:func:`carried_attitude`); as measured for
+        None."""
+        if stamp is None:
             return self.rotation
-        return self.rotation @ pin.exp3(angular_velocity * (stamp - self.stamp))
+        return carried_attitude(self.rotation, self.stamp, angular_velocity, stamp)
+
+
+def carried_attitude(
+    rotation: np.ndarray, measured_at: float, angular_velocity, stamp: float
+) -> np.ndarray:
+    """World ← base ``rotation`` measured at ``measured_at`` [s], carried to ``stamp`` [s]
+    along the body rate ``angular_velocity`` [rad/s, base axes] held constant:
+    R exp(ω (t − t₀))."""
+    if stamp == measured_at:
+        return rotation
+    return rotation @ pin.exp3(np.asarray(angular_velocity) * (stamp - measured_at))
 
 
 class BaseState:
