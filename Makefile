@@ -59,8 +59,13 @@ install: $(STAMP)
 demo: $(STAMP)
 	$(RUN) $(VENV)/bin/python -m robot_dynamics demo $(ARGS)
 
+# The suite runs in TEST_WORKERS pytest-xdist processes, each on a ROS domain of its own
+# (test/conftest.py), a test file's tests all in one worker (their module fixtures start once).
+TEST_WORKERS ?= 2
+PYTEST := pytest -q -n $(TEST_WORKERS) --dist loadfile test
+
 test: $(TEST_NEEDS) lint
-	$(RUN) $(VENV)/bin/python -m pytest -q test $(ARGS)
+	$(RUN) $(VENV)/bin/python -m $(PYTEST) $(ARGS)
 
 # ruff (ruff.toml): lint and layout; `make test` runs it before the tests.
 lint: $(STAMP)
@@ -78,7 +83,7 @@ $(JAZZY_TARGETS):
 # Python 3.11), with the single-threaded BLAS scripts/ros_env.sh sets (no ROS libraries to find).
 test-core-py310:
 	$(MAKE) install $(PY310)
-	OPENBLAS_NUM_THREADS=1 $(PY310_VENV)/bin/python -m pytest -q test $(ARGS)
+	OPENBLAS_NUM_THREADS=1 $(PY310_VENV)/bin/python -m $(PYTEST) $(ARGS)
 
 constraints-core-py310 upgrade-constraints-core-py310:
 	$(MAKE) $(@:-core-py310=) $(PY310)

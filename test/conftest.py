@@ -12,6 +12,13 @@ os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
 # Multi-threaded BLAS on small matrices is much slower on a shared 2-core machine.
 os.environ.setdefault('OPENBLAS_NUM_THREADS', '1')
 os.environ.setdefault('ROS_DOMAIN_ID', str(os.getpid() % 100 + 1))
+if 'PYTEST_XDIST_WORKER' in os.environ:
+    # Each pytest-xdist worker (`make test` runs two) on a domain of its own: the tests' nodes
+    # use the same topic names, so two workers on one domain would hear each other's.
+    _worker = int(os.environ['PYTEST_XDIST_WORKER'].removeprefix('gw'))
+    os.environ['ROS_DOMAIN_ID'] = str(
+        (int(os.environ['ROS_DOMAIN_ID']) - 1 + 37 * _worker) % 100 + 1
+    )
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import pytest  # noqa: E402
