@@ -13,6 +13,7 @@ from robot_dynamics.core.dynamics import joint_space as dynamics
 from robot_dynamics.core.live.effort_offsets import (
     EffortOffsetsError,
     OffsetsRefused,
+    absent_file_words,
     load_effort_offsets,
     save_effort_offsets,
 )
@@ -181,7 +182,18 @@ def test_a_bad_offsets_file_is_refused_naming_file_and_joint(tmp_path, text, wor
     assert not np.any(live.effort_offsets)
 
 
-def test_the_node_service_zeroes_writes_the_file_and_refuses_a_moving_robot(ros, tmp_path):
+def test_an_offsets_file_not_there_yet_is_said_and_a_missing_folder_warned(tmp_path):
+    assert absent_file_words('') == ('', '')
+    existing = tmp_path / 'offsets.yaml'
+    existing.write_text('joints: {}\n')
+    assert absent_file_words(str(existing)) == ('', '')
+    level, words = absent_file_words(str(tmp_path / 'new.yaml'))
+    assert level == 'info' and 'does not exist yet' in words, words
+    level, words = absent_file_words(str(tmp_path / 'typo' / 'offsets.yaml'))
+    assert level == 'warning' and f'folder {tmp_path / "typo"} does not exist' in words, words
+
+
+def test_the_node_service_zeroes_writes_the_file_and_refuses_a_moving_robot(ros, tmp_path, capfd):
     from ros_harness import wait_for
     from sensor_msgs.msg import JointState
     from std_srvs.srv import Trigger
@@ -204,6 +216,7 @@ def test_the_node_service_zeroes_writes_the_file_and_refuses_a_moving_robot(ros,
         external = harness.collect(JointState, f'/{name}/external_torques', SENSOR_QOS)
         feed = harness.probe.create_publisher(JointState, 'joint_states', SENSOR_QOS)
         assert wait_for(lambda: node.robot is not None and feed.get_subscription_count(), 30)
+        assert f'effort_offsets_file {path} does not exist yet' in capfd.readouterr().err
 
         def stream(start: float, count: int, speed: float = 0.0) -> None:
             for k in range(count):

@@ -77,6 +77,7 @@ from robot_dynamics.core.live.effective_mass_reading import EffectiveMassReading
 from robot_dynamics.core.live.effort_offsets import (
     EffortOffsetsError,
     OffsetsRefused,
+    absent_file_words,
     replacing_words,
     save_effort_offsets,
 )
@@ -216,6 +217,7 @@ class DynamicsNode(ManagedModelNode, Node):
             self._update_filtered_residual,
         )
         self._load_baseline_file()
+        self._report_absent_offsets_file()
         warn_unknown_parameters(self)
 
     def _set_up_stream_state(self) -> None:
@@ -902,6 +904,11 @@ class DynamicsNode(ManagedModelNode, Node):
             self.get_logger().info(f'baseline loaded from {path}')
         except Exception as error:
             self.get_logger().error(f'baseline file {path} not loaded: {error}')
+
+    def _report_absent_offsets_file(self) -> None:
+        level, words = absent_file_words(self.parameters['effort_offsets_file'])
+        if level:
+            getattr(self.get_logger(), level)(words)
 
     @never_raises
     def _zero_effort_offsets(self, request, response):
