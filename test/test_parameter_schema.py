@@ -222,3 +222,19 @@ def test_a_contact_frame_given_twice_is_taken_once_and_named(ros, node_name, cap
     finally:
         node.destroy_node()
     assert 'contact frame tool0 given twice' in capfd.readouterr().err
+
+
+@pytest.mark.parametrize('node_name', ['dynamics', 'centroidal'])
+def test_an_empty_frame_name_is_refused_and_the_default_used(ros, node_name, capfd):
+    """world_frame '' would stamp the outputs with an empty frame_id: refused by name, the
+    default kept (sim_robot's frames: their table refuses '' the same way)."""
+    for spec in SIM_ROBOT_PARAMETERS:
+        if spec.name in ('world_frame', 'base_frame'):
+            assert spec.problem('') == (None, 'is not a frame name')
+    node = started(node_name, ['-p', "world_frame:=''"])
+    try:
+        assert node.parameters['world_frame'] == 'odom'
+        assert 'is not a frame name' in node.parameters.refused['world_frame']
+    finally:
+        node.destroy_node()
+    assert 'world_frame' in capfd.readouterr().err

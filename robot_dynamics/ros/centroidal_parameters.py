@@ -31,6 +31,7 @@ from robot_dynamics.ros.lifecycle import MANAGED
 from robot_dynamics.ros.model_source import MODEL_SOURCE_PARAMETERS
 from robot_dynamics.ros.parameter_schema import (
     DIAGNOSTICS_PERIODS,
+    FRAME_NAME,
     NON_NEGATIVE,
     POSITIVE,
     plausible_gravity,
@@ -87,8 +88,7 @@ CENTROIDAL_PARAMETERS = _model_source_parameters() + (
         'world_frame',
         'odom',
         'frame of every output; odom messages must have it as frame_id',
-        check=lambda frame, _node: bool(frame),
-        requirement='is empty',
+        **FRAME_NAME,
     ),
     P(
         'base_pose',

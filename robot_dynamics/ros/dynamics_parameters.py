@@ -50,6 +50,7 @@ from robot_dynamics.ros.lifecycle import MANAGED
 from robot_dynamics.ros.model_source import MODEL_SOURCE_PARAMETERS
 from robot_dynamics.ros.parameter_schema import (
     DIAGNOSTICS_PERIODS,
+    FRAME_NAME,
     NON_NEGATIVE,
     POSITIVE,
     topic_name_or_empty,
@@ -442,6 +443,7 @@ DYNAMICS_PARAMETERS = MODEL_SOURCE_PARAMETERS + (
         'odom',
         'frame_id of ~/feet/<frame>/force: world-aligned axes (gravity along -z); as '
         'centroidal_node\'s world_frame',
+        **FRAME_NAME,
     ),
     P(
         'contact_frames',

@@ -164,6 +164,10 @@ DIAGNOSTICS_PERIODS = dict(low=0.01, high=math.inf, high_open=True)
 its timer take a core."""
 
 
+FRAME_NAME = {'check': lambda name, _node: bool(name), 'requirement': 'is not a frame name'}
+"""check and requirement of a frame parameter (a message's frame_id): not empty."""
+
+
 def topic_name_or_empty(name: str, node: Optional[Node] = None) -> bool:
     """Empty, or a name rclpy accepts for a topic of ``node`` (relative names expanded in its
     namespace)."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 
 from robot_dynamics.ros.parameter_schema import (
+    FRAME_NAME,
     GRAVITY,
     NON_NEGATIVE,
     POSITIVE,
@@ -145,8 +146,18 @@ SIM_ROBOT_PARAMETERS = (
         choices=FEEDBACK_MODES,
     ),
     # floating base, pinocchio engine
-    P('world_frame', 'odom', 'floating base: frame_id of odom (the world)'),
-    P('base_frame', 'base', 'floating base: child_frame_id of odom (the base link)'),
+    P(
+        'world_frame',
+        'odom',
+        'floating base: frame_id of odom (the world)',
+        **FRAME_NAME,
+    ),
+    P(
+        'base_frame',
+        'base',
+        'floating base: child_frame_id of odom (the base link)',
+        **FRAME_NAME,
+    ),
     P(
         'contact_frames',
         ['lf_foot', 'rf_foot', 'lh_foot', 'rh_foot'],
