@@ -187,6 +187,13 @@ def test_identify_refuses_an_unwritable_output_before_the_fit(tmp_path, option):
             'identify', '--urdf', str(ARM_URDF), '--csv', missing, option, str(target)
         )
         assert_refused(finished, 2, f'{option} {target}: cannot write there')
+    a_file = tmp_path / 'a_file'
+    a_file.write_text('kept\n')
+    finished = run_cli(
+        'identify', '--urdf', str(ARM_URDF), '--csv', missing, option, str(a_file / 'out.urdf')
+    )
+    assert_refused(finished, 2, f'{a_file} is a file, not a directory')
+    assert a_file.read_text() == 'kept\n'
 
 
 SINGLE_LINK_URDF = """<robot name="single"><link name="base"><inertial><mass value="1"/>

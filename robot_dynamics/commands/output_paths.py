@@ -12,6 +12,10 @@ def check_writable_folder(folder, option: str) -> None:
     """Raise OSError with a one-line reason naming ``option`` unless ``folder`` is an existing,
     writable directory."""
     folder = Path(folder)
+    if folder.exists() and not folder.is_dir():
+        raise NotADirectoryError(
+            f'{option}: cannot write there, {folder} is a file, not a directory'
+        )
     if not folder.is_dir():
         raise FileNotFoundError(
             f'{option}: cannot write there, the directory {folder} does not exist'
