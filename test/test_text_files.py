@@ -24,6 +24,7 @@ from robot_dynamics.core.dynamics.friction import (
     FrictionFileError,
     load_friction_file,
 )
+from robot_dynamics.core.errors import RobotDynamicsError
 from robot_dynamics.core.live.effort_offsets import (
     MAX_FILE_BYTES,
     EffortOffsetsError,
@@ -87,9 +88,25 @@ def test_numbers_with_an_exponent_and_no_point_are_read_as_numbers():
 
 
 def test_a_key_given_twice_is_refused_and_a_merge_may_be_overridden():
-    with pytest.raises(yaml.YAMLError, match="found the key 'gripper' twice"):
+    twice = r"^found the key 'gripper' twice \(line 3, column 3\)$"
+    with pytest.raises(yaml.YAMLError, match=twice):
         load_yaml('tools:\n  gripper: {mass: 1}\n  gripper: {mass: 2}\n')
     assert load_yaml('base: &b {mass: 1}\ntool: {<<: *b, mass: 2}\n')['tool'] == {'mass': 2}
+
+
+@pytest.mark.parametrize(
+    'text, words',
+    [
+        ('joints: [1, 2\n', "expected ',' or ']', but got '<stream end>' (line 2, column 1)"),
+        ('a: b: c\n', 'mapping values are not allowed here (line 1, column 5)'),
+        ('a: 1\x00\n', 'unacceptable character #x0000'),
+    ],
+)
+def test_text_that_is_not_yaml_is_refused_in_one_line_with_where(text, words):
+    with pytest.raises(yaml.YAMLError) as refusal:
+        load_yaml(text)
+    assert isinstance(refusal.value, RobotDynamicsError)
+    assert words in str(refusal.value) and '\n' not in str(refusal.value), str(refusal.value)
 
 
 ODD_NAMES = ('on', '1.5', 'null', 'j#2', 'j #3', 'j: 5', "'quoted'", '[7]', 'yes', '', 'elbow')

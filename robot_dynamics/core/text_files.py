@@ -21,8 +21,13 @@ class FileWriteError(RobotDynamicsError):
     """A file that could not be written (the file named, the system's reason)."""
 
 
-class DuplicateKeyError(yaml.constructor.ConstructorError, RobotDynamicsError):
-    """A key given twice in one YAML mapping (a yaml.YAMLError, as the loaders catch)."""
+class YamlTextError(yaml.YAMLError, RobotDynamicsError):
+    """Text that is not YAML, or a key given twice in one mapping, in one line: what is wrong
+    and where (a yaml.YAMLError, as the loaders catch)."""
+
+
+class _DuplicateKeyError(yaml.constructor.ConstructorError, RobotDynamicsError):
+    """A key given twice in one mapping, while loading (then a :class:`YamlTextError`)."""
 
 
 class _NumberLoader(yaml.SafeLoader):
@@ -39,7 +44,7 @@ class _NumberLoader(yaml.SafeLoader):
                 continue  # '<<' merges (an explicit key then overrides), complex keys
             key = self.construct_object(key_node)
             if key in seen:
-                raise DuplicateKeyError(
+                raise _DuplicateKeyError(
                     'while reading a mapping',
                     node.start_mark,
                     f'found the key {key!r} twice',
@@ -58,8 +63,15 @@ _NumberLoader.add_implicit_resolver(
 
 def load_yaml(text: str):
     """``text`` parsed as YAML (safe: plain data only), ``1e-5`` read as a number, a key given
-    twice refused; raises yaml.YAMLError."""
-    return yaml.load(text, Loader=_NumberLoader)
+    twice refused; raises :class:`YamlTextError` (a yaml.YAMLError) naming the line and column."""
+    try:
+        return yaml.load(text, Loader=_NumberLoader)
+    except yaml.MarkedYAMLError as error:
+        mark = error.problem_mark or error.context_mark
+        where = f' (line {mark.line + 1}, column {mark.column + 1})' if mark else ''
+        raise YamlTextError(f'{error.problem or error.context}{where}') from None
+    except yaml.YAMLError as error:  # a character YAML does not allow
+        raise YamlTextError(' '.join(str(error).split())) from None
 
 
 def read_small_text(path: str, max_bytes: int, what: str, error: type) -> str:
