@@ -153,11 +153,21 @@ def test_a_joint_that_never_moves_is_refused_by_name():
         ('{coulomb: -0.3}', 'coulomb of joint elbow is negative'),
         ('{viscous: .nan}', 'viscous of joint elbow'),
         ('{stiction: 0.3}', "joint elbow has unknown fields \\['stiction'\\]"),
+        ('0', 'friction entry of joint elbow is not a mapping of coefficients: 0'),
+        ('false', 'friction entry of joint elbow is not a mapping of coefficients: False'),
+        ('[]', 'friction entry of joint elbow is not a mapping of coefficients: \\[\\]'),
+        ("''", "friction entry of joint elbow is not a mapping of coefficients: ''"),
     ],
 )
 def test_bad_friction_entries_are_refused_naming_joint_and_field(entry, words):
     with pytest.raises(FrictionFileError, match=words):
         friction_from_yaml(f'joints:\n  elbow: {entry}\n', NAMES)
+
+
+def test_a_joint_named_with_nothing_after_it_has_no_friction():
+    friction = friction_from_yaml('joints:\n  elbow:\n  shoulder: {viscous: 0.2}\n', NAMES)
+    assert friction.viscous[NAMES.index('elbow')] == 0.0
+    assert friction.viscous[NAMES.index('shoulder')] == 0.2
 
 
 @pytest.mark.parametrize(

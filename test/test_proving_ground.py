@@ -506,6 +506,9 @@ def test_a_push_that_is_not_three_finite_forces_and_moments_is_refused(force, mo
         ),
         ({'links': {'spread': {'mass': 1.2}}}, 'links.spread.mass is a fraction below 1'),
         ({'links': {'spread': {'inertia': 1.0}}}, 'links.spread.inertia is a fraction below 1'),
+        ({'joints': 0}, 'joints must be a mapping, got int'),
+        ({'links': {'spread': False}}, 'links.spread must be a mapping, got bool'),
+        ({'joints': {'per_joint': {'fr3_joint1': []}}}, 'joint "fr3_joint1" must be a mapping'),
     ],
 )
 def test_bad_profiles_are_refused_before_the_simulation_starts(document, message):

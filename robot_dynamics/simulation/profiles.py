@@ -323,12 +323,12 @@ def profile_from_dict(document, source: str = '') -> RobotProfile:
         raise ProfileError(
             f'{where}: effort_source must be one of {list(EFFORT_SOURCES)}, got {effort_source!r}'
         )
-    links = document.get('links') or {}
-    joints = document.get('joints') or {}
+    links = _section(document, 'links')
+    joints = _section(document, 'joints')
     _mapping(links, f'{where}: links')
     _mapping(joints, f'{where}: joints')
     spread = _numbers(
-        links.get('spread') or {}, LinkSpread, f'{where}: links.spread', non_negative=True
+        _section(links, 'spread'), LinkSpread, f'{where}: links.spread', non_negative=True
     )
     for key in ('mass', 'inertia'):
         if spread.get(key, 0.0) >= 1.0:
@@ -336,7 +336,7 @@ def profile_from_dict(document, source: str = '') -> RobotProfile:
                 f'{where}: links.spread.{key} is a fraction below 1 (±{spread[key]:g} can draw a '
                 f'link with no {key}, or a negative one), got {spread[key]:g}'
             )
-    per_link = links.get('per_link') or {}
+    per_link = _section(links, 'per_link')
     _mapping(per_link, f'{where}: links.per_link')
     link_values = {}
     for link, values in per_link.items():
@@ -344,18 +344,18 @@ def profile_from_dict(document, source: str = '') -> RobotProfile:
     _known(links, ('spread', 'per_link'), f'{where}: links')
     _known(joints, ('default', 'per_joint'), f'{where}: joints')
     default = JointDrive(
-        **_numbers(joints.get('default') or {}, JointDrive, f'{where}: joints.default')
+        **_numbers(_section(joints, 'default'), JointDrive, f'{where}: joints.default')
     )
     _check_drive(default, f'{where}: joints.default')
-    per_joint_values = joints.get('per_joint') or {}
+    per_joint_values = _section(joints, 'per_joint')
     _mapping(per_joint_values, f'{where}: joints.per_joint')
     per_joint = {}
     for joint, values in per_joint_values.items():
-        fields = _numbers(values or {}, JointDrive, f'{where}: joint "{joint}"')
+        fields = _numbers(_empty_if_none(values), JointDrive, f'{where}: joint "{joint}"')
         _check_drive(replace(default, **fields), f'{where}: joint "{joint}"')
         per_joint[str(joint)] = fields
     sensors = _numbers(
-        document.get('sensors') or {}, SensorSettings, f'{where}: sensors', non_negative=True
+        _section(document, 'sensors'), SensorSettings, f'{where}: sensors', non_negative=True
     )
     if sensors.get('effort_delay', 0) != int(sensors.get('effort_delay', 0)):
         raise ProfileError(
@@ -389,6 +389,16 @@ def _known(mapping: dict, keys: tuple, where: str) -> None:
 def _mapping(value, where: str) -> None:
     if not isinstance(value, dict):
         raise ProfileError(f'{where} must be a mapping, got {type(value).__name__}')
+
+
+def _section(mapping: dict, key: str):
+    """``mapping[key]``; {} when absent or given with nothing after it (``key:``). Any other
+    value is returned as it is, for the caller's check (``links: 0`` is no mapping)."""
+    return _empty_if_none(mapping.get(key))
+
+
+def _empty_if_none(value):
+    return {} if value is None else value
 
 
 def _numbers(values, kind, where: str, non_negative: bool = False) -> dict:

@@ -160,9 +160,13 @@ def friction_from_yaml(text: str, joint_names: Sequence[str]) -> FrictionModel:
         raise FrictionFileError(f'friction file names joints that are not in the model: {unknown}')
     values = {key: [] for key in FILE_KEYS}
     for name in joint_names:
-        entry = joints.get(name) or {}
+        entry = joints.get(name)
+        if entry is None:  # not in the file, or `name:` with nothing after it
+            entry = {}
         if not isinstance(entry, dict):
-            raise FrictionFileError(f'friction entry of joint {name} is not a mapping')
+            raise FrictionFileError(
+                f'friction entry of joint {name} is not a mapping of coefficients: {entry!r}'
+            )
         unknown_fields = sorted(set(entry) - set(FILE_KEYS))
         if unknown_fields:
             raise FrictionFileError(f'joint {name} has unknown fields {unknown_fields}')
