@@ -355,3 +355,22 @@ def test_a_payload_with_inertia_matches_mujoco_along_a_trajectory(tmp_path):
         ]
     )
     assert code == 0
+
+
+def test_a_trajectory_beyond_the_position_limits_is_said_and_evaluated(tmp_path, capsys):
+    from robot_dynamics.models import ARM_URDF
+
+    robot = RobotModel.from_urdf_file(ARM_URDF)
+    inside = (robot.limits.lower + robot.limits.upper) / 2
+    beyond = inside.copy()
+    beyond[3] = robot.limits.upper[3] + 0.25
+    for name, pose, warned in (('inside', inside, False), ('beyond', beyond, True)):
+        path = tmp_path / f'{name}.csv'
+        header = 'time,' + ','.join(f'{joint}/position' for joint in robot.joint_names)
+        rows = [f'{t},' + ','.join(str(value) for value in pose) for t in (0.0, 1.0, 2.0)]
+        path.write_text('\n'.join([header, *rows]) + '\n')
+        assert cli_main(['capacity', '--trajectory', str(path)]) == 0
+        printed = capsys.readouterr()
+        assert 'max payload' in printed.out.lower(), printed.out
+        expected = f'leaves the URDF position limits of {robot.joint_names[3]} (up to 0.25 past)'
+        assert (expected in printed.err) is warned, printed.err

@@ -50,12 +50,17 @@ def add_motion_arguments(parser: argparse.ArgumentParser, default_poses: int) ->
 
 
 def motion_from_arguments(args: argparse.Namespace, robot):
-    """The SampledMotion --trajectory or --poses/--seed asks for."""
+    """The SampledMotion --trajectory or --poses/--seed asks for; a trajectory beyond the URDF
+    position limits is said on stderr (it is used as given)."""
     from robot_dynamics.core.dynamics import sampled_motion
 
-    if args.trajectory:
-        return sampled_motion.read_trajectory_csv(args.trajectory, robot)
-    return sampled_motion.random_poses(robot, args.poses, args.seed)
+    if not args.trajectory:
+        return sampled_motion.random_poses(robot, args.poses, args.seed)
+    motion = sampled_motion.read_trajectory_csv(args.trajectory, robot)
+    outside = sampled_motion.outside_position_limits(motion, robot)
+    if outside:
+        print(f'warning: {outside}: evaluated there as given', file=sys.stderr)
+    return motion
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

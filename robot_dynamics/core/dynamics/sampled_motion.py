@@ -127,6 +127,22 @@ def read_trajectory_csv(path, robot: RobotModel) -> SampledMotion:
     )
 
 
+def outside_position_limits(motion: SampledMotion, robot: RobotModel) -> str:
+    """'' when every position of ``motion`` lies within the URDF limits of ``robot``; else the
+    joints that leave them and by how much [rad or m], in words."""
+    below = np.max(robot.limits.lower - motion.positions, axis=0, initial=0.0)
+    above = np.max(motion.positions - robot.limits.upper, axis=0, initial=0.0)
+    past = np.maximum(below, above)
+    joints = [
+        f'{name} (up to {excess:.3g} past)'
+        for name, excess in zip(robot.joint_names, past)
+        if excess > 0.0
+    ]
+    if not joints:
+        return ''
+    return f'{motion.label} leaves the URDF position limits of {", ".join(joints)}'
+
+
 def _read_table(path: Path) -> tuple:
     try:
         with path.open(newline='', encoding='utf-8') as handle:
