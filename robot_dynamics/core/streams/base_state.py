@@ -184,12 +184,16 @@ def _finite(values, name: str) -> np.ndarray:
 
 @dataclass(frozen=True)
 class _Reading:
+    """One base-state sample, in base axes: angular velocity [rad/s] and acceleration
+    [rad/s²]; an IMU's ``specific_force`` at the base origin [m/s²], or odometry's
+    ``acceleration`` of the base origin [m/s²] (its specific force a − Rᵀ g needs the attitude
+    at the joint state's stamp)."""
+
     stamp: float
     angular_velocity: np.ndarray
     angular_acceleration: np.ndarray
-    specific_force: np.ndarray
-    acceleration: np.ndarray = field(default_factory=lambda: np.zeros(3))
-    """Odometry: the base origin's acceleration a [m/s²] in base axes (f = a − Rᵀ g)."""
+    specific_force: Optional[np.ndarray] = None
+    acceleration: Optional[np.ndarray] = None
 
 
 @dataclass(frozen=True)
@@ -338,8 +342,7 @@ class BaseState:
         rate = np.zeros(6) if rate is None else rate
         self._odom_attitude = _Attitude(stamp, world_child)
         acceleration = rate[:3] + cross(omega, velocity)
-        force = acceleration - world_child.T @ self.gravity_world
-        self._odom = _Reading(stamp, omega, rate[3:], force, acceleration)
+        self._odom = _Reading(stamp, omega, rate[3:], acceleration=acceleration)
 
     @staticmethod
     def _check_order(previous: Optional[_Reading], stamp: float, source: str) -> None:
