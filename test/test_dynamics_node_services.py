@@ -17,6 +17,7 @@ from test_payload import LINK, PAYLOAD, fourier_motion, measured, static_motion,
 
 from robot_dynamics.core.dynamics import joint_space as dynamics
 from robot_dynamics.core.identification.payload_report import REPORT_KEYS
+from robot_dynamics.core.identification.recording import Recording
 from robot_dynamics.core.identification.recording_files import write_rosbag
 from robot_dynamics.models import ARM_URDF
 
@@ -168,6 +169,15 @@ def test_service_refusals_are_answered_in_operator_words(ros, tmp_path):
         assert node.baseline is not None, 'clearing the recording must not drop the baseline'
         refused_after_clear = harness.call(Trigger, f'/{node.get_name()}/identify_payload')
         assert not refused_after_clear.success and 'nothing recorded' in refused_after_clear.message
+        kept_baseline = node.baseline
+        first = static.slice_time(static.time[0], static.time[6])  # 6 samples, 3 published
+        later = Recording(
+            first.time + 100.0, first.positions, first.velocities, first.efforts, first.joint_names
+        )
+        publish_recording(harness, node, later)
+        too_short = harness.call(Trigger, f'/{node.get_name()}/record_baseline')
+        assert not too_short.success and 'under 0.5 s' in too_short.message, too_short.message
+        assert node.baseline is kept_baseline
         # Recording and baseline live in shared memory; destroying the node removes both blocks.
         blocks = [
             Path('/dev/shm') / buffer.handle.name

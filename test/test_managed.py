@@ -33,6 +33,8 @@ def _state(harness, node: str) -> str:
 
 def test_the_lifecycle_transitions_load_start_stop_and_forget(ros):
     import rclpy
+    from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
+    from geometry_msgs.msg import Vector3Stamped
     from lifecycle_msgs.msg import Transition
     from rclpy.parameter import Parameter
     from sensor_msgs.msg import JointState
@@ -48,10 +50,13 @@ def test_the_lifecycle_transitions_load_start_stop_and_forget(ros):
         parameter_overrides=[
             Parameter('urdf_file', value=str(ARM_URDF)),
             Parameter('managed', value=True),
+            Parameter('diagnostics_period', value=0.2),
         ],
     )
     with ros(node) as harness:
         gravity = harness.collect(JointState, '/managed_dynamics/gravity_torques', SENSOR_QOS)
+        masses = harness.collect(Vector3Stamped, '/managed_dynamics/effective_mass', SENSOR_QOS)
+        diagnostics = harness.collect(DiagnosticArray, '/diagnostics', 10)
         feed = harness.probe.create_publisher(JointState, 'joint_states', JOINT_STATE_QOS)
         stamp = [1.0]
 
@@ -72,21 +77,35 @@ def test_the_lifecycle_transitions_load_start_stop_and_forget(ros):
             'the node is unconfigured (managed: true): configure it (ros2 lifecycle set '
             '/managed_dynamics configure)'
         )
+        # a contact profile set before configure is checked by name and used from the start
+        (unknown,) = node.set_parameters([Parameter('contact_profile', value='nope')])
+        assert not unknown.successful and "no contact profile 'nope'" in unknown.reason
+        (early,) = node.set_parameters([Parameter('contact_profile', value='hand_guiding')])
+        assert early.successful, early.reason
         assert _change(harness, 'managed_dynamics', Transition.TRANSITION_CONFIGURE)
         assert node.robot is not None and _state(harness, 'managed_dynamics') == 'inactive'
+        assert node._live.contact_profile.name == 'hand_guiding'
         stream(20)
         assert not gravity and node.dropped_inactive >= 40
+        inactive = input_status(diagnostics, 'managed_dynamics: joint_states', 'inactive')
+        assert wait_for(
+            lambda: inactive() and int(status_value(inactive(), 'dropped_inactive')) >= 40, 10
+        )
+        assert inactive().level == DiagnosticStatus.OK, inactive().message
+        assert 'activate starts the outputs' in inactive().message
         assert _change(harness, 'managed_dynamics', Transition.TRANSITION_ACTIVATE)
         stream(20)
-        assert wait_for(lambda: len(gravity) >= 10, 30)
+        assert wait_for(lambda: len(gravity) >= 10 and masses, 30)
         (profile,) = node.set_parameters([Parameter('contact_profile', value='sensitive')])
         assert profile.successful, profile.reason
         assert _change(harness, 'managed_dynamics', Transition.TRANSITION_DEACTIVATE)
+        masses_then = len(masses)
         wait_for(lambda: False, 0.3)
         before = len(gravity)
         stream(20)
         wait_for(lambda: False, 0.3)
         assert len(gravity) == before
+        assert len(masses) == masses_then  # the 10 Hz effective mass stops too
         assert _change(harness, 'managed_dynamics', Transition.TRANSITION_CLEANUP)
         assert node.robot is None and _state(harness, 'managed_dynamics') == 'unconfigured'
         assert _change(harness, 'managed_dynamics', Transition.TRANSITION_CONFIGURE)
@@ -112,6 +131,53 @@ def test_the_lifecycle_transitions_load_start_stop_and_forget(ros):
             )
             assert call.returncode == 0 and 'success=True' in call.stdout, call.stdout + call.stderr
             assert wait_for(lambda: node.robot is not None, 30)
+
+
+def input_status(diagnostics: list, name: str, words: str):
+    """A function giving the latest status ``name`` received whose message has ``words``."""
+
+    def latest():
+        for array in reversed(list(diagnostics)):
+            for status in array.status:
+                if status.name == name and words in status.message:
+                    return status
+        return None
+
+    return latest
+
+
+def status_value(status, key: str) -> str:
+    return next(value.value for value in status.values if value.key == key)
+
+
+def test_a_finalized_node_says_so_and_a_refused_model_is_named_at_configure(ros, capfd):
+    from diagnostic_msgs.msg import DiagnosticArray
+    from lifecycle_msgs.msg import Transition
+    from rclpy.parameter import Parameter
+
+    from robot_dynamics.ros.centroidal_node import CentroidalNode
+
+    node = CentroidalNode(
+        node_name='refusing_centroidal',
+        parameter_overrides=[
+            Parameter('urdf_file', value=str(ARM_URDF)),
+            Parameter('managed', value=True),
+            Parameter('contact_frames', value=['nope_foot']),
+            Parameter('diagnostics_period', value=0.2),
+        ],
+    )
+    with ros(node) as harness:
+        diagnostics = harness.collect(DiagnosticArray, '/diagnostics', 10)
+        assert wait_for(lambda: harness.probe.count_subscribers('joint_states') >= 0, 5)
+        assert not _change(harness, 'refusing_centroidal', Transition.TRANSITION_CONFIGURE)
+        logged = capfd.readouterr().err.splitlines()
+        failed = [line for line in logged if 'configure failed' in line]
+        assert failed and 'nope_foot' in failed[-1], failed
+        shutdown = Transition.TRANSITION_UNCONFIGURED_SHUTDOWN
+        assert _change(harness, 'refusing_centroidal', shutdown)
+        finalized = input_status(diagnostics, 'refusing_centroidal: model', 'finalized')
+        assert wait_for(lambda: finalized() is not None, 10)
+        assert 'start the node again' in finalized().message
 
 
 def test_an_unmanaged_node_has_no_lifecycle_interface_and_publishes(ros):

@@ -450,6 +450,9 @@ class CentroidalNode(ManagedModelNode, Node):
         self.last_report = None
         self.model_error = ''
 
+    def model_refusal(self) -> str:
+        return self.model_error
+
     def destroy_node(self):
         if self.model_source is not None:
             self.model_source.close()
@@ -872,6 +875,9 @@ class CentroidalNode(ManagedModelNode, Node):
         }
         counts = dict(self.rejections.counts)  # one copy: the stream may count while this runs
         values.update({f'rejected_{reason}': count for reason, count in sorted(counts.items())})
+        inactive = self.inactive_input_status(name, values)
+        if inactive is not None:
+            return inactive
         if self._last_report_wall is None:
             return diagnostic_status(
                 name,

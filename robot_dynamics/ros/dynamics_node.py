@@ -68,10 +68,14 @@ from sensor_msgs.msg import JointState
 from std_srvs.srv import Trigger
 
 from robot_dynamics.core.contact.contact_detection import ContactCalibrationError
-from robot_dynamics.core.contact.contact_profiles import ContactProfileError
+from robot_dynamics.core.contact.contact_profiles import (
+    ContactProfileError,
+    check_profile_name,
+)
 from robot_dynamics.core.dynamics.joint_reactions import KnownWrenchError
 from robot_dynamics.core.errors import JointStateError, PayloadError, RobotDynamicsError
 from robot_dynamics.core.identification.payload import default_payload_link
+from robot_dynamics.core.identification.payload_options import MIN_BASELINE_SECONDS
 from robot_dynamics.core.live import status as live_status
 from robot_dynamics.core.live.effective_mass_reading import EffectiveMassReading
 from robot_dynamics.core.live.effort_offsets import (
@@ -420,7 +424,9 @@ class DynamicsNode(ManagedModelNode, Node):
         return ''
 
     def _check_contact_profile(self, parameters: list) -> SetParametersResult:
-        """Refuse a contact_profile that is no profile, or one that does not fit the model."""
+        """Refuse a contact_profile that is no profile, or one that does not fit the model
+        (without a model, as a managed node before configure: only the name is checked; the
+        model loaded later starts with it)."""
         for parameter in parameters:
             name = converted_value(parameter.value, '')
             if parameter.name != 'contact_profile' or not isinstance(name, str):
@@ -428,8 +434,9 @@ class DynamicsNode(ManagedModelNode, Node):
             live = self._live
             try:
                 if live is None:
-                    raise ContactProfileError('no robot model loaded yet')
-                live.check_contact_profile(name)
+                    check_profile_name(name, self.settings.contact_profiles_file)
+                else:
+                    live.check_contact_profile(name)
             except ContactProfileError as error:
                 return SetParametersResult(successful=False, reason=str(error))
         return SetParametersResult(successful=True)
@@ -473,6 +480,7 @@ class DynamicsNode(ManagedModelNode, Node):
         """Forget the model (lifecycle cleanup): no pipeline, its recording released."""
         live = self._live
         self._install(None)
+        self.effective_mass_reading = EffectiveMassReading(problem='no robot model')
         if live is not None and live.recording is not None:
             live.recording.close()
 
@@ -629,9 +637,10 @@ class DynamicsNode(ManagedModelNode, Node):
 
     def _update_effective_mass(self) -> None:
         """Timer: the effective mass at the latest joint state, published and kept for
-        diagnostics (nothing new without a new joint state: a stopped stream is not republished)."""
+        diagnostics (nothing new without a new joint state: a stopped stream is not republished;
+        nothing while a managed node is not active)."""
         live = self._live
-        if live is None:
+        if live is None or not self.active:
             return
         try:
             reading = live.effective_mass()
@@ -673,14 +682,19 @@ class DynamicsNode(ManagedModelNode, Node):
                 False,
                 'nothing recorded yet: move the robot (with efforts published) first',
             )
+        span = f'{len(recording.time)} samples over {recording.time[-1] - recording.time[0]:.1f} s'
+        if recording.time[-1] - recording.time[0] < MIN_BASELINE_SECONDS:
+            return _answer(
+                response,
+                False,
+                f'baseline not kept: {span}, under {MIN_BASELINE_SECONDS:g} s: record the motion '
+                'without the payload, then call again (a previous baseline stays)',
+            )
         try:
             self._keep_baseline(recording)
         except OSError as error:  # no shared memory left
             return _answer(response, False, f'baseline not kept: {error}')
-        message = (
-            f'baseline kept: {len(recording.time)} samples over '
-            f'{recording.time[-1] - recording.time[0]:.1f} s'
-        )
+        message = f'baseline kept: {span}'
         path = self.parameters['baseline_file']
         if path:
             try:
@@ -1045,6 +1059,9 @@ class DynamicsNode(ManagedModelNode, Node):
                 for reason, count in sorted(self.rejections.counts.items())
             }
         )
+        inactive = self.inactive_input_status(name, values)
+        if inactive is not None:
+            return inactive
         live = self._live
         stale = ()
         if live is not None:

@@ -10,6 +10,8 @@ start and has no lifecycle interface.
 
 from __future__ import annotations
 
+from typing import Optional
+
 from diagnostic_msgs.msg import DiagnosticStatus
 from rclpy.lifecycle import LifecycleNodeMixin, TransitionCallbackReturn
 
@@ -37,12 +39,34 @@ class ManagedModelNode(LifecycleNodeMixin):
         self.model_source = None if managed else ModelSource(self, self._on_model, self.parameters)
 
     def unconfigured_status(self) -> DiagnosticStatus:
-        """The model's diagnostic status before configure (or after cleanup)."""
+        """The model's diagnostic status before configure, after cleanup or once finalized."""
+        words = (
+            'finalized (managed: shut down): start the node again'
+            if self.finalized
+            else 'unconfigured (managed: configure loads the model)'
+        )
         return diagnostic_status(
-            f'{self.get_name()}: model',
-            DiagnosticStatus.WARN,
-            'unconfigured (managed: configure loads the model)',
-            {'managed': 'true'},
+            f'{self.get_name()}: model', DiagnosticStatus.WARN, words, {'managed': 'true'}
+        )
+
+    def inactive_input_status(self, name: str, values: dict) -> Optional[DiagnosticStatus]:
+        """The joint-state input's status ``name`` of a managed node that is not active: OK, its
+        lifecycle state and the joint states it dropped (``values`` gets
+        ``dropped_inactive``); None while active (and always when unmanaged)."""
+        if self.active:
+            return None
+        values['dropped_inactive'] = self.dropped_inactive
+        if self.finalized:
+            state = 'finalized (managed: shut down)'
+        elif self.model_source is None:
+            state = 'unconfigured (managed: configure, then activate, starts the outputs)'
+        else:
+            state = 'inactive (managed: activate starts the outputs)'
+        return diagnostic_status(
+            name,
+            DiagnosticStatus.OK,
+            f'{state}: {self.dropped_inactive} joint states dropped',
+            values,
         )
 
     def no_model_words(self) -> str:
@@ -56,6 +80,11 @@ class ManagedModelNode(LifecycleNodeMixin):
             f'{self.get_fully_qualified_name()} configure)'
         )
 
+    def model_refusal(self) -> str:
+        """Why a model that loaded was not taken into use ('' when it was, or when no model
+        loaded: the model source then says why); a node that refuses models overrides it."""
+        return ''
+
     def accepts_joint_states(self) -> bool:
         """Whether the stream runs (counts a dropped joint state when it does not)."""
         if not self.active:
@@ -65,7 +94,8 @@ class ManagedModelNode(LifecycleNodeMixin):
     def on_configure(self, state) -> TransitionCallbackReturn:
         self.model_source = ModelSource(self, self._on_model, self.parameters)
         if self.model_source.source != 'topic' and self.robot is None:
-            self.get_logger().error(f'configure failed: {self.model_source.last_error}')
+            reason = self.model_source.last_error or self.model_refusal()
+            self.get_logger().error(f'configure failed: {reason}')
             self._forget_model()
             return TransitionCallbackReturn.FAILURE
         return TransitionCallbackReturn.SUCCESS

@@ -141,6 +141,17 @@ def _positive_numbers(where: str, key: str, value, allow_zero: bool = False) -> 
     return tuple(numbers)
 
 
+def check_profile_name(name: str, path: str) -> None:
+    """Raise :class:`ContactProfileError` (naming the profiles there are) unless ``name`` is a
+    profile of file ``path`` or a shipped one (only those when the file cannot be used)."""
+    try:
+        profiles = load_profiles(path)
+    except ContactProfileError:
+        profiles = SHIPPED_PROFILES
+    if name not in profiles:
+        raise ContactProfileError(f'no contact profile {name!r}; profiles: {sorted(profiles)}')
+
+
 def load_profiles(path: str) -> dict:
     """The shipped profiles plus those of file ``path`` ('' : shipped only)."""
     profiles = dict(SHIPPED_PROFILES)
