@@ -358,16 +358,16 @@ def replacing_words(path: str) -> str:
 
 
 def absent_file_words(path: str) -> tuple:
-    """(level, words) for an ``effort_offsets_file`` that does not exist: ('info', ...) when
-    ``~/zero_effort_offsets`` can create it, ('warning', ...) when its folder is missing (a mistyped
-    path); ('', '') when ``path`` is empty or exists."""
+    """(level, words) for an ``effort_offsets_file`` that does not exist: ('info', ...) when its
+    folder exists, ('warning', ...) when that is missing too (a mistyped path?
+    ``~/zero_effort_offsets`` would create it); ('', '') when ``path`` is empty or exists."""
     if not path or os.path.lexists(path):
         return '', ''
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
         return 'warning', (
-            f'effort_offsets_file {path}: folder {folder} does not exist, so '
-            '~/zero_effort_offsets cannot save offsets there; no effort offsets'
+            f'effort_offsets_file {path}: folder {folder} does not exist (a mistyped path?); '
+            'no effort offsets until ~/zero_effort_offsets writes the file, creating the folder'
         )
     return 'info', (
         f'effort_offsets_file {path} does not exist yet: no effort offsets until '
