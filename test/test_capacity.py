@@ -374,3 +374,4 @@ def test_a_trajectory_beyond_the_position_limits_is_said_and_evaluated(tmp_path,
         assert 'max payload' in printed.out.lower(), printed.out
         expected = f'leaves the URDF position limits of {robot.joint_names[3]} (up to 0.25 past)'
         assert (expected in printed.err) is warned, printed.err
+        assert ('position limits' in printed.err) is warned, printed.err

@@ -189,10 +189,11 @@ def test_identify_refuses_an_unwritable_output_before_the_fit(tmp_path, option):
         assert_refused(finished, 2, f'{option} {target}: cannot write there')
     a_file = tmp_path / 'a_file'
     a_file.write_text('kept\n')
-    finished = run_cli(
-        'identify', '--urdf', str(ARM_URDF), '--csv', missing, option, str(a_file / 'out.urdf')
-    )
-    assert_refused(finished, 2, f'{a_file} is a file, not a directory')
+    for under_a_file in (a_file / 'out.urdf', a_file / 'sub' / 'out.urdf'):
+        finished = run_cli(
+            'identify', '--urdf', str(ARM_URDF), '--csv', missing, option, str(under_a_file)
+        )
+        assert_refused(finished, 2, f'{a_file} is a file, not a directory')
     assert a_file.read_text() == 'kept\n'
 
 

@@ -101,6 +101,7 @@ def test_a_file_adds_profiles_and_bad_fields_are_named(tmp_path):
         ('profiles:\n  x: {threshold_scale: -1}\n', 'profile x: threshold_scale'),
         ('profiles:\n  x: {raise_contact: maybe}\n', 'profile x: raise_contact'),
         ('profiles:\n  x: {min_durration: 0.1}\n', "unknown fields \\['min_durration'\\]"),
+        ('profiles:\n  x: 0\n', 'profile x: not a mapping'),
     ):
         bad = tmp_path / 'bad.yaml'
         bad.write_text(text)

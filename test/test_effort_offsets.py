@@ -191,6 +191,8 @@ def test_an_offsets_file_not_there_yet_is_said_and_a_missing_folder_warned(tmp_p
     assert level == 'info' and 'does not exist yet' in words, words
     level, words = absent_file_words(str(tmp_path / 'typo' / 'offsets.yaml'))
     assert level == 'warning' and f'folder {tmp_path / "typo"} does not exist' in words, words
+    level, words = absent_file_words(str(existing / 'sub' / 'offsets.yaml'))
+    assert level == 'warning' and f'{existing} is a file, not a folder' in words, words
 
 
 def test_the_node_service_zeroes_writes_the_file_and_refuses_a_moving_robot(ros, tmp_path, capfd):

@@ -115,6 +115,7 @@ def test_tools_file_round_trip_and_bad_presets_name_file_tool_and_field(tmp_path
     [
         ('mass: 1.5, centre_of_mass: [0, 0, 0.1]', r"unknown field\(s\) \['centre_of_mass'\]"),
         ('mass: 1.5, inertia: {Ixx: 0.5}', 'inertia must be a mapping of'),
+        ('mass: 1.5, inertia: 0', 'inertia must be a mapping of'),
         ('mass: true', 'mass must be a finite number, got True'),
         ('mass: 1.0, com: "123"', "com must be 3 finite numbers, got '123'"),
         ('com: [0, 0, 0.1]', r'mass \[kg\] is missing'),

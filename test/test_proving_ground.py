@@ -19,7 +19,12 @@ from robot_dynamics.simulation.errors import ProfileError, SceneError, Simulatio
 from robot_dynamics.simulation.measurement import JointSensors
 from robot_dynamics.simulation.mujoco_engine import MujocoEngine, Push
 from robot_dynamics.simulation.mujoco_model import Box, SceneLayout, build_scene_model
-from robot_dynamics.simulation.profiles import load_profile, profile_from_dict
+from robot_dynamics.simulation.profiles import (
+    LinkValues,
+    SensorSettings,
+    load_profile,
+    profile_from_dict,
+)
 from robot_dynamics.simulation.reference import ArmSimulation, scripted_excitation
 from robot_dynamics.simulation.scenes import ArmScene, LeggedScene
 
@@ -509,12 +514,26 @@ def test_a_push_that_is_not_three_finite_forces_and_moments_is_refused(force, mo
         ({'joints': 0}, 'joints must be a mapping, got int'),
         ({'links': {'spread': False}}, 'links.spread must be a mapping, got bool'),
         ({'joints': {'per_joint': {'fr3_joint1': []}}}, 'joint "fr3_joint1" must be a mapping'),
+        ({'links': {'per_link': {'fr3_link1': 0}}}, 'link "fr3_link1" must be a mapping'),
     ],
 )
 def test_bad_profiles_are_refused_before_the_simulation_starts(document, message):
     with pytest.raises(ProfileError, match=message):
         profile = profile_from_dict({'name': 'bad', **document})
         profile.draw(parse_urdf(ARM_URDF.read_text()), 0)
+
+
+def test_a_profile_key_with_nothing_after_it_is_empty():
+    """`joints:`, `links: {per_link: {fr3_link1: }}`, `per_joint: {fr3_joint1: }` (YAML null):
+    nothing changed there, as if the key were not written."""
+    document = {
+        'joints': {'per_joint': {'fr3_joint1': None}},
+        'links': {'per_link': {'fr3_link1': None}},
+    }
+    profile = profile_from_dict({'name': 'sparse', 'sensors': None, **document})
+    assert profile.joints == {'fr3_joint1': {}} and profile.sensors == SensorSettings()
+    assert profile.links['fr3_link1'] == LinkValues()
+    profile.draw(parse_urdf(ARM_URDF.read_text()), 0)
 
 
 def test_a_diverged_step_names_the_push_it_diverged_under():

@@ -39,6 +39,7 @@ from robot_dynamics.instruments import (  # noqa: E402
 )
 from robot_dynamics.instruments.reliability_descriptions import REJECTED, WARNED  # noqa: E402
 from robot_dynamics.models import ARM_URDF  # noqa: E402
+from robot_dynamics.ros import ros_domain  # noqa: E402
 
 URDF = str(ARM_URDF)
 SOAK_SECONDS = float(os.environ.get('RELIABILITY_SOAK_SECONDS', '12'))
@@ -349,12 +350,12 @@ def test_bench_claims_a_ros_domain_no_other_participant_uses(monkeypatch):
     squatter = stream_feeder.start_node([bench.BARE_RELAY], f'squatter_{os.getpid()}')
     try:
         assert reliability_common.wait_for(
-            lambda: bool(bench.other_nodes_on_domain(taken, listen=1.0)), 30.0
+            lambda: bool(ros_domain.other_nodes_on_domain(taken, listen=1.0)), 30.0
         )
         monkeypatch.setenv('ROS_DOMAIN_ID', str(taken))
-        claimed = bench.claim_ros_domain()
+        claimed = ros_domain.claim_ros_domain()
         assert claimed != taken
         assert os.environ['ROS_DOMAIN_ID'] == str(claimed)
-        assert not bench.other_nodes_on_domain(claimed, listen=1.0)
+        assert not ros_domain.other_nodes_on_domain(claimed, listen=1.0)
     finally:
         stream_feeder.stop_node(squatter)

@@ -233,11 +233,11 @@ def test_a_buffer_larger_than_the_free_shared_memory_is_refused_not_a_crash_late
 
 
 def blocks_no_process_holds(names: set) -> set:
-    """The shared-memory blocks among ``names`` that no process maps or holds open (a block
-    another test process made meanwhile is held by it)."""
+    """The shared-memory blocks among ``names`` that no other process maps or holds open (a
+    block another test process made meanwhile is held by it)."""
     blocks = {name for name in names if name.startswith('psm_')}
     for entry in os.scandir('/proc'):
-        if entry.name.isdigit():
+        if entry.name.isdigit() and int(entry.name) != os.getpid():
             blocks -= processes.python_shared_memory_of(int(entry.name))
     return {name for name in blocks if os.path.exists(os.path.join('/dev/shm', name))}
 

@@ -100,6 +100,8 @@ def test_a_key_given_twice_is_refused_and_a_merge_may_be_overridden():
         ('joints: [1, 2\n', "expected ',' or ']', but got '<stream end>' (line 2, column 1)"),
         ('a: b: c\n', 'mapping values are not allowed here (line 1, column 5)'),
         ('a: 1\x00\n', 'unacceptable character #x0000'),
+        ('a: 1\n---\nb: 2\n', 'expected a single document in the stream, but found another'),
+        ('a: !!float x\n', "could not convert string to float: 'x'"),
     ],
 )
 def test_text_that_is_not_yaml_is_refused_in_one_line_with_where(text, words):

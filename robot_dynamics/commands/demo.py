@@ -49,6 +49,9 @@ MIN_DURATION, MAX_DURATION = 6.0, 600.0
 excitation periods (at least one: 5 s of the default sim_robot excitation)."""
 PROGRESS_PERIOD = 2.0
 """Wall-clock period of the progress lines [s]."""
+DOMAIN_LISTEN_S = 2.0
+"""How long [s] a ROS domain is listened to for other nodes before the demo takes it (without
+ROS_DOMAIN_ID); discovery on loopback answers well within it."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -91,9 +94,17 @@ def run(args: argparse.Namespace) -> int:
     except OSError as error:
         print(f'demo: {error}', file=sys.stderr)
         return 1
-    # rclpy reads both at init: keep the demo on this machine and off other ROS graphs.
+    # rclpy reads both at init: keep the demo on this machine and off other ROS graphs (a
+    # robot's own among them: without ROS_DOMAIN_ID, one with no other node on it).
     os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
-    os.environ.setdefault('ROS_DOMAIN_ID', str(os.getpid() % 100 + 1))
+    if not os.environ.get('ROS_DOMAIN_ID'):
+        from robot_dynamics.ros.ros_domain import DomainUnavailable, claim_ros_domain
+
+        try:
+            claim_ros_domain(listen=DOMAIN_LISTEN_S)
+        except DomainUnavailable as error:
+            print(f'demo: {error} (set ROS_DOMAIN_ID)', file=sys.stderr)
+            return 1
     import rclpy
 
     rclpy.init()

@@ -12,9 +12,10 @@ def check_writable_folder(folder, option: str) -> None:
     """Raise OSError with a one-line reason naming ``option`` unless ``folder`` is an existing,
     writable directory."""
     folder = Path(folder)
-    if folder.exists() and not folder.is_dir():
+    a_file = next((part for part in (folder, *folder.parents) if part.is_file()), None)
+    if a_file is not None:
         raise NotADirectoryError(
-            f'{option}: cannot write there, {folder} is a file, not a directory'
+            f'{option}: cannot write there, {a_file} is a file, not a directory'
         )
     if not folder.is_dir():
         raise FileNotFoundError(

@@ -45,10 +45,7 @@ class _NumberLoader(yaml.SafeLoader):
             key = self.construct_object(key_node)
             if key in seen:
                 raise _DuplicateKeyError(
-                    'while reading a mapping',
-                    node.start_mark,
-                    f'found the key {key!r} twice',
-                    key_node.start_mark,
+                    None, None, f'found the key {key!r} twice', key_node.start_mark
                 )
             seen.add(key)
         return super().construct_mapping(node, deep=deep)
@@ -69,8 +66,9 @@ def load_yaml(text: str):
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
         where = f' (line {mark.line + 1}, column {mark.column + 1})' if mark else ''
-        raise YamlTextError(f'{error.problem or error.context}{where}') from None
-    except yaml.YAMLError as error:  # a character YAML does not allow
+        words = ', '.join(part for part in (error.context, error.problem) if part)
+        raise YamlTextError(f'{words}{where}') from None
+    except (yaml.YAMLError, ValueError) as error:  # a character YAML does not allow, a bad !!tag
         raise YamlTextError(' '.join(str(error).split())) from None
 
 

@@ -53,12 +53,12 @@ from robot_dynamics.instruments.stream_feeder import (
     bench_node_name,
     latencies,
     output_topic,
-    shutdown_context,
     start_node,
     stop_node,
     stream_figures,
     wait_for_stragglers,
 )
+from robot_dynamics.ros.ros_domain import claim_ros_domain
 
 TARGETS = {
     # stream target: (module, output topic, default rate [Hz], bundled model, root joint)
@@ -225,55 +225,6 @@ def run(args: argparse.Namespace) -> int:
         tracker.stop()
         processes.stop_stray_node_processes(os.getpid())
         tracker.remove_leftovers()
-
-
-# ---------------------------------------------------------------------------- ROS domain
-def claim_ros_domain(attempts: int = 12, listen: float = 5.0) -> int:
-    """Pick a ROS domain no other participant uses and export it (ROS_DOMAIN_ID, with
-    ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST) for this process and its children.
-
-    Tried in turn: ROS_DOMAIN_ID if set, then domains derived from this process id; each is
-    listened to for ``listen`` seconds. Raises :class:`BenchError` when none is free."""
-    os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
-    first = int(os.environ.get('ROS_DOMAIN_ID') or os.getpid() % 100 + 1)
-    candidates = [first] + [(os.getpid() + 37 * k) % 100 + 1 for k in range(1, attempts)]
-    for domain in dict.fromkeys(candidates):
-        others = other_nodes_on_domain(domain, listen)
-        if not others:
-            os.environ['ROS_DOMAIN_ID'] = str(domain)
-            return domain
-        print(
-            f'ROS domain {domain} is in use ({", ".join(sorted(others)[:3])}...): trying another',
-            file=sys.stderr,
-        )
-    raise BenchError(
-        f'no free ROS domain among {sorted(set(candidates))}: another run is using each of them'
-    )
-
-
-def other_nodes_on_domain(domain: int, listen: float = 5.0) -> set:
-    """Fully qualified names of the ROS nodes discovered on ``domain`` within ``listen`` seconds
-    (loopback discovery), other than the probe itself."""
-    import rclpy
-
-    context = rclpy.Context()
-    rclpy.init(context=context, domain_id=domain)
-    name = f'bench_domain_probe_{os.getpid()}'
-    node = rclpy.create_node(name, context=context)
-    try:
-        deadline = time.monotonic() + listen
-        while True:
-            others = {
-                f'{namespace.rstrip("/")}/{other}'
-                for other, namespace in node.get_node_names_and_namespaces()
-                if other != name
-            }
-            if others or time.monotonic() > deadline:
-                return others
-            time.sleep(0.05)
-    finally:
-        node.destroy_node()
-        shutdown_context(context)
 
 
 # ---------------------------------------------------------------------------- stream benchmark

@@ -16,11 +16,11 @@ import os
 
 from robot_dynamics.instruments.stream_feeder import (
     bench_node_name,
-    shutdown_context,
     start_node,
     stop_node,
 )
 from robot_dynamics.models import model_path
+from robot_dynamics.ros.ros_domain import shutdown_context
 
 SCENES = (
     ('arm', 1000.0, 'robot_dynamics.ros.dynamics_node', 'fr3_arm.urdf', 'fixed'),

@@ -21,19 +21,11 @@ from typing import Optional
 
 from robot_dynamics.core.errors import RobotDynamicsError
 from robot_dynamics.instruments import processes
+from robot_dynamics.ros.ros_domain import shutdown_context
 
 
 class BenchError(RobotDynamicsError):
     """A benchmark could not be carried out (no free ROS domain, a node never connected...)."""
-
-
-def shutdown_context(context) -> None:
-    """Shut the rclpy ``context`` down and remove the Fast DDS segment files it leaves."""
-    import rclpy
-
-    owned = processes.dds_files_of(os.getpid())
-    rclpy.try_shutdown(context=context)
-    processes.remove_unused_dds_files(owned, ports=False)
 
 
 @dataclass

@@ -682,14 +682,17 @@ class DynamicsNode(ManagedModelNode, Node):
                 False,
                 'nothing recorded yet: move the robot (with efforts published) first',
             )
-        span = f'{len(recording.time)} samples over {recording.time[-1] - recording.time[0]:.1f} s'
-        if recording.time[-1] - recording.time[0] < MIN_BASELINE_SECONDS:
+        seconds = recording.time[-1] - recording.time[0]
+        if seconds < MIN_BASELINE_SECONDS:
+            kept = '; the previous baseline stays' if self.baseline is not None else ''
             return _answer(
                 response,
                 False,
-                f'baseline not kept: {span}, under {MIN_BASELINE_SECONDS:g} s: record the motion '
-                'without the payload, then call again (a previous baseline stays)',
+                f'baseline not kept: {len(recording.time)} samples over {seconds:.3f} s, under '
+                f'{MIN_BASELINE_SECONDS:g} s: record the motion without the payload, then call '
+                f'again{kept}',
             )
+        span = f'{len(recording.time)} samples over {seconds:.1f} s'
         try:
             self._keep_baseline(recording)
         except OSError as error:  # no shared memory left

@@ -55,7 +55,8 @@ class ManagedModelNode(LifecycleNodeMixin):
         ``dropped_inactive``); None while active (and always when unmanaged)."""
         if self.active:
             return None
-        values['dropped_inactive'] = self.dropped_inactive
+        dropped = self.dropped_inactive  # once: the stream counts on while this runs
+        values['dropped_inactive'] = dropped
         if self.finalized:
             state = 'finalized (managed: shut down)'
         elif self.model_source is None:
@@ -65,7 +66,7 @@ class ManagedModelNode(LifecycleNodeMixin):
         return diagnostic_status(
             name,
             DiagnosticStatus.OK,
-            f'{state}: {self.dropped_inactive} joint states dropped',
+            f'{state}: {dropped} joint states dropped',
             values,
         )
 

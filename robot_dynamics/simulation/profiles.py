@@ -340,7 +340,7 @@ def profile_from_dict(document, source: str = '') -> RobotProfile:
     _mapping(per_link, f'{where}: links.per_link')
     link_values = {}
     for link, values in per_link.items():
-        link_values[str(link)] = _link_values(values, f'{where}: link "{link}"')
+        link_values[str(link)] = _link_values(_empty_if_none(values), f'{where}: link "{link}"')
     _known(links, ('spread', 'per_link'), f'{where}: links')
     _known(joints, ('default', 'per_joint'), f'{where}: joints')
     default = JointDrive(

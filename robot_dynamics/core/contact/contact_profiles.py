@@ -91,7 +91,10 @@ def profiles_from_yaml(text: str, source: str) -> dict:
     if not isinstance(profiles, dict):
         raise ContactProfileError(f"{source} has no 'profiles' mapping")
     named = {_name(name): entry for name, entry in profiles.items()}
-    return {name: _profile(source, name, entry or {}) for name, entry in named.items()}
+    return {
+        name: _profile(source, name, {} if entry is None else entry)
+        for name, entry in named.items()
+    }
 
 
 def _name(key) -> str:

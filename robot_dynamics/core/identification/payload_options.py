@@ -15,12 +15,14 @@ from typing import Optional
 from robot_dynamics.core.errors import RobotDynamicsError
 
 MODES = ('auto', 'full', 'mass_com')
+"""``full``: mass, CoM and inertia; ``mass_com``: mass and CoM; ``auto``: ``full`` when the
+motion excites the inertia, else ``mass_com``."""
+
 MIN_BASELINE_SECONDS = 0.5
 """Shortest no-payload baseline [s] record_baseline keeps (a shorter one would replace a useful
 one): the identification trims two filter periods (0.2 s at the default 10 Hz cutoff) off each
-end of a moving stretch, which leaves under 0.1 s of it."""
-"""``full``: mass, CoM and inertia; ``mass_com``: mass and CoM; ``auto``: ``full`` when the
-motion excites the inertia, else ``mass_com``."""
+end of a moving stretch, which leaves under 0.1 s of it (more is trimmed at a lower cutoff:
+identify_payload then says how much more the baseline must cover)."""
 
 _POSITIVE = (
     'cutoff_hz',

@@ -364,6 +364,12 @@ def absent_file_words(path: str) -> tuple:
     if not path or os.path.lexists(path):
         return '', ''
     folder = os.path.dirname(os.path.abspath(path))
+    a_file = next((part for part in Path(folder, 'x').parents if part.is_file()), None)
+    if a_file is not None:
+        return 'warning', (
+            f'effort_offsets_file {path}: {a_file} is a file, not a folder; no effort offsets '
+            '(~/zero_effort_offsets cannot save them there)'
+        )
     if not os.path.isdir(folder):
         return 'warning', (
             f'effort_offsets_file {path}: folder {folder} does not exist (a mistyped path?); '

@@ -144,7 +144,8 @@ def _preset(path: str, name: str, entry) -> ToolPreset:
         raise ToolsFileError(f'{where}: unknown field(s) {unknown}; known: {list(TOOL_KEYS)}')
     if 'mass' not in entry:
         raise ToolsFileError(f'{where}: mass [kg] is missing')
-    inertia = entry.get('inertia') or {}
+    inertia = entry.get('inertia')
+    inertia = {} if inertia is None else inertia
     if not isinstance(inertia, dict) or set(inertia) - set(INERTIA_KEYS):
         raise ToolsFileError(
             f'{where}: inertia must be a mapping of {list(INERTIA_KEYS)} [kg·m²], got {inertia!r}'
