@@ -60,7 +60,7 @@ class ManagedModelNode(LifecycleNodeMixin):
         if self.finalized:
             state = 'finalized (managed: shut down)'
         elif self.model_source is None:
-            state = 'unconfigured (managed: configure, then activate, starts the outputs)'
+            state = 'unconfigured (managed: configure, then activate, to start the outputs)'
         else:
             state = 'inactive (managed: activate starts the outputs)'
         return diagnostic_status(
