@@ -102,6 +102,7 @@ def test_a_file_adds_profiles_and_bad_fields_are_named(tmp_path):
         ('profiles:\n  x: {raise_contact: maybe}\n', 'profile x: raise_contact'),
         ('profiles:\n  x: {min_durration: 0.1}\n', "unknown fields \\['min_durration'\\]"),
         ('profiles:\n  x: 0\n', 'profile x: not a mapping'),
+        ('profiles:\n  off: {}\n  "off": {}\n', "names the profiles \\['off'\\] twice"),
     ):
         bad = tmp_path / 'bad.yaml'
         bad.write_text(text)

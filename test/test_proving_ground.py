@@ -515,6 +515,7 @@ def test_a_push_that_is_not_three_finite_forces_and_moments_is_refused(force, mo
         ({'links': {'spread': False}}, 'links.spread must be a mapping, got bool'),
         ({'joints': {'per_joint': {'fr3_joint1': []}}}, 'joint "fr3_joint1" must be a mapping'),
         ({'links': {'per_link': {'fr3_link1': 0}}}, 'link "fr3_link1" must be a mapping'),
+        ({'joints': {'per_joint': {1: {}, '1': {}}}}, r"joints.per_joint names \['1'\] twice"),
     ],
 )
 def test_bad_profiles_are_refused_before_the_simulation_starts(document, message):

@@ -338,6 +338,7 @@ def profile_from_dict(document, source: str = '') -> RobotProfile:
             )
     per_link = _section(links, 'per_link')
     _mapping(per_link, f'{where}: links.per_link')
+    _distinct_names(per_link, f'{where}: links.per_link')
     link_values = {}
     for link, values in per_link.items():
         link_values[str(link)] = _link_values(_empty_if_none(values), f'{where}: link "{link}"')
@@ -349,6 +350,7 @@ def profile_from_dict(document, source: str = '') -> RobotProfile:
     _check_drive(default, f'{where}: joints.default')
     per_joint_values = _section(joints, 'per_joint')
     _mapping(per_joint_values, f'{where}: joints.per_joint')
+    _distinct_names(per_joint_values, f'{where}: joints.per_joint')
     per_joint = {}
     for joint, values in per_joint_values.items():
         fields = _numbers(_empty_if_none(values), JointDrive, f'{where}: joint "{joint}"')
@@ -389,6 +391,14 @@ def _known(mapping: dict, keys: tuple, where: str) -> None:
 def _mapping(value, where: str) -> None:
     if not isinstance(value, dict):
         raise ProfileError(f'{where} must be a mapping, got {type(value).__name__}')
+
+
+def _distinct_names(mapping: dict, where: str) -> None:
+    """Refuse keys that name one link or joint twice once read as text (``1`` and ``"1"``)."""
+    names = [str(key) for key in mapping]
+    twice = sorted({name for name in names if names.count(name) > 1})
+    if twice:
+        raise ProfileError(f'{where} names {twice} twice (once quoted, once not)')
 
 
 def _section(mapping: dict, key: str):

@@ -90,6 +90,10 @@ def profiles_from_yaml(text: str, source: str) -> dict:
     profiles = document.get('profiles') if isinstance(document, dict) else None
     if not isinstance(profiles, dict):
         raise ContactProfileError(f"{source} has no 'profiles' mapping")
+    names = [_name(name) for name in profiles]
+    twice = sorted({name for name in names if names.count(name) > 1})
+    if twice:
+        raise ContactProfileError(f'{source} names the profiles {twice} twice')
     named = {_name(name): entry for name, entry in profiles.items()}
     return {
         name: _profile(source, name, {} if entry is None else entry)
