@@ -229,17 +229,8 @@ def test_a_buffer_larger_than_the_free_shared_memory_is_refused_not_a_crash_late
     before = set(os.listdir('/dev/shm'))
     with pytest.raises(SharedMemoryFull, match='/dev/shm'):
         SampleRingBuffer(10**11, JOINTS)  # 18 TB: more than any /dev/shm, still a mappable size
-    assert not blocks_no_process_holds(set(os.listdir('/dev/shm')) - before)
-
-
-def blocks_no_process_holds(names: set) -> set:
-    """The shared-memory blocks among ``names`` that no other process maps or holds open (a
-    block another test process made meanwhile is held by it)."""
-    blocks = {name for name in names if name.startswith('psm_')}
-    for entry in os.scandir('/proc'):
-        if entry.name.isdigit() and int(entry.name) != os.getpid():
-            blocks -= processes.python_shared_memory_of(int(entry.name))
-    return {name for name in blocks if os.path.exists(os.path.join('/dev/shm', name))}
+    new = set(os.listdir('/dev/shm')) - before  # another test process may make blocks meanwhile
+    assert not processes.unheld_python_blocks(new, ignore_pid=os.getpid())
 
 
 def test_a_buffer_too_large_to_map_is_refused_without_a_resource_tracker_traceback():

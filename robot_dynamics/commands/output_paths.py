@@ -7,12 +7,14 @@ import os
 from pathlib import Path
 from typing import Sequence
 
+from robot_dynamics.core.text_files import file_in_the_way
+
 
 def check_writable_folder(folder, option: str) -> None:
     """Raise OSError with a one-line reason naming ``option`` unless ``folder`` is an existing,
     writable directory."""
     folder = Path(folder)
-    a_file = next((part for part in (folder, *folder.parents) if part.is_file()), None)
+    a_file = file_in_the_way(folder)
     if a_file is not None:
         raise NotADirectoryError(
             f'{option}: cannot write there, {a_file} is a file, not a directory'

@@ -11,6 +11,7 @@ import re
 import stat
 import tempfile
 from pathlib import Path
+from typing import Optional
 
 import yaml
 
@@ -89,6 +90,13 @@ def read_small_text(path: str, max_bytes: int, what: str, error: type) -> str:
         return raw.decode('utf-8')
     except UnicodeDecodeError:
         raise error(f'{what} {path} is not UTF-8 text') from None
+
+
+def file_in_the_way(folder) -> Optional[Path]:
+    """The file (not a folder) that ``folder`` or one of its parents is, which keeps anything
+    from being written under it; None when there is none."""
+    folder = Path(folder)
+    return next((part for part in (folder, *folder.parents) if part.is_file()), None)
 
 
 def yaml_scalar(text: str) -> str:

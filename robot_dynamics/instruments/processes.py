@@ -140,13 +140,19 @@ def _shared_memory_of(pid: int) -> tuple:
 
 def _remove_left_behind(dds_files: set, python_blocks: set) -> list:
     removed = remove_unused_dds_files(dds_files, ports=False)
-    blocks = {name for name in python_blocks if (SHARED_MEMORY / name).exists()}
+    return removed + unlinked(unheld_python_blocks(python_blocks))
+
+
+def unheld_python_blocks(names, ignore_pid: Optional[int] = None) -> set:
+    """The :mod:`multiprocessing.shared_memory` blocks among ``names`` that exist and that no
+    process (other than ``ignore_pid``) maps or holds open."""
+    blocks = {name for name in names if name.startswith('psm_')}
+    blocks = {name for name in blocks if (SHARED_MEMORY / name).exists()}
     if blocks:
         for entry in os.scandir('/proc'):
-            if entry.name.isdigit():
+            if entry.name.isdigit() and int(entry.name) != ignore_pid:
                 blocks -= python_shared_memory_of(int(entry.name))
-        removed += unlinked(blocks)
-    return removed
+    return blocks
 
 
 def descendants(pid: int) -> list:

@@ -38,6 +38,7 @@ from robot_dynamics.core.floating_base.foot_forces import FootForceEstimator
 from robot_dynamics.core.identification.payload_regressor import payload_regressor
 from robot_dynamics.core.model.model import RobotModel
 from robot_dynamics.core.text_files import (
+    file_in_the_way,
     load_yaml,
     read_small_text,
     write_text_atomic,
@@ -364,7 +365,7 @@ def absent_file_words(path: str) -> tuple:
     if not path or os.path.lexists(path):
         return '', ''
     folder = os.path.dirname(os.path.abspath(path))
-    a_file = next((part for part in Path(folder, 'x').parents if part.is_file()), None)
+    a_file = file_in_the_way(folder)
     if a_file is not None:
         return 'warning', (
             f'effort_offsets_file {path}: {a_file} is a file, not a folder; no effort offsets '
